@@ -1,0 +1,127 @@
+//! What written buffers contain: incompressible and unique by default, zeros or a
+//! controlled compressible/dedupable share only when asked.
+//!
+//! Every buffer slot starts from the same seeded random image. Before each write
+//! the first 8 bytes of every 512-byte sector (in the incompressible part of each
+//! 4 KiB chunk) are stamped with a fresh random value, which makes each written
+//! sector unique at a cost of a few stores per sector. A dedupable write stamps a
+//! constant instead, so it repeats earlier blocks byte for byte.
+
+use crate::rng::Rng;
+use crate::spec::DataPattern;
+
+const SECTOR: usize = 512;
+const CHUNK: usize = 4096;
+/// Arbitrary; any constant makes dedupable writes identical to one another.
+const DEDUPE_STAMP: u64 = 0x5354_4f52_4245_4e43;
+const IMAGE_SEED: u64 = 0xda7a;
+
+/// Fills and refreshes write buffers according to a [`DataPattern`].
+#[derive(Clone, Debug)]
+pub struct Filler {
+    zeros: bool,
+    /// Bytes at the start of each 4 KiB chunk that are random (the rest is zero).
+    random_per_chunk: usize,
+    dedupe_threshold: u64,
+}
+
+impl Filler {
+    pub fn new(p: &DataPattern) -> Filler {
+        let random_per_chunk = ((100.0 - p.compress_pct) / 100.0 * CHUNK as f64).round() as usize;
+        Filler {
+            zeros: p.zeros,
+            random_per_chunk: random_per_chunk.min(CHUNK),
+            dedupe_threshold: (p.dedupe_pct / 100.0 * u64::MAX as f64) as u64,
+        }
+    }
+
+    /// Initial image of a buffer slot (the same for every slot).
+    pub fn init(&self, buf: &mut [u8]) {
+        if self.zeros {
+            buf.fill(0);
+            return;
+        }
+        let mut rng = Rng::new(IMAGE_SEED);
+        for (i, chunk) in buf.chunks_mut(8).enumerate() {
+            let within = (i * 8) % CHUNK;
+            let v = if within < self.random_per_chunk { rng.next_u64() } else { 0 };
+            let bytes = v.to_le_bytes();
+            chunk.copy_from_slice(&bytes[..chunk.len()]);
+        }
+    }
+
+    /// Make the first `len` bytes of `buf` ready for one write.
+    #[inline]
+    pub fn refresh(&self, buf: &mut [u8], len: usize, rng: &mut Rng) {
+        if self.zeros || self.random_per_chunk < 8 {
+            return;
+        }
+        let stamp_const = self.dedupe_threshold != 0 && rng.next_u64() < self.dedupe_threshold;
+        let mut off = 0;
+        while off + 8 <= len {
+            if off % CHUNK < self.random_per_chunk {
+                let v = if stamp_const { DEDUPE_STAMP } else { rng.next_u64() };
+                buf[off..off + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            off += SECTOR;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zero_share(buf: &[u8]) -> f64 {
+        buf.iter().filter(|b| **b == 0).count() as f64 / buf.len() as f64
+    }
+
+    #[test]
+    fn default_is_random_and_each_write_is_unique() {
+        let f = Filler::new(&DataPattern::default());
+        let mut a = vec![0u8; 8192];
+        f.init(&mut a);
+        assert!(zero_share(&a) < 0.01);
+        let mut b = a.clone();
+        let mut rng = Rng::new(1);
+        f.refresh(&mut a, 8192, &mut rng);
+        f.refresh(&mut b, 8192, &mut rng);
+        for s in 0..16 {
+            assert_ne!(a[s * 512..s * 512 + 512], b[s * 512..s * 512 + 512], "sector {s} repeated");
+        }
+    }
+
+    #[test]
+    fn compress_percentage_zeroes_that_share() {
+        let f = Filler::new(&DataPattern { compress_pct: 50.0, ..Default::default() });
+        let mut a = vec![1u8; 16384];
+        f.init(&mut a);
+        f.refresh(&mut a, 16384, &mut Rng::new(2));
+        assert!((zero_share(&a) - 0.5).abs() < 0.02, "{}", zero_share(&a));
+    }
+
+    #[test]
+    fn dedupe_percentage_repeats_blocks() {
+        let f = Filler::new(&DataPattern { dedupe_pct: 50.0, ..Default::default() });
+        let mut image = vec![0u8; 4096];
+        f.init(&mut image);
+        let mut rng = Rng::new(3);
+        let mut blocks = std::collections::HashSet::new();
+        for _ in 0..1000 {
+            let mut b = image.clone();
+            f.refresh(&mut b, 4096, &mut rng);
+            blocks.insert(b);
+        }
+        // About 500 unique blocks plus one repeated block.
+        assert!(blocks.len() > 430 && blocks.len() < 570, "{} distinct", blocks.len());
+    }
+
+    #[test]
+    fn zeros_stay_zero() {
+        let f = Filler::new(&DataPattern { zeros: true, ..Default::default() });
+        let mut a = vec![7u8; 4096];
+        f.init(&mut a);
+        f.refresh(&mut a, 4096, &mut Rng::new(4));
+        assert_eq!(zero_share(&a), 1.0);
+    }
+}

@@ -1,0 +1,212 @@
+//! The per-worker operation generator: which operation, where, how large.
+//!
+//! Allocation happens in [`IoGen::new`] only; [`IoGen::next`] is called once per
+//! I/O on the hot path and does a handful of arithmetic operations.
+
+use crate::dist::BlockSampler;
+use crate::rng::Rng;
+use crate::spec::{JobSpec, OpKind, SizeSplit, SyncEvery};
+
+/// One operation to issue.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct NextIo {
+    pub op: OpKind,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+}
+
+#[derive(Clone, Debug)]
+struct SizeSampler {
+    sizes: Vec<u64>,
+    cumulative: Vec<u64>,
+    total: u64,
+}
+
+impl SizeSampler {
+    fn new(split: &SizeSplit) -> SizeSampler {
+        let mut acc = 0;
+        let cumulative = split.0.iter().map(|(_, w)| {
+            acc += *w as u64;
+            acc
+        });
+        let cumulative: Vec<u64> = cumulative.collect();
+        SizeSampler { sizes: split.0.iter().map(|e| e.0).collect(), cumulative, total: acc }
+    }
+    #[inline]
+    fn sample(&self, rng: &mut Rng) -> u64 {
+        if self.sizes.len() == 1 {
+            return self.sizes[0];
+        }
+        let x = rng.below(self.total);
+        let i = self.cumulative.iter().position(|c| x < *c).unwrap_or(self.sizes.len() - 1);
+        self.sizes[i]
+    }
+}
+
+/// Where one worker's I/O goes: `files` files, each used over `[start, start+len)`.
+#[derive(Clone, Copy, Debug)]
+pub struct Region {
+    pub files: u32,
+    pub start: u64,
+    pub len: u64,
+}
+
+/// Generates the operations of one worker.
+#[derive(Clone, Debug)]
+pub struct IoGen {
+    rng: Rng,
+    read_threshold: u64,
+    always_read: bool,
+    read_sizes: SizeSampler,
+    write_sizes: SizeSampler,
+    random: bool,
+    sampler: BlockSampler,
+    align: u64,
+    region: Region,
+    next_file: u32,
+    /// Sequential cursors, per file and direction (relative to region start).
+    cursors: Vec<[u64; 2]>,
+    sync: Option<SyncEvery>,
+    writes_since_sync: u32,
+    bytes_left: Option<u64>,
+}
+
+impl IoGen {
+    /// `worker` makes each worker's random stream distinct; `io_limit` is the
+    /// byte budget (None: unlimited, the run is time bound).
+    pub fn new(spec: &JobSpec, region: Region, worker: u32, io_limit: Option<u64>) -> IoGen {
+        let read_pct = spec.read_percent();
+        let align = spec.bs.min().max(1);
+        IoGen {
+            rng: Rng::new(spec.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            read_threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
+            always_read: read_pct >= 100.0,
+            read_sizes: SizeSampler::new(&spec.bs.read),
+            write_sizes: SizeSampler::new(&spec.bs.write),
+            random: spec.rw.is_random(),
+            sampler: BlockSampler::new(&spec.distribution, (region.len / align).max(1)),
+            align,
+            region,
+            next_file: 0,
+            cursors: vec![[0, 0]; region.files.max(1) as usize],
+            sync: spec.sync,
+            writes_since_sync: 0,
+            bytes_left: io_limit,
+        }
+    }
+
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
+    /// The next operation, or `None` once the byte budget is spent.
+    #[inline]
+    pub fn next(&mut self) -> Option<NextIo> {
+        let file = self.next_file;
+        if let Some(s) = self.sync {
+            if self.writes_since_sync >= s.every {
+                self.writes_since_sync = 0;
+                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0 });
+            }
+        }
+        let read = self.always_read || (self.read_threshold != 0 && self.rng.next_u64() < self.read_threshold);
+        let len = if read { self.read_sizes.sample(&mut self.rng) } else { self.write_sizes.sample(&mut self.rng) };
+        if let Some(left) = self.bytes_left.as_mut() {
+            if *left < len {
+                return None;
+            }
+            *left -= len;
+        }
+        let offset = self.region.start + self.place(file, read as usize, len);
+        self.next_file = if file + 1 >= self.region.files { 0 } else { file + 1 };
+        if !read {
+            self.writes_since_sync += 1;
+        }
+        let op = if read { OpKind::Read } else { OpKind::Write };
+        Some(NextIo { op, file, offset, len: len as u32 })
+    }
+
+    #[inline]
+    fn place(&mut self, file: u32, dir: usize, len: u64) -> u64 {
+        let last_start = self.region.len.saturating_sub(len);
+        if self.random {
+            let b = self.sampler.sample(&mut self.rng);
+            return (b * self.align).min(last_start / self.align * self.align);
+        }
+        let cur = &mut self.cursors[file as usize][dir];
+        if *cur > last_start {
+            *cur = 0;
+        }
+        let off = *cur;
+        *cur += len;
+        off
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::apply_option;
+
+    fn gen(opts: &[(&str, &str)], region_len: u64) -> IoGen {
+        let mut spec = JobSpec::default();
+        for (k, v) in opts {
+            apply_option(&mut spec, k, v).unwrap();
+        }
+        IoGen::new(&spec, Region { files: 1, start: 0, len: region_len }, 0, None)
+    }
+
+    #[test]
+    fn mix_and_split_come_out_at_requested_proportions() {
+        let mut g = gen(&[("rw", "randrw"), ("rwmixread", "70"), ("bssplit", "4k/50:8k/30:64k/20")], 1 << 30);
+        let (mut reads, mut n4, mut n8, mut n64) = (0, 0, 0, 0);
+        let total = 200_000;
+        for _ in 0..total {
+            let io = g.next().unwrap();
+            reads += (io.op == OpKind::Read) as u32;
+            match io.len {
+                4096 => n4 += 1,
+                8192 => n8 += 1,
+                65536 => n64 += 1,
+                l => panic!("unexpected size {l}"),
+            }
+            assert!(io.offset + io.len as u64 <= 1 << 30);
+            assert_eq!(io.offset % 4096, 0);
+        }
+        let pct = |x: u32| x as f64 * 100.0 / total as f64;
+        assert!((pct(reads) - 70.0).abs() < 0.5, "reads {}", pct(reads));
+        assert!((pct(n4) - 50.0).abs() < 0.5 && (pct(n8) - 30.0).abs() < 0.5 && (pct(n64) - 20.0).abs() < 0.5);
+    }
+
+    #[test]
+    fn sequential_walks_and_wraps() {
+        let mut g = gen(&[("rw", "write"), ("bs", "4k")], 16384);
+        let offs: Vec<u64> = (0..6).map(|_| g.next().unwrap().offset).collect();
+        assert_eq!(offs, vec![0, 4096, 8192, 12288, 0, 4096]);
+    }
+
+    #[test]
+    fn fsync_every_n_writes_and_io_limit() {
+        let mut spec = JobSpec::default();
+        apply_option(&mut spec, "rw", "write").unwrap();
+        apply_option(&mut spec, "fsync", "2").unwrap();
+        let mut g = IoGen::new(&spec, Region { files: 1, start: 0, len: 1 << 20 }, 0, Some(4 * 4096));
+        let ops: Vec<OpKind> = std::iter::from_fn(|| g.next()).map(|io| io.op).collect();
+        use OpKind::*;
+        assert_eq!(ops, vec![Write, Write, Sync, Write, Write, Sync]);
+    }
+
+    #[test]
+    fn files_round_robin_and_offset_applies() {
+        let mut spec = JobSpec::default();
+        apply_option(&mut spec, "rw", "randread").unwrap();
+        let mut g = IoGen::new(&spec, Region { files: 3, start: 1 << 20, len: 1 << 20 }, 0, None);
+        let files: Vec<u32> = (0..6).map(|_| g.next().unwrap().file).collect();
+        assert_eq!(files, vec![0, 1, 2, 0, 1, 2]);
+        for _ in 0..1000 {
+            let io = g.next().unwrap();
+            assert!(io.offset >= 1 << 20 && io.offset + 4096 <= 2 << 20);
+        }
+    }
+}

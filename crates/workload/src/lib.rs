@@ -1,0 +1,20 @@
+//! The workload model: what to do next, and nothing about storage.
+//!
+//! A [`JobSpec`] is the normalised description of one job (pattern, sizes, mix,
+//! distribution, rate, data), built from TOML, CLI flags or fio job files through
+//! the one option table in [`options`]. An [`IoGen`] turns a spec into a stream of
+//! operations for one worker. This crate must not know how an operation is
+//! carried out (engines) or how it is measured and reported.
+
+pub mod data;
+pub mod dist;
+pub mod gen;
+pub mod options;
+pub mod rate;
+pub mod rng;
+pub mod spec;
+pub mod units;
+
+pub use gen::{IoGen, NextIo};
+pub use options::{apply_option, OptionError};
+pub use spec::*;

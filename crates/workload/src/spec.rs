@@ -1,0 +1,320 @@
+//! The normalised job description every front end (TOML, flags, fio files) builds.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// The kind of one operation. Engines carry them out; metrics count them.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpKind {
+    Read,
+    Write,
+    /// fsync or fdatasync, whichever the job asked for.
+    Sync,
+}
+
+impl OpKind {
+    pub const ALL: [OpKind; 3] = [OpKind::Read, OpKind::Write, OpKind::Sync];
+    pub const COUNT: usize = 3;
+
+    #[inline]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Sync => "sync",
+        }
+    }
+}
+
+/// fio's `rw=` patterns.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RwMode {
+    Read,
+    Write,
+    RandRead,
+    RandWrite,
+    /// Sequential mixed (fio `readwrite` / `rw`).
+    ReadWrite,
+    RandRw,
+}
+
+impl RwMode {
+    pub fn parse(s: &str) -> Option<RwMode> {
+        Some(match s {
+            "read" => RwMode::Read,
+            "write" => RwMode::Write,
+            "randread" => RwMode::RandRead,
+            "randwrite" => RwMode::RandWrite,
+            "readwrite" | "rw" => RwMode::ReadWrite,
+            "randrw" => RwMode::RandRw,
+            _ => return None,
+        })
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            RwMode::Read => "read",
+            RwMode::Write => "write",
+            RwMode::RandRead => "randread",
+            RwMode::RandWrite => "randwrite",
+            RwMode::ReadWrite => "readwrite",
+            RwMode::RandRw => "randrw",
+        }
+    }
+    pub fn is_random(self) -> bool {
+        matches!(self, RwMode::RandRead | RwMode::RandWrite | RwMode::RandRw)
+    }
+    pub fn is_mixed(self) -> bool {
+        matches!(self, RwMode::ReadWrite | RwMode::RandRw)
+    }
+    /// Percentage of reads before `rwmixread` is applied.
+    pub fn read_percent(self, rwmixread: f64) -> f64 {
+        match self {
+            RwMode::Read | RwMode::RandRead => 100.0,
+            RwMode::Write | RwMode::RandWrite => 0.0,
+            RwMode::ReadWrite | RwMode::RandRw => rwmixread,
+        }
+    }
+    pub fn writes(self, rwmixread: f64) -> bool {
+        self.read_percent(rwmixread) < 100.0
+    }
+}
+
+/// Weighted block sizes (fio `bs` / `bssplit`); one entry means a fixed size.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SizeSplit(pub Vec<(u64, u32)>);
+
+impl SizeSplit {
+    pub fn fixed(bs: u64) -> SizeSplit {
+        SizeSplit(vec![(bs, 1)])
+    }
+    pub fn max(&self) -> u64 {
+        self.0.iter().map(|e| e.0).max().unwrap_or(0)
+    }
+    pub fn min(&self) -> u64 {
+        self.0.iter().map(|e| e.0).min().unwrap_or(0)
+    }
+    pub fn describe(&self) -> String {
+        if self.0.len() == 1 {
+            return crate::units::format_size(self.0[0].0);
+        }
+        self.0
+            .iter()
+            .map(|(s, w)| format!("{}/{}", crate::units::format_size(*s), w))
+            .collect::<Vec<_>>()
+            .join(":")
+    }
+}
+
+/// Block sizes for reads and writes (fio allows `bs=4k,64k`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BlockSizes {
+    pub read: SizeSplit,
+    pub write: SizeSplit,
+}
+
+impl BlockSizes {
+    pub fn max(&self) -> u64 {
+        self.read.max().max(self.write.max())
+    }
+    pub fn min(&self) -> u64 {
+        self.read.min().min(self.write.min())
+    }
+    pub fn describe(&self) -> String {
+        if self.read == self.write {
+            self.read.describe()
+        } else {
+            format!("{},{}", self.read.describe(), self.write.describe())
+        }
+    }
+}
+
+/// One zone of a zoned distribution: `access_pct` of I/O goes to `size_pct` of the space.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Zone {
+    pub access_pct: f64,
+    pub size_pct: f64,
+}
+
+/// Where random offsets land (fio `random_distribution`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Distribution {
+    Uniform,
+    Zipf { theta: f64 },
+    Pareto { h: f64 },
+    /// Gaussian around the middle of the region; `dev_pct` is the standard
+    /// deviation as a percentage of the region.
+    Normal { dev_pct: f64 },
+    /// Contiguous zones from the start of the region; also the form taken by a
+    /// hot-set ("90% of I/O to 10% of the space") cache study.
+    Zoned { zones: Vec<Zone> },
+}
+
+impl Distribution {
+    pub fn describe(&self) -> String {
+        match self {
+            Distribution::Uniform => "uniform".into(),
+            Distribution::Zipf { theta } => format!("zipf:{theta}"),
+            Distribution::Pareto { h } => format!("pareto:{h}"),
+            Distribution::Normal { dev_pct } => format!("normal:{dev_pct}"),
+            Distribution::Zoned { zones } => format!(
+                "zoned:{}",
+                zones.iter().map(|z| format!("{}/{}", z.access_pct, z.size_pct)).collect::<Vec<_>>().join(":")
+            ),
+        }
+    }
+}
+
+/// A fixed-rate (open-loop) target, per worker as in fio.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "unit", content = "value", rename_all = "lowercase")]
+pub enum RateLimit {
+    Iops(f64),
+    Bytes(f64),
+}
+
+/// How scheduled arrivals are spaced (fio `rate_process`).
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    Linear,
+    Poisson,
+}
+
+/// What written buffers contain.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DataPattern {
+    /// All zeros (fio `zero_buffers`): flatters compressing storage, on purpose only.
+    pub zeros: bool,
+    /// Percentage of each 4 KiB chunk that compresses away (zero-filled).
+    pub compress_pct: f64,
+    /// Percentage of writes that repeat an earlier block exactly (dedupable).
+    pub dedupe_pct: f64,
+}
+
+impl Default for DataPattern {
+    fn default() -> Self {
+        DataPattern { zeros: false, compress_pct: 0.0, dedupe_pct: 0.0 }
+    }
+}
+
+impl DataPattern {
+    pub fn describe(&self) -> String {
+        if self.zeros {
+            return "zeros".into();
+        }
+        let mut s = "random".to_string();
+        if self.compress_pct > 0.0 {
+            s += &format!(", {}% compressible", self.compress_pct);
+        }
+        if self.dedupe_pct > 0.0 {
+            s += &format!(", {}% dedupable", self.dedupe_pct);
+        }
+        s
+    }
+}
+
+/// Flush writes with fsync or fdatasync every N writes.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SyncEvery {
+    pub every: u32,
+    pub data_only: bool,
+}
+
+/// One job, fully resolved from whatever front end described it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JobSpec {
+    pub name: String,
+    pub rw: RwMode,
+    pub rwmixread: f64,
+    pub bs: BlockSizes,
+    pub iodepth: u32,
+    pub numjobs: u32,
+    /// Bytes of the target each worker works on (per file); `None`: the whole
+    /// file or device.
+    pub size: Option<u64>,
+    pub offset: u64,
+    /// Stop after this many bytes per worker (fio `io_size`); defaults to `size`
+    /// unless the job is time based.
+    pub io_size: Option<u64>,
+    pub filenames: Vec<String>,
+    pub directory: Option<String>,
+    pub ioengine: String,
+    pub direct: bool,
+    pub runtime: Option<Duration>,
+    pub ramp_time: Duration,
+    pub time_based: bool,
+    pub rate: Option<RateLimit>,
+    pub rate_process: Arrival,
+    pub distribution: Distribution,
+    pub sync: Option<SyncEvery>,
+    pub thinktime: Duration,
+    pub thinktime_blocks: u32,
+    pub data: DataPattern,
+    /// Write to an existing file or device storbench did not create.
+    pub allow_overwrite: bool,
+    /// Start a new group: wait for the jobs before this one to finish.
+    pub stonewall: bool,
+    pub seed: u64,
+    /// Options the core does not know, left for the engine to validate.
+    pub engine_options: BTreeMap<String, String>,
+}
+
+impl Default for JobSpec {
+    fn default() -> Self {
+        JobSpec {
+            name: "job".into(),
+            rw: RwMode::Read,
+            rwmixread: 50.0,
+            bs: BlockSizes { read: SizeSplit::fixed(4096), write: SizeSplit::fixed(4096) },
+            iodepth: 1,
+            numjobs: 1,
+            size: None,
+            offset: 0,
+            io_size: None,
+            filenames: Vec::new(),
+            directory: None,
+            ioengine: "psync".into(),
+            direct: false,
+            runtime: None,
+            ramp_time: Duration::ZERO,
+            time_based: false,
+            rate: None,
+            rate_process: Arrival::Linear,
+            distribution: Distribution::Uniform,
+            sync: None,
+            thinktime: Duration::ZERO,
+            thinktime_blocks: 1,
+            data: DataPattern::default(),
+            allow_overwrite: false,
+            stonewall: false,
+            seed: 0x5eed_5707_be9c,
+            engine_options: BTreeMap::new(),
+        }
+    }
+}
+
+impl JobSpec {
+    pub fn read_percent(&self) -> f64 {
+        self.rw.read_percent(self.rwmixread)
+    }
+    pub fn writes(&self) -> bool {
+        self.rw.writes(self.rwmixread)
+    }
+    /// One line a person reads: "randrw 70/30 8KiB qd16 x1".
+    pub fn describe(&self) -> String {
+        let mix = if self.rw.is_mixed() {
+            format!(" {}/{}", self.rwmixread, 100.0 - self.rwmixread)
+        } else {
+            String::new()
+        };
+        format!("{}{} {} qd{} x{} {}", self.rw.name(), mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
+    }
+}
