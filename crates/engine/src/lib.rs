@@ -1,1 +1,186 @@
-//! placeholder
+//! Engines: how one operation is carried out against one kind of storage.
+//!
+//! An engine is a factory (name, capabilities, its own options, validated once)
+//! plus a per-worker [`Engine`] with two calls: `queue` an operation, then
+//! `submit_and_reap`. Engines know nothing of workloads, timing or reports; the
+//! runner never branches on an engine's name, only on its [`Capabilities`].
+//! Adding an engine means one module and one line in [`registry`].
+
+pub mod files;
+pub mod null;
+pub mod psync;
+pub mod uring;
+
+use std::collections::BTreeMap;
+use std::os::fd::RawFd;
+use std::time::Duration;
+use storbench_workload::OpKind;
+
+/// What an engine can do; checked once when the plan is built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Keeps more than one I/O in flight per worker (else iodepth is capped at 1).
+    pub queued: bool,
+    /// Honours O_DIRECT.
+    pub direct_io: bool,
+    /// Works on files or block devices the runner opens for it.
+    pub needs_files: bool,
+}
+
+/// One engine-specific option, documented where the engine is.
+#[derive(Clone, Copy, Debug)]
+pub struct OptionDesc {
+    pub name: &'static str,
+    pub help: &'static str,
+}
+
+/// Memory the worker owns and lends to the engine for its lifetime: `slots`
+/// buffers of `slot_len` bytes each, contiguous from `base`, 4 KiB aligned.
+#[derive(Clone, Copy, Debug)]
+pub struct Buffers {
+    pub base: *mut u8,
+    pub slot_len: usize,
+    pub slots: usize,
+}
+
+// SAFETY: the worker that owns the buffer memory is the only user of the
+// engine holding this pointer, and it outlives the engine.
+unsafe impl Send for Buffers {}
+
+impl Buffers {
+    #[inline]
+    pub fn slot(&self, slot: u32) -> *mut u8 {
+        debug_assert!((slot as usize) < self.slots);
+        // SAFETY: slot < slots, so the offset stays inside the allocation.
+        unsafe { self.base.add(slot as usize * self.slot_len) }
+    }
+}
+
+/// What a worker gives its engine when it opens it.
+pub struct WorkerSetup<'a> {
+    pub fds: &'a [RawFd],
+    pub buffers: Buffers,
+    pub queue_depth: u32,
+    pub options: &'a BTreeMap<String, String>,
+}
+
+/// One operation to carry out. `slot` names both the buffer and the request.
+#[derive(Clone, Copy, Debug)]
+pub struct IoRequest {
+    pub op: OpKind,
+    /// For [`OpKind::Sync`]: fdatasync rather than fsync.
+    pub data_only: bool,
+    pub file: u32,
+    pub offset: u64,
+    pub len: u32,
+    pub slot: u32,
+}
+
+/// A finished operation: bytes transferred, or a negative errno.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    pub slot: u32,
+    pub result: i64,
+}
+
+/// An engine call that failed as a whole (not one I/O): the call and errno.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EngineError {
+    #[error("{engine}: {call} failed: {} (errno {errno})", std::io::Error::from_raw_os_error(*errno))]
+    Os { engine: &'static str, call: &'static str, errno: i32 },
+    #[error("{engine}: option '{option}': {message}")]
+    BadOption { engine: &'static str, option: String, message: String },
+    #[error("{engine}: {message}")]
+    Unsupported { engine: &'static str, message: String },
+}
+
+impl EngineError {
+    pub fn os(engine: &'static str, call: &'static str, errno: i32) -> EngineError {
+        EngineError::Os { engine, call, errno }
+    }
+    pub fn last_os(engine: &'static str, call: &'static str) -> EngineError {
+        Self::os(engine, call, std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+    }
+}
+
+/// A per-worker engine instance.
+pub trait Engine: Send {
+    /// Queue one operation. Synchronous engines carry it out here.
+    fn queue(&mut self, req: IoRequest) -> Result<(), EngineError>;
+
+    /// Submit what was queued and collect finished operations into `out`,
+    /// waiting for at least `min_complete` (or until `timeout`, if given).
+    fn submit_and_reap(
+        &mut self,
+        min_complete: u32,
+        timeout: Option<Duration>,
+        out: &mut Vec<Completion>,
+    ) -> Result<(), EngineError>;
+}
+
+/// Creates per-worker engines; one static instance per engine kind.
+pub trait EngineFactory: Sync {
+    fn name(&self) -> &'static str;
+    fn description(&self) -> &'static str;
+    fn capabilities(&self) -> Capabilities;
+    /// The engine's own options (beyond the core workload options).
+    fn options(&self) -> &'static [OptionDesc] {
+        &[]
+    }
+    /// Check the engine's options once, before any worker starts.
+    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+        check_known(self.name(), self.options(), options)
+    }
+    fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError>;
+}
+
+/// Reject options the engine does not declare (the caller adds suggestions).
+pub fn check_known(
+    engine: &'static str,
+    known: &[OptionDesc],
+    options: &BTreeMap<String, String>,
+) -> Result<(), EngineError> {
+    for k in options.keys() {
+        if !known.iter().any(|o| o.name == k) {
+            return Err(EngineError::BadOption { engine, option: k.clone(), message: "unknown option".into() });
+        }
+    }
+    Ok(())
+}
+
+/// Every engine storbench has.
+pub fn registry() -> &'static [&'static dyn EngineFactory] {
+    &[&psync::PsyncFactory, &uring::UringFactory, &null::NullFactory]
+}
+
+/// The engine called `name` (fio's aliases included).
+pub fn find(name: &str) -> Option<&'static dyn EngineFactory> {
+    let name = match name {
+        "sync" | "pvsync" => "psync",
+        "uring" | "iouring" => "io_uring",
+        n => n,
+    };
+    registry().iter().copied().find(|f| f.name() == name)
+}
+
+/// Every option name any engine declares (for suggestions).
+pub fn all_option_names() -> Vec<&'static str> {
+    registry().iter().flat_map(|f| f.options().iter().map(|o| o.name)).collect()
+}
+
+/// Parse a boolean engine option with a default.
+pub fn bool_option(
+    engine: &'static str,
+    options: &BTreeMap<String, String>,
+    name: &str,
+    default: bool,
+) -> Result<bool, EngineError> {
+    match options.get(name) {
+        None => Ok(default),
+        Some(v) => storbench_workload::units::parse_bool(v).map_err(|e| EngineError::BadOption {
+            engine,
+            option: name.into(),
+            message: e.to_string(),
+        }),
+    }
+}

@@ -1,0 +1,340 @@
+//! Files and block devices as targets: creation, layout, safety, opening.
+//!
+//! storbench never writes to data it did not create unless told to: an existing
+//! regular file is writable only if storbench created it (marked with the
+//! `user.storbench` extended attribute, or a `.name.storbench` marker file where
+//! the filesystem has no user xattrs), and a block device only if it carries no
+//! partition table or filesystem signature and is not mounted. Reads are always
+//! allowed. New files are laid out with incompressible data before use, as fio
+//! does, so reads hit real blocks and writes overwrite allocated ones.
+
+use std::ffi::CString;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use storbench_workload::data::Filler;
+use storbench_workload::rng::Rng;
+use storbench_workload::DataPattern;
+
+const MARKER_XATTR: &str = "user.storbench";
+const LAYOUT_CHUNK: usize = 1 << 20;
+
+/// Why a target could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetError {
+    /// Refused for the data's safety; the message says how to allow it.
+    #[error("refusing to write to {path}: {reason}")]
+    Refused { path: PathBuf, reason: String },
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("{path}: {call} failed: {source}")]
+    Os { path: PathBuf, call: &'static str, source: std::io::Error },
+}
+
+impl TargetError {
+    fn os(path: &Path, call: &'static str, source: std::io::Error) -> TargetError {
+        TargetError::Os { path: path.to_path_buf(), call, source }
+    }
+    /// Whether the error is the user's input (exit code 2) rather than the system's.
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, TargetError::Os { .. })
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    File,
+    BlockDevice,
+}
+
+/// What the job needs from one target path.
+#[derive(Clone, Debug)]
+pub struct Need {
+    /// Bytes from the start of the target that the job touches (offset + size),
+    /// or `None` to use the whole existing file or device.
+    pub bytes: Option<u64>,
+    pub writes: bool,
+    pub allow_overwrite: bool,
+}
+
+/// A target ready to open.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub path: PathBuf,
+    pub kind: TargetKind,
+    /// Usable size in bytes.
+    pub size: u64,
+    /// Created by this run (and so removed by it when asked to clean up).
+    pub created: bool,
+}
+
+/// Check, create and lay out one target.
+pub fn prepare(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_block_device() => prepare_device(path, need),
+        Ok(m) if m.is_file() => prepare_existing_file(path, m.len(), need),
+        Ok(_) => Err(TargetError::Invalid {
+            path: path.into(),
+            message: "is neither a regular file nor a block device".into(),
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_file(path, need),
+        Err(e) => Err(TargetError::os(path, "stat", e)),
+    }
+}
+
+fn create_file(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
+    let size = need.bytes.ok_or_else(|| TargetError::Invalid {
+        path: path.into(),
+        message: "does not exist and no size was given; set size (e.g. --size 1g) to create it".into(),
+    })?;
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| TargetError::os(path, "create", e))?;
+    mark_created(&f, path)?;
+    lay_out(&mut f, path, 0, size)?;
+    Ok(Prepared { path: path.into(), kind: TargetKind::File, size, created: true })
+}
+
+fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<Prepared, TargetError> {
+    let ours = is_marked(path);
+    if need.writes && !ours && len > 0 && !need.allow_overwrite {
+        return Err(TargetError::Refused {
+            path: path.into(),
+            reason: format!(
+                "it exists ({} bytes) and was not created by storbench; its data would be overwritten. \
+                 Point storbench at a new file, or pass --allow_overwrite=1 if this data may be destroyed",
+                len
+            ),
+        });
+    }
+    let wanted = need.bytes.unwrap_or(len);
+    if wanted == 0 {
+        return Err(TargetError::Invalid { path: path.into(), message: "is empty; set size to lay it out".into() });
+    }
+    if wanted > len {
+        if !(ours || len == 0 || need.allow_overwrite) {
+            return Err(TargetError::Invalid {
+                path: path.into(),
+                message: format!(
+                    "is {len} bytes but the job needs {wanted}; storbench only extends files it created \
+                     (lower size, or pass --allow_overwrite=1)"
+                ),
+            });
+        }
+        let mut f = OpenOptions::new().write(true).open(path).map_err(|e| TargetError::os(path, "open", e))?;
+        if len == 0 && !ours {
+            mark_created(&f, path)?;
+        }
+        lay_out(&mut f, path, len, wanted)?;
+    }
+    Ok(Prepared { path: path.into(), kind: TargetKind::File, size: wanted, created: false })
+}
+
+fn prepare_device(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
+    let f = File::open(path).map_err(|e| TargetError::os(path, "open", e))?;
+    let dev_size = device_size(&f).map_err(|e| TargetError::os(path, "ioctl(BLKGETSIZE64)", e))?;
+    if need.writes && !need.allow_overwrite {
+        if let Some(reason) = device_in_use(path, &f)? {
+            return Err(TargetError::Refused {
+                path: path.into(),
+                reason: format!("{reason}. Pass --allow_overwrite=1 if everything on it may be destroyed"),
+            });
+        }
+    }
+    let size = need.bytes.unwrap_or(dev_size);
+    if size > dev_size {
+        return Err(TargetError::Invalid {
+            path: path.into(),
+            message: format!("the job needs {size} bytes but the device has {dev_size}; lower size or offset"),
+        });
+    }
+    Ok(Prepared { path: path.into(), kind: TargetKind::BlockDevice, size, created: false })
+}
+
+fn device_size(f: &File) -> std::io::Result<u64> {
+    const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
+    let mut size: u64 = 0;
+    // SAFETY: BLKGETSIZE64 writes one u64 into the pointer we pass.
+    let r = unsafe { libc::ioctl(f.as_raw_fd(), BLKGETSIZE64, &mut size as *mut u64) };
+    if r < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(size)
+}
+
+/// Signatures that mean a device holds someone's data: (offset, magic, what).
+const SIGNATURES: &[(usize, &[u8], &str)] = &[
+    (510, &[0x55, 0xAA], "an MBR partition table or boot sector"),
+    (512, b"EFI PART", "a GPT partition table"),
+    (1080, &[0x53, 0xEF], "an ext2/3/4 filesystem"),
+    (0, b"XFSB", "an XFS filesystem"),
+    (65600, b"_BHRfS_M", "a btrfs filesystem"),
+    (536, b"LVM2 001", "an LVM physical volume"),
+    (4086, b"SWAPSPACE2", "swap space"),
+    (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
+    (32769, b"CD001", "an ISO 9660 filesystem"),
+    (0, b"bluestore block device", "a Ceph BlueStore OSD"),
+    (3, b"NTFS    ", "an NTFS filesystem"),
+    (82, b"FAT32   ", "a FAT32 filesystem"),
+    (4096, &[0xFC, 0x4E, 0x2B, 0xA9], "an mdraid member"),
+];
+
+fn device_in_use(path: &Path, f: &File) -> Result<Option<String>, TargetError> {
+    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.into());
+    if let Ok(mounts) = std::fs::read_to_string("/proc/mounts") {
+        if mounts.lines().any(|l| l.split_whitespace().next() == Some(canonical.to_str().unwrap_or(""))) {
+            return Ok(Some("it is mounted".into()));
+        }
+    }
+    if let Some(name) = canonical.file_name().and_then(|n| n.to_str()) {
+        let holders = Path::new("/sys/class/block").join(name).join("holders");
+        if std::fs::read_dir(&holders).map(|mut d| d.next().is_some()).unwrap_or(false) {
+            return Ok(Some("it is held by another device (LVM, RAID or device-mapper)".into()));
+        }
+    }
+    let mut head = vec![0u8; 69632];
+    let mut f = f;
+    f.seek(SeekFrom::Start(0)).map_err(|e| TargetError::os(path, "seek", e))?;
+    let n = read_full(&mut f, &mut head).map_err(|e| TargetError::os(path, "read", e))?;
+    for (off, magic, what) in SIGNATURES {
+        if off + magic.len() <= n && &head[*off..off + magic.len()] == *magic {
+            return Ok(Some(format!("it holds {what}")));
+        }
+    }
+    Ok(None)
+}
+
+fn read_full(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+fn sidecar(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.storbench"))
+}
+
+fn mark_created(f: &File, path: &Path) -> Result<(), TargetError> {
+    let key = CString::new(MARKER_XATTR).expect("constant has no NUL");
+    let value = b"created";
+    // SAFETY: valid fd, NUL-terminated key, value pointer/length pair.
+    let r = unsafe { libc::fsetxattr(f.as_raw_fd(), key.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    if r == 0 {
+        return Ok(());
+    }
+    std::fs::write(sidecar(path), b"created by storbench\n").map_err(|e| TargetError::os(path, "write marker", e))
+}
+
+/// Whether storbench created this file.
+pub fn is_marked(path: &Path) -> bool {
+    let Ok(cpath) = CString::new(path.as_os_str().as_encoded_bytes()) else { return false };
+    let key = CString::new(MARKER_XATTR).expect("constant has no NUL");
+    let mut buf = [0u8; 16];
+    // SAFETY: valid C strings and buffer.
+    let n = unsafe { libc::getxattr(cpath.as_ptr(), key.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    (n > 0 && &buf[..n as usize] == b"created") || sidecar(path).exists()
+}
+
+fn lay_out(f: &mut File, path: &Path, from: u64, to: u64) -> Result<(), TargetError> {
+    let filler = Filler::new(&DataPattern::default());
+    let mut buf = vec![0u8; LAYOUT_CHUNK];
+    filler.init(&mut buf);
+    let mut rng = Rng::new(from ^ to);
+    f.seek(SeekFrom::Start(from)).map_err(|e| TargetError::os(path, "seek", e))?;
+    let mut at = from;
+    while at < to {
+        let n = ((to - at) as usize).min(LAYOUT_CHUNK);
+        filler.refresh(&mut buf, n, &mut rng);
+        f.write_all(&buf[..n]).map_err(|e| TargetError::os(path, "write (laying out)", e))?;
+        at += n as u64;
+    }
+    f.sync_all().map_err(|e| TargetError::os(path, "fsync (laying out)", e))
+}
+
+/// Remove a file this run created, with its marker.
+pub fn remove_created(path: &Path) -> std::io::Result<()> {
+    let _ = std::fs::remove_file(sidecar(path));
+    std::fs::remove_file(path)
+}
+
+/// Open a prepared target for one worker.
+pub fn open(p: &Prepared, writes: bool, direct: bool) -> Result<File, TargetError> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(writes);
+    if direct {
+        o.custom_flags(libc::O_DIRECT);
+    }
+    o.open(&p.path).map_err(|e| {
+        if direct && e.raw_os_error() == Some(libc::EINVAL) {
+            TargetError::Invalid {
+                path: p.path.clone(),
+                message: "its filesystem does not support direct I/O (tmpfs does not); use direct=0".into(),
+            }
+        } else {
+            TargetError::os(&p.path, "open", e)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("storbench-files-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_file(&d);
+        let _ = std::fs::remove_file(sidecar(&d));
+        d
+    }
+
+    #[test]
+    fn creates_marks_and_lays_out_then_reuses() {
+        let p = tmp("new");
+        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false };
+        let t = prepare(&p, &need).unwrap();
+        assert!(t.created && is_marked(&p));
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
+        let data = std::fs::read(&p).unwrap();
+        assert!(data.iter().filter(|b| **b == 0).count() < data.len() / 100, "layout must not be zeros");
+        let again = prepare(&p, &need).unwrap();
+        assert!(!again.created);
+        remove_created(&p).unwrap();
+        assert!(!sidecar(&p).exists());
+    }
+
+    #[test]
+    fn refuses_to_write_someone_elses_file_but_reads_it() {
+        let p = tmp("theirs");
+        std::fs::write(&p, vec![1u8; 8192]).unwrap();
+        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false };
+        let err = prepare(&p, &write).unwrap_err();
+        assert!(matches!(err, TargetError::Refused { .. }), "{err}");
+        assert!(err.to_string().contains("allow_overwrite"));
+        assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 8192], "nothing written");
+        let read = Need { bytes: None, writes: false, allow_overwrite: false };
+        assert_eq!(prepare(&p, &read).unwrap().size, 8192);
+        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false };
+        assert!(prepare(&p, &too_big).is_err());
+        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true };
+        assert!(prepare(&p, &allowed).is_ok());
+        std::fs::remove_file(&p).unwrap();
+    }
+
+    #[test]
+    fn new_file_without_size_is_a_clear_error() {
+        let p = tmp("nosize");
+        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false }).unwrap_err();
+        assert!(err.to_string().contains("size"), "{err}");
+        assert!(!p.exists());
+    }
+}

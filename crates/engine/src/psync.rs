@@ -1,0 +1,63 @@
+//! The `psync` engine: pread/pwrite/fsync, one operation at a time.
+
+use crate::*;
+
+pub struct PsyncFactory;
+
+impl EngineFactory for PsyncFactory {
+    fn name(&self) -> &'static str {
+        "psync"
+    }
+    fn description(&self) -> &'static str {
+        "pread/pwrite, synchronous (iodepth 1 per worker; use numjobs for concurrency)"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { queued: false, direct_io: true, needs_files: true }
+    }
+    fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
+        Ok(Box::new(Psync { fds: setup.fds.to_vec(), buffers: setup.buffers, done: Vec::with_capacity(4) }))
+    }
+}
+
+struct Psync {
+    fds: Vec<RawFd>,
+    buffers: Buffers,
+    done: Vec<Completion>,
+}
+
+fn retry_eintr(mut f: impl FnMut() -> isize) -> i64 {
+    loop {
+        let r = f();
+        if r >= 0 {
+            return r as i64;
+        }
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
+        if errno != libc::EINTR {
+            return -(errno as i64);
+        }
+    }
+}
+
+impl Engine for Psync {
+    #[inline]
+    fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        let fd = self.fds[req.file as usize];
+        let buf = self.buffers.slot(req.slot) as *mut libc::c_void;
+        let (len, off) = (req.len as usize, req.offset as libc::off_t);
+        // SAFETY: buf points at a slot of at least `len` bytes owned by the worker.
+        let result = match req.op {
+            OpKind::Read => retry_eintr(|| unsafe { libc::pread(fd, buf, len, off) }),
+            OpKind::Write => retry_eintr(|| unsafe { libc::pwrite(fd, buf, len, off) }),
+            OpKind::Sync if req.data_only => retry_eintr(|| unsafe { libc::fdatasync(fd) as isize }),
+            OpKind::Sync => retry_eintr(|| unsafe { libc::fsync(fd) as isize }),
+        };
+        self.done.push(Completion { slot: req.slot, result });
+        Ok(())
+    }
+
+    #[inline]
+    fn submit_and_reap(&mut self, _min: u32, _t: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        out.append(&mut self.done);
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+//! The tool's own CPU cost, from getrusage.
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// User and system CPU time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuTimes {
+    pub user_ns: u64,
+    pub sys_ns: u64,
+}
+
+impl CpuTimes {
+    /// CPU time of the whole process so far.
+    pub fn process() -> CpuTimes {
+        Self::of(libc::RUSAGE_SELF)
+    }
+
+    /// CPU time of the calling thread so far.
+    pub fn thread() -> CpuTimes {
+        Self::of(libc::RUSAGE_THREAD)
+    }
+
+    fn of(who: libc::c_int) -> CpuTimes {
+        // SAFETY: getrusage writes into the zeroed struct we pass; it cannot fail
+        // for RUSAGE_SELF/RUSAGE_THREAD with a valid pointer.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(who, &mut ru) };
+        let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
+        CpuTimes { user_ns: ns(ru.ru_utime), sys_ns: ns(ru.ru_stime) }
+    }
+
+    pub fn since(self, earlier: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+        }
+    }
+
+    pub fn total(self) -> Duration {
+        Duration::from_nanos(self.user_ns + self.sys_ns)
+    }
+}
+
+/// Peak resident set size of this process, in bytes.
+pub fn max_rss_bytes() -> u64 {
+    // SAFETY: as above.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
+    ru.ru_maxrss as u64 * 1024
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_loop_costs_cpu() {
+        let before = CpuTimes::thread();
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(50) {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        let used = CpuTimes::thread().since(before);
+        assert!(used.total() >= Duration::from_millis(20), "{used:?} {x}");
+    }
+}

@@ -1,0 +1,177 @@
+//! A latency histogram in nanoseconds, wide enough for hour-long stalls.
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Deserializer as SerdeDe, Serialize, Serializer as SerdeSer};
+
+/// Highest trackable latency: one hour. Larger values are clamped and counted
+/// in [`LatencyHistogram::clamped`].
+pub const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
+/// Three significant digits: 0.1% resolution at every magnitude.
+pub const SIGNIFICANT_DIGITS: u8 = 3;
+
+/// HdrHistogram of latencies in nanoseconds, 1 ns .. 1 h at 3 significant digits.
+#[derive(Clone, Debug)]
+pub struct LatencyHistogram {
+    h: Histogram<u64>,
+    clamped: u64,
+}
+
+impl Default for LatencyHistogram {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LatencyHistogram {
+    pub fn new() -> LatencyHistogram {
+        let h = Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
+            .expect("constant histogram bounds are valid");
+        LatencyHistogram { h, clamped: 0 }
+    }
+
+    #[inline]
+    pub fn record(&mut self, ns: u64) {
+        let v = if ns > MAX_TRACKABLE_NS {
+            self.clamped += 1;
+            MAX_TRACKABLE_NS
+        } else {
+            ns.max(1)
+        };
+        // Cannot fail: v is within the histogram's bounds.
+        let _ = self.h.record(v);
+    }
+
+    pub fn add(&mut self, other: &LatencyHistogram) {
+        // Same bounds on both sides, so add cannot fail.
+        let _ = self.h.add(&other.h);
+        self.clamped += other.clamped;
+    }
+
+    pub fn reset(&mut self) {
+        self.h.reset();
+        self.clamped = 0;
+    }
+
+    pub fn count(&self) -> u64 {
+        self.h.len()
+    }
+    pub fn clamped(&self) -> u64 {
+        self.clamped
+    }
+    pub fn min(&self) -> u64 {
+        if self.count() == 0 {
+            0
+        } else {
+            self.h.min()
+        }
+    }
+    pub fn max(&self) -> u64 {
+        self.h.max()
+    }
+    pub fn mean(&self) -> f64 {
+        self.h.mean()
+    }
+    pub fn stdev(&self) -> f64 {
+        self.h.stdev()
+    }
+    /// Value at a percentile (0..=100), in ns.
+    pub fn percentile(&self, p: f64) -> u64 {
+        if self.count() == 0 {
+            return 0;
+        }
+        self.h.value_at_percentile(p)
+    }
+    pub fn inner(&self) -> &Histogram<u64> {
+        &self.h
+    }
+
+    /// Base64 of the V2+deflate encoding (the format HdrHistogram tools read).
+    pub fn encode(&self) -> String {
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new()
+            .serialize(&self.h, &mut bytes)
+            .expect("serializing into a Vec cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    }
+
+    pub fn decode(text: &str) -> Result<LatencyHistogram, String> {
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| format!("histogram is not base64: {e}"))?;
+        let h: Histogram<u64> = Deserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("histogram does not decode: {e:?}"))?;
+        let mut out = LatencyHistogram::new();
+        out.h.add(&h).map_err(|e| format!("histogram out of range: {e:?}"))?;
+        Ok(out)
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct Encoded {
+    hdr_v2_deflate_base64: String,
+    #[serde(default)]
+    clamped: u64,
+}
+
+impl Serialize for LatencyHistogram {
+    fn serialize<S: SerdeSer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Encoded { hdr_v2_deflate_base64: self.encode(), clamped: self.clamped }.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for LatencyHistogram {
+    fn deserialize<D: SerdeDe<'de>>(d: D) -> Result<Self, D::Error> {
+        let e = Encoded::deserialize(d)?;
+        let mut h = LatencyHistogram::decode(&e.hdr_v2_deflate_base64).map_err(serde::de::Error::custom)?;
+        h.clamped = e.clamped;
+        Ok(h)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_from_nanoseconds_to_an_hour_and_clamps_beyond() {
+        let mut h = LatencyHistogram::new();
+        h.record(0);
+        h.record(50_000);
+        h.record(1_800_000_000_000); // 30 minutes
+        h.record(MAX_TRACKABLE_NS * 2);
+        assert_eq!(h.count(), 4);
+        assert_eq!(h.clamped(), 1);
+        assert!(h.percentile(75.0) >= 1_798_000_000_000);
+    }
+
+    #[test]
+    fn encode_decode_round_trip_keeps_every_count() {
+        let mut h = LatencyHistogram::new();
+        for i in 1..10_000u64 {
+            h.record(i * 997);
+        }
+        let back = LatencyHistogram::decode(&h.encode()).unwrap();
+        assert_eq!(back.count(), h.count());
+        for p in [50.0, 99.0, 99.99] {
+            assert_eq!(back.percentile(p), h.percentile(p));
+        }
+        assert!(LatencyHistogram::decode("not base64!").is_err());
+    }
+
+    #[test]
+    fn merging_histograms_is_exact_not_averaged() {
+        let (mut a, mut b) = (LatencyHistogram::new(), LatencyHistogram::new());
+        for _ in 0..99 {
+            a.record(1_000);
+        }
+        b.record(1_000_000);
+        let mut m = a.clone();
+        m.add(&b);
+        assert_eq!(m.count(), 100);
+        assert!(m.percentile(99.5) >= 999_000);
+        assert!(m.percentile(50.0) < 1_100);
+    }
+}

@@ -1,0 +1,144 @@
+//! The message a worker hands over once per interval, and the per-op stats it holds.
+
+use crate::errors::ErrorTally;
+use crate::hist::LatencyHistogram;
+use serde::{Deserialize, Serialize};
+use storbench_workload::OpKind;
+
+/// Counts and latency of one operation kind over some span of time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpStats {
+    pub ios: u64,
+    pub bytes: u64,
+    pub errors: ErrorTally,
+    /// Completion latency; in fixed-rate runs, from the scheduled start.
+    pub latency: LatencyHistogram,
+    /// Service time (issue to completion), kept apart only in fixed-rate runs.
+    pub service: Option<LatencyHistogram>,
+}
+
+impl OpStats {
+    pub fn new(with_service: bool) -> OpStats {
+        OpStats {
+            ios: 0,
+            bytes: 0,
+            errors: ErrorTally::default(),
+            latency: LatencyHistogram::new(),
+            service: with_service.then(LatencyHistogram::new),
+        }
+    }
+
+    /// One successful I/O. `service_ns` is ignored unless service is tracked.
+    #[inline]
+    pub fn record(&mut self, bytes: u64, latency_ns: u64, service_ns: u64) {
+        self.ios += 1;
+        self.bytes += bytes;
+        self.latency.record(latency_ns);
+        if let Some(s) = self.service.as_mut() {
+            s.record(service_ns);
+        }
+    }
+
+    pub fn merge(&mut self, other: &OpStats) {
+        self.ios += other.ios;
+        self.bytes += other.bytes;
+        self.errors.merge(&other.errors);
+        self.latency.add(&other.latency);
+        match (self.service.as_mut(), other.service.as_ref()) {
+            (Some(a), Some(b)) => a.add(b),
+            (None, Some(b)) => self.service = Some(b.clone()),
+            _ => {}
+        }
+    }
+
+    pub fn reset(&mut self) {
+        self.ios = 0;
+        self.bytes = 0;
+        self.errors.reset();
+        self.latency.reset();
+        if let Some(s) = self.service.as_mut() {
+            s.reset();
+        }
+    }
+}
+
+/// One worker's measurements over one interval. Versioned through
+/// [`IntervalReport::VERSION`] so agents and coordinators can check they agree.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct IntervalReport {
+    pub version: u32,
+    pub job: u32,
+    pub worker: u32,
+    /// Interval number since the job started (warm-up intervals included).
+    pub seq: u64,
+    /// Span covered, in ns since the job's start.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// Inside the ramp (warm-up) time: kept out of the results.
+    pub warmup: bool,
+    /// How far behind its schedule a fixed-rate worker was at the end (ns).
+    pub behind_ns: u64,
+    /// Indexed by [`OpKind::index`].
+    pub ops: Vec<OpStats>,
+}
+
+impl IntervalReport {
+    pub const VERSION: u32 = 1;
+
+    pub fn new(job: u32, worker: u32, with_service: bool) -> IntervalReport {
+        IntervalReport {
+            version: Self::VERSION,
+            job,
+            worker,
+            seq: 0,
+            start_ns: 0,
+            end_ns: 0,
+            warmup: false,
+            behind_ns: 0,
+            ops: OpKind::ALL.iter().map(|_| OpStats::new(with_service)).collect(),
+        }
+    }
+
+    #[inline]
+    pub fn op(&mut self, op: OpKind) -> &mut OpStats {
+        &mut self.ops[op.index()]
+    }
+
+    pub fn reset(&mut self) {
+        for o in &mut self.ops {
+            o.reset();
+        }
+        self.behind_ns = 0;
+    }
+
+    pub fn total_ios(&self) -> u64 {
+        self.ops.iter().map(|o| o.ios).sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_round_trips_through_json() {
+        let mut r = IntervalReport::new(1, 2, true);
+        r.op(OpKind::Read).record(4096, 100_000, 40_000);
+        r.op(OpKind::Write).errors.record(5);
+        let text = serde_json::to_string(&r).unwrap();
+        let back: IntervalReport = serde_json::from_str(&text).unwrap();
+        assert_eq!(back.ops[0].ios, 1);
+        assert_eq!(back.ops[0].service.as_ref().unwrap().count(), 1);
+        assert_eq!(back.ops[1].errors.total(), 1);
+    }
+
+    #[test]
+    fn merge_adds_counts_and_histograms() {
+        let mut a = OpStats::new(false);
+        let mut b = OpStats::new(false);
+        a.record(4096, 10, 0);
+        b.record(8192, 20, 0);
+        a.merge(&b);
+        assert_eq!((a.ios, a.bytes, a.latency.count()), (2, 12288, 2));
+    }
+}
