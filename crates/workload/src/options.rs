@@ -57,6 +57,7 @@ pub const CORE_OPTIONS: &[(&str, &str)] = &[
     ("buffer_compress_percentage", "percentage of each written block that compresses away"),
     ("dedupe_percentage", "percentage of writes that repeat an earlier block"),
     ("allow_overwrite", "write to an existing file or device storbench did not create"),
+    ("unlink", "remove the files this job created when it ends"),
     ("stonewall", "wait for the jobs before this one (alias: wait_for_previous)"),
     ("randseed", "seed for the job's random numbers"),
 ];
@@ -119,6 +120,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: &str) -> Result<(), Op
         "buffer_compress_percentage" => spec.data.compress_pct = parse_percent(v).map_err(e)?,
         "dedupe_percentage" => spec.data.dedupe_pct = parse_percent(v).map_err(e)?,
         "allow_overwrite" => spec.allow_overwrite = parse_bool(v).map_err(e)?,
+        "unlink" => spec.unlink = parse_bool(v).map_err(e)?,
         "stonewall" => spec.stonewall = parse_bool(v).map_err(e)?,
         "randseed" => spec.seed = parse_count(v).map_err(e)?,
         _ => {

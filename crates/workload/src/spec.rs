@@ -260,6 +260,8 @@ pub struct JobSpec {
     pub data: DataPattern,
     /// Write to an existing file or device storbench did not create.
     pub allow_overwrite: bool,
+    /// Remove the files this job created when it ends (fio `unlink`).
+    pub unlink: bool,
     /// Start a new group: wait for the jobs before this one to finish.
     pub stonewall: bool,
     pub seed: u64,
@@ -294,6 +296,7 @@ impl Default for JobSpec {
             thinktime_blocks: 1,
             data: DataPattern::default(),
             allow_overwrite: false,
+            unlink: false,
             stonewall: false,
             seed: 0x5eed_5707_be9c,
             engine_options: BTreeMap::new(),

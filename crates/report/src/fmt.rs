@@ -1,0 +1,63 @@
+//! Number formatting shared by the human-readable renderers.
+
+/// Latency for people: 850ns, 85.2us, 1.23ms, 2.10s.
+pub fn latency(ns: u64) -> String {
+    let v = ns as f64;
+    if ns < 1_000 {
+        format!("{ns}ns")
+    } else if ns < 1_000_000 {
+        format!("{:.1}us", v / 1e3)
+    } else if ns < 1_000_000_000 {
+        format!("{:.2}ms", v / 1e6)
+    } else {
+        format!("{:.2}s", v / 1e9)
+    }
+}
+
+/// Rates for people: 950, 12.3k, 1.25M.
+pub fn count(v: f64) -> String {
+    if v < 10_000.0 {
+        format!("{v:.0}")
+    } else if v < 1e6 {
+        format!("{:.1}k", v / 1e3)
+    } else {
+        format!("{:.2}M", v / 1e6)
+    }
+}
+
+/// Bytes per second as MiB/s with sensible precision.
+pub fn mib_per_s(bytes_per_sec: f64) -> String {
+    let m = bytes_per_sec / (1024.0 * 1024.0);
+    if m < 10.0 {
+        format!("{m:.2}")
+    } else if m < 1000.0 {
+        format!("{m:.1}")
+    } else {
+        format!("{m:.0}")
+    }
+}
+
+pub fn duration(secs: f64) -> String {
+    if secs < 60.0 {
+        format!("{secs:.1}s")
+    } else {
+        format!("{}m{:02}s", (secs / 60.0) as u64, (secs % 60.0) as u64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_switch_at_the_right_magnitudes() {
+        assert_eq!(latency(850), "850ns");
+        assert_eq!(latency(85_200), "85.2us");
+        assert_eq!(latency(1_234_000), "1.23ms");
+        assert_eq!(latency(2_100_000_000), "2.10s");
+        assert_eq!(count(950.0), "950");
+        assert_eq!(count(12_345.0), "12.3k");
+        assert_eq!(count(1_250_000.0), "1.25M");
+        assert_eq!(duration(75.0), "1m15s");
+    }
+}

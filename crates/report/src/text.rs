@@ -1,0 +1,121 @@
+//! The human summary: one row per job and operation kind, read at a glance.
+
+use crate::fmt;
+use std::fmt::Write as _;
+use storbench_runner::{JobResult, OpResult, RunResult};
+
+const HEADER: [&str; 13] = ["job", "op", "IOPS", "MiB/s", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "errors", ""];
+
+/// Render the summary table, warnings and CPU cost.
+pub fn render(r: &RunResult) -> String {
+    let mut rows: Vec<Vec<String>> = vec![HEADER.iter().take(12).map(|s| s.to_string()).collect()];
+    for j in &r.jobs {
+        for o in &j.ops {
+            rows.push(op_row(j, o, false));
+            if o.service.is_some() {
+                rows.push(op_row(j, o, true));
+            }
+        }
+        if j.ops.is_empty() {
+            rows.push(vec![j.name.clone(), "-".into(), "0".into()]);
+        }
+    }
+    let mut out = String::new();
+    let status = if r.interrupted { " (INTERRUPTED: partial results)" } else { "" };
+    let _ = writeln!(out, "storbench {}: {} job(s){status}", r.storbench_version, r.jobs.len());
+    out.push('\n');
+    out.push_str(&table(&rows));
+    out.push('\n');
+    for j in &r.jobs {
+        let _ = writeln!(out, "{:<width$}  {}", j.name, describe(j), width = name_width(r));
+    }
+    out.push('\n');
+    cpu_line(&mut out, r);
+    let mut warnings: Vec<String> = r.jobs.iter().flat_map(|j| j.warnings.iter().map(|w| w.message())).collect();
+    warnings.extend(r.warnings.iter().map(|w| w.message()));
+    warnings.dedup();
+    for j in &r.jobs {
+        for f in &j.failures {
+            let _ = writeln!(out, "FAILED {}: {f}", j.name);
+        }
+    }
+    for w in warnings {
+        let _ = writeln!(out, "warning: {w}");
+    }
+    out
+}
+
+fn name_width(r: &RunResult) -> usize {
+    r.jobs.iter().map(|j| j.name.len()).max().unwrap_or(3)
+}
+
+fn describe(j: &JobResult) -> String {
+    let mut d = format!("{}, {} over {}", j.description, fmt::duration(j.runtime_ns as f64 / 1e9), targets(j));
+    if let Some(rate) = j.rate_per_worker {
+        d += &format!(", fixed rate {} IOPS per worker ({:?})", fmt::count(rate), j.spec.rate_process).to_lowercase();
+    }
+    d
+}
+
+fn targets(j: &JobResult) -> String {
+    match j.targets.len() {
+        0 => "no target".into(),
+        1 => j.targets[0].clone(),
+        n => format!("{} and {} more", j.targets[0], n - 1),
+    }
+}
+
+fn op_row(j: &JobResult, o: &OpResult, service: bool) -> Vec<String> {
+    let l = if service { o.service.as_ref().expect("checked by caller") } else { &o.latency };
+    let errors: u64 = o.errors.values().sum();
+    let (name, op, iops, bw) = if service {
+        (String::new(), format!("{} svc", o.op.name()), String::new(), String::new())
+    } else {
+        (j.name.clone(), o.op.name().to_string(), fmt::count(o.iops), fmt::mib_per_s(o.bytes_per_sec))
+    };
+    vec![
+        name,
+        op,
+        iops,
+        bw,
+        fmt::latency(l.min_ns),
+        fmt::latency(l.mean_ns as u64),
+        fmt::latency(l.at(50.0)),
+        fmt::latency(l.at(90.0)),
+        fmt::latency(l.at(99.0)),
+        fmt::latency(l.at(99.9)),
+        fmt::latency(l.max_ns),
+        if service { String::new() } else { errors.to_string() },
+    ]
+}
+
+fn table(rows: &[Vec<String>]) -> String {
+    let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.len()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in rows {
+        let mut line = String::new();
+        for (c, cell) in r.iter().enumerate() {
+            if c < 2 {
+                let _ = write!(line, "{cell:<w$}  ", w = widths[c]);
+            } else {
+                let _ = write!(line, "{cell:>w$}  ", w = widths[c]);
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn cpu_line(out: &mut String, r: &RunResult) {
+    let ios: u64 = r.jobs.iter().map(|j| j.total_ios()).sum();
+    let total_ns = r.cpu.user_ns + r.cpu.sys_ns;
+    let per_io = if ios > 0 { format!(", {} per I/O", fmt::latency(total_ns / ios)) } else { String::new() };
+    let _ = writeln!(
+        out,
+        "client CPU: user {:.2}s, sys {:.2}s{per_io}",
+        r.cpu.user_ns as f64 / 1e9,
+        r.cpu.sys_ns as f64 / 1e9
+    );
+}

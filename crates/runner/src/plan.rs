@@ -1,0 +1,297 @@
+//! Resolving job specs into a plan: validated once, before anything is touched.
+//!
+//! [`build_plan`] checks every job (engine, options, sizes, combinations) and
+//! writes nothing; only then does [`prepare_targets`] create and lay out files.
+//! Workers see only the plan.
+
+use crate::warnings::Warning;
+use std::path::PathBuf;
+use storbench_engine::files::{self, Need, Prepared};
+use storbench_engine::EngineFactory;
+use storbench_workload::gen::Region;
+use storbench_workload::options::{suggest, CORE_OPTIONS};
+use storbench_workload::{JobSpec, RateLimit};
+
+/// Bad input found while planning: which job, what, and how to fix it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanError {
+    pub job: String,
+    pub message: String,
+    /// The user's input was wrong (exit 2), as opposed to the system failing (exit 3).
+    pub user_error: bool,
+}
+
+impl std::fmt::Display for PlanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "job '{}': {}", self.job, self.message)
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// One job, resolved.
+pub struct JobPlan {
+    pub id: u32,
+    pub group: u32,
+    pub spec: JobSpec,
+    pub engine: &'static dyn EngineFactory,
+    pub queue_depth: u32,
+    /// Paths each worker uses (empty for engines that need no files).
+    pub paths: Vec<Vec<PathBuf>>,
+    /// Filled by [`prepare_targets`].
+    pub prepared: Vec<Vec<Prepared>>,
+    pub region: Region,
+    /// Byte budget per worker; `None` when the job is time bound only.
+    pub io_limit: Option<u64>,
+    pub ramp_ns: u64,
+    /// End of the run (ramp included), if time bound.
+    pub end_ns: Option<u64>,
+    /// Fixed-rate arrivals per second, per worker.
+    pub ops_per_sec: Option<f64>,
+    pub warnings: Vec<Warning>,
+}
+
+impl JobPlan {
+    pub fn writes(&self) -> bool {
+        self.spec.writes()
+    }
+}
+
+pub struct Plan {
+    pub jobs: Vec<JobPlan>,
+    /// Job indexes per group; groups run one after another.
+    pub groups: Vec<Vec<usize>>,
+    /// Files this run created, to remove when their job asked for `unlink`.
+    pub created: Vec<(PathBuf, bool)>,
+}
+
+/// Validate every spec and resolve it. Writes nothing.
+pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
+    if specs.is_empty() {
+        return Err(PlanError { job: "-".into(), message: "no jobs to run".into(), user_error: true });
+    }
+    let mut jobs = Vec::new();
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, spec) in specs.into_iter().enumerate() {
+        if spec.stonewall || groups.is_empty() {
+            groups.push(Vec::new());
+        }
+        let group = groups.len() as u32 - 1;
+        groups.last_mut().expect("pushed above").push(i);
+        jobs.push(resolve(i as u32, group, spec)?);
+    }
+    let mut names = std::collections::HashSet::new();
+    for j in &jobs {
+        if !names.insert(j.spec.name.clone()) {
+            return Err(err(&j.spec, "two jobs have this name; give each job its own name"));
+        }
+    }
+    Ok(Plan { jobs, groups, created: Vec::new() })
+}
+
+fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
+    PlanError { job: spec.name.clone(), message: message.into(), user_error: true }
+}
+
+fn resolve(id: u32, group: u32, spec: JobSpec) -> Result<JobPlan, PlanError> {
+    let engine = find_engine(&spec)?;
+    check_engine_options(&spec, engine)?;
+    let caps = engine.capabilities();
+    let mut warnings = Vec::new();
+    let mut queue_depth = spec.iodepth;
+    if !caps.queued && queue_depth > 1 {
+        warnings.push(Warning::QueueDepthCapped { engine: engine.name().into(), asked: queue_depth });
+        queue_depth = 1;
+    }
+    if spec.direct && !caps.direct_io {
+        return Err(err(&spec, format!("engine {} cannot do direct I/O; use direct=0", engine.name())));
+    }
+    check_sizes(&spec)?;
+    if spec.time_based && spec.runtime.is_none() {
+        return Err(err(&spec, "time_based needs a runtime (e.g. --runtime 30s)"));
+    }
+    let bounded = spec.runtime.is_some() || spec.size.is_some() || spec.io_size.is_some() || caps.needs_files;
+    if !bounded {
+        return Err(err(&spec, format!("engine {} has no target to bound the job: set runtime or size", engine.name())));
+    }
+    let paths = if caps.needs_files { worker_paths(&spec) } else { Vec::new() };
+    let ramp_ns = spec.ramp_time.as_nanos() as u64;
+    let end_ns = spec.runtime.map(|r| ramp_ns + r.as_nanos() as u64);
+    let ops_per_sec = spec.rate.map(|r| ops_per_sec(&spec, r));
+    Ok(JobPlan {
+        id,
+        group,
+        queue_depth,
+        engine,
+        paths,
+        prepared: Vec::new(),
+        region: Region { files: 1, start: spec.offset, len: spec.size.unwrap_or(1 << 30) },
+        io_limit: None,
+        ramp_ns,
+        end_ns,
+        ops_per_sec,
+        warnings,
+        spec,
+    })
+}
+
+fn find_engine(spec: &JobSpec) -> Result<&'static dyn EngineFactory, PlanError> {
+    storbench_engine::find(&spec.ioengine).ok_or_else(|| {
+        let names: Vec<&str> = storbench_engine::registry().iter().map(|f| f.name()).collect();
+        let hint = suggest(&spec.ioengine, names.iter().copied())
+            .map(|s| format!(" Did you mean '{s}'?"))
+            .unwrap_or_default();
+        err(&spec, format!("unknown ioengine '{}'; available: {}.{hint}", spec.ioengine, names.join(", ")))
+    })
+}
+
+/// Options nobody claimed get the nearest known name as a suggestion.
+fn check_engine_options(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
+    for key in spec.engine_options.keys() {
+        if engine.options().iter().any(|o| o.name == key) {
+            continue;
+        }
+        let mut known: Vec<&str> = CORE_OPTIONS.iter().map(|o| o.0).collect();
+        known.extend(storbench_engine::all_option_names());
+        let msg = match suggest(key, known.iter().copied()) {
+            Some(s) if engine.options().iter().any(|o| o.name == s) || CORE_OPTIONS.iter().any(|o| o.0 == s) => {
+                format!("unknown option '{key}'; did you mean '{s}'?")
+            }
+            Some(s) => format!("option '{key}' is not an option of engine {} (did you mean '{s}', an option of another engine?)", engine.name()),
+            None if storbench_engine::all_option_names().contains(&key.as_str()) => {
+                format!("option '{key}' belongs to another engine, not {}", engine.name())
+            }
+            None => format!("unknown option '{key}' (see `storbench help options`)"),
+        };
+        return Err(err(spec, msg));
+    }
+    engine.validate(&spec.engine_options).map_err(|e| err(spec, e.to_string()))
+}
+
+fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
+    let max_bs = spec.bs.max();
+    if max_bs > u32::MAX as u64 / 2 {
+        return Err(err(spec, "block size above 2 GiB is not supported"));
+    }
+    if let Some(size) = spec.size {
+        if max_bs > size {
+            return Err(err(spec, format!("block size {max_bs} is larger than size {size}; raise size or lower bs")));
+        }
+    }
+    if spec.direct {
+        for (what, v) in [("block size", spec.bs.min()), ("offset", spec.offset)] {
+            if v % 512 != 0 {
+                return Err(err(spec, format!("direct=1 needs a {what} that is a multiple of 512 (got {v})")));
+            }
+        }
+        for (bs, _) in spec.bs.read.0.iter().chain(spec.bs.write.0.iter()) {
+            if bs % 512 != 0 {
+                return Err(err(spec, format!("direct=1 needs every block size to be a multiple of 512 (got {bs})")));
+            }
+        }
+    }
+    if spec.data.zeros && (spec.data.compress_pct > 0.0 || spec.data.dedupe_pct > 0.0) {
+        return Err(err(spec, "zero_buffers conflicts with buffer_compress_percentage/dedupe_percentage; choose one"));
+    }
+    Ok(())
+}
+
+/// fio's layout: `filename` is shared by every worker; otherwise each worker
+/// gets `<directory or .>/<name>.<worker>.0`.
+fn worker_paths(spec: &JobSpec) -> Vec<Vec<PathBuf>> {
+    (0..spec.numjobs)
+        .map(|w| {
+            if spec.filenames.is_empty() {
+                let dir = PathBuf::from(spec.directory.clone().unwrap_or_else(|| ".".into()));
+                vec![dir.join(format!("{}.{}.0", spec.name, w))]
+            } else {
+                let dir = spec.directory.as_ref().map(PathBuf::from);
+                spec.filenames.iter().map(|f| dir.as_ref().map(|d| d.join(f)).unwrap_or_else(|| f.into())).collect()
+            }
+        })
+        .collect()
+}
+
+/// Arrivals per second for one worker, from IOPS or bytes/s and the mean size.
+fn ops_per_sec(spec: &JobSpec, rate: RateLimit) -> f64 {
+    match rate {
+        RateLimit::Iops(iops) => iops,
+        RateLimit::Bytes(bps) => {
+            let mean = |s: &storbench_workload::SizeSplit| {
+                let w: u64 = s.0.iter().map(|e| e.1 as u64).sum();
+                s.0.iter().map(|e| e.0 as f64 * e.1 as f64).sum::<f64>() / w as f64
+            };
+            let r = spec.read_percent() / 100.0;
+            bps / (r * mean(&spec.bs.read) + (1.0 - r) * mean(&spec.bs.write))
+        }
+    }
+}
+
+/// Create, check and lay out every file or device the plan uses.
+pub fn prepare_targets(plan: &mut Plan) -> Result<(), PlanError> {
+    let mut seen: std::collections::HashMap<PathBuf, Prepared> = Default::default();
+    for job in &mut plan.jobs {
+        let spec = &job.spec;
+        let need = Need {
+            bytes: spec.size.map(|s| spec.offset + s),
+            writes: spec.writes(),
+            allow_overwrite: spec.allow_overwrite,
+        };
+        let mut prepared = Vec::new();
+        for worker_paths in &job.paths {
+            let mut mine = Vec::new();
+            for path in worker_paths {
+                let p = match seen.get(path) {
+                    Some(p) if p.size >= need.bytes.unwrap_or(0) => p.clone(),
+                    _ => files::prepare(path, &need).map_err(|e| PlanError {
+                        job: spec.name.clone(),
+                        user_error: e.is_user_error(),
+                        message: e.to_string(),
+                    })?,
+                };
+                if p.created {
+                    plan.created.push((path.clone(), spec.unlink));
+                }
+                seen.insert(path.clone(), Prepared { created: false, ..p.clone() });
+                mine.push(p);
+            }
+            prepared.push(mine);
+        }
+        job.prepared = prepared;
+        finish_region(job)?;
+    }
+    Ok(())
+}
+
+fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
+    let spec = &job.spec;
+    if !job.prepared.is_empty() {
+        let smallest = job.prepared.iter().flatten().map(|p| p.size).min().unwrap_or(0);
+        if smallest <= spec.offset {
+            return Err(err(spec, format!("offset {} is beyond the end of the target ({smallest} bytes)", spec.offset)));
+        }
+        let len = spec.size.unwrap_or(smallest - spec.offset);
+        if len < spec.bs.max() {
+            return Err(err(spec, format!("the target region ({len} bytes) is smaller than the block size")));
+        }
+        job.region = Region { files: job.prepared[0].len() as u32, start: spec.offset, len };
+    }
+    job.io_limit = if spec.time_based { None } else { Some(spec.io_size.unwrap_or(job.region.len * job.region.files as u64)) };
+    if spec.time_based || (spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && job.prepared.is_empty()) {
+        job.io_limit = None;
+    }
+    Ok(())
+}
+
+/// Remove files the run created for jobs that asked for `unlink`.
+pub fn cleanup(plan: &Plan) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (path, unlink) in &plan.created {
+        if *unlink {
+            if let Err(e) = files::remove_created(path) {
+                failures.push(format!("could not remove {}: {e}", path.display()));
+            }
+        }
+    }
+    failures
+}

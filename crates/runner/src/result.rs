@@ -1,0 +1,120 @@
+//! Results as plain data: what every report format renders.
+//!
+//! Results keep the full histograms (encoded), so any percentile can be
+//! recomputed and runs merged or compared later without re-running.
+
+use crate::warnings::Warning;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use storbench_metrics::{CpuTimes, LatencyHistogram, LatencySummary, OpStats};
+use storbench_workload::{JobSpec, OpKind};
+
+/// Version of the JSON result schema (`schema/result-v1.json`).
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct RunResult {
+    pub schema_version: u32,
+    pub storbench_version: String,
+    /// Unix time (seconds) the run started.
+    pub started_unix: u64,
+    pub hostname: String,
+    /// Stopped early by Ctrl-C/SIGTERM: the results cover the elapsed time.
+    pub interrupted: bool,
+    pub jobs: Vec<JobResult>,
+    /// The whole process's CPU time during the run.
+    pub cpu: CpuTimes,
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JobResult {
+    pub name: String,
+    pub group: u32,
+    pub description: String,
+    pub engine: String,
+    pub spec: JobSpec,
+    pub queue_depth: u32,
+    pub workers: u32,
+    pub targets: Vec<String>,
+    /// Measured time (ramp excluded), ns.
+    pub runtime_ns: u64,
+    pub ramp_ns: u64,
+    /// Fixed-rate target per worker (ops/s), when set.
+    pub rate_per_worker: Option<f64>,
+    pub ops: Vec<OpResult>,
+    pub series: Vec<SeriesPoint>,
+    /// CPU time of the job's worker threads.
+    pub worker_cpu: CpuTimes,
+    pub interrupted: bool,
+    /// Worker failures (set-up or engine), one line each.
+    pub failures: Vec<String>,
+    pub warnings: Vec<Warning>,
+}
+
+impl JobResult {
+    pub fn op(&self, op: OpKind) -> Option<&OpResult> {
+        self.ops.iter().find(|o| o.op == op)
+    }
+    pub fn total_ios(&self) -> u64 {
+        self.ops.iter().map(|o| o.ios).sum()
+    }
+    pub fn total_errors(&self) -> u64 {
+        self.ops.iter().map(|o| o.errors.values().sum::<u64>()).sum()
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct OpResult {
+    pub op: OpKind,
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    /// Completion latency; in fixed-rate runs counted from the scheduled start.
+    pub latency: LatencySummary,
+    /// Issue-to-completion time, in fixed-rate runs only.
+    pub service: Option<LatencySummary>,
+    pub errors: BTreeMap<String, u64>,
+    pub histogram: LatencyHistogram,
+    pub service_histogram: Option<LatencyHistogram>,
+}
+
+impl OpResult {
+    pub fn from_stats(op: OpKind, s: &OpStats, runtime_ns: u64) -> OpResult {
+        let secs = (runtime_ns as f64 / 1e9).max(1e-9);
+        OpResult {
+            op,
+            ios: s.ios,
+            bytes: s.bytes,
+            iops: s.ios as f64 / secs,
+            bytes_per_sec: s.bytes as f64 / secs,
+            latency: LatencySummary::of(&s.latency),
+            service: s.service.as_ref().map(LatencySummary::of),
+            errors: s.errors.by_name(),
+            histogram: s.latency.clone(),
+            service_histogram: s.service.clone(),
+        }
+    }
+}
+
+/// One second (or the last, partial interval) of a job.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SeriesPoint {
+    /// End of the interval, seconds since the job started (ramp included).
+    pub t: f64,
+    pub duration: f64,
+    pub warmup: bool,
+    pub ops: Vec<SeriesOp>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SeriesOp {
+    pub op: OpKind,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    pub errors: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+}

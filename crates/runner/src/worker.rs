@@ -1,0 +1,258 @@
+//! One worker: a workload generator, an engine and an interval recorder on one
+//! thread. The loop is prep -> submit -> reap: it reads the clock once per
+//! batch, takes no lock, allocates nothing and formats nothing; it hands its
+//! interval report over once per second and takes an empty one back.
+
+use crate::agent::{AgentMsg, WorkerDone};
+use crate::buffers::AlignedBuffers;
+use crate::clock::{precise_timers, sleep_until, Clock};
+use crate::stop;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::Arc;
+use storbench_engine::files::{self, Prepared};
+use storbench_engine::{Completion, Engine, EngineFactory, IoRequest, WorkerSetup};
+use storbench_metrics::errors::SHORT_IO;
+use storbench_metrics::{CpuTimes, IntervalReport};
+use storbench_workload::data::Filler;
+use storbench_workload::gen::Region;
+use storbench_workload::rate::Schedule;
+use storbench_workload::{IoGen, JobSpec, OpKind};
+
+const INTERVAL_NS: u64 = 1_000_000_000;
+
+/// Everything a worker needs, taken from the plan.
+pub struct WorkerParams {
+    pub job: u32,
+    pub worker: u32,
+    pub spec: Arc<JobSpec>,
+    pub engine: &'static dyn EngineFactory,
+    pub targets: Vec<Prepared>,
+    pub region: Region,
+    pub io_limit: Option<u64>,
+    pub queue_depth: u32,
+    pub ramp_ns: u64,
+    pub end_ns: Option<u64>,
+    pub ops_per_sec: Option<f64>,
+}
+
+/// A worker ready to run: files open, buffers filled, engine open.
+pub struct Worker {
+    p: WorkerParams,
+    _files: Vec<File>,
+    buffers: AlignedBuffers,
+    engine: Box<dyn Engine>,
+    gen: IoGen,
+    filler: Filler,
+    schedule: Option<Schedule>,
+    report: Box<IntervalReport>,
+    tx: SyncSender<AgentMsg>,
+    spare: Receiver<Box<IntervalReport>>,
+    seq: u64,
+    interval_start: u64,
+}
+
+/// Per-slot bookkeeping of in-flight I/O.
+struct Slots {
+    free: Vec<u32>,
+    scheduled: Vec<u64>,
+    issued: Vec<u64>,
+    op: Vec<OpKind>,
+    len: Vec<u32>,
+}
+
+impl Slots {
+    fn new(qd: usize) -> Slots {
+        Slots {
+            free: (0..qd as u32).rev().collect(),
+            scheduled: vec![0; qd],
+            issued: vec![0; qd],
+            op: vec![OpKind::Read; qd],
+            len: vec![0; qd],
+        }
+    }
+}
+
+impl Worker {
+    /// Open files and engine; errors here name the file or the call.
+    pub fn set_up(
+        p: WorkerParams,
+        tx: SyncSender<AgentMsg>,
+        spare: Receiver<Box<IntervalReport>>,
+    ) -> Result<Worker, String> {
+        let writes = p.spec.writes();
+        let files: Vec<File> = p
+            .targets
+            .iter()
+            .map(|t| files::open(t, writes, p.spec.direct).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        let qd = p.queue_depth as usize;
+        let mut buffers = AlignedBuffers::new(qd, p.spec.bs.max() as usize);
+        let filler = Filler::new(&p.spec.data);
+        for s in 0..qd as u32 {
+            filler.init(buffers.slot_mut(s));
+        }
+        let setup = WorkerSetup {
+            fds: &fds,
+            buffers: buffers.lend(),
+            queue_depth: p.queue_depth,
+            options: &p.spec.engine_options,
+        };
+        let engine = p.engine.open(&setup).map_err(|e| e.to_string())?;
+        let gen = IoGen::new(&p.spec, p.region, p.worker, p.io_limit);
+        let with_service = p.ops_per_sec.is_some();
+        let report = Box::new(IntervalReport::new(p.job, p.worker, with_service));
+        let schedule = p.ops_per_sec.map(|r| Schedule::new(r, p.spec.rate_process, 0));
+        Ok(Worker { p, _files: files, buffers, engine, gen, filler, schedule, report, tx, spare, seq: 0, interval_start: 0 })
+    }
+
+    /// Run to the end (time, byte budget or stop request) and report.
+    pub fn run(mut self, clock: Clock) -> WorkerDone {
+        precise_timers();
+        let cpu0 = CpuTimes::thread();
+        let result = self.run_loop(&clock);
+        let end = clock.now();
+        self.hand_over(end, end);
+        WorkerDone {
+            job: self.p.job,
+            worker: self.p.worker,
+            last_seq: self.seq.saturating_sub(1),
+            end_ns: end,
+            cpu: CpuTimes::thread().since(cpu0),
+            error: result.err().map(|e| e.to_string()),
+        }
+    }
+
+    fn run_loop(&mut self, clock: &Clock) -> Result<(), storbench_engine::EngineError> {
+        let qd = self.p.queue_depth as usize;
+        let mut slots = Slots::new(qd);
+        let mut done: Vec<Completion> = Vec::with_capacity(qd * 2);
+        let think_ns = self.p.spec.thinktime.as_nanos() as u64;
+        let (mut think_until, mut since_think) = (0u64, 0u32);
+        let (mut exhausted, mut stopping) = (false, false);
+        let mut now = clock.now();
+        let mut boundary = self.next_boundary(now);
+        loop {
+            if now >= boundary {
+                self.hand_over(boundary, now);
+                boundary = self.next_boundary(now);
+            }
+            if !stopping && (stop::requested() || self.p.end_ns.is_some_and(|e| now >= e)) {
+                stopping = true;
+            }
+            if !stopping && !exhausted && now >= think_until {
+                while let Some(&slot) = slots.free.last() {
+                    let scheduled = match self.schedule.as_mut() {
+                        Some(s) if s.peek() > now => break,
+                        Some(s) => s.advance(self.gen.rng()),
+                        None => now,
+                    };
+                    let Some(io) = self.gen.next() else {
+                        exhausted = true;
+                        break;
+                    };
+                    slots.free.pop();
+                    self.issue(&mut slots, slot, io, scheduled, now)?;
+                    if think_ns > 0 {
+                        since_think += 1;
+                        if since_think >= self.p.spec.thinktime_blocks {
+                            since_think = 0;
+                            think_until = now + think_ns;
+                            break;
+                        }
+                    }
+                }
+            }
+            let in_flight = qd - slots.free.len();
+            let next_event = self.next_event(think_until, boundary);
+            if in_flight == 0 {
+                if stopping || exhausted {
+                    return Ok(());
+                }
+                sleep_until(clock, next_event);
+                now = clock.now();
+                continue;
+            }
+            let timeout = (!stopping && next_event != u64::MAX && next_event > now)
+                .then(|| std::time::Duration::from_nanos(next_event - now));
+            self.engine.submit_and_reap(1, timeout, &mut done)?;
+            now = clock.now();
+            for c in done.drain(..) {
+                self.complete(&mut slots, c, now);
+            }
+        }
+    }
+
+    /// The earliest time something other than a completion needs the loop.
+    fn next_event(&self, think_until: u64, boundary: u64) -> u64 {
+        let mut t = boundary;
+        if let Some(s) = &self.schedule {
+            t = t.min(s.peek());
+        }
+        if let Some(e) = self.p.end_ns {
+            t = t.min(e);
+        }
+        if think_until > 0 {
+            t = t.min(think_until.max(1));
+        }
+        t
+    }
+
+    #[inline]
+    fn issue(&mut self, s: &mut Slots, slot: u32, io: storbench_workload::NextIo, scheduled: u64, now: u64) -> Result<(), storbench_engine::EngineError> {
+        if io.op == OpKind::Write {
+            let buf = self.buffers.slot_mut(slot);
+            self.filler.refresh(buf, io.len as usize, self.gen.rng());
+        }
+        let i = slot as usize;
+        s.scheduled[i] = scheduled;
+        s.issued[i] = now;
+        s.op[i] = io.op;
+        s.len[i] = io.len;
+        let data_only = self.p.spec.sync.is_some_and(|x| x.data_only);
+        self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, offset: io.offset, len: io.len, slot })
+    }
+
+    #[inline]
+    fn complete(&mut self, s: &mut Slots, c: Completion, now: u64) {
+        let i = c.slot as usize;
+        let op = s.op[i];
+        let stats = self.report.op(op);
+        if c.result < 0 {
+            stats.errors.record((-c.result) as i32);
+        } else if op != OpKind::Sync && (c.result as u64) < s.len[i] as u64 {
+            stats.errors.record(SHORT_IO);
+        } else {
+            stats.record(c.result as u64, now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
+        }
+        s.free.push(c.slot);
+    }
+
+    fn next_boundary(&self, t: u64) -> u64 {
+        let ramp = self.p.ramp_ns;
+        if t < ramp {
+            return ramp.min((t / INTERVAL_NS + 1) * INTERVAL_NS);
+        }
+        ramp + ((t - ramp) / INTERVAL_NS + 1) * INTERVAL_NS
+    }
+
+    /// Send the current interval and start a fresh one (recycled when possible).
+    fn hand_over(&mut self, boundary: u64, now: u64) {
+        let fresh = self.spare.try_recv().unwrap_or_else(|_| {
+            Box::new(IntervalReport::new(self.p.job, self.p.worker, self.p.ops_per_sec.is_some()))
+        });
+        let mut r = std::mem::replace(&mut self.report, fresh);
+        r.seq = self.seq;
+        r.start_ns = self.interval_start;
+        r.end_ns = boundary.min(now).max(self.interval_start);
+        r.warmup = r.end_ns <= self.p.ramp_ns && self.p.ramp_ns > 0;
+        r.behind_ns = self.schedule.as_ref().map(|s| now.saturating_sub(s.peek())).unwrap_or(0);
+        self.seq += 1;
+        self.interval_start = r.end_ns;
+        self.report.reset();
+        // The coordinator outlives the workers; a failed send only means it gave up.
+        let _ = self.tx.send(AgentMsg::Interval(r));
+    }
+}
