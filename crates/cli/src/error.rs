@@ -1,0 +1,35 @@
+//! The CLI's one error type and its exit codes.
+
+/// Exit codes: 0 ok, 1 I/O errors or failed workers, 2 bad input,
+/// 3 the system failed before the run, 130 interrupted (results still written).
+pub const EXIT_IO_ERRORS: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_SYSTEM: i32 = 3;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub code: i32,
+}
+
+impl CliError {
+    pub fn usage(message: impl Into<String>) -> CliError {
+        CliError { message: message.into(), code: EXIT_USAGE }
+    }
+    pub fn system(message: impl Into<String>) -> CliError {
+        CliError { message: message.into(), code: EXIT_SYSTEM }
+    }
+}
+
+impl std::fmt::Display for CliError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<storbench_runner::PlanError> for CliError {
+    fn from(e: storbench_runner::PlanError) -> Self {
+        CliError { code: if e.user_error { EXIT_USAGE } else { EXIT_SYSTEM }, message: e.to_string() }
+    }
+}

@@ -1,0 +1,114 @@
+//! `storbench run`: resolve the jobs, check them, run them, write the results.
+
+use crate::args::{parse_run, OutputFormat, RunArgs};
+use crate::error::*;
+use crate::{fiofile, jobfile, output, progress, specs, suite};
+use std::io::Write;
+use storbench_runner::{build_plan, plan, prepare_targets, run_plan, stop, RunResult};
+use storbench_workload::JobSpec;
+
+pub fn run(words: &[String]) -> Result<i32, CliError> {
+    let (words, use_suite) = take_suite_flag(words)?;
+    let args = parse_run(&words)?;
+    let (specs, notes) = resolve_specs(&args, use_suite)?;
+    let mut plan = build_plan(specs)?;
+    let dir = args.results_dir.clone().unwrap_or_else(output::default_dir);
+    output::create(&dir)?;
+    for n in &notes {
+        eprintln!("storbench: {n}");
+    }
+    stop::install_handlers();
+    if let Err(e) = prepare_targets(&mut plan) {
+        let _ = std::fs::remove_dir(&dir);
+        for w in plan::cleanup(&plan) {
+            eprintln!("storbench: warning: {w}");
+        }
+        return Err(e.into());
+    }
+    let observer = progress::Live::new(args.quiet);
+    let mut result = run_plan(&plan, &observer);
+    for message in plan::cleanup(&plan) {
+        result.warnings.push(storbench_runner::Warning::Cleanup { message });
+    }
+    finish(&args, &dir, &result, &notes)
+}
+
+/// `--suite quick` selects the built-in suite; no arguments at all means the same.
+fn take_suite_flag(words: &[String]) -> Result<(Vec<String>, bool), CliError> {
+    let mut out = Vec::new();
+    let mut suite = words.is_empty();
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        let value = if let Some(v) = w.strip_prefix("--suite=") {
+            Some(v.to_string())
+        } else if w == "--suite" {
+            i += 1;
+            Some(words.get(i).cloned().unwrap_or_default())
+        } else {
+            None
+        };
+        match value.as_deref() {
+            Some("quick") => suite = true,
+            Some(other) => return Err(CliError::usage(format!("--suite '{other}' is not a suite; the built-in suite is 'quick'"))),
+            None => out.push(w.clone()),
+        }
+        i += 1;
+    }
+    Ok((out, suite))
+}
+
+fn resolve_specs(args: &RunArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
+    let base = JobSpec::default();
+    let sources = [args.fio_file.is_some(), args.job_file.is_some(), use_suite].iter().filter(|b| **b).count();
+    if sources > 1 {
+        return Err(CliError::usage("give one of: a TOML job file, --fio FILE, or --suite quick"));
+    }
+    if let Some(f) = &args.fio_file {
+        if !args.jobs.is_empty() {
+            return Err(CliError::usage("--name jobs cannot be combined with --fio; put them in the fio file"));
+        }
+        let parsed = fiofile::load(f, &base, &args.global, args.fio_allow_unsupported)?;
+        return Ok((parsed.specs, parsed.notes));
+    }
+    if let Some(f) = &args.job_file {
+        if !args.jobs.is_empty() {
+            return Err(CliError::usage("--name jobs cannot be combined with a job file; options before --name apply to the file's jobs"));
+        }
+        return Ok((jobfile::load(f, &base, &args.global)?, Vec::new()));
+    }
+    if use_suite {
+        if !args.jobs.is_empty() {
+            return Err(CliError::usage("--name jobs cannot be combined with --suite"));
+        }
+        let cwd = std::env::current_dir().map_err(|e| CliError::system(format!("no current directory: {e}")))?;
+        return suite::quick(&cwd, &args.global);
+    }
+    if !args.has_job_options() {
+        return Err(CliError::usage("nothing to run; see `storbench help`"));
+    }
+    Ok((specs::build(&base, &args.global, &args.jobs)?, Vec::new()))
+}
+
+fn finish(args: &RunArgs, dir: &std::path::Path, r: &RunResult, notes: &[String]) -> Result<i32, CliError> {
+    output::write_all(dir, r, notes)?;
+    let format = args.format.unwrap_or(OutputFormat::Normal);
+    let mut stdout = std::io::stdout().lock();
+    // A closed pipe must not turn a finished run into a panic.
+    let _ = stdout.write_all(output::stdout_text(format, r).as_bytes());
+    let _ = stdout.flush();
+    eprintln!("storbench: results in {}", dir.display());
+    Ok(exit_code(r))
+}
+
+fn exit_code(r: &RunResult) -> i32 {
+    if r.interrupted {
+        return EXIT_INTERRUPTED;
+    }
+    let failed = r.jobs.iter().any(|j| j.total_errors() > 0 || !j.failures.is_empty());
+    if failed {
+        EXIT_IO_ERRORS
+    } else {
+        0
+    }
+}

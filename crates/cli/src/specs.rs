@@ -1,0 +1,34 @@
+//! Turning option lists (from flags, TOML or fio files) into job specs through
+//! the one shared option table.
+
+use crate::error::CliError;
+use storbench_workload::{apply_option, JobSpec};
+
+pub type Pairs = Vec<(String, String)>;
+
+/// Apply `global` then each job's own options to `base`. With no job lists,
+/// the global options describe one job.
+pub fn build(base: &JobSpec, global: &Pairs, jobs: &[Pairs]) -> Result<Vec<JobSpec>, CliError> {
+    let mut g = base.clone();
+    apply_all(&mut g, global, "global options")?;
+    if jobs.is_empty() {
+        return Ok(vec![g]);
+    }
+    jobs.iter()
+        .enumerate()
+        .map(|(i, pairs)| {
+            let mut s = g.clone();
+            s.name = pairs.iter().find(|(k, _)| k == "name").map(|(_, v)| v.clone()).unwrap_or(format!("job{}", i + 1));
+            let context = format!("job '{}'", s.name);
+            apply_all(&mut s, pairs, &context)?;
+            Ok(s)
+        })
+        .collect()
+}
+
+fn apply_all(spec: &mut JobSpec, pairs: &Pairs, context: &str) -> Result<(), CliError> {
+    for (k, v) in pairs {
+        apply_option(spec, k, v).map_err(|e| CliError::usage(format!("{context}: {e}")))?;
+    }
+    Ok(())
+}
