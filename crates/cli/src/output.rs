@@ -38,6 +38,26 @@ pub fn utc_stamp(secs: u64) -> String {
     format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// Fail early (before any target is touched) if the directory cannot be made.
+pub fn check_writable(dir: &Path) -> Result<(), CliError> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(CliError::usage(format!("results directory {} exists and is not a directory", dir.display())));
+    }
+    let mut ancestor = dir;
+    while !ancestor.exists() {
+        ancestor = match ancestor.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+    }
+    let c = std::ffi::CString::new(ancestor.as_os_str().as_encoded_bytes()).map_err(|_| CliError::usage("results directory has a NUL byte"))?;
+    // SAFETY: access only reads the C string.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return Err(CliError::usage(format!("cannot write results under {}: permission denied", ancestor.display())));
+    }
+    Ok(())
+}
+
 pub fn create(dir: &Path) -> Result<(), CliError> {
     std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create results directory {}: {e}", dir.display())))
 }

@@ -13,18 +13,19 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     let (specs, notes) = resolve_specs(&args, use_suite)?;
     let mut plan = build_plan(specs)?;
     let dir = args.results_dir.clone().unwrap_or_else(output::default_dir);
-    output::create(&dir)?;
+    output::check_writable(&dir)?;
     for n in &notes {
         eprintln!("storbench: {n}");
     }
     stop::install_handlers();
     if let Err(e) = prepare_targets(&mut plan) {
-        let _ = std::fs::remove_dir(&dir);
-        for w in plan::cleanup(&plan) {
+        // No partial writes: files made before the failure go too.
+        for w in plan::remove_all_created(&plan) {
             eprintln!("storbench: warning: {w}");
         }
         return Err(e.into());
     }
+    output::create(&dir)?;
     let observer = progress::Live::new(args.quiet);
     let mut result = run_plan(&plan, &observer);
     for message in plan::cleanup(&plan) {

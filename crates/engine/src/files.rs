@@ -94,8 +94,12 @@ fn create_file(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
         .create_new(true)
         .open(path)
         .map_err(|e| TargetError::os(path, "create", e))?;
-    mark_created(&f, path)?;
-    lay_out(&mut f, path, 0, size)?;
+    let made = mark_created(&f, path).and_then(|_| lay_out(&mut f, path, 0, size));
+    if let Err(e) = made {
+        // No partial writes: a file we could not finish is not left behind.
+        let _ = remove_created(path);
+        return Err(e);
+    }
     Ok(Prepared { path: path.into(), kind: TargetKind::File, size, created: true })
 }
 

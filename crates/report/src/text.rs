@@ -35,6 +35,11 @@ pub fn render(r: &RunResult) -> String {
     warnings.extend(r.warnings.iter().map(|w| w.message()));
     warnings.dedup();
     for j in &r.jobs {
+        for o in &j.ops {
+            for (kind, n) in &o.errors {
+                let _ = writeln!(out, "errors {} {}: {kind}: {n}", j.name, o.op.name());
+            }
+        }
         for f in &j.failures {
             let _ = writeln!(out, "FAILED {}: {f}", j.name);
         }

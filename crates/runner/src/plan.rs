@@ -285,9 +285,18 @@ fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
 
 /// Remove files the run created for jobs that asked for `unlink`.
 pub fn cleanup(plan: &Plan) -> Vec<String> {
+    remove_created(plan, false)
+}
+
+/// Remove every file the run created (after a failed preparation).
+pub fn remove_all_created(plan: &Plan) -> Vec<String> {
+    remove_created(plan, true)
+}
+
+fn remove_created(plan: &Plan, all: bool) -> Vec<String> {
     let mut failures = Vec::new();
     for (path, unlink) in &plan.created {
-        if *unlink {
+        if *unlink || all {
             if let Err(e) = files::remove_created(path) {
                 failures.push(format!("could not remove {}: {e}", path.display()));
             }

@@ -248,13 +248,16 @@ pub struct JobSpec {
     pub directory: Option<String>,
     pub ioengine: String,
     pub direct: bool,
+    #[serde(with = "opt_duration_ns")]
     pub runtime: Option<Duration>,
+    #[serde(with = "duration_ns")]
     pub ramp_time: Duration,
     pub time_based: bool,
     pub rate: Option<RateLimit>,
     pub rate_process: Arrival,
     pub distribution: Distribution,
     pub sync: Option<SyncEvery>,
+    #[serde(with = "duration_ns")]
     pub thinktime: Duration,
     pub thinktime_blocks: u32,
     pub data: DataPattern,
@@ -319,5 +322,33 @@ impl JobSpec {
             String::new()
         };
         format!("{}{} {} qd{} x{} {}", self.rw.name(), mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
+    }
+}
+
+/// Durations serialize as whole nanoseconds (`runtime_ns`-style), not as structs.
+mod duration_ns {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_nanos() as u64)
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        Ok(Duration::from_nanos(u64::deserialize(d)?))
+    }
+}
+
+mod opt_duration_ns {
+    use serde::{Deserialize, Deserializer, Serializer};
+    use std::time::Duration;
+
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&(d.as_nanos() as u64)),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<u64>::deserialize(d)?.map(Duration::from_nanos))
     }
 }

@@ -1,0 +1,72 @@
+//! Helpers shared by the CLI tests: run the real binary in a scratch directory.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(o: Output) -> Run {
+        Run {
+            code: o.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&o.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&o.stderr).into_owned(),
+        }
+    }
+}
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_storbench")
+}
+
+pub fn storbench(dir: &Path, args: &[&str]) -> Run {
+    Run::from(Command::new(bin()).args(args).current_dir(dir).output().expect("run storbench"))
+}
+
+pub fn scratch() -> tempfile::TempDir {
+    tempfile::Builder::new().prefix("storbench-test-").tempdir_in(std::env::temp_dir()).expect("temp dir")
+}
+
+/// Entries of a directory, sorted (to check nothing was written).
+pub fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+pub fn result_json(results: &Path) -> serde_json::Value {
+    let text = std::fs::read_to_string(results.join("result.json")).expect("result.json written");
+    serde_json::from_str(&text).expect("result.json is JSON")
+}
+
+pub fn results_dir(dir: &Path) -> PathBuf {
+    dir.join("out")
+}
+
+/// ios of one op kind of one job in a result document.
+pub fn ios(doc: &serde_json::Value, job: usize, op: &str) -> u64 {
+    doc["jobs"][job]["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|o| o["op"] == op)
+        .map(|o| o["ios"].as_u64().unwrap())
+        .unwrap_or(0)
+}
+
+pub fn have(cmd: &str) -> bool {
+    Command::new("sh").arg("-c").arg(format!("command -v {cmd}")).output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
