@@ -95,8 +95,11 @@ fn translate(key: &str, value: &str, notes: &mut Vec<String>) -> Option<(String,
         }
         return Some((key.into(), "io_uring".into()));
     }
-    if key == "iodepth_batch" || key == "iodepth_batch_submit" || key == "iodepth_batch_complete" {
-        return None; // storbench always batches submit and reap
+    if key == "iodepth_batch" {
+        return Some(("iodepth_batch_submit".into(), value.to_string()));
+    }
+    if key == "iodepth_batch_complete" || key == "iodepth_batch_complete_max" {
+        return None; // storbench always reaps every completion it can see
     }
     Some((key.to_string(), value.to_string()))
 }

@@ -61,6 +61,8 @@ pub struct WorkerSetup<'a> {
     pub fds: &'a [RawFd],
     pub buffers: Buffers,
     pub queue_depth: u32,
+    /// Files were opened with O_DIRECT.
+    pub direct: bool,
     pub options: &'a BTreeMap<String, String>,
 }
 

@@ -98,6 +98,7 @@ impl Worker {
             fds: &fds,
             buffers: buffers.lend(),
             queue_depth: p.queue_depth,
+            direct: p.spec.direct,
             options: &p.spec.engine_options,
         };
         let engine = p.engine.open(&setup).map_err(|e| e.to_string())?;

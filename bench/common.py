@@ -1,0 +1,82 @@
+"""Shared helpers for the benchmarks: run a tool, get its JSON and its CPU cost.
+
+Both tools run as child processes; os.wait4 gives each child's own rusage, so
+CPU time and peak memory are measured the same way for fio and storbench.
+"""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STORBENCH = ROOT / "target" / "release" / "storbench"
+
+
+def build():
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "storbench"], cwd=ROOT, check=True)
+
+
+def run(cmd, cwd):
+    """Run cmd; return (stdout, rusage)."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, ru = os.wait4(proc.pid, 0)
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        sys.stderr.write(err.decode(errors="replace"))
+        raise SystemExit(f"{cmd[0]} failed with exit code {code}")
+    return out.decode(), ru
+
+
+def fio_json(out):
+    # fio may print notes before the JSON document.
+    return json.loads(out[out.index("{"):])
+
+
+def cpu_seconds(ru):
+    return ru.ru_utime + ru.ru_stime
+
+
+def job_stats(doc, job=0):
+    """(ios, iops, p50_ns) summed over read and write, from fio-shaped JSON."""
+    j = doc["jobs"][job]
+    ios = iops = 0
+    p50 = 0
+    for d in ("read", "write"):
+        s = j[d]
+        if s["total_ios"] == 0:
+            continue
+        ios += s["total_ios"]
+        iops += s["iops"]
+        # Total latency (fio: slat + clat, with lat_percentiles=1); for io_uring
+        # much of the time is spent in the submit call, which clat leaves out.
+        lat = s["lat_ns"] if "percentile" in s["lat_ns"] else s["clat_ns"]
+        p50 = max(p50, lat["percentile"]["50.000000"])
+    return ios, iops, p50
+
+
+def fio_args(opts):
+    return [f"--{k}={v}" for k, v in opts.items()]
+
+
+def storbench_args(opts):
+    out = []
+    for k, v in opts.items():
+        out += [f"--{k}", str(v)]
+    return out
+
+
+def fmt_ns(ns):
+    return f"{ns / 1000:.1f}us" if ns < 1_000_000 else f"{ns / 1e6:.2f}ms"
+
+
+def table(rows):
+    widths = [max(len(str(r[i])) for r in rows) for i in range(len(rows[0]))]
+    lines = []
+    for n, r in enumerate(rows):
+        lines.append("  ".join(str(c).rjust(w) if i > 1 else str(c).ljust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)

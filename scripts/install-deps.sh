@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the tests and benchmarks need from Debian's packages:
+# fio (the reference tool), e2fsprogs (mkfs.ext4), util-linux (losetup) and
+# time (/usr/bin/time, for the benchmarks' CPU and memory figures).
+# Idempotent: installs only what is missing.
+set -euo pipefail
+
+need=()
+command -v fio >/dev/null || need+=(fio)
+command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
+command -v losetup >/dev/null || need+=(util-linux)
+[ -x /usr/bin/time ] || need+=(time)
+
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "installing: ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+if ! command -v cargo >/dev/null; then
+  echo "cargo not found: install Rust (https://rustup.rs) first" >&2
+  exit 1
+fi
