@@ -41,11 +41,12 @@ pub fn engines() -> Result<i32, CliError> {
         let c = f.capabilities();
         println!("{:<10} {}", f.name(), f.description());
         println!(
-            "{:<10} queued: {}, direct I/O: {}, needs files: {}",
+            "{:<10} queued: {}, direct I/O: {}, needs files: {}, does I/O: {}",
             "",
             c.queued,
             c.direct_io,
-            c.needs_files
+            c.needs_files,
+            c.does_io
         );
         for o in f.options() {
             println!("{:<10}   --{:<16} {}", "", o.name, o.help);

@@ -164,3 +164,28 @@ fn toml_jobs_run_in_order_and_fio_files_run_on_storbench_engines() {
     assert_eq!((doc["jobs"][0]["group"].as_u64(), doc["jobs"][1]["group"].as_u64()), (Some(0), Some(0)), "fio runs a file's jobs together");
     assert_eq!((ios(&doc, 0, "read"), ios(&doc, 1, "write")), (2048, 2048));
 }
+
+#[test]
+fn think_time_paces_a_worker() {
+    let d = scratch();
+    // 2 ms after every I/O: at most ~500 IOPS, whatever the engine could do.
+    let r = storbench(d.path(), &["run", "--name", "t", "--ioengine", "null", "--rw", "randread", "--size", "1g", "--thinktime", "2ms", "--runtime", "2", "--time_based", "--results-dir", "out", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let iops = result_json(&d.path().join("out"))["jobs"][0]["ops"][0]["iops"].as_f64().unwrap();
+    assert!(iops > 300.0 && iops <= 505.0, "think time of 2 ms gave {iops} IOPS");
+}
+
+#[test]
+fn workers_get_their_own_files_in_a_directory_and_share_a_filename() {
+    let d = scratch();
+    std::fs::create_dir(d.path().join("data")).unwrap();
+    let r = storbench(d.path(), &["run", "--name", "w", "--directory", "data", "--numjobs", "3", "--rw", "write", "--size", "1m", "--results-dir", "o1", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(listing(&d.path().join("data")), vec!["w.0.0", "w.1.0", "w.2.0"]);
+    assert_eq!(ios(&result_json(&d.path().join("o1")), 0, "write"), 3 * 256, "each worker writes its 1 MiB once");
+    let r = storbench(d.path(), &["run", "--name", "s", "--filename", "shared.dat", "--numjobs", "2", "--rw", "randread", "--size", "2m", "--results-dir", "o2", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("o2"));
+    assert_eq!(doc["jobs"][0]["targets"], serde_json::json!(["shared.dat"]));
+    assert_eq!(ios(&doc, 0, "read"), 2 * 512);
+}

@@ -25,6 +25,9 @@ pub struct Capabilities {
     pub direct_io: bool,
     /// Works on files or block devices the runner opens for it.
     pub needs_files: bool,
+    /// Moves real data to storage (false for the null engine, whose runs
+    /// measure storbench itself, so a busy client CPU is expected there).
+    pub does_io: bool,
 }
 
 /// One engine-specific option, documented where the engine is.

@@ -304,3 +304,36 @@ fn remove_created(plan: &Plan, all: bool) -> Vec<String> {
     }
     failures
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storbench_workload::apply_option;
+
+    fn spec(opts: &[(&str, &str)]) -> JobSpec {
+        let mut s = JobSpec::default();
+        for (k, v) in opts {
+            apply_option(&mut s, k, v).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn byte_rates_become_arrivals_by_mean_size() {
+        let s = spec(&[("rw", "randrw"), ("rwmixread", "75"), ("bs", "4k,12k")]);
+        // mean = 0.75 * 4 KiB + 0.25 * 12 KiB = 6 KiB
+        let ops = ops_per_sec(&s, RateLimit::Bytes(6144.0 * 1000.0));
+        assert!((ops - 1000.0).abs() < 1e-6, "{ops}");
+    }
+
+    #[test]
+    fn stonewall_starts_groups_and_sync_engines_cap_queue_depth() {
+        let a = spec(&[("name", "a"), ("ioengine", "null"), ("size", "1m")]);
+        let b = spec(&[("name", "b"), ("ioengine", "null"), ("size", "1m")]);
+        let c = spec(&[("name", "c"), ("ioengine", "psync"), ("size", "1m"), ("iodepth", "8"), ("stonewall", "1")]);
+        let plan = build_plan(vec![a, b, c]).unwrap();
+        assert_eq!(plan.groups, vec![vec![0, 1], vec![2]]);
+        assert_eq!(plan.jobs[2].queue_depth, 1);
+        assert!(matches!(plan.jobs[2].warnings[0], Warning::QueueDepthCapped { asked: 8, .. }));
+    }
+}

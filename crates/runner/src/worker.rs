@@ -131,7 +131,8 @@ impl Worker {
         let mut slots = Slots::new(qd);
         let mut done: Vec<Completion> = Vec::with_capacity(qd * 2);
         let think_ns = self.p.spec.thinktime.as_nanos() as u64;
-        let (mut think_until, mut since_think) = (0u64, 0u32);
+        // fio's think time: after `thinktime_blocks` I/Os have completed, pause.
+        let (mut think_until, mut since_think, mut think_armed) = (0u64, 0u32, false);
         let (mut exhausted, mut stopping) = (false, false);
         let mut now = clock.now();
         let mut boundary = self.next_boundary(now);
@@ -143,7 +144,7 @@ impl Worker {
             if !stopping && (stop::requested() || self.p.end_ns.is_some_and(|e| now >= e)) {
                 stopping = true;
             }
-            if !stopping && !exhausted && now >= think_until {
+            if !stopping && !exhausted && !think_armed && now >= think_until {
                 while let Some(&slot) = slots.free.last() {
                     let scheduled = match self.schedule.as_mut() {
                         Some(s) if s.peek() > now => break,
@@ -160,7 +161,7 @@ impl Worker {
                         since_think += 1;
                         if since_think >= self.p.spec.thinktime_blocks {
                             since_think = 0;
-                            think_until = now + think_ns;
+                            think_armed = true;
                             break;
                         }
                     }
@@ -182,6 +183,10 @@ impl Worker {
             now = clock.now();
             for c in done.drain(..) {
                 self.complete(&mut slots, c, now);
+            }
+            if think_armed && slots.free.len() == qd {
+                think_armed = false;
+                think_until = now + think_ns;
             }
         }
     }
