@@ -2,6 +2,8 @@
 
 use crate::args::OutputFormat;
 use crate::error::CliError;
+use std::fs::File;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use storbench_report::{csv, fio_json, json, text};
 use storbench_runner::RunResult;
@@ -62,32 +64,34 @@ pub fn create(dir: &Path) -> Result<(), CliError> {
     std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create results directory {}: {e}", dir.display())))
 }
 
-/// Write every format into the directory.
+/// Write every format into the directory, each streamed to its file.
 pub fn write_all(dir: &Path, r: &RunResult, notes: &[String]) -> Result<(), CliError> {
     let mut summary = text::render(r);
     for n in notes {
         summary.push_str(&format!("note: {n}\n"));
     }
-    let files = [
-        ("summary.txt", summary),
-        ("result.json", json::render(r)),
-        ("fio.json", fio_json::render(r)),
-        ("series.csv", csv::render(r)),
-    ];
-    for (name, content) in files {
-        let path = dir.join(name);
-        std::fs::write(&path, content).map_err(|e| CliError::system(format!("cannot write {}: {e}", path.display())))?;
-    }
-    Ok(())
+    write_file(dir, "summary.txt", |w| w.write_all(summary.as_bytes()))?;
+    write_file(dir, "result.json", |w| json::write(r, w))?;
+    write_file(dir, "fio.json", |w| w.write_all(fio_json::render(r).as_bytes()))?;
+    write_file(dir, "series.csv", |w| csv::write(r, w))
 }
 
-/// What goes to standard output for the chosen format.
-pub fn stdout_text(format: OutputFormat, r: &RunResult) -> String {
+fn write_file(dir: &Path, name: &str, body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<(), CliError> {
+    let path = dir.join(name);
+    let fail = |e: std::io::Error| CliError::system(format!("cannot write {}: {e}", path.display()));
+    let mut w = BufWriter::new(File::create(&path).map_err(fail)?);
+    body(&mut w).and_then(|_| w.flush()).map_err(fail)
+}
+
+/// Write the chosen format to standard output.
+pub fn to_stdout(format: OutputFormat, r: &RunResult) -> std::io::Result<()> {
+    let mut out = BufWriter::new(std::io::stdout().lock());
     match format {
-        OutputFormat::Normal => text::render(r),
-        OutputFormat::Json => json::render(r),
-        OutputFormat::FioJson => fio_json::render(r),
+        OutputFormat::Normal => out.write_all(text::render(r).as_bytes())?,
+        OutputFormat::Json => json::write(r, &mut out)?,
+        OutputFormat::FioJson => out.write_all(fio_json::render(r).as_bytes())?,
     }
+    out.flush()
 }
 
 #[cfg(test)]

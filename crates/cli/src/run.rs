@@ -3,7 +3,6 @@
 use crate::args::{parse_run, OutputFormat, RunArgs};
 use crate::error::*;
 use crate::{fiofile, jobfile, output, progress, specs, suite};
-use std::io::Write;
 use storbench_runner::{build_plan, plan, prepare_targets, run_plan, stop, RunResult};
 use storbench_workload::JobSpec;
 
@@ -94,10 +93,9 @@ fn resolve_specs(args: &RunArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<S
 fn finish(args: &RunArgs, dir: &std::path::Path, r: &RunResult, notes: &[String]) -> Result<i32, CliError> {
     output::write_all(dir, r, notes)?;
     let format = args.format.unwrap_or(OutputFormat::Normal);
-    let mut stdout = std::io::stdout().lock();
-    // A closed pipe must not turn a finished run into a panic.
-    let _ = stdout.write_all(output::stdout_text(format, r).as_bytes());
-    let _ = stdout.flush();
+    // A closed pipe must not turn a finished run into a failure: the results
+    // directory has everything.
+    let _ = output::to_stdout(format, r);
     eprintln!("storbench: results in {}", dir.display());
     Ok(exit_code(r))
 }

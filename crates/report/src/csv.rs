@@ -1,17 +1,23 @@
 //! The per-second series as CSV, one row per job, interval and operation kind.
 
-use std::fmt::Write as _;
+use std::io::Write;
 use storbench_runner::RunResult;
 
 pub const HEADER: &str = "job,t_s,duration_s,warmup,op,iops,bytes_per_s,p50_us,p99_us,max_us,errors";
 
 pub fn render(r: &RunResult) -> String {
-    let mut out = String::from(HEADER);
-    out.push('\n');
+    let mut v = Vec::new();
+    write(r, &mut v).expect("writing to memory cannot fail");
+    String::from_utf8(v).expect("CSV is UTF-8")
+}
+
+/// Write the CSV row by row (a long run has many rows).
+pub fn write(r: &RunResult, out: &mut impl Write) -> std::io::Result<()> {
+    writeln!(out, "{HEADER}")?;
     for j in &r.jobs {
         for p in &j.series {
             for o in &p.ops {
-                let _ = writeln!(
+                writeln!(
                     out,
                     "{},{:.3},{:.3},{},{},{:.1},{:.0},{:.1},{:.1},{:.1},{}",
                     quote(&j.name),
@@ -25,11 +31,11 @@ pub fn render(r: &RunResult) -> String {
                     o.p99_ns as f64 / 1e3,
                     o.max_ns as f64 / 1e3,
                     o.errors
-                );
+                )?;
             }
         }
     }
-    out
+    Ok(())
 }
 
 fn quote(s: &str) -> String {

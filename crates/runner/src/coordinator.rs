@@ -48,6 +48,8 @@ struct JobAcc {
     pending: BTreeMap<u64, Pending>,
     series: Vec<SeriesPoint>,
     done: Vec<WorkerDone>,
+    /// Emptied per-point stats, reused so a long run allocates nothing per second.
+    spare: Vec<Vec<OpStats>>,
 }
 
 impl JobAcc {
@@ -59,6 +61,7 @@ impl JobAcc {
             pending: BTreeMap::new(),
             series: Vec::new(),
             done: Vec::new(),
+            spare: Vec::new(),
         }
     }
 
@@ -68,12 +71,13 @@ impl JobAcc {
                 t.merge(o);
             }
         }
+        let spare = &mut self.spare;
         let p = self.pending.entry(r.seq).or_insert_with(|| Pending {
             received: 0,
             start_ns: r.start_ns,
             end_ns: r.end_ns,
             warmup: r.warmup,
-            ops: OpKind::ALL.iter().map(|_| OpStats::new(false)).collect(),
+            ops: spare.pop().unwrap_or_else(|| OpKind::ALL.iter().map(|_| OpStats::new(false)).collect()),
         });
         p.received += 1;
         p.start_ns = p.start_ns.min(r.start_ns);
@@ -94,11 +98,13 @@ impl JobAcc {
             if p.received + finished_before < self.workers {
                 break;
             }
-            let p = self.pending.remove(&seq).expect("key seen above");
+            let mut p = self.pending.remove(&seq).expect("key seen above");
             // A run that ends exactly on a boundary leaves an empty last interval.
             if p.end_ns > p.start_ns || p.ops.iter().any(|o| o.ios > 0) {
                 out.push(point(&p));
             }
+            p.ops.iter_mut().for_each(OpStats::reset);
+            self.spare.push(p.ops);
         }
         self.series.extend(out.iter().cloned());
         out

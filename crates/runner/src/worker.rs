@@ -5,7 +5,7 @@
 
 use crate::agent::{AgentMsg, WorkerDone};
 use crate::buffers::AlignedBuffers;
-use crate::clock::{precise_timers, sleep_until, Clock};
+use crate::clock::{precise_timers, sleep_until, Clock, SPIN_NS};
 use crate::stop;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -51,6 +51,26 @@ pub struct Worker {
     spare: Receiver<Box<IntervalReport>>,
     seq: u64,
     interval_start: u64,
+}
+
+/// Where the loop stands, apart from the slots.
+#[derive(Default)]
+struct LoopState {
+    /// The byte budget is spent.
+    exhausted: bool,
+    /// Time is up or a stop was requested: drain in-flight I/O and finish.
+    stopping: bool,
+    /// fio's think time: after `thinktime_blocks` I/Os have completed, pause
+    /// until `think_until`.
+    since_think: u32,
+    think_armed: bool,
+    think_until: u64,
+}
+
+impl LoopState {
+    fn may_issue(&self, now: u64) -> bool {
+        !self.stopping && !self.exhausted && !self.think_armed && now >= self.think_until
+    }
 }
 
 /// Per-slot bookkeeping of in-flight I/O.
@@ -130,10 +150,7 @@ impl Worker {
         let qd = self.p.queue_depth as usize;
         let mut slots = Slots::new(qd);
         let mut done: Vec<Completion> = Vec::with_capacity(qd * 2);
-        let think_ns = self.p.spec.thinktime.as_nanos() as u64;
-        // fio's think time: after `thinktime_blocks` I/Os have completed, pause.
-        let (mut think_until, mut since_think, mut think_armed) = (0u64, 0u32, false);
-        let (mut exhausted, mut stopping) = (false, false);
+        let mut st = LoopState::default();
         let mut now = clock.now();
         let mut boundary = self.next_boundary(now);
         loop {
@@ -141,69 +158,90 @@ impl Worker {
                 self.hand_over(boundary, now);
                 boundary = self.next_boundary(now);
             }
-            if !stopping && (stop::requested() || self.p.end_ns.is_some_and(|e| now >= e)) {
-                stopping = true;
+            if !st.stopping && (stop::requested() || self.p.end_ns.is_some_and(|e| now >= e)) {
+                st.stopping = true;
             }
-            if !stopping && !exhausted && !think_armed && now >= think_until {
-                while let Some(&slot) = slots.free.last() {
-                    let scheduled = match self.schedule.as_mut() {
-                        Some(s) if s.peek() > now => break,
-                        Some(s) => s.advance(self.gen.rng()),
-                        None => now,
-                    };
-                    let Some(io) = self.gen.next() else {
-                        exhausted = true;
-                        break;
-                    };
-                    slots.free.pop();
-                    self.issue(&mut slots, slot, io, scheduled, now)?;
-                    if think_ns > 0 {
-                        since_think += 1;
-                        if since_think >= self.p.spec.thinktime_blocks {
-                            since_think = 0;
-                            think_armed = true;
-                            break;
-                        }
-                    }
-                }
+            if st.may_issue(now) {
+                self.fill(&mut slots, &mut st, now)?;
             }
-            let in_flight = qd - slots.free.len();
-            let next_event = self.next_event(think_until, boundary);
-            if in_flight == 0 {
-                if stopping || exhausted {
+            let can_issue = !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.stopping;
+            let (pace, housekeeping) = self.next_events(can_issue, now, st.think_until, boundary);
+            if slots.free.len() == qd {
+                if st.stopping || st.exhausted {
                     return Ok(());
                 }
-                sleep_until(clock, next_event);
+                sleep_until(clock, pace.min(housekeeping));
                 now = clock.now();
                 continue;
             }
-            let timeout = (!stopping && next_event != u64::MAX && next_event > now)
-                .then(|| std::time::Duration::from_nanos(next_event - now));
-            self.engine.submit_and_reap(1, timeout, &mut done)?;
+            self.wait(&mut done, st.stopping, now, pace, housekeeping)?;
             now = clock.now();
             for c in done.drain(..) {
                 self.complete(&mut slots, c, now);
             }
-            if think_armed && slots.free.len() == qd {
-                think_armed = false;
-                think_until = now + think_ns;
+            if st.think_armed && slots.free.len() == qd {
+                st.think_armed = false;
+                st.think_until = now + self.p.spec.thinktime.as_nanos() as u64;
             }
         }
     }
 
-    /// The earliest time something other than a completion needs the loop.
-    fn next_event(&self, think_until: u64, boundary: u64) -> u64 {
-        let mut t = boundary;
-        if let Some(s) = &self.schedule {
-            t = t.min(s.peek());
+    /// Issue into every free slot, as far as the schedule and think time allow.
+    #[inline]
+    fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
+        let thinks = !self.p.spec.thinktime.is_zero();
+        while let Some(&slot) = slots.free.last() {
+            let scheduled = match self.schedule.as_mut() {
+                Some(s) if s.peek() > now => break,
+                Some(s) => s.advance(self.gen.rng()),
+                None => now,
+            };
+            let Some(io) = self.gen.next() else {
+                st.exhausted = true;
+                break;
+            };
+            slots.free.pop();
+            self.issue(slots, slot, io, scheduled, now)?;
+            if thinks {
+                st.since_think += 1;
+                if st.since_think >= self.p.spec.thinktime_blocks {
+                    st.since_think = 0;
+                    st.think_armed = true;
+                    break;
+                }
+            }
         }
-        if let Some(e) = self.p.end_ns {
-            t = t.min(e);
+        Ok(())
+    }
+
+    /// Submit and collect completions: block until one arrives, the next
+    /// housekeeping time, or shortly before the next paced start, which is then
+    /// awaited by polling so it is not issued late.
+    #[inline]
+    fn wait(&mut self, done: &mut Vec<Completion>, stopping: bool, now: u64, pace: u64, housekeeping: u64) -> Result<(), storbench_engine::EngineError> {
+        if stopping {
+            return self.engine.submit_and_reap(1, None, done);
         }
-        if think_until > 0 {
-            t = t.min(think_until.max(1));
+        if pace.saturating_sub(now) <= SPIN_NS {
+            return self.engine.submit_and_reap(0, None, done);
         }
-        t
+        let wake = (pace - SPIN_NS).min(housekeeping).max(now + 1);
+        self.engine.submit_and_reap(1, Some(std::time::Duration::from_nanos(wake - now)), done)
+    }
+
+    /// When the loop must act other than on a completion: the next paced start
+    /// it could act on (a fixed-rate arrival or the end of a think time, only
+    /// while a slot is free; `u64::MAX` if none), and the next interval boundary
+    /// or end of the run.
+    fn next_events(&self, can_issue: bool, now: u64, think_until: u64, boundary: u64) -> (u64, u64) {
+        let housekeeping = self.p.end_ns.map_or(boundary, |e| e.min(boundary));
+        if !can_issue {
+            return (u64::MAX, housekeeping);
+        }
+        let arrival = self.schedule.as_ref().map_or(now, |s| s.peek());
+        let pace = arrival.max(think_until);
+        // Nothing paces an unthrottled worker with a free slot: it issues at once.
+        (if pace <= now { u64::MAX } else { pace }, housekeeping)
     }
 
     #[inline]
