@@ -6,6 +6,7 @@
 //! runner never branches on an engine's name, only on its [`Capabilities`].
 //! Adding an engine means one module and one line in [`registry`].
 
+pub mod ceph;
 pub mod files;
 pub mod null;
 pub mod psync;
@@ -97,9 +98,18 @@ pub enum EngineError {
     BadOption { engine: &'static str, option: String, message: String },
     #[error("{engine}: {message}")]
     Unsupported { engine: &'static str, message: String },
+    /// Refused for the data's safety; the message says how to allow it.
+    #[error("{engine}: refusing to write: {message}")]
+    Refused { engine: &'static str, message: String },
 }
 
 impl EngineError {
+    /// Whether the user's input or environment is at fault (exit 2) rather
+    /// than a call failing (exit 3).
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, EngineError::Os { .. })
+    }
+
     pub fn os(engine: &'static str, call: &'static str, errno: i32) -> EngineError {
         EngineError::Os { engine, call, errno }
     }
@@ -136,7 +146,28 @@ pub trait EngineFactory: Sync {
     fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
         check_known(self.name(), self.options(), options)
     }
+    /// For engines that bring their own target (not files): check it, create
+    /// it if asked and allowed, and return its size in bytes and a label.
+    fn prepare_target(&self, _target: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
+        Ok(None)
+    }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError>;
+}
+
+/// An engine's own target, ready: its usable size and how to name it.
+#[derive(Clone, Debug)]
+pub struct EngineTarget {
+    pub size: u64,
+    pub label: String,
+}
+
+/// What a job needs from an engine's own target.
+pub struct TargetRequest<'a> {
+    pub options: &'a BTreeMap<String, String>,
+    /// Bytes the job uses (offset + size), when given.
+    pub size: Option<u64>,
+    pub writes: bool,
+    pub allow_overwrite: bool,
 }
 
 /// Reject options the engine does not declare (the caller adds suggestions).
@@ -155,7 +186,7 @@ pub fn check_known(
 
 /// Every engine storbench has.
 pub fn registry() -> &'static [&'static dyn EngineFactory] {
-    &[&psync::PsyncFactory, &uring::UringFactory, &null::NullFactory]
+    &[&psync::PsyncFactory, &uring::UringFactory, &null::NullFactory, &ceph::rbd::RbdFactory]
 }
 
 /// The engine called `name` (fio's aliases included).

@@ -251,6 +251,9 @@ fn job_result(job: &JobPlan, mut acc: JobAcc) -> JobResult {
 }
 
 fn targets(job: &JobPlan) -> Vec<String> {
+    if let Some(t) = &job.engine_target {
+        return vec![t.label.clone()];
+    }
     let mut t: Vec<String> = job.prepared.iter().flatten().map(|p| p.path.display().to_string()).collect();
     t.dedup();
     t

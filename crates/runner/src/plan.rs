@@ -40,6 +40,8 @@ pub struct JobPlan {
     pub paths: Vec<Vec<PathBuf>>,
     /// Filled by [`prepare_targets`].
     pub prepared: Vec<Vec<Prepared>>,
+    /// The engine's own target (engines that need no files), once prepared.
+    pub engine_target: Option<storbench_engine::EngineTarget>,
     pub region: Region,
     /// Byte budget per worker; `None` when the job is time bound only.
     pub io_limit: Option<u64>,
@@ -110,7 +112,7 @@ fn resolve(id: u32, group: u32, spec: JobSpec) -> Result<JobPlan, PlanError> {
     if spec.time_based && spec.runtime.is_none() {
         return Err(err(&spec, "time_based needs a runtime (e.g. --runtime 30s)"));
     }
-    let bounded = spec.runtime.is_some() || spec.size.is_some() || spec.io_size.is_some() || caps.needs_files;
+    let bounded = spec.runtime.is_some() || spec.size.is_some() || spec.io_size.is_some() || caps.does_io;
     if !bounded {
         return Err(err(&spec, format!("engine {} has no target to bound the job: set runtime or size", engine.name())));
     }
@@ -125,6 +127,7 @@ fn resolve(id: u32, group: u32, spec: JobSpec) -> Result<JobPlan, PlanError> {
         engine,
         paths,
         prepared: Vec::new(),
+        engine_target: None,
         region: Region { files: 1, start: spec.offset, len: spec.size.unwrap_or(1 << 30) },
         io_limit: None,
         ramp_ns,
@@ -258,6 +261,19 @@ pub fn prepare_targets(plan: &mut Plan) -> Result<(), PlanError> {
             prepared.push(mine);
         }
         job.prepared = prepared;
+        if job.paths.is_empty() {
+            let req = storbench_engine::TargetRequest {
+                options: &spec.engine_options,
+                size: need.bytes,
+                writes: need.writes,
+                allow_overwrite: need.allow_overwrite,
+            };
+            job.engine_target = job.engine.prepare_target(&req).map_err(|e| PlanError {
+                job: spec.name.clone(),
+                user_error: e.is_user_error(),
+                message: e.to_string(),
+            })?;
+        }
         finish_region(job)?;
     }
     Ok(())
@@ -265,8 +281,12 @@ pub fn prepare_targets(plan: &mut Plan) -> Result<(), PlanError> {
 
 fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
     let spec = &job.spec;
-    if !job.prepared.is_empty() {
-        let smallest = job.prepared.iter().flatten().map(|p| p.size).min().unwrap_or(0);
+    let target_size = match &job.engine_target {
+        Some(t) => Some(t.size),
+        None if !job.prepared.is_empty() => job.prepared.iter().flatten().map(|p| p.size).min(),
+        None => None,
+    };
+    if let Some(smallest) = target_size {
         if smallest <= spec.offset {
             return Err(err(spec, format!("offset {} is beyond the end of the target ({smallest} bytes)", spec.offset)));
         }
@@ -274,10 +294,11 @@ fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
         if len < spec.bs.max() {
             return Err(err(spec, format!("the target region ({len} bytes) is smaller than the block size")));
         }
-        job.region = Region { files: job.prepared[0].len() as u32, start: spec.offset, len };
+        let files = job.prepared.first().map_or(1, |p| p.len() as u32);
+        job.region = Region { files, start: spec.offset, len };
     }
     job.io_limit = if spec.time_based { None } else { Some(spec.io_size.unwrap_or(job.region.len * job.region.files as u64)) };
-    if spec.time_based || (spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && job.prepared.is_empty()) {
+    if spec.time_based || (spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && target_size.is_none()) {
         job.io_limit = None;
     }
     Ok(())

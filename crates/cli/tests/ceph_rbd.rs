@@ -1,0 +1,109 @@
+//! The rbd engine against the real one-node cluster started by
+//! scripts/testenv/ceph (scripts/test.sh starts it and exports its env).
+//! Without the cluster these tests skip and say why; under CI they fail.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+fn cluster() -> bool {
+    if std::env::var_os("CEPH_CONF").is_some() && std::env::var_os("STORBENCH_RBD_POOL").is_some() {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "no Ceph test cluster in CI: scripts/test.sh must start scripts/testenv/ceph");
+    eprintln!("SKIP: no Ceph test cluster (run scripts/testenv/ceph up and source its env file)");
+    false
+}
+
+fn image_name(tag: &str) -> String {
+    format!("sbtest-{tag}-{}", std::process::id())
+}
+
+fn remove_image(name: &str) {
+    let _ = std::process::Command::new("rbd").args(["rm", "--no-progress", &format!("rbd/{name}")]).output();
+}
+
+#[test]
+fn creates_a_marked_image_writes_and_reads_it() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = image_name("rw");
+    let w = storbench(d.path(), &["run", "--name", "w", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--size", "64m", "--rw", "write", "--bs", "1m", "--iodepth", "4", "--results-dir", "w", "--quiet"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let doc = result_json(&d.path().join("w"));
+    assert_eq!(ios(&doc, 0, "write"), 64, "the whole 64 MiB image written once");
+    assert_eq!(doc["jobs"][0]["targets"], serde_json::json!([format!("rbd:rbd/{img}")]));
+    let r = storbench(d.path(), &["run", "--name", "r", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--rw", "randread", "--iodepth", "16", "--runtime", "2", "--time_based", "--results-dir", "r", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("r"));
+    assert!(ios(&doc, 0, "read") > 100, "reads happened");
+    assert_eq!(doc["jobs"][0]["ops"][0]["errors"], serde_json::json!({}));
+    remove_image(&img);
+}
+
+#[test]
+fn refuses_to_write_an_image_storbench_did_not_create() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = image_name("theirs");
+    let made = std::process::Command::new("rbd").args(["create", "--size", "16M", &format!("rbd/{img}")]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let w = storbench(d.path(), &["run", "--name", "w", "--ioengine", "rbd", "--rbdname", &img, "--rw", "randwrite", "--runtime", "1"]);
+    assert_eq!(w.code, 2, "{}", w.stderr);
+    assert!(w.stderr.contains("was not created by storbench") && w.stderr.contains("allow_overwrite"), "{}", w.stderr);
+    let r = storbench(d.path(), &["run", "--name", "r", "--ioengine", "rbd", "--rbdname", &img, "--rw", "randread", "--runtime", "1", "--time_based", "--quiet", "--results-dir", "r"]);
+    assert_eq!(r.code, 0, "reads are allowed: {}", r.stderr);
+    remove_image(&img);
+}
+
+#[test]
+fn missing_pool_image_and_bad_keyring_are_clear_errors() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let r = storbench(d.path(), &["run", "--name", "p", "--ioengine", "rbd", "--pool", "no-such-pool", "--rw", "randread", "--runtime", "1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("pool 'no-such-pool' does not exist"), "{}", r.stderr);
+    let r = storbench(d.path(), &["run", "--name", "i", "--ioengine", "rbd", "--rbdname", "no-such-image", "--rw", "randread", "--runtime", "1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("does not exist; give a size"), "{}", r.stderr);
+    std::fs::write(d.path().join("bad.keyring"), "[client.admin]\n\tkey = AQBbadbadbadbadbadbadbadbadbadbadbadbadbQ==\n").unwrap();
+    let r = storbench(d.path(), &["run", "--name", "k", "--ioengine", "rbd", "--keyring", "bad.keyring", "--connect_timeout", "5", "--rw", "randread", "--runtime", "1"]);
+    assert_ne!(r.code, 0);
+    assert!(r.stderr.contains("rados_connect failed"), "{}", r.stderr);
+}
+
+#[test]
+fn unreachable_monitor_fails_within_the_timeout() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let conf = d.path().join("nowhere.conf");
+    std::fs::write(&conf, "[global]\nmon host = 127.0.0.1:1\nauth client required = none\n").unwrap();
+    let start = Instant::now();
+    let r = storbench(d.path(), &["run", "--name", "m", "--ioengine", "rbd", "--conf", conf.to_str().unwrap(), "--connect_timeout", "3", "--rw", "randread", "--runtime", "1"]);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("rados_connect failed"), "{}", r.stderr);
+    assert!(start.elapsed() < Duration::from_secs(60), "bounded, not a hang: {:?}", start.elapsed());
+}
+
+#[test]
+fn fio_job_files_with_ioengine_rbd_run_on_storbench() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = image_name("fio");
+    let job = format!("[global]\nioengine=rbd\nclientname=admin\npool=rbd\nrbdname={img}\nsize=16m\n[seq]\nrw=write\nbs=64k\niodepth=8\n");
+    std::fs::write(d.path().join("rbd.fio"), job).unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "rbd.fio", "--results-dir", "out", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 256);
+    remove_image(&img);
+}

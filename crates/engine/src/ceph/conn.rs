@@ -1,0 +1,89 @@
+//! A librados connection from engine options (fio's names where fio has them).
+
+use super::ffi::{self, Api, IoCtx, Rados};
+use crate::{EngineError, OptionDesc};
+use std::collections::BTreeMap;
+use std::ptr;
+
+/// Connection options shared by the Ceph engines.
+pub const CONN_OPTIONS: &[OptionDesc] = &[
+    OptionDesc { name: "conf", help: "ceph.conf path (default: $CEPH_CONF or /etc/ceph/ceph.conf)" },
+    OptionDesc { name: "clientname", help: "cephx client id, without 'client.' (default admin)" },
+    OptionDesc { name: "keyring", help: "keyring path (default: from ceph.conf)" },
+    OptionDesc { name: "pool", help: "pool name" },
+    OptionDesc { name: "namespace", help: "RADOS namespace within the pool" },
+    OptionDesc { name: "connect_timeout", help: "seconds to wait for the monitors before failing (default 10)" },
+];
+
+/// A connected cluster handle with an I/O context on one pool.
+pub struct Cluster {
+    pub api: &'static Api,
+    rados: Rados,
+    pub ioctx: IoCtx,
+}
+
+// SAFETY: a rados handle and its ioctx may be used from any one thread at a time.
+unsafe impl Send for Cluster {}
+
+impl Cluster {
+    pub fn connect(engine: &'static str, opts: &BTreeMap<String, String>, default_pool: &str) -> Result<Cluster, EngineError> {
+        let api = ffi::api(engine)?;
+        let client = format!("client.{}", opts.get("clientname").map(String::as_str).unwrap_or("admin"));
+        let cluster_name = ffi::cstr(engine, "cluster", "ceph")?;
+        let user = ffi::cstr(engine, "clientname", &client)?;
+        let mut rados: Rados = ptr::null_mut();
+        // SAFETY: valid out-pointer and C strings; flags 0.
+        ffi::check(engine, "rados_create2", unsafe { (api.rados_create2)(&mut rados, cluster_name.as_ptr(), user.as_ptr(), 0) })?;
+        let mut c = Cluster { api, rados, ioctx: ptr::null_mut() };
+        c.configure(engine, opts)?;
+        // SAFETY: the handle was created above and configured.
+        ffi::check(engine, "rados_connect", unsafe { (api.rados_connect)(c.rados) })?;
+        let pool = opts.get("pool").map(String::as_str).unwrap_or(default_pool);
+        let cpool = ffi::cstr(engine, "pool", pool)?;
+        // SAFETY: connected handle, valid out-pointer.
+        let rc = unsafe { (api.rados_ioctx_create)(c.rados, cpool.as_ptr(), &mut c.ioctx) };
+        if rc == -libc::ENOENT {
+            return Err(EngineError::BadOption { engine, option: "pool".into(), message: format!("pool '{pool}' does not exist") });
+        }
+        ffi::check(engine, "rados_ioctx_create", rc)?;
+        if let Some(ns) = opts.get("namespace") {
+            let cns = ffi::cstr(engine, "namespace", ns)?;
+            // SAFETY: valid ioctx and C string.
+            unsafe { (api.rados_ioctx_set_namespace)(c.ioctx, cns.as_ptr()) };
+        }
+        Ok(c)
+    }
+
+    fn configure(&mut self, engine: &'static str, opts: &BTreeMap<String, String>) -> Result<(), EngineError> {
+        let conf = opts.get("conf").cloned().or_else(|| std::env::var("CEPH_CONF").ok());
+        let cconf = conf.as_deref().map(|c| ffi::cstr(engine, "conf", c)).transpose()?;
+        let conf_ptr = cconf.as_ref().map_or(ptr::null(), |c| c.as_ptr());
+        // SAFETY: valid handle; NULL means the default search path.
+        ffi::check(engine, "rados_conf_read_file", unsafe { (self.api.rados_conf_read_file)(self.rados, conf_ptr) })?;
+        let timeout = opts.get("connect_timeout").map(String::as_str).unwrap_or("10");
+        self.set(engine, "client_mount_timeout", timeout)?;
+        self.set(engine, "rados_mon_op_timeout", timeout)?;
+        if let Some(k) = opts.get("keyring") {
+            self.set(engine, "keyring", k)?;
+        }
+        Ok(())
+    }
+
+    pub fn set(&mut self, engine: &'static str, key: &str, value: &str) -> Result<(), EngineError> {
+        let (k, v) = (ffi::cstr(engine, key, key)?, ffi::cstr(engine, key, value)?);
+        // SAFETY: valid handle and C strings.
+        ffi::check(engine, "rados_conf_set", unsafe { (self.api.rados_conf_set)(self.rados, k.as_ptr(), v.as_ptr()) }).map(|_| ())
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        // SAFETY: destroy what connect created, in reverse order.
+        unsafe {
+            if !self.ioctx.is_null() {
+                (self.api.rados_ioctx_destroy)(self.ioctx);
+            }
+            (self.api.rados_shutdown)(self.rados);
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! librados and librbd, loaded at run time (dlopen), so storbench builds and
+//! runs where Ceph is not installed and says which library is missing when a
+//! Ceph engine is asked for. Every C return code becomes an [`EngineError`]
+//! naming the call and the errno.
+
+use crate::EngineError;
+use libloading::Library;
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::sync::OnceLock;
+
+pub type Rados = *mut c_void;
+pub type IoCtx = *mut c_void;
+pub type Image = *mut c_void;
+pub type Completion = *mut c_void;
+
+/// Function pointers into librados.so.2 and librbd.so.1.
+pub struct Api {
+    _rados: Library,
+    _rbd: Library,
+    pub rados_create2: unsafe extern "C" fn(*mut Rados, *const c_char, *const c_char, u64) -> c_int,
+    pub rados_conf_read_file: unsafe extern "C" fn(Rados, *const c_char) -> c_int,
+    pub rados_conf_set: unsafe extern "C" fn(Rados, *const c_char, *const c_char) -> c_int,
+    pub rados_connect: unsafe extern "C" fn(Rados) -> c_int,
+    pub rados_shutdown: unsafe extern "C" fn(Rados),
+    pub rados_ioctx_create: unsafe extern "C" fn(Rados, *const c_char, *mut IoCtx) -> c_int,
+    pub rados_ioctx_destroy: unsafe extern "C" fn(IoCtx),
+    pub rados_ioctx_set_namespace: unsafe extern "C" fn(IoCtx, *const c_char),
+    pub rbd_open: unsafe extern "C" fn(IoCtx, *const c_char, *mut Image, *const c_char) -> c_int,
+    pub rbd_close: unsafe extern "C" fn(Image) -> c_int,
+    pub rbd_create: unsafe extern "C" fn(IoCtx, *const c_char, u64, *mut c_int) -> c_int,
+    pub rbd_get_size: unsafe extern "C" fn(Image, *mut u64) -> c_int,
+    pub rbd_metadata_get: unsafe extern "C" fn(Image, *const c_char, *mut c_char, *mut usize) -> c_int,
+    pub rbd_metadata_set: unsafe extern "C" fn(Image, *const c_char, *const c_char) -> c_int,
+    pub rbd_aio_create_completion: unsafe extern "C" fn(*mut c_void, *const c_void, *mut Completion) -> c_int,
+    pub rbd_aio_read: unsafe extern "C" fn(Image, u64, usize, *mut c_char, Completion) -> c_int,
+    pub rbd_aio_write: unsafe extern "C" fn(Image, u64, usize, *const c_char, Completion) -> c_int,
+    pub rbd_aio_flush: unsafe extern "C" fn(Image, Completion) -> c_int,
+    pub rbd_aio_get_return_value: unsafe extern "C" fn(Completion) -> isize,
+    pub rbd_aio_get_arg: unsafe extern "C" fn(Completion) -> *mut c_void,
+    pub rbd_aio_release: unsafe extern "C" fn(Completion),
+    pub rbd_set_image_notification: unsafe extern "C" fn(Image, c_int, c_int) -> c_int,
+    pub rbd_poll_io_events: unsafe extern "C" fn(Image, *mut Completion, c_int) -> c_int,
+}
+
+// SAFETY: the struct holds only immutable function pointers and the libraries
+// that keep them valid; librados/librbd are thread-safe for distinct handles.
+unsafe impl Send for Api {}
+unsafe impl Sync for Api {}
+
+const RADOS_LIB: &str = "librados.so.2";
+const RBD_LIB: &str = "librbd.so.1";
+
+static API: OnceLock<Result<Api, EngineError>> = OnceLock::new();
+
+/// The loaded API, or why it could not be loaded.
+pub fn api(engine: &'static str) -> Result<&'static Api, EngineError> {
+    API.get_or_init(|| load(engine)).as_ref().map_err(Clone::clone)
+}
+
+fn open(engine: &'static str, name: &str, package: &str) -> Result<Library, EngineError> {
+    // SAFETY: loading a shared library runs its initialisers; librados and
+    // librbd are designed to be loaded this way.
+    unsafe { Library::new(name) }.map_err(|e| EngineError::Unsupported {
+        engine,
+        message: format!("cannot load {name} ({e}); install Debian's {package} package"),
+    })
+}
+
+fn load(engine: &'static str) -> Result<Api, EngineError> {
+    let rados = open(engine, RADOS_LIB, "librados2")?;
+    let rbd = open(engine, RBD_LIB, "librbd1")?;
+    macro_rules! sym {
+        ($lib:expr, $libname:expr, $name:ident) => {{
+            // SAFETY: the signature matches the C declaration in rados/librados.h
+            // or rbd/librbd.h for this symbol.
+            let s = unsafe { $lib.get(concat!(stringify!($name), "\0").as_bytes()) }.map_err(|e| {
+                EngineError::Unsupported { engine, message: format!("{} lacks {}: {e}", $libname, stringify!($name)) }
+            })?;
+            *s
+        }};
+    }
+    Ok(Api {
+        rados_create2: sym!(rados, RADOS_LIB, rados_create2),
+        rados_conf_read_file: sym!(rados, RADOS_LIB, rados_conf_read_file),
+        rados_conf_set: sym!(rados, RADOS_LIB, rados_conf_set),
+        rados_connect: sym!(rados, RADOS_LIB, rados_connect),
+        rados_shutdown: sym!(rados, RADOS_LIB, rados_shutdown),
+        rados_ioctx_create: sym!(rados, RADOS_LIB, rados_ioctx_create),
+        rados_ioctx_destroy: sym!(rados, RADOS_LIB, rados_ioctx_destroy),
+        rados_ioctx_set_namespace: sym!(rados, RADOS_LIB, rados_ioctx_set_namespace),
+        rbd_open: sym!(rbd, RBD_LIB, rbd_open),
+        rbd_close: sym!(rbd, RBD_LIB, rbd_close),
+        rbd_create: sym!(rbd, RBD_LIB, rbd_create),
+        rbd_get_size: sym!(rbd, RBD_LIB, rbd_get_size),
+        rbd_metadata_get: sym!(rbd, RBD_LIB, rbd_metadata_get),
+        rbd_metadata_set: sym!(rbd, RBD_LIB, rbd_metadata_set),
+        rbd_aio_create_completion: sym!(rbd, RBD_LIB, rbd_aio_create_completion),
+        rbd_aio_read: sym!(rbd, RBD_LIB, rbd_aio_read),
+        rbd_aio_write: sym!(rbd, RBD_LIB, rbd_aio_write),
+        rbd_aio_flush: sym!(rbd, RBD_LIB, rbd_aio_flush),
+        rbd_aio_get_return_value: sym!(rbd, RBD_LIB, rbd_aio_get_return_value),
+        rbd_aio_get_arg: sym!(rbd, RBD_LIB, rbd_aio_get_arg),
+        rbd_aio_release: sym!(rbd, RBD_LIB, rbd_aio_release),
+        rbd_set_image_notification: sym!(rbd, RBD_LIB, rbd_set_image_notification),
+        rbd_poll_io_events: sym!(rbd, RBD_LIB, rbd_poll_io_events),
+        _rados: rados,
+        _rbd: rbd,
+    })
+}
+
+/// Turn a C return code into a result naming the call.
+pub fn check(engine: &'static str, call: &'static str, rc: c_int) -> Result<c_int, EngineError> {
+    if rc < 0 {
+        Err(EngineError::os(engine, call, -rc))
+    } else {
+        Ok(rc)
+    }
+}
+
+pub fn cstr(engine: &'static str, what: &str, s: &str) -> Result<CString, EngineError> {
+    CString::new(s).map_err(|_| EngineError::BadOption { engine, option: what.into(), message: "contains a NUL byte".into() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_library_is_named_with_its_package() {
+        let err = open("rbd", "libstorbench-no-such.so.9", "librbd1").err().unwrap();
+        let msg = err.to_string();
+        assert!(msg.contains("libstorbench-no-such.so.9") && msg.contains("librbd1"), "{msg}");
+    }
+
+    #[test]
+    fn negative_return_codes_become_errors_naming_the_call() {
+        let e = check("rados", "rados_connect", -libc::ETIMEDOUT).unwrap_err();
+        assert!(e.to_string().contains("rados_connect failed") && e.to_string().contains("110"), "{e}");
+        assert_eq!(check("rados", "x", 3).unwrap(), 3);
+    }
+}

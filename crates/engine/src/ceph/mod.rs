@@ -1,0 +1,6 @@
+//! Ceph engines and what they share: the run-time-loaded librados/librbd API
+//! and a cluster connection built from the engines' own options.
+
+pub mod conn;
+pub mod ffi;
+pub mod rbd;

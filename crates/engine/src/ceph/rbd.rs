@@ -1,0 +1,285 @@
+//! The `rbd` engine: an RBD image through librbd, as a block device to the
+//! workload model. Asynchronous I/O (rbd_aio_*) keeps the queue depth real;
+//! completions are collected through an eventfd and rbd_poll_io_events, so no
+//! callback runs storbench code on librbd's threads.
+//!
+//! Safety as for block devices: an image storbench did not create (marked with
+//! the image metadata key `storbench.created`) is only written with
+//! allow_overwrite. A missing image is created when a size is given.
+
+use super::conn::{Cluster, CONN_OPTIONS};
+use super::ffi::{self, Completion as RbdCompletion, Image};
+use crate::*;
+use std::ffi::c_void;
+use std::ptr;
+
+pub struct RbdFactory;
+
+const NAME: &str = "rbd";
+const MARKER_KEY: &str = "storbench.created";
+const EVENT_TYPE_EVENTFD: i32 = 2;
+
+const OPTIONS: &[OptionDesc] = &[
+    OptionDesc { name: "rbdname", help: "image name (alias: image; default storbench)" },
+    OptionDesc { name: "image", help: "image name" },
+    OptionDesc { name: "rbd_cache", help: "librbd cache on or off (default: the cluster's setting)" },
+];
+
+fn all_options() -> &'static [OptionDesc] {
+    static ALL: std::sync::OnceLock<Vec<OptionDesc>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| CONN_OPTIONS.iter().chain(OPTIONS).copied().collect())
+}
+
+fn image_name(opts: &BTreeMap<String, String>) -> &str {
+    opts.get("rbdname").or_else(|| opts.get("image")).map(String::as_str).unwrap_or("storbench")
+}
+
+impl EngineFactory for RbdFactory {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn description(&self) -> &'static str {
+        "Ceph RBD image through librbd (loaded at run time), asynchronous I/O"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { queued: true, direct_io: true, needs_files: false, does_io: true }
+    }
+    fn options(&self) -> &'static [OptionDesc] {
+        all_options()
+    }
+    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
+        let cluster = Cluster::connect(NAME, t.options, "rbd")?;
+        let name = image_name(t.options);
+        let img = OpenImage::open_or_create(&cluster, name, t.size)?;
+        if t.writes && !t.allow_overwrite && !img.marked()? {
+            return Err(EngineError::Refused {
+                engine: NAME,
+                message: format!(
+                    "image '{name}' was not created by storbench; its data would be overwritten. \
+                     Name a new image (it is created with the job's size), or pass --allow_overwrite=1"
+                ),
+            });
+        }
+        let pool = t.options.get("pool").map(String::as_str).unwrap_or("rbd");
+        Ok(Some(EngineTarget { size: img.size()?, label: format!("rbd:{pool}/{name}") }))
+    }
+    fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
+        Rbd::open(setup).map(|e| Box::new(e) as Box<dyn Engine>)
+    }
+}
+
+/// An open image, closed on drop.
+struct OpenImage<'a> {
+    cluster: &'a Cluster,
+    image: Image,
+}
+
+impl<'a> OpenImage<'a> {
+    fn open(cluster: &'a Cluster, name: &str) -> Result<OpenImage<'a>, i32> {
+        let cname = CString::new(name).map_err(|_| libc::EINVAL)?;
+        let mut image: Image = ptr::null_mut();
+        // SAFETY: valid ioctx, C string and out-pointer; NULL snapshot = head.
+        let rc = unsafe { (cluster.api.rbd_open)(cluster.ioctx, cname.as_ptr(), &mut image, ptr::null()) };
+        if rc < 0 {
+            return Err(-rc);
+        }
+        Ok(OpenImage { cluster, image })
+    }
+
+    fn open_or_create(cluster: &'a Cluster, name: &str, size: Option<u64>) -> Result<OpenImage<'a>, EngineError> {
+        match Self::open(cluster, name) {
+            Ok(i) => Ok(i),
+            Err(libc::ENOENT) => {
+                let size = size.ok_or_else(|| EngineError::BadOption {
+                    engine: NAME,
+                    option: "rbdname".into(),
+                    message: format!("image '{name}' does not exist; give a size (e.g. --size 1g) to create it"),
+                })?;
+                let cname = ffi::cstr(NAME, "rbdname", name)?;
+                let mut order = 0;
+                // SAFETY: valid ioctx, C string, out-pointer.
+                ffi::check(NAME, "rbd_create", unsafe { (cluster.api.rbd_create)(cluster.ioctx, cname.as_ptr(), size, &mut order) })?;
+                let img = Self::open(cluster, name).map_err(|e| EngineError::os(NAME, "rbd_open", e))?;
+                img.mark()?;
+                Ok(img)
+            }
+            Err(e) => Err(EngineError::os(NAME, "rbd_open", e)),
+        }
+    }
+
+    fn size(&self) -> Result<u64, EngineError> {
+        let mut size = 0u64;
+        // SAFETY: open image, valid out-pointer.
+        ffi::check(NAME, "rbd_get_size", unsafe { (self.cluster.api.rbd_get_size)(self.image, &mut size) })?;
+        Ok(size)
+    }
+
+    fn mark(&self) -> Result<(), EngineError> {
+        let (k, v) = (ffi::cstr(NAME, "key", MARKER_KEY)?, ffi::cstr(NAME, "value", "1")?);
+        // SAFETY: open image, C strings.
+        ffi::check(NAME, "rbd_metadata_set", unsafe { (self.cluster.api.rbd_metadata_set)(self.image, k.as_ptr(), v.as_ptr()) }).map(|_| ())
+    }
+
+    fn marked(&self) -> Result<bool, EngineError> {
+        let k = ffi::cstr(NAME, "key", MARKER_KEY)?;
+        let mut buf = [0 as std::ffi::c_char; 16];
+        let mut len = buf.len();
+        // SAFETY: open image, buffer and its length.
+        let rc = unsafe { (self.cluster.api.rbd_metadata_get)(self.image, k.as_ptr(), buf.as_mut_ptr(), &mut len) };
+        match rc {
+            0 => Ok(true),
+            rc if rc == -libc::ENOENT => Ok(false),
+            rc => Err(EngineError::os(NAME, "rbd_metadata_get", -rc)),
+        }
+    }
+}
+
+impl Drop for OpenImage<'_> {
+    fn drop(&mut self) {
+        // SAFETY: opened in `open`; no I/O is in flight on this handle.
+        unsafe { (self.cluster.api.rbd_close)(self.image) };
+    }
+}
+
+use std::ffi::CString;
+
+/// Per-worker engine: its own connection, image handle and eventfd.
+struct Rbd {
+    cluster: Cluster,
+    image: Image,
+    efd: i32,
+    buffers: Buffers,
+    events: Vec<RbdCompletion>,
+    /// Length of each slot's write in flight: librbd reports a successful
+    /// write as 0, not as the bytes written.
+    write_len: Vec<u32>,
+    /// Operations librbd refused at submission, reported as failed I/O.
+    refused: Vec<Completion>,
+}
+
+// SAFETY: the image handle is used only by the worker thread that owns it.
+unsafe impl Send for Rbd {}
+
+impl Rbd {
+    fn open(setup: &WorkerSetup) -> Result<Rbd, EngineError> {
+        let mut cluster = Cluster::connect(NAME, setup.options, "rbd")?;
+        if setup.options.contains_key("rbd_cache") {
+            let on = bool_option(NAME, setup.options, "rbd_cache", true)?;
+            cluster.set(NAME, "rbd_cache", if on { "true" } else { "false" })?;
+        }
+        let name = ffi::cstr(NAME, "rbdname", image_name(setup.options))?;
+        let mut image: Image = ptr::null_mut();
+        // SAFETY: valid ioctx, C string, out-pointer.
+        ffi::check(NAME, "rbd_open", unsafe { (cluster.api.rbd_open)(cluster.ioctx, name.as_ptr(), &mut image, ptr::null()) })?;
+        // SAFETY: eventfd has no memory arguments.
+        let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
+        if efd < 0 {
+            return Err(EngineError::last_os(NAME, "eventfd"));
+        }
+        let engine = Rbd {
+            cluster,
+            image,
+            efd,
+            buffers: setup.buffers,
+            events: vec![ptr::null_mut(); setup.queue_depth as usize],
+            write_len: vec![0; setup.queue_depth as usize],
+            refused: Vec::with_capacity(setup.queue_depth as usize),
+        };
+        // SAFETY: open image and a valid eventfd.
+        ffi::check(NAME, "rbd_set_image_notification", unsafe {
+            (engine.cluster.api.rbd_set_image_notification)(engine.image, efd, EVENT_TYPE_EVENTFD)
+        })?;
+        Ok(engine)
+    }
+
+    /// Collect every finished completion librbd has queued for us.
+    fn poll_events(&mut self, out: &mut Vec<Completion>) -> Result<usize, EngineError> {
+        let api = self.cluster.api;
+        // SAFETY: `events` has room for its length; the image is open.
+        let n = unsafe { (api.rbd_poll_io_events)(self.image, self.events.as_mut_ptr(), self.events.len() as i32) };
+        let n = ffi::check(NAME, "rbd_poll_io_events", n)? as usize;
+        for &c in &self.events[..n] {
+            // SAFETY: c is a completion librbd reports finished; we release it once.
+            let (result, slot) = unsafe {
+                let r = (api.rbd_aio_get_return_value)(c);
+                let arg = (api.rbd_aio_get_arg)(c);
+                (api.rbd_aio_release)(c);
+                (r as i64, arg as usize as u32)
+            };
+            let written = self.write_len[slot as usize];
+            let result = if result == 0 && written > 0 { written as i64 } else { result };
+            out.push(Completion { slot, result });
+        }
+        Ok(n)
+    }
+
+    /// Wait until librbd signals completions or the timeout passes.
+    fn wait_event(&mut self, timeout: Option<Duration>) -> Result<(), EngineError> {
+        let mut pfd = libc::pollfd { fd: self.efd, events: libc::POLLIN, revents: 0 };
+        let ts = timeout.map(|t| libc::timespec { tv_sec: t.as_secs() as i64, tv_nsec: t.subsec_nanos() as i64 });
+        let tsp = ts.as_ref().map_or(ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: one valid pollfd; timespec pointer or NULL (wait forever).
+        let rc = unsafe { libc::ppoll(&mut pfd, 1, tsp, ptr::null()) };
+        if rc < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+            return Err(EngineError::last_os(NAME, "ppoll(eventfd)"));
+        }
+        let mut counter = 0u64;
+        // SAFETY: reading 8 bytes into a u64 from a non-blocking eventfd.
+        unsafe { libc::read(self.efd, &mut counter as *mut u64 as *mut c_void, 8) };
+        Ok(())
+    }
+}
+
+impl Engine for Rbd {
+    fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        let api = self.cluster.api;
+        let mut comp: RbdCompletion = ptr::null_mut();
+        // SAFETY: the slot number travels as the completion's argument; no callback.
+        ffi::check(NAME, "rbd_aio_create_completion", unsafe {
+            (api.rbd_aio_create_completion)(req.slot as usize as *mut c_void, ptr::null(), &mut comp)
+        })?;
+        let buf = self.buffers.slot(req.slot);
+        self.write_len[req.slot as usize] = if req.op == OpKind::Write { req.len } else { 0 };
+        // SAFETY: the buffer slot holds at least req.len bytes and outlives the I/O.
+        let rc = unsafe {
+            match req.op {
+                OpKind::Read => (api.rbd_aio_read)(self.image, req.offset, req.len as usize, buf.cast(), comp),
+                OpKind::Write => (api.rbd_aio_write)(self.image, req.offset, req.len as usize, buf.cast(), comp),
+                OpKind::Sync => (api.rbd_aio_flush)(self.image, comp),
+            }
+        };
+        if rc < 0 {
+            // SAFETY: librbd did not take the completion.
+            unsafe { (api.rbd_aio_release)(comp) };
+            self.refused.push(Completion { slot: req.slot, result: rc as i64 });
+        }
+        Ok(())
+    }
+
+    fn submit_and_reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let mut got = self.refused.len();
+        out.append(&mut self.refused);
+        let deadline = timeout.map(|t| std::time::Instant::now() + t);
+        loop {
+            got += self.poll_events(out)?;
+            if got >= min as usize {
+                return Ok(());
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+            if left == Some(Duration::ZERO) {
+                return Ok(());
+            }
+            self.wait_event(left)?;
+        }
+    }
+}
+
+impl Drop for Rbd {
+    fn drop(&mut self) {
+        // SAFETY: the runner drains every in-flight I/O before dropping the engine.
+        unsafe {
+            (self.cluster.api.rbd_close)(self.image);
+            libc::close(self.efd);
+        }
+    }
+}
