@@ -17,9 +17,9 @@ def build():
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "storbench"], cwd=ROOT, check=True)
 
 
-def run(cmd, cwd):
+def run(cmd, cwd, env=None):
     """Run cmd; return (stdout, rusage)."""
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out = proc.stdout.read()
     err = proc.stderr.read()
     _, status, ru = os.wait4(proc.pid, 0)

@@ -146,6 +146,11 @@ pub trait EngineFactory: Sync {
     fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
         check_known(self.name(), self.options(), options)
     }
+    /// Notes about what the job's figures will mean with these options (e.g.
+    /// a client-side cache), shown as warnings in the report.
+    fn warnings(&self, _options: &BTreeMap<String, String>, _writes: bool) -> Vec<String> {
+        Vec::new()
+    }
     /// For engines that bring their own target (not files): check it, create
     /// it if asked and allowed, and return its size in bytes and a label.
     fn prepare_target(&self, _target: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {

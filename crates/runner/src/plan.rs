@@ -99,7 +99,11 @@ fn resolve(id: u32, group: u32, spec: JobSpec) -> Result<JobPlan, PlanError> {
     let engine = find_engine(&spec)?;
     check_engine_options(&spec, engine)?;
     let caps = engine.capabilities();
-    let mut warnings = Vec::new();
+    let mut warnings: Vec<Warning> = engine
+        .warnings(&spec.engine_options, spec.writes())
+        .into_iter()
+        .map(|message| Warning::Engine { job: spec.name.clone(), engine: engine.name().into(), message })
+        .collect();
     let mut queue_depth = spec.iodepth;
     if !caps.queued && queue_depth > 1 {
         warnings.push(Warning::QueueDepthCapped { engine: engine.name().into(), asked: queue_depth });

@@ -19,6 +19,8 @@ pub enum Warning {
     Interrupted,
     /// Something could not be cleaned up.
     Cleanup { message: String },
+    /// The engine says how its settings shape the figures.
+    Engine { job: String, engine: String, message: String },
 }
 
 impl Warning {
@@ -46,6 +48,7 @@ impl Warning {
             ),
             Warning::Interrupted => "the run was interrupted: results cover the elapsed time only".into(),
             Warning::Cleanup { message } => message.clone(),
+            Warning::Engine { job, engine, message } => format!("job {job} ({engine}): {message}"),
         }
     }
 }
