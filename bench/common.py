@@ -17,11 +17,21 @@ def build():
     subprocess.run(["cargo", "build", "--release", "-q", "-p", "storbench"], cwd=ROOT, check=True)
 
 
-def run(cmd, cwd, env=None):
-    """Run cmd; return (stdout, rusage)."""
+class Hung(Exception):
+    """A tool did not finish within its time limit (it was killed)."""
+
+
+def run(cmd, cwd, env=None, limit=None):
+    """Run cmd; return (stdout, rusage). With `limit` seconds, a tool that has
+    not finished by then is killed and Hung is raised: benchmarks stop by
+    themselves."""
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = proc.stdout.read()
-    err = proc.stderr.read()
+    try:
+        out, err = proc.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise Hung(f"{cmd[0]} did not finish within {limit} s")
     _, status, ru = os.wait4(proc.pid, 0)
     code = os.waitstatus_to_exitcode(status)
     if code != 0:

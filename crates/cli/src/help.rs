@@ -10,6 +10,8 @@ usage:
   storbench run JOBS.toml [OPTIONS]     jobs from a TOML job file
   storbench run --fio JOB.fio           jobs from a fio job file
   storbench run --name NAME OPTIONS...  one-off jobs from flags (fio names: --rw --bs --iodepth ...)
+  storbench rbd bench --io-type write [--io-size 4K] [--io-threads 16] [--io-total 1G]
+                  [--io-pattern seq|rand] [--rw-mix-read 50] POOL/IMAGE   rbd bench, with percentiles
   storbench help options                every job option
   storbench engines                     engines and their own options
 

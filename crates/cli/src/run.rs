@@ -10,10 +10,23 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     let (words, use_suite) = take_suite_flag(words)?;
     let args = parse_run(&words)?;
     let (specs, notes) = resolve_specs(&args, use_suite)?;
+    let observer = progress::Live::new(args.quiet);
+    let (result, dir) = execute(specs, &notes, args.results_dir.clone(), &observer)?;
+    finish(&args, &dir, &result, &notes)
+}
+
+/// Plan, prepare, run and clean up; the results are written by the caller.
+/// Bad input is reported before anything is touched.
+pub fn execute(
+    specs: Vec<JobSpec>,
+    notes: &[String],
+    results_dir: Option<std::path::PathBuf>,
+    observer: &dyn storbench_runner::Observer,
+) -> Result<(RunResult, std::path::PathBuf), CliError> {
     let mut plan = build_plan(specs)?;
-    let dir = args.results_dir.clone().unwrap_or_else(output::default_dir);
+    let dir = results_dir.unwrap_or_else(output::default_dir);
     output::check_writable(&dir)?;
-    for n in &notes {
+    for n in notes {
         eprintln!("storbench: {n}");
     }
     stop::install_handlers();
@@ -25,12 +38,11 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         return Err(e.into());
     }
     output::create(&dir)?;
-    let observer = progress::Live::new(args.quiet);
-    let mut result = run_plan(&plan, &observer);
+    let mut result = run_plan(&plan, observer);
     for message in plan::cleanup(&plan) {
         result.warnings.push(storbench_runner::Warning::Cleanup { message });
     }
-    finish(&args, &dir, &result, &notes)
+    Ok((result, dir))
 }
 
 /// `--suite quick` selects the built-in suite; no arguments at all means the same.
@@ -100,7 +112,7 @@ fn finish(args: &RunArgs, dir: &std::path::Path, r: &RunResult, notes: &[String]
     Ok(exit_code(r))
 }
 
-fn exit_code(r: &RunResult) -> i32 {
+pub fn exit_code(r: &RunResult) -> i32 {
     if r.interrupted {
         return EXIT_INTERRUPTED;
     }

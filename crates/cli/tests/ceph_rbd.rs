@@ -107,3 +107,24 @@ fn fio_job_files_with_ioengine_rbd_run_on_storbench() {
     assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 256);
     remove_image(&img);
 }
+
+#[test]
+fn rbd_bench_mode_prints_rbd_bench_lines_and_percentiles() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = image_name("bench");
+    let mk = storbench(d.path(), &["run", "--name", "mk", "--ioengine", "rbd", "--rbdname", &img, "--size", "32m", "--rw", "write", "--bs", "4m", "--quiet", "--results-dir", "mk"]);
+    assert_eq!(mk.code, 0, "{}", mk.stderr);
+    let r = storbench(d.path(), &["rbd", "bench", "--io-type", "write", "--io-size", "64K", "--io-threads", "8", "--io-total", "16M", "--io-pattern", "rand", &format!("rbd/{img}"), "--results-dir", "out"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("bench  type write io_size 65536 io_threads 8 bytes 16777216 pattern random"), "{}", r.stdout);
+    assert!(r.stdout.contains("  SEC       OPS   OPS/SEC   BYTES/SEC"), "{}", r.stdout);
+    assert!(r.stdout.contains("ops: 256 "), "16 MiB in 64 KiB writes:\n{}", r.stdout);
+    assert!(r.stdout.contains("write latency: min") && r.stdout.contains("p99.9"), "{}", r.stdout);
+    assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 256);
+    let refused = storbench(d.path(), &["rbd", "bench", "--io-type", "write", "--io-total", "4M", "rbd/storbench"]);
+    assert_eq!(refused.code, 2, "the cluster's own image is not storbench's: {}", refused.stderr);
+    remove_image(&img);
+}
