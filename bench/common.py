@@ -7,6 +7,8 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,18 +27,29 @@ def run(cmd, cwd, env=None, limit=None):
     """Run cmd; return (stdout, rusage). With `limit` seconds, a tool that has
     not finished by then is killed and Hung is raised: benchmarks stop by
     themselves."""
-    proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        out, err = proc.communicate(timeout=limit)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.communicate()
-        raise Hung(f"{cmd[0]} did not finish within {limit} s")
-    _, status, ru = os.wait4(proc.pid, 0)
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        sys.stderr.write(err.decode(errors="replace"))
-        raise SystemExit(f"{cmd[0]} failed with exit code {code}")
+    with tempfile.TemporaryFile() as errf:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=errf)
+        killed = threading.Event()
+
+        def kill():
+            killed.set()
+            proc.kill()
+
+        timer = threading.Timer(limit, kill) if limit else None
+        if timer:
+            timer.start()
+        out = proc.stdout.read()
+        _, status, ru = os.wait4(proc.pid, 0)
+        if timer:
+            timer.cancel()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if killed.is_set():
+            raise Hung(f"{cmd[0]} did not finish within {limit} s")
+        code = proc.returncode
+        if code != 0:
+            errf.seek(0)
+            sys.stderr.write(errf.read().decode(errors="replace"))
+            raise SystemExit(f"{cmd[0]} failed with exit code {code}")
     return out.decode(), ru
 
 

@@ -189,18 +189,9 @@ fn summary(r: &RunResult) {
         mib_s(bytes as f64 / secs.max(1e-9))
     );
     for o in &j.ops {
-        let l = &o.latency;
-        println!(
-            "{} latency: min {}  avg {}  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}",
-            o.op.name(),
-            fmt::latency(l.min_ns),
-            fmt::latency(l.mean_ns as u64),
-            fmt::latency(l.at(50.0)),
-            fmt::latency(l.at(90.0)),
-            fmt::latency(l.at(99.0)),
-            fmt::latency(l.at(99.9)),
-            fmt::latency(l.max_ns)
-        );
+        let cells = fmt::latency_cells(&o.latency);
+        let parts: Vec<String> = fmt::LATENCY_COLUMNS.iter().zip(cells).map(|(c, v)| format!("{c} {v}")).collect();
+        println!("{} latency: {}", o.op.name(), parts.join("  "));
     }
     for w in j.warnings.iter().chain(&r.warnings) {
         println!("warning: {w}");

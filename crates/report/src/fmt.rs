@@ -1,5 +1,23 @@
 //! Number formatting shared by the human-readable renderers.
 
+use storbench_metrics::LatencySummary;
+
+/// The latency columns every human-readable view shows, in order.
+pub const LATENCY_COLUMNS: [&str; 7] = ["min", "avg", "p50", "p90", "p99", "p99.9", "max"];
+
+/// Values for [`LATENCY_COLUMNS`].
+pub fn latency_cells(l: &LatencySummary) -> [String; 7] {
+    [
+        latency(l.min_ns),
+        latency(l.mean_ns as u64),
+        latency(l.at(50.0)),
+        latency(l.at(90.0)),
+        latency(l.at(99.0)),
+        latency(l.at(99.9)),
+        latency(l.max_ns),
+    ]
+}
+
 /// Latency for people: 850ns, 85.2us, 1.23ms, 2.10s.
 pub fn latency(ns: u64) -> String {
     let v = ns as f64;

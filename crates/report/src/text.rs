@@ -78,20 +78,10 @@ fn op_row(j: &JobResult, o: &OpResult, service: bool) -> Vec<String> {
     } else {
         (j.name.clone(), o.op.name().to_string(), fmt::count(o.iops), fmt::mib_per_s(o.bytes_per_sec))
     };
-    vec![
-        name,
-        op,
-        iops,
-        bw,
-        fmt::latency(l.min_ns),
-        fmt::latency(l.mean_ns as u64),
-        fmt::latency(l.at(50.0)),
-        fmt::latency(l.at(90.0)),
-        fmt::latency(l.at(99.0)),
-        fmt::latency(l.at(99.9)),
-        fmt::latency(l.max_ns),
-        if service { String::new() } else { errors.to_string() },
-    ]
+    let mut row = vec![name, op, iops, bw];
+    row.extend(fmt::latency_cells(l));
+    row.push(if service { String::new() } else { errors.to_string() });
+    row
 }
 
 fn table(rows: &[Vec<String>]) -> String {
