@@ -110,55 +110,28 @@ impl Uring {
     }
 
     fn build_entry(&self, req: &IoRequest) -> squeue::Entry {
-        let buf = self.buffers.slot(req.slot);
-        let entry = match (req.op, self.fixed_files) {
-            (OpKind::Read, true) => self.read(types::Fixed(req.file), buf, req),
-            (OpKind::Read, false) => self.read(types::Fd(self.fds[req.file as usize]), buf, req),
-            (OpKind::Write, true) => self.write(types::Fixed(req.file), buf, req),
-            (OpKind::Write, false) => self.write(types::Fd(self.fds[req.file as usize]), buf, req),
-            (OpKind::Sync, fixed) => {
-                let flags = if req.data_only { types::FsyncFlags::DATASYNC } else { types::FsyncFlags::empty() };
-                if fixed {
-                    opcode::Fsync::new(types::Fixed(req.file)).flags(flags).build()
-                } else {
-                    opcode::Fsync::new(types::Fd(self.fds[req.file as usize])).flags(flags).build()
+        let (buf, len, off) = (self.buffers.slot(req.slot), req.len, req.offset);
+        let fixed_bufs = self.fixed_bufs;
+        let flags = if req.data_only { types::FsyncFlags::DATASYNC } else { types::FsyncFlags::empty() };
+        // The same opcodes for a registered file index or a plain descriptor,
+        // which the io-uring crate types differently.
+        macro_rules! entry_for {
+            ($fd:expr) => {
+                match req.op {
+                    OpKind::Read if fixed_bufs => opcode::ReadFixed::new($fd, buf, len, 0).offset(off).build(),
+                    OpKind::Read => opcode::Read::new($fd, buf, len).offset(off).build(),
+                    OpKind::Write if fixed_bufs => opcode::WriteFixed::new($fd, buf, len, 0).offset(off).build(),
+                    OpKind::Write => opcode::Write::new($fd, buf, len).offset(off).build(),
+                    OpKind::Sync => opcode::Fsync::new($fd).flags(flags).build(),
                 }
-            }
+            };
+        }
+        let entry = if self.fixed_files {
+            entry_for!(types::Fixed(req.file))
+        } else {
+            entry_for!(types::Fd(self.fds[req.file as usize]))
         };
         entry.user_data(req.slot as u64)
-    }
-
-    fn read(&self, fd: impl Into<Target>, buf: *mut u8, req: &IoRequest) -> squeue::Entry {
-        match (fd.into(), self.fixed_bufs) {
-            (Target::Fixed(f), true) => opcode::ReadFixed::new(f, buf, req.len, 0).offset(req.offset).build(),
-            (Target::Fixed(f), false) => opcode::Read::new(f, buf, req.len).offset(req.offset).build(),
-            (Target::Fd(f), true) => opcode::ReadFixed::new(f, buf, req.len, 0).offset(req.offset).build(),
-            (Target::Fd(f), false) => opcode::Read::new(f, buf, req.len).offset(req.offset).build(),
-        }
-    }
-
-    fn write(&self, fd: impl Into<Target>, buf: *mut u8, req: &IoRequest) -> squeue::Entry {
-        match (fd.into(), self.fixed_bufs) {
-            (Target::Fixed(f), true) => opcode::WriteFixed::new(f, buf, req.len, 0).offset(req.offset).build(),
-            (Target::Fixed(f), false) => opcode::Write::new(f, buf, req.len).offset(req.offset).build(),
-            (Target::Fd(f), true) => opcode::WriteFixed::new(f, buf, req.len, 0).offset(req.offset).build(),
-            (Target::Fd(f), false) => opcode::Write::new(f, buf, req.len).offset(req.offset).build(),
-        }
-    }
-}
-
-enum Target {
-    Fixed(types::Fixed),
-    Fd(types::Fd),
-}
-impl From<types::Fixed> for Target {
-    fn from(f: types::Fixed) -> Self {
-        Target::Fixed(f)
-    }
-}
-impl From<types::Fd> for Target {
-    fn from(f: types::Fd) -> Self {
-        Target::Fd(f)
     }
 }
 

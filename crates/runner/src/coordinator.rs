@@ -90,12 +90,13 @@ impl JobAcc {
         }
     }
 
-    /// Points every live worker has reported, oldest first.
-    fn complete_points(&mut self) -> Vec<SeriesPoint> {
+    /// Points every live worker has reported, oldest first; with `all`, every
+    /// pending point (the group has ended).
+    fn complete_points(&mut self, all: bool) -> Vec<SeriesPoint> {
         let mut out = Vec::new();
         while let Some((&seq, p)) = self.pending.iter().next() {
             let finished_before = self.done.iter().filter(|d| d.last_seq < seq).count() as u32;
-            if p.received + finished_before < self.workers {
+            if !all && p.received + finished_before < self.workers {
                 break;
             }
             let mut p = self.pending.remove(&seq).expect("key seen above");
@@ -198,7 +199,7 @@ fn run_group(members: &[&JobPlan], observer: &dyn Observer) -> Vec<JobResult> {
             }
         }
         let job = members.iter().find(|j| j.id == job_id).expect("job of this group");
-        for p in acc.complete_points() {
+        for p in acc.complete_points(false) {
             let total_s = job.end_ns.map(|e| e as f64 / 1e9);
             observer.second(&Progress { job: &job.spec.name, elapsed_s: p.t, total_s, point: &p });
         }
@@ -208,8 +209,7 @@ fn run_group(members: &[&JobPlan], observer: &dyn Observer) -> Vec<JobResult> {
 }
 
 fn job_result(job: &JobPlan, mut acc: JobAcc) -> JobResult {
-    acc.workers = 0; // flush whatever is still pending
-    acc.complete_points();
+    acc.complete_points(true);
     let end = acc.done.iter().map(|d| d.end_ns).max().unwrap_or(0);
     let runtime_ns = end.saturating_sub(job.ramp_ns);
     let ops: Vec<OpResult> = OpKind::ALL

@@ -301,10 +301,13 @@ fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
         let files = job.prepared.first().map_or(1, |p| p.len() as u32);
         job.region = Region { files, start: spec.offset, len };
     }
-    job.io_limit = if spec.time_based { None } else { Some(spec.io_size.unwrap_or(job.region.len * job.region.files as u64)) };
-    if spec.time_based || (spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && target_size.is_none()) {
-        job.io_limit = None;
-    }
+    // A runtime with nothing that sizes the job (null engine) bounds it by time alone.
+    let time_only = spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && target_size.is_none();
+    job.io_limit = if spec.time_based || time_only {
+        None
+    } else {
+        Some(spec.io_size.unwrap_or(job.region.len * job.region.files as u64))
+    };
     Ok(())
 }
 

@@ -16,7 +16,7 @@
 use super::conn::{Cluster, CONN_OPTIONS};
 use super::ffi::{self, Completion as RbdCompletion, Image};
 use crate::*;
-use std::ffi::c_void;
+use std::ffi::{c_void, CString};
 use std::ptr;
 
 pub struct RbdFactory;
@@ -158,8 +158,6 @@ impl Drop for OpenImage<'_> {
         unsafe { (self.cluster.api.rbd_close)(self.image) };
     }
 }
-
-use std::ffi::CString;
 
 /// Per-worker engine: its own connection, image handle and eventfd.
 struct Rbd {
