@@ -15,7 +15,7 @@ pub mod uring;
 use std::collections::BTreeMap;
 use std::os::fd::RawFd;
 use std::time::Duration;
-use storbench_workload::OpKind;
+use storbench_workload::{ObjectSpec, OpKind};
 
 /// What an engine can do; checked once when the plan is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +26,11 @@ pub struct Capabilities {
     pub direct_io: bool,
     /// Works on files or block devices the runner opens for it.
     pub needs_files: bool,
+    /// Carries out block operations (read/write at an offset, sync).
+    pub blocks: bool,
+    /// Carries out object operations on named objects (create, read, update,
+    /// write at offset, stat, delete, list).
+    pub objects: bool,
     /// Moves real data to storage (false for the null engine, whose runs
     /// measure storbench itself, so a busy client CPU is expected there).
     pub does_io: bool,
@@ -68,6 +73,8 @@ pub struct WorkerSetup<'a> {
     /// Files were opened with O_DIRECT.
     pub direct: bool,
     pub options: &'a BTreeMap<String, String>,
+    /// Object jobs: names are this prefix followed by `IoRequest::file`.
+    pub object_prefix: Option<&'a str>,
 }
 
 /// One operation to carry out. `slot` names both the buffer and the request.
@@ -76,6 +83,7 @@ pub struct IoRequest {
     pub op: OpKind,
     /// For [`OpKind::Sync`]: fdatasync rather than fsync.
     pub data_only: bool,
+    /// The file (block jobs) or the object's key number (object jobs).
     pub file: u32,
     pub offset: u64,
     pub len: u32,
@@ -142,6 +150,16 @@ pub trait EngineFactory: Sync {
     fn options(&self) -> &'static [OptionDesc] {
         &[]
     }
+    /// Whether the engine can carry out this operation (object engines differ:
+    /// RADOS has no listing in the object model, S3 no partial writes).
+    fn supports(&self, op: OpKind) -> bool {
+        let caps = self.capabilities();
+        match op {
+            OpKind::Read | OpKind::Write => true,
+            OpKind::Sync => caps.blocks,
+            _ => caps.objects,
+        }
+    }
     /// Check the engine's options once, before any worker starts.
     fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
         check_known(self.name(), self.options(), options)
@@ -162,7 +180,10 @@ pub trait EngineFactory: Sync {
 /// An engine's own target, ready: its usable size and how to name it.
 #[derive(Clone, Debug)]
 pub struct EngineTarget {
+    /// Usable bytes (the smallest volume's, when there are several).
     pub size: u64,
+    /// Volumes the job spreads over (`IoRequest::file` is below this).
+    pub units: u32,
     pub label: String,
 }
 
@@ -173,6 +194,15 @@ pub struct TargetRequest<'a> {
     pub size: Option<u64>,
     pub writes: bool,
     pub allow_overwrite: bool,
+    /// Object jobs: the object model and the name prefix in use.
+    pub objects: Option<&'a ObjectSpec>,
+    pub object_prefix: Option<&'a str>,
+}
+
+/// A block engine handed an object operation: the plan gives those only to
+/// engines that declare `objects`, so this is a bug, reported rather than faked.
+pub fn unsupported_op(engine: &'static str, op: OpKind) -> EngineError {
+    EngineError::Unsupported { engine, message: format!("{} is not a block operation", op.name()) }
 }
 
 /// Reject options the engine does not declare (the caller adds suggestions).
@@ -191,7 +221,7 @@ pub fn check_known(
 
 /// Every engine storbench has.
 pub fn registry() -> &'static [&'static dyn EngineFactory] {
-    &[&psync::PsyncFactory, &uring::UringFactory, &null::NullFactory, &ceph::rbd::RbdFactory]
+    &[&psync::PsyncFactory, &uring::UringFactory, &null::NullFactory, &ceph::rbd::RbdFactory, &ceph::rados::RadosFactory]
 }
 
 /// The engine called `name` (fio's aliases included).

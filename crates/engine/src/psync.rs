@@ -12,7 +12,7 @@ impl EngineFactory for PsyncFactory {
         "pread/pwrite, synchronous (iodepth 1 per worker; use numjobs for concurrency)"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: false, direct_io: true, needs_files: true, does_io: true }
+        Capabilities { queued: false, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false }
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(Psync { fds: setup.fds.to_vec(), buffers: setup.buffers, done: Vec::with_capacity(4) }))
@@ -50,6 +50,7 @@ impl Engine for Psync {
             OpKind::Write => retry_eintr(|| unsafe { libc::pwrite(fd, buf, len, off) }),
             OpKind::Sync if req.data_only => retry_eintr(|| unsafe { libc::fdatasync(fd) as isize }),
             OpKind::Sync => retry_eintr(|| unsafe { libc::fsync(fd) as isize }),
+            op => return Err(crate::unsupported_op("psync", op)),
         };
         self.done.push(Completion { slot: req.slot, result });
         Ok(())

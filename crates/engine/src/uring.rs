@@ -31,7 +31,7 @@ impl EngineFactory for UringFactory {
         "Linux io_uring, batched submission, registered files and buffers"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true }
+        Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false }
     }
     fn options(&self) -> &'static [OptionDesc] {
         OPTIONS
@@ -123,6 +123,8 @@ impl Uring {
                     OpKind::Write if fixed_bufs => opcode::WriteFixed::new($fd, buf, len, 0).offset(off).build(),
                     OpKind::Write => opcode::Write::new($fd, buf, len).offset(off).build(),
                     OpKind::Sync => opcode::Fsync::new($fd).flags(flags).build(),
+                    // Refused in queue() before an entry is built.
+                    _ => opcode::Nop::new().build(),
                 }
             };
         }
@@ -181,6 +183,9 @@ impl Uring {
 impl Engine for Uring {
     #[inline]
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        if !matches!(req.op, OpKind::Read | OpKind::Write | OpKind::Sync) {
+            return Err(crate::unsupported_op(NAME, req.op));
+        }
         let entry = self.build_entry(&req);
         // SAFETY: the buffer and file stay valid until the completion is reaped.
         while unsafe { self.ring.submission().push(&entry) }.is_err() {

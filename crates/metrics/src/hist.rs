@@ -12,23 +12,27 @@ pub const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
 pub const SIGNIFICANT_DIGITS: u8 = 3;
 
 /// HdrHistogram of latencies in nanoseconds, 1 ns .. 1 h at 3 significant digits.
-#[derive(Clone, Debug)]
+///
+/// The counts (~270 KB) are allocated on the first record: a report carries a
+/// histogram for every operation kind, and most jobs use two or three.
+#[derive(Clone, Debug, Default)]
 pub struct LatencyHistogram {
-    h: Histogram<u64>,
+    h: Option<Box<Histogram<u64>>>,
     clamped: u64,
 }
 
-impl Default for LatencyHistogram {
-    fn default() -> Self {
-        Self::new()
-    }
+fn empty() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).expect("constant histogram bounds are valid")
 }
 
 impl LatencyHistogram {
     pub fn new() -> LatencyHistogram {
-        let h = Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
-            .expect("constant histogram bounds are valid");
-        LatencyHistogram { h, clamped: 0 }
+        LatencyHistogram { h: None, clamped: 0 }
+    }
+
+    #[inline]
+    fn counts(&mut self) -> &mut Histogram<u64> {
+        self.h.get_or_insert_with(|| Box::new(empty()))
     }
 
     #[inline]
@@ -40,58 +44,62 @@ impl LatencyHistogram {
             ns.max(1)
         };
         // Cannot fail: v is within the histogram's bounds.
-        let _ = self.h.record(v);
+        let _ = self.counts().record(v);
     }
 
     pub fn add(&mut self, other: &LatencyHistogram) {
-        // Same bounds on both sides, so add cannot fail.
-        let _ = self.h.add(&other.h);
+        if let Some(o) = other.h.as_deref() {
+            // Same bounds on both sides, so add cannot fail.
+            let _ = self.counts().add(o);
+        }
         self.clamped += other.clamped;
     }
 
     pub fn reset(&mut self) {
-        self.h.reset();
+        if let Some(h) = self.h.as_deref_mut() {
+            h.reset();
+        }
         self.clamped = 0;
     }
 
     pub fn count(&self) -> u64 {
-        self.h.len()
+        self.h.as_deref().map_or(0, |h| h.len())
     }
     pub fn clamped(&self) -> u64 {
         self.clamped
     }
     pub fn min(&self) -> u64 {
-        if self.count() == 0 {
-            0
-        } else {
-            self.h.min()
+        match self.h.as_deref() {
+            Some(h) if h.len() > 0 => h.min(),
+            _ => 0,
         }
     }
     pub fn max(&self) -> u64 {
-        self.h.max()
+        self.h.as_deref().map_or(0, |h| h.max())
     }
     pub fn mean(&self) -> f64 {
-        self.h.mean()
+        self.h.as_deref().map_or(0.0, |h| h.mean())
     }
     pub fn stdev(&self) -> f64 {
-        self.h.stdev()
+        self.h.as_deref().map_or(0.0, |h| h.stdev())
     }
     /// Value at a percentile (0..=100), in ns.
     pub fn percentile(&self, p: f64) -> u64 {
-        if self.count() == 0 {
-            return 0;
+        match self.h.as_deref() {
+            Some(h) if h.len() > 0 => h.value_at_percentile(p),
+            _ => 0,
         }
-        self.h.value_at_percentile(p)
     }
-    pub fn inner(&self) -> &Histogram<u64> {
-        &self.h
+    /// Recorded values in `[low, high]`.
+    pub fn count_between(&self, low: u64, high: u64) -> u64 {
+        self.h.as_deref().map_or(0, |h| h.count_between(low, high))
     }
 
     /// Base64 of the V2+deflate encoding (the format HdrHistogram tools read).
     pub fn encode(&self) -> String {
         let mut bytes = Vec::new();
         V2DeflateSerializer::new()
-            .serialize(&self.h, &mut bytes)
+            .serialize(self.h.as_deref().unwrap_or(&empty()), &mut bytes)
             .expect("serializing into a Vec cannot fail");
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
@@ -104,7 +112,10 @@ impl LatencyHistogram {
             .deserialize(&mut bytes.as_slice())
             .map_err(|e| format!("histogram does not decode: {e:?}"))?;
         let mut out = LatencyHistogram::new();
-        out.h.add(&h).map_err(|e| format!("histogram out of range: {e:?}"))?;
+        if h.len() == 0 {
+            return Ok(out);
+        }
+        out.counts().add(&h).map_err(|e| format!("histogram out of range: {e:?}"))?;
         Ok(out)
     }
 }

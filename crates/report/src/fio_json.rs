@@ -190,10 +190,10 @@ fn buckets(h: &LatencyHistogram, unit: u64, keys: &[&str]) -> Value {
     for k in keys {
         let count = if let Some(rest) = k.strip_prefix(">=") {
             let from: u64 = rest.parse::<u64>().unwrap_or(0) * unit;
-            h.inner().count_between(from, u64::MAX.min(h.max().max(from)))
+            h.count_between(from, u64::MAX.min(h.max().max(from)))
         } else {
             let high = k.parse::<u64>().unwrap_or(0) * unit;
-            let c = if high > low { h.inner().count_between(low + 1, high) } else { 0 };
+            let c = if high > low { h.count_between(low + 1, high) } else { 0 };
             low = high;
             c
         };

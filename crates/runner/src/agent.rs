@@ -68,6 +68,7 @@ impl LocalAgent {
                     ramp_ns: job.ramp_ns,
                     end_ns: job.end_ns,
                     ops_per_sec: job.ops_per_sec,
+                    object_prefix: job.object_prefix.clone(),
                 };
                 let (tx, barrier, start) = (tx.clone(), barrier.clone(), start.clone());
                 let name = format!("sb-{}-{}", job.spec.name.chars().take(8).collect::<String>(), w);

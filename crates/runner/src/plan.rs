@@ -50,6 +50,8 @@ pub struct JobPlan {
     pub end_ns: Option<u64>,
     /// Fixed-rate arrivals per second, per worker.
     pub ops_per_sec: Option<f64>,
+    /// Object jobs: the prefix of every object name.
+    pub object_prefix: Option<String>,
     pub warnings: Vec<Warning>,
 }
 
@@ -112,13 +114,22 @@ fn resolve(id: u32, group: u32, spec: JobSpec) -> Result<JobPlan, PlanError> {
     if spec.direct && !caps.direct_io {
         return Err(err(&spec, format!("engine {} cannot do direct I/O; use direct=0", engine.name())));
     }
-    check_sizes(&spec)?;
+    check_model(&spec, engine)?;
+    if spec.objects.is_some() {
+        check_objects(&spec, engine)?;
+    } else {
+        check_sizes(&spec)?;
+    }
     if spec.time_based && spec.runtime.is_none() {
         return Err(err(&spec, "time_based needs a runtime (e.g. --runtime 30s)"));
     }
-    let bounded = spec.runtime.is_some() || spec.size.is_some() || spec.io_size.is_some() || caps.does_io;
+    let bounded = spec.runtime.is_some()
+        || spec.io_size.is_some()
+        || spec.number_ios.is_some()
+        || spec.objects.is_none() && (spec.size.is_some() || caps.does_io);
     if !bounded {
-        return Err(err(&spec, format!("engine {} has no target to bound the job: set runtime or size", engine.name())));
+        let what = if spec.objects.is_some() { "an object job runs until runtime, io_size or number_ios" } else { "set runtime or size" };
+        return Err(err(&spec, format!("engine {} has no target to bound the job: {what}", engine.name())));
     }
     let paths = if caps.needs_files { worker_paths(&spec) } else { Vec::new() };
     let ramp_ns = spec.ramp_time.as_nanos() as u64;
@@ -137,9 +148,64 @@ fn resolve(id: u32, group: u32, spec: JobSpec) -> Result<JobPlan, PlanError> {
         ramp_ns,
         end_ns,
         ops_per_sec,
+        object_prefix: spec.objects.as_ref().map(|o| o.prefix_for(&spec.name)),
         warnings,
         spec,
     })
+}
+
+/// Block jobs go to block engines, object jobs to object engines.
+fn check_model(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
+    let caps = engine.capabilities();
+    let objects: Vec<&str> =
+        storbench_engine::registry().iter().filter(|f| f.capabilities().objects && f.capabilities().does_io).map(|f| f.name()).collect();
+    match (&spec.objects, caps.objects, caps.blocks) {
+        (Some(_), false, _) => Err(err(
+            spec,
+            format!("object options (objects, object_size, object_ops...) need an object engine ({}), not {}", objects.join(", "), engine.name()),
+        )),
+        (None, _, false) => Err(err(
+            spec,
+            format!("engine {} works on objects: give the job objects=N (and object_size, object_ops) or use a block engine", engine.name()),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The object model's own checks, including reads of objects nothing writes.
+fn check_objects(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
+    let o = spec.objects.as_ref().expect("object job");
+    let mix = o.effective_mix(spec.read_percent());
+    if let Some((op, _)) = mix.iter().find(|m| !engine.supports(m.0)) {
+        return Err(err(spec, format!("engine {} cannot {} objects; remove {} from object_ops", engine.name(), op.name(), op.name())));
+    }
+    let needs_existing = mix.iter().any(|m| !matches!(m.0, storbench_workload::OpKind::Create | storbench_workload::OpKind::List));
+    let creates = mix.iter().any(|m| m.0 == storbench_workload::OpKind::Create);
+    if needs_existing && !creates && !o.prefill && !o.exist {
+        return Err(err(
+            spec,
+            "the job reads, updates or removes objects that nothing writes first: add prefill=1, put create in object_ops, \
+             or set objects_exist=1 if an earlier run left them (object_prefix must then match)",
+        ));
+    }
+    if o.exist && o.sizes.fixed().is_none() && o.op_len.is_none() {
+        return Err(err(
+            spec,
+            "objects_exist=1 with varying object sizes: the sizes of objects an earlier run wrote are not known; give one object_size or object_op_size",
+        ));
+    }
+    if let Some((_, max)) = o.op_len {
+        if o.sizes.fixed().is_some_and(|s| max > s) {
+            return Err(err(spec, format!("object_op_size up to {max} bytes is larger than object_size; lower it")));
+        }
+    }
+    if spec.max_transfer() > u32::MAX as u64 / 2 {
+        return Err(err(spec, "objects above 2 GiB are not supported"));
+    }
+    if spec.direct {
+        return Err(err(spec, "direct=1 has no meaning for object jobs; remove it"));
+    }
+    Ok(())
 }
 
 fn find_engine(spec: &JobSpec) -> Result<&'static dyn EngineFactory, PlanError> {
@@ -271,6 +337,8 @@ pub fn prepare_targets(plan: &mut Plan) -> Result<(), PlanError> {
                 size: need.bytes,
                 writes: need.writes,
                 allow_overwrite: need.allow_overwrite,
+                objects: spec.objects.as_ref(),
+                object_prefix: job.object_prefix.as_deref(),
             };
             job.engine_target = job.engine.prepare_target(&req).map_err(|e| PlanError {
                 job: spec.name.clone(),
@@ -285,6 +353,10 @@ pub fn prepare_targets(plan: &mut Plan) -> Result<(), PlanError> {
 
 fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
     let spec = &job.spec;
+    if spec.objects.is_some() {
+        job.io_limit = if spec.time_based { None } else { spec.io_size };
+        return Ok(());
+    }
     let target_size = match &job.engine_target {
         Some(t) => Some(t.size),
         None if !job.prepared.is_empty() => job.prepared.iter().flatten().map(|p| p.size).min(),
@@ -298,7 +370,10 @@ fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
         if len < spec.bs.max() {
             return Err(err(spec, format!("the target region ({len} bytes) is smaller than the block size")));
         }
-        let files = job.prepared.first().map_or(1, |p| p.len() as u32);
+        let files = match &job.engine_target {
+            Some(t) => t.units.max(1),
+            None => job.prepared.first().map_or(1, |p| p.len() as u32),
+        };
         job.region = Region { files, start: spec.offset, len };
     }
     // A runtime with nothing that sizes the job (null engine) bounds it by time alone.

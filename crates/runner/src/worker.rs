@@ -18,7 +18,7 @@ use storbench_metrics::{CpuTimes, IntervalReport};
 use storbench_workload::data::Filler;
 use storbench_workload::gen::Region;
 use storbench_workload::rate::Schedule;
-use storbench_workload::{IoGen, JobSpec, OpKind};
+use storbench_workload::{IoGen, JobSpec, NextIo, ObjGen, OpKind};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
@@ -35,6 +35,30 @@ pub struct WorkerParams {
     pub ramp_ns: u64,
     pub end_ns: Option<u64>,
     pub ops_per_sec: Option<f64>,
+    pub object_prefix: Option<String>,
+}
+
+/// Blocks of files and devices, or named objects.
+enum Gen {
+    Blocks(IoGen),
+    Objects(ObjGen),
+}
+
+impl Gen {
+    #[inline]
+    fn next(&mut self) -> Option<NextIo> {
+        match self {
+            Gen::Blocks(g) => g.next(),
+            Gen::Objects(g) => g.next(),
+        }
+    }
+    #[inline]
+    fn rng(&mut self) -> &mut storbench_workload::rng::Rng {
+        match self {
+            Gen::Blocks(g) => g.rng(),
+            Gen::Objects(g) => g.rng(),
+        }
+    }
 }
 
 /// A worker ready to run: files open, buffers filled, engine open.
@@ -43,7 +67,7 @@ pub struct Worker {
     _files: Vec<File>,
     buffers: AlignedBuffers,
     engine: Box<dyn Engine>,
-    gen: IoGen,
+    gen: Gen,
     filler: Filler,
     schedule: Option<Schedule>,
     report: Box<IntervalReport>,
@@ -109,7 +133,7 @@ impl Worker {
             .collect::<Result<_, _>>()?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let qd = p.queue_depth as usize;
-        let mut buffers = AlignedBuffers::new(qd, p.spec.bs.max() as usize);
+        let mut buffers = AlignedBuffers::new(qd, p.spec.max_transfer() as usize);
         let filler = Filler::new(&p.spec.data);
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));
@@ -120,9 +144,20 @@ impl Worker {
             queue_depth: p.queue_depth,
             direct: p.spec.direct,
             options: &p.spec.engine_options,
+            object_prefix: p.object_prefix.as_deref(),
         };
-        let engine = p.engine.open(&setup).map_err(|e| e.to_string())?;
-        let gen = IoGen::new(&p.spec, p.region, p.worker, p.io_limit);
+        let mut engine = p.engine.open(&setup).map_err(|e| e.to_string())?;
+        let gen = match &p.spec.objects {
+            Some(o) => {
+                let mut g = ObjGen::new(&p.spec, p.worker, p.io_limit, p.spec.number_ios);
+                if o.prefill {
+                    let what = format!("prefill of {} objects", g.live());
+                    unmeasured(engine.as_mut(), qd as u32, || g.prefill_next()).map_err(|e| format!("{what}: {e}"))?;
+                }
+                Gen::Objects(g)
+            }
+            None => Gen::Blocks(IoGen::new(&p.spec, p.region, p.worker, p.io_limit)),
+        };
         let with_service = p.ops_per_sec.is_some();
         let report = Box::new(IntervalReport::new(p.job, p.worker, with_service));
         let schedule = p.ops_per_sec.map(|r| Schedule::new(r, p.spec.rate_process, 0));
@@ -133,17 +168,30 @@ impl Worker {
     pub fn run(mut self, clock: Clock) -> WorkerDone {
         precise_timers();
         let cpu0 = CpuTimes::thread();
-        let result = self.run_loop(&clock);
+        let result = self.run_loop(&clock).map_err(|e| e.to_string());
         let end = clock.now();
         self.hand_over(end, end);
+        let result = result.and_then(|_| self.clean_up());
         WorkerDone {
             job: self.p.job,
             worker: self.p.worker,
             last_seq: self.seq.saturating_sub(1),
             end_ns: end,
             cpu: CpuTimes::thread().since(cpu0),
-            error: result.err().map(|e| e.to_string()),
+            error: result.err(),
         }
+    }
+
+    /// Remove the objects this worker wrote, when the job asks for it. Not
+    /// measured; runs after an interrupt too, so a stopped run leaves nothing.
+    fn clean_up(&mut self) -> Result<(), String> {
+        let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.p.spec.objects) else { return Ok(()) };
+        if !o.cleans_up() {
+            return Ok(());
+        }
+        let left = g.live();
+        unmeasured(self.engine.as_mut(), self.p.queue_depth, || g.cleanup_next())
+            .map_err(|e| format!("cleanup of {left} objects: {e}"))
     }
 
     fn run_loop(&mut self, clock: &Clock) -> Result<(), storbench_engine::EngineError> {
@@ -245,8 +293,8 @@ impl Worker {
     }
 
     #[inline]
-    fn issue(&mut self, s: &mut Slots, slot: u32, io: storbench_workload::NextIo, scheduled: u64, now: u64) -> Result<(), storbench_engine::EngineError> {
-        if io.op == OpKind::Write {
+    fn issue(&mut self, s: &mut Slots, slot: u32, io: NextIo, scheduled: u64, now: u64) -> Result<(), storbench_engine::EngineError> {
+        if io.op.writes_data() {
             let buf = self.buffers.slot_mut(slot);
             self.filler.refresh(buf, io.len as usize, self.gen.rng());
         }
@@ -266,7 +314,7 @@ impl Worker {
         let stats = self.report.op(op);
         if c.result < 0 {
             stats.errors.record((-c.result) as i32);
-        } else if op != OpKind::Sync && (c.result as u64) < s.len[i] as u64 {
+        } else if op.moves_data() && (c.result as u64) < s.len[i] as u64 {
             stats.errors.record(SHORT_IO);
         } else {
             stats.record(c.result as u64, now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
@@ -298,5 +346,46 @@ impl Worker {
         self.report.reset();
         // The coordinator outlives the workers; a failed send only means it gave up.
         let _ = self.tx.send(AgentMsg::Interval(r));
+    }
+}
+
+/// Carry out set-up or tear-down operations (prefill, cleanup) at full queue
+/// depth, outside the measurement. Any failed operation stops it: a prefill
+/// with holes would make the measured reads fail for a reason not measured.
+fn unmeasured(engine: &mut dyn Engine, qd: u32, mut next: impl FnMut() -> Option<NextIo>) -> Result<(), String> {
+    let mut free: Vec<u32> = (0..qd).collect();
+    let mut done = Vec::with_capacity(qd as usize);
+    let mut more = true;
+    let mut failed: Option<(OpKind, i64)> = None;
+    let mut ops = vec![OpKind::Read; qd as usize];
+    while more || free.len() < qd as usize {
+        while more && failed.is_none() && !free.is_empty() {
+            match next() {
+                Some(io) => {
+                    let slot = free.pop().expect("checked non-empty");
+                    ops[slot as usize] = io.op;
+                    let req = IoRequest { op: io.op, data_only: false, file: io.file, offset: io.offset, len: io.len, slot };
+                    engine.queue(req).map_err(|e| e.to_string())?;
+                }
+                None => more = false,
+            }
+        }
+        if failed.is_some() {
+            more = false;
+        }
+        if free.len() == qd as usize {
+            break;
+        }
+        engine.submit_and_reap(1, None, &mut done).map_err(|e| e.to_string())?;
+        for c in done.drain(..) {
+            if c.result < 0 && failed.is_none() {
+                failed = Some((ops[c.slot as usize], c.result));
+            }
+            free.push(c.slot);
+        }
+    }
+    match failed {
+        Some((op, rc)) => Err(format!("{} failed: {}", op.name(), std::io::Error::from_raw_os_error(-rc as i32))),
+        None => Ok(()),
     }
 }

@@ -70,6 +70,7 @@ pub struct IoGen {
     sync: Option<SyncEvery>,
     writes_since_sync: u32,
     bytes_left: Option<u64>,
+    ops_left: Option<u64>,
 }
 
 impl IoGen {
@@ -93,6 +94,7 @@ impl IoGen {
             sync: spec.sync,
             writes_since_sync: 0,
             bytes_left: io_limit,
+            ops_left: spec.number_ios,
         }
     }
 
@@ -103,6 +105,12 @@ impl IoGen {
     /// The next operation, or `None` once the byte budget is spent.
     #[inline]
     pub fn next(&mut self) -> Option<NextIo> {
+        if let Some(left) = self.ops_left.as_mut() {
+            if *left == 0 {
+                return None;
+            }
+            *left -= 1;
+        }
         let file = self.next_file;
         if let Some(s) = self.sync {
             if self.writes_since_sync >= s.every {

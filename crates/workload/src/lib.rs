@@ -9,6 +9,7 @@
 pub mod data;
 pub mod dist;
 pub mod gen;
+pub mod objects;
 pub mod options;
 pub mod rate;
 pub mod rng;
@@ -16,5 +17,6 @@ pub mod spec;
 pub mod units;
 
 pub use gen::{IoGen, NextIo};
+pub use objects::{ObjGen, ObjectSizes, ObjectSpec};
 pub use options::{apply_option, OptionError};
 pub use spec::*;

@@ -5,6 +5,7 @@
 //! the engine to validate ([`JobSpec::engine_options`]); the plan step rejects any
 //! that no one claims, with the nearest known name as a suggestion.
 
+use crate::objects::{ObjectSizes, ObjectSpec};
 use crate::spec::*;
 use crate::units::*;
 use std::time::Duration;
@@ -60,6 +61,15 @@ pub const CORE_OPTIONS: &[(&str, &str)] = &[
     ("unlink", "remove the files this job created when it ends"),
     ("stonewall", "wait for the jobs before this one (alias: wait_for_previous)"),
     ("randseed", "seed for the job's random numbers"),
+    ("number_ios", "stop after this many operations per worker"),
+    ("objects", "object jobs: number of objects in the key space (default 1024)"),
+    ("object_size", "object size: 4m, classes 4k/70:1m/30, or a range 4k-1m"),
+    ("object_prefix", "object name prefix (default storbench.<job>.)"),
+    ("object_ops", "operation weights, e.g. read:70,create:10,update:10,delete:5,stat:5 (also write, list)"),
+    ("object_op_size", "length range of partial reads/writes, e.g. 4k-64k (default: whole objects)"),
+    ("prefill", "write every object before the measured phase"),
+    ("objects_exist", "the objects exist already (left by an earlier run)"),
+    ("cleanup", "remove the objects when the run ends (default 1, or 0 with objects_exist=1)"),
 ];
 
 /// Normalise an option name: lower case, dashes to underscores, aliases resolved.
@@ -123,11 +133,82 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: &str) -> Result<(), Op
         "unlink" => spec.unlink = parse_bool(v).map_err(e)?,
         "stonewall" => spec.stonewall = parse_bool(v).map_err(e)?,
         "randseed" => spec.seed = parse_count(v).map_err(e)?,
+        "number_ios" => spec.number_ios = Some(parse_count(v).map_err(e)?).filter(|n| *n > 0),
+        "objects" => obj(spec).count = positive_count(&name, v)?,
+        "object_size" => obj(spec).sizes = parse_object_sizes(&name, v)?,
+        "object_prefix" => obj(spec).prefix = Some(nonempty(&name, v)?.to_string()),
+        "object_ops" => obj(spec).mix = parse_mix(&name, v)?,
+        "object_op_size" => obj(spec).op_len = Some(parse_range(&name, v)?),
+        "prefill" => obj(spec).prefill = parse_bool(v).map_err(e)?,
+        "objects_exist" => obj(spec).exist = parse_bool(v).map_err(e)?,
+        "cleanup" => obj(spec).cleanup = Some(parse_bool(v).map_err(e)?),
         _ => {
             spec.engine_options.insert(name, v.to_string());
         }
     }
     Ok(())
+}
+
+fn obj(spec: &mut JobSpec) -> &mut ObjectSpec {
+    spec.objects.get_or_insert_with(ObjectSpec::default)
+}
+
+fn positive_count(name: &str, v: &str) -> Result<u64, OptionError> {
+    match parse_count(v) {
+        Ok(n) if n > 0 && n <= u32::MAX as u64 => Ok(n),
+        Ok(_) => Err(bad(name, format!("'{v}' must be between 1 and {}", u32::MAX))),
+        Err(e) => Err(bad(name, e)),
+    }
+}
+
+/// `4k-1m`: an inclusive range of sizes.
+fn parse_range(name: &str, v: &str) -> Result<(u64, u64), OptionError> {
+    let (a, b) = v.split_once('-').unwrap_or((v, v));
+    let (min, max) = (nonzero_size(name, a)?, nonzero_size(name, b)?);
+    if min > max {
+        return Err(bad(name, format!("'{v}': the first size is larger than the second (form: 4k-64k)")));
+    }
+    if max > u32::MAX as u64 {
+        return Err(bad(name, format!("'{v}': sizes above 4 GiB are not supported")));
+    }
+    Ok((min, max))
+}
+
+fn parse_object_sizes(name: &str, v: &str) -> Result<ObjectSizes, OptionError> {
+    if v.contains('-') {
+        let (min, max) = parse_range(name, v)?;
+        return Ok(ObjectSizes::Range { min, max });
+    }
+    let split = parse_split(name, v)?;
+    if split.max() > u32::MAX as u64 {
+        return Err(bad(name, format!("'{v}': objects above 4 GiB are not supported")));
+    }
+    Ok(ObjectSizes::Classes { split })
+}
+
+/// `read:70,create:20,delete:10`: operation weights.
+fn parse_mix(name: &str, v: &str) -> Result<Vec<(OpKind, u32)>, OptionError> {
+    const OPS: &str = "create, read, update, write, stat, delete, list";
+    let mut mix: Vec<(OpKind, u32)> = Vec::new();
+    for item in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (op, w) = item.split_once(':').unwrap_or((item, "1"));
+        let op = OpKind::parse(&op.trim().to_ascii_lowercase())
+            .filter(|o| *o != OpKind::Sync)
+            .ok_or_else(|| bad(name, format!("'{op}' is not an object operation; use {OPS}")))?;
+        let w: u32 = w.trim().trim_end_matches('%').parse().map_err(|_| {
+            bad(name, format!("weight '{w}' of {} is not a whole number (form: read:70,create:30)", op.name()))
+        })?;
+        if mix.iter().any(|m| m.0 == op) {
+            return Err(bad(name, format!("{} is listed twice", op.name())));
+        }
+        if w > 0 {
+            mix.push((op, w));
+        }
+    }
+    if mix.is_empty() {
+        return Err(bad(name, format!("'{v}' gives no operation a weight above zero (form: read:70,create:30; operations: {OPS})")));
+    }
+    Ok(mix)
 }
 
 fn nonempty<'a>(name: &str, v: &'a str) -> Result<&'a str, OptionError> {

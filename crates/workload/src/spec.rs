@@ -5,18 +5,40 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The kind of one operation. Engines carry them out; metrics count them.
+/// Block engines use the first three; object engines the whole set.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OpKind {
+    /// Read a block, or an object (whole or a range).
     Read,
+    /// Write a block, or part of an existing object at an offset.
     Write,
     /// fsync or fdatasync, whichever the job asked for.
     Sync,
+    /// Write a whole new object (RADOS write_full, HTTP PUT).
+    Create,
+    /// Replace a whole existing object.
+    Update,
+    /// Ask for an object's size (RADOS stat, HTTP HEAD).
+    Stat,
+    /// Remove an object.
+    Delete,
+    /// List a bucket or container (one page).
+    List,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 3] = [OpKind::Read, OpKind::Write, OpKind::Sync];
-    pub const COUNT: usize = 3;
+    pub const ALL: [OpKind; 8] = [
+        OpKind::Read,
+        OpKind::Write,
+        OpKind::Sync,
+        OpKind::Create,
+        OpKind::Update,
+        OpKind::Stat,
+        OpKind::Delete,
+        OpKind::List,
+    ];
+    pub const COUNT: usize = 8;
 
     #[inline]
     pub fn index(self) -> usize {
@@ -28,7 +50,28 @@ impl OpKind {
             OpKind::Read => "read",
             OpKind::Write => "write",
             OpKind::Sync => "sync",
+            OpKind::Create => "create",
+            OpKind::Update => "update",
+            OpKind::Stat => "stat",
+            OpKind::Delete => "delete",
+            OpKind::List => "list",
         }
+    }
+
+    pub fn parse(s: &str) -> Option<OpKind> {
+        OpKind::ALL.into_iter().find(|o| o.name() == s)
+    }
+
+    /// Sends data to storage (buffers must hold fresh data).
+    #[inline]
+    pub fn writes_data(self) -> bool {
+        matches!(self, OpKind::Write | OpKind::Create | OpKind::Update)
+    }
+
+    /// Moves `len` bytes; a shorter result is a short I/O.
+    #[inline]
+    pub fn moves_data(self) -> bool {
+        matches!(self, OpKind::Read | OpKind::Write | OpKind::Create | OpKind::Update)
     }
 }
 
@@ -268,6 +311,10 @@ pub struct JobSpec {
     /// Start a new group: wait for the jobs before this one to finish.
     pub stonewall: bool,
     pub seed: u64,
+    /// Stop after this many operations per worker (fio `number_ios`).
+    pub number_ios: Option<u64>,
+    /// Present for object jobs (rados, s3, swift): the object model.
+    pub objects: Option<crate::objects::ObjectSpec>,
     /// Options the core does not know, left for the engine to validate.
     pub engine_options: BTreeMap<String, String>,
 }
@@ -302,6 +349,8 @@ impl Default for JobSpec {
             unlink: false,
             stonewall: false,
             seed: 0x5eed_5707_be9c,
+            number_ios: None,
+            objects: None,
             engine_options: BTreeMap::new(),
         }
     }
@@ -312,7 +361,19 @@ impl JobSpec {
         self.rw.read_percent(self.rwmixread)
     }
     pub fn writes(&self) -> bool {
-        self.rw.writes(self.rwmixread)
+        match &self.objects {
+            Some(o) => o.prefill
+                || o.cleans_up()
+                || o.effective_mix(self.read_percent()).iter().any(|m| !matches!(m.0, OpKind::Read | OpKind::Stat | OpKind::List)),
+            None => self.rw.writes(self.rwmixread),
+        }
+    }
+    /// Largest transfer of one operation (the size of a buffer slot).
+    pub fn max_transfer(&self) -> u64 {
+        match &self.objects {
+            Some(o) => o.max_transfer(),
+            None => self.bs.max(),
+        }
     }
     /// One line a person reads: "randrw 70/30 8KiB qd16 x1".
     pub fn describe(&self) -> String {
@@ -321,6 +382,18 @@ impl JobSpec {
         } else {
             String::new()
         };
+        if let Some(o) = &self.objects {
+            let order = if self.rw.is_random() { "" } else { " in order" };
+            return format!(
+                "objects {} x {} {}{order} qd{} x{} {}",
+                o.count,
+                o.sizes.describe(),
+                o.describe_mix(self.read_percent()),
+                self.iodepth,
+                self.numjobs,
+                self.ioengine
+            );
+        }
         format!("{}{} {} qd{} x{} {}", self.rw.name(), mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
     }
 }

@@ -76,6 +76,44 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// Run a monitor command (JSON) and return its output.
+    pub fn mon_command(&self, engine: &'static str, json: &str) -> Result<String, EngineError> {
+        let cmd = ffi::cstr(engine, "command", json)?;
+        let cmds = [cmd.as_ptr()];
+        let (mut out, mut outlen, mut status, mut statuslen) = (ptr::null_mut(), 0usize, ptr::null_mut(), 0usize);
+        // SAFETY: one valid command string; librados allocates the out buffers,
+        // freed below with rados_buffer_free.
+        let rc = unsafe {
+            (self.api.rados_mon_command)(self.rados, cmds.as_ptr(), 1, ptr::null(), 0, &mut out, &mut outlen, &mut status, &mut statuslen)
+        };
+        let text = |p: *mut std::ffi::c_char, len: usize| {
+            if p.is_null() {
+                return String::new();
+            }
+            // SAFETY: librados returned `len` bytes at `p`.
+            let s = String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p as *const u8, len) }).into_owned();
+            // SAFETY: allocated by librados for this call.
+            unsafe { (self.api.rados_buffer_free)(p) };
+            s
+        };
+        let (out, _status) = (text(out, outlen), text(status, statuslen));
+        ffi::check(engine, "rados_mon_command", rc)?;
+        Ok(out)
+    }
+
+    /// The OSDs' largest object (`osd_max_object_size`), as the monitors' config
+    /// database has it; Ceph's default (128 MiB) when it cannot be asked.
+    pub fn max_object_size(&self, engine: &'static str) -> u64 {
+        const DEFAULT: u64 = 128 << 20;
+        let cmd = r#"{"prefix": "config get", "who": "osd", "key": "osd_max_object_size", "format": "json"}"#;
+        self.mon_command(engine, cmd)
+            .ok()
+            .and_then(|out| out.trim().trim_matches('"').parse().ok())
+            .unwrap_or(DEFAULT)
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         // SAFETY: destroy what connect created, in reverse order.

@@ -12,11 +12,13 @@ pub type Rados = *mut c_void;
 pub type IoCtx = *mut c_void;
 pub type Image = *mut c_void;
 pub type Completion = *mut c_void;
+pub type ListCtx = *mut c_void;
+/// librados completion callback: (completion, argument).
+pub type Callback = unsafe extern "C" fn(Completion, *mut c_void);
 
-/// Function pointers into librados.so.2 and librbd.so.1.
+/// Function pointers into librados.so.2.
 pub struct Api {
     _rados: Library,
-    _rbd: Library,
     pub rados_create2: unsafe extern "C" fn(*mut Rados, *const c_char, *const c_char, u64) -> c_int,
     pub rados_conf_read_file: unsafe extern "C" fn(Rados, *const c_char) -> c_int,
     pub rados_conf_set: unsafe extern "C" fn(Rados, *const c_char, *const c_char) -> c_int,
@@ -25,6 +27,41 @@ pub struct Api {
     pub rados_ioctx_create: unsafe extern "C" fn(Rados, *const c_char, *mut IoCtx) -> c_int,
     pub rados_ioctx_destroy: unsafe extern "C" fn(IoCtx),
     pub rados_ioctx_set_namespace: unsafe extern "C" fn(IoCtx, *const c_char),
+    pub rados_aio_create_completion:
+        unsafe extern "C" fn(*mut c_void, Option<Callback>, Option<Callback>, *mut Completion) -> c_int,
+    pub rados_aio_write: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *const c_char, usize, u64) -> c_int,
+    pub rados_aio_write_full: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *const c_char, usize) -> c_int,
+    pub rados_aio_read: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *mut c_char, usize, u64) -> c_int,
+    pub rados_aio_remove: unsafe extern "C" fn(IoCtx, *const c_char, Completion) -> c_int,
+    pub rados_aio_stat: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *mut u64, *mut libc::time_t) -> c_int,
+    pub rados_aio_get_return_value: unsafe extern "C" fn(Completion) -> c_int,
+    pub rados_aio_wait_for_complete_and_cb: unsafe extern "C" fn(Completion) -> c_int,
+    pub rados_aio_release: unsafe extern "C" fn(Completion),
+    pub rados_write_full: unsafe extern "C" fn(IoCtx, *const c_char, *const c_char, usize) -> c_int,
+    pub rados_read: unsafe extern "C" fn(IoCtx, *const c_char, *mut c_char, usize, u64) -> c_int,
+    pub rados_remove: unsafe extern "C" fn(IoCtx, *const c_char) -> c_int,
+    pub rados_stat: unsafe extern "C" fn(IoCtx, *const c_char, *mut u64, *mut libc::time_t) -> c_int,
+    pub rados_nobjects_list_open: unsafe extern "C" fn(IoCtx, *mut ListCtx) -> c_int,
+    pub rados_nobjects_list_next:
+        unsafe extern "C" fn(ListCtx, *mut *const c_char, *mut *const c_char, *mut *const c_char) -> c_int,
+    pub rados_nobjects_list_close: unsafe extern "C" fn(ListCtx),
+    pub rados_mon_command: unsafe extern "C" fn(
+        Rados,
+        *const *const c_char,
+        usize,
+        *const c_char,
+        usize,
+        *mut *mut c_char,
+        *mut usize,
+        *mut *mut c_char,
+        *mut usize,
+    ) -> c_int,
+    pub rados_buffer_free: unsafe extern "C" fn(*mut c_char),
+}
+
+/// Function pointers into librbd.so.1.
+pub struct RbdApi {
+    _rbd: Library,
     pub rbd_open: unsafe extern "C" fn(IoCtx, *const c_char, *mut Image, *const c_char) -> c_int,
     pub rbd_close: unsafe extern "C" fn(Image) -> c_int,
     pub rbd_create: unsafe extern "C" fn(IoCtx, *const c_char, u64, *mut c_int) -> c_int,
@@ -43,19 +80,28 @@ pub struct Api {
     pub rbd_poll_io_events: unsafe extern "C" fn(Image, *mut Completion, c_int) -> c_int,
 }
 
-// SAFETY: the struct holds only immutable function pointers and the libraries
+// SAFETY: the structs hold only immutable function pointers and the libraries
 // that keep them valid; librados/librbd are thread-safe for distinct handles.
 unsafe impl Send for Api {}
 unsafe impl Sync for Api {}
+unsafe impl Send for RbdApi {}
+unsafe impl Sync for RbdApi {}
 
 const RADOS_LIB: &str = "librados.so.2";
 const RBD_LIB: &str = "librbd.so.1";
 
 static API: OnceLock<Result<Api, EngineError>> = OnceLock::new();
+static RBD_API: OnceLock<Result<RbdApi, EngineError>> = OnceLock::new();
 
-/// The loaded API, or why it could not be loaded.
+/// The loaded librados API, or why it could not be loaded.
 pub fn api(engine: &'static str) -> Result<&'static Api, EngineError> {
     API.get_or_init(|| load(engine)).as_ref().map_err(Clone::clone)
+}
+
+/// The loaded librbd API (librados too, which it needs), or why not.
+pub fn rbd_api(engine: &'static str) -> Result<&'static RbdApi, EngineError> {
+    api(engine)?;
+    RBD_API.get_or_init(|| load_rbd(engine)).as_ref().map_err(Clone::clone)
 }
 
 fn open(engine: &'static str, name: &str, package: &str) -> Result<Library, EngineError> {
@@ -67,45 +113,69 @@ fn open(engine: &'static str, name: &str, package: &str) -> Result<Library, Engi
     })
 }
 
-fn load(engine: &'static str) -> Result<Api, EngineError> {
-    let rados = open(engine, RADOS_LIB, "librados2")?;
-    let rbd = open(engine, RBD_LIB, "librbd1")?;
-    macro_rules! sym {
-        ($lib:expr, $libname:expr, $name:ident) => {{
+macro_rules! sym {
+        ($engine:expr, $lib:expr, $libname:expr, $name:ident) => {{
             // SAFETY: the signature matches the C declaration in rados/librados.h
             // or rbd/librbd.h for this symbol.
-            let s = unsafe { $lib.get(concat!(stringify!($name), "\0").as_bytes()) }.map_err(|e| {
-                EngineError::Unsupported { engine, message: format!("{} lacks {}: {e}", $libname, stringify!($name)) }
+        let s = unsafe { $lib.get(concat!(stringify!($name), "\0").as_bytes()) }.map_err(|e| {
+                EngineError::Unsupported { engine: $engine, message: format!("{} lacks {}: {e}", $libname, stringify!($name)) }
             })?;
             *s
         }};
     }
+
+fn load(engine: &'static str) -> Result<Api, EngineError> {
+    let rados = open(engine, RADOS_LIB, "librados2")?;
     Ok(Api {
-        rados_create2: sym!(rados, RADOS_LIB, rados_create2),
-        rados_conf_read_file: sym!(rados, RADOS_LIB, rados_conf_read_file),
-        rados_conf_set: sym!(rados, RADOS_LIB, rados_conf_set),
-        rados_connect: sym!(rados, RADOS_LIB, rados_connect),
-        rados_shutdown: sym!(rados, RADOS_LIB, rados_shutdown),
-        rados_ioctx_create: sym!(rados, RADOS_LIB, rados_ioctx_create),
-        rados_ioctx_destroy: sym!(rados, RADOS_LIB, rados_ioctx_destroy),
-        rados_ioctx_set_namespace: sym!(rados, RADOS_LIB, rados_ioctx_set_namespace),
-        rbd_open: sym!(rbd, RBD_LIB, rbd_open),
-        rbd_close: sym!(rbd, RBD_LIB, rbd_close),
-        rbd_create: sym!(rbd, RBD_LIB, rbd_create),
-        rbd_get_size: sym!(rbd, RBD_LIB, rbd_get_size),
-        rbd_metadata_get: sym!(rbd, RBD_LIB, rbd_metadata_get),
-        rbd_metadata_set: sym!(rbd, RBD_LIB, rbd_metadata_set),
-        rbd_aio_create_completion: sym!(rbd, RBD_LIB, rbd_aio_create_completion),
-        rbd_aio_read: sym!(rbd, RBD_LIB, rbd_aio_read),
-        rbd_aio_write: sym!(rbd, RBD_LIB, rbd_aio_write),
-        rbd_aio_flush: sym!(rbd, RBD_LIB, rbd_aio_flush),
-        rbd_flush: sym!(rbd, RBD_LIB, rbd_flush),
-        rbd_aio_get_return_value: sym!(rbd, RBD_LIB, rbd_aio_get_return_value),
-        rbd_aio_get_arg: sym!(rbd, RBD_LIB, rbd_aio_get_arg),
-        rbd_aio_release: sym!(rbd, RBD_LIB, rbd_aio_release),
-        rbd_set_image_notification: sym!(rbd, RBD_LIB, rbd_set_image_notification),
-        rbd_poll_io_events: sym!(rbd, RBD_LIB, rbd_poll_io_events),
+        rados_create2: sym!(engine, rados, RADOS_LIB, rados_create2),
+        rados_conf_read_file: sym!(engine, rados, RADOS_LIB, rados_conf_read_file),
+        rados_conf_set: sym!(engine, rados, RADOS_LIB, rados_conf_set),
+        rados_connect: sym!(engine, rados, RADOS_LIB, rados_connect),
+        rados_shutdown: sym!(engine, rados, RADOS_LIB, rados_shutdown),
+        rados_ioctx_create: sym!(engine, rados, RADOS_LIB, rados_ioctx_create),
+        rados_ioctx_destroy: sym!(engine, rados, RADOS_LIB, rados_ioctx_destroy),
+        rados_ioctx_set_namespace: sym!(engine, rados, RADOS_LIB, rados_ioctx_set_namespace),
+        rados_aio_create_completion: sym!(engine, rados, RADOS_LIB, rados_aio_create_completion),
+        rados_aio_write: sym!(engine, rados, RADOS_LIB, rados_aio_write),
+        rados_aio_write_full: sym!(engine, rados, RADOS_LIB, rados_aio_write_full),
+        rados_aio_read: sym!(engine, rados, RADOS_LIB, rados_aio_read),
+        rados_aio_remove: sym!(engine, rados, RADOS_LIB, rados_aio_remove),
+        rados_aio_stat: sym!(engine, rados, RADOS_LIB, rados_aio_stat),
+        rados_aio_get_return_value: sym!(engine, rados, RADOS_LIB, rados_aio_get_return_value),
+        rados_aio_wait_for_complete_and_cb: sym!(engine, rados, RADOS_LIB, rados_aio_wait_for_complete_and_cb),
+        rados_aio_release: sym!(engine, rados, RADOS_LIB, rados_aio_release),
+        rados_write_full: sym!(engine, rados, RADOS_LIB, rados_write_full),
+        rados_read: sym!(engine, rados, RADOS_LIB, rados_read),
+        rados_remove: sym!(engine, rados, RADOS_LIB, rados_remove),
+        rados_stat: sym!(engine, rados, RADOS_LIB, rados_stat),
+        rados_nobjects_list_open: sym!(engine, rados, RADOS_LIB, rados_nobjects_list_open),
+        rados_nobjects_list_next: sym!(engine, rados, RADOS_LIB, rados_nobjects_list_next),
+        rados_nobjects_list_close: sym!(engine, rados, RADOS_LIB, rados_nobjects_list_close),
+        rados_mon_command: sym!(engine, rados, RADOS_LIB, rados_mon_command),
+        rados_buffer_free: sym!(engine, rados, RADOS_LIB, rados_buffer_free),
         _rados: rados,
+    })
+}
+
+fn load_rbd(engine: &'static str) -> Result<RbdApi, EngineError> {
+    let rbd = open(engine, RBD_LIB, "librbd1")?;
+    Ok(RbdApi {
+        rbd_open: sym!(engine, rbd, RBD_LIB, rbd_open),
+        rbd_close: sym!(engine, rbd, RBD_LIB, rbd_close),
+        rbd_create: sym!(engine, rbd, RBD_LIB, rbd_create),
+        rbd_get_size: sym!(engine, rbd, RBD_LIB, rbd_get_size),
+        rbd_metadata_get: sym!(engine, rbd, RBD_LIB, rbd_metadata_get),
+        rbd_metadata_set: sym!(engine, rbd, RBD_LIB, rbd_metadata_set),
+        rbd_aio_create_completion: sym!(engine, rbd, RBD_LIB, rbd_aio_create_completion),
+        rbd_aio_read: sym!(engine, rbd, RBD_LIB, rbd_aio_read),
+        rbd_aio_write: sym!(engine, rbd, RBD_LIB, rbd_aio_write),
+        rbd_aio_flush: sym!(engine, rbd, RBD_LIB, rbd_aio_flush),
+        rbd_flush: sym!(engine, rbd, RBD_LIB, rbd_flush),
+        rbd_aio_get_return_value: sym!(engine, rbd, RBD_LIB, rbd_aio_get_return_value),
+        rbd_aio_get_arg: sym!(engine, rbd, RBD_LIB, rbd_aio_get_arg),
+        rbd_aio_release: sym!(engine, rbd, RBD_LIB, rbd_aio_release),
+        rbd_set_image_notification: sym!(engine, rbd, RBD_LIB, rbd_set_image_notification),
+        rbd_poll_io_events: sym!(engine, rbd, RBD_LIB, rbd_poll_io_events),
         _rbd: rbd,
     })
 }

@@ -3,4 +3,5 @@
 
 pub mod conn;
 pub mod ffi;
+pub mod rados;
 pub mod rbd;

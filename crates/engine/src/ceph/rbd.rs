@@ -9,12 +9,15 @@
 //! once after opening, as a guest's first flush would, so librbd leaves its
 //! writethrough-until-flush mode and the job sees the writeback cache.
 //!
+//! Several images (`rbdname=a:b:c`) make one job's volumes, as a guest with
+//! several disks: the workload's files map to images, one eventfd serves all.
+//!
 //! Safety as for block devices: an image storbench did not create (marked with
 //! the image metadata key `storbench.created`) is only written with
 //! allow_overwrite. A missing image is created when a size is given.
 
 use super::conn::{Cluster, CONN_OPTIONS};
-use super::ffi::{self, Completion as RbdCompletion, Image};
+use super::ffi::{self, Completion as RbdCompletion, Image, RbdApi};
 use crate::*;
 use std::ffi::{c_void, CString};
 use std::ptr;
@@ -26,7 +29,7 @@ const MARKER_KEY: &str = "storbench.created";
 const EVENT_TYPE_EVENTFD: i32 = 2;
 
 const OPTIONS: &[OptionDesc] = &[
-    OptionDesc { name: "rbdname", help: "image name (alias: image; default storbench)" },
+    OptionDesc { name: "rbdname", help: "image name, or several a:b:c (alias: image; default storbench)" },
     OptionDesc { name: "image", help: "image name" },
     OptionDesc { name: "rbd_cache", help: "librbd writeback cache (default 0: measure the cluster, not client memory)" },
 ];
@@ -36,8 +39,9 @@ fn all_options() -> &'static [OptionDesc] {
     ALL.get_or_init(|| CONN_OPTIONS.iter().chain(OPTIONS).copied().collect())
 }
 
-fn image_name(opts: &BTreeMap<String, String>) -> &str {
-    opts.get("rbdname").or_else(|| opts.get("image")).map(String::as_str).unwrap_or("storbench")
+fn image_names(opts: &BTreeMap<String, String>) -> Vec<&str> {
+    let names = opts.get("rbdname").or_else(|| opts.get("image")).map(String::as_str).unwrap_or("storbench");
+    names.split(':').filter(|s| !s.is_empty()).collect()
 }
 
 impl EngineFactory for RbdFactory {
@@ -48,13 +52,20 @@ impl EngineFactory for RbdFactory {
         "Ceph RBD image through librbd (loaded at run time), asynchronous I/O"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: true, direct_io: true, needs_files: false, does_io: true }
+        Capabilities { queued: true, direct_io: true, needs_files: false, does_io: true, blocks: true, objects: false }
     }
     fn options(&self) -> &'static [OptionDesc] {
         all_options()
     }
     fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
         check_known(NAME, all_options(), options)?;
+        let names = image_names(options);
+        if names.is_empty() {
+            return Err(EngineError::BadOption { engine: NAME, option: "rbdname".into(), message: "names no image".into() });
+        }
+        if let Some(dup) = names.iter().enumerate().find(|(i, n)| names[..*i].contains(n)) {
+            return Err(EngineError::BadOption { engine: NAME, option: "rbdname".into(), message: format!("image '{}' is listed twice", dup.1) });
+        }
         bool_option(NAME, options, "rbd_cache", false).map(|_| ())
     }
     fn warnings(&self, options: &BTreeMap<String, String>, writes: bool) -> Vec<String> {
@@ -67,19 +78,23 @@ impl EngineFactory for RbdFactory {
     }
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
         let cluster = Cluster::connect(NAME, t.options, "rbd")?;
-        let name = image_name(t.options);
-        let img = OpenImage::open_or_create(&cluster, name, t.size)?;
-        if t.writes && !t.allow_overwrite && !img.marked()? {
-            return Err(EngineError::Refused {
-                engine: NAME,
-                message: format!(
-                    "image '{name}' was not created by storbench; its data would be overwritten. \
-                     Name a new image (it is created with the job's size), or pass --allow_overwrite=1"
-                ),
-            });
+        let names = image_names(t.options);
+        let mut smallest = u64::MAX;
+        for name in &names {
+            let img = OpenImage::open_or_create(&cluster, name, t.size)?;
+            if t.writes && !t.allow_overwrite && !img.marked()? {
+                return Err(EngineError::Refused {
+                    engine: NAME,
+                    message: format!(
+                        "image '{name}' was not created by storbench; its data would be overwritten. \
+                         Name a new image (it is created with the job's size), or pass --allow_overwrite=1"
+                    ),
+                });
+            }
+            smallest = smallest.min(img.size()?);
         }
         let pool = t.options.get("pool").map(String::as_str).unwrap_or("rbd");
-        Ok(Some(EngineTarget { size: img.size()?, label: format!("rbd:{pool}/{name}") }))
+        Ok(Some(EngineTarget { size: smallest, units: names.len() as u32, label: format!("rbd:{pool}/{}", names.join(",")) }))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rbd::open(setup).map(|e| Box::new(e) as Box<dyn Engine>)
@@ -88,24 +103,27 @@ impl EngineFactory for RbdFactory {
 
 /// An open image, closed on drop.
 struct OpenImage<'a> {
-    cluster: &'a Cluster,
+    /// The image must not outlive its cluster connection.
+    _cluster: &'a Cluster,
+    rbd: &'static RbdApi,
     image: Image,
 }
 
 impl<'a> OpenImage<'a> {
-    fn open(cluster: &'a Cluster, name: &str) -> Result<OpenImage<'a>, i32> {
+    fn open(cluster: &'a Cluster, rbd: &'static RbdApi, name: &str) -> Result<OpenImage<'a>, i32> {
         let cname = CString::new(name).map_err(|_| libc::EINVAL)?;
         let mut image: Image = ptr::null_mut();
         // SAFETY: valid ioctx, C string and out-pointer; NULL snapshot = head.
-        let rc = unsafe { (cluster.api.rbd_open)(cluster.ioctx, cname.as_ptr(), &mut image, ptr::null()) };
+        let rc = unsafe { (rbd.rbd_open)(cluster.ioctx, cname.as_ptr(), &mut image, ptr::null()) };
         if rc < 0 {
             return Err(-rc);
         }
-        Ok(OpenImage { cluster, image })
+        Ok(OpenImage { _cluster: cluster, rbd, image })
     }
 
     fn open_or_create(cluster: &'a Cluster, name: &str, size: Option<u64>) -> Result<OpenImage<'a>, EngineError> {
-        match Self::open(cluster, name) {
+        let rbd = ffi::rbd_api(NAME)?;
+        match Self::open(cluster, rbd, name) {
             Ok(i) => Ok(i),
             Err(libc::ENOENT) => {
                 let size = size.ok_or_else(|| EngineError::BadOption {
@@ -116,8 +134,8 @@ impl<'a> OpenImage<'a> {
                 let cname = ffi::cstr(NAME, "rbdname", name)?;
                 let mut order = 0;
                 // SAFETY: valid ioctx, C string, out-pointer.
-                ffi::check(NAME, "rbd_create", unsafe { (cluster.api.rbd_create)(cluster.ioctx, cname.as_ptr(), size, &mut order) })?;
-                let img = Self::open(cluster, name).map_err(|e| EngineError::os(NAME, "rbd_open", e))?;
+                ffi::check(NAME, "rbd_create", unsafe { (rbd.rbd_create)(cluster.ioctx, cname.as_ptr(), size, &mut order) })?;
+                let img = Self::open(cluster, rbd, name).map_err(|e| EngineError::os(NAME, "rbd_open", e))?;
                 img.mark()?;
                 Ok(img)
             }
@@ -128,14 +146,14 @@ impl<'a> OpenImage<'a> {
     fn size(&self) -> Result<u64, EngineError> {
         let mut size = 0u64;
         // SAFETY: open image, valid out-pointer.
-        ffi::check(NAME, "rbd_get_size", unsafe { (self.cluster.api.rbd_get_size)(self.image, &mut size) })?;
+        ffi::check(NAME, "rbd_get_size", unsafe { (self.rbd.rbd_get_size)(self.image, &mut size) })?;
         Ok(size)
     }
 
     fn mark(&self) -> Result<(), EngineError> {
         let (k, v) = (ffi::cstr(NAME, "key", MARKER_KEY)?, ffi::cstr(NAME, "value", "1")?);
         // SAFETY: open image, C strings.
-        ffi::check(NAME, "rbd_metadata_set", unsafe { (self.cluster.api.rbd_metadata_set)(self.image, k.as_ptr(), v.as_ptr()) }).map(|_| ())
+        ffi::check(NAME, "rbd_metadata_set", unsafe { (self.rbd.rbd_metadata_set)(self.image, k.as_ptr(), v.as_ptr()) }).map(|_| ())
     }
 
     fn marked(&self) -> Result<bool, EngineError> {
@@ -143,7 +161,7 @@ impl<'a> OpenImage<'a> {
         let mut buf = [0 as std::ffi::c_char; 16];
         let mut len = buf.len();
         // SAFETY: open image, buffer and its length.
-        let rc = unsafe { (self.cluster.api.rbd_metadata_get)(self.image, k.as_ptr(), buf.as_mut_ptr(), &mut len) };
+        let rc = unsafe { (self.rbd.rbd_metadata_get)(self.image, k.as_ptr(), buf.as_mut_ptr(), &mut len) };
         match rc {
             0 => Ok(true),
             rc if rc == -libc::ENOENT => Ok(false),
@@ -155,14 +173,15 @@ impl<'a> OpenImage<'a> {
 impl Drop for OpenImage<'_> {
     fn drop(&mut self) {
         // SAFETY: opened in `open`; no I/O is in flight on this handle.
-        unsafe { (self.cluster.api.rbd_close)(self.image) };
+        unsafe { (self.rbd.rbd_close)(self.image) };
     }
 }
 
-/// Per-worker engine: its own connection, image handle and eventfd.
+/// Per-worker engine: its own connection, image handles and eventfd.
 struct Rbd {
     cluster: Cluster,
-    image: Image,
+    rbd: &'static RbdApi,
+    images: Vec<Image>,
     efd: i32,
     buffers: Buffers,
     events: Vec<RbdCompletion>,
@@ -181,40 +200,54 @@ impl Rbd {
         let mut cluster = Cluster::connect(NAME, setup.options, "rbd")?;
         let cache = bool_option(NAME, setup.options, "rbd_cache", false)?;
         cluster.set(NAME, "rbd_cache", if cache { "true" } else { "false" })?;
-        let name = ffi::cstr(NAME, "rbdname", image_name(setup.options))?;
-        let mut image: Image = ptr::null_mut();
-        // SAFETY: valid ioctx, C string, out-pointer.
-        ffi::check(NAME, "rbd_open", unsafe { (cluster.api.rbd_open)(cluster.ioctx, name.as_ptr(), &mut image, ptr::null()) })?;
-        if cache {
-            // SAFETY: open image, no I/O in flight.
-            ffi::check(NAME, "rbd_flush", unsafe { (cluster.api.rbd_flush)(image) })?;
-        }
         // SAFETY: eventfd has no memory arguments.
         let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
         if efd < 0 {
             return Err(EngineError::last_os(NAME, "eventfd"));
         }
-        let engine = Rbd {
+        let mut engine = Rbd {
             cluster,
-            image,
+            rbd: ffi::rbd_api(NAME)?,
+            images: Vec::new(),
             efd,
             buffers: setup.buffers,
             events: vec![ptr::null_mut(); setup.queue_depth as usize],
             write_len: vec![0; setup.queue_depth as usize],
             refused: Vec::with_capacity(setup.queue_depth as usize),
         };
-        // SAFETY: open image and a valid eventfd.
-        ffi::check(NAME, "rbd_set_image_notification", unsafe {
-            (engine.cluster.api.rbd_set_image_notification)(engine.image, efd, EVENT_TYPE_EVENTFD)
-        })?;
+        // Pushed one by one so that Drop closes whatever opened before a failure.
+        for name in image_names(setup.options) {
+            let name = ffi::cstr(NAME, "rbdname", name)?;
+            let api = engine.rbd;
+            let mut image: Image = ptr::null_mut();
+            // SAFETY: valid ioctx, C string, out-pointer.
+            ffi::check(NAME, "rbd_open", unsafe { (api.rbd_open)(engine.cluster.ioctx, name.as_ptr(), &mut image, ptr::null()) })?;
+            engine.images.push(image);
+            if cache {
+                // SAFETY: open image, no I/O in flight.
+                ffi::check(NAME, "rbd_flush", unsafe { (api.rbd_flush)(image) })?;
+            }
+            // SAFETY: open image and a valid eventfd.
+            ffi::check(NAME, "rbd_set_image_notification", unsafe {
+                (api.rbd_set_image_notification)(image, efd, EVENT_TYPE_EVENTFD)
+            })?;
+        }
         Ok(engine)
     }
 
     /// Collect every finished completion librbd has queued for us.
     fn poll_events(&mut self, out: &mut Vec<Completion>) -> Result<usize, EngineError> {
-        let api = self.cluster.api;
+        let mut total = 0;
+        for i in 0..self.images.len() {
+            total += self.poll_image(i, out)?;
+        }
+        Ok(total)
+    }
+
+    fn poll_image(&mut self, image: usize, out: &mut Vec<Completion>) -> Result<usize, EngineError> {
+        let api = self.rbd;
         // SAFETY: `events` has room for its length; the image is open.
-        let n = unsafe { (api.rbd_poll_io_events)(self.image, self.events.as_mut_ptr(), self.events.len() as i32) };
+        let n = unsafe { (api.rbd_poll_io_events)(self.images[image], self.events.as_mut_ptr(), self.events.len() as i32) };
         let n = ffi::check(NAME, "rbd_poll_io_events", n)? as usize;
         for &c in &self.events[..n] {
             // SAFETY: c is a completion librbd reports finished; we release it once.
@@ -250,20 +283,25 @@ impl Rbd {
 
 impl Engine for Rbd {
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        let api = self.cluster.api;
+        if !matches!(req.op, OpKind::Read | OpKind::Write | OpKind::Sync) {
+            return Err(crate::unsupported_op(NAME, req.op));
+        }
+        let api = self.rbd;
         let mut comp: RbdCompletion = ptr::null_mut();
         // SAFETY: the slot number travels as the completion's argument; no callback.
         ffi::check(NAME, "rbd_aio_create_completion", unsafe {
             (api.rbd_aio_create_completion)(req.slot as usize as *mut c_void, ptr::null(), &mut comp)
         })?;
         let buf = self.buffers.slot(req.slot);
+        let image = self.images[req.file as usize];
         self.write_len[req.slot as usize] = if req.op == OpKind::Write { req.len } else { 0 };
         // SAFETY: the buffer slot holds at least req.len bytes and outlives the I/O.
         let rc = unsafe {
             match req.op {
-                OpKind::Read => (api.rbd_aio_read)(self.image, req.offset, req.len as usize, buf.cast(), comp),
-                OpKind::Write => (api.rbd_aio_write)(self.image, req.offset, req.len as usize, buf.cast(), comp),
-                OpKind::Sync => (api.rbd_aio_flush)(self.image, comp),
+                OpKind::Read => (api.rbd_aio_read)(image, req.offset, req.len as usize, buf.cast(), comp),
+                OpKind::Write => (api.rbd_aio_write)(image, req.offset, req.len as usize, buf.cast(), comp),
+                OpKind::Sync => (api.rbd_aio_flush)(image, comp),
+                _ => -libc::EOPNOTSUPP,
             }
         };
         if rc < 0 {
@@ -296,7 +334,9 @@ impl Drop for Rbd {
     fn drop(&mut self) {
         // SAFETY: the runner drains every in-flight I/O before dropping the engine.
         unsafe {
-            (self.cluster.api.rbd_close)(self.image);
+            for &image in &self.images {
+                (self.rbd.rbd_close)(image);
+            }
             libc::close(self.efd);
         }
     }

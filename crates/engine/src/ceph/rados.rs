@@ -1,0 +1,375 @@
+//! The `rados` engine: named objects in a pool through librados, with the
+//! asynchronous calls (rados_aio_*) so the queue depth is real.
+//!
+//! librados reports completions only through callbacks on its own threads; the
+//! callback here does the least it can (push the slot number, wake the worker)
+//! and the worker collects return values itself. Objects are named by the
+//! job's prefix and the key number the object workload model chose.
+//!
+//! Before anything is written the target is checked: the pool exists, no write
+//! is larger than the OSDs accept (`osd_max_object_size`, else every write fails
+//! with EFBIG), objects the job means to create are not already there (they
+//! would belong to someone else, or to an earlier run kept with cleanup=0), and
+//! objects a job says exist (`objects_exist=1`) do exist.
+
+use super::conn::{Cluster, CONN_OPTIONS};
+use super::ffi::{self, Completion as RadosCompletion};
+use crate::*;
+use std::ffi::c_void;
+use std::io::Write as _;
+use std::ptr;
+use std::sync::{Condvar, Mutex};
+
+pub struct RadosFactory;
+
+const NAME: &str = "rados";
+/// Keys checked for objects left by someone else before a job writes.
+const OWNERSHIP_PROBES: u64 = 8;
+
+impl EngineFactory for RadosFactory {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn description(&self) -> &'static str {
+        "Ceph RADOS objects through librados (loaded at run time), asynchronous I/O"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true }
+    }
+    fn options(&self) -> &'static [OptionDesc] {
+        CONN_OPTIONS
+    }
+    fn supports(&self, op: OpKind) -> bool {
+        !matches!(op, OpKind::List | OpKind::Sync)
+    }
+    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+        check_known(NAME, CONN_OPTIONS, options)?;
+        if !options.contains_key("pool") {
+            return Err(EngineError::BadOption {
+                engine: NAME,
+                option: "pool".into(),
+                message: "is required: name the pool the objects go to (e.g. --pool mypool)".into(),
+            });
+        }
+        Ok(())
+    }
+    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
+        let (Some(o), Some(prefix)) = (t.objects, t.object_prefix) else {
+            return Err(EngineError::Unsupported { engine: NAME, message: "works on objects only: give the job objects=N".into() });
+        };
+        let cluster = Cluster::connect(NAME, t.options, "")?;
+        let pool = t.options.get("pool").map(String::as_str).unwrap_or_default();
+        if t.writes {
+            check_object_size(&cluster, o.sizes.max())?;
+        }
+        if o.exist {
+            let first = format!("{prefix}0");
+            if !exists(&cluster, &first)? {
+                return Err(EngineError::BadOption {
+                    engine: NAME,
+                    option: "objects_exist".into(),
+                    message: format!(
+                        "object '{first}' does not exist in pool '{pool}': there is nothing to read. \
+                         Write the objects first (a job with cleanup=0), or check object_prefix"
+                    ),
+                });
+            }
+        } else if t.writes && !t.allow_overwrite {
+            for k in 0..o.count.min(OWNERSHIP_PROBES) {
+                let name = format!("{prefix}{k}");
+                if exists(&cluster, &name)? {
+                    return Err(EngineError::Refused {
+                        engine: NAME,
+                        message: format!(
+                            "object '{name}' already exists in pool '{pool}' and this run did not write it. \
+                             Set objects_exist=1 to use objects an earlier run left, allow_overwrite=1 to \
+                             overwrite them, or choose another object_prefix"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(Some(EngineTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*") }))
+    }
+    fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
+        Rados::open(setup).map(|e| Box::new(e) as Box<dyn Engine>)
+    }
+}
+
+fn check_object_size(cluster: &Cluster, largest: u64) -> Result<(), EngineError> {
+    let max = cluster.max_object_size(NAME);
+    if largest > max {
+        return Err(EngineError::BadOption {
+            engine: NAME,
+            option: "object_size".into(),
+            message: format!(
+                "objects of {largest} bytes exceed the cluster's osd_max_object_size ({max} bytes): \
+                 the OSDs would reject every such write (EFBIG). Lower object_size, or raise \
+                 osd_max_object_size on the cluster"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Whether an object exists (a synchronous stat).
+pub fn exists(cluster: &Cluster, name: &str) -> Result<bool, EngineError> {
+    let cname = ffi::cstr(NAME, "object name", name)?;
+    let (mut size, mut mtime) = (0u64, 0 as libc::time_t);
+    // SAFETY: valid ioctx, C string and out-pointers.
+    let rc = unsafe { (cluster.api.rados_stat)(cluster.ioctx, cname.as_ptr(), &mut size, &mut mtime) };
+    match rc {
+        0 => Ok(true),
+        rc if rc == -libc::ENOENT => Ok(false),
+        rc => Err(EngineError::os(NAME, "rados_stat", -rc)),
+    }
+}
+
+/// Completed slots, filled by librados's callback threads.
+struct Ready {
+    slots: Mutex<Vec<u32>>,
+    cond: Condvar,
+}
+
+/// The argument librados hands back to the callback: where to report, and which slot.
+struct SlotArg {
+    ready: *const Ready,
+    slot: u32,
+}
+
+/// Runs on a librados thread: record the slot and wake the worker. It must not
+/// unwind into C; the vector has room for every slot, so push does not allocate.
+unsafe extern "C" fn on_complete(_c: RadosCompletion, arg: *mut c_void) {
+    // SAFETY: arg is a SlotArg in the engine's boxed slice, which outlives every
+    // completion (Drop waits for callbacks), and ready points at its boxed Ready.
+    let a = unsafe { &*(arg as *const SlotArg) };
+    let ready = unsafe { &*a.ready };
+    let mut slots = ready.slots.lock().unwrap_or_else(|e| e.into_inner());
+    slots.push(a.slot);
+    drop(slots);
+    ready.cond.notify_one();
+}
+
+/// Per-worker engine: its own connection and completion bookkeeping.
+struct Rados {
+    cluster: Cluster,
+    ready: Box<Ready>,
+    args: Box<[SlotArg]>,
+    /// The completion in flight per slot (null when idle).
+    comps: Vec<RadosCompletion>,
+    names: Vec<Vec<u8>>,
+    prefix: Vec<u8>,
+    ops: Vec<OpKind>,
+    lens: Vec<u32>,
+    stat_size: Vec<u64>,
+    stat_mtime: Vec<libc::time_t>,
+    buffers: Buffers,
+    /// Operations librados refused at submission, reported as failed I/O.
+    refused: Vec<Completion>,
+    taken: Vec<u32>,
+}
+
+// SAFETY: the handles are used only by the worker thread that owns the engine;
+// the raw pointers in `args` point into the engine's own boxes.
+unsafe impl Send for Rados {}
+
+impl Rados {
+    fn open(setup: &WorkerSetup) -> Result<Rados, EngineError> {
+        let cluster = Cluster::connect(NAME, setup.options, "")?;
+        let qd = setup.queue_depth as usize;
+        let prefix = setup.object_prefix.unwrap_or_default().as_bytes().to_vec();
+        let ready = Box::new(Ready { slots: Mutex::new(Vec::with_capacity(qd)), cond: Condvar::new() });
+        let ready_ptr: *const Ready = &*ready;
+        let args = (0..qd as u32).map(|slot| SlotArg { ready: ready_ptr, slot }).collect();
+        Ok(Rados {
+            cluster,
+            ready,
+            args,
+            comps: vec![ptr::null_mut(); qd],
+            names: (0..qd).map(|_| Vec::with_capacity(prefix.len() + 12)).collect(),
+            prefix,
+            ops: vec![OpKind::Read; qd],
+            lens: vec![0; qd],
+            stat_size: vec![0; qd],
+            stat_mtime: vec![0; qd],
+            buffers: setup.buffers,
+            refused: Vec::with_capacity(qd),
+            taken: Vec::with_capacity(qd),
+        })
+    }
+
+    /// `prefix` + key number + NUL, in the slot's own buffer (no allocation
+    /// once the buffer has grown to the longest name).
+    fn name(&mut self, slot: usize, key: u32) -> *const std::ffi::c_char {
+        let n = &mut self.names[slot];
+        n.clear();
+        n.extend_from_slice(&self.prefix);
+        let _ = write!(n, "{key}\0");
+        n.as_ptr().cast()
+    }
+
+    /// The bytes an operation moved, from librados's return value: writes
+    /// report 0 on success, reads the bytes read.
+    fn result(&self, slot: usize, rc: i32) -> i64 {
+        match self.ops[slot] {
+            OpKind::Write | OpKind::Create | OpKind::Update if rc == 0 => self.lens[slot] as i64,
+            _ => rc as i64,
+        }
+    }
+}
+
+impl Engine for Rados {
+    fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        let api = self.cluster.api;
+        let i = req.slot as usize;
+        let mut comp: RadosCompletion = ptr::null_mut();
+        let arg = &self.args[i] as *const SlotArg as *mut c_void;
+        // SAFETY: arg stays valid until the completion is released (see on_complete).
+        ffi::check(NAME, "rados_aio_create_completion", unsafe {
+            (api.rados_aio_create_completion)(arg, Some(on_complete), None, &mut comp)
+        })?;
+        let oid = self.name(i, req.file);
+        let buf = self.buffers.slot(req.slot).cast::<std::ffi::c_char>();
+        let (io, len, off) = (self.cluster.ioctx, req.len as usize, req.offset);
+        self.ops[i] = req.op;
+        self.lens[i] = req.len;
+        // SAFETY: the name and buffer live in this slot until the completion is
+        // reaped; the stat out-pointers likewise.
+        let rc = unsafe {
+            match req.op {
+                OpKind::Read => (api.rados_aio_read)(io, oid, comp, buf, len, off),
+                OpKind::Write => (api.rados_aio_write)(io, oid, comp, buf, len, off),
+                OpKind::Create | OpKind::Update => (api.rados_aio_write_full)(io, oid, comp, buf, len),
+                OpKind::Stat => (api.rados_aio_stat)(io, oid, comp, &mut self.stat_size[i], &mut self.stat_mtime[i]),
+                OpKind::Delete => (api.rados_aio_remove)(io, oid, comp),
+                OpKind::List | OpKind::Sync => -libc::EOPNOTSUPP,
+            }
+        };
+        if rc < 0 {
+            // SAFETY: librados did not take the completion.
+            unsafe { (api.rados_aio_release)(comp) };
+            self.refused.push(Completion { slot: req.slot, result: rc as i64 });
+        } else {
+            self.comps[i] = comp;
+        }
+        Ok(())
+    }
+
+    fn submit_and_reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let got = self.refused.len();
+        out.append(&mut self.refused);
+        let want = (min as usize).saturating_sub(got);
+        {
+            let deadline = timeout.map(|t| std::time::Instant::now() + t);
+            let mut slots = self.ready.slots.lock().unwrap_or_else(|e| e.into_inner());
+            while slots.len() < want {
+                slots = match deadline {
+                    None => self.ready.cond.wait(slots).unwrap_or_else(|e| e.into_inner()),
+                    Some(d) => {
+                        let left = d.saturating_duration_since(std::time::Instant::now());
+                        if left.is_zero() {
+                            break;
+                        }
+                        self.ready.cond.wait_timeout(slots, left).unwrap_or_else(|e| e.into_inner()).0
+                    }
+                };
+            }
+            std::mem::swap(&mut *slots, &mut self.taken);
+        }
+        let api = self.cluster.api;
+        for k in 0..self.taken.len() {
+            let slot = self.taken[k];
+            let i = slot as usize;
+            let comp = std::mem::replace(&mut self.comps[i], ptr::null_mut());
+            // SAFETY: the callback reported this completion finished; released once.
+            let rc = unsafe {
+                let rc = (api.rados_aio_get_return_value)(comp);
+                (api.rados_aio_release)(comp);
+                rc
+            };
+            out.push(Completion { slot, result: self.result(i, rc) });
+        }
+        self.taken.clear();
+        Ok(())
+    }
+}
+
+impl Drop for Rados {
+    fn drop(&mut self) {
+        let api = self.cluster.api;
+        for c in self.comps.iter_mut().filter(|c| !c.is_null()) {
+            // SAFETY: an operation still in flight (the worker stopped on an
+            // error): wait for it and its callback before freeing what they use.
+            unsafe {
+                (api.rados_aio_wait_for_complete_and_cb)(*c);
+                (api.rados_aio_release)(*c);
+            }
+            *c = ptr::null_mut();
+        }
+    }
+}
+
+/// A synchronous helper for the compatibility modes: write a whole small object.
+pub fn write_full(cluster: &Cluster, name: &str, data: &[u8]) -> Result<(), EngineError> {
+    let cname = ffi::cstr(NAME, "object name", name)?;
+    // SAFETY: valid ioctx, C string and buffer.
+    let rc = unsafe { (cluster.api.rados_write_full)(cluster.ioctx, cname.as_ptr(), data.as_ptr().cast(), data.len()) };
+    ffi::check(NAME, "rados_write_full", rc).map(|_| ())
+}
+
+/// Read up to `max` bytes of an object; `None` if it does not exist.
+pub fn read(cluster: &Cluster, name: &str, max: usize) -> Result<Option<Vec<u8>>, EngineError> {
+    let cname = ffi::cstr(NAME, "object name", name)?;
+    let mut buf = vec![0u8; max];
+    // SAFETY: valid ioctx, C string and a buffer of `max` bytes.
+    let rc = unsafe { (cluster.api.rados_read)(cluster.ioctx, cname.as_ptr(), buf.as_mut_ptr().cast(), max, 0) };
+    if rc == -libc::ENOENT {
+        return Ok(None);
+    }
+    buf.truncate(ffi::check(NAME, "rados_read", rc)? as usize);
+    Ok(Some(buf))
+}
+
+/// Remove an object; false if it was not there.
+pub fn remove(cluster: &Cluster, name: &str) -> Result<bool, EngineError> {
+    let cname = ffi::cstr(NAME, "object name", name)?;
+    // SAFETY: valid ioctx and C string.
+    let rc = unsafe { (cluster.api.rados_remove)(cluster.ioctx, cname.as_ptr()) };
+    if rc == -libc::ENOENT {
+        return Ok(false);
+    }
+    ffi::check(NAME, "rados_remove", rc).map(|_| true)
+}
+
+/// Names of the objects in the pool (and namespace) starting with `prefix`.
+pub fn list(cluster: &Cluster, prefix: &str) -> Result<Vec<String>, EngineError> {
+    let api = cluster.api;
+    let mut ctx: ffi::ListCtx = ptr::null_mut();
+    // SAFETY: valid ioctx and out-pointer.
+    ffi::check(NAME, "rados_nobjects_list_open", unsafe { (api.rados_nobjects_list_open)(cluster.ioctx, &mut ctx) })?;
+    let mut names = Vec::new();
+    let result = loop {
+        let mut entry: *const std::ffi::c_char = ptr::null();
+        // SAFETY: open list context; key and namespace out-pointers may be NULL.
+        let rc = unsafe { (api.rados_nobjects_list_next)(ctx, &mut entry, ptr::null_mut(), ptr::null_mut()) };
+        if rc == -libc::ENOENT {
+            break Ok(());
+        }
+        if rc < 0 {
+            break Err(EngineError::os(NAME, "rados_nobjects_list_next", -rc));
+        }
+        // SAFETY: librados returns a NUL-terminated name valid until the next call.
+        let name = unsafe { std::ffi::CStr::from_ptr(entry) }.to_string_lossy();
+        if name.starts_with(prefix) {
+            names.push(name.into_owned());
+        }
+    };
+    // SAFETY: opened above, closed once.
+    unsafe { (api.rados_nobjects_list_close)(ctx) };
+    result.map(|_| names)
+}
+
+/// Connect for the compatibility modes (same options as the engine).
+pub fn connect(options: &BTreeMap<String, String>) -> Result<Cluster, EngineError> {
+    Cluster::connect(NAME, options, "")
+}

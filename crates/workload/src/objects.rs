@@ -1,0 +1,524 @@
+//! The object workload model: a set of named objects and a weighted mix of
+//! operations on them (create, read, update, partial write, stat, delete, list).
+//!
+//! Each worker owns the keys `worker, worker + workers, ...` below the job's
+//! object count, so workers never race on one object and a worker knows exactly
+//! which of its objects exist: reads, stats and deletes go to objects that do,
+//! creates to ones that do not, and cleanup removes only what the run wrote.
+
+use crate::dist::BlockSampler;
+use crate::gen::NextIo;
+use crate::rng::Rng;
+use crate::spec::{JobSpec, OpKind, SizeSplit};
+use serde::{Deserialize, Serialize};
+
+/// Sizes of whole objects.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum ObjectSizes {
+    /// One size, or weighted size classes (`4k/70:1m/30`).
+    Classes { split: SizeSplit },
+    /// Uniform between two sizes, inclusive (`4k-1m`).
+    Range { min: u64, max: u64 },
+}
+
+impl ObjectSizes {
+    pub fn max(&self) -> u64 {
+        match self {
+            ObjectSizes::Classes { split } => split.max(),
+            ObjectSizes::Range { max, .. } => *max,
+        }
+    }
+    pub fn fixed(&self) -> Option<u64> {
+        match self {
+            ObjectSizes::Classes { split } if split.0.len() == 1 => Some(split.0[0].0),
+            _ => None,
+        }
+    }
+    pub fn describe(&self) -> String {
+        match self {
+            ObjectSizes::Classes { split } => split.describe(),
+            ObjectSizes::Range { min, max } => {
+                format!("{}-{}", crate::units::format_size(*min), crate::units::format_size(*max))
+            }
+        }
+    }
+}
+
+/// The object side of a job (present only for object jobs).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ObjectSpec {
+    /// Objects in the job's key space, shared out among its workers.
+    pub count: u64,
+    pub sizes: ObjectSizes,
+    /// Object names are the prefix followed by the key number.
+    pub prefix: Option<String>,
+    /// Operation weights; empty: derived from `rw` (reads, creates, or both
+    /// in `rwmixread` proportion).
+    pub mix: Vec<(OpKind, u32)>,
+    /// Length range of partial reads and writes; `None`: whole objects.
+    pub op_len: Option<(u64, u64)>,
+    /// Write every object once before the measured phase.
+    pub prefill: bool,
+    /// The objects already exist (an earlier run left them).
+    pub exist: bool,
+    /// Remove the objects when the run ends; by default only when this run
+    /// wrote them (not when `exist` says an earlier run left them).
+    pub cleanup: Option<bool>,
+}
+
+impl Default for ObjectSpec {
+    fn default() -> Self {
+        ObjectSpec {
+            count: 1024,
+            sizes: ObjectSizes::Classes { split: SizeSplit::fixed(4 << 20) },
+            prefix: None,
+            mix: Vec::new(),
+            op_len: None,
+            prefill: false,
+            exist: false,
+            cleanup: None,
+        }
+    }
+}
+
+impl ObjectSpec {
+    /// The weights in effect: the explicit mix, or the one `rw` implies.
+    pub fn effective_mix(&self, read_pct: f64) -> Vec<(OpKind, u32)> {
+        if !self.mix.is_empty() {
+            return self.mix.clone();
+        }
+        let reads = read_pct.round() as u32;
+        [(OpKind::Read, reads), (OpKind::Create, 100 - reads.min(100))].into_iter().filter(|e| e.1 > 0).collect()
+    }
+
+    /// The largest single transfer (buffer size per slot).
+    pub fn max_transfer(&self) -> u64 {
+        let whole = self.sizes.max();
+        match self.op_len {
+            Some((_, max)) if !self.mix.iter().any(|m| matches!(m.0, OpKind::Create | OpKind::Update)) => max.min(whole),
+            _ => whole,
+        }
+    }
+
+    pub fn cleans_up(&self) -> bool {
+        self.cleanup.unwrap_or(!self.exist)
+    }
+
+    pub fn prefix_for(&self, job: &str) -> String {
+        self.prefix.clone().unwrap_or_else(|| format!("storbench.{job}."))
+    }
+
+    pub fn describe_mix(&self, read_pct: f64) -> String {
+        self.effective_mix(read_pct).iter().map(|(o, w)| format!("{}:{w}", o.name())).collect::<Vec<_>>().join(",")
+    }
+}
+
+/// Which of a worker's objects exist, one bit each.
+#[derive(Clone, Debug)]
+struct Bits {
+    words: Vec<u64>,
+    n: u64,
+}
+
+impl Bits {
+    fn new(n: u64, set: bool) -> Bits {
+        let mut b = Bits { words: vec![if set { u64::MAX } else { 0 }; n.div_ceil(64) as usize], n };
+        if set && n % 64 != 0 {
+            *b.words.last_mut().expect("n > 0") = (1u64 << (n % 64)) - 1;
+        }
+        b
+    }
+    #[inline]
+    fn get(&self, i: u64) -> bool {
+        self.words[(i / 64) as usize] >> (i % 64) & 1 == 1
+    }
+    #[inline]
+    fn put(&mut self, i: u64, v: bool) {
+        let w = &mut self.words[(i / 64) as usize];
+        if v {
+            *w |= 1 << (i % 64);
+        } else {
+            *w &= !(1 << (i % 64));
+        }
+    }
+    /// The first index at or after `from` (wrapping) whose bit is `want`.
+    fn next(&self, from: u64, want: bool) -> Option<u64> {
+        let words = self.words.len();
+        let start = (from % self.n) as usize / 64;
+        for step in 0..=words {
+            let wi = (start + step) % words;
+            let mut w = if want { self.words[wi] } else { !self.words[wi] };
+            if step == 0 {
+                w &= u64::MAX << (from % self.n % 64);
+            }
+            while w != 0 {
+                let i = wi as u64 * 64 + w.trailing_zeros() as u64;
+                if i < self.n {
+                    return Some(i);
+                }
+                w &= w - 1;
+            }
+        }
+        None
+    }
+}
+
+/// Generates the object operations of one worker.
+#[derive(Clone, Debug)]
+pub struct ObjGen {
+    rng: Rng,
+    ops: Vec<OpKind>,
+    cumulative: Vec<u64>,
+    total_weight: u64,
+    sizes: ObjectSizes,
+    fixed_size: Option<u64>,
+    op_len: Option<(u64, u64)>,
+    sequential: bool,
+    popularity: BlockSampler,
+    workers: u64,
+    worker: u64,
+    /// Keys this worker owns.
+    n: u64,
+    exists: Bits,
+    /// Sizes of existing objects, when they vary.
+    object_len: Vec<u32>,
+    live: u64,
+    create_cursor: u64,
+    seq_cursor: u64,
+    fill_cursor: u64,
+    bytes_left: Option<u64>,
+    ops_left: Option<u64>,
+}
+
+impl ObjGen {
+    /// `workers` share the job's keys; `io_limit` is the byte budget and
+    /// `op_limit` the operation budget of this worker.
+    pub fn new(spec: &JobSpec, worker: u32, io_limit: Option<u64>, op_limit: Option<u64>) -> ObjGen {
+        let o = spec.objects.clone().unwrap_or_default();
+        let workers = spec.numjobs.max(1) as u64;
+        let worker = worker as u64;
+        let n = (o.count / workers + u64::from(worker < o.count % workers)).max(1);
+        let mix = o.effective_mix(spec.read_percent());
+        let mut acc = 0;
+        let cumulative = mix.iter().map(|m| {
+            acc += m.1 as u64;
+            acc
+        });
+        let cumulative: Vec<u64> = cumulative.collect();
+        let fixed_size = o.sizes.fixed();
+        ObjGen {
+            rng: Rng::new(spec.seed ^ (worker + 1).wrapping_mul(0xA24B_AED4_963E_E407)),
+            ops: mix.iter().map(|m| m.0).collect(),
+            total_weight: acc.max(1),
+            cumulative,
+            fixed_size,
+            sizes: o.sizes.clone(),
+            op_len: o.op_len,
+            sequential: !spec.rw.is_random(),
+            popularity: BlockSampler::new(&spec.distribution, n),
+            workers,
+            worker,
+            n,
+            exists: Bits::new(n, o.exist),
+            object_len: if fixed_size.is_some() { Vec::new() } else { vec![0; n as usize] },
+            live: if o.exist { n } else { 0 },
+            create_cursor: 0,
+            seq_cursor: 0,
+            fill_cursor: 0,
+            bytes_left: io_limit,
+            ops_left: op_limit,
+        }
+    }
+
+    pub fn rng(&mut self) -> &mut Rng {
+        &mut self.rng
+    }
+
+    /// Objects of this worker that exist now.
+    pub fn live(&self) -> u64 {
+        self.live
+    }
+
+    /// The next measured operation, or `None` once a budget is spent.
+    #[inline]
+    pub fn next(&mut self) -> Option<NextIo> {
+        if self.ops_left == Some(0) {
+            return None;
+        }
+        let op = self.pick_op();
+        let io = match op {
+            OpKind::Create => self.create(),
+            OpKind::Update => match self.existing() {
+                Some(k) => self.write_whole(OpKind::Update, k),
+                None => self.create(),
+            },
+            OpKind::Read | OpKind::Write => self.partial(op),
+            OpKind::Delete => self.delete(),
+            OpKind::Stat => {
+                let k = self.existing().unwrap_or(0);
+                NextIo { op, file: self.global(k), offset: 0, len: 0 }
+            }
+            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0 },
+        };
+        if let Some(left) = self.bytes_left.as_mut() {
+            if *left < io.len as u64 {
+                return None;
+            }
+            *left -= io.len as u64;
+        }
+        if let Some(left) = self.ops_left.as_mut() {
+            *left -= 1;
+        }
+        Some(io)
+    }
+
+    /// The next object to write before the measured phase, if any is missing.
+    pub fn prefill_next(&mut self) -> Option<NextIo> {
+        let k = self.exists.next(self.fill_cursor, false)?;
+        if k < self.fill_cursor {
+            return None;
+        }
+        self.fill_cursor = k + 1;
+        Some(self.write_whole(OpKind::Create, k))
+    }
+
+    /// The next object to remove when the run ends (only objects that exist).
+    pub fn cleanup_next(&mut self) -> Option<NextIo> {
+        if self.live == 0 {
+            return None;
+        }
+        let k = self.exists.next(0, true)?;
+        self.mark(k, false);
+        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0 })
+    }
+
+    #[inline]
+    fn pick_op(&mut self) -> OpKind {
+        if self.ops.len() == 1 {
+            return self.ops[0];
+        }
+        let x = self.rng.below(self.total_weight);
+        let i = self.cumulative.iter().position(|c| x < *c).unwrap_or(self.ops.len() - 1);
+        self.ops[i]
+    }
+
+    #[inline]
+    fn global(&self, k: u64) -> u32 {
+        (k * self.workers + self.worker) as u32
+    }
+
+    fn mark(&mut self, k: u64, exists: bool) {
+        if self.exists.get(k) != exists {
+            self.exists.put(k, exists);
+            if exists {
+                self.live += 1;
+            } else {
+                self.live -= 1;
+            }
+        }
+    }
+
+    /// A new object; once every key exists, a replacement, counted as an update.
+    fn create(&mut self) -> NextIo {
+        match self.exists.next(self.create_cursor, false) {
+            Some(k) => {
+                self.create_cursor = k + 1;
+                self.write_whole(OpKind::Create, k)
+            }
+            None => {
+                let k = self.existing().unwrap_or(0);
+                self.write_whole(OpKind::Update, k)
+            }
+        }
+    }
+
+    fn write_whole(&mut self, op: OpKind, k: u64) -> NextIo {
+        let len = self.sample_size();
+        if !self.object_len.is_empty() {
+            self.object_len[k as usize] = len as u32;
+        }
+        self.mark(k, true);
+        NextIo { op, file: self.global(k), offset: 0, len: len as u32 }
+    }
+
+    /// A read or write of an existing object: whole, or a range of it.
+    fn partial(&mut self, op: OpKind) -> NextIo {
+        // With nothing written yet, the read goes to a key that does not exist
+        // and fails as the storage reports it (ENOENT), never as a fake success.
+        let k = self.existing().unwrap_or(0);
+        let size = self.size_of(k);
+        let (offset, len) = match self.op_len {
+            Some((min, max)) => {
+                let len = (min + self.rng.below(max - min + 1)).min(size).max(1);
+                (self.rng.below(size - len + 1), len)
+            }
+            None => (0, size),
+        };
+        NextIo { op, file: self.global(k), offset, len: len as u32 }
+    }
+
+    fn delete(&mut self) -> NextIo {
+        let k = self.existing().unwrap_or(0);
+        self.mark(k, false);
+        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0 }
+    }
+
+    /// An existing key: in order for sequential jobs, else by popularity (the
+    /// nearest existing key after the one drawn, when that one is gone).
+    fn existing(&mut self) -> Option<u64> {
+        if self.live == 0 {
+            return None;
+        }
+        let from = if self.sequential { self.seq_cursor } else { self.popularity.sample(&mut self.rng) };
+        let k = if self.exists.get(from % self.n) { from % self.n } else { self.exists.next(from, true)? };
+        if self.sequential {
+            self.seq_cursor = (k + 1) % self.n;
+        }
+        Some(k)
+    }
+
+    fn size_of(&self, k: u64) -> u64 {
+        match self.fixed_size {
+            Some(s) => s,
+            None => (self.object_len[k as usize] as u64).max(1),
+        }
+    }
+
+    fn sample_size(&mut self) -> u64 {
+        match &self.sizes {
+            ObjectSizes::Classes { split } if split.0.len() == 1 => split.0[0].0,
+            ObjectSizes::Classes { split } => {
+                let total: u64 = split.0.iter().map(|e| e.1 as u64).sum();
+                let mut x = self.rng.below(total);
+                for (s, w) in &split.0 {
+                    if x < *w as u64 {
+                        return *s;
+                    }
+                    x -= *w as u64;
+                }
+                split.max()
+            }
+            ObjectSizes::Range { min, max } => min + self.rng.below(max - min + 1),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::apply_option;
+
+    fn spec(pairs: &[(&str, &str)]) -> JobSpec {
+        let mut s = JobSpec::default();
+        for (k, v) in pairs {
+            apply_option(&mut s, k, v).unwrap();
+        }
+        s
+    }
+
+    #[test]
+    fn bits_find_the_next_set_or_clear_bit_with_wrap() {
+        let mut b = Bits::new(130, false);
+        assert_eq!(b.next(5, false), Some(5));
+        assert_eq!(b.next(5, true), None);
+        b.put(3, true);
+        b.put(129, true);
+        assert_eq!(b.next(4, true), Some(129));
+        assert_eq!(b.next(0, true), Some(3));
+        let full = Bits::new(130, true);
+        assert_eq!(full.next(77, false), None);
+        assert!(full.get(129));
+    }
+
+    #[test]
+    fn prefill_writes_each_owned_key_once_and_cleanup_removes_them() {
+        let s = spec(&[("objects", "10"), ("object_size", "64k"), ("numjobs", "3"), ("rw", "randread")]);
+        let mut g = ObjGen::new(&s, 1, None, None);
+        let keys: Vec<u32> = std::iter::from_fn(|| g.prefill_next()).map(|io| io.file).collect();
+        assert_eq!(keys, vec![1, 4, 7]);
+        assert_eq!(g.live(), 3);
+        let reads: Vec<NextIo> = (0..50).map(|_| g.next().unwrap()).collect();
+        assert!(reads.iter().all(|io| io.op == OpKind::Read && io.len == 65536 && io.file % 3 == 1));
+        let gone: Vec<u32> = std::iter::from_fn(|| g.cleanup_next()).map(|io| io.file).collect();
+        assert_eq!(gone.len(), 3);
+        assert_eq!(g.live(), 0);
+    }
+
+    #[test]
+    fn mix_weights_are_followed_and_deletes_keep_state_true() {
+        let s = spec(&[
+            ("objects", "200"),
+            ("object_size", "4k"),
+            ("object_ops", "read:50,create:20,delete:20,stat:10"),
+            ("rw", "randrw"),
+            ("prefill", "1"),
+        ]);
+        let mut g = ObjGen::new(&s, 0, None, None);
+        while g.prefill_next().is_some() {}
+        let mut counts = std::collections::HashMap::new();
+        let mut alive: std::collections::HashSet<u32> = (0..200).collect();
+        for _ in 0..20_000 {
+            let io = g.next().unwrap();
+            *counts.entry(io.op).or_insert(0u32) += 1;
+            match io.op {
+                OpKind::Delete => assert!(alive.remove(&io.file), "deleted a missing object"),
+                OpKind::Create => assert!(alive.insert(io.file), "created an existing object"),
+                OpKind::Update => assert!(alive.contains(&io.file)),
+                _ => assert!(alive.contains(&io.file), "{:?} of a missing object", io.op),
+            }
+        }
+        assert_eq!(alive.len() as u64, g.live());
+        let share = |op| counts.get(&op).copied().unwrap_or(0) as f64 / 20_000.0;
+        assert!((share(OpKind::Read) - 0.5).abs() < 0.02);
+        assert!((share(OpKind::Stat) - 0.1).abs() < 0.02);
+        // Creates past a full key space become updates; the two together keep their weight.
+        assert!((share(OpKind::Create) + share(OpKind::Update) - 0.2).abs() < 0.02);
+    }
+
+    #[test]
+    fn ranges_stay_inside_objects_of_varying_size() {
+        let s = spec(&[
+            ("objects", "50"),
+            ("object_size", "10k-100k"),
+            ("object_op_size", "1k-8k"),
+            ("object_ops", "read:1,write:1"),
+            ("rw", "randrw"),
+        ]);
+        let mut g = ObjGen::new(&s, 0, None, None);
+        let mut sizes = std::collections::HashMap::new();
+        while let Some(io) = g.prefill_next() {
+            assert!((10_240..=102_400).contains(&io.len));
+            sizes.insert(io.file, io.len as u64);
+        }
+        for _ in 0..5000 {
+            let io = g.next().unwrap();
+            assert!((1024..=8192).contains(&io.len));
+            assert!(io.offset + io.len as u64 <= sizes[&io.file]);
+        }
+    }
+
+    #[test]
+    fn sequential_reads_walk_the_keys_in_order_and_budgets_stop_the_job() {
+        let s = spec(&[("objects", "5"), ("object_size", "1m"), ("rw", "read"), ("objects_exist", "1")]);
+        let mut g = ObjGen::new(&s, 0, Some(7 << 20), None);
+        let keys: Vec<u32> = std::iter::from_fn(|| g.next()).map(|io| io.file).collect();
+        assert_eq!(keys, vec![0, 1, 2, 3, 4, 0, 1]);
+        let mut g = ObjGen::new(&s, 0, None, Some(3));
+        assert_eq!(std::iter::from_fn(|| g.next()).count(), 3);
+    }
+
+    #[test]
+    fn hot_set_concentrates_reads() {
+        let s = spec(&[
+            ("objects", "1000"),
+            ("object_size", "4k"),
+            ("rw", "randread"),
+            ("objects_exist", "1"),
+            ("random_distribution", "hotset:90/10"),
+        ]);
+        let mut g = ObjGen::new(&s, 0, None, None);
+        let hot = (0..10_000).filter(|_| g.next().unwrap().file < 100).count();
+        assert!((8_700..=9_300).contains(&hot), "{hot}");
+    }
+}
