@@ -8,6 +8,7 @@ mod help;
 mod jobfile;
 mod output;
 mod progress;
+mod rados_cmd;
 mod rbd_bench;
 mod run;
 mod specs;
@@ -35,6 +36,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
     match cmd {
         "run" => run::run(rest),
         "rbd" => rbd_bench::rbd(rest),
+        "rados" => rados_cmd::rados(rest),
         "help" | "--help" | "-h" => help::help(rest),
         "engines" => help::engines(),
         "version" | "--version" | "-V" => {
@@ -42,7 +44,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
             Ok(0)
         }
         other => {
-            let hint = storbench_workload::options::suggest(other, ["run", "rbd", "help", "engines", "version"])
+            let hint = storbench_workload::options::suggest(other, ["run", "rbd", "rados", "help", "engines", "version"])
                 .map(|s| format!(" Did you mean '{s}'?"))
                 .unwrap_or_default();
             Err(CliError::usage(format!("unknown command '{other}'.{hint} See `storbench help`.")))

@@ -102,9 +102,19 @@ fn resolve_specs(args: &RunArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<S
     Ok((specs::build(&base, &args.global, &args.jobs)?, Vec::new()))
 }
 
+/// Run ready-made specs (compatibility modes) with the normal report.
+pub fn run_specs(specs: Vec<JobSpec>, results_dir: Option<std::path::PathBuf>) -> Result<i32, CliError> {
+    let observer = progress::Live::new(false);
+    let (result, dir) = execute(specs, &[], results_dir, &observer)?;
+    report(&dir, &result, &[], OutputFormat::Normal)
+}
+
 fn finish(args: &RunArgs, dir: &std::path::Path, r: &RunResult, notes: &[String]) -> Result<i32, CliError> {
+    report(dir, r, notes, args.format.unwrap_or(OutputFormat::Normal))
+}
+
+fn report(dir: &std::path::Path, r: &RunResult, notes: &[String], format: OutputFormat) -> Result<i32, CliError> {
     output::write_all(dir, r, notes)?;
-    let format = args.format.unwrap_or(OutputFormat::Normal);
     // A closed pipe must not turn a finished run into a failure: the results
     // directory has everything.
     let _ = output::to_stdout(format, r);

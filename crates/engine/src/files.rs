@@ -258,7 +258,7 @@ fn lay_out(f: &mut File, path: &Path, from: u64, to: u64) -> Result<(), TargetEr
     let mut at = from;
     while at < to {
         let n = ((to - at) as usize).min(LAYOUT_CHUNK);
-        filler.refresh(&mut buf, n, &mut rng);
+        filler.refresh(&mut buf, n, 0, &mut rng);
         f.write_all(&buf[..n]).map_err(|e| TargetError::os(path, "write (laying out)", e))?;
         at += n as u64;
     }

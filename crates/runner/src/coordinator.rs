@@ -124,6 +124,7 @@ fn point(p: &Pending) -> SeriesPoint {
             iops: per_s(o.ios),
             bytes_per_sec: per_s(o.bytes),
             errors: o.errors.total(),
+            mean_ns: o.latency.mean().round() as u64,
             p50_ns: o.latency.percentile(50.0),
             p99_ns: o.latency.percentile(99.0),
             max_ns: o.latency.max(),

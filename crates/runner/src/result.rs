@@ -114,6 +114,9 @@ pub struct SeriesOp {
     pub iops: f64,
     pub bytes_per_sec: f64,
     pub errors: u64,
+    /// Mean latency of the interval (0 in results written before it existed).
+    #[serde(default)]
+    pub mean_ns: u64,
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,

@@ -296,7 +296,7 @@ impl Worker {
     fn issue(&mut self, s: &mut Slots, slot: u32, io: NextIo, scheduled: u64, now: u64) -> Result<(), storbench_engine::EngineError> {
         if io.op.writes_data() {
             let buf = self.buffers.slot_mut(slot);
-            self.filler.refresh(buf, io.len as usize, self.gen.rng());
+            self.filler.refresh(buf, io.len as usize, io.file, self.gen.rng());
         }
         let i = slot as usize;
         s.scheduled[i] = scheduled;

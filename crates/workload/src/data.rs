@@ -23,6 +23,7 @@ pub struct Filler {
     /// Bytes at the start of each 4 KiB chunk that are random (the rest is zero).
     random_per_chunk: usize,
     dedupe_threshold: u64,
+    rados_bench: bool,
 }
 
 impl Filler {
@@ -32,11 +33,16 @@ impl Filler {
             zeros: p.zeros,
             random_per_chunk: random_per_chunk.min(CHUNK),
             dedupe_threshold: (p.dedupe_pct / 100.0 * u64::MAX as f64) as u64,
+            rados_bench: p.rados_bench,
         }
     }
 
     /// Initial image of a buffer slot (the same for every slot).
     pub fn init(&self, buf: &mut [u8]) {
+        if self.rados_bench {
+            buf.fill(b'z');
+            return;
+        }
         if self.zeros {
             buf.fill(0);
             return;
@@ -50,9 +56,14 @@ impl Filler {
         }
     }
 
-    /// Make the first `len` bytes of `buf` ready for one write.
+    /// Make the first `len` bytes of `buf` ready for one write to `key` (the
+    /// object number, for object jobs).
     #[inline]
-    pub fn refresh(&self, buf: &mut [u8], len: usize, rng: &mut Rng) {
+    pub fn refresh(&self, buf: &mut [u8], len: usize, key: u32, rng: &mut Rng) {
+        if self.rados_bench {
+            rados_bench_header(buf, len, key);
+            return;
+        }
         if self.zeros || self.random_per_chunk < 8 {
             return;
         }
@@ -65,6 +76,18 @@ impl Filler {
             }
             off += SECTOR;
         }
+    }
+}
+
+/// rados bench's `snprintf(buf, len, "I'm the %16dth op!", key)` over a buffer of 'z's.
+fn rados_bench_header(buf: &mut [u8], len: usize, key: u32) {
+    use std::io::Write as _;
+    let mut h = [0u8; 31];
+    let _ = write!(&mut h[..30], "I'm the {key:>16}th op!");
+    let n = len.min(h.len());
+    buf[..n].copy_from_slice(&h[..n]);
+    if n > 0 && n < h.len() {
+        buf[n - 1] = 0;
     }
 }
 
@@ -84,8 +107,8 @@ mod tests {
         assert!(zero_share(&a) < 0.01);
         let mut b = a.clone();
         let mut rng = Rng::new(1);
-        f.refresh(&mut a, 8192, &mut rng);
-        f.refresh(&mut b, 8192, &mut rng);
+        f.refresh(&mut a, 8192, 0, &mut rng);
+        f.refresh(&mut b, 8192, 0, &mut rng);
         for s in 0..16 {
             assert_ne!(a[s * 512..s * 512 + 512], b[s * 512..s * 512 + 512], "sector {s} repeated");
         }
@@ -96,7 +119,7 @@ mod tests {
         let f = Filler::new(&DataPattern { compress_pct: 50.0, ..Default::default() });
         let mut a = vec![1u8; 16384];
         f.init(&mut a);
-        f.refresh(&mut a, 16384, &mut Rng::new(2));
+        f.refresh(&mut a, 16384, 0, &mut Rng::new(2));
         assert!((zero_share(&a) - 0.5).abs() < 0.02, "{}", zero_share(&a));
     }
 
@@ -109,7 +132,7 @@ mod tests {
         let mut blocks = std::collections::HashSet::new();
         for _ in 0..1000 {
             let mut b = image.clone();
-            f.refresh(&mut b, 4096, &mut rng);
+            f.refresh(&mut b, 4096, 0, &mut rng);
             blocks.insert(b);
         }
         // About 500 unique blocks plus one repeated block.
@@ -121,7 +144,21 @@ mod tests {
         let f = Filler::new(&DataPattern { zeros: true, ..Default::default() });
         let mut a = vec![7u8; 4096];
         f.init(&mut a);
-        f.refresh(&mut a, 4096, &mut Rng::new(4));
+        f.refresh(&mut a, 4096, 0, &mut Rng::new(4));
         assert_eq!(zero_share(&a), 1.0);
+    }
+
+    #[test]
+    fn rados_bench_contents_match_its_verifier() {
+        let f = Filler::new(&DataPattern { rados_bench: true, ..DataPattern::default() });
+        let mut buf = vec![0u8; 64];
+        f.init(&mut buf);
+        f.refresh(&mut buf, 64, 1234, &mut Rng::new(1));
+        let mut want = b"I'm the             1234th op!\0".to_vec();
+        want.resize(64, b'z');
+        assert_eq!(buf, want);
+        let mut short = vec![b'z'; 8];
+        f.refresh(&mut short, 8, 7, &mut Rng::new(1));
+        assert_eq!(&short, b"I'm the\0");
     }
 }

@@ -240,11 +240,15 @@ pub struct DataPattern {
     pub compress_pct: f64,
     /// Percentage of writes that repeat an earlier block exactly (dedupable).
     pub dedupe_pct: f64,
+    /// rados bench's object contents ("I'm the N th op!" then 'z's), so that
+    /// `rados bench seq|rand` verifies objects storbench wrote.
+    #[serde(default)]
+    pub rados_bench: bool,
 }
 
 impl Default for DataPattern {
     fn default() -> Self {
-        DataPattern { zeros: false, compress_pct: 0.0, dedupe_pct: 0.0 }
+        DataPattern { zeros: false, compress_pct: 0.0, dedupe_pct: 0.0, rados_bench: false }
     }
 }
 
@@ -252,6 +256,9 @@ impl DataPattern {
     pub fn describe(&self) -> String {
         if self.zeros {
             return "zeros".into();
+        }
+        if self.rados_bench {
+            return "rados bench's".into();
         }
         let mut s = "random".to_string();
         if self.compress_pct > 0.0 {
