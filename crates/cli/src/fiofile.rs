@@ -18,6 +18,8 @@ const IGNORED: &[&str] = &[
     "clat_percentiles", "lat_percentiles", "slat_percentiles", "per_job_logs", "new_group", "refill_buffers",
     "scramble_buffers", "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement", "create_on_open",
     "fallocate", "allrandrepeat", "percentile_list", "log_avg_msec", "write_bw_log", "write_lat_log", "write_iops_log",
+    // fio's rados engine: polling style and empty-object creation at set-up.
+    "busy_poll", "touch_objects",
 ];
 
 /// A parsed fio file: options per section, and notes for the user.
@@ -79,8 +81,45 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs, allow_unsupported: 
         return Err(CliError::usage("no job sections (only [global]); add a [jobname] section"));
     }
     global.extend(cli_global.iter().cloned());
-    let specs = specs::build(base, &global, &jobs)?;
+    let mut specs = specs::build(base, &global, &jobs)?;
+    for s in specs.iter_mut().filter(|s| s.ioengine == "rados" && s.objects.is_none()) {
+        rados_objects(s)?;
+        let note = "ioengine=rados: each job works on one object per worker of `size` bytes, in `bs` pieces (as fio does); reads are preceded by an unmeasured prefill".to_string();
+        if !notes.contains(&note) {
+            notes.push(note);
+        }
+    }
     Ok(FioJobs { specs, notes })
+}
+
+/// fio's rados engine in the object model: one object of `size` bytes per
+/// worker, read or written in `bs` pieces, `size` bytes per worker in all.
+fn rados_objects(s: &mut JobSpec) -> Result<(), CliError> {
+    let size = s.size.ok_or_else(|| CliError::usage(format!("job '{}': ioengine=rados needs size= (the size of each object)", s.name)))?;
+    let bs = s.bs.max().min(size);
+    let reads = s.read_percent().round() as u32;
+    let mix = [("read", reads), ("write", 100 - reads.min(100))]
+        .iter()
+        .filter(|m| m.1 > 0)
+        .map(|(o, w)| format!("{o}:{w}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let opts = [
+        ("objects", s.numjobs.to_string()),
+        ("object_size", size.to_string()),
+        ("object_op_size", format!("{bs}-{bs}")),
+        ("object_ops", mix),
+        ("object_prefix", format!("{}.", s.name)),
+        ("prefill", ((reads > 0) as u8).to_string()),
+    ];
+    for (k, v) in opts {
+        storbench_workload::apply_option(s, k, &v).map_err(|e| CliError::usage(format!("job '{}': {e}", s.name)))?;
+    }
+    if !s.time_based && s.io_size.is_none() {
+        s.io_size = Some(size);
+    }
+    s.size = None;
+    Ok(())
 }
 
 /// fio spellings storbench takes differently; `None` drops the line.

@@ -179,8 +179,9 @@ fn check_objects(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(
     if let Some((op, _)) = mix.iter().find(|m| !engine.supports(m.0)) {
         return Err(err(spec, format!("engine {} cannot {} objects; remove {} from object_ops", engine.name(), op.name(), op.name())));
     }
-    let needs_existing = mix.iter().any(|m| !matches!(m.0, storbench_workload::OpKind::Create | storbench_workload::OpKind::List));
-    let creates = mix.iter().any(|m| m.0 == storbench_workload::OpKind::Create);
+    use storbench_workload::OpKind;
+    let needs_existing = mix.iter().any(|m| matches!(m.0, OpKind::Read | OpKind::Update | OpKind::Stat | OpKind::Delete));
+    let creates = mix.iter().any(|m| matches!(m.0, OpKind::Create | OpKind::Write));
     if needs_existing && !creates && !o.prefill && !o.exist {
         return Err(err(
             spec,

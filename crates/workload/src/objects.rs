@@ -93,10 +93,13 @@ impl ObjectSpec {
     }
 
     /// The largest single transfer (buffer size per slot).
-    pub fn max_transfer(&self) -> u64 {
+    pub fn max_transfer(&self, read_pct: f64) -> u64 {
         let whole = self.sizes.max();
         match self.op_len {
-            Some((_, max)) if !self.mix.iter().any(|m| matches!(m.0, OpKind::Create | OpKind::Update)) => max.min(whole),
+            // Prefill, create and update move whole objects.
+            Some((_, max)) if !self.prefill && !self.effective_mix(read_pct).iter().any(|m| matches!(m.0, OpKind::Create | OpKind::Update)) => {
+                max.min(whole)
+            }
             _ => whole,
         }
     }
@@ -186,6 +189,8 @@ pub struct ObjGen {
     live: u64,
     create_cursor: u64,
     seq_cursor: u64,
+    /// Sequential partial I/O: the object being walked and the offset reached.
+    walk: Option<(u64, u64)>,
     fill_cursor: u64,
     bytes_left: Option<u64>,
     ops_left: Option<u64>,
@@ -225,6 +230,7 @@ impl ObjGen {
             live: if o.exist { n } else { 0 },
             create_cursor: 0,
             seq_cursor: 0,
+            walk: None,
             fill_cursor: 0,
             bytes_left: io_limit,
             ops_left: op_limit,
@@ -342,20 +348,56 @@ impl ObjGen {
         NextIo { op, file: self.global(k), offset: 0, len: len as u32 }
     }
 
-    /// A read or write of an existing object: whole, or a range of it.
+    /// A read or write of an existing object: whole, or a range of it. In
+    /// sequential jobs ranges walk each object from start to end (as fio's
+    /// rados engine does), then move to the next object.
     fn partial(&mut self, op: OpKind) -> NextIo {
-        // With nothing written yet, the read goes to a key that does not exist
-        // and fails as the storage reports it (ENOENT), never as a fake success.
-        let k = self.existing().unwrap_or(0);
-        let size = self.size_of(k);
-        let (offset, len) = match self.op_len {
-            Some((min, max)) => {
-                let len = (min + self.rng.below(max - min + 1)).min(size).max(1);
-                (self.rng.below(size - len + 1), len)
-            }
-            None => (0, size),
+        let Some((min, max)) = self.op_len else {
+            let k = self.target(op);
+            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32 };
         };
+        let len_drawn = if min == max { min } else { min + self.rng.below(max - min + 1) };
+        let (k, offset, len) = match self.walk.filter(|_| self.sequential) {
+            Some((k, off)) if off < self.size_of(k) && self.exists.get(k) => {
+                let len = len_drawn.min(self.size_of(k) - off);
+                (k, off, len)
+            }
+            _ => {
+                let k = self.target(op);
+                let size = self.size_of(k);
+                let len = len_drawn.min(size).max(1);
+                let off = if self.sequential { 0 } else { self.rng.below(size - len + 1) };
+                (k, off, len)
+            }
+        };
+        if self.sequential {
+            self.walk = Some((k, offset + len));
+        }
         NextIo { op, file: self.global(k), offset, len: len as u32 }
+    }
+
+    /// The object a read or partial write goes to. Reads go to existing objects;
+    /// with nothing written yet, to a key that does not exist, so they fail as
+    /// the storage reports it (ENOENT), never as a fake success. Partial writes
+    /// go where the key order or popularity says and create missing objects.
+    fn target(&mut self, op: OpKind) -> u64 {
+        if op != OpKind::Write {
+            return self.existing().unwrap_or(0);
+        }
+        let k = if self.sequential {
+            let k = self.seq_cursor;
+            self.seq_cursor = (k + 1) % self.n;
+            k
+        } else {
+            self.popularity.sample(&mut self.rng)
+        };
+        if !self.exists.get(k) {
+            if !self.object_len.is_empty() {
+                self.object_len[k as usize] = self.sizes.max() as u32;
+            }
+            self.mark(k, true);
+        }
+        k
     }
 
     fn delete(&mut self) -> NextIo {
@@ -506,6 +548,18 @@ mod tests {
         assert_eq!(keys, vec![0, 1, 2, 3, 4, 0, 1]);
         let mut g = ObjGen::new(&s, 0, None, Some(3));
         assert_eq!(std::iter::from_fn(|| g.next()).count(), 3);
+    }
+
+    #[test]
+    fn sequential_ranges_walk_each_object_then_the_next() {
+        let s = spec(&[("objects", "2"), ("object_size", "10k"), ("object_op_size", "4k"), ("object_ops", "write"), ("rw", "write")]);
+        let mut g = ObjGen::new(&s, 0, None, None);
+        let first = g.next().unwrap();
+        assert_eq!((first.file, first.offset, first.len), (0, 0, 4096));
+        assert_eq!(g.live(), 1, "the partial write created object 0, and cleanup knows it");
+        while g.prefill_next().is_some() {}
+        let got: Vec<(u32, u64, u32)> = (0..4).map(|_| g.next().unwrap()).map(|io| (io.file, io.offset, io.len)).collect();
+        assert_eq!(got, vec![(0, 4096, 4096), (0, 8192, 2048), (1, 0, 4096), (1, 4096, 4096)]);
     }
 
     #[test]

@@ -378,7 +378,7 @@ impl JobSpec {
     /// Largest transfer of one operation (the size of a buffer slot).
     pub fn max_transfer(&self) -> u64 {
         match &self.objects {
-            Some(o) => o.max_transfer(),
+            Some(o) => o.max_transfer(self.read_percent()),
             None => self.bs.max(),
         }
     }

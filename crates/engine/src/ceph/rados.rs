@@ -220,6 +220,9 @@ impl Rados {
 
 impl Engine for Rados {
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        if req.len as usize > self.buffers.slot_len {
+            return Err(EngineError::Unsupported { engine: NAME, message: format!("a {}-byte transfer exceeds the {}-byte buffer", req.len, self.buffers.slot_len) });
+        }
         let api = self.cluster.api;
         let i = req.slot as usize;
         let mut comp: RadosCompletion = ptr::null_mut();
