@@ -14,12 +14,35 @@ use storbench_workload::JobSpec;
 
 /// fio options that change only fio's own reporting or bookkeeping.
 const IGNORED: &[&str] = &[
-    "group_reporting", "thread", "description", "invalidate", "randrepeat", "norandommap", "gtod_reduce",
-    "clat_percentiles", "lat_percentiles", "slat_percentiles", "per_job_logs", "new_group", "refill_buffers",
-    "scramble_buffers", "disable_lat", "disable_clat", "disable_slat", "disable_bw_measurement", "create_on_open",
-    "fallocate", "allrandrepeat", "percentile_list", "log_avg_msec", "write_bw_log", "write_lat_log", "write_iops_log",
+    "group_reporting",
+    "thread",
+    "description",
+    "invalidate",
+    "randrepeat",
+    "norandommap",
+    "gtod_reduce",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "per_job_logs",
+    "new_group",
+    "refill_buffers",
+    "scramble_buffers",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "create_on_open",
+    "fallocate",
+    "allrandrepeat",
+    "percentile_list",
+    "log_avg_msec",
+    "write_bw_log",
+    "write_lat_log",
+    "write_iops_log",
     // fio's rados engine: polling style and empty-object creation at set-up.
-    "busy_poll", "touch_objects",
+    "busy_poll",
+    "touch_objects",
 ];
 
 /// A parsed fio file: options per section, and notes for the user.
@@ -28,13 +51,25 @@ pub struct FioJobs {
     pub notes: Vec<String>,
 }
 
-pub fn load(path: &Path, base: &JobSpec, cli_global: &Pairs, allow_unsupported: bool) -> Result<FioJobs, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::usage(format!("cannot read fio job file {}: {e}", path.display())))?;
-    parse(&text, base, cli_global, allow_unsupported).map_err(|e| CliError::usage(format!("{}: {}", path.display(), e.message)))
+pub fn load(
+    path: &Path,
+    base: &JobSpec,
+    cli_global: &Pairs,
+    allow_unsupported: bool,
+) -> Result<FioJobs, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        CliError::usage(format!("cannot read fio job file {}: {e}", path.display()))
+    })?;
+    parse(&text, base, cli_global, allow_unsupported)
+        .map_err(|e| CliError::usage(format!("{}: {}", path.display(), e.message)))
 }
 
-pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs, allow_unsupported: bool) -> Result<FioJobs, CliError> {
+pub fn parse(
+    text: &str,
+    base: &JobSpec,
+    cli_global: &Pairs,
+    allow_unsupported: bool,
+) -> Result<FioJobs, CliError> {
     let mut global = Pairs::new();
     let mut jobs: Vec<Pairs> = Vec::new();
     let mut in_global = false;
@@ -57,7 +92,9 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs, allow_unsupported: 
             None => (line.to_string(), "1".to_string()),
         };
         let canon = storbench_workload::options::canonical_name(&key);
-        let Some(pair) = translate(&canon, &value, &mut notes) else { continue };
+        let Some(pair) = translate(&canon, &value, &mut notes) else {
+            continue;
+        };
         if !known(&pair.0) {
             unsupported.push(format!("line {}: {key}", n + 1));
             continue;
@@ -65,7 +102,12 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs, allow_unsupported: 
         match (in_global, jobs.last_mut()) {
             (false, Some(job)) => job.push(pair),
             (true, _) => global.push(pair),
-            (false, None) => return Err(CliError::usage(format!("line {}: '{key}' comes before any [section]", n + 1))),
+            (false, None) => {
+                return Err(CliError::usage(format!(
+                    "line {}: '{key}' comes before any [section]",
+                    n + 1
+                )))
+            }
         }
     }
     if !unsupported.is_empty() {
@@ -78,11 +120,16 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs, allow_unsupported: 
         notes.push(format!("ignored unsupported fio options: {list}"));
     }
     if jobs.is_empty() {
-        return Err(CliError::usage("no job sections (only [global]); add a [jobname] section"));
+        return Err(CliError::usage(
+            "no job sections (only [global]); add a [jobname] section",
+        ));
     }
     global.extend(cli_global.iter().cloned());
     let mut specs = specs::build(base, &global, &jobs)?;
-    for s in specs.iter_mut().filter(|s| s.ioengine == "rados" && s.objects.is_none()) {
+    for s in specs
+        .iter_mut()
+        .filter(|s| s.ioengine == "rados" && s.objects.is_none())
+    {
         rados_objects(s)?;
         let note = "ioengine=rados: each job works on one object per worker of `size` bytes, in `bs` pieces (as fio does); reads are preceded by an unmeasured prefill".to_string();
         if !notes.contains(&note) {
@@ -95,7 +142,12 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs, allow_unsupported: 
 /// fio's rados engine in the object model: one object of `size` bytes per
 /// worker, read or written in `bs` pieces, `size` bytes per worker in all.
 fn rados_objects(s: &mut JobSpec) -> Result<(), CliError> {
-    let size = s.size.ok_or_else(|| CliError::usage(format!("job '{}': ioengine=rados needs size= (the size of each object)", s.name)))?;
+    let size = s.size.ok_or_else(|| {
+        CliError::usage(format!(
+            "job '{}': ioengine=rados needs size= (the size of each object)",
+            s.name
+        ))
+    })?;
     let bs = s.bs.max().min(size);
     let reads = s.read_percent().round() as u32;
     let mix = [("read", reads), ("write", 100 - reads.min(100))]
@@ -113,7 +165,8 @@ fn rados_objects(s: &mut JobSpec) -> Result<(), CliError> {
         ("prefill", ((reads > 0) as u8).to_string()),
     ];
     for (k, v) in opts {
-        storbench_workload::apply_option(s, k, &v).map_err(|e| CliError::usage(format!("job '{}': {e}", s.name)))?;
+        storbench_workload::apply_option(s, k, &v)
+            .map_err(|e| CliError::usage(format!("job '{}': {e}", s.name)))?;
     }
     if !s.time_based && s.io_size.is_none() {
         s.io_size = Some(size);
@@ -183,8 +236,14 @@ bs=8k
     #[test]
     fn unsupported_options_are_all_named_or_dropped_when_allowed() {
         let text = "[a]\nrw=read\nverify=md5\nzonemode=zbd\n";
-        let e = parse(text, &JobSpec::default(), &vec![], false).err().unwrap();
-        assert!(e.message.contains("verify") && e.message.contains("zonemode"), "{}", e.message);
+        let e = parse(text, &JobSpec::default(), &vec![], false)
+            .err()
+            .unwrap();
+        assert!(
+            e.message.contains("verify") && e.message.contains("zonemode"),
+            "{}",
+            e.message
+        );
         let f = parse(text, &JobSpec::default(), &vec![], true).unwrap();
         assert!(f.notes[0].contains("verify"));
     }

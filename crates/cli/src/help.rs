@@ -33,7 +33,11 @@ pub fn help(rest: &[String]) -> Result<i32, CliError> {
                 println!("  --{name:<28} {text}");
             }
         }
-        Some(other) => return Err(CliError::usage(format!("no help on '{other}'; try `storbench help options`"))),
+        Some(other) => {
+            return Err(CliError::usage(format!(
+                "no help on '{other}'; try `storbench help options`"
+            )))
+        }
     }
     Ok(0)
 }
@@ -44,11 +48,7 @@ pub fn engines() -> Result<i32, CliError> {
         println!("{:<10} {}", f.name(), f.description());
         println!(
             "{:<10} queued: {}, direct I/O: {}, needs files: {}, does I/O: {}",
-            "",
-            c.queued,
-            c.direct_io,
-            c.needs_files,
-            c.does_io
+            "", c.queued, c.direct_io, c.needs_files, c.does_io
         );
         for o in f.options() {
             println!("{:<10}   --{:<16} {}", "", o.name, o.help);

@@ -7,12 +7,7 @@ use common::*;
 use std::time::{Duration, Instant};
 
 fn cluster() -> bool {
-    if std::env::var_os("CEPH_CONF").is_some() && std::env::var_os("STORBENCH_RBD_POOL").is_some() {
-        return true;
-    }
-    assert!(std::env::var_os("CI").is_none(), "no Ceph test cluster in CI: scripts/test.sh must start scripts/testenv/ceph");
-    eprintln!("SKIP: no Ceph test cluster (run scripts/testenv/ceph up and source its env file)");
-    false
+    ceph_cluster()
 }
 
 fn image_name(tag: &str) -> String {
@@ -20,7 +15,9 @@ fn image_name(tag: &str) -> String {
 }
 
 fn remove_image(name: &str) {
-    let _ = std::process::Command::new("rbd").args(["rm", "--no-progress", &format!("rbd/{name}")]).output();
+    let _ = std::process::Command::new("rbd")
+        .args(["rm", "--no-progress", &format!("rbd/{name}")])
+        .output();
 }
 
 #[test]
@@ -30,12 +27,66 @@ fn creates_a_marked_image_writes_and_reads_it() {
     }
     let d = scratch();
     let img = image_name("rw");
-    let w = storbench(d.path(), &["run", "--name", "w", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--size", "64m", "--rw", "write", "--bs", "1m", "--iodepth", "4", "--results-dir", "w", "--quiet"]);
+    let w = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "w",
+            "--ioengine",
+            "rbd",
+            "--pool",
+            "rbd",
+            "--rbdname",
+            &img,
+            "--size",
+            "64m",
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--iodepth",
+            "4",
+            "--results-dir",
+            "w",
+            "--quiet",
+        ],
+    );
     assert_eq!(w.code, 0, "{}", w.stderr);
     let doc = result_json(&d.path().join("w"));
-    assert_eq!(ios(&doc, 0, "write"), 64, "the whole 64 MiB image written once");
-    assert_eq!(doc["jobs"][0]["targets"], serde_json::json!([format!("rbd:rbd/{img}")]));
-    let r = storbench(d.path(), &["run", "--name", "r", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--rw", "randread", "--iodepth", "16", "--runtime", "2", "--time_based", "--results-dir", "r", "--quiet"]);
+    assert_eq!(
+        ios(&doc, 0, "write"),
+        64,
+        "the whole 64 MiB image written once"
+    );
+    assert_eq!(
+        doc["jobs"][0]["targets"],
+        serde_json::json!([format!("rbd:rbd/{img}")])
+    );
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "r",
+            "--ioengine",
+            "rbd",
+            "--pool",
+            "rbd",
+            "--rbdname",
+            &img,
+            "--rw",
+            "randread",
+            "--iodepth",
+            "16",
+            "--runtime",
+            "2",
+            "--time_based",
+            "--results-dir",
+            "r",
+            "--quiet",
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc = result_json(&d.path().join("r"));
     assert!(ios(&doc, 0, "read") > 100, "reads happened");
@@ -50,12 +101,57 @@ fn refuses_to_write_an_image_storbench_did_not_create() {
     }
     let d = scratch();
     let img = image_name("theirs");
-    let made = std::process::Command::new("rbd").args(["create", "--size", "16M", &format!("rbd/{img}")]).output().unwrap();
-    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let w = storbench(d.path(), &["run", "--name", "w", "--ioengine", "rbd", "--rbdname", &img, "--rw", "randwrite", "--runtime", "1"]);
+    let made = std::process::Command::new("rbd")
+        .args(["create", "--size", "16M", &format!("rbd/{img}")])
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let w = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "w",
+            "--ioengine",
+            "rbd",
+            "--rbdname",
+            &img,
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "1",
+        ],
+    );
     assert_eq!(w.code, 2, "{}", w.stderr);
-    assert!(w.stderr.contains("was not created by storbench") && w.stderr.contains("allow_overwrite"), "{}", w.stderr);
-    let r = storbench(d.path(), &["run", "--name", "r", "--ioengine", "rbd", "--rbdname", &img, "--rw", "randread", "--runtime", "1", "--time_based", "--quiet", "--results-dir", "r"]);
+    assert!(
+        w.stderr.contains("was not created by storbench") && w.stderr.contains("allow_overwrite"),
+        "{}",
+        w.stderr
+    );
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "r",
+            "--ioengine",
+            "rbd",
+            "--rbdname",
+            &img,
+            "--rw",
+            "randread",
+            "--runtime",
+            "1",
+            "--time_based",
+            "--quiet",
+            "--results-dir",
+            "r",
+        ],
+    );
     assert_eq!(r.code, 0, "reads are allowed: {}", r.stderr);
     remove_image(&img);
 }
@@ -66,14 +162,73 @@ fn missing_pool_image_and_bad_keyring_are_clear_errors() {
         return;
     }
     let d = scratch();
-    let r = storbench(d.path(), &["run", "--name", "p", "--ioengine", "rbd", "--pool", "no-such-pool", "--rw", "randread", "--runtime", "1"]);
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "p",
+            "--ioengine",
+            "rbd",
+            "--pool",
+            "no-such-pool",
+            "--rw",
+            "randread",
+            "--runtime",
+            "1",
+        ],
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("pool 'no-such-pool' does not exist"), "{}", r.stderr);
-    let r = storbench(d.path(), &["run", "--name", "i", "--ioengine", "rbd", "--rbdname", "no-such-image", "--rw", "randread", "--runtime", "1"]);
+    assert!(
+        r.stderr.contains("pool 'no-such-pool' does not exist"),
+        "{}",
+        r.stderr
+    );
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "i",
+            "--ioengine",
+            "rbd",
+            "--rbdname",
+            "no-such-image",
+            "--rw",
+            "randread",
+            "--runtime",
+            "1",
+        ],
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("does not exist; give a size"), "{}", r.stderr);
-    std::fs::write(d.path().join("bad.keyring"), "[client.admin]\n\tkey = AQBbadbadbadbadbadbadbadbadbadbadbadbadbQ==\n").unwrap();
-    let r = storbench(d.path(), &["run", "--name", "k", "--ioengine", "rbd", "--keyring", "bad.keyring", "--connect_timeout", "5", "--rw", "randread", "--runtime", "1"]);
+    assert!(
+        r.stderr.contains("does not exist; give a size"),
+        "{}",
+        r.stderr
+    );
+    std::fs::write(
+        d.path().join("bad.keyring"),
+        "[client.admin]\n\tkey = AQBbadbadbadbadbadbadbadbadbadbadbadbadbQ==\n",
+    )
+    .unwrap();
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "k",
+            "--ioengine",
+            "rbd",
+            "--keyring",
+            "bad.keyring",
+            "--connect_timeout",
+            "5",
+            "--rw",
+            "randread",
+            "--runtime",
+            "1",
+        ],
+    );
     assert_ne!(r.code, 0);
     assert!(r.stderr.contains("rados_connect failed"), "{}", r.stderr);
 }
@@ -85,12 +240,37 @@ fn unreachable_monitor_fails_within_the_timeout() {
     }
     let d = scratch();
     let conf = d.path().join("nowhere.conf");
-    std::fs::write(&conf, "[global]\nmon host = 127.0.0.1:1\nauth client required = none\n").unwrap();
+    std::fs::write(
+        &conf,
+        "[global]\nmon host = 127.0.0.1:1\nauth client required = none\n",
+    )
+    .unwrap();
     let start = Instant::now();
-    let r = storbench(d.path(), &["run", "--name", "m", "--ioengine", "rbd", "--conf", conf.to_str().unwrap(), "--connect_timeout", "3", "--rw", "randread", "--runtime", "1"]);
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "m",
+            "--ioengine",
+            "rbd",
+            "--conf",
+            conf.to_str().unwrap(),
+            "--connect_timeout",
+            "3",
+            "--rw",
+            "randread",
+            "--runtime",
+            "1",
+        ],
+    );
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("rados_connect failed"), "{}", r.stderr);
-    assert!(start.elapsed() < Duration::from_secs(60), "bounded, not a hang: {:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(60),
+        "bounded, not a hang: {:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -102,7 +282,10 @@ fn fio_job_files_with_ioengine_rbd_run_on_storbench() {
     let img = image_name("fio");
     let job = format!("[global]\nioengine=rbd\nclientname=admin\npool=rbd\nrbdname={img}\nsize=16m\n[seq]\nrw=write\nbs=64k\niodepth=8\n");
     std::fs::write(d.path().join("rbd.fio"), job).unwrap();
-    let r = storbench(d.path(), &["run", "--fio", "rbd.fio", "--results-dir", "out", "--quiet"]);
+    let r = storbench(
+        d.path(),
+        &["run", "--fio", "rbd.fio", "--results-dir", "out", "--quiet"],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 256);
     remove_image(&img);
@@ -115,16 +298,178 @@ fn rbd_bench_mode_prints_rbd_bench_lines_and_percentiles() {
     }
     let d = scratch();
     let img = image_name("bench");
-    let mk = storbench(d.path(), &["run", "--name", "mk", "--ioengine", "rbd", "--rbdname", &img, "--size", "32m", "--rw", "write", "--bs", "4m", "--quiet", "--results-dir", "mk"]);
+    let mk = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "mk",
+            "--ioengine",
+            "rbd",
+            "--rbdname",
+            &img,
+            "--size",
+            "32m",
+            "--rw",
+            "write",
+            "--bs",
+            "4m",
+            "--quiet",
+            "--results-dir",
+            "mk",
+        ],
+    );
     assert_eq!(mk.code, 0, "{}", mk.stderr);
-    let r = storbench(d.path(), &["rbd", "bench", "--io-type", "write", "--io-size", "64K", "--io-threads", "8", "--io-total", "16M", "--io-pattern", "rand", &format!("rbd/{img}"), "--results-dir", "out"]);
+    let r = storbench(
+        d.path(),
+        &[
+            "rbd",
+            "bench",
+            "--io-type",
+            "write",
+            "--io-size",
+            "64K",
+            "--io-threads",
+            "8",
+            "--io-total",
+            "16M",
+            "--io-pattern",
+            "rand",
+            &format!("rbd/{img}"),
+            "--results-dir",
+            "out",
+        ],
+    );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.starts_with("bench  type write io_size 65536 io_threads 8 bytes 16777216 pattern random"), "{}", r.stdout);
-    assert!(r.stdout.contains("  SEC       OPS   OPS/SEC   BYTES/SEC"), "{}", r.stdout);
-    assert!(r.stdout.contains("ops: 256 "), "16 MiB in 64 KiB writes:\n{}", r.stdout);
-    assert!(r.stdout.contains("write latency: min") && r.stdout.contains("p99.9"), "{}", r.stdout);
+    assert!(
+        r.stdout.starts_with(
+            "bench  type write io_size 65536 io_threads 8 bytes 16777216 pattern random"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("  SEC       OPS   OPS/SEC   BYTES/SEC"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("ops: 256 "),
+        "16 MiB in 64 KiB writes:\n{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout.contains("write latency: min") && r.stdout.contains("p99.9"),
+        "{}",
+        r.stdout
+    );
     assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 256);
-    let refused = storbench(d.path(), &["rbd", "bench", "--io-type", "write", "--io-total", "4M", "rbd/storbench"]);
-    assert_eq!(refused.code, 2, "the cluster's own image is not storbench's: {}", refused.stderr);
+    let refused = storbench(
+        d.path(),
+        &[
+            "rbd",
+            "bench",
+            "--io-type",
+            "write",
+            "--io-total",
+            "4M",
+            "rbd/storbench",
+        ],
+    );
+    assert_eq!(
+        refused.code, 2,
+        "the cluster's own image is not storbench's: {}",
+        refused.stderr
+    );
     remove_image(&img);
+}
+
+fn used_bytes(img: &str) -> u64 {
+    let o = std::process::Command::new("rbd")
+        .args(["du", "--format", "json", &format!("rbd/{img}")])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
+        .unwrap_or_else(|_| panic!("rbd du: {}", String::from_utf8_lossy(&o.stderr)));
+    v["images"][0]["used_size"].as_u64().unwrap()
+}
+
+#[test]
+fn one_job_spreads_over_several_images() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let (a, b) = (image_name("vol-a"), image_name("vol-b"));
+    let both = format!("{a}:{b}");
+    let w = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "v",
+            "--ioengine",
+            "rbd",
+            "--rbdname",
+            &both,
+            "--size",
+            "8m",
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--iodepth",
+            "4",
+            "--results-dir",
+            "w",
+            "--quiet",
+        ],
+    );
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let doc = result_json(&d.path().join("w"));
+    assert_eq!(ios(&doc, 0, "write"), 16, "8 MiB on each of two images");
+    assert_eq!(
+        doc["jobs"][0]["targets"],
+        serde_json::json!([format!("rbd:rbd/{a},{b}")])
+    );
+    assert_eq!(
+        (used_bytes(&a), used_bytes(&b)),
+        (8 << 20, 8 << 20),
+        "both volumes written in full"
+    );
+    remove_image(&b);
+    let theirs = std::process::Command::new("rbd")
+        .args(["create", "--size", "8M", &format!("rbd/{b}")])
+        .output()
+        .unwrap();
+    assert!(theirs.status.success());
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "v",
+            "--ioengine",
+            "rbd",
+            "--rbdname",
+            &both,
+            "--rw",
+            "randwrite",
+            "--runtime",
+            "1",
+        ],
+    );
+    assert_eq!(
+        r.code, 2,
+        "one foreign image refuses the whole job: {}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains(&format!("image '{b}' was not created by storbench")),
+        "{}",
+        r.stderr
+    );
+    remove_image(&a);
+    remove_image(&b);
 }

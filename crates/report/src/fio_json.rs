@@ -29,7 +29,13 @@ pub fn render(r: &RunResult) -> String {
 
 fn job(j: &JobResult) -> Value {
     let runtime_ms = j.runtime_ns / 1_000_000;
-    let cpu_pct = |ns: u64| if j.runtime_ns > 0 { ns as f64 / j.runtime_ns as f64 * 100.0 } else { 0.0 };
+    let cpu_pct = |ns: u64| {
+        if j.runtime_ns > 0 {
+            ns as f64 / j.runtime_ns as f64 * 100.0
+        } else {
+            0.0
+        }
+    };
     let all = merged(j);
     json!({
         "jobname": j.name,
@@ -104,8 +110,10 @@ fn stat(h: &LatencyHistogram, with_percentiles: bool) -> Value {
         "N": h.count(),
     });
     if with_percentiles && h.count() > 0 {
-        let p: Map<String, Value> =
-            STANDARD_PERCENTILES.iter().map(|p| (format!("{p:.6}"), json!(h.percentile(*p)))).collect();
+        let p: Map<String, Value> = STANDARD_PERCENTILES
+            .iter()
+            .map(|p| (format!("{p:.6}"), json!(h.percentile(*p))))
+            .collect();
         v["percentile"] = Value::Object(p);
     }
     v
@@ -123,7 +131,9 @@ fn empty_dir() -> Value {
 }
 
 fn dir(j: &JobResult, op: OpKind) -> Value {
-    let Some(o) = j.op(op) else { return empty_dir() };
+    let Some(o) = j.op(op) else {
+        return empty_dir();
+    };
     let samples: Vec<(f64, f64)> = j
         .series
         .iter()
@@ -193,7 +203,11 @@ fn buckets(h: &LatencyHistogram, unit: u64, keys: &[&str]) -> Value {
             h.count_between(from, u64::MAX.min(h.max().max(from)))
         } else {
             let high = k.parse::<u64>().unwrap_or(0) * unit;
-            let c = if high > low { h.count_between(low + 1, high) } else { 0 };
+            let c = if high > low {
+                h.count_between(low + 1, high)
+            } else {
+                0
+            };
             low = high;
             c
         };

@@ -71,7 +71,10 @@ impl OpKind {
     /// Moves `len` bytes; a shorter result is a short I/O.
     #[inline]
     pub fn moves_data(self) -> bool {
-        matches!(self, OpKind::Read | OpKind::Write | OpKind::Create | OpKind::Update)
+        matches!(
+            self,
+            OpKind::Read | OpKind::Write | OpKind::Create | OpKind::Update
+        )
     }
 }
 
@@ -190,14 +193,22 @@ pub struct Zone {
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum Distribution {
     Uniform,
-    Zipf { theta: f64 },
-    Pareto { h: f64 },
+    Zipf {
+        theta: f64,
+    },
+    Pareto {
+        h: f64,
+    },
     /// Gaussian around the middle of the region; `dev_pct` is the standard
     /// deviation as a percentage of the region.
-    Normal { dev_pct: f64 },
+    Normal {
+        dev_pct: f64,
+    },
     /// Contiguous zones from the start of the region; also the form taken by a
     /// hot-set ("90% of I/O to 10% of the space") cache study.
-    Zoned { zones: Vec<Zone> },
+    Zoned {
+        zones: Vec<Zone>,
+    },
 }
 
 impl Distribution {
@@ -209,7 +220,11 @@ impl Distribution {
             Distribution::Normal { dev_pct } => format!("normal:{dev_pct}"),
             Distribution::Zoned { zones } => format!(
                 "zoned:{}",
-                zones.iter().map(|z| format!("{}/{}", z.access_pct, z.size_pct)).collect::<Vec<_>>().join(":")
+                zones
+                    .iter()
+                    .map(|z| format!("{}/{}", z.access_pct, z.size_pct))
+                    .collect::<Vec<_>>()
+                    .join(":")
             ),
         }
     }
@@ -248,7 +263,12 @@ pub struct DataPattern {
 
 impl Default for DataPattern {
     fn default() -> Self {
-        DataPattern { zeros: false, compress_pct: 0.0, dedupe_pct: 0.0, rados_bench: false }
+        DataPattern {
+            zeros: false,
+            compress_pct: 0.0,
+            dedupe_pct: 0.0,
+            rados_bench: false,
+        }
     }
 }
 
@@ -332,7 +352,10 @@ impl Default for JobSpec {
             name: "job".into(),
             rw: RwMode::Read,
             rwmixread: 50.0,
-            bs: BlockSizes { read: SizeSplit::fixed(4096), write: SizeSplit::fixed(4096) },
+            bs: BlockSizes {
+                read: SizeSplit::fixed(4096),
+                write: SizeSplit::fixed(4096),
+            },
             iodepth: 1,
             numjobs: 1,
             size: None,
@@ -369,9 +392,13 @@ impl JobSpec {
     }
     pub fn writes(&self) -> bool {
         match &self.objects {
-            Some(o) => o.prefill
-                || o.cleans_up()
-                || o.effective_mix(self.read_percent()).iter().any(|m| !matches!(m.0, OpKind::Read | OpKind::Stat | OpKind::List)),
+            Some(o) => {
+                o.prefill
+                    || o.cleans_up()
+                    || o.effective_mix(self.read_percent())
+                        .iter()
+                        .any(|m| !matches!(m.0, OpKind::Read | OpKind::Stat | OpKind::List))
+            }
             None => self.rw.writes(self.rwmixread),
         }
     }
@@ -401,7 +428,15 @@ impl JobSpec {
                 self.ioengine
             );
         }
-        format!("{}{} {} qd{} x{} {}", self.rw.name(), mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
+        format!(
+            "{}{} {} qd{} x{} {}",
+            self.rw.name(),
+            mix,
+            self.bs.describe(),
+            self.iodepth,
+            self.numjobs,
+            self.ioengine
+        )
     }
 }
 
