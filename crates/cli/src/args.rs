@@ -57,9 +57,7 @@ pub fn parse_run(words: &[String]) -> Result<RunArgs, CliError> {
         i += 1;
         if !w.starts_with("--") {
             if a.job_file.is_some() {
-                return Err(CliError::usage(format!(
-                    "unexpected argument '{w}': only one job file can be given"
-                )));
+                return Err(CliError::usage(format!("unexpected argument '{w}': only one job file can be given")));
             }
             a.job_file = Some(PathBuf::from(w));
             continue;
@@ -75,9 +73,7 @@ pub fn parse_run(words: &[String]) -> Result<RunArgs, CliError> {
             }
             let next = words.get(i);
             let takes = match next {
-                Some(n) if flag => {
-                    storbench_workload::units::parse_bool(n).is_ok() && !n.is_empty()
-                }
+                Some(n) if flag => storbench_workload::units::parse_bool(n).is_ok() && !n.is_empty(),
                 Some(n) => !n.starts_with("--"),
                 None => false,
             };
@@ -88,9 +84,7 @@ pub fn parse_run(words: &[String]) -> Result<RunArgs, CliError> {
             if flag {
                 return Ok("1".into());
             }
-            Err(CliError::usage(format!(
-                "--{key} needs a value (e.g. --{key}=...)"
-            )))
+            Err(CliError::usage(format!("--{key} needs a value (e.g. --{key}=...)")))
         };
         match canon.as_str() {
             "output_format" => a.format = Some(parse_format(&value(false)?)?),
@@ -121,9 +115,7 @@ fn parse_format(v: &str) -> Result<OutputFormat, CliError> {
         "normal" | "text" => Ok(OutputFormat::Normal),
         "json" => Ok(OutputFormat::Json),
         "fio-json" | "fio_json" | "fiojson" => Ok(OutputFormat::FioJson),
-        _ => Err(CliError::usage(format!(
-            "--output-format '{v}' is not one of normal, json, fio-json"
-        ))),
+        _ => Err(CliError::usage(format!("--output-format '{v}' is not one of normal, json, fio-json"))),
     }
 }
 
@@ -137,34 +129,15 @@ mod tests {
 
     #[test]
     fn global_options_then_jobs_by_name() {
-        let a = parse_run(&words(
-            "--ioengine=io_uring --runtime 5 --name a --rw randread --name b --time_based --bs 8k",
-        ))
-        .unwrap();
-        assert_eq!(
-            a.global,
-            vec![
-                ("ioengine".into(), "io_uring".into()),
-                ("runtime".into(), "5".into())
-            ]
-        );
+        let a = parse_run(&words("--ioengine=io_uring --runtime 5 --name a --rw randread --name b --time_based --bs 8k")).unwrap();
+        assert_eq!(a.global, vec![("ioengine".into(), "io_uring".into()), ("runtime".into(), "5".into())]);
         assert_eq!(a.jobs.len(), 2);
-        assert_eq!(
-            a.jobs[1],
-            vec![
-                ("name".into(), "b".into()),
-                ("time_based".into(), "1".into()),
-                ("bs".into(), "8k".into())
-            ]
-        );
+        assert_eq!(a.jobs[1], vec![("name".into(), "b".into()), ("time_based".into(), "1".into()), ("bs".into(), "8k".into())]);
     }
 
     #[test]
     fn own_flags_and_formats() {
-        let a = parse_run(&words(
-            "--output-format fio-json --results-dir out jobs.toml",
-        ))
-        .unwrap();
+        let a = parse_run(&words("--output-format fio-json --results-dir out jobs.toml")).unwrap();
         assert_eq!(a.format, Some(OutputFormat::FioJson));
         assert_eq!(a.results_dir, Some(PathBuf::from("out")));
         assert_eq!(a.job_file, Some(PathBuf::from("jobs.toml")));
@@ -176,13 +149,7 @@ mod tests {
     #[test]
     fn flag_options_take_a_boolean_only() {
         let a = parse_run(&words("--direct 0 --time_based jobs.toml")).unwrap();
-        assert_eq!(
-            a.global,
-            vec![
-                ("direct".into(), "0".into()),
-                ("time_based".into(), "1".into())
-            ]
-        );
+        assert_eq!(a.global, vec![("direct".into(), "0".into()), ("time_based".into(), "1".into())]);
         assert_eq!(a.job_file, Some(PathBuf::from("jobs.toml")));
     }
 }

@@ -15,16 +15,10 @@ pub struct CliError {
 
 impl CliError {
     pub fn usage(message: impl Into<String>) -> CliError {
-        CliError {
-            message: message.into(),
-            code: EXIT_USAGE,
-        }
+        CliError { message: message.into(), code: EXIT_USAGE }
     }
     pub fn system(message: impl Into<String>) -> CliError {
-        CliError {
-            message: message.into(),
-            code: EXIT_SYSTEM,
-        }
+        CliError { message: message.into(), code: EXIT_SYSTEM }
     }
 }
 
@@ -36,13 +30,6 @@ impl std::fmt::Display for CliError {
 
 impl From<storbench_runner::PlanError> for CliError {
     fn from(e: storbench_runner::PlanError) -> Self {
-        CliError {
-            code: if e.user_error {
-                EXIT_USAGE
-            } else {
-                EXIT_SYSTEM
-            },
-            message: e.to_string(),
-        }
+        CliError { code: if e.user_error { EXIT_USAGE } else { EXIT_SYSTEM }, message: e.to_string() }
     }
 }

@@ -51,25 +51,12 @@ pub struct FioJobs {
     pub notes: Vec<String>,
 }
 
-pub fn load(
-    path: &Path,
-    base: &JobSpec,
-    cli_global: &Pairs,
-    allow_unsupported: bool,
-) -> Result<FioJobs, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        CliError::usage(format!("cannot read fio job file {}: {e}", path.display()))
-    })?;
-    parse(&text, base, cli_global, allow_unsupported)
-        .map_err(|e| CliError::usage(format!("{}: {}", path.display(), e.message)))
+pub fn load(path: &Path, base: &JobSpec, cli_global: &Pairs, allow_unsupported: bool) -> Result<FioJobs, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read fio job file {}: {e}", path.display())))?;
+    parse(&text, base, cli_global, allow_unsupported).map_err(|e| CliError::usage(format!("{}: {}", path.display(), e.message)))
 }
 
-pub fn parse(
-    text: &str,
-    base: &JobSpec,
-    cli_global: &Pairs,
-    allow_unsupported: bool,
-) -> Result<FioJobs, CliError> {
+pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs, allow_unsupported: bool) -> Result<FioJobs, CliError> {
     let mut global = Pairs::new();
     let mut jobs: Vec<Pairs> = Vec::new();
     let mut in_global = false;
@@ -102,12 +89,7 @@ pub fn parse(
         match (in_global, jobs.last_mut()) {
             (false, Some(job)) => job.push(pair),
             (true, _) => global.push(pair),
-            (false, None) => {
-                return Err(CliError::usage(format!(
-                    "line {}: '{key}' comes before any [section]",
-                    n + 1
-                )))
-            }
+            (false, None) => return Err(CliError::usage(format!("line {}: '{key}' comes before any [section]", n + 1))),
         }
     }
     if !unsupported.is_empty() {
@@ -120,16 +102,11 @@ pub fn parse(
         notes.push(format!("ignored unsupported fio options: {list}"));
     }
     if jobs.is_empty() {
-        return Err(CliError::usage(
-            "no job sections (only [global]); add a [jobname] section",
-        ));
+        return Err(CliError::usage("no job sections (only [global]); add a [jobname] section"));
     }
     global.extend(cli_global.iter().cloned());
     let mut specs = specs::build(base, &global, &jobs)?;
-    for s in specs
-        .iter_mut()
-        .filter(|s| s.ioengine == "rados" && s.objects.is_none())
-    {
+    for s in specs.iter_mut().filter(|s| s.ioengine == "rados" && s.objects.is_none()) {
         rados_objects(s)?;
         let note = "ioengine=rados: each job works on one object per worker of `size` bytes, in `bs` pieces (as fio does); reads are preceded by an unmeasured prefill".to_string();
         if !notes.contains(&note) {
@@ -142,12 +119,7 @@ pub fn parse(
 /// fio's rados engine in the object model: one object of `size` bytes per
 /// worker, read or written in `bs` pieces, `size` bytes per worker in all.
 fn rados_objects(s: &mut JobSpec) -> Result<(), CliError> {
-    let size = s.size.ok_or_else(|| {
-        CliError::usage(format!(
-            "job '{}': ioengine=rados needs size= (the size of each object)",
-            s.name
-        ))
-    })?;
+    let size = s.size.ok_or_else(|| CliError::usage(format!("job '{}': ioengine=rados needs size= (the size of each object)", s.name)))?;
     let bs = s.bs.max().min(size);
     let reads = s.read_percent().round() as u32;
     let mix = [("read", reads), ("write", 100 - reads.min(100))]
@@ -165,8 +137,7 @@ fn rados_objects(s: &mut JobSpec) -> Result<(), CliError> {
         ("prefill", ((reads > 0) as u8).to_string()),
     ];
     for (k, v) in opts {
-        storbench_workload::apply_option(s, k, &v)
-            .map_err(|e| CliError::usage(format!("job '{}': {e}", s.name)))?;
+        storbench_workload::apply_option(s, k, &v).map_err(|e| CliError::usage(format!("job '{}': {e}", s.name)))?;
     }
     if !s.time_based && s.io_size.is_none() {
         s.io_size = Some(size);
@@ -236,14 +207,8 @@ bs=8k
     #[test]
     fn unsupported_options_are_all_named_or_dropped_when_allowed() {
         let text = "[a]\nrw=read\nverify=md5\nzonemode=zbd\n";
-        let e = parse(text, &JobSpec::default(), &vec![], false)
-            .err()
-            .unwrap();
-        assert!(
-            e.message.contains("verify") && e.message.contains("zonemode"),
-            "{}",
-            e.message
-        );
+        let e = parse(text, &JobSpec::default(), &vec![], false).err().unwrap();
+        assert!(e.message.contains("verify") && e.message.contains("zonemode"), "{}", e.message);
         let f = parse(text, &JobSpec::default(), &vec![], true).unwrap();
         assert!(f.notes[0].contains("verify"));
     }

@@ -3,7 +3,7 @@
 use crate::error::CliError;
 use storbench_workload::options::CORE_OPTIONS;
 
-const USAGE: &str = "storbench: storage benchmarking for files, block devices (and soon Ceph, S3, Swift)
+const USAGE: &str = "storbench: storage benchmarking for files, block devices, Ceph RBD and RADOS (S3 and Swift soon)
 
 usage:
   storbench run                         the quick suite on a scratch file in this directory
@@ -12,6 +12,11 @@ usage:
   storbench run --name NAME OPTIONS...  one-off jobs from flags (fio names: --rw --bs --iodepth ...)
   storbench rbd bench --io-type write [--io-size 4K] [--io-threads 16] [--io-total 1G]
                   [--io-pattern seq|rand] [--rw-mix-read 50] POOL/IMAGE   rbd bench, with percentiles
+  storbench rados bench SECONDS write|seq|rand -p POOL [-b 4M] [-t 16] [--no-cleanup]
+                                        rados bench, with percentiles (reads rados bench's objects)
+  storbench rados cleanup -p POOL       remove benchmark objects (rados cleanup)
+  storbench rados load-gen -p POOL [--num-objects N] [--max-ops N] [--read-percent P] ...
+                                        rados load-gen on the object model
   storbench help options                every job option
   storbench engines                     engines and their own options
 
@@ -33,11 +38,7 @@ pub fn help(rest: &[String]) -> Result<i32, CliError> {
                 println!("  --{name:<28} {text}");
             }
         }
-        Some(other) => {
-            return Err(CliError::usage(format!(
-                "no help on '{other}'; try `storbench help options`"
-            )))
-        }
+        Some(other) => return Err(CliError::usage(format!("no help on '{other}'; try `storbench help options`"))),
     }
     Ok(0)
 }
@@ -47,8 +48,8 @@ pub fn engines() -> Result<i32, CliError> {
         let c = f.capabilities();
         println!("{:<10} {}", f.name(), f.description());
         println!(
-            "{:<10} queued: {}, direct I/O: {}, needs files: {}, does I/O: {}",
-            "", c.queued, c.direct_io, c.needs_files, c.does_io
+            "{:<10} queued: {}, direct I/O: {}, needs files: {}, does I/O: {}, blocks: {}, objects: {}",
+            "", c.queued, c.direct_io, c.needs_files, c.does_io, c.blocks, c.objects
         );
         for o in f.options() {
             println!("{:<10}   --{:<16} {}", "", o.name, o.help);

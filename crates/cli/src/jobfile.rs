@@ -18,16 +18,12 @@ use std::path::Path;
 use storbench_workload::JobSpec;
 
 pub fn load(path: &Path, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| CliError::usage(format!("cannot read job file {}: {e}", path.display())))?;
-    parse(&text, base, cli_global)
-        .map_err(|e| CliError::usage(format!("{}: {}", path.display(), e.message)))
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read job file {}: {e}", path.display())))?;
+    parse(&text, base, cli_global).map_err(|e| CliError::usage(format!("{}: {}", path.display(), e.message)))
 }
 
 pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
-    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        CliError::usage(format!("not valid TOML: {}", e.message().trim()))
-    })?;
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| CliError::usage(format!("not valid TOML: {}", e.message().trim())))?;
     let mut parallel = false;
     let mut global = Pairs::new();
     let mut jobs = Vec::new();
@@ -36,9 +32,7 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSp
             "run" => parallel = run_mode(value)?,
             "global" => global = pairs(value, "[global]")?,
             "job" => {
-                let list = value
-                    .as_array()
-                    .ok_or_else(|| CliError::usage("'job' must be [[job]] tables"))?;
+                let list = value.as_array().ok_or_else(|| CliError::usage("'job' must be [[job]] tables"))?;
                 for (i, j) in list.iter().enumerate() {
                     jobs.push(pairs(j, &format!("[[job]] #{}", i + 1))?);
                 }
@@ -47,9 +41,7 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSp
                 let hint = storbench_workload::options::suggest(other, ["run", "global", "job"])
                     .map(|s| format!("; did you mean '{s}'?"))
                     .unwrap_or_default();
-                return Err(CliError::usage(format!(
-                    "unknown top-level key '{other}' (expected run, [global] and [[job]] tables){hint}"
-                )));
+                return Err(CliError::usage(format!("unknown top-level key '{other}' (expected run, [global] and [[job]] tables){hint}")));
             }
         }
     }
@@ -70,25 +62,13 @@ fn run_mode(v: &toml::Value) -> Result<bool, CliError> {
     match v.as_str() {
         Some("sequential") => Ok(false),
         Some("parallel") => Ok(true),
-        _ => Err(CliError::usage(format!(
-            "run = {v} must be \"sequential\" or \"parallel\""
-        ))),
+        _ => Err(CliError::usage(format!("run = {v} must be \"sequential\" or \"parallel\""))),
     }
 }
 
 fn pairs(v: &toml::Value, context: &str) -> Result<Pairs, CliError> {
-    let table = v
-        .as_table()
-        .ok_or_else(|| CliError::usage(format!("{context} must be a table of options")))?;
-    table
-        .iter()
-        .map(|(k, v)| {
-            Ok((
-                k.clone(),
-                scalar(v).map_err(|m| CliError::usage(format!("{context}: option '{k}': {m}")))?,
-            ))
-        })
-        .collect()
+    let table = v.as_table().ok_or_else(|| CliError::usage(format!("{context} must be a table of options")))?;
+    table.iter().map(|(k, v)| Ok((k.clone(), scalar(v).map_err(|m| CliError::usage(format!("{context}: option '{k}': {m}")))?))).collect()
 }
 
 fn scalar(v: &toml::Value) -> Result<String, String> {
@@ -97,11 +77,7 @@ fn scalar(v: &toml::Value) -> Result<String, String> {
         toml::Value::Integer(i) => i.to_string(),
         toml::Value::Float(f) => f.to_string(),
         toml::Value::Boolean(b) => (if *b { "1" } else { "0" }).into(),
-        toml::Value::Array(a) => a
-            .iter()
-            .map(scalar)
-            .collect::<Result<Vec<_>, _>>()?
-            .join(":"),
+        toml::Value::Array(a) => a.iter().map(scalar).collect::<Result<Vec<_>, _>>()?.join(":"),
         _ => return Err(format!("{v} is not a string, number, boolean or list")),
     })
 }
@@ -138,25 +114,11 @@ direct = true
 
     #[test]
     fn errors_name_the_problem() {
-        let e = parse(
-            "[[job]]\nname = \"a\"\niodepth = \"many\"\n",
-            &JobSpec::default(),
-            &vec![],
-        )
-        .unwrap_err();
-        assert!(
-            e.message.contains("iodepth") && e.message.contains("many"),
-            "{}",
-            e.message
-        );
+        let e = parse("[[job]]\nname = \"a\"\niodepth = \"many\"\n", &JobSpec::default(), &vec![]).unwrap_err();
+        assert!(e.message.contains("iodepth") && e.message.contains("many"), "{}", e.message);
         let e = parse("[global\n", &JobSpec::default(), &vec![]).unwrap_err();
         assert!(e.message.contains("TOML"), "{}", e.message);
-        let e = parse(
-            "[globl]\n[[job]]\nname=\"a\"\n",
-            &JobSpec::default(),
-            &vec![],
-        )
-        .unwrap_err();
+        let e = parse("[globl]\n[[job]]\nname=\"a\"\n", &JobSpec::default(), &vec![]).unwrap_err();
         assert!(e.message.contains("did you mean 'global'"), "{}", e.message);
         let e = parse("[global]\nrw=\"read\"\n", &JobSpec::default(), &vec![]).unwrap_err();
         assert!(e.message.contains("no [[job]]"), "{}", e.message);

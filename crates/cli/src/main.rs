@@ -44,15 +44,10 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
             Ok(0)
         }
         other => {
-            let hint = storbench_workload::options::suggest(
-                other,
-                ["run", "rbd", "rados", "help", "engines", "version"],
-            )
-            .map(|s| format!(" Did you mean '{s}'?"))
-            .unwrap_or_default();
-            Err(CliError::usage(format!(
-                "unknown command '{other}'.{hint} See `storbench help`."
-            )))
+            let hint = storbench_workload::options::suggest(other, ["run", "rbd", "rados", "help", "engines", "version"])
+                .map(|s| format!(" Did you mean '{s}'?"))
+                .unwrap_or_default();
+            Err(CliError::usage(format!("unknown command '{other}'.{hint} See `storbench help`.")))
         }
     }
 }

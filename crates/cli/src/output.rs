@@ -10,10 +10,7 @@ use storbench_runner::RunResult;
 
 /// `storbench-results/<UTC date>-<time>` under the current directory, made unique.
 pub fn default_dir() -> PathBuf {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let base = PathBuf::from("storbench-results").join(utc_stamp(secs));
     let mut dir = base.clone();
     let mut n = 1;
@@ -37,21 +34,13 @@ pub fn utc_stamp(secs: u64) -> String {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + (m <= 2) as i64;
-    format!(
-        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
 /// Fail early (before any target is touched) if the directory cannot be made.
 pub fn check_writable(dir: &Path) -> Result<(), CliError> {
     if dir.exists() && !dir.is_dir() {
-        return Err(CliError::usage(format!(
-            "results directory {} exists and is not a directory",
-            dir.display()
-        )));
+        return Err(CliError::usage(format!("results directory {} exists and is not a directory", dir.display())));
     }
     let mut ancestor = dir;
     while !ancestor.exists() {
@@ -60,25 +49,17 @@ pub fn check_writable(dir: &Path) -> Result<(), CliError> {
             _ => Path::new("."),
         };
     }
-    let c = std::ffi::CString::new(ancestor.as_os_str().as_encoded_bytes())
-        .map_err(|_| CliError::usage("results directory has a NUL byte"))?;
+    let c =
+        std::ffi::CString::new(ancestor.as_os_str().as_encoded_bytes()).map_err(|_| CliError::usage("results directory has a NUL byte"))?;
     // SAFETY: access only reads the C string.
     if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-        return Err(CliError::usage(format!(
-            "cannot write results under {}: permission denied",
-            ancestor.display()
-        )));
+        return Err(CliError::usage(format!("cannot write results under {}: permission denied", ancestor.display())));
     }
     Ok(())
 }
 
 pub fn create(dir: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir).map_err(|e| {
-        CliError::system(format!(
-            "cannot create results directory {}: {e}",
-            dir.display()
-        ))
-    })
+    std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create results directory {}: {e}", dir.display())))
 }
 
 /// Write every format into the directory, each streamed to its file.
@@ -89,20 +70,13 @@ pub fn write_all(dir: &Path, r: &RunResult, notes: &[String]) -> Result<(), CliE
     }
     write_file(dir, "summary.txt", |w| w.write_all(summary.as_bytes()))?;
     write_file(dir, "result.json", |w| json::write(r, w))?;
-    write_file(dir, "fio.json", |w| {
-        w.write_all(fio_json::render(r).as_bytes())
-    })?;
+    write_file(dir, "fio.json", |w| w.write_all(fio_json::render(r).as_bytes()))?;
     write_file(dir, "series.csv", |w| csv::write(r, w))
 }
 
-fn write_file(
-    dir: &Path,
-    name: &str,
-    body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>,
-) -> Result<(), CliError> {
+fn write_file(dir: &Path, name: &str, body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<(), CliError> {
     let path = dir.join(name);
-    let fail =
-        |e: std::io::Error| CliError::system(format!("cannot write {}: {e}", path.display()));
+    let fail = |e: std::io::Error| CliError::system(format!("cannot write {}: {e}", path.display()));
     let mut w = BufWriter::new(File::create(&path).map_err(fail)?);
     body(&mut w).and_then(|_| w.flush()).map_err(fail)
 }

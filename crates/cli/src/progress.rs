@@ -14,9 +14,7 @@ impl Live {
     pub fn new(quiet: bool) -> Live {
         // SAFETY: isatty only inspects the descriptor.
         let tty = unsafe { libc::isatty(2) } == 1;
-        Live {
-            enabled: tty && !quiet,
-        }
+        Live { enabled: tty && !quiet }
     }
 }
 
@@ -34,10 +32,7 @@ impl Observer for Live {
         let iops: f64 = p.point.ops.iter().map(|o| o.iops).sum();
         let bw: f64 = p.point.ops.iter().map(|o| o.bytes_per_sec).sum();
         let p99 = p.point.ops.iter().map(|o| o.p99_ns).max().unwrap_or(0);
-        let eta = p
-            .total_s
-            .map(|t| format!("  ETA {}", fmt::duration((t - p.elapsed_s).max(0.0))))
-            .unwrap_or_default();
+        let eta = p.total_s.map(|t| format!("  ETA {}", fmt::duration((t - p.elapsed_s).max(0.0)))).unwrap_or_default();
         let phase = if p.point.warmup { " (warm-up)" } else { "" };
         eprint!(
             "\r\x1b[K  [{}] {:>5.0}s  {} IOPS  {} MiB/s  p99 {}{eta}{phase}",

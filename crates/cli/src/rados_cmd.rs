@@ -55,9 +55,7 @@ fn parse_flags(
     let mut i = 0;
     while i < words.len() {
         let w = words[i].as_str();
-        let (key, inline) = w
-            .split_once('=')
-            .map_or((w, None), |(k, v)| (k, Some(v.to_string())));
+        let (key, inline) = w.split_once('=').map_or((w, None), |(k, v)| (k, Some(v.to_string())));
         let conn_key = match key {
             "-p" | "--pool" => Some("pool"),
             "-c" | "--conf" => Some("conf"),
@@ -66,8 +64,7 @@ fn parse_flags(
             "-N" | "--namespace" => Some("namespace"),
             _ => None,
         };
-        let needs_value =
-            conn_key.is_some() || key == "--results-dir" || takes_value.contains(&key);
+        let needs_value = conn_key.is_some() || key == "--results-dir" || takes_value.contains(&key);
         if !key.starts_with('-') || key == "-" {
             positional.push(w.to_string());
         } else if switches.contains(&key) {
@@ -77,17 +74,11 @@ fn parse_flags(
                 Some(v) => v,
                 None => {
                     i += 1;
-                    words
-                        .get(i)
-                        .cloned()
-                        .ok_or_else(|| CliError::usage(format!("{key} needs a value")))?
+                    words.get(i).cloned().ok_or_else(|| CliError::usage(format!("{key} needs a value")))?
                 }
             };
             match (conn_key, key) {
-                (Some("clientname"), _) => c.conn.insert(
-                    "clientname".into(),
-                    v.trim_start_matches("client.").to_string(),
-                ),
+                (Some("clientname"), _) => c.conn.insert("clientname".into(), v.trim_start_matches("client.").to_string()),
                 (Some(k), _) => c.conn.insert(k.into(), v),
                 (None, "--results-dir") => {
                     c.results_dir = Some(v.into());
@@ -107,27 +98,16 @@ fn parse_flags(
 }
 
 fn size_flag(flags: &BTreeMap<String, String>, key: &str, default: u64) -> Result<u64, CliError> {
-    flags.get(key).map_or(Ok(default), |v| {
-        parse_size(v).map_err(|e| CliError::usage(format!("{key}: {e}")))
-    })
+    flags.get(key).map_or(Ok(default), |v| parse_size(v).map_err(|e| CliError::usage(format!("{key}: {e}"))))
 }
 
 fn count_flag(flags: &BTreeMap<String, String>, key: &str, default: u64) -> Result<u64, CliError> {
-    flags.get(key).map_or(Ok(default), |v| {
-        parse_count(v).map_err(|e| CliError::usage(format!("{key}: {e}")))
-    })
+    flags.get(key).map_or(Ok(default), |v| parse_count(v).map_err(|e| CliError::usage(format!("{key}: {e}"))))
 }
 
-fn spec_from(
-    opts: &[(&str, String)],
-    conn: &BTreeMap<String, String>,
-) -> Result<JobSpec, CliError> {
+fn spec_from(opts: &[(&str, String)], conn: &BTreeMap<String, String>) -> Result<JobSpec, CliError> {
     let mut s = JobSpec::default();
-    for (k, v) in opts
-        .iter()
-        .map(|(k, v)| (*k, v.as_str()))
-        .chain(conn.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-    {
+    for (k, v) in opts.iter().map(|(k, v)| (*k, v.as_str())).chain(conn.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
         apply_option(&mut s, k, v).map_err(|e| CliError::usage(e.to_string()))?;
     }
     Ok(s)
@@ -162,22 +142,11 @@ impl BenchMeta {
     }
 
     pub fn decode(b: &[u8]) -> Option<BenchMeta> {
-        let u64_at = |i: usize| {
-            b.get(i..i + 8)
-                .map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")))
-        };
-        let i32_at = |i: usize| {
-            b.get(i..i + 4)
-                .map(|s| i32::from_le_bytes(s.try_into().expect("4 bytes")))
-        };
+        let u64_at = |i: usize| b.get(i..i + 8).map(|s| u64::from_le_bytes(s.try_into().expect("8 bytes")));
+        let i32_at = |i: usize| b.get(i..i + 4).map(|s| i32::from_le_bytes(s.try_into().expect("4 bytes")));
         let object_size = u64_at(0)?;
         // Old writers left out the op size: it was the object size.
-        Some(BenchMeta {
-            object_size,
-            num_ops: i32_at(8)?,
-            pid: i32_at(12)?,
-            op_size: u64_at(16).unwrap_or(object_size),
-        })
+        Some(BenchMeta { object_size, num_ops: i32_at(8)?, pid: i32_at(12)?, op_size: u64_at(16).unwrap_or(object_size) })
     }
 }
 
@@ -191,30 +160,15 @@ fn bench_prefix(pid: i32) -> String {
 fn bench(words: &[String]) -> Result<i32, CliError> {
     let (c, flags, pos) = parse_flags(
         words,
-        &[
-            "-b",
-            "-t",
-            "--run-name",
-            "--max-objects",
-            "-O",
-            "--object-size",
-        ],
-        &[
-            "--no-cleanup",
-            "--no-verify",
-            "--no-hints",
-            "--reuse-bench",
-            "--show-time",
-        ],
+        &["-b", "-t", "--run-name", "--max-objects", "-O", "--object-size"],
+        &["--no-cleanup", "--no-verify", "--no-hints", "--reuse-bench", "--show-time"],
     )?;
     let [secs, mode] = pos.as_slice() else {
         return Err(CliError::usage(USAGE));
     };
     let secs = parse_count(secs).map_err(|e| CliError::usage(format!("seconds: {e}")))?;
     if flags.contains_key("--reuse-bench") {
-        return Err(CliError::usage(
-            "--reuse-bench is not supported: write new objects, or read them with seq/rand",
-        ));
+        return Err(CliError::usage("--reuse-bench is not supported: write new objects, or read them with seq/rand"));
     }
     let op_size = size_flag(&flags, "-b", 4 << 20)?;
     let object_size = size_flag(&flags, "-O", size_flag(&flags, "--object-size", op_size)?)?;
@@ -222,18 +176,12 @@ fn bench(words: &[String]) -> Result<i32, CliError> {
         return Err(CliError::usage("an object size (-O) different from the op size (-b) is not supported: objects are written whole"));
     }
     let threads = count_flag(&flags, "-t", 16)?.clamp(1, 65536);
-    let run_name = flags
-        .get("--run-name")
-        .cloned()
-        .unwrap_or_else(|| METADATA.to_string());
+    let run_name = flags.get("--run-name").cloned().unwrap_or_else(|| METADATA.to_string());
     let cluster = engine::connect(&c.conn).map_err(engine_err)?;
     match mode.as_str() {
         "write" => bench_write(&c, &flags, &cluster, secs, op_size, threads, &run_name),
         "seq" | "rand" => {
-            let meta = match engine::read(&cluster, &run_name, 64)
-                .map_err(engine_err)?
-                .and_then(|b| BenchMeta::decode(&b))
-            {
+            let meta = match engine::read(&cluster, &run_name, 64).map_err(engine_err)?.and_then(|b| BenchMeta::decode(&b)) {
                 Some(m) if m.num_ops > 0 => m,
                 _ => {
                     let pool = &c.conn["pool"];
@@ -246,9 +194,7 @@ fn bench(words: &[String]) -> Result<i32, CliError> {
             drop(cluster);
             bench_read(&c, secs, threads, meta, mode == "rand")
         }
-        m => Err(CliError::usage(format!(
-            "'{m}' is not write, seq or rand\n{USAGE}"
-        ))),
+        m => Err(CliError::usage(format!("'{m}' is not write, seq or rand\n{USAGE}"))),
     }
 }
 
@@ -269,15 +215,7 @@ fn bench_write(
     let mut opts = vec![
         ("name", "rados-bench-write".to_string()),
         ("ioengine", "rados".into()),
-        (
-            "objects",
-            if max_objects > 0 {
-                max_objects
-            } else {
-                WRITE_KEYS
-            }
-            .to_string(),
-        ),
+        ("objects", if max_objects > 0 { max_objects } else { WRITE_KEYS }.to_string()),
         ("object_size", size.to_string()),
         ("object_prefix", prefix.clone()),
         ("object_ops", "create:1".into()),
@@ -295,30 +233,15 @@ fn bench_write(
     println!("Maintaining {threads} concurrent writes of {size} bytes to objects of size {size} for up to {secs} seconds or {max_objects} objects");
     println!("Object prefix: {}", prefix.trim_end_matches("_object"));
     let result = run_table(c, spec, size)?;
-    let made = result
-        .jobs
-        .first()
-        .and_then(|j| j.op(OpKind::Create))
-        .map_or(0, |o| o.ios);
+    let made = result.jobs.first().and_then(|j| j.op(OpKind::Create)).map_or(0, |o| o.ios);
     if keep {
-        let meta = BenchMeta {
-            object_size: size,
-            num_ops: made.min(i32::MAX as u64) as i32,
-            pid,
-            op_size: size,
-        };
+        let meta = BenchMeta { object_size: size, num_ops: made.min(i32::MAX as u64) as i32, pid, op_size: size };
         engine::write_full(cluster, run_name, &meta.encode()).map_err(engine_err)?;
     }
     Ok(exit_code(&result))
 }
 
-fn bench_read(
-    c: &Common,
-    secs: u64,
-    threads: u64,
-    meta: BenchMeta,
-    random: bool,
-) -> Result<i32, CliError> {
+fn bench_read(c: &Common, secs: u64, threads: u64, meta: BenchMeta, random: bool) -> Result<i32, CliError> {
     if meta.op_size != meta.object_size {
         return Err(CliError::usage(format!(
             "the benchmark data was written in {}-byte ops into {}-byte objects; storbench reads whole objects only",
@@ -327,10 +250,7 @@ fn bench_read(
     }
     let size = meta.object_size;
     let mut opts = vec![
-        (
-            "name",
-            format!("rados-bench-{}", if random { "rand" } else { "seq" }),
-        ),
+        ("name", format!("rados-bench-{}", if random { "rand" } else { "seq" })),
         ("ioengine", "rados".into()),
         ("objects", meta.num_ops.to_string()),
         ("object_size", size.to_string()),
@@ -395,16 +315,8 @@ impl Observer for Table {
         }
         st.printed = true;
         let finished = st.finished.round() as u64;
-        let last = if ops > 0.0 {
-            format!("{:.6}", lat / ops)
-        } else {
-            "-".into()
-        };
-        let avg = if st.finished > 0.0 {
-            st.lat_sum_s / st.finished
-        } else {
-            0.0
-        };
+        let last = if ops > 0.0 { format!("{:.6}", lat / ops) } else { "-".into() };
+        let avg = if st.finished > 0.0 { st.lat_sum_s / st.finished } else { 0.0 };
         println!(
             "{:>5} {:>7} {:>9} {:>9} {:>9.4} {:>9.4} {:>11} {:>11.6}",
             p.elapsed_s.round() as u64,
@@ -421,11 +333,7 @@ impl Observer for Table {
 
 fn run_table(c: &Common, spec: JobSpec, size: u64) -> Result<RunResult, CliError> {
     println!("  sec Cur ops   started  finished  avg MB/s  cur MB/s last lat(s)  avg lat(s)");
-    let table = Table {
-        threads: spec.iodepth as u64,
-        size: size as f64,
-        state: RefCell::default(),
-    };
+    let table = Table { threads: spec.iodepth as u64, size: size as f64, state: RefCell::default() };
     let (result, dir) = execute(vec![spec], &[], c.results_dir.clone(), &table)?;
     summary(&result, &table, size);
     output::write_all(&dir, &result, &[])?;
@@ -460,11 +368,7 @@ fn summary(r: &RunResult, table: &Table, size: u64) {
     // Runs shorter than a second have no full interval: the whole run is the one sample.
     let whole_mb = [op.bytes as f64 / MB / secs.max(1e-9)];
     let whole_iops = [op.ios as f64 / secs.max(1e-9)];
-    let (mb_hist, iops_hist) = if st.iops.is_empty() {
-        (&whole_mb[..], &whole_iops[..])
-    } else {
-        (&st.mb_per_s[..], &st.iops[..])
-    };
+    let (mb_hist, iops_hist) = if st.iops.is_empty() { (&whole_mb[..], &whole_iops[..]) } else { (&st.mb_per_s[..], &st.iops[..]) };
     let max_of = |v: &[f64]| v.iter().copied().fold(0.0, f64::max);
     let min_of = |v: &[f64]| v.iter().copied().fold(f64::INFINITY, f64::min);
     let mut lines = vec![
@@ -472,40 +376,22 @@ fn summary(r: &RunResult, table: &Table, size: u64) {
         (format!("Total {made} made"), op.ios.to_string()),
         (format!("{what} size"), size.to_string()),
         ("Object size".into(), size.to_string()),
-        (
-            "Bandwidth (MB/sec)".into(),
-            format!("{:.4}", op.bytes as f64 / MB / secs.max(1e-9)),
-        ),
+        ("Bandwidth (MB/sec)".into(), format!("{:.4}", op.bytes as f64 / MB / secs.max(1e-9))),
     ];
     if made == "writes" {
         lines.push(("Stddev Bandwidth".into(), format!("{:.4}", stddev(mb_hist))));
-        lines.push((
-            "Max bandwidth (MB/sec)".into(),
-            format!("{:.4}", max_of(mb_hist)),
-        ));
-        lines.push((
-            "Min bandwidth (MB/sec)".into(),
-            format!("{:.4}", min_of(mb_hist)),
-        ));
+        lines.push(("Max bandwidth (MB/sec)".into(), format!("{:.4}", max_of(mb_hist))));
+        lines.push(("Min bandwidth (MB/sec)".into(), format!("{:.4}", min_of(mb_hist))));
     }
     lines.extend([
-        (
-            "Average IOPS".into(),
-            format!("{}", (op.ios as f64 / secs.max(1e-9)) as u64),
-        ),
+        ("Average IOPS".into(), format!("{}", (op.ios as f64 / secs.max(1e-9)) as u64)),
         ("Stddev IOPS".into(), format!("{:.4}", stddev(iops_hist))),
         ("Max IOPS".into(), format!("{}", max_of(iops_hist).round())),
         ("Min IOPS".into(), format!("{}", min_of(iops_hist).round())),
-        (
-            "Average Latency(s)".into(),
-            format!("{:.6}", lat.mean_ns / 1e9),
-        ),
+        ("Average Latency(s)".into(), format!("{:.6}", lat.mean_ns / 1e9)),
     ]);
     if made == "writes" {
-        lines.push((
-            "Stddev Latency(s)".into(),
-            format!("{:.6}", lat.stdev_ns / 1e9),
-        ));
+        lines.push(("Stddev Latency(s)".into(), format!("{:.6}", lat.stdev_ns / 1e9)));
     }
     lines.push(("Max latency(s)".into(), format!("{:.6}", s(lat.max_ns))));
     lines.push(("Min latency(s)".into(), format!("{:.6}", s(lat.min_ns))));
@@ -514,18 +400,10 @@ fn summary(r: &RunResult, table: &Table, size: u64) {
         println!("{:<width$}{v}", format!("{k}:"));
     }
     let cells = fmt::latency_cells(lat);
-    let parts: Vec<String> = fmt::LATENCY_COLUMNS
-        .iter()
-        .zip(cells)
-        .map(|(c, v)| format!("{c} {v}"))
-        .collect();
+    let parts: Vec<String> = fmt::LATENCY_COLUMNS.iter().zip(cells).map(|(c, v)| format!("{c} {v}")).collect();
     println!("Latency percentiles: {}", parts.join("  "));
     if j.total_errors() > 0 {
-        let kinds: Vec<String> = j
-            .ops
-            .iter()
-            .flat_map(|o| o.errors.iter().map(|(k, n)| format!("{n} {k}")))
-            .collect();
+        let kinds: Vec<String> = j.ops.iter().flat_map(|o| o.errors.iter().map(|(k, n)| format!("{n} {k}"))).collect();
         println!("Errors: {} ({})", j.total_errors(), kinds.join(", "));
     }
     for w in j.warnings.iter().chain(&r.warnings) {
@@ -536,28 +414,16 @@ fn summary(r: &RunResult, table: &Table, size: u64) {
 fn cleanup(words: &[String]) -> Result<i32, CliError> {
     let (c, flags, pos) = parse_flags(words, &["--run-name", "--prefix"], &[])?;
     if !pos.is_empty() {
-        return Err(CliError::usage(format!(
-            "cleanup takes no argument '{}'\n{USAGE}",
-            pos[0]
-        )));
+        return Err(CliError::usage(format!("cleanup takes no argument '{}'\n{USAGE}", pos[0])));
     }
     let cluster = engine::connect(&c.conn).map_err(engine_err)?;
-    let run_name = flags
-        .get("--run-name")
-        .cloned()
-        .unwrap_or_else(|| METADATA.to_string());
-    let meta = engine::read(&cluster, &run_name, 64)
-        .map_err(engine_err)?
-        .and_then(|b| BenchMeta::decode(&b));
+    let run_name = flags.get("--run-name").cloned().unwrap_or_else(|| METADATA.to_string());
+    let meta = engine::read(&cluster, &run_name, 64).map_err(engine_err)?.and_then(|b| BenchMeta::decode(&b));
     // Only benchmark objects: those of the recorded run, or the given prefix
     // (which must itself be a benchmark prefix), never anything else.
     let prefix = match (flags.get("--prefix"), meta) {
         (Some(p), _) if p.starts_with(PREFIX) => p.clone(),
-        (Some(p), _) => {
-            return Err(CliError::usage(format!(
-                "--prefix '{p}' is not a benchmark prefix (it must start with {PREFIX})"
-            )))
-        }
+        (Some(p), _) => return Err(CliError::usage(format!("--prefix '{p}' is not a benchmark prefix (it must start with {PREFIX})"))),
         (None, Some(m)) => bench_prefix(m.pid),
         (None, None) => format!("{PREFIX}_"),
     };
@@ -591,41 +457,25 @@ fn load_gen(words: &[String]) -> Result<i32, CliError> {
         &[],
     )?;
     if let Some(p) = pos.first() {
-        return Err(CliError::usage(format!(
-            "load-gen takes no argument '{p}'\n{USAGE}"
-        )));
+        return Err(CliError::usage(format!("load-gen takes no argument '{p}'\n{USAGE}")));
     }
     let objects = count_flag(&flags, "--num-objects", 200)?.max(1);
     let min_obj = size_flag(&flags, "--min-object-size", 1 << 10)?;
     let max_obj = size_flag(&flags, "--max-object-size", 4 << 20)?;
     let min_op = size_flag(&flags, "--min-op-len", 1 << 10)?;
     let max_op = size_flag(&flags, "--max-op-len", 2 << 20)?.min(min_obj.max(1));
-    let read_pct = count_flag(
-        &flags,
-        "--read-percent",
-        count_flag(&flags, "--percent", 80)?,
-    )?
-    .min(100);
+    let read_pct = count_flag(&flags, "--read-percent", count_flag(&flags, "--percent", 80)?)?.min(100);
     let mut opts = vec![
         ("name", "rados-load-gen".to_string()),
         ("ioengine", "rados".into()),
         ("objects", objects.to_string()),
         ("object_size", format!("{min_obj}-{max_obj}")),
         ("object_op_size", format!("{}-{max_op}", min_op.min(max_op))),
-        (
-            "object_ops",
-            format!("read:{read_pct},write:{}", 100 - read_pct),
-        ),
+        ("object_ops", format!("read:{read_pct},write:{}", 100 - read_pct)),
         ("rw", "randrw".into()),
         ("prefill", "1".into()),
-        (
-            "iodepth",
-            count_flag(&flags, "--max-ops", 16)?.max(1).to_string(),
-        ),
-        (
-            "runtime",
-            count_flag(&flags, "--run-length", 60)?.max(1).to_string(),
-        ),
+        ("iodepth", count_flag(&flags, "--max-ops", 16)?.max(1).to_string()),
+        ("runtime", count_flag(&flags, "--run-length", 60)?.max(1).to_string()),
     ];
     if let Some(t) = flags.get("--target-throughput") {
         opts.push(("rate", t.clone()));
@@ -648,19 +498,9 @@ mod tests {
     #[test]
     fn metadata_round_trips_in_rados_bench_encoding() {
         // Bytes written by `rados bench 3 write -b 65536 --no-cleanup` (Ceph 16.2).
-        let real = [
-            0, 0, 1, 0, 0, 0, 0, 0, 0x46, 0x08, 0, 0, 0xa1, 0x6d, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0,
-        ];
+        let real = [0, 0, 1, 0, 0, 0, 0, 0, 0x46, 0x08, 0, 0, 0xa1, 0x6d, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0];
         let m = BenchMeta::decode(&real).unwrap();
-        assert_eq!(
-            m,
-            BenchMeta {
-                object_size: 65536,
-                num_ops: 2118,
-                pid: 28065,
-                op_size: 65536
-            }
-        );
+        assert_eq!(m, BenchMeta { object_size: 65536, num_ops: 2118, pid: 28065, op_size: 65536 });
         assert_eq!(m.encode(), real);
         assert_eq!(BenchMeta::decode(&real[..16]).unwrap().op_size, 65536);
         assert!(BenchMeta::decode(&real[..10]).is_none());
@@ -669,9 +509,6 @@ mod tests {
     #[test]
     fn bench_prefix_matches_rados_bench() {
         let p = bench_prefix(42);
-        assert!(
-            p.starts_with("benchmark_data_") && p.ends_with("_42_object"),
-            "{p}"
-        );
+        assert!(p.starts_with("benchmark_data_") && p.ends_with("_42_object"), "{p}");
     }
 }

@@ -52,52 +52,32 @@ fn parse(words: &[String]) -> Result<Args, CliError> {
     let mut i = 0;
     while i < words.len() {
         let w = words[i].as_str();
-        let (key, inline) = w
-            .split_once('=')
-            .map_or((w, None), |(k, v)| (k, Some(v.to_string())));
+        let (key, inline) = w.split_once('=').map_or((w, None), |(k, v)| (k, Some(v.to_string())));
         let mut value = || -> Result<String, CliError> {
             if let Some(v) = &inline {
                 return Ok(v.clone());
             }
             i += 1;
-            words
-                .get(i)
-                .cloned()
-                .ok_or_else(|| CliError::usage(format!("{key} needs a value")))
+            words.get(i).cloned().ok_or_else(|| CliError::usage(format!("{key} needs a value")))
         };
         let bad = |what: &str, e: &dyn std::fmt::Display| CliError::usage(format!("{what}: {e}"));
         match key {
             "--io-type" => a.io_type = value()?,
             "--io-size" => a.io_size = parse_size(&value()?).map_err(|e| bad("--io-size", &e))?,
-            "--io-threads" => {
-                a.io_threads = parse_count(&value()?)
-                    .map_err(|e| bad("--io-threads", &e))?
-                    .clamp(1, 65536) as u32
-            }
-            "--io-total" => {
-                a.io_total = parse_size(&value()?).map_err(|e| bad("--io-total", &e))?
-            }
+            "--io-threads" => a.io_threads = parse_count(&value()?).map_err(|e| bad("--io-threads", &e))?.clamp(1, 65536) as u32,
+            "--io-total" => a.io_total = parse_size(&value()?).map_err(|e| bad("--io-total", &e))?,
             "--io-pattern" => a.pattern = value()?,
-            "--rw-mix-read" => {
-                a.mix_read = parse_count(&value()?)
-                    .map_err(|e| bad("--rw-mix-read", &e))?
-                    .min(100) as u32
-            }
+            "--rw-mix-read" => a.mix_read = parse_count(&value()?).map_err(|e| bad("--rw-mix-read", &e))?.min(100) as u32,
             "-p" | "--pool" => a.pool = Some(value()?),
             "--image" => a.image = Some(value()?),
             "-c" | "--conf" => a.conn.push(("conf".into(), value()?)),
             "--keyring" => a.conn.push(("keyring".into(), value()?)),
             "--id" => a.conn.push(("clientname".into(), value()?)),
-            "-n" | "--name" => a.conn.push((
-                "clientname".into(),
-                value()?.trim_start_matches("client.").to_string(),
-            )),
+            "-n" | "--name" => a.conn.push(("clientname".into(), value()?.trim_start_matches("client.").to_string())),
             "--allow-overwrite" | "--allow_overwrite" => a.allow_overwrite = true,
             "--rbd-cache" | "--rbd_cache" => a.conn.push(("rbd_cache".into(), value()?)),
             "--results-dir" => a.results_dir = Some(value()?.into()),
-            k if k.starts_with('-') => {
-                return Err(CliError::usage(format!("rbd bench: unknown option '{k}'")))
-            }
+            k if k.starts_with('-') => return Err(CliError::usage(format!("rbd bench: unknown option '{k}'"))),
             spec => a.image = Some(spec.to_string()),
         }
         i += 1;
@@ -106,25 +86,15 @@ fn parse(words: &[String]) -> Result<Args, CliError> {
 }
 
 fn to_spec(a: &Args) -> Result<JobSpec, CliError> {
-    let image = a
-        .image
-        .as_deref()
-        .ok_or_else(|| CliError::usage("rbd bench: name the image ([POOL/]IMAGE or --image)"))?;
+    let image = a.image.as_deref().ok_or_else(|| CliError::usage("rbd bench: name the image ([POOL/]IMAGE or --image)"))?;
     let (pool, image) = match image.split_once('/') {
         Some((p, i)) => (p.to_string(), i.to_string()),
-        None => (
-            a.pool.clone().unwrap_or_else(|| "rbd".into()),
-            image.to_string(),
-        ),
+        None => (a.pool.clone().unwrap_or_else(|| "rbd".into()), image.to_string()),
     };
     let random = match a.pattern.as_str() {
         "seq" | "sequential" => false,
         "rand" | "random" => true,
-        p => {
-            return Err(CliError::usage(format!(
-                "--io-pattern '{p}' is not seq or rand"
-            )))
-        }
+        p => return Err(CliError::usage(format!("--io-pattern '{p}' is not seq or rand"))),
     };
     let rw = match (a.io_type.as_str(), random) {
         ("read", false) => "read",
@@ -133,16 +103,8 @@ fn to_spec(a: &Args) -> Result<JobSpec, CliError> {
         ("write", true) => "randwrite",
         ("readwrite" | "rw", false) => "readwrite",
         ("readwrite" | "rw", true) => "randrw",
-        ("", _) => {
-            return Err(CliError::usage(
-                "rbd bench: --io-type read|write|readwrite is required",
-            ))
-        }
-        (t, _) => {
-            return Err(CliError::usage(format!(
-                "--io-type '{t}' is not read, write or readwrite"
-            )))
-        }
+        ("", _) => return Err(CliError::usage("rbd bench: --io-type read|write|readwrite is required")),
+        (t, _) => return Err(CliError::usage(format!("--io-type '{t}' is not read, write or readwrite"))),
     };
     let mut s = JobSpec::default();
     let mut opts: Vec<(String, String)> = vec![
@@ -155,10 +117,7 @@ fn to_spec(a: &Args) -> Result<JobSpec, CliError> {
         ("bs".into(), a.io_size.to_string()),
         ("iodepth".into(), a.io_threads.to_string()),
         ("io_size".into(), a.io_total.to_string()),
-        (
-            "allow_overwrite".into(),
-            (a.allow_overwrite as u8).to_string(),
-        ),
+        ("allow_overwrite".into(), (a.allow_overwrite as u8).to_string()),
     ];
     opts.extend(a.conn.iter().cloned());
     for (k, v) in &opts {
@@ -176,12 +135,7 @@ struct Lines {
 impl Observer for Lines {
     fn second(&self, p: &Progress) {
         let ops: f64 = p.point.ops.iter().map(|o| o.iops * p.point.duration).sum();
-        let bytes: f64 = p
-            .point
-            .ops
-            .iter()
-            .map(|o| o.bytes_per_sec * p.point.duration)
-            .sum();
+        let bytes: f64 = p.point.ops.iter().map(|o| o.bytes_per_sec * p.point.duration).sum();
         self.ops.set(self.ops.get() + ops.round() as u64);
         self.bytes.set(self.bytes.get() + bytes);
         let secs = p.elapsed_s.max(1e-9);
@@ -208,20 +162,10 @@ fn mib_s(bytes_per_sec: f64) -> String {
 fn bench(words: &[String]) -> Result<i32, CliError> {
     let a = parse(words)?;
     let spec = to_spec(&a)?;
-    let pattern = if spec.rw.is_random() {
-        "random"
-    } else {
-        "sequential"
-    };
-    println!(
-        "bench  type {} io_size {} io_threads {} bytes {} pattern {}",
-        a.io_type, a.io_size, a.io_threads, a.io_total, pattern
-    );
+    let pattern = if spec.rw.is_random() { "random" } else { "sequential" };
+    println!("bench  type {} io_size {} io_threads {} bytes {} pattern {}", a.io_type, a.io_size, a.io_threads, a.io_total, pattern);
     println!("  SEC       OPS   OPS/SEC   BYTES/SEC");
-    let lines = Lines {
-        ops: Cell::new(0),
-        bytes: Cell::new(0.0),
-    };
+    let lines = Lines { ops: Cell::new(0), bytes: Cell::new(0.0) };
     let (result, dir) = execute(vec![spec], &[], a.results_dir.clone(), &lines)?;
     summary(&result);
     output::write_all(&dir, &result, &[])?;
@@ -243,11 +187,7 @@ fn summary(r: &RunResult) {
     );
     for o in &j.ops {
         let cells = fmt::latency_cells(&o.latency);
-        let parts: Vec<String> = fmt::LATENCY_COLUMNS
-            .iter()
-            .zip(cells)
-            .map(|(c, v)| format!("{c} {v}"))
-            .collect();
+        let parts: Vec<String> = fmt::LATENCY_COLUMNS.iter().zip(cells).map(|(c, v)| format!("{c} {v}")).collect();
         println!("{} latency: {}", o.op.name(), parts.join("  "));
     }
     for w in j.warnings.iter().chain(&r.warnings) {

@@ -40,9 +40,7 @@ pub fn execute(
     output::create(&dir)?;
     let mut result = run_plan(&plan, observer);
     for message in plan::cleanup(&plan) {
-        result
-            .warnings
-            .push(storbench_runner::Warning::Cleanup { message });
+        result.warnings.push(storbench_runner::Warning::Cleanup { message });
     }
     Ok((result, dir))
 }
@@ -64,11 +62,7 @@ fn take_suite_flag(words: &[String]) -> Result<(Vec<String>, bool), CliError> {
         };
         match value.as_deref() {
             Some("quick") => suite = true,
-            Some(other) => {
-                return Err(CliError::usage(format!(
-                    "--suite '{other}' is not a suite; the built-in suite is 'quick'"
-                )))
-            }
+            Some(other) => return Err(CliError::usage(format!("--suite '{other}' is not a suite; the built-in suite is 'quick'"))),
             None => out.push(w.clone()),
         }
         i += 1;
@@ -78,20 +72,13 @@ fn take_suite_flag(words: &[String]) -> Result<(Vec<String>, bool), CliError> {
 
 fn resolve_specs(args: &RunArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
     let base = JobSpec::default();
-    let sources = [args.fio_file.is_some(), args.job_file.is_some(), use_suite]
-        .iter()
-        .filter(|b| **b)
-        .count();
+    let sources = [args.fio_file.is_some(), args.job_file.is_some(), use_suite].iter().filter(|b| **b).count();
     if sources > 1 {
-        return Err(CliError::usage(
-            "give one of: a TOML job file, --fio FILE, or --suite quick",
-        ));
+        return Err(CliError::usage("give one of: a TOML job file, --fio FILE, or --suite quick"));
     }
     if let Some(f) = &args.fio_file {
         if !args.jobs.is_empty() {
-            return Err(CliError::usage(
-                "--name jobs cannot be combined with --fio; put them in the fio file",
-            ));
+            return Err(CliError::usage("--name jobs cannot be combined with --fio; put them in the fio file"));
         }
         let parsed = fiofile::load(f, &base, &args.global, args.fio_allow_unsupported)?;
         return Ok((parsed.specs, parsed.notes));
@@ -104,12 +91,9 @@ fn resolve_specs(args: &RunArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<S
     }
     if use_suite {
         if !args.jobs.is_empty() {
-            return Err(CliError::usage(
-                "--name jobs cannot be combined with --suite",
-            ));
+            return Err(CliError::usage("--name jobs cannot be combined with --suite"));
         }
-        let cwd = std::env::current_dir()
-            .map_err(|e| CliError::system(format!("no current directory: {e}")))?;
+        let cwd = std::env::current_dir().map_err(|e| CliError::system(format!("no current directory: {e}")))?;
         return suite::quick(&cwd, &args.global);
     }
     if !args.has_job_options() {
@@ -119,30 +103,17 @@ fn resolve_specs(args: &RunArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<S
 }
 
 /// Run ready-made specs (compatibility modes) with the normal report.
-pub fn run_specs(
-    specs: Vec<JobSpec>,
-    results_dir: Option<std::path::PathBuf>,
-) -> Result<i32, CliError> {
+pub fn run_specs(specs: Vec<JobSpec>, results_dir: Option<std::path::PathBuf>) -> Result<i32, CliError> {
     let observer = progress::Live::new(false);
     let (result, dir) = execute(specs, &[], results_dir, &observer)?;
     report(&dir, &result, &[], OutputFormat::Normal)
 }
 
-fn finish(
-    args: &RunArgs,
-    dir: &std::path::Path,
-    r: &RunResult,
-    notes: &[String],
-) -> Result<i32, CliError> {
+fn finish(args: &RunArgs, dir: &std::path::Path, r: &RunResult, notes: &[String]) -> Result<i32, CliError> {
     report(dir, r, notes, args.format.unwrap_or(OutputFormat::Normal))
 }
 
-fn report(
-    dir: &std::path::Path,
-    r: &RunResult,
-    notes: &[String],
-    format: OutputFormat,
-) -> Result<i32, CliError> {
+fn report(dir: &std::path::Path, r: &RunResult, notes: &[String], format: OutputFormat) -> Result<i32, CliError> {
     output::write_all(dir, r, notes)?;
     // A closed pipe must not turn a finished run into a failure: the results
     // directory has everything.
@@ -155,10 +126,7 @@ pub fn exit_code(r: &RunResult) -> i32 {
     if r.interrupted {
         return EXIT_INTERRUPTED;
     }
-    let failed = r
-        .jobs
-        .iter()
-        .any(|j| j.total_errors() > 0 || !j.failures.is_empty());
+    let failed = r.jobs.iter().any(|j| j.total_errors() > 0 || !j.failures.is_empty());
     if failed {
         EXIT_IO_ERRORS
     } else {

@@ -14,13 +14,7 @@ const JOBS: &[(&str, &str, &str, u32, &[(&str, &str)])] = &[
     ("4k-randread-qd1", "randread", "4k", 1, &[]),
     ("4k-randread-qd32", "randread", "4k", 32, &[]),
     ("4k-randwrite-qd32", "randwrite", "4k", 32, &[]),
-    (
-        "8k-oltp-70/30-qd16",
-        "randrw",
-        "8k",
-        16,
-        &[("rwmixread", "70")],
-    ),
+    ("8k-oltp-70/30-qd16", "randrw", "8k", 16, &[("rwmixread", "70")]),
     ("1m-seqread-qd8", "read", "1m", 8, &[]),
     ("1m-seqwrite-qd8", "write", "1m", 8, &[]),
 ];
@@ -29,26 +23,16 @@ const JOBS: &[(&str, &str, &str, u32, &[(&str, &str)])] = &[
 pub fn quick(dir: &Path, overrides: &Pairs) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
     let mut notes = Vec::new();
     let size = scratch_size(dir)?;
-    let engine = if io_uring_works() {
-        "io_uring"
-    } else {
-        "psync"
-    };
+    let engine = if io_uring_works() { "io_uring" } else { "psync" };
     let direct = direct_io_works(dir);
     if !direct {
-        notes.push(format!(
-            "{} does not support direct I/O: the quick suite runs buffered",
-            dir.display()
-        ));
+        notes.push(format!("{} does not support direct I/O: the quick suite runs buffered", dir.display()));
     }
     let file = dir.join(format!("storbench-quick-{}.dat", std::process::id()));
     let mut specs = Vec::new();
     for (name, rw, bs, qd, extra) in JOBS {
         let mut s = JobSpec::default();
-        let mut set = |k: &str, v: &str| {
-            storbench_workload::apply_option(&mut s, k, v)
-                .map_err(|e| CliError::usage(e.to_string()))
-        };
+        let mut set = |k: &str, v: &str| storbench_workload::apply_option(&mut s, k, v).map_err(|e| CliError::usage(e.to_string()));
         for (k, v) in [
             ("name", *name),
             ("rw", *rw),
@@ -74,19 +58,13 @@ pub fn quick(dir: &Path, overrides: &Pairs) -> Result<(Vec<JobSpec>, Vec<String>
         }
         specs.push(s);
     }
-    notes.push(format!(
-        "quick suite: {} scratch file {} on {engine}",
-        storbench_workload::units::format_size(size),
-        file.display()
-    ));
+    notes.push(format!("quick suite: {} scratch file {} on {engine}", storbench_workload::units::format_size(size), file.display()));
     Ok((specs, notes))
 }
 
 /// A tenth of the free space, between 64 MiB and 1 GiB.
 fn scratch_size(dir: &Path) -> Result<u64, CliError> {
-    let free = free_bytes(dir).map_err(|e| {
-        CliError::system(format!("cannot read free space of {}: {e}", dir.display()))
-    })?;
+    let free = free_bytes(dir).map_err(|e| CliError::system(format!("cannot read free space of {}: {e}", dir.display())))?;
     if free < 256 * MIB {
         return Err(CliError::system(format!(
             "{} has only {} MiB free; the quick suite needs 256 MiB (run it from another directory)",
@@ -98,8 +76,7 @@ fn scratch_size(dir: &Path) -> Result<u64, CliError> {
 }
 
 fn free_bytes(dir: &Path) -> std::io::Result<u64> {
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .map_err(std::io::Error::other)?;
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(std::io::Error::other)?;
     // SAFETY: statvfs fills the zeroed struct we pass for a valid C string.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
@@ -115,12 +92,7 @@ fn io_uring_works() -> bool {
 fn direct_io_works(dir: &Path) -> bool {
     use std::os::unix::fs::OpenOptionsExt;
     let probe = dir.join(format!(".storbench-direct-probe-{}", std::process::id()));
-    let ok = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .custom_flags(libc::O_DIRECT)
-        .open(&probe)
-        .is_ok();
+    let ok = std::fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_DIRECT).open(&probe).is_ok();
     let _ = std::fs::remove_file(&probe);
     ok
 }

@@ -13,27 +13,12 @@ fn prefix(tag: &str) -> String {
 }
 
 fn rados(args: &[&str]) -> (bool, String) {
-    let o = Command::new("rados")
-        .args(args)
-        .output()
-        .expect("run rados");
-    (
-        o.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        ),
-    )
+    let o = Command::new("rados").args(args).output().expect("run rados");
+    (o.status.success(), format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr)))
 }
 
 fn op<'a>(doc: &'a serde_json::Value, job: usize, name: &str) -> &'a serde_json::Value {
-    doc["jobs"][job]["ops"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["op"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {doc}"))
+    doc["jobs"][job]["ops"].as_array().unwrap().iter().find(|o| o["op"] == name).unwrap_or_else(|| panic!("no {name} in {doc}"))
 }
 
 #[test]
@@ -76,29 +61,15 @@ fn object_mix_counts_every_operation_and_cleans_up_only_its_objects() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc = result_json(&d.path().join("out"));
-    let total: u64 = ["read", "create", "update", "stat", "delete"]
-        .iter()
-        .map(|o| ios(&doc, 0, o))
-        .sum();
+    let total: u64 = ["read", "create", "update", "stat", "delete"].iter().map(|o| ios(&doc, 0, o)).sum();
     assert_eq!(total, 2000, "every operation counted once");
     for name in ["read", "update", "stat", "delete"] {
         assert!(ios(&doc, 0, name) > 100, "{name}: {}", ios(&doc, 0, name));
-        assert_eq!(
-            op(&doc, 0, name)["errors"],
-            serde_json::json!({}),
-            "{name} errors"
-        );
+        assert_eq!(op(&doc, 0, name)["errors"], serde_json::json!({}), "{name} errors");
     }
     let read = op(&doc, 0, "read");
-    assert_eq!(
-        read["bytes"].as_u64().unwrap(),
-        read["ios"].as_u64().unwrap() * 16384,
-        "whole 16 KiB objects read"
-    );
-    assert!(
-        rados_objects(POOL, &p).is_empty(),
-        "cleanup removed every object the run wrote"
-    );
+    assert_eq!(read["bytes"].as_u64().unwrap(), read["ios"].as_u64().unwrap() * 16384, "whole 16 KiB objects read");
+    assert!(rados_objects(POOL, &p).is_empty(), "cleanup removed every object the run wrote");
 }
 
 #[test]
@@ -108,18 +79,7 @@ fn kept_objects_are_refused_for_writing_and_readable_with_objects_exist() {
     }
     let d = scratch();
     let p = prefix("keep");
-    let base = [
-        "--ioengine",
-        "rados",
-        "--pool",
-        POOL,
-        "--object_prefix",
-        &p,
-        "--objects",
-        "20",
-        "--object_size",
-        "4k",
-    ];
+    let base = ["--ioengine", "rados", "--pool", POOL, "--object_prefix", &p, "--objects", "20", "--object_size", "4k"];
     let run = |extra: &[&str], out: &str| {
         let mut a = vec!["run", "--name", "k"];
         a.extend(base);
@@ -127,54 +87,17 @@ fn kept_objects_are_refused_for_writing_and_readable_with_objects_exist() {
         a.extend(["--results-dir", out, "--quiet"]);
         storbench(d.path(), &a)
     };
-    let w = run(
-        &["--rw", "write", "--number_ios", "20", "--cleanup", "0"],
-        "w",
-    );
+    let w = run(&["--rw", "write", "--number_ios", "20", "--cleanup", "0"], "w");
     assert_eq!(w.code, 0, "{}", w.stderr);
-    assert_eq!(
-        rados_objects(POOL, &p).len(),
-        20,
-        "cleanup=0 keeps the objects"
-    );
+    assert_eq!(rados_objects(POOL, &p).len(), 20, "cleanup=0 keeps the objects");
     let again = run(&["--rw", "write", "--number_ios", "20"], "again");
     assert_eq!(again.code, 2, "{}", again.stderr);
-    assert!(
-        again.stderr.contains("already exists") && again.stderr.contains("objects_exist=1"),
-        "{}",
-        again.stderr
-    );
-    let r = run(
-        &[
-            "--rw",
-            "randread",
-            "--objects_exist",
-            "1",
-            "--number_ios",
-            "200",
-        ],
-        "r",
-    );
+    assert!(again.stderr.contains("already exists") && again.stderr.contains("objects_exist=1"), "{}", again.stderr);
+    let r = run(&["--rw", "randread", "--objects_exist", "1", "--number_ios", "200"], "r");
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(ios(&result_json(&d.path().join("r")), 0, "read"), 200);
-    assert_eq!(
-        rados_objects(POOL, &p).len(),
-        20,
-        "objects an earlier run left stay unless cleanup=1"
-    );
-    let gone = run(
-        &[
-            "--rw",
-            "randread",
-            "--objects_exist",
-            "1",
-            "--number_ios",
-            "10",
-            "--cleanup",
-            "1",
-        ],
-        "gone",
-    );
+    assert_eq!(rados_objects(POOL, &p).len(), 20, "objects an earlier run left stay unless cleanup=1");
+    let gone = run(&["--rw", "randread", "--objects_exist", "1", "--number_ios", "10", "--cleanup", "1"], "gone");
     assert_eq!(gone.code, 0, "{}", gone.stderr);
     assert!(rados_objects(POOL, &p).is_empty());
 }
@@ -207,11 +130,7 @@ fn truth_checks_refuse_oversized_objects_and_reads_of_nothing() {
         ],
     );
     assert_eq!(big.code, 2, "{}", big.stderr);
-    assert!(
-        big.stderr.contains("osd_max_object_size") && big.stderr.contains("EFBIG"),
-        "{}",
-        big.stderr
-    );
+    assert!(big.stderr.contains("osd_max_object_size") && big.stderr.contains("EFBIG"), "{}", big.stderr);
     let none = storbench(
         d.path(),
         &[
@@ -233,57 +152,18 @@ fn truth_checks_refuse_oversized_objects_and_reads_of_nothing() {
         ],
     );
     assert_eq!(none.code, 2, "{}", none.stderr);
-    assert!(
-        none.stderr.contains("does not exist") && none.stderr.contains("nothing to read"),
-        "{}",
-        none.stderr
-    );
+    assert!(none.stderr.contains("does not exist") && none.stderr.contains("nothing to read"), "{}", none.stderr);
     let unwritten = storbench(
         d.path(),
-        &[
-            "run",
-            "--name",
-            "u",
-            "--ioengine",
-            "rados",
-            "--pool",
-            POOL,
-            "--object_prefix",
-            &p,
-            "--rw",
-            "randread",
-            "--runtime",
-            "1",
-        ],
+        &["run", "--name", "u", "--ioengine", "rados", "--pool", POOL, "--object_prefix", &p, "--rw", "randread", "--runtime", "1"],
     );
     assert_eq!(unwritten.code, 2, "{}", unwritten.stderr);
-    assert!(
-        unwritten.stderr.contains("nothing writes first"),
-        "{}",
-        unwritten.stderr
-    );
-    let list = storbench(
-        d.path(),
-        &[
-            "run",
-            "--name",
-            "l",
-            "--ioengine",
-            "rados",
-            "--pool",
-            POOL,
-            "--object_ops",
-            "list",
-            "--runtime",
-            "1",
-        ],
-    );
+    assert!(unwritten.stderr.contains("nothing writes first"), "{}", unwritten.stderr);
+    let list =
+        storbench(d.path(), &["run", "--name", "l", "--ioengine", "rados", "--pool", POOL, "--object_ops", "list", "--runtime", "1"]);
     assert_eq!(list.code, 2, "{}", list.stderr);
     assert!(list.stderr.contains("cannot list"), "{}", list.stderr);
-    assert!(
-        rados_objects(POOL, &p).is_empty(),
-        "refused jobs wrote nothing"
-    );
+    assert!(rados_objects(POOL, &p).is_empty(), "refused jobs wrote nothing");
 }
 
 #[test]
@@ -292,57 +172,23 @@ fn missing_pool_is_named() {
         return;
     }
     let d = scratch();
-    let r = storbench(
-        d.path(),
-        &[
-            "run",
-            "--name",
-            "p",
-            "--ioengine",
-            "rados",
-            "--pool",
-            "no-such-pool",
-            "--rw",
-            "write",
-            "--number_ios",
-            "1",
-        ],
-    );
+    let r =
+        storbench(d.path(), &["run", "--name", "p", "--ioengine", "rados", "--pool", "no-such-pool", "--rw", "write", "--number_ios", "1"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("pool 'no-such-pool' does not exist"),
-        "{}",
-        r.stderr
-    );
+    assert!(r.stderr.contains("pool 'no-such-pool' does not exist"), "{}", r.stderr);
 }
 
 /// Benchmarks use their own pool so that runs in parallel tests do not meet
 /// in the shared metadata object.
 fn bench_pool(tag: &str) -> String {
     let pool = format!("sbtest-{tag}-{}", std::process::id());
-    let o = Command::new("ceph")
-        .args(["osd", "pool", "create", &pool, "8"])
-        .output()
-        .expect("run ceph");
-    assert!(
-        o.status.success(),
-        "creating pool {pool}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let o = Command::new("ceph").args(["osd", "pool", "create", &pool, "8"]).output().expect("run ceph");
+    assert!(o.status.success(), "creating pool {pool}: {}", String::from_utf8_lossy(&o.stderr));
     pool
 }
 
 fn drop_pool(pool: &str) {
-    let _ = Command::new("ceph")
-        .args([
-            "osd",
-            "pool",
-            "rm",
-            pool,
-            pool,
-            "--yes-i-really-really-mean-it",
-        ])
-        .output();
+    let _ = Command::new("ceph").args(["osd", "pool", "rm", pool, pool, "--yes-i-really-really-mean-it"]).output();
 }
 
 #[test]
@@ -353,32 +199,10 @@ fn rados_bench_modes_interoperate_with_rados_bench_both_ways() {
     let d = scratch();
     let pool = bench_pool("bench");
     // storbench writes, rados bench reads (and verifies the contents).
-    let w = storbench(
-        d.path(),
-        &[
-            "rados",
-            "bench",
-            "2",
-            "write",
-            "-p",
-            &pool,
-            "-b",
-            "64K",
-            "-t",
-            "4",
-            "--no-cleanup",
-            "--results-dir",
-            "w",
-        ],
-    );
+    let w =
+        storbench(d.path(), &["rados", "bench", "2", "write", "-p", &pool, "-b", "64K", "-t", "4", "--no-cleanup", "--results-dir", "w"]);
     assert_eq!(w.code, 0, "{}", w.stderr);
-    assert!(
-        w.stdout.contains(
-            "  sec Cur ops   started  finished  avg MB/s  cur MB/s last lat(s)  avg lat(s)"
-        ),
-        "{}",
-        w.stdout
-    );
+    assert!(w.stdout.contains("  sec Cur ops   started  finished  avg MB/s  cur MB/s last lat(s)  avg lat(s)"), "{}", w.stdout);
     for field in [
         "Total writes made:",
         "Bandwidth (MB/sec):",
@@ -393,82 +217,24 @@ fn rados_bench_modes_interoperate_with_rados_bench_both_ways() {
     let written = ios(&result_json(&d.path().join("w")), 0, "create");
     assert!(written > 20, "{written}");
     let (ok, out) = rados(&["bench", "-p", &pool, "5", "seq", "-t", "4"]);
-    assert!(
-        ok && !out.contains("is not correct"),
-        "rados bench seq on storbench's objects:\n{}",
-        &out[..out.len().min(2000)]
-    );
-    assert!(
-        out.contains(&format!("Total reads made:     {written}")),
-        "{out}"
-    );
+    assert!(ok && !out.contains("is not correct"), "rados bench seq on storbench's objects:\n{}", &out[..out.len().min(2000)]);
+    assert!(out.contains(&format!("Total reads made:     {written}")), "{out}");
     // storbench seq reads each object once.
-    let s = storbench(
-        d.path(),
-        &[
-            "rados",
-            "bench",
-            "5",
-            "seq",
-            "-p",
-            &pool,
-            "-t",
-            "4",
-            "--results-dir",
-            "s",
-        ],
-    );
+    let s = storbench(d.path(), &["rados", "bench", "5", "seq", "-p", &pool, "-t", "4", "--results-dir", "s"]);
     assert_eq!(s.code, 0, "{}", s.stderr);
     assert_eq!(ios(&result_json(&d.path().join("s")), 0, "read"), written);
     let c = storbench(d.path(), &["rados", "cleanup", "-p", &pool]);
     assert_eq!(c.code, 0, "{}", c.stderr);
-    assert!(
-        c.stdout.contains(&format!("Removed {written} objects")),
-        "{}",
-        c.stdout
-    );
-    assert!(
-        rados_objects(&pool, "").is_empty(),
-        "cleanup left {:?}",
-        rados_objects(&pool, "")
-    );
+    assert!(c.stdout.contains(&format!("Removed {written} objects")), "{}", c.stdout);
+    assert!(rados_objects(&pool, "").is_empty(), "cleanup left {:?}", rados_objects(&pool, ""));
     // Nothing written: a clear error.
     let none = storbench(d.path(), &["rados", "bench", "1", "rand", "-p", &pool]);
     assert_eq!(none.code, 2, "{}", none.stderr);
-    assert!(
-        none.stderr.contains("no benchmark data") && none.stderr.contains("write --no-cleanup"),
-        "{}",
-        none.stderr
-    );
+    assert!(none.stderr.contains("no benchmark data") && none.stderr.contains("write --no-cleanup"), "{}", none.stderr);
     // rados bench writes, storbench reads.
-    let (ok, out) = rados(&[
-        "bench",
-        "-p",
-        &pool,
-        "2",
-        "write",
-        "-b",
-        "65536",
-        "-t",
-        "4",
-        "--no-cleanup",
-    ]);
+    let (ok, out) = rados(&["bench", "-p", &pool, "2", "write", "-b", "65536", "-t", "4", "--no-cleanup"]);
     assert!(ok, "{out}");
-    let r = storbench(
-        d.path(),
-        &[
-            "rados",
-            "bench",
-            "2",
-            "rand",
-            "-p",
-            &pool,
-            "-t",
-            "4",
-            "--results-dir",
-            "r",
-        ],
-    );
+    let r = storbench(d.path(), &["rados", "bench", "2", "rand", "-p", &pool, "-t", "4", "--results-dir", "r"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc = result_json(&d.path().join("r"));
     assert!(ios(&doc, 0, "read") > 100);
@@ -525,10 +291,7 @@ fn load_gen_mixes_ranged_reads_and_writes_and_removes_its_objects() {
         let mean = o["bytes"].as_f64().unwrap() / o["ios"].as_f64().unwrap();
         assert!((1024.0..=8192.0).contains(&mean), "{name} mean size {mean}");
     }
-    assert!(
-        rados_objects(&pool, "").is_empty(),
-        "load-gen removed its objects"
-    );
+    assert!(rados_objects(&pool, "").is_empty(), "load-gen removed its objects");
     drop_pool(&pool);
 }
 
@@ -538,24 +301,13 @@ fn fio_job_files_with_ioengine_rados_run_on_the_object_model() {
         return;
     }
     let d = scratch();
-    let job = format!("[global]\nioengine=rados\nclientname=admin\npool={POOL}\nbusy_poll=0\nsize=4m\n[w{}]\nrw=write\nbs=64k\niodepth=8\n", std::process::id());
+    let job = format!(
+        "[global]\nioengine=rados\nclientname=admin\npool={POOL}\nbusy_poll=0\nsize=4m\n[w{}]\nrw=write\nbs=64k\niodepth=8\n",
+        std::process::id()
+    );
     std::fs::write(d.path().join("rados.fio"), job).unwrap();
-    let r = storbench(
-        d.path(),
-        &[
-            "run",
-            "--fio",
-            "rados.fio",
-            "--results-dir",
-            "out",
-            "--quiet",
-        ],
-    );
+    let r = storbench(d.path(), &["run", "--fio", "rados.fio", "--results-dir", "out", "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(
-        ios(&result_json(&d.path().join("out")), 0, "write"),
-        64,
-        "4 MiB object in 64 KiB writes"
-    );
+    assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 64, "4 MiB object in 64 KiB writes");
     assert!(rados_objects(POOL, &format!("w{}.", std::process::id())).is_empty());
 }

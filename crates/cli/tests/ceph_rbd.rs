@@ -15,9 +15,7 @@ fn image_name(tag: &str) -> String {
 }
 
 fn remove_image(name: &str) {
-    let _ = std::process::Command::new("rbd")
-        .args(["rm", "--no-progress", &format!("rbd/{name}")])
-        .output();
+    let _ = std::process::Command::new("rbd").args(["rm", "--no-progress", &format!("rbd/{name}")]).output();
 }
 
 #[test]
@@ -54,15 +52,8 @@ fn creates_a_marked_image_writes_and_reads_it() {
     );
     assert_eq!(w.code, 0, "{}", w.stderr);
     let doc = result_json(&d.path().join("w"));
-    assert_eq!(
-        ios(&doc, 0, "write"),
-        64,
-        "the whole 64 MiB image written once"
-    );
-    assert_eq!(
-        doc["jobs"][0]["targets"],
-        serde_json::json!([format!("rbd:rbd/{img}")])
-    );
+    assert_eq!(ios(&doc, 0, "write"), 64, "the whole 64 MiB image written once");
+    assert_eq!(doc["jobs"][0]["targets"], serde_json::json!([format!("rbd:rbd/{img}")]));
     let r = storbench(
         d.path(),
         &[
@@ -101,37 +92,11 @@ fn refuses_to_write_an_image_storbench_did_not_create() {
     }
     let d = scratch();
     let img = image_name("theirs");
-    let made = std::process::Command::new("rbd")
-        .args(["create", "--size", "16M", &format!("rbd/{img}")])
-        .output()
-        .unwrap();
-    assert!(
-        made.status.success(),
-        "{}",
-        String::from_utf8_lossy(&made.stderr)
-    );
-    let w = storbench(
-        d.path(),
-        &[
-            "run",
-            "--name",
-            "w",
-            "--ioengine",
-            "rbd",
-            "--rbdname",
-            &img,
-            "--rw",
-            "randwrite",
-            "--runtime",
-            "1",
-        ],
-    );
+    let made = std::process::Command::new("rbd").args(["create", "--size", "16M", &format!("rbd/{img}")]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let w = storbench(d.path(), &["run", "--name", "w", "--ioengine", "rbd", "--rbdname", &img, "--rw", "randwrite", "--runtime", "1"]);
     assert_eq!(w.code, 2, "{}", w.stderr);
-    assert!(
-        w.stderr.contains("was not created by storbench") && w.stderr.contains("allow_overwrite"),
-        "{}",
-        w.stderr
-    );
+    assert!(w.stderr.contains("was not created by storbench") && w.stderr.contains("allow_overwrite"), "{}", w.stderr);
     let r = storbench(
         d.path(),
         &[
@@ -162,55 +127,17 @@ fn missing_pool_image_and_bad_keyring_are_clear_errors() {
         return;
     }
     let d = scratch();
+    let r =
+        storbench(d.path(), &["run", "--name", "p", "--ioengine", "rbd", "--pool", "no-such-pool", "--rw", "randread", "--runtime", "1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("pool 'no-such-pool' does not exist"), "{}", r.stderr);
     let r = storbench(
         d.path(),
-        &[
-            "run",
-            "--name",
-            "p",
-            "--ioengine",
-            "rbd",
-            "--pool",
-            "no-such-pool",
-            "--rw",
-            "randread",
-            "--runtime",
-            "1",
-        ],
+        &["run", "--name", "i", "--ioengine", "rbd", "--rbdname", "no-such-image", "--rw", "randread", "--runtime", "1"],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("pool 'no-such-pool' does not exist"),
-        "{}",
-        r.stderr
-    );
-    let r = storbench(
-        d.path(),
-        &[
-            "run",
-            "--name",
-            "i",
-            "--ioengine",
-            "rbd",
-            "--rbdname",
-            "no-such-image",
-            "--rw",
-            "randread",
-            "--runtime",
-            "1",
-        ],
-    );
-    assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("does not exist; give a size"),
-        "{}",
-        r.stderr
-    );
-    std::fs::write(
-        d.path().join("bad.keyring"),
-        "[client.admin]\n\tkey = AQBbadbadbadbadbadbadbadbadbadbadbadbadbQ==\n",
-    )
-    .unwrap();
+    assert!(r.stderr.contains("does not exist; give a size"), "{}", r.stderr);
+    std::fs::write(d.path().join("bad.keyring"), "[client.admin]\n\tkey = AQBbadbadbadbadbadbadbadbadbadbadbadbadbQ==\n").unwrap();
     let r = storbench(
         d.path(),
         &[
@@ -240,11 +167,7 @@ fn unreachable_monitor_fails_within_the_timeout() {
     }
     let d = scratch();
     let conf = d.path().join("nowhere.conf");
-    std::fs::write(
-        &conf,
-        "[global]\nmon host = 127.0.0.1:1\nauth client required = none\n",
-    )
-    .unwrap();
+    std::fs::write(&conf, "[global]\nmon host = 127.0.0.1:1\nauth client required = none\n").unwrap();
     let start = Instant::now();
     let r = storbench(
         d.path(),
@@ -266,11 +189,7 @@ fn unreachable_monitor_fails_within_the_timeout() {
     );
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stderr.contains("rados_connect failed"), "{}", r.stderr);
-    assert!(
-        start.elapsed() < Duration::from_secs(60),
-        "bounded, not a hang: {:?}",
-        start.elapsed()
-    );
+    assert!(start.elapsed() < Duration::from_secs(60), "bounded, not a hang: {:?}", start.elapsed());
 }
 
 #[test]
@@ -282,10 +201,7 @@ fn fio_job_files_with_ioengine_rbd_run_on_storbench() {
     let img = image_name("fio");
     let job = format!("[global]\nioengine=rbd\nclientname=admin\npool=rbd\nrbdname={img}\nsize=16m\n[seq]\nrw=write\nbs=64k\niodepth=8\n");
     std::fs::write(d.path().join("rbd.fio"), job).unwrap();
-    let r = storbench(
-        d.path(),
-        &["run", "--fio", "rbd.fio", "--results-dir", "out", "--quiet"],
-    );
+    let r = storbench(d.path(), &["run", "--fio", "rbd.fio", "--results-dir", "out", "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 256);
     remove_image(&img);
@@ -341,56 +257,20 @@ fn rbd_bench_mode_prints_rbd_bench_lines_and_percentiles() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(
-        r.stdout.starts_with(
-            "bench  type write io_size 65536 io_threads 8 bytes 16777216 pattern random"
-        ),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains("  SEC       OPS   OPS/SEC   BYTES/SEC"),
-        "{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains("ops: 256 "),
-        "16 MiB in 64 KiB writes:\n{}",
-        r.stdout
-    );
-    assert!(
-        r.stdout.contains("write latency: min") && r.stdout.contains("p99.9"),
-        "{}",
-        r.stdout
-    );
+    assert!(r.stdout.starts_with("bench  type write io_size 65536 io_threads 8 bytes 16777216 pattern random"), "{}", r.stdout);
+    assert!(r.stdout.contains("  SEC       OPS   OPS/SEC   BYTES/SEC"), "{}", r.stdout);
+    assert!(r.stdout.contains("ops: 256 "), "16 MiB in 64 KiB writes:\n{}", r.stdout);
+    assert!(r.stdout.contains("write latency: min") && r.stdout.contains("p99.9"), "{}", r.stdout);
     assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 256);
-    let refused = storbench(
-        d.path(),
-        &[
-            "rbd",
-            "bench",
-            "--io-type",
-            "write",
-            "--io-total",
-            "4M",
-            "rbd/storbench",
-        ],
-    );
-    assert_eq!(
-        refused.code, 2,
-        "the cluster's own image is not storbench's: {}",
-        refused.stderr
-    );
+    let refused = storbench(d.path(), &["rbd", "bench", "--io-type", "write", "--io-total", "4M", "rbd/storbench"]);
+    assert_eq!(refused.code, 2, "the cluster's own image is not storbench's: {}", refused.stderr);
     remove_image(&img);
 }
 
 fn used_bytes(img: &str) -> u64 {
-    let o = std::process::Command::new("rbd")
-        .args(["du", "--format", "json", &format!("rbd/{img}")])
-        .output()
-        .unwrap();
-    let v: serde_json::Value = serde_json::from_slice(&o.stdout)
-        .unwrap_or_else(|_| panic!("rbd du: {}", String::from_utf8_lossy(&o.stderr)));
+    let o = std::process::Command::new("rbd").args(["du", "--format", "json", &format!("rbd/{img}")]).output().unwrap();
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|_| panic!("rbd du: {}", String::from_utf8_lossy(&o.stderr)));
     v["images"][0]["used_size"].as_u64().unwrap()
 }
 
@@ -428,48 +308,14 @@ fn one_job_spreads_over_several_images() {
     assert_eq!(w.code, 0, "{}", w.stderr);
     let doc = result_json(&d.path().join("w"));
     assert_eq!(ios(&doc, 0, "write"), 16, "8 MiB on each of two images");
-    assert_eq!(
-        doc["jobs"][0]["targets"],
-        serde_json::json!([format!("rbd:rbd/{a},{b}")])
-    );
-    assert_eq!(
-        (used_bytes(&a), used_bytes(&b)),
-        (8 << 20, 8 << 20),
-        "both volumes written in full"
-    );
+    assert_eq!(doc["jobs"][0]["targets"], serde_json::json!([format!("rbd:rbd/{a},{b}")]));
+    assert_eq!((used_bytes(&a), used_bytes(&b)), (8 << 20, 8 << 20), "both volumes written in full");
     remove_image(&b);
-    let theirs = std::process::Command::new("rbd")
-        .args(["create", "--size", "8M", &format!("rbd/{b}")])
-        .output()
-        .unwrap();
+    let theirs = std::process::Command::new("rbd").args(["create", "--size", "8M", &format!("rbd/{b}")]).output().unwrap();
     assert!(theirs.status.success());
-    let r = storbench(
-        d.path(),
-        &[
-            "run",
-            "--name",
-            "v",
-            "--ioengine",
-            "rbd",
-            "--rbdname",
-            &both,
-            "--rw",
-            "randwrite",
-            "--runtime",
-            "1",
-        ],
-    );
-    assert_eq!(
-        r.code, 2,
-        "one foreign image refuses the whole job: {}",
-        r.stderr
-    );
-    assert!(
-        r.stderr
-            .contains(&format!("image '{b}' was not created by storbench")),
-        "{}",
-        r.stderr
-    );
+    let r = storbench(d.path(), &["run", "--name", "v", "--ioengine", "rbd", "--rbdname", &both, "--rw", "randwrite", "--runtime", "1"]);
+    assert_eq!(r.code, 2, "one foreign image refuses the whole job: {}", r.stderr);
+    assert!(r.stderr.contains(&format!("image '{b}' was not created by storbench")), "{}", r.stderr);
     remove_image(&a);
     remove_image(&b);
 }

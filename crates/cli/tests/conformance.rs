@@ -19,45 +19,21 @@ struct Target {
 fn block_targets(dir: &Path) -> Vec<Target> {
     let file = dir.join("conf.dat").to_string_lossy().into_owned();
     let mut t = vec![
-        Target {
-            engine: "psync",
-            options: vec!["--filename".into(), file.clone()],
-            lacks: &[],
-        },
-        Target {
-            engine: "io_uring",
-            options: vec!["--filename".into(), file],
-            lacks: &[],
-        },
-        Target {
-            engine: "null",
-            options: vec![],
-            lacks: &[],
-        },
+        Target { engine: "psync", options: vec!["--filename".into(), file.clone()], lacks: &[] },
+        Target { engine: "io_uring", options: vec!["--filename".into(), file], lacks: &[] },
+        Target { engine: "null", options: vec![], lacks: &[] },
     ];
     if ceph_cluster() {
         let img = format!("sbconf-{}", std::process::id());
-        t.push(Target {
-            engine: "rbd",
-            options: vec!["--pool".into(), "rbd".into(), "--rbdname".into(), img],
-            lacks: &[],
-        });
+        t.push(Target { engine: "rbd", options: vec!["--pool".into(), "rbd".into(), "--rbdname".into(), img], lacks: &[] });
     }
     t
 }
 
 fn object_targets() -> Vec<Target> {
-    let mut t = vec![Target {
-        engine: "null",
-        options: vec![],
-        lacks: &[],
-    }];
+    let mut t = vec![Target { engine: "null", options: vec![], lacks: &[] }];
     if ceph_cluster() {
-        t.push(Target {
-            engine: "rados",
-            options: vec!["--pool".into(), "storbench".into()],
-            lacks: &["list"],
-        });
+        t.push(Target { engine: "rados", options: vec!["--pool".into(), "storbench".into()], lacks: &["list"] });
     }
     t
 }
@@ -74,13 +50,7 @@ fn run_job(dir: &Path, t: &Target, name: &str, args: &[&str]) -> serde_json::Val
 }
 
 fn errors(doc: &serde_json::Value) -> Vec<String> {
-    doc["jobs"][0]["ops"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|o| o["errors"] != serde_json::json!({}))
-        .map(|o| o.to_string())
-        .collect()
+    doc["jobs"][0]["ops"].as_array().unwrap().iter().filter(|o| o["errors"] != serde_json::json!({})).map(|o| o.to_string()).collect()
 }
 
 #[test]
@@ -88,40 +58,11 @@ fn block_engines_agree_on_what_a_job_does() {
     let d = scratch();
     for t in block_targets(d.path()) {
         let e = t.engine;
-        let w = run_job(
-            d.path(),
-            &t,
-            "seqw",
-            &[
-                "--size",
-                "4m",
-                "--rw",
-                "write",
-                "--bs",
-                "64k",
-                "--iodepth",
-                "4",
-            ],
-        );
+        let w = run_job(d.path(), &t, "seqw", &["--size", "4m", "--rw", "write", "--bs", "64k", "--iodepth", "4"]);
         assert_eq!(ios(&w, 0, "write"), 64, "{e}: 4 MiB in 64 KiB writes");
         assert_eq!(w["jobs"][0]["ops"][0]["bytes"], 4 << 20, "{e}");
-        let r = run_job(
-            d.path(),
-            &t,
-            "randr",
-            &[
-                "--size",
-                "4m",
-                "--rw",
-                "randread",
-                "--bs",
-                "4k",
-                "--iodepth",
-                "8",
-                "--number_ios",
-                "500",
-            ],
-        );
+        let r =
+            run_job(d.path(), &t, "randr", &["--size", "4m", "--rw", "randread", "--bs", "4k", "--iodepth", "8", "--number_ios", "500"]);
         assert_eq!(ios(&r, 0, "read"), 500, "{e}: number_ios bounds the job");
         let m = run_job(
             d.path(),
@@ -146,41 +87,16 @@ fn block_engines_agree_on_what_a_job_does() {
         );
         let (rd, wr) = (ios(&m, 0, "read"), ios(&m, 0, "write"));
         assert_eq!(rd + wr, 2000, "{e}");
-        assert!(
-            (1250..=1550).contains(&rd),
-            "{e}: 70% of 2000 reads, got {rd}"
-        );
-        let s = run_job(
-            d.path(),
-            &t,
-            "sync",
-            &[
-                "--size",
-                "1m",
-                "--rw",
-                "write",
-                "--bs",
-                "4k",
-                "--fsync",
-                "4",
-                "--iodepth",
-                "1",
-            ],
-        );
+        assert!((1250..=1550).contains(&rd), "{e}: 70% of 2000 reads, got {rd}");
+        let s = run_job(d.path(), &t, "sync", &["--size", "1m", "--rw", "write", "--bs", "4k", "--fsync", "4", "--iodepth", "1"]);
         assert_eq!(ios(&s, 0, "write"), 256, "{e}");
-        assert_eq!(
-            ios(&s, 0, "sync"),
-            64,
-            "{e}: one flush after every 4 writes, as fio does"
-        );
+        assert_eq!(ios(&s, 0, "sync"), 64, "{e}: one flush after every 4 writes, as fio does");
         for doc in [&w, &r, &m, &s] {
             assert!(errors(doc).is_empty(), "{e}: {:?}", errors(doc));
         }
         if e == "rbd" {
             let img = &t.options[3];
-            let _ = std::process::Command::new("rbd")
-                .args(["rm", "--no-progress", &format!("rbd/{img}")])
-                .output();
+            let _ = std::process::Command::new("rbd").args(["rm", "--no-progress", &format!("rbd/{img}")]).output();
         }
     }
 }
@@ -191,18 +107,11 @@ fn object_engines_agree_on_what_a_job_does() {
     for t in object_targets() {
         let e = t.engine;
         let prefix = format!("sbconf.{}.{e}.", std::process::id());
-        let mix: Vec<String> = [
-            ("read", 50),
-            ("create", 10),
-            ("update", 10),
-            ("stat", 10),
-            ("delete", 10),
-            ("list", 10),
-        ]
-        .iter()
-        .filter(|(o, _)| !t.lacks.contains(o))
-        .map(|(o, w)| format!("{o}:{w}"))
-        .collect();
+        let mix: Vec<String> = [("read", 50), ("create", 10), ("update", 10), ("stat", 10), ("delete", 10), ("list", 10)]
+            .iter()
+            .filter(|(o, _)| !t.lacks.contains(o))
+            .map(|(o, w)| format!("{o}:{w}"))
+            .collect();
         let mix = mix.join(",");
         let doc = run_job(
             d.path(),
@@ -227,32 +136,14 @@ fn object_engines_agree_on_what_a_job_does() {
                 "1000",
             ],
         );
-        let total: u64 = ["read", "create", "update", "stat", "delete", "list"]
-            .iter()
-            .map(|o| ios(&doc, 0, o))
-            .sum();
+        let total: u64 = ["read", "create", "update", "stat", "delete", "list"].iter().map(|o| ios(&doc, 0, o)).sum();
         assert_eq!(total, 1000, "{e}: every operation counted once");
-        let read = doc["jobs"][0]["ops"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|o| o["op"] == "read")
-            .expect("reads");
-        assert_eq!(
-            read["bytes"].as_u64().unwrap(),
-            read["ios"].as_u64().unwrap() * 8192,
-            "{e}: whole objects read"
-        );
-        assert!(
-            ios(&doc, 0, "stat") > 0 && ios(&doc, 0, "delete") > 0,
-            "{e}"
-        );
+        let read = doc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").expect("reads");
+        assert_eq!(read["bytes"].as_u64().unwrap(), read["ios"].as_u64().unwrap() * 8192, "{e}: whole objects read");
+        assert!(ios(&doc, 0, "stat") > 0 && ios(&doc, 0, "delete") > 0, "{e}");
         assert!(errors(&doc).is_empty(), "{e}: {:?}", errors(&doc));
         if e == "rados" {
-            assert!(
-                rados_objects("storbench", &prefix).is_empty(),
-                "rados: cleanup left objects"
-            );
+            assert!(rados_objects("storbench", &prefix).is_empty(), "rados: cleanup left objects");
         }
         let seq = run_job(
             d.path(),

@@ -5,67 +5,30 @@ use common::*;
 use std::time::Duration;
 
 fn schema() -> serde_json::Value {
-    let text = std::fs::read_to_string(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../schema/result-v1.json"
-    ))
-    .unwrap();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/result-v1.json")).unwrap();
     serde_json::from_str(&text).unwrap()
 }
 
 fn assert_valid(doc: &serde_json::Value) {
     let schema = schema();
-    let compiled = jsonschema::JSONSchema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .compile(&schema)
-        .expect("schema compiles");
+    let compiled = jsonschema::JSONSchema::options().with_draft(jsonschema::Draft::Draft202012).compile(&schema).expect("schema compiles");
     let msgs: Vec<String> = match compiled.validate(doc) {
         Ok(()) => Vec::new(),
-        Err(errors) => errors
-            .map(|e| format!("{} at {}", e, e.instance_path))
-            .collect(),
+        Err(errors) => errors.map(|e| format!("{} at {}", e, e.instance_path)).collect(),
     };
-    assert!(
-        msgs.is_empty(),
-        "result does not match schema/result-v1.json:\n{}",
-        msgs.join("\n")
-    );
+    assert!(msgs.is_empty(), "result does not match schema/result-v1.json:\n{}", msgs.join("\n"));
 }
 
 #[test]
 fn quick_suite_writes_a_results_directory_and_removes_its_scratch_file() {
     let d = scratch();
-    let r = storbench(
-        d.path(),
-        &[
-            "run",
-            "--suite",
-            "quick",
-            "--runtime",
-            "1",
-            "--ramp_time",
-            "0",
-            "--size",
-            "16m",
-            "--results-dir",
-            "out",
-        ],
-    );
+    let r =
+        storbench(d.path(), &["run", "--suite", "quick", "--runtime", "1", "--ramp_time", "0", "--size", "16m", "--results-dir", "out"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    for job in [
-        "4k-randread-qd1",
-        "4k-randread-qd32",
-        "4k-randwrite-qd32",
-        "8k-oltp-70/30-qd16",
-        "1m-seqread-qd8",
-        "1m-seqwrite-qd8",
-    ] {
+    for job in ["4k-randread-qd1", "4k-randread-qd32", "4k-randwrite-qd32", "8k-oltp-70/30-qd16", "1m-seqread-qd8", "1m-seqwrite-qd8"] {
         assert!(r.stdout.contains(job), "summary lacks {job}:\n{}", r.stdout);
     }
-    assert_eq!(
-        listing(&d.path().join("out")),
-        vec!["fio.json", "result.json", "series.csv", "summary.txt"]
-    );
+    assert_eq!(listing(&d.path().join("out")), vec!["fio.json", "result.json", "series.csv", "summary.txt"]);
     assert_eq!(listing(d.path()), vec!["out"], "scratch file removed");
     let doc = result_json(&d.path().join("out"));
     assert_valid(&doc);
@@ -106,10 +69,7 @@ fn json_output_matches_the_committed_schema_and_histograms_decode() {
     let back: storbench_runner::RunResult = serde_json::from_str(&r.stdout).expect("round trips");
     let read = back.jobs[0].op(storbench_workload::OpKind::Read).unwrap();
     assert_eq!(read.histogram.count(), read.ios);
-    assert!(
-        read.service.is_some(),
-        "fixed-rate runs report service time too"
-    );
+    assert!(read.service.is_some(), "fixed-rate runs report service time too");
 }
 
 #[test]
@@ -137,17 +97,13 @@ fn fio_json_has_the_fields_fio_consumers_read() {
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).expect("stdout is only JSON");
     let job = &doc["jobs"][0];
     assert_eq!(job["jobname"], "f");
-    let total =
-        job["read"]["total_ios"].as_u64().unwrap() + job["write"]["total_ios"].as_u64().unwrap();
+    let total = job["read"]["total_ios"].as_u64().unwrap() + job["write"]["total_ios"].as_u64().unwrap();
     assert_eq!(total, 16384, "64 MiB in 4 KiB I/Os");
     for dir in ["read", "write"] {
         for key in ["iops", "bw", "bw_bytes", "io_bytes", "runtime"] {
             assert!(job[dir][key].is_number(), "{dir}.{key}");
         }
-        assert!(
-            job[dir]["clat_ns"]["percentile"]["99.000000"].is_u64(),
-            "{dir} clat_ns percentile"
-        );
+        assert!(job[dir]["clat_ns"]["percentile"]["99.000000"].is_u64(), "{dir} clat_ns percentile");
         assert!(job[dir]["lat_ns"]["mean"].is_number());
     }
 }
@@ -183,18 +139,10 @@ fn mix_and_block_size_split_come_out_as_requested() {
     let (reads, writes) = (ios(&doc, 0, "read") as f64, ios(&doc, 0, "write") as f64);
     let read_pct = reads * 100.0 / (reads + writes);
     assert!((read_pct - 70.0).abs() < 1.0, "read share {read_pct}");
-    let bytes: u64 = doc["jobs"][0]["ops"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|o| o["bytes"].as_u64().unwrap())
-        .sum();
+    let bytes: u64 = doc["jobs"][0]["ops"].as_array().unwrap().iter().map(|o| o["bytes"].as_u64().unwrap()).sum();
     let mean = bytes as f64 / (reads + writes);
     let expected = 0.6 * 4096.0 + 0.4 * 65536.0;
-    assert!(
-        (mean - expected).abs() / expected < 0.02,
-        "mean size {mean} vs {expected}"
-    );
+    assert!((mean - expected).abs() / expected < 0.02, "mean size {mean} vs {expected}");
 }
 
 #[test]
@@ -231,11 +179,7 @@ fn fixed_rate_is_met_and_series_covers_every_second() {
     let iops = doc["jobs"][0]["ops"][0]["iops"].as_f64().unwrap();
     assert!((iops - 2000.0).abs() / 2000.0 < 0.05, "achieved {iops}");
     let series = doc["jobs"][0]["series"].as_array().unwrap();
-    assert_eq!(
-        series.iter().filter(|p| p["warmup"] == true).count(),
-        1,
-        "one warm-up second"
-    );
+    assert_eq!(series.iter().filter(|p| p["warmup"] == true).count(), 1, "one warm-up second");
     assert!(series.iter().filter(|p| p["warmup"] == false).count() >= 3);
     let csv = std::fs::read_to_string(d.path().join("out/series.csv")).unwrap();
     assert!(csv.lines().count() >= 5, "{csv}");
@@ -270,26 +214,9 @@ fn target_that_cannot_keep_up_is_called_out_and_latency_counts_from_intended_sta
     assert!(r.stdout.contains("could not keep up"), "{}", r.stdout);
     let doc = result_json(&d.path().join("out"));
     let op = &doc["jobs"][0]["ops"][0];
-    let lat = op["latency"]["percentiles"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p[0] == 50.0)
-        .unwrap()[1]
-        .as_u64()
-        .unwrap();
-    let svc = op["service"]["percentiles"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p[0] == 50.0)
-        .unwrap()[1]
-        .as_u64()
-        .unwrap();
-    assert!(
-        lat > svc * 10,
-        "queueing behind the schedule shows in latency: lat p50 {lat} vs service p50 {svc}"
-    );
+    let lat = op["latency"]["percentiles"].as_array().unwrap().iter().find(|p| p[0] == 50.0).unwrap()[1].as_u64().unwrap();
+    let svc = op["service"]["percentiles"].as_array().unwrap().iter().find(|p| p[0] == 50.0).unwrap()[1].as_u64().unwrap();
+    assert!(lat > svc * 10, "queueing behind the schedule shows in latency: lat p50 {lat} vs service p50 {svc}");
 }
 
 #[test]
@@ -327,10 +254,7 @@ fn ctrl_c_stops_the_run_and_still_writes_the_elapsed_results() {
     let doc = result_json(&d.path().join("out"));
     assert_eq!(doc["interrupted"], true);
     let runtime_s = doc["jobs"][0]["runtime_ns"].as_f64().unwrap() / 1e9;
-    assert!(
-        runtime_s > 1.0 && runtime_s < 30.0,
-        "covers the elapsed time: {runtime_s}"
-    );
+    assert!(runtime_s > 1.0 && runtime_s < 30.0, "covers the elapsed time: {runtime_s}");
     assert!(ios(&doc, 0, "read") > 0);
 }
 
@@ -342,42 +266,23 @@ fn toml_jobs_run_in_order_and_fio_files_run_on_storbench_engines() {
         "[global]\nioengine = \"null\"\nsize = \"16m\"\n[[job]]\nname = \"a\"\nrw = \"read\"\n[[job]]\nname = \"b\"\nrw = \"randwrite\"\nbs = \"8k\"\n",
     )
     .unwrap();
-    let r = storbench(
-        d.path(),
-        &["run", "jobs.toml", "--results-dir", "t", "--quiet"],
-    );
+    let r = storbench(d.path(), &["run", "jobs.toml", "--results-dir", "t", "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc = result_json(&d.path().join("t"));
     assert_eq!((ios(&doc, 0, "read"), ios(&doc, 1, "write")), (4096, 2048));
-    assert_eq!(
-        (
-            doc["jobs"][0]["group"].as_u64(),
-            doc["jobs"][1]["group"].as_u64()
-        ),
-        (Some(0), Some(1))
-    );
+    assert_eq!((doc["jobs"][0]["group"].as_u64(), doc["jobs"][1]["group"].as_u64()), (Some(0), Some(1)));
 
     std::fs::write(
         d.path().join("job.fio"),
         "[global]\nioengine=libaio\nsize=8m\ngroup_reporting\n[x]\nrw=randread\nfilename=x.dat\n[y]\nrw=write\nfilename=y.dat\n",
     )
     .unwrap();
-    let r = storbench(
-        d.path(),
-        &["run", "--fio", "job.fio", "--results-dir", "f", "--quiet"],
-    );
+    let r = storbench(d.path(), &["run", "--fio", "job.fio", "--results-dir", "f", "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("libaio runs on io_uring"), "{}", r.stderr);
     let doc = result_json(&d.path().join("f"));
     assert_eq!(doc["jobs"][0]["engine"], "io_uring");
-    assert_eq!(
-        (
-            doc["jobs"][0]["group"].as_u64(),
-            doc["jobs"][1]["group"].as_u64()
-        ),
-        (Some(0), Some(0)),
-        "fio runs a file's jobs together"
-    );
+    assert_eq!((doc["jobs"][0]["group"].as_u64(), doc["jobs"][1]["group"].as_u64()), (Some(0), Some(0)), "fio runs a file's jobs together");
     assert_eq!((ios(&doc, 0, "read"), ios(&doc, 1, "write")), (2048, 2048));
 }
 
@@ -408,13 +313,8 @@ fn think_time_paces_a_worker() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let iops = result_json(&d.path().join("out"))["jobs"][0]["ops"][0]["iops"]
-        .as_f64()
-        .unwrap();
-    assert!(
-        iops > 200.0 && iops <= 505.0,
-        "think time of 2 ms gave {iops} IOPS"
-    );
+    let iops = result_json(&d.path().join("out"))["jobs"][0]["ops"][0]["iops"].as_f64().unwrap();
+    assert!(iops > 200.0 && iops <= 505.0, "think time of 2 ms gave {iops} IOPS");
 }
 
 #[test]
@@ -423,33 +323,11 @@ fn workers_get_their_own_files_in_a_directory_and_share_a_filename() {
     std::fs::create_dir(d.path().join("data")).unwrap();
     let r = storbench(
         d.path(),
-        &[
-            "run",
-            "--name",
-            "w",
-            "--directory",
-            "data",
-            "--numjobs",
-            "3",
-            "--rw",
-            "write",
-            "--size",
-            "1m",
-            "--results-dir",
-            "o1",
-            "--quiet",
-        ],
+        &["run", "--name", "w", "--directory", "data", "--numjobs", "3", "--rw", "write", "--size", "1m", "--results-dir", "o1", "--quiet"],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(
-        listing(&d.path().join("data")),
-        vec!["w.0.0", "w.1.0", "w.2.0"]
-    );
-    assert_eq!(
-        ios(&result_json(&d.path().join("o1")), 0, "write"),
-        3 * 256,
-        "each worker writes its 1 MiB once"
-    );
+    assert_eq!(listing(&d.path().join("data")), vec!["w.0.0", "w.1.0", "w.2.0"]);
+    assert_eq!(ios(&result_json(&d.path().join("o1")), 0, "write"), 3 * 256, "each worker writes its 1 MiB once");
     let r = storbench(
         d.path(),
         &[

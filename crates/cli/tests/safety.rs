@@ -11,131 +11,39 @@ fn existing_file_is_read_but_not_written_without_permission() {
     let original: Vec<u8> = (0..1 << 20).map(|i| (i % 251) as u8).collect();
     std::fs::write(&theirs, &original).unwrap();
 
-    let w = storbench(
-        d.path(),
-        &[
-            "run",
-            "--name",
-            "w",
-            "--filename",
-            "theirs.dat",
-            "--rw",
-            "randwrite",
-            "--runtime",
-            "1",
-        ],
-    );
+    let w = storbench(d.path(), &["run", "--name", "w", "--filename", "theirs.dat", "--rw", "randwrite", "--runtime", "1"]);
     assert_eq!(w.code, 2, "{}", w.stderr);
-    assert!(
-        w.stderr.contains("refusing to write") && w.stderr.contains("allow_overwrite"),
-        "{}",
-        w.stderr
-    );
-    assert_eq!(
-        std::fs::read(&theirs).unwrap(),
-        original,
-        "the file must be untouched"
-    );
+    assert!(w.stderr.contains("refusing to write") && w.stderr.contains("allow_overwrite"), "{}", w.stderr);
+    assert_eq!(std::fs::read(&theirs).unwrap(), original, "the file must be untouched");
 
-    let r = storbench(
-        d.path(),
-        &[
-            "run",
-            "--name",
-            "r",
-            "--filename",
-            "theirs.dat",
-            "--rw",
-            "randread",
-            "--results-dir",
-            "out",
-            "--quiet",
-        ],
-    );
+    let r = storbench(d.path(), &["run", "--name", "r", "--filename", "theirs.dat", "--rw", "randread", "--results-dir", "out", "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
-    assert_eq!(
-        ios(&result_json(&d.path().join("out")), 0, "read"),
-        256,
-        "reads the whole 1 MiB once"
-    );
+    assert_eq!(ios(&result_json(&d.path().join("out")), 0, "read"), 256, "reads the whole 1 MiB once");
     assert_eq!(std::fs::read(&theirs).unwrap(), original);
 
     let a = storbench(
         d.path(),
-        &[
-            "run",
-            "--name",
-            "a",
-            "--filename",
-            "theirs.dat",
-            "--rw",
-            "write",
-            "--allow_overwrite",
-            "--results-dir",
-            "out2",
-            "--quiet",
-        ],
+        &["run", "--name", "a", "--filename", "theirs.dat", "--rw", "write", "--allow_overwrite", "--results-dir", "out2", "--quiet"],
     );
     assert_eq!(a.code, 0, "{}", a.stderr);
-    assert_ne!(
-        std::fs::read(&theirs).unwrap(),
-        original,
-        "allowed writes happen"
-    );
+    assert_ne!(std::fs::read(&theirs).unwrap(), original, "allowed writes happen");
 }
 
 #[test]
 fn files_storbench_created_are_reused_and_unlinked_on_request() {
     let d = scratch();
-    let args = [
-        "run",
-        "--name",
-        "mine",
-        "--rw",
-        "randwrite",
-        "--size",
-        "2m",
-        "--runtime",
-        "1",
-        "--quiet",
-        "--results-dir",
-    ];
+    let args = ["run", "--name", "mine", "--rw", "randwrite", "--size", "2m", "--runtime", "1", "--quiet", "--results-dir"];
     let first = storbench(d.path(), &[&args[..], &["o1"]].concat());
     assert_eq!(first.code, 0, "{}", first.stderr);
-    assert!(
-        d.path().join("mine.0.0").exists(),
-        "fio's naming: name.worker.file"
-    );
+    assert!(d.path().join("mine.0.0").exists(), "fio's naming: name.worker.file");
     let second = storbench(d.path(), &[&args[..], &["o2", "--unlink", "1"]].concat());
-    assert_eq!(
-        second.code, 0,
-        "a file storbench made may be written again: {}",
-        second.stderr
-    );
+    assert_eq!(second.code, 0, "a file storbench made may be written again: {}", second.stderr);
     // Only files created by this run are removed; this one was made by the first.
     assert!(d.path().join("mine.0.0").exists());
-    let fresh = storbench(
-        d.path(),
-        &[
-            "run",
-            "--name",
-            "tmp",
-            "--rw",
-            "write",
-            "--size",
-            "1m",
-            "--unlink",
-            "1",
-            "--quiet",
-            "--results-dir",
-            "o3",
-        ],
-    );
+    let fresh =
+        storbench(d.path(), &["run", "--name", "tmp", "--rw", "write", "--size", "1m", "--unlink", "1", "--quiet", "--results-dir", "o3"]);
     assert_eq!(fresh.code, 0, "{}", fresh.stderr);
-    assert!(
-        !d.path().join("tmp.0.0").exists(),
-        "unlink removes what this run created"
-    );
+    assert!(!d.path().join("tmp.0.0").exists(), "unlink removes what this run created");
 }
 
 /// A loop device over a file: a real block device. Needs root and losetup.
@@ -149,20 +57,11 @@ impl Loop {
             eprintln!("SKIP: loop devices need root and losetup");
             return None;
         }
-        let out = Command::new("losetup")
-            .args(["--find", "--show", "--sector-size", &sector.to_string()])
-            .arg(backing)
-            .output()
-            .ok()?;
+        let out = Command::new("losetup").args(["--find", "--show", "--sector-size", &sector.to_string()]).arg(backing).output().ok()?;
         if !out.status.success() {
-            panic!(
-                "losetup failed as root: {}",
-                String::from_utf8_lossy(&out.stderr)
-            );
+            panic!("losetup failed as root: {}", String::from_utf8_lossy(&out.stderr));
         }
-        Some(Loop {
-            dev: String::from_utf8_lossy(&out.stdout).trim().to_string(),
-        })
+        Some(Loop { dev: String::from_utf8_lossy(&out.stdout).trim().to_string() })
     }
 }
 
@@ -203,30 +102,13 @@ fn block_device_with_a_filesystem_is_refused_blank_one_is_used() {
     assert_eq!(w.code, 0, "a blank device may be written: {}", w.stderr);
     drop(blank);
 
-    let fs = Command::new("mkfs.ext4")
-        .args(["-q", "-F"])
-        .arg(&img)
-        .status()
-        .expect("mkfs.ext4");
+    let fs = Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&img).status().expect("mkfs.ext4");
     assert!(fs.success());
     let before = std::fs::read(&img).unwrap();
     let Some(dev) = Loop::new(&img, 512) else {
         return;
     };
-    let w = storbench(
-        d.path(),
-        &[
-            "run",
-            "--name",
-            "w",
-            "--filename",
-            &dev.dev,
-            "--rw",
-            "randwrite",
-            "--runtime",
-            "1",
-        ],
-    );
+    let w = storbench(d.path(), &["run", "--name", "w", "--filename", &dev.dev, "--rw", "randwrite", "--runtime", "1"]);
     assert_eq!(w.code, 2, "{}", w.stderr);
     assert!(w.stderr.contains("ext2/3/4 filesystem"), "{}", w.stderr);
     let r = storbench(
@@ -249,11 +131,7 @@ fn block_device_with_a_filesystem_is_refused_blank_one_is_used() {
     );
     assert_eq!(r.code, 0, "reads are always allowed: {}", r.stderr);
     drop(dev);
-    assert_eq!(
-        std::fs::read(&img).unwrap(),
-        before,
-        "the filesystem is untouched"
-    );
+    assert_eq!(std::fs::read(&img).unwrap(), before, "the filesystem is untouched");
 }
 
 #[test]
@@ -287,19 +165,8 @@ fn per_io_errors_are_counted_reported_and_set_the_exit_code() {
         ],
     );
     assert_eq!(r.code, 1, "I/O errors set exit code 1: {}", r.stderr);
-    assert!(
-        r.stdout.contains("EINVAL"),
-        "summary names the error:\n{}",
-        r.stdout
-    );
+    assert!(r.stdout.contains("EINVAL"), "summary names the error:\n{}", r.stdout);
     let doc = result_json(&d.path().join("out"));
     let errors = &doc["jobs"][0]["ops"][0]["errors"];
-    assert!(
-        errors
-            .as_object()
-            .unwrap()
-            .keys()
-            .any(|k| k.starts_with("EINVAL")),
-        "{errors}"
-    );
+    assert!(errors.as_object().unwrap().keys().any(|k| k.starts_with("EINVAL")), "{errors}");
 }

@@ -30,20 +30,12 @@ pub enum TargetError {
     #[error("{path}: {message}")]
     Invalid { path: PathBuf, message: String },
     #[error("{path}: {call} failed: {source}")]
-    Os {
-        path: PathBuf,
-        call: &'static str,
-        source: std::io::Error,
-    },
+    Os { path: PathBuf, call: &'static str, source: std::io::Error },
 }
 
 impl TargetError {
     fn os(path: &Path, call: &'static str, source: std::io::Error) -> TargetError {
-        TargetError::Os {
-            path: path.to_path_buf(),
-            call,
-            source,
-        }
+        TargetError::Os { path: path.to_path_buf(), call, source }
     }
     /// Whether the error is the user's input (exit code 2) rather than the system's.
     pub fn is_user_error(&self) -> bool {
@@ -83,10 +75,7 @@ pub fn prepare(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
     match std::fs::metadata(path) {
         Ok(m) if m.file_type().is_block_device() => prepare_device(path, need),
         Ok(m) if m.is_file() => prepare_existing_file(path, m.len(), need),
-        Ok(_) => Err(TargetError::Invalid {
-            path: path.into(),
-            message: "is neither a regular file nor a block device".into(),
-        }),
+        Ok(_) => Err(TargetError::Invalid { path: path.into(), message: "is neither a regular file nor a block device".into() }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_file(path, need),
         Err(e) => Err(TargetError::os(path, "stat", e)),
     }
@@ -95,26 +84,16 @@ pub fn prepare(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
 fn create_file(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
     let size = need.bytes.ok_or_else(|| TargetError::Invalid {
         path: path.into(),
-        message: "does not exist and no size was given; set size (e.g. --size 1g) to create it"
-            .into(),
+        message: "does not exist and no size was given; set size (e.g. --size 1g) to create it".into(),
     })?;
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| TargetError::os(path, "create", e))?;
+    let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| TargetError::os(path, "create", e))?;
     let made = mark_created(&f, path).and_then(|_| lay_out(&mut f, path, 0, size));
     if let Err(e) = made {
         // No partial writes: a file we could not finish is not left behind.
         let _ = remove_created(path);
         return Err(e);
     }
-    Ok(Prepared {
-        path: path.into(),
-        kind: TargetKind::File,
-        size,
-        created: true,
-    })
+    Ok(Prepared { path: path.into(), kind: TargetKind::File, size, created: true })
 }
 
 fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<Prepared, TargetError> {
@@ -131,10 +110,7 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<Prepared,
     }
     let wanted = need.bytes.unwrap_or(len);
     if wanted == 0 {
-        return Err(TargetError::Invalid {
-            path: path.into(),
-            message: "is empty; set size to lay it out".into(),
-        });
+        return Err(TargetError::Invalid { path: path.into(), message: "is empty; set size to lay it out".into() });
     }
     if wanted > len {
         if !(ours || len == 0 || need.allow_overwrite) {
@@ -146,21 +122,13 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<Prepared,
                 ),
             });
         }
-        let mut f = OpenOptions::new()
-            .write(true)
-            .open(path)
-            .map_err(|e| TargetError::os(path, "open", e))?;
+        let mut f = OpenOptions::new().write(true).open(path).map_err(|e| TargetError::os(path, "open", e))?;
         if len == 0 && !ours {
             mark_created(&f, path)?;
         }
         lay_out(&mut f, path, len, wanted)?;
     }
-    Ok(Prepared {
-        path: path.into(),
-        kind: TargetKind::File,
-        size: wanted,
-        created: false,
-    })
+    Ok(Prepared { path: path.into(), kind: TargetKind::File, size: wanted, created: false })
 }
 
 fn prepare_device(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
@@ -170,9 +138,7 @@ fn prepare_device(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
         if let Some(reason) = device_in_use(path, &f)? {
             return Err(TargetError::Refused {
                 path: path.into(),
-                reason: format!(
-                    "{reason}. Pass --allow_overwrite=1 if everything on it may be destroyed"
-                ),
+                reason: format!("{reason}. Pass --allow_overwrite=1 if everything on it may be destroyed"),
             });
         }
     }
@@ -180,17 +146,10 @@ fn prepare_device(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
     if size > dev_size {
         return Err(TargetError::Invalid {
             path: path.into(),
-            message: format!(
-                "the job needs {size} bytes but the device has {dev_size}; lower size or offset"
-            ),
+            message: format!("the job needs {size} bytes but the device has {dev_size}; lower size or offset"),
         });
     }
-    Ok(Prepared {
-        path: path.into(),
-        kind: TargetKind::BlockDevice,
-        size,
-        created: false,
-    })
+    Ok(Prepared { path: path.into(), kind: TargetKind::BlockDevice, size, created: false })
 }
 
 fn device_size(f: &File) -> std::io::Result<u64> {
@@ -224,28 +183,19 @@ const SIGNATURES: &[(usize, &[u8], &str)] = &[
 fn device_in_use(path: &Path, f: &File) -> Result<Option<String>, TargetError> {
     let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.into());
     if let Ok(mounts) = std::fs::read_to_string("/proc/mounts") {
-        if mounts
-            .lines()
-            .any(|l| l.split_whitespace().next() == Some(canonical.to_str().unwrap_or("")))
-        {
+        if mounts.lines().any(|l| l.split_whitespace().next() == Some(canonical.to_str().unwrap_or(""))) {
             return Ok(Some("it is mounted".into()));
         }
     }
     if let Some(name) = canonical.file_name().and_then(|n| n.to_str()) {
         let holders = Path::new("/sys/class/block").join(name).join("holders");
-        if std::fs::read_dir(&holders)
-            .map(|mut d| d.next().is_some())
-            .unwrap_or(false)
-        {
-            return Ok(Some(
-                "it is held by another device (LVM, RAID or device-mapper)".into(),
-            ));
+        if std::fs::read_dir(&holders).map(|mut d| d.next().is_some()).unwrap_or(false) {
+            return Ok(Some("it is held by another device (LVM, RAID or device-mapper)".into()));
         }
     }
     let mut head = vec![0u8; 69632];
     let mut f = f;
-    f.seek(SeekFrom::Start(0))
-        .map_err(|e| TargetError::os(path, "seek", e))?;
+    f.seek(SeekFrom::Start(0)).map_err(|e| TargetError::os(path, "seek", e))?;
     let n = read_full(&mut f, &mut head).map_err(|e| TargetError::os(path, "read", e))?;
     for (off, magic, what) in SIGNATURES {
         if off + magic.len() <= n && &head[*off..off + magic.len()] == *magic {
@@ -267,10 +217,7 @@ fn read_full(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 }
 
 fn sidecar(path: &Path) -> PathBuf {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     path.with_file_name(format!(".{name}.storbench"))
 }
 
@@ -278,20 +225,11 @@ fn mark_created(f: &File, path: &Path) -> Result<(), TargetError> {
     let key = CString::new(MARKER_XATTR).expect("constant has no NUL");
     let value = b"created";
     // SAFETY: valid fd, NUL-terminated key, value pointer/length pair.
-    let r = unsafe {
-        libc::fsetxattr(
-            f.as_raw_fd(),
-            key.as_ptr(),
-            value.as_ptr().cast(),
-            value.len(),
-            0,
-        )
-    };
+    let r = unsafe { libc::fsetxattr(f.as_raw_fd(), key.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
     if r == 0 {
         return Ok(());
     }
-    std::fs::write(sidecar(path), b"created by storbench\n")
-        .map_err(|e| TargetError::os(path, "write marker", e))
+    std::fs::write(sidecar(path), b"created by storbench\n").map_err(|e| TargetError::os(path, "write marker", e))
 }
 
 /// Whether storbench created this file.
@@ -302,14 +240,7 @@ pub fn is_marked(path: &Path) -> bool {
     let key = CString::new(MARKER_XATTR).expect("constant has no NUL");
     let mut buf = [0u8; 16];
     // SAFETY: valid C strings and buffer.
-    let n = unsafe {
-        libc::getxattr(
-            cpath.as_ptr(),
-            key.as_ptr(),
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-        )
-    };
+    let n = unsafe { libc::getxattr(cpath.as_ptr(), key.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
     (n > 0 && &buf[..n as usize] == b"created") || sidecar(path).exists()
 }
 
@@ -318,18 +249,15 @@ fn lay_out(f: &mut File, path: &Path, from: u64, to: u64) -> Result<(), TargetEr
     let mut buf = vec![0u8; LAYOUT_CHUNK];
     filler.init(&mut buf);
     let mut rng = Rng::new(from ^ to);
-    f.seek(SeekFrom::Start(from))
-        .map_err(|e| TargetError::os(path, "seek", e))?;
+    f.seek(SeekFrom::Start(from)).map_err(|e| TargetError::os(path, "seek", e))?;
     let mut at = from;
     while at < to {
         let n = ((to - at) as usize).min(LAYOUT_CHUNK);
         filler.refresh(&mut buf, n, 0, &mut rng);
-        f.write_all(&buf[..n])
-            .map_err(|e| TargetError::os(path, "write (laying out)", e))?;
+        f.write_all(&buf[..n]).map_err(|e| TargetError::os(path, "write (laying out)", e))?;
         at += n as u64;
     }
-    f.sync_all()
-        .map_err(|e| TargetError::os(path, "fsync (laying out)", e))
+    f.sync_all().map_err(|e| TargetError::os(path, "fsync (laying out)", e))
 }
 
 /// Remove a file this run created, with its marker.
@@ -349,9 +277,7 @@ pub fn open(p: &Prepared, writes: bool, direct: bool) -> Result<File, TargetErro
         if direct && e.raw_os_error() == Some(libc::EINVAL) {
             TargetError::Invalid {
                 path: p.path.clone(),
-                message:
-                    "its filesystem does not support direct I/O (tmpfs does not); use direct=0"
-                        .into(),
+                message: "its filesystem does not support direct I/O (tmpfs does not); use direct=0".into(),
             }
         } else {
             TargetError::os(&p.path, "open", e)
@@ -373,19 +299,12 @@ mod tests {
     #[test]
     fn creates_marks_and_lays_out_then_reuses() {
         let p = tmp("new");
-        let need = Need {
-            bytes: Some(3 << 20),
-            writes: true,
-            allow_overwrite: false,
-        };
+        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false };
         let t = prepare(&p, &need).unwrap();
         assert!(t.created && is_marked(&p));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
         let data = std::fs::read(&p).unwrap();
-        assert!(
-            data.iter().filter(|b| **b == 0).count() < data.len() / 100,
-            "layout must not be zeros"
-        );
+        assert!(data.iter().filter(|b| **b == 0).count() < data.len() / 100, "layout must not be zeros");
         let again = prepare(&p, &need).unwrap();
         assert!(!again.created);
         remove_created(&p).unwrap();
@@ -396,36 +315,16 @@ mod tests {
     fn refuses_to_write_someone_elses_file_but_reads_it() {
         let p = tmp("theirs");
         std::fs::write(&p, vec![1u8; 8192]).unwrap();
-        let write = Need {
-            bytes: Some(8192),
-            writes: true,
-            allow_overwrite: false,
-        };
+        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false };
         let err = prepare(&p, &write).unwrap_err();
         assert!(matches!(err, TargetError::Refused { .. }), "{err}");
         assert!(err.to_string().contains("allow_overwrite"));
-        assert_eq!(
-            std::fs::read(&p).unwrap(),
-            vec![1u8; 8192],
-            "nothing written"
-        );
-        let read = Need {
-            bytes: None,
-            writes: false,
-            allow_overwrite: false,
-        };
+        assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 8192], "nothing written");
+        let read = Need { bytes: None, writes: false, allow_overwrite: false };
         assert_eq!(prepare(&p, &read).unwrap().size, 8192);
-        let too_big = Need {
-            bytes: Some(1 << 20),
-            writes: false,
-            allow_overwrite: false,
-        };
+        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false };
         assert!(prepare(&p, &too_big).is_err());
-        let allowed = Need {
-            bytes: Some(8192),
-            writes: true,
-            allow_overwrite: true,
-        };
+        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true };
         assert!(prepare(&p, &allowed).is_ok());
         std::fs::remove_file(&p).unwrap();
     }
@@ -433,15 +332,7 @@ mod tests {
     #[test]
     fn new_file_without_size_is_a_clear_error() {
         let p = tmp("nosize");
-        let err = prepare(
-            &p,
-            &Need {
-                bytes: None,
-                writes: true,
-                allow_overwrite: false,
-            },
-        )
-        .unwrap_err();
+        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false }).unwrap_err();
         assert!(err.to_string().contains("size"), "{err}");
         assert!(!p.exists());
     }

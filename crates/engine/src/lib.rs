@@ -101,28 +101,14 @@ pub struct Completion {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EngineError {
     #[error("{engine}: {call} failed: {} (errno {errno})", std::io::Error::from_raw_os_error(*errno))]
-    Os {
-        engine: &'static str,
-        call: &'static str,
-        errno: i32,
-    },
+    Os { engine: &'static str, call: &'static str, errno: i32 },
     #[error("{engine}: option '{option}': {message}")]
-    BadOption {
-        engine: &'static str,
-        option: String,
-        message: String,
-    },
+    BadOption { engine: &'static str, option: String, message: String },
     #[error("{engine}: {message}")]
-    Unsupported {
-        engine: &'static str,
-        message: String,
-    },
+    Unsupported { engine: &'static str, message: String },
     /// Refused for the data's safety; the message says how to allow it.
     #[error("{engine}: refusing to write: {message}")]
-    Refused {
-        engine: &'static str,
-        message: String,
-    },
+    Refused { engine: &'static str, message: String },
 }
 
 impl EngineError {
@@ -133,18 +119,10 @@ impl EngineError {
     }
 
     pub fn os(engine: &'static str, call: &'static str, errno: i32) -> EngineError {
-        EngineError::Os {
-            engine,
-            call,
-            errno,
-        }
+        EngineError::Os { engine, call, errno }
     }
     pub fn last_os(engine: &'static str, call: &'static str) -> EngineError {
-        Self::os(
-            engine,
-            call,
-            std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
-        )
+        Self::os(engine, call, std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
     }
 }
 
@@ -155,12 +133,7 @@ pub trait Engine: Send {
 
     /// Submit what was queued and collect finished operations into `out`,
     /// waiting for at least `min_complete` (or until `timeout`, if given).
-    fn submit_and_reap(
-        &mut self,
-        min_complete: u32,
-        timeout: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError>;
+    fn submit_and_reap(&mut self, min_complete: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError>;
 }
 
 /// Creates per-worker engines; one static instance per engine kind.
@@ -224,25 +197,14 @@ pub struct TargetRequest<'a> {
 /// A block engine handed an object operation: the plan gives those only to
 /// engines that declare `objects`, so this is a bug, reported rather than faked.
 pub fn unsupported_op(engine: &'static str, op: OpKind) -> EngineError {
-    EngineError::Unsupported {
-        engine,
-        message: format!("{} is not a block operation", op.name()),
-    }
+    EngineError::Unsupported { engine, message: format!("{} is not a block operation", op.name()) }
 }
 
 /// Reject options the engine does not declare (the caller adds suggestions).
-pub fn check_known(
-    engine: &'static str,
-    known: &[OptionDesc],
-    options: &BTreeMap<String, String>,
-) -> Result<(), EngineError> {
+pub fn check_known(engine: &'static str, known: &[OptionDesc], options: &BTreeMap<String, String>) -> Result<(), EngineError> {
     for k in options.keys() {
         if !known.iter().any(|o| o.name == k) {
-            return Err(EngineError::BadOption {
-                engine,
-                option: k.clone(),
-                message: "unknown option".into(),
-            });
+            return Err(EngineError::BadOption { engine, option: k.clone(), message: "unknown option".into() });
         }
     }
     Ok(())
@@ -250,13 +212,7 @@ pub fn check_known(
 
 /// Every engine storbench has.
 pub fn registry() -> &'static [&'static dyn EngineFactory] {
-    &[
-        &psync::PsyncFactory,
-        &uring::UringFactory,
-        &null::NullFactory,
-        &ceph::rbd::RbdFactory,
-        &ceph::rados::RadosFactory,
-    ]
+    &[&psync::PsyncFactory, &uring::UringFactory, &null::NullFactory, &ceph::rbd::RbdFactory, &ceph::rados::RadosFactory]
 }
 
 /// The engine called `name` (fio's aliases included).
@@ -271,19 +227,11 @@ pub fn find(name: &str) -> Option<&'static dyn EngineFactory> {
 
 /// Every option name any engine declares (for suggestions).
 pub fn all_option_names() -> Vec<&'static str> {
-    registry()
-        .iter()
-        .flat_map(|f| f.options().iter().map(|o| o.name))
-        .collect()
+    registry().iter().flat_map(|f| f.options().iter().map(|o| o.name)).collect()
 }
 
 /// Parse a boolean engine option with a default.
-pub fn bool_option(
-    engine: &'static str,
-    options: &BTreeMap<String, String>,
-    name: &str,
-    default: bool,
-) -> Result<bool, EngineError> {
+pub fn bool_option(engine: &'static str, options: &BTreeMap<String, String>, name: &str, default: bool) -> Result<bool, EngineError> {
     match options.get(name) {
         None => Ok(default),
         Some(v) => storbench_workload::units::parse_bool(v).map_err(|e| EngineError::BadOption {

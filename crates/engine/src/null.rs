@@ -13,19 +13,10 @@ impl EngineFactory for NullFactory {
         "does no I/O; measures storbench's own overhead"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            queued: true,
-            direct_io: true,
-            needs_files: false,
-            does_io: false,
-            blocks: true,
-            objects: true,
-        }
+        Capabilities { queued: true, direct_io: true, needs_files: false, does_io: false, blocks: true, objects: true }
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        Ok(Box::new(Null {
-            done: Vec::with_capacity(setup.queue_depth as usize),
-        }))
+        Ok(Box::new(Null { done: Vec::with_capacity(setup.queue_depth as usize) }))
     }
 }
 
@@ -36,20 +27,12 @@ struct Null {
 impl Engine for Null {
     #[inline]
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        self.done.push(Completion {
-            slot: req.slot,
-            result: req.len as i64,
-        });
+        self.done.push(Completion { slot: req.slot, result: req.len as i64 });
         Ok(())
     }
 
     #[inline]
-    fn submit_and_reap(
-        &mut self,
-        _min: u32,
-        _t: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
+    fn submit_and_reap(&mut self, _min: u32, _t: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         out.append(&mut self.done);
         Ok(())
     }

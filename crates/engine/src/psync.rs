@@ -12,21 +12,10 @@ impl EngineFactory for PsyncFactory {
         "pread/pwrite, synchronous (iodepth 1 per worker; use numjobs for concurrency)"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            queued: false,
-            direct_io: true,
-            needs_files: true,
-            does_io: true,
-            blocks: true,
-            objects: false,
-        }
+        Capabilities { queued: false, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false }
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        Ok(Box::new(Psync {
-            fds: setup.fds.to_vec(),
-            buffers: setup.buffers,
-            done: Vec::with_capacity(4),
-        }))
+        Ok(Box::new(Psync { fds: setup.fds.to_vec(), buffers: setup.buffers, done: Vec::with_capacity(4) }))
     }
 }
 
@@ -42,9 +31,7 @@ fn retry_eintr(mut f: impl FnMut() -> isize) -> i64 {
         if r >= 0 {
             return r as i64;
         }
-        let errno = std::io::Error::last_os_error()
-            .raw_os_error()
-            .unwrap_or(libc::EIO);
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO);
         if errno != libc::EINTR {
             return -(errno as i64);
         }
@@ -61,26 +48,16 @@ impl Engine for Psync {
         let result = match req.op {
             OpKind::Read => retry_eintr(|| unsafe { libc::pread(fd, buf, len, off) }),
             OpKind::Write => retry_eintr(|| unsafe { libc::pwrite(fd, buf, len, off) }),
-            OpKind::Sync if req.data_only => {
-                retry_eintr(|| unsafe { libc::fdatasync(fd) as isize })
-            }
+            OpKind::Sync if req.data_only => retry_eintr(|| unsafe { libc::fdatasync(fd) as isize }),
             OpKind::Sync => retry_eintr(|| unsafe { libc::fsync(fd) as isize }),
             op => return Err(crate::unsupported_op("psync", op)),
         };
-        self.done.push(Completion {
-            slot: req.slot,
-            result,
-        });
+        self.done.push(Completion { slot: req.slot, result });
         Ok(())
     }
 
     #[inline]
-    fn submit_and_reap(
-        &mut self,
-        _min: u32,
-        _t: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
+    fn submit_and_reap(&mut self, _min: u32, _t: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         out.append(&mut self.done);
         Ok(())
     }

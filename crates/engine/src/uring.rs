@@ -12,22 +12,12 @@ use io_uring::{opcode, squeue, types, IoUring};
 pub struct UringFactory;
 
 const OPTIONS: &[OptionDesc] = &[
-    OptionDesc {
-        name: "registerfiles",
-        help: "register the files with the ring (default 1)",
-    },
-    OptionDesc {
-        name: "fixedbufs",
-        help: "register the I/O buffers with the ring (default: on with direct=1)",
-    },
-    OptionDesc {
-        name: "sqthread_poll",
-        help: "let a kernel thread poll the submission queue (default 0; costs a CPU)",
-    },
+    OptionDesc { name: "registerfiles", help: "register the files with the ring (default 1)" },
+    OptionDesc { name: "fixedbufs", help: "register the I/O buffers with the ring (default: on with direct=1)" },
+    OptionDesc { name: "sqthread_poll", help: "let a kernel thread poll the submission queue (default 0; costs a CPU)" },
     OptionDesc {
         name: "iodepth_batch_submit",
-        help:
-            "submit after this many queued I/Os (default: 1 with direct=1, iodepth when buffered)",
+        help: "submit after this many queued I/Os (default: 1 with direct=1, iodepth when buffered)",
     },
 ];
 
@@ -41,14 +31,7 @@ impl EngineFactory for UringFactory {
         "Linux io_uring, batched submission, registered files and buffers"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            queued: true,
-            direct_io: true,
-            needs_files: true,
-            does_io: true,
-            blocks: true,
-            objects: false,
-        }
+        Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false }
     }
     fn options(&self) -> &'static [OptionDesc] {
         OPTIONS
@@ -111,55 +94,30 @@ impl Uring {
         let entries = setup.queue_depth.next_power_of_two().max(2);
         let ring = build_ring(entries, sqpoll)?;
         if fixed_files {
-            ring.submitter()
-                .register_files(setup.fds)
-                .map_err(|e| EngineError::os(NAME, "io_uring_register(FILES)", io_errno(&e)))?;
+            ring.submitter().register_files(setup.fds).map_err(|e| EngineError::os(NAME, "io_uring_register(FILES)", io_errno(&e)))?;
         }
         if fixed_bufs {
-            let iov = libc::iovec {
-                iov_base: setup.buffers.base as *mut libc::c_void,
-                iov_len: setup.buffers.slot_len * setup.buffers.slots,
-            };
+            let iov =
+                libc::iovec { iov_base: setup.buffers.base as *mut libc::c_void, iov_len: setup.buffers.slot_len * setup.buffers.slots };
             // SAFETY: the buffers outlive the ring (the worker drops the engine first).
-            unsafe { ring.submitter().register_buffers(&[iov]) }.map_err(|e| {
-                EngineError::os(
-                    NAME,
-                    "io_uring_register(BUFFERS) (try fixedbufs=0)",
-                    io_errno(&e),
-                )
-            })?;
+            unsafe { ring.submitter().register_buffers(&[iov]) }
+                .map_err(|e| EngineError::os(NAME, "io_uring_register(BUFFERS) (try fixedbufs=0)", io_errno(&e)))?;
         }
-        Ok(Uring {
-            ring,
-            fds: setup.fds.to_vec(),
-            buffers: setup.buffers,
-            fixed_files,
-            fixed_bufs,
-            queued: 0,
-            batch,
-        })
+        Ok(Uring { ring, fds: setup.fds.to_vec(), buffers: setup.buffers, fixed_files, fixed_bufs, queued: 0, batch })
     }
 
     fn build_entry(&self, req: &IoRequest) -> squeue::Entry {
         let (buf, len, off) = (self.buffers.slot(req.slot), req.len, req.offset);
         let fixed_bufs = self.fixed_bufs;
-        let flags = if req.data_only {
-            types::FsyncFlags::DATASYNC
-        } else {
-            types::FsyncFlags::empty()
-        };
+        let flags = if req.data_only { types::FsyncFlags::DATASYNC } else { types::FsyncFlags::empty() };
         // The same opcodes for a registered file index or a plain descriptor,
         // which the io-uring crate types differently.
         macro_rules! entry_for {
             ($fd:expr) => {
                 match req.op {
-                    OpKind::Read if fixed_bufs => {
-                        opcode::ReadFixed::new($fd, buf, len, 0).offset(off).build()
-                    }
+                    OpKind::Read if fixed_bufs => opcode::ReadFixed::new($fd, buf, len, 0).offset(off).build(),
                     OpKind::Read => opcode::Read::new($fd, buf, len).offset(off).build(),
-                    OpKind::Write if fixed_bufs => opcode::WriteFixed::new($fd, buf, len, 0)
-                        .offset(off)
-                        .build(),
+                    OpKind::Write if fixed_bufs => opcode::WriteFixed::new($fd, buf, len, 0).offset(off).build(),
                     OpKind::Write => opcode::Write::new($fd, buf, len).offset(off).build(),
                     OpKind::Sync => opcode::Fsync::new($fd).flags(flags).build(),
                     // Refused in queue() before an entry is built.
@@ -167,11 +125,7 @@ impl Uring {
                 }
             };
         }
-        let entry = if self.fixed_files {
-            entry_for!(types::Fixed(req.file))
-        } else {
-            entry_for!(types::Fd(self.fds[req.file as usize]))
-        };
+        let entry = if self.fixed_files { entry_for!(types::Fixed(req.file)) } else { entry_for!(types::Fd(self.fds[req.file as usize])) };
         entry.user_data(req.slot as u64)
     }
 }
@@ -180,9 +134,7 @@ fn build_ring(entries: u32, sqpoll: bool) -> Result<IoUring, EngineError> {
     if sqpoll {
         let mut b = IoUring::builder();
         b.setup_sqpoll(2000);
-        return b
-            .build(entries)
-            .map_err(|e| EngineError::os(NAME, "io_uring_setup(SQPOLL)", io_errno(&e)));
+        return b.build(entries).map_err(|e| EngineError::os(NAME, "io_uring_setup(SQPOLL)", io_errno(&e)));
     }
     // Only this thread touches the ring, so completions can wait until it asks
     // for them (DEFER_TASKRUN, 6.1+) or at least skip the IPI (COOP_TASKRUN,
@@ -230,9 +182,7 @@ impl Engine for Uring {
         let entry = self.build_entry(&req);
         // SAFETY: the buffer and file stay valid until the completion is reaped.
         while unsafe { self.ring.submission().push(&entry) }.is_err() {
-            self.ring
-                .submit()
-                .map_err(|e| EngineError::os(NAME, "io_uring_enter", io_errno(&e)))?;
+            self.ring.submit().map_err(|e| EngineError::os(NAME, "io_uring_enter", io_errno(&e)))?;
         }
         self.queued += 1;
         if self.queued >= self.batch {
@@ -241,22 +191,14 @@ impl Engine for Uring {
         Ok(())
     }
 
-    fn submit_and_reap(
-        &mut self,
-        min: u32,
-        timeout: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
+    fn submit_and_reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         let ready = self.ring.completion().len() as u32;
         if self.queued > 0 || ready < min {
             let want = min.saturating_sub(ready) as usize;
             self.enter(want, timeout)?;
         }
         for cqe in self.ring.completion() {
-            out.push(Completion {
-                slot: cqe.user_data() as u32,
-                result: cqe.result() as i64,
-            });
+            out.push(Completion { slot: cqe.user_data() as u32, result: cqe.result() as i64 });
         }
         Ok(())
     }

@@ -27,17 +27,11 @@ impl CpuTimes {
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         unsafe { libc::getrusage(who, &mut ru) };
         let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
-        CpuTimes {
-            user_ns: ns(ru.ru_utime),
-            sys_ns: ns(ru.ru_stime),
-        }
+        CpuTimes { user_ns: ns(ru.ru_utime), sys_ns: ns(ru.ru_stime) }
     }
 
     pub fn since(self, earlier: CpuTimes) -> CpuTimes {
-        CpuTimes {
-            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
-            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
-        }
+        CpuTimes { user_ns: self.user_ns.saturating_sub(earlier.user_ns), sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns) }
     }
 
     pub fn total(self) -> Duration {
@@ -66,10 +60,7 @@ mod tests {
         let mut x = 0u64;
         while CpuTimes::thread().since(before).total() < Duration::from_millis(20) {
             x = x.wrapping_add(std::hint::black_box(1));
-            assert!(
-                start.elapsed() < Duration::from_secs(20),
-                "thread CPU time did not grow ({x} iterations)"
-            );
+            assert!(start.elapsed() < Duration::from_secs(20), "thread CPU time did not grow ({x} iterations)");
         }
         assert!(CpuTimes::process().total() >= Duration::from_millis(20));
     }

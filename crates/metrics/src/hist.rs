@@ -22,16 +22,12 @@ pub struct LatencyHistogram {
 }
 
 fn empty() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS)
-        .expect("constant histogram bounds are valid")
+    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).expect("constant histogram bounds are valid")
 }
 
 impl LatencyHistogram {
     pub fn new() -> LatencyHistogram {
-        LatencyHistogram {
-            h: None,
-            clamped: 0,
-        }
+        LatencyHistogram { h: None, clamped: 0 }
     }
 
     #[inline]
@@ -109,19 +105,14 @@ impl LatencyHistogram {
     }
 
     pub fn decode(text: &str) -> Result<LatencyHistogram, String> {
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(text)
-            .map_err(|e| format!("histogram is not base64: {e}"))?;
-        let h: Histogram<u64> = Deserializer::new()
-            .deserialize(&mut bytes.as_slice())
-            .map_err(|e| format!("histogram does not decode: {e:?}"))?;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| format!("histogram is not base64: {e}"))?;
+        let h: Histogram<u64> =
+            Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| format!("histogram does not decode: {e:?}"))?;
         let mut out = LatencyHistogram::new();
         if h.len() == 0 {
             return Ok(out);
         }
-        out.counts()
-            .add(&h)
-            .map_err(|e| format!("histogram out of range: {e:?}"))?;
+        out.counts().add(&h).map_err(|e| format!("histogram out of range: {e:?}"))?;
         Ok(out)
     }
 }
@@ -135,19 +126,14 @@ struct Encoded {
 
 impl Serialize for LatencyHistogram {
     fn serialize<S: SerdeSer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Encoded {
-            hdr_v2_deflate_base64: self.encode(),
-            clamped: self.clamped,
-        }
-        .serialize(s)
+        Encoded { hdr_v2_deflate_base64: self.encode(), clamped: self.clamped }.serialize(s)
     }
 }
 
 impl<'de> Deserialize<'de> for LatencyHistogram {
     fn deserialize<D: SerdeDe<'de>>(d: D) -> Result<Self, D::Error> {
         let e = Encoded::deserialize(d)?;
-        let mut h =
-            LatencyHistogram::decode(&e.hdr_v2_deflate_base64).map_err(serde::de::Error::custom)?;
+        let mut h = LatencyHistogram::decode(&e.hdr_v2_deflate_base64).map_err(serde::de::Error::custom)?;
         h.clamped = e.clamped;
         Ok(h)
     }

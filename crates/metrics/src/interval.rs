@@ -95,10 +95,7 @@ impl IntervalReport {
             end_ns: 0,
             warmup: false,
             behind_ns: 0,
-            ops: OpKind::ALL
-                .iter()
-                .map(|_| OpStats::new(with_service))
-                .collect(),
+            ops: OpKind::ALL.iter().map(|_| OpStats::new(with_service)).collect(),
         }
     }
 

@@ -4,10 +4,8 @@ use crate::hist::LatencyHistogram;
 use serde::{Deserialize, Serialize};
 
 /// The percentiles fio prints, which storbench reports too.
-pub const STANDARD_PERCENTILES: [f64; 17] = [
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95,
-    99.99,
-];
+pub const STANDARD_PERCENTILES: [f64; 17] =
+    [1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99];
 
 /// min/mean/max/stdev and percentiles of one histogram, in ns.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -29,18 +27,11 @@ impl LatencySummary {
             mean_ns: if h.count() == 0 { 0.0 } else { h.mean() },
             stdev_ns: if h.count() == 0 { 0.0 } else { h.stdev() },
             max_ns: h.max(),
-            percentiles: STANDARD_PERCENTILES
-                .iter()
-                .map(|p| (*p, h.percentile(*p)))
-                .collect(),
+            percentiles: STANDARD_PERCENTILES.iter().map(|p| (*p, h.percentile(*p))).collect(),
         }
     }
 
     pub fn at(&self, p: f64) -> u64 {
-        self.percentiles
-            .iter()
-            .find(|e| e.0 == p)
-            .map(|e| e.1)
-            .unwrap_or(0)
+        self.percentiles.iter().find(|e| e.0 == p).map(|e| e.1).unwrap_or(0)
     }
 }

@@ -3,8 +3,7 @@
 use std::io::Write;
 use storbench_runner::RunResult;
 
-pub const HEADER: &str =
-    "job,t_s,duration_s,warmup,op,iops,bytes_per_s,p50_us,p99_us,max_us,errors";
+pub const HEADER: &str = "job,t_s,duration_s,warmup,op,iops,bytes_per_s,p50_us,p99_us,max_us,errors";
 
 pub fn render(r: &RunResult) -> String {
     let mut v = Vec::new();

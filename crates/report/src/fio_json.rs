@@ -110,10 +110,7 @@ fn stat(h: &LatencyHistogram, with_percentiles: bool) -> Value {
         "N": h.count(),
     });
     if with_percentiles && h.count() > 0 {
-        let p: Map<String, Value> = STANDARD_PERCENTILES
-            .iter()
-            .map(|p| (format!("{p:.6}"), json!(h.percentile(*p))))
-            .collect();
+        let p: Map<String, Value> = STANDARD_PERCENTILES.iter().map(|p| (format!("{p:.6}"), json!(h.percentile(*p)))).collect();
         v["percentile"] = Value::Object(p);
     }
     v
@@ -203,11 +200,7 @@ fn buckets(h: &LatencyHistogram, unit: u64, keys: &[&str]) -> Value {
             h.count_between(from, u64::MAX.min(h.max().max(from)))
         } else {
             let high = k.parse::<u64>().unwrap_or(0) * unit;
-            let c = if high > low {
-                h.count_between(low + 1, high)
-            } else {
-                0
-            };
+            let c = if high > low { h.count_between(low + 1, high) } else { 0 };
             low = high;
             c
         };

@@ -4,9 +4,7 @@ use crate::fmt;
 use std::fmt::Write as _;
 use storbench_runner::{JobResult, OpResult, RunResult};
 
-const HEADER: [&str; 13] = [
-    "job", "op", "IOPS", "MiB/s", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "errors", "",
-];
+const HEADER: [&str; 13] = ["job", "op", "IOPS", "MiB/s", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "errors", ""];
 
 /// Render the summary table, warnings and CPU cost.
 pub fn render(r: &RunResult) -> String {
@@ -23,36 +21,17 @@ pub fn render(r: &RunResult) -> String {
         }
     }
     let mut out = String::new();
-    let status = if r.interrupted {
-        " (INTERRUPTED: partial results)"
-    } else {
-        ""
-    };
-    let _ = writeln!(
-        out,
-        "storbench {}: {} job(s){status}",
-        r.storbench_version,
-        r.jobs.len()
-    );
+    let status = if r.interrupted { " (INTERRUPTED: partial results)" } else { "" };
+    let _ = writeln!(out, "storbench {}: {} job(s){status}", r.storbench_version, r.jobs.len());
     out.push('\n');
     out.push_str(&table(&rows));
     out.push('\n');
     for j in &r.jobs {
-        let _ = writeln!(
-            out,
-            "{:<width$}  {}",
-            j.name,
-            describe(j),
-            width = name_width(r)
-        );
+        let _ = writeln!(out, "{:<width$}  {}", j.name, describe(j), width = name_width(r));
     }
     out.push('\n');
     cpu_line(&mut out, r);
-    let mut warnings: Vec<String> = r
-        .jobs
-        .iter()
-        .flat_map(|j| j.warnings.iter().map(|w| w.message()))
-        .collect();
+    let mut warnings: Vec<String> = r.jobs.iter().flat_map(|j| j.warnings.iter().map(|w| w.message())).collect();
     warnings.extend(r.warnings.iter().map(|w| w.message()));
     warnings.dedup();
     for j in &r.jobs {
@@ -76,19 +55,9 @@ fn name_width(r: &RunResult) -> usize {
 }
 
 fn describe(j: &JobResult) -> String {
-    let mut d = format!(
-        "{}, {} over {}",
-        j.description,
-        fmt::duration(j.runtime_ns as f64 / 1e9),
-        targets(j)
-    );
+    let mut d = format!("{}, {} over {}", j.description, fmt::duration(j.runtime_ns as f64 / 1e9), targets(j));
     if let Some(rate) = j.rate_per_worker {
-        d += &format!(
-            ", fixed rate {} IOPS per worker ({:?})",
-            fmt::count(rate),
-            j.spec.rate_process
-        )
-        .to_lowercase();
+        d += &format!(", fixed rate {} IOPS per worker ({:?})", fmt::count(rate), j.spec.rate_process).to_lowercase();
     }
     d
 }
@@ -102,48 +71,22 @@ fn targets(j: &JobResult) -> String {
 }
 
 fn op_row(j: &JobResult, o: &OpResult, service: bool) -> Vec<String> {
-    let l = if service {
-        o.service.as_ref().expect("checked by caller")
-    } else {
-        &o.latency
-    };
+    let l = if service { o.service.as_ref().expect("checked by caller") } else { &o.latency };
     let errors: u64 = o.errors.values().sum();
     let (name, op, iops, bw) = if service {
-        (
-            String::new(),
-            format!("{} svc", o.op.name()),
-            String::new(),
-            String::new(),
-        )
+        (String::new(), format!("{} svc", o.op.name()), String::new(), String::new())
     } else {
-        (
-            j.name.clone(),
-            o.op.name().to_string(),
-            fmt::count(o.iops),
-            fmt::mib_per_s(o.bytes_per_sec),
-        )
+        (j.name.clone(), o.op.name().to_string(), fmt::count(o.iops), fmt::mib_per_s(o.bytes_per_sec))
     };
     let mut row = vec![name, op, iops, bw];
     row.extend(fmt::latency_cells(l));
-    row.push(if service {
-        String::new()
-    } else {
-        errors.to_string()
-    });
+    row.push(if service { String::new() } else { errors.to_string() });
     row
 }
 
 fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .filter_map(|r| r.get(c))
-                .map(|s| s.len())
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
+    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.len()).max().unwrap_or(0)).collect();
     let mut out = String::new();
     for r in rows {
         let mut line = String::new();
@@ -163,15 +106,6 @@ fn table(rows: &[Vec<String>]) -> String {
 fn cpu_line(out: &mut String, r: &RunResult) {
     let ios: u64 = r.jobs.iter().map(|j| j.total_ios()).sum();
     let total_ns = r.cpu.user_ns + r.cpu.sys_ns;
-    let per_io = if ios > 0 {
-        format!(", {} per I/O", fmt::latency(total_ns / ios))
-    } else {
-        String::new()
-    };
-    let _ = writeln!(
-        out,
-        "client CPU: user {:.2}s, sys {:.2}s{per_io}",
-        r.cpu.user_ns as f64 / 1e9,
-        r.cpu.sys_ns as f64 / 1e9
-    );
+    let per_io = if ios > 0 { format!(", {} per I/O", fmt::latency(total_ns / ios)) } else { String::new() };
+    let _ = writeln!(out, "client CPU: user {:.2}s, sys {:.2}s{per_io}", r.cpu.user_ns as f64 / 1e9, r.cpu.sys_ns as f64 / 1e9);
 }

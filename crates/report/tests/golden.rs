@@ -4,18 +4,14 @@
 use std::path::PathBuf;
 use storbench_metrics::{CpuTimes, IntervalReport, OpStats};
 use storbench_report::{csv, text};
-use storbench_runner::{
-    JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, Warning, SCHEMA_VERSION,
-};
+use storbench_runner::{JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, Warning, SCHEMA_VERSION};
 use storbench_workload::{apply_option, JobSpec, OpKind};
 
 fn stats(base_ns: u64, n: u64, bytes: u64) -> OpStats {
     let mut s = OpStats::new(false);
     for i in 0..n {
         // A spread from base to ~3x base, plus a tail.
-        let v = base_ns
-            + (i * 7919 % 1000) * base_ns * 2 / 1000
-            + if i % 500 == 0 { base_ns * 40 } else { 0 };
+        let v = base_ns + (i * 7919 % 1000) * base_ns * 2 / 1000 + if i % 500 == 0 { base_ns * 40 } else { 0 };
         s.record(bytes, v, v);
     }
     s
@@ -28,12 +24,8 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         apply_option(&mut spec, k, v).unwrap();
     }
     let runtime_ns = 10_000_000_000;
-    let ops: Vec<OpResult> = ops
-        .iter()
-        .map(|(op, base, n, bytes)| {
-            OpResult::from_stats(*op, &stats(*base, *n, *bytes), runtime_ns)
-        })
-        .collect();
+    let ops: Vec<OpResult> =
+        ops.iter().map(|(op, base, n, bytes)| OpResult::from_stats(*op, &stats(*base, *n, *bytes), runtime_ns)).collect();
     let series = (1..=2)
         .map(|t| SeriesPoint {
             t: t as f64,
@@ -64,10 +56,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         rate_per_worker: None,
         ops,
         series,
-        worker_cpu: CpuTimes {
-            user_ns: 1_000_000_000,
-            sys_ns: 2_000_000_000,
-        },
+        worker_cpu: CpuTimes { user_ns: 1_000_000_000, sys_ns: 2_000_000_000 },
         interrupted: false,
         failures: vec![],
         warnings: vec![],
@@ -78,31 +67,14 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
 fn sample() -> RunResult {
     let _ = IntervalReport::VERSION;
     let mut jobs = vec![
-        job(
-            "4k-randread-qd1",
-            &[("rw", "randread"), ("ioengine", "io_uring")],
-            &[(OpKind::Read, 85_000, 110_000, 4096)],
-        ),
+        job("4k-randread-qd1", &[("rw", "randread"), ("ioengine", "io_uring")], &[(OpKind::Read, 85_000, 110_000, 4096)]),
         job(
             "8k-oltp",
-            &[
-                ("rw", "randrw"),
-                ("rwmixread", "70"),
-                ("bs", "8k"),
-                ("iodepth", "16"),
-                ("ioengine", "io_uring"),
-            ],
-            &[
-                (OpKind::Read, 370_000, 280_000, 8192),
-                (OpKind::Write, 400_000, 120_000, 8192),
-            ],
+            &[("rw", "randrw"), ("rwmixread", "70"), ("bs", "8k"), ("iodepth", "16"), ("ioengine", "io_uring")],
+            &[(OpKind::Read, 370_000, 280_000, 8192), (OpKind::Write, 400_000, 120_000, 8192)],
         ),
     ];
-    jobs[1].warnings.push(Warning::FewSamples {
-        job: "8k-oltp".into(),
-        op: "write".into(),
-        ios: 999,
-    });
+    jobs[1].warnings.push(Warning::FewSamples { job: "8k-oltp".into(), op: "write".into(), ios: 999 });
     RunResult {
         schema_version: SCHEMA_VERSION,
         storbench_version: "0.1.0".into(),
@@ -110,27 +82,18 @@ fn sample() -> RunResult {
         hostname: "host".into(),
         interrupted: false,
         jobs,
-        cpu: CpuTimes {
-            user_ns: 630_000_000,
-            sys_ns: 10_370_000_000,
-        },
+        cpu: CpuTimes { user_ns: 630_000_000, sys_ns: 10_370_000_000 },
         warnings: vec![],
     }
 }
 
 fn check(name: &str, actual: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/golden")
-        .join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden").join(name);
     if std::env::var_os("UPDATE_GOLDEN").is_some() {
         std::fs::write(&path, actual).unwrap();
     }
-    let expected = std::fs::read_to_string(&path)
-        .unwrap_or_else(|_| panic!("{} missing; run with UPDATE_GOLDEN=1", path.display()));
-    assert_eq!(
-        actual, expected,
-        "{name} differs from the golden file (UPDATE_GOLDEN=1 accepts a deliberate change)"
-    );
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{} missing; run with UPDATE_GOLDEN=1", path.display()));
+    assert_eq!(actual, expected, "{name} differs from the golden file (UPDATE_GOLDEN=1 accepts a deliberate change)");
 }
 
 #[test]

@@ -71,11 +71,7 @@ impl LocalAgent {
                     object_prefix: job.object_prefix.clone(),
                 };
                 let (tx, barrier, start) = (tx.clone(), barrier.clone(), start.clone());
-                let name = format!(
-                    "sb-{}-{}",
-                    job.spec.name.chars().take(8).collect::<String>(),
-                    w
-                );
+                let name = format!("sb-{}-{}", job.spec.name.chars().take(8).collect::<String>(), w);
                 let h = std::thread::Builder::new()
                     .name(name)
                     .spawn(move || worker_main(params, tx, ret_rx, &barrier, &start))
@@ -83,12 +79,7 @@ impl LocalAgent {
                 handles.push(h);
             }
         }
-        LocalAgent {
-            rx,
-            returns,
-            handles,
-            start,
-        }
+        LocalAgent { rx, returns, handles, start }
     }
 
     pub fn recv(&self, timeout: Duration) -> Option<AgentMsg> {
@@ -131,14 +122,7 @@ fn worker_main(
     let clock = crate::clock::Clock::at(*start.get().expect("set by the barrier leader"));
     let done = match ready {
         Ok(w) => w.run(clock),
-        Err(error) => WorkerDone {
-            job,
-            worker,
-            last_seq: 0,
-            end_ns: 0,
-            cpu: CpuTimes::default(),
-            error: Some(error),
-        },
+        Err(error) => WorkerDone { job, worker, last_seq: 0, end_ns: 0, cpu: CpuTimes::default(), error: Some(error) },
     };
     let _ = tx.send(AgentMsg::Done(done));
 }

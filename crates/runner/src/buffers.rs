@@ -18,38 +18,23 @@ unsafe impl Send for AlignedBuffers {}
 impl AlignedBuffers {
     pub fn new(slots: usize, slot_len: usize) -> AlignedBuffers {
         let slot_len = slot_len.div_ceil(ALIGN).max(1) * ALIGN;
-        let layout = Layout::from_size_align(slot_len * slots.max(1), ALIGN)
-            .expect("buffer layout is valid");
+        let layout = Layout::from_size_align(slot_len * slots.max(1), ALIGN).expect("buffer layout is valid");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
             std::alloc::handle_alloc_error(layout);
         }
-        AlignedBuffers {
-            ptr,
-            layout,
-            slot_len,
-            slots: slots.max(1),
-        }
+        AlignedBuffers { ptr, layout, slot_len, slots: slots.max(1) }
     }
 
     pub fn lend(&self) -> Buffers {
-        Buffers {
-            base: self.ptr,
-            slot_len: self.slot_len,
-            slots: self.slots,
-        }
+        Buffers { base: self.ptr, slot_len: self.slot_len, slots: self.slots }
     }
 
     pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
         assert!((slot as usize) < self.slots);
         // SAFETY: in bounds, and &mut self guarantees no other Rust reference.
-        unsafe {
-            std::slice::from_raw_parts_mut(
-                self.ptr.add(slot as usize * self.slot_len),
-                self.slot_len,
-            )
-        }
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(slot as usize * self.slot_len), self.slot_len) }
     }
 }
 

@@ -9,9 +9,7 @@ pub struct Clock {
 
 impl Clock {
     pub fn starting_now() -> Clock {
-        Clock {
-            start: Instant::now(),
-        }
+        Clock { start: Instant::now() }
     }
     pub fn at(start: Instant) -> Clock {
         Clock { start }

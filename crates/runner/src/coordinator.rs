@@ -77,9 +77,7 @@ impl JobAcc {
             start_ns: r.start_ns,
             end_ns: r.end_ns,
             warmup: r.warmup,
-            ops: spare
-                .pop()
-                .unwrap_or_else(|| OpKind::ALL.iter().map(|_| OpStats::new(false)).collect()),
+            ops: spare.pop().unwrap_or_else(|| OpKind::ALL.iter().map(|_| OpStats::new(false)).collect()),
         });
         p.received += 1;
         p.start_ns = p.start_ns.min(r.start_ns);
@@ -132,21 +130,13 @@ fn point(p: &Pending) -> SeriesPoint {
             max_ns: o.latency.max(),
         })
         .collect();
-    SeriesPoint {
-        t: p.end_ns as f64 / 1e9,
-        duration: dur,
-        warmup: p.warmup,
-        ops,
-    }
+    SeriesPoint { t: p.end_ns as f64 / 1e9, duration: dur, warmup: p.warmup, ops }
 }
 
 /// Run every group of the plan and return the result (always, even when
 /// interrupted or when workers failed).
 pub fn run_plan(plan: &Plan, observer: &dyn Observer) -> RunResult {
-    let started_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let cpu0 = CpuTimes::process();
     let wall0 = std::time::Instant::now();
     let mut jobs = Vec::new();
@@ -161,11 +151,8 @@ pub fn run_plan(plan: &Plan, observer: &dyn Observer) -> RunResult {
     let cpu = CpuTimes::process().since(cpu0);
     let interrupted = stop::requested();
     let mut warnings = Vec::new();
-    let cpus = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1) as f64;
-    let cpu_percent =
-        cpu.total().as_secs_f64() / (wall0.elapsed().as_secs_f64() * cpus).max(1e-9) * 100.0;
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+    let cpu_percent = cpu.total().as_secs_f64() / (wall0.elapsed().as_secs_f64() * cpus).max(1e-9) * 100.0;
     if cpu_percent > 90.0 && plan.jobs.iter().any(|j| j.engine.capabilities().does_io) {
         warnings.push(Warning::ClientCpuBound { cpu_percent });
     }
@@ -200,9 +187,7 @@ fn run_group(members: &[&JobPlan], observer: &dyn Observer) -> Vec<JobResult> {
             AgentMsg::Interval(r) => r.job,
             AgentMsg::Done(d) => d.job,
         };
-        let acc = accs
-            .get_mut(&job_id)
-            .expect("messages come from this group's jobs");
+        let acc = accs.get_mut(&job_id).expect("messages come from this group's jobs");
         match msg {
             AgentMsg::Interval(r) => {
                 acc.absorb(&r);
@@ -213,25 +198,14 @@ fn run_group(members: &[&JobPlan], observer: &dyn Observer) -> Vec<JobResult> {
                 finished += 1;
             }
         }
-        let job = members
-            .iter()
-            .find(|j| j.id == job_id)
-            .expect("job of this group");
+        let job = members.iter().find(|j| j.id == job_id).expect("job of this group");
         for p in acc.complete_points(false) {
             let total_s = job.end_ns.map(|e| e as f64 / 1e9);
-            observer.second(&Progress {
-                job: &job.spec.name,
-                elapsed_s: p.t,
-                total_s,
-                point: &p,
-            });
+            observer.second(&Progress { job: &job.spec.name, elapsed_s: p.t, total_s, point: &p });
         }
     }
     agent.join();
-    members
-        .iter()
-        .map(|j| job_result(j, accs.remove(&j.id).expect("one per job")))
-        .collect()
+    members.iter().map(|j| job_result(j, accs.remove(&j.id).expect("one per job"))).collect()
 }
 
 fn job_result(job: &JobPlan, mut acc: JobAcc) -> JobResult {
@@ -244,19 +218,9 @@ fn job_result(job: &JobPlan, mut acc: JobAcc) -> JobResult {
         .filter(|(_, s)| s.ios > 0 || s.errors.total() > 0)
         .map(|(op, s)| OpResult::from_stats(*op, s, runtime_ns))
         .collect();
-    let worker_cpu = acc.done.iter().fold(CpuTimes::default(), |a, d| CpuTimes {
-        user_ns: a.user_ns + d.cpu.user_ns,
-        sys_ns: a.sys_ns + d.cpu.sys_ns,
-    });
-    let failures: Vec<String> = acc
-        .done
-        .iter()
-        .filter_map(|d| {
-            d.error
-                .as_ref()
-                .map(|e| format!("worker {}: {e}", d.worker))
-        })
-        .collect();
+    let worker_cpu =
+        acc.done.iter().fold(CpuTimes::default(), |a, d| CpuTimes { user_ns: a.user_ns + d.cpu.user_ns, sys_ns: a.sys_ns + d.cpu.sys_ns });
+    let failures: Vec<String> = acc.done.iter().filter_map(|d| d.error.as_ref().map(|e| format!("worker {}: {e}", d.worker))).collect();
     let mut result = JobResult {
         name: job.spec.name.clone(),
         group: job.group,
@@ -276,9 +240,7 @@ fn job_result(job: &JobPlan, mut acc: JobAcc) -> JobResult {
         failures,
         warnings: job.warnings.clone(),
     };
-    result
-        .warnings
-        .extend(crate::warnings::analyse(&result, job));
+    result.warnings.extend(crate::warnings::analyse(&result, job));
     result
 }
 
@@ -286,18 +248,11 @@ fn targets(job: &JobPlan) -> Vec<String> {
     if let Some(t) = &job.engine_target {
         return vec![t.label.clone()];
     }
-    let mut t: Vec<String> = job
-        .prepared
-        .iter()
-        .flatten()
-        .map(|p| p.path.display().to_string())
-        .collect();
+    let mut t: Vec<String> = job.prepared.iter().flatten().map(|p| p.path.display().to_string()).collect();
     t.dedup();
     t
 }
 
 fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
 }

@@ -72,11 +72,7 @@ pub struct Plan {
 /// Validate every spec and resolve it. Writes nothing.
 pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
     if specs.is_empty() {
-        return Err(PlanError {
-            job: "-".into(),
-            message: "no jobs to run".into(),
-            user_error: true,
-        });
+        return Err(PlanError { job: "-".into(), message: "no jobs to run".into(), user_error: true });
     }
     let mut jobs = Vec::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -91,25 +87,14 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
     let mut names = std::collections::HashSet::new();
     for j in &jobs {
         if !names.insert(j.spec.name.clone()) {
-            return Err(err(
-                &j.spec,
-                "two jobs have this name; give each job its own name",
-            ));
+            return Err(err(&j.spec, "two jobs have this name; give each job its own name"));
         }
     }
-    Ok(Plan {
-        jobs,
-        groups,
-        created: Vec::new(),
-    })
+    Ok(Plan { jobs, groups, created: Vec::new() })
 }
 
 fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
-    PlanError {
-        job: spec.name.clone(),
-        message: message.into(),
-        user_error: true,
-    }
+    PlanError { job: spec.name.clone(), message: message.into(), user_error: true }
 }
 
 fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError> {
@@ -123,28 +108,15 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     let mut warnings: Vec<Warning> = engine
         .warnings(&spec.engine_options, spec.writes())
         .into_iter()
-        .map(|message| Warning::Engine {
-            job: spec.name.clone(),
-            engine: engine.name().into(),
-            message,
-        })
+        .map(|message| Warning::Engine { job: spec.name.clone(), engine: engine.name().into(), message })
         .collect();
     let mut queue_depth = spec.iodepth;
     if !caps.queued && queue_depth > 1 {
-        warnings.push(Warning::QueueDepthCapped {
-            engine: engine.name().into(),
-            asked: queue_depth,
-        });
+        warnings.push(Warning::QueueDepthCapped { engine: engine.name().into(), asked: queue_depth });
         queue_depth = 1;
     }
     if spec.direct && !caps.direct_io {
-        return Err(err(
-            &spec,
-            format!(
-                "engine {} cannot do direct I/O; use direct=0",
-                engine.name()
-            ),
-        ));
+        return Err(err(&spec, format!("engine {} cannot do direct I/O; use direct=0", engine.name())));
     }
     check_model(&spec, engine)?;
     if spec.objects.is_some() {
@@ -153,34 +125,17 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         check_sizes(&spec)?;
     }
     if spec.time_based && spec.runtime.is_none() {
-        return Err(err(
-            &spec,
-            "time_based needs a runtime (e.g. --runtime 30s)",
-        ));
+        return Err(err(&spec, "time_based needs a runtime (e.g. --runtime 30s)"));
     }
     let bounded = spec.runtime.is_some()
         || spec.io_size.is_some()
         || spec.number_ios.is_some()
         || spec.objects.is_none() && (spec.size.is_some() || caps.does_io);
     if !bounded {
-        let what = if spec.objects.is_some() {
-            "an object job runs until runtime, io_size or number_ios"
-        } else {
-            "set runtime or size"
-        };
-        return Err(err(
-            &spec,
-            format!(
-                "engine {} has no target to bound the job: {what}",
-                engine.name()
-            ),
-        ));
+        let what = if spec.objects.is_some() { "an object job runs until runtime, io_size or number_ios" } else { "set runtime or size" };
+        return Err(err(&spec, format!("engine {} has no target to bound the job: {what}", engine.name())));
     }
-    let paths = if caps.needs_files {
-        worker_paths(&spec)
-    } else {
-        Vec::new()
-    };
+    let paths = if caps.needs_files { worker_paths(&spec) } else { Vec::new() };
     let ramp_ns = spec.ramp_time.as_nanos() as u64;
     let end_ns = spec.runtime.map(|r| ramp_ns + r.as_nanos() as u64);
     let ops_per_sec = spec.rate.map(|r| ops_per_sec(&spec, r));
@@ -192,11 +147,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         paths,
         prepared: Vec::new(),
         engine_target: None,
-        region: Region {
-            files: 1,
-            start: spec.offset,
-            len: spec.size.unwrap_or(1 << 30),
-        },
+        region: Region { files: 1, start: spec.offset, len: spec.size.unwrap_or(1 << 30) },
         io_limit: None,
         ramp_ns,
         end_ns,
@@ -210,15 +161,16 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
 /// Block jobs go to block engines, object jobs to object engines.
 fn check_model(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
     let caps = engine.capabilities();
-    let objects: Vec<&str> = storbench_engine::registry()
-        .iter()
-        .filter(|f| f.capabilities().objects && f.capabilities().does_io)
-        .map(|f| f.name())
-        .collect();
+    let objects: Vec<&str> =
+        storbench_engine::registry().iter().filter(|f| f.capabilities().objects && f.capabilities().does_io).map(|f| f.name()).collect();
     match (&spec.objects, caps.objects, caps.blocks) {
         (Some(_), false, _) => Err(err(
             spec,
-            format!("object options (objects, object_size, object_ops...) need an object engine ({}), not {}", objects.join(", "), engine.name()),
+            format!(
+                "object options (objects, object_size, object_ops...) need an object engine ({}), not {}",
+                objects.join(", "),
+                engine.name()
+            ),
         )),
         _ => Ok(()),
     }
@@ -229,26 +181,11 @@ fn check_objects(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(
     let o = spec.objects.as_ref().expect("object job");
     let mix = o.effective_mix(spec.read_percent());
     if let Some((op, _)) = mix.iter().find(|m| !engine.supports(m.0)) {
-        return Err(err(
-            spec,
-            format!(
-                "engine {} cannot {} objects; remove {} from object_ops",
-                engine.name(),
-                op.name(),
-                op.name()
-            ),
-        ));
+        return Err(err(spec, format!("engine {} cannot {} objects; remove {} from object_ops", engine.name(), op.name(), op.name())));
     }
     use storbench_workload::OpKind;
-    let needs_existing = mix.iter().any(|m| {
-        matches!(
-            m.0,
-            OpKind::Read | OpKind::Update | OpKind::Stat | OpKind::Delete
-        )
-    });
-    let creates = mix
-        .iter()
-        .any(|m| matches!(m.0, OpKind::Create | OpKind::Write));
+    let needs_existing = mix.iter().any(|m| matches!(m.0, OpKind::Read | OpKind::Update | OpKind::Stat | OpKind::Delete));
+    let creates = mix.iter().any(|m| matches!(m.0, OpKind::Create | OpKind::Write));
     if needs_existing && !creates && !o.prefill && !o.exist {
         return Err(err(
             spec,
@@ -264,49 +201,28 @@ fn check_objects(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(
     }
     if let Some((_, max)) = o.op_len {
         if o.sizes.fixed().is_some_and(|s| max > s) {
-            return Err(err(
-                spec,
-                format!("object_op_size up to {max} bytes is larger than object_size; lower it"),
-            ));
+            return Err(err(spec, format!("object_op_size up to {max} bytes is larger than object_size; lower it")));
         }
     }
     if spec.max_transfer() > u32::MAX as u64 / 2 {
         return Err(err(spec, "objects above 2 GiB are not supported"));
     }
     if spec.direct {
-        return Err(err(
-            spec,
-            "direct=1 has no meaning for object jobs; remove it",
-        ));
+        return Err(err(spec, "direct=1 has no meaning for object jobs; remove it"));
     }
     Ok(())
 }
 
 fn find_engine(spec: &JobSpec) -> Result<&'static dyn EngineFactory, PlanError> {
     storbench_engine::find(&spec.ioengine).ok_or_else(|| {
-        let names: Vec<&str> = storbench_engine::registry()
-            .iter()
-            .map(|f| f.name())
-            .collect();
-        let hint = suggest(&spec.ioengine, names.iter().copied())
-            .map(|s| format!(" Did you mean '{s}'?"))
-            .unwrap_or_default();
-        err(
-            &spec,
-            format!(
-                "unknown ioengine '{}'; available: {}.{hint}",
-                spec.ioengine,
-                names.join(", ")
-            ),
-        )
+        let names: Vec<&str> = storbench_engine::registry().iter().map(|f| f.name()).collect();
+        let hint = suggest(&spec.ioengine, names.iter().copied()).map(|s| format!(" Did you mean '{s}'?")).unwrap_or_default();
+        err(&spec, format!("unknown ioengine '{}'; available: {}.{hint}", spec.ioengine, names.join(", ")))
     })
 }
 
 /// Options nobody claimed get the nearest known name as a suggestion.
-fn check_engine_options(
-    spec: &JobSpec,
-    engine: &'static dyn EngineFactory,
-) -> Result<(), PlanError> {
+fn check_engine_options(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
     for key in spec.engine_options.keys() {
         if engine.options().iter().any(|o| o.name == key) {
             continue;
@@ -317,7 +233,9 @@ fn check_engine_options(
             Some(s) if engine.options().iter().any(|o| o.name == s) || CORE_OPTIONS.iter().any(|o| o.0 == s) => {
                 format!("unknown option '{key}'; did you mean '{s}'?")
             }
-            Some(s) => format!("option '{key}' is not an option of engine {} (did you mean '{s}', an option of another engine?)", engine.name()),
+            Some(s) => {
+                format!("option '{key}' is not an option of engine {} (did you mean '{s}', an option of another engine?)", engine.name())
+            }
             None if storbench_engine::all_option_names().contains(&key.as_str()) => {
                 format!("option '{key}' belongs to another engine, not {}", engine.name())
             }
@@ -325,9 +243,7 @@ fn check_engine_options(
         };
         return Err(err(spec, msg));
     }
-    engine
-        .validate(&spec.engine_options)
-        .map_err(|e| err(spec, e.to_string()))
+    engine.validate(&spec.engine_options).map_err(|e| err(spec, e.to_string()))
 }
 
 fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
@@ -337,35 +253,23 @@ fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
     }
     if let Some(size) = spec.size {
         if max_bs > size {
-            return Err(err(
-                spec,
-                format!("block size {max_bs} is larger than size {size}; raise size or lower bs"),
-            ));
+            return Err(err(spec, format!("block size {max_bs} is larger than size {size}; raise size or lower bs")));
         }
     }
     if spec.direct {
         for (what, v) in [("block size", spec.bs.min()), ("offset", spec.offset)] {
             if v % 512 != 0 {
-                return Err(err(
-                    spec,
-                    format!("direct=1 needs a {what} that is a multiple of 512 (got {v})"),
-                ));
+                return Err(err(spec, format!("direct=1 needs a {what} that is a multiple of 512 (got {v})")));
             }
         }
         for (bs, _) in spec.bs.read.0.iter().chain(spec.bs.write.0.iter()) {
             if bs % 512 != 0 {
-                return Err(err(
-                    spec,
-                    format!("direct=1 needs every block size to be a multiple of 512 (got {bs})"),
-                ));
+                return Err(err(spec, format!("direct=1 needs every block size to be a multiple of 512 (got {bs})")));
             }
         }
     }
     if spec.data.zeros && (spec.data.compress_pct > 0.0 || spec.data.dedupe_pct > 0.0) {
-        return Err(err(
-            spec,
-            "zero_buffers conflicts with buffer_compress_percentage/dedupe_percentage; choose one",
-        ));
+        return Err(err(spec, "zero_buffers conflicts with buffer_compress_percentage/dedupe_percentage; choose one"));
     }
     Ok(())
 }
@@ -380,10 +284,7 @@ fn worker_paths(spec: &JobSpec) -> Vec<Vec<PathBuf>> {
                 vec![dir.join(format!("{}.{}.0", spec.name, w))]
             } else {
                 let dir = spec.directory.as_ref().map(PathBuf::from);
-                spec.filenames
-                    .iter()
-                    .map(|f| dir.as_ref().map(|d| d.join(f)).unwrap_or_else(|| f.into()))
-                    .collect()
+                spec.filenames.iter().map(|f| dir.as_ref().map(|d| d.join(f)).unwrap_or_else(|| f.into())).collect()
             }
         })
         .collect()
@@ -409,11 +310,7 @@ pub fn prepare_targets(plan: &mut Plan) -> Result<(), PlanError> {
     let mut seen: std::collections::HashMap<PathBuf, Prepared> = Default::default();
     for job in &mut plan.jobs {
         let spec = &job.spec;
-        let need = Need {
-            bytes: spec.size.map(|s| spec.offset + s),
-            writes: spec.writes(),
-            allow_overwrite: spec.allow_overwrite,
-        };
+        let need = Need { bytes: spec.size.map(|s| spec.offset + s), writes: spec.writes(), allow_overwrite: spec.allow_overwrite };
         let mut prepared = Vec::new();
         for worker_paths in &job.paths {
             let mut mine = Vec::new();
@@ -429,13 +326,7 @@ pub fn prepare_targets(plan: &mut Plan) -> Result<(), PlanError> {
                 if p.created {
                     plan.created.push((path.clone(), spec.unlink));
                 }
-                seen.insert(
-                    path.clone(),
-                    Prepared {
-                        created: false,
-                        ..p.clone()
-                    },
-                );
+                seen.insert(path.clone(), Prepared { created: false, ..p.clone() });
                 mine.push(p);
             }
             prepared.push(mine);
@@ -474,44 +365,21 @@ fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
     };
     if let Some(smallest) = target_size {
         if smallest <= spec.offset {
-            return Err(err(
-                spec,
-                format!(
-                    "offset {} is beyond the end of the target ({smallest} bytes)",
-                    spec.offset
-                ),
-            ));
+            return Err(err(spec, format!("offset {} is beyond the end of the target ({smallest} bytes)", spec.offset)));
         }
         let len = spec.size.unwrap_or(smallest - spec.offset);
         if len < spec.bs.max() {
-            return Err(err(
-                spec,
-                format!("the target region ({len} bytes) is smaller than the block size"),
-            ));
+            return Err(err(spec, format!("the target region ({len} bytes) is smaller than the block size")));
         }
         let files = match &job.engine_target {
             Some(t) => t.units.max(1),
             None => job.prepared.first().map_or(1, |p| p.len() as u32),
         };
-        job.region = Region {
-            files,
-            start: spec.offset,
-            len,
-        };
+        job.region = Region { files, start: spec.offset, len };
     }
     // A runtime with nothing that sizes the job (null engine) bounds it by time alone.
-    let time_only = spec.runtime.is_some()
-        && spec.size.is_none()
-        && spec.io_size.is_none()
-        && target_size.is_none();
-    job.io_limit = if spec.time_based || time_only {
-        None
-    } else {
-        Some(
-            spec.io_size
-                .unwrap_or(job.region.len * job.region.files as u64),
-        )
-    };
+    let time_only = spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && target_size.is_none();
+    job.io_limit = if spec.time_based || time_only { None } else { Some(spec.io_size.unwrap_or(job.region.len * job.region.files as u64)) };
     Ok(())
 }
 
@@ -562,19 +430,10 @@ mod tests {
     fn stonewall_starts_groups_and_sync_engines_cap_queue_depth() {
         let a = spec(&[("name", "a"), ("ioengine", "null"), ("size", "1m")]);
         let b = spec(&[("name", "b"), ("ioengine", "null"), ("size", "1m")]);
-        let c = spec(&[
-            ("name", "c"),
-            ("ioengine", "psync"),
-            ("size", "1m"),
-            ("iodepth", "8"),
-            ("stonewall", "1"),
-        ]);
+        let c = spec(&[("name", "c"), ("ioengine", "psync"), ("size", "1m"), ("iodepth", "8"), ("stonewall", "1")]);
         let plan = build_plan(vec![a, b, c]).unwrap();
         assert_eq!(plan.groups, vec![vec![0, 1], vec![2]]);
         assert_eq!(plan.jobs[2].queue_depth, 1);
-        assert!(matches!(
-            plan.jobs[2].warnings[0],
-            Warning::QueueDepthCapped { asked: 8, .. }
-        ));
+        assert!(matches!(plan.jobs[2].warnings[0], Warning::QueueDepthCapped { asked: 8, .. }));
     }
 }

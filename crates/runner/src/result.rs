@@ -60,10 +60,7 @@ impl JobResult {
         self.ops.iter().map(|o| o.ios).sum()
     }
     pub fn total_errors(&self) -> u64 {
-        self.ops
-            .iter()
-            .map(|o| o.errors.values().sum::<u64>())
-            .sum()
+        self.ops.iter().map(|o| o.errors.values().sum::<u64>()).sum()
     }
 }
 

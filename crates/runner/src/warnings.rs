@@ -8,11 +8,7 @@ pub enum Warning {
     /// A synchronous engine cannot keep more than one I/O in flight.
     QueueDepthCapped { engine: String, asked: u32 },
     /// A fixed-rate job fell short of its rate.
-    RateNotMet {
-        job: String,
-        asked_iops: f64,
-        achieved_iops: f64,
-    },
+    RateNotMet { job: String, asked_iops: f64, achieved_iops: f64 },
     /// Buffered reads faster than any medium: the page cache answered them.
     PageCacheReads { job: String, p50_ns: u64 },
     /// Too few operations for the tail percentiles to mean much.
@@ -24,11 +20,7 @@ pub enum Warning {
     /// Something could not be cleaned up.
     Cleanup { message: String },
     /// The engine says how its settings shape the figures.
-    Engine {
-        job: String,
-        engine: String,
-        message: String,
-    },
+    Engine { job: String, engine: String, message: String },
 }
 
 impl Warning {
@@ -47,9 +39,9 @@ impl Warning {
                  use direct=1 or a working set larger than RAM to measure the storage",
                 *p50_ns as f64 / 1000.0
             ),
-            Warning::FewSamples { job, op, ios } => format!(
-                "job {job}: only {ios} {op} operations: p99.9 and above need 1000+ samples; run longer"
-            ),
+            Warning::FewSamples { job, op, ios } => {
+                format!("job {job}: only {ios} {op} operations: p99.9 and above need 1000+ samples; run longer")
+            }
             Warning::ClientCpuBound { cpu_percent } => format!(
                 "storbench used {cpu_percent:.0}% of the machine's CPU: the client may be the bottleneck; \
                  use fewer workers or more client machines"
@@ -76,29 +68,18 @@ pub fn analyse(result: &crate::result::JobResult, job: &crate::plan::JobPlan) ->
         let asked = rate * job.spec.numjobs as f64;
         let achieved: f64 = result.ops.iter().map(|o| o.iops).sum();
         if !result.interrupted && achieved < asked * 0.98 {
-            w.push(Warning::RateNotMet {
-                job: name.clone(),
-                asked_iops: asked,
-                achieved_iops: achieved,
-            });
+            w.push(Warning::RateNotMet { job: name.clone(), asked_iops: asked, achieved_iops: achieved });
         }
     }
     if let Some(r) = result.op(OpKind::Read) {
         let p50 = r.service.as_ref().unwrap_or(&r.latency).at(50.0);
         if !job.spec.direct && job.engine.capabilities().needs_files && r.ios > 0 && p50 < 5_000 {
-            w.push(Warning::PageCacheReads {
-                job: name.clone(),
-                p50_ns: p50,
-            });
+            w.push(Warning::PageCacheReads { job: name.clone(), p50_ns: p50 });
         }
     }
     for o in &result.ops {
         if o.ios > 0 && o.ios < 1000 && o.op != OpKind::Sync {
-            w.push(Warning::FewSamples {
-                job: name.clone(),
-                op: o.op.name().into(),
-                ios: o.ios,
-            });
+            w.push(Warning::FewSamples { job: name.clone(), op: o.op.name().into(), ios: o.ios });
         }
     }
     w

@@ -120,17 +120,10 @@ impl Slots {
 
 impl Worker {
     /// Open files and engine; errors here name the file or the call.
-    pub fn set_up(
-        p: WorkerParams,
-        tx: SyncSender<AgentMsg>,
-        spare: Receiver<Box<IntervalReport>>,
-    ) -> Result<Worker, String> {
+    pub fn set_up(p: WorkerParams, tx: SyncSender<AgentMsg>, spare: Receiver<Box<IntervalReport>>) -> Result<Worker, String> {
         let writes = p.spec.writes();
-        let files: Vec<File> = p
-            .targets
-            .iter()
-            .map(|t| files::open(t, writes, p.spec.direct).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?;
+        let files: Vec<File> =
+            p.targets.iter().map(|t| files::open(t, writes, p.spec.direct).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let qd = p.queue_depth as usize;
         let mut buffers = AlignedBuffers::new(qd, p.spec.max_transfer() as usize);
@@ -152,8 +145,7 @@ impl Worker {
                 let mut g = ObjGen::new(&p.spec, p.worker, p.io_limit, p.spec.number_ios);
                 if o.prefill {
                     let what = format!("prefill of {} objects", g.live());
-                    unmeasured(engine.as_mut(), qd as u32, || g.prefill_next())
-                        .map_err(|e| format!("{what}: {e}"))?;
+                    unmeasured(engine.as_mut(), qd as u32, || g.prefill_next()).map_err(|e| format!("{what}: {e}"))?;
                 }
                 Gen::Objects(g)
             }
@@ -161,23 +153,8 @@ impl Worker {
         };
         let with_service = p.ops_per_sec.is_some();
         let report = Box::new(IntervalReport::new(p.job, p.worker, with_service));
-        let schedule = p
-            .ops_per_sec
-            .map(|r| Schedule::new(r, p.spec.rate_process, 0));
-        Ok(Worker {
-            p,
-            _files: files,
-            buffers,
-            engine,
-            gen,
-            filler,
-            schedule,
-            report,
-            tx,
-            spare,
-            seq: 0,
-            interval_start: 0,
-        })
+        let schedule = p.ops_per_sec.map(|r| Schedule::new(r, p.spec.rate_process, 0));
+        Ok(Worker { p, _files: files, buffers, engine, gen, filler, schedule, report, tx, spare, seq: 0, interval_start: 0 })
     }
 
     /// Run to the end (time, byte budget or stop request) and report.
@@ -208,10 +185,7 @@ impl Worker {
             return Ok(());
         }
         let left = g.live();
-        unmeasured(self.engine.as_mut(), self.p.queue_depth, || {
-            g.cleanup_next()
-        })
-        .map_err(|e| format!("cleanup of {left} objects: {e}"))
+        unmeasured(self.engine.as_mut(), self.p.queue_depth, || g.cleanup_next()).map_err(|e| format!("cleanup of {left} objects: {e}"))
     }
 
     fn run_loop(&mut self, clock: &Clock) -> Result<(), storbench_engine::EngineError> {
@@ -232,8 +206,7 @@ impl Worker {
             if st.may_issue(now) {
                 self.fill(&mut slots, &mut st, now)?;
             }
-            let can_issue =
-                !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.stopping;
+            let can_issue = !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.stopping;
             let (pace, housekeeping) = self.next_events(can_issue, now, st.think_until, boundary);
             if slots.free.len() == qd {
                 if st.stopping || st.exhausted {
@@ -257,12 +230,7 @@ impl Worker {
 
     /// Issue into every free slot, as far as the schedule and think time allow.
     #[inline]
-    fn fill(
-        &mut self,
-        slots: &mut Slots,
-        st: &mut LoopState,
-        now: u64,
-    ) -> Result<(), storbench_engine::EngineError> {
+    fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
         let thinks = !self.p.spec.thinktime.is_zero();
         while let Some(&slot) = slots.free.last() {
             let scheduled = match self.schedule.as_mut() {
@@ -307,21 +275,14 @@ impl Worker {
             return self.engine.submit_and_reap(0, None, done);
         }
         let wake = (pace - SPIN_NS).min(housekeeping).max(now + 1);
-        self.engine
-            .submit_and_reap(1, Some(std::time::Duration::from_nanos(wake - now)), done)
+        self.engine.submit_and_reap(1, Some(std::time::Duration::from_nanos(wake - now)), done)
     }
 
     /// When the loop must act other than on a completion: the next paced start
     /// it could act on (a fixed-rate arrival or the end of a think time, only
     /// while a slot is free; `u64::MAX` if none), and the next interval boundary
     /// or end of the run.
-    fn next_events(
-        &self,
-        can_issue: bool,
-        now: u64,
-        think_until: u64,
-        boundary: u64,
-    ) -> (u64, u64) {
+    fn next_events(&self, can_issue: bool, now: u64, think_until: u64, boundary: u64) -> (u64, u64) {
         let housekeeping = self.p.end_ns.map_or(boundary, |e| e.min(boundary));
         if !can_issue {
             return (u64::MAX, housekeeping);
@@ -333,18 +294,10 @@ impl Worker {
     }
 
     #[inline]
-    fn issue(
-        &mut self,
-        s: &mut Slots,
-        slot: u32,
-        io: NextIo,
-        scheduled: u64,
-        now: u64,
-    ) -> Result<(), storbench_engine::EngineError> {
+    fn issue(&mut self, s: &mut Slots, slot: u32, io: NextIo, scheduled: u64, now: u64) -> Result<(), storbench_engine::EngineError> {
         if io.op.writes_data() {
             let buf = self.buffers.slot_mut(slot);
-            self.filler
-                .refresh(buf, io.len as usize, io.file, self.gen.rng());
+            self.filler.refresh(buf, io.len as usize, io.file, self.gen.rng());
         }
         let i = slot as usize;
         s.scheduled[i] = scheduled;
@@ -352,14 +305,7 @@ impl Worker {
         s.op[i] = io.op;
         s.len[i] = io.len;
         let data_only = self.p.spec.sync.is_some_and(|x| x.data_only);
-        self.engine.queue(IoRequest {
-            op: io.op,
-            data_only,
-            file: io.file,
-            offset: io.offset,
-            len: io.len,
-            slot,
-        })
+        self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, offset: io.offset, len: io.len, slot })
     }
 
     #[inline]
@@ -372,11 +318,7 @@ impl Worker {
         } else if op.moves_data() && (c.result as u64) < s.len[i] as u64 {
             stats.errors.record(SHORT_IO);
         } else {
-            stats.record(
-                c.result as u64,
-                now.saturating_sub(s.scheduled[i]),
-                now.saturating_sub(s.issued[i]),
-            );
+            stats.record(c.result as u64, now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
         }
         s.free.push(c.slot);
     }
@@ -391,23 +333,16 @@ impl Worker {
 
     /// Send the current interval and start a fresh one (recycled when possible).
     fn hand_over(&mut self, boundary: u64, now: u64) {
-        let fresh = self.spare.try_recv().unwrap_or_else(|_| {
-            Box::new(IntervalReport::new(
-                self.p.job,
-                self.p.worker,
-                self.p.ops_per_sec.is_some(),
-            ))
-        });
+        let fresh = self
+            .spare
+            .try_recv()
+            .unwrap_or_else(|_| Box::new(IntervalReport::new(self.p.job, self.p.worker, self.p.ops_per_sec.is_some())));
         let mut r = std::mem::replace(&mut self.report, fresh);
         r.seq = self.seq;
         r.start_ns = self.interval_start;
         r.end_ns = boundary.min(now).max(self.interval_start);
         r.warmup = r.end_ns <= self.p.ramp_ns && self.p.ramp_ns > 0;
-        r.behind_ns = self
-            .schedule
-            .as_ref()
-            .map(|s| now.saturating_sub(s.peek()))
-            .unwrap_or(0);
+        r.behind_ns = self.schedule.as_ref().map(|s| now.saturating_sub(s.peek())).unwrap_or(0);
         self.seq += 1;
         self.interval_start = r.end_ns;
         self.report.reset();
@@ -419,11 +354,7 @@ impl Worker {
 /// Carry out set-up or tear-down operations (prefill, cleanup) at full queue
 /// depth, outside the measurement. Any failed operation stops it: a prefill
 /// with holes would make the measured reads fail for a reason not measured.
-fn unmeasured(
-    engine: &mut dyn Engine,
-    qd: u32,
-    mut next: impl FnMut() -> Option<NextIo>,
-) -> Result<(), String> {
+fn unmeasured(engine: &mut dyn Engine, qd: u32, mut next: impl FnMut() -> Option<NextIo>) -> Result<(), String> {
     let mut free: Vec<u32> = (0..qd).collect();
     let mut done = Vec::with_capacity(qd as usize);
     let mut more = true;
@@ -435,14 +366,7 @@ fn unmeasured(
                 Some(io) => {
                     let slot = free.pop().expect("checked non-empty");
                     ops[slot as usize] = io.op;
-                    let req = IoRequest {
-                        op: io.op,
-                        data_only: false,
-                        file: io.file,
-                        offset: io.offset,
-                        len: io.len,
-                        slot,
-                    };
+                    let req = IoRequest { op: io.op, data_only: false, file: io.file, offset: io.offset, len: io.len, slot };
                     engine.queue(req).map_err(|e| e.to_string())?;
                 }
                 None => more = false,
@@ -454,9 +378,7 @@ fn unmeasured(
         if free.len() == qd as usize {
             break;
         }
-        engine
-            .submit_and_reap(1, None, &mut done)
-            .map_err(|e| e.to_string())?;
+        engine.submit_and_reap(1, None, &mut done).map_err(|e| e.to_string())?;
         for c in done.drain(..) {
             if c.result < 0 && failed.is_none() {
                 failed = Some((ops[c.slot as usize], c.result));
@@ -465,11 +387,7 @@ fn unmeasured(
         }
     }
     match failed {
-        Some((op, rc)) => Err(format!(
-            "{} failed: {}",
-            op.name(),
-            std::io::Error::from_raw_os_error(-rc as i32)
-        )),
+        Some((op, rc)) => Err(format!("{} failed: {}", op.name(), std::io::Error::from_raw_os_error(-rc as i32))),
         None => Ok(()),
     }
 }

@@ -50,11 +50,7 @@ impl Filler {
         let mut rng = Rng::new(IMAGE_SEED);
         for (i, chunk) in buf.chunks_mut(8).enumerate() {
             let within = (i * 8) % CHUNK;
-            let v = if within < self.random_per_chunk {
-                rng.next_u64()
-            } else {
-                0
-            };
+            let v = if within < self.random_per_chunk { rng.next_u64() } else { 0 };
             let bytes = v.to_le_bytes();
             chunk.copy_from_slice(&bytes[..chunk.len()]);
         }
@@ -75,11 +71,7 @@ impl Filler {
         let mut off = 0;
         while off + 8 <= len {
             if off % CHUNK < self.random_per_chunk {
-                let v = if stamp_const {
-                    DEDUPE_STAMP
-                } else {
-                    rng.next_u64()
-                };
+                let v = if stamp_const { DEDUPE_STAMP } else { rng.next_u64() };
                 buf[off..off + 8].copy_from_slice(&v.to_le_bytes());
             }
             off += SECTOR;
@@ -118,20 +110,13 @@ mod tests {
         f.refresh(&mut a, 8192, 0, &mut rng);
         f.refresh(&mut b, 8192, 0, &mut rng);
         for s in 0..16 {
-            assert_ne!(
-                a[s * 512..s * 512 + 512],
-                b[s * 512..s * 512 + 512],
-                "sector {s} repeated"
-            );
+            assert_ne!(a[s * 512..s * 512 + 512], b[s * 512..s * 512 + 512], "sector {s} repeated");
         }
     }
 
     #[test]
     fn compress_percentage_zeroes_that_share() {
-        let f = Filler::new(&DataPattern {
-            compress_pct: 50.0,
-            ..Default::default()
-        });
+        let f = Filler::new(&DataPattern { compress_pct: 50.0, ..Default::default() });
         let mut a = vec![1u8; 16384];
         f.init(&mut a);
         f.refresh(&mut a, 16384, 0, &mut Rng::new(2));
@@ -140,10 +125,7 @@ mod tests {
 
     #[test]
     fn dedupe_percentage_repeats_blocks() {
-        let f = Filler::new(&DataPattern {
-            dedupe_pct: 50.0,
-            ..Default::default()
-        });
+        let f = Filler::new(&DataPattern { dedupe_pct: 50.0, ..Default::default() });
         let mut image = vec![0u8; 4096];
         f.init(&mut image);
         let mut rng = Rng::new(3);
@@ -154,19 +136,12 @@ mod tests {
             blocks.insert(b);
         }
         // About 500 unique blocks plus one repeated block.
-        assert!(
-            blocks.len() > 430 && blocks.len() < 570,
-            "{} distinct",
-            blocks.len()
-        );
+        assert!(blocks.len() > 430 && blocks.len() < 570, "{} distinct", blocks.len());
     }
 
     #[test]
     fn zeros_stay_zero() {
-        let f = Filler::new(&DataPattern {
-            zeros: true,
-            ..Default::default()
-        });
+        let f = Filler::new(&DataPattern { zeros: true, ..Default::default() });
         let mut a = vec![7u8; 4096];
         f.init(&mut a);
         f.refresh(&mut a, 4096, 0, &mut Rng::new(4));
@@ -175,10 +150,7 @@ mod tests {
 
     #[test]
     fn rados_bench_contents_match_its_verifier() {
-        let f = Filler::new(&DataPattern {
-            rados_bench: true,
-            ..DataPattern::default()
-        });
+        let f = Filler::new(&DataPattern { rados_bench: true, ..DataPattern::default() });
         let mut buf = vec![0u8; 64];
         f.init(&mut buf);
         f.refresh(&mut buf, 64, 1234, &mut Rng::new(1));

@@ -14,33 +14,11 @@ const ZETA_EXACT_TERMS: u64 = 10_000_000;
 
 #[derive(Clone, Debug)]
 pub enum BlockSampler {
-    Uniform {
-        n: u64,
-    },
-    Zipf {
-        n: u64,
-        theta: f64,
-        alpha: f64,
-        zetan: f64,
-        eta: f64,
-        scatter: Scatter,
-    },
-    Pareto {
-        n: u64,
-        pow: f64,
-        scatter: Scatter,
-    },
-    Normal {
-        n: u64,
-        dev: f64,
-        scatter: Scatter,
-    },
-    Zoned {
-        n: u64,
-        cumulative_access: Vec<f64>,
-        starts: Vec<u64>,
-        lens: Vec<u64>,
-    },
+    Uniform { n: u64 },
+    Zipf { n: u64, theta: f64, alpha: f64, zetan: f64, eta: f64, scatter: Scatter },
+    Pareto { n: u64, pow: f64, scatter: Scatter },
+    Normal { n: u64, dev: f64, scatter: Scatter },
+    Zoned { n: u64, cumulative_access: Vec<f64>, starts: Vec<u64>, lens: Vec<u64> },
 }
 
 /// A bijection on `0..n`: `i -> (i * mult + add) mod n`, with `gcd(mult, n) = 1`.
@@ -58,11 +36,7 @@ impl Scatter {
         while n > 1 && gcd(mult, n) != 1 {
             mult += 2;
         }
-        Scatter {
-            n,
-            mult: mult.max(1),
-            add: n / 3,
-        }
+        Scatter { n, mult: mult.max(1), add: n / 3 }
     }
     #[inline]
     fn map(&self, i: u64) -> u64 {
@@ -97,25 +71,10 @@ impl BlockSampler {
                 let zetan = zeta(n, *theta);
                 let zeta2 = zeta(2, *theta);
                 let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
-                BlockSampler::Zipf {
-                    n,
-                    theta: *theta,
-                    alpha: 1.0 / (1.0 - theta),
-                    zetan,
-                    eta,
-                    scatter: Scatter::new(n),
-                }
+                BlockSampler::Zipf { n, theta: *theta, alpha: 1.0 / (1.0 - theta), zetan, eta, scatter: Scatter::new(n) }
             }
-            Distribution::Pareto { h } => BlockSampler::Pareto {
-                n,
-                pow: h.ln() / (1.0 - h).ln(),
-                scatter: Scatter::new(n),
-            },
-            Distribution::Normal { dev_pct } => BlockSampler::Normal {
-                n,
-                dev: dev_pct / 100.0 * n as f64,
-                scatter: Scatter::new(n),
-            },
+            Distribution::Pareto { h } => BlockSampler::Pareto { n, pow: h.ln() / (1.0 - h).ln(), scatter: Scatter::new(n) },
+            Distribution::Normal { dev_pct } => BlockSampler::Normal { n, dev: dev_pct / 100.0 * n as f64, scatter: Scatter::new(n) },
             Distribution::Zoned { zones } => zoned(zones, n),
         }
     }
@@ -125,14 +84,7 @@ impl BlockSampler {
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         match self {
             BlockSampler::Uniform { n } => rng.below(*n),
-            BlockSampler::Zipf {
-                n,
-                theta,
-                alpha,
-                zetan,
-                eta,
-                scatter,
-            } => {
+            BlockSampler::Zipf { n, theta, alpha, zetan, eta, scatter } => {
                 let u = rng.unit();
                 let uz = u * zetan;
                 let rank = if uz < 1.0 {
@@ -154,17 +106,9 @@ impl BlockSampler {
                     break scatter.map(x as u64);
                 }
             },
-            BlockSampler::Zoned {
-                cumulative_access,
-                starts,
-                lens,
-                ..
-            } => {
+            BlockSampler::Zoned { cumulative_access, starts, lens, .. } => {
                 let u = rng.unit() * 100.0;
-                let z = cumulative_access
-                    .iter()
-                    .position(|c| u < *c)
-                    .unwrap_or(starts.len() - 1);
+                let z = cumulative_access.iter().position(|c| u < *c).unwrap_or(starts.len() - 1);
                 starts[z] + rng.below(lens[z])
             }
         }
@@ -190,23 +134,14 @@ fn zoned(zones: &[Zone], n: u64) -> BlockSampler {
     for (i, z) in zones.iter().enumerate() {
         acc += z.access_pct;
         size_acc += z.size_pct;
-        let end = if i + 1 == zones.len() {
-            n
-        } else {
-            ((size_acc / 100.0) * n as f64).round() as u64
-        };
+        let end = if i + 1 == zones.len() { n } else { ((size_acc / 100.0) * n as f64).round() as u64 };
         let len = end.saturating_sub(start).max(1);
         cumulative_access.push(acc);
         starts.push(start.min(n - 1));
         lens.push(len.min(n - start.min(n - 1)));
         start = end;
     }
-    BlockSampler::Zoned {
-        n,
-        cumulative_access,
-        starts,
-        lens,
-    }
+    BlockSampler::Zoned { n, cumulative_access, starts, lens }
 }
 
 #[cfg(test)]
@@ -245,31 +180,16 @@ mod tests {
         let share = share_of_hottest(Distribution::Zipf { theta: 1.2 }, 10_000, 0.01);
         assert!(share > 0.5, "hottest 1% got {share}");
         let mild = share_of_hottest(Distribution::Zipf { theta: 0.8 }, 10_000, 0.01);
-        assert!(
-            mild < share && mild > 0.05,
-            "theta 0.8 hottest 1% got {mild}"
-        );
+        assert!(mild < share && mild > 0.05, "theta 0.8 hottest 1% got {mild}");
     }
 
     #[test]
     fn hotset_sends_the_asked_share_to_the_hot_zone() {
-        let zones = vec![
-            Zone {
-                access_pct: 90.0,
-                size_pct: 10.0,
-            },
-            Zone {
-                access_pct: 10.0,
-                size_pct: 90.0,
-            },
-        ];
+        let zones = vec![Zone { access_pct: 90.0, size_pct: 10.0 }, Zone { access_pct: 10.0, size_pct: 90.0 }];
         let s = BlockSampler::new(&Distribution::Zoned { zones }, 1000);
         let mut rng = Rng::new(5);
         let hot = (0..100_000).filter(|_| s.sample(&mut rng) < 100).count();
-        assert!(
-            (hot as f64 / 100_000.0 - 0.9).abs() < 0.01,
-            "hot share {hot}"
-        );
+        assert!((hot as f64 / 100_000.0 - 0.9).abs() < 0.01, "hot share {hot}");
     }
 
     #[test]

@@ -31,11 +31,7 @@ impl SizeSampler {
             acc
         });
         let cumulative: Vec<u64> = cumulative.collect();
-        SizeSampler {
-            sizes: split.0.iter().map(|e| e.0).collect(),
-            cumulative,
-            total: acc,
-        }
+        SizeSampler { sizes: split.0.iter().map(|e| e.0).collect(), cumulative, total: acc }
     }
     #[inline]
     fn sample(&self, rng: &mut Rng) -> u64 {
@@ -43,11 +39,7 @@ impl SizeSampler {
             return self.sizes[0];
         }
         let x = rng.below(self.total);
-        let i = self
-            .cumulative
-            .iter()
-            .position(|c| x < *c)
-            .unwrap_or(self.sizes.len() - 1);
+        let i = self.cumulative.iter().position(|c| x < *c).unwrap_or(self.sizes.len() - 1);
         self.sizes[i]
     }
 }
@@ -123,21 +115,11 @@ impl IoGen {
         if let Some(s) = self.sync {
             if self.writes_since_sync >= s.every {
                 self.writes_since_sync = 0;
-                return Some(NextIo {
-                    op: OpKind::Sync,
-                    file,
-                    offset: 0,
-                    len: 0,
-                });
+                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0 });
             }
         }
-        let read = self.always_read
-            || (self.read_threshold != 0 && self.rng.next_u64() < self.read_threshold);
-        let len = if read {
-            self.read_sizes.sample(&mut self.rng)
-        } else {
-            self.write_sizes.sample(&mut self.rng)
-        };
+        let read = self.always_read || (self.read_threshold != 0 && self.rng.next_u64() < self.read_threshold);
+        let len = if read { self.read_sizes.sample(&mut self.rng) } else { self.write_sizes.sample(&mut self.rng) };
         if let Some(left) = self.bytes_left.as_mut() {
             if *left < len {
                 return None;
@@ -145,21 +127,12 @@ impl IoGen {
             *left -= len;
         }
         let offset = self.region.start + self.place(file, read as usize, len);
-        self.next_file = if file + 1 >= self.region.files {
-            0
-        } else {
-            file + 1
-        };
+        self.next_file = if file + 1 >= self.region.files { 0 } else { file + 1 };
         if !read {
             self.writes_since_sync += 1;
         }
         let op = if read { OpKind::Read } else { OpKind::Write };
-        Some(NextIo {
-            op,
-            file,
-            offset,
-            len: len as u32,
-        })
+        Some(NextIo { op, file, offset, len: len as u32 })
     }
 
     #[inline]
@@ -189,28 +162,12 @@ mod tests {
         for (k, v) in opts {
             apply_option(&mut spec, k, v).unwrap();
         }
-        IoGen::new(
-            &spec,
-            Region {
-                files: 1,
-                start: 0,
-                len: region_len,
-            },
-            0,
-            None,
-        )
+        IoGen::new(&spec, Region { files: 1, start: 0, len: region_len }, 0, None)
     }
 
     #[test]
     fn mix_and_split_come_out_at_requested_proportions() {
-        let mut g = gen(
-            &[
-                ("rw", "randrw"),
-                ("rwmixread", "70"),
-                ("bssplit", "4k/50:8k/30:64k/20"),
-            ],
-            1 << 30,
-        );
+        let mut g = gen(&[("rw", "randrw"), ("rwmixread", "70"), ("bssplit", "4k/50:8k/30:64k/20")], 1 << 30);
         let (mut reads, mut n4, mut n8, mut n64) = (0, 0, 0, 0);
         let total = 200_000;
         for _ in 0..total {
@@ -227,11 +184,7 @@ mod tests {
         }
         let pct = |x: u32| x as f64 * 100.0 / total as f64;
         assert!((pct(reads) - 70.0).abs() < 0.5, "reads {}", pct(reads));
-        assert!(
-            (pct(n4) - 50.0).abs() < 0.5
-                && (pct(n8) - 30.0).abs() < 0.5
-                && (pct(n64) - 20.0).abs() < 0.5
-        );
+        assert!((pct(n4) - 50.0).abs() < 0.5 && (pct(n8) - 30.0).abs() < 0.5 && (pct(n64) - 20.0).abs() < 0.5);
     }
 
     #[test]
@@ -246,16 +199,7 @@ mod tests {
         let mut spec = JobSpec::default();
         apply_option(&mut spec, "rw", "write").unwrap();
         apply_option(&mut spec, "fsync", "2").unwrap();
-        let mut g = IoGen::new(
-            &spec,
-            Region {
-                files: 1,
-                start: 0,
-                len: 1 << 20,
-            },
-            0,
-            Some(4 * 4096),
-        );
+        let mut g = IoGen::new(&spec, Region { files: 1, start: 0, len: 1 << 20 }, 0, Some(4 * 4096));
         let ops: Vec<OpKind> = std::iter::from_fn(|| g.next()).map(|io| io.op).collect();
         use OpKind::*;
         assert_eq!(ops, vec![Write, Write, Sync, Write, Write, Sync]);
@@ -265,16 +209,7 @@ mod tests {
     fn files_round_robin_and_offset_applies() {
         let mut spec = JobSpec::default();
         apply_option(&mut spec, "rw", "randread").unwrap();
-        let mut g = IoGen::new(
-            &spec,
-            Region {
-                files: 3,
-                start: 1 << 20,
-                len: 1 << 20,
-            },
-            0,
-            None,
-        );
+        let mut g = IoGen::new(&spec, Region { files: 3, start: 1 << 20, len: 1 << 20 }, 0, None);
         let files: Vec<u32> = (0..6).map(|_| g.next().unwrap().file).collect();
         assert_eq!(files, vec![0, 1, 2, 0, 1, 2]);
         for _ in 0..1000 {

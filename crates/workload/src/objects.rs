@@ -39,11 +39,7 @@ impl ObjectSizes {
         match self {
             ObjectSizes::Classes { split } => split.describe(),
             ObjectSizes::Range { min, max } => {
-                format!(
-                    "{}-{}",
-                    crate::units::format_size(*min),
-                    crate::units::format_size(*max)
-                )
+                format!("{}-{}", crate::units::format_size(*min), crate::units::format_size(*max))
             }
         }
     }
@@ -75,9 +71,7 @@ impl Default for ObjectSpec {
     fn default() -> Self {
         ObjectSpec {
             count: 1024,
-            sizes: ObjectSizes::Classes {
-                split: SizeSplit::fixed(4 << 20),
-            },
+            sizes: ObjectSizes::Classes { split: SizeSplit::fixed(4 << 20) },
             prefix: None,
             mix: Vec::new(),
             op_len: None,
@@ -95,13 +89,7 @@ impl ObjectSpec {
             return self.mix.clone();
         }
         let reads = read_pct.round() as u32;
-        [
-            (OpKind::Read, reads),
-            (OpKind::Create, 100 - reads.min(100)),
-        ]
-        .into_iter()
-        .filter(|e| e.1 > 0)
-        .collect()
+        [(OpKind::Read, reads), (OpKind::Create, 100 - reads.min(100))].into_iter().filter(|e| e.1 > 0).collect()
     }
 
     /// The largest single transfer (buffer size per slot).
@@ -110,11 +98,7 @@ impl ObjectSpec {
         match self.op_len {
             // Prefill, create and update move whole objects.
             Some((_, max))
-                if !self.prefill
-                    && !self
-                        .effective_mix(read_pct)
-                        .iter()
-                        .any(|m| matches!(m.0, OpKind::Create | OpKind::Update)) =>
+                if !self.prefill && !self.effective_mix(read_pct).iter().any(|m| matches!(m.0, OpKind::Create | OpKind::Update)) =>
             {
                 max.min(whole)
             }
@@ -127,17 +111,11 @@ impl ObjectSpec {
     }
 
     pub fn prefix_for(&self, job: &str) -> String {
-        self.prefix
-            .clone()
-            .unwrap_or_else(|| format!("storbench.{job}."))
+        self.prefix.clone().unwrap_or_else(|| format!("storbench.{job}."))
     }
 
     pub fn describe_mix(&self, read_pct: f64) -> String {
-        self.effective_mix(read_pct)
-            .iter()
-            .map(|(o, w)| format!("{}:{w}", o.name()))
-            .collect::<Vec<_>>()
-            .join(",")
+        self.effective_mix(read_pct).iter().map(|(o, w)| format!("{}:{w}", o.name())).collect::<Vec<_>>().join(",")
     }
 }
 
@@ -150,10 +128,7 @@ struct Bits {
 
 impl Bits {
     fn new(n: u64, set: bool) -> Bits {
-        let mut b = Bits {
-            words: vec![if set { u64::MAX } else { 0 }; n.div_ceil(64) as usize],
-            n,
-        };
+        let mut b = Bits { words: vec![if set { u64::MAX } else { 0 }; n.div_ceil(64) as usize], n };
         if set && n % 64 != 0 {
             *b.words.last_mut().expect("n > 0") = (1u64 << (n % 64)) - 1;
         }
@@ -178,11 +153,7 @@ impl Bits {
         let start = (from % self.n) as usize / 64;
         for step in 0..=words {
             let wi = (start + step) % words;
-            let mut w = if want {
-                self.words[wi]
-            } else {
-                !self.words[wi]
-            };
+            let mut w = if want { self.words[wi] } else { !self.words[wi] };
             if step == 0 {
                 w &= u64::MAX << (from % self.n % 64);
             }
@@ -230,12 +201,7 @@ pub struct ObjGen {
 impl ObjGen {
     /// `workers` share the job's keys; `io_limit` is the byte budget and
     /// `op_limit` the operation budget of this worker.
-    pub fn new(
-        spec: &JobSpec,
-        worker: u32,
-        io_limit: Option<u64>,
-        op_limit: Option<u64>,
-    ) -> ObjGen {
+    pub fn new(spec: &JobSpec, worker: u32, io_limit: Option<u64>, op_limit: Option<u64>) -> ObjGen {
         let o = spec.objects.clone().unwrap_or_default();
         let workers = spec.numjobs.max(1) as u64;
         let worker = worker as u64;
@@ -262,11 +228,7 @@ impl ObjGen {
             worker,
             n,
             exists: Bits::new(n, o.exist),
-            object_len: if fixed_size.is_some() {
-                Vec::new()
-            } else {
-                vec![0; n as usize]
-            },
+            object_len: if fixed_size.is_some() { Vec::new() } else { vec![0; n as usize] },
             live: if o.exist { n } else { 0 },
             create_cursor: 0,
             seq_cursor: 0,
@@ -303,19 +265,9 @@ impl ObjGen {
             OpKind::Delete => self.delete(),
             OpKind::Stat => {
                 let k = self.existing().unwrap_or(0);
-                NextIo {
-                    op,
-                    file: self.global(k),
-                    offset: 0,
-                    len: 0,
-                }
+                NextIo { op, file: self.global(k), offset: 0, len: 0 }
             }
-            OpKind::List | OpKind::Sync => NextIo {
-                op,
-                file: 0,
-                offset: 0,
-                len: 0,
-            },
+            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0 },
         };
         if let Some(left) = self.bytes_left.as_mut() {
             if *left < io.len as u64 {
@@ -346,12 +298,7 @@ impl ObjGen {
         }
         let k = self.exists.next(0, true)?;
         self.mark(k, false);
-        Some(NextIo {
-            op: OpKind::Delete,
-            file: self.global(k),
-            offset: 0,
-            len: 0,
-        })
+        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0 })
     }
 
     #[inline]
@@ -360,11 +307,7 @@ impl ObjGen {
             return self.ops[0];
         }
         let x = self.rng.below(self.total_weight);
-        let i = self
-            .cumulative
-            .iter()
-            .position(|c| x < *c)
-            .unwrap_or(self.ops.len() - 1);
+        let i = self.cumulative.iter().position(|c| x < *c).unwrap_or(self.ops.len() - 1);
         self.ops[i]
     }
 
@@ -404,12 +347,7 @@ impl ObjGen {
             self.object_len[k as usize] = len as u32;
         }
         self.mark(k, true);
-        NextIo {
-            op,
-            file: self.global(k),
-            offset: 0,
-            len: len as u32,
-        }
+        NextIo { op, file: self.global(k), offset: 0, len: len as u32 }
     }
 
     /// A read or write of an existing object: whole, or a range of it. In
@@ -418,18 +356,9 @@ impl ObjGen {
     fn partial(&mut self, op: OpKind) -> NextIo {
         let Some((min, max)) = self.op_len else {
             let k = self.target(op);
-            return NextIo {
-                op,
-                file: self.global(k),
-                offset: 0,
-                len: self.size_of(k) as u32,
-            };
+            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32 };
         };
-        let len_drawn = if min == max {
-            min
-        } else {
-            min + self.rng.below(max - min + 1)
-        };
+        let len_drawn = if min == max { min } else { min + self.rng.below(max - min + 1) };
         let (k, offset, len) = match self.walk.filter(|_| self.sequential) {
             Some((k, off)) if off < self.size_of(k) && self.exists.get(k) => {
                 let len = len_drawn.min(self.size_of(k) - off);
@@ -439,23 +368,14 @@ impl ObjGen {
                 let k = self.target(op);
                 let size = self.size_of(k);
                 let len = len_drawn.min(size).max(1);
-                let off = if self.sequential {
-                    0
-                } else {
-                    self.rng.below(size - len + 1)
-                };
+                let off = if self.sequential { 0 } else { self.rng.below(size - len + 1) };
                 (k, off, len)
             }
         };
         if self.sequential {
             self.walk = Some((k, offset + len));
         }
-        NextIo {
-            op,
-            file: self.global(k),
-            offset,
-            len: len as u32,
-        }
+        NextIo { op, file: self.global(k), offset, len: len as u32 }
     }
 
     /// The object a read or partial write goes to. Reads go to existing objects;
@@ -485,12 +405,7 @@ impl ObjGen {
     fn delete(&mut self) -> NextIo {
         let k = self.existing().unwrap_or(0);
         self.mark(k, false);
-        NextIo {
-            op: OpKind::Delete,
-            file: self.global(k),
-            offset: 0,
-            len: 0,
-        }
+        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0 }
     }
 
     /// An existing key: in order for sequential jobs, else by popularity (the
@@ -499,16 +414,8 @@ impl ObjGen {
         if self.live == 0 {
             return None;
         }
-        let from = if self.sequential {
-            self.seq_cursor
-        } else {
-            self.popularity.sample(&mut self.rng)
-        };
-        let k = if self.exists.get(from % self.n) {
-            from % self.n
-        } else {
-            self.exists.next(from, true)?
-        };
+        let from = if self.sequential { self.seq_cursor } else { self.popularity.sample(&mut self.rng) };
+        let k = if self.exists.get(from % self.n) { from % self.n } else { self.exists.next(from, true)? };
         if self.sequential {
             self.seq_cursor = (k + 1) % self.n;
         }
@@ -570,25 +477,14 @@ mod tests {
 
     #[test]
     fn prefill_writes_each_owned_key_once_and_cleanup_removes_them() {
-        let s = spec(&[
-            ("objects", "10"),
-            ("object_size", "64k"),
-            ("numjobs", "3"),
-            ("rw", "randread"),
-        ]);
+        let s = spec(&[("objects", "10"), ("object_size", "64k"), ("numjobs", "3"), ("rw", "randread")]);
         let mut g = ObjGen::new(&s, 1, None, None);
-        let keys: Vec<u32> = std::iter::from_fn(|| g.prefill_next())
-            .map(|io| io.file)
-            .collect();
+        let keys: Vec<u32> = std::iter::from_fn(|| g.prefill_next()).map(|io| io.file).collect();
         assert_eq!(keys, vec![1, 4, 7]);
         assert_eq!(g.live(), 3);
         let reads: Vec<NextIo> = (0..50).map(|_| g.next().unwrap()).collect();
-        assert!(reads
-            .iter()
-            .all(|io| io.op == OpKind::Read && io.len == 65536 && io.file % 3 == 1));
-        let gone: Vec<u32> = std::iter::from_fn(|| g.cleanup_next())
-            .map(|io| io.file)
-            .collect();
+        assert!(reads.iter().all(|io| io.op == OpKind::Read && io.len == 65536 && io.file % 3 == 1));
+        let gone: Vec<u32> = std::iter::from_fn(|| g.cleanup_next()).map(|io| io.file).collect();
         assert_eq!(gone.len(), 3);
         assert_eq!(g.live(), 0);
     }
@@ -648,12 +544,7 @@ mod tests {
 
     #[test]
     fn sequential_reads_walk_the_keys_in_order_and_budgets_stop_the_job() {
-        let s = spec(&[
-            ("objects", "5"),
-            ("object_size", "1m"),
-            ("rw", "read"),
-            ("objects_exist", "1"),
-        ]);
+        let s = spec(&[("objects", "5"), ("object_size", "1m"), ("rw", "read"), ("objects_exist", "1")]);
         let mut g = ObjGen::new(&s, 0, Some(7 << 20), None);
         let keys: Vec<u32> = std::iter::from_fn(|| g.next()).map(|io| io.file).collect();
         assert_eq!(keys, vec![0, 1, 2, 3, 4, 0, 1]);
@@ -663,35 +554,14 @@ mod tests {
 
     #[test]
     fn sequential_ranges_walk_each_object_then_the_next() {
-        let s = spec(&[
-            ("objects", "2"),
-            ("object_size", "10k"),
-            ("object_op_size", "4k"),
-            ("object_ops", "write"),
-            ("rw", "write"),
-        ]);
+        let s = spec(&[("objects", "2"), ("object_size", "10k"), ("object_op_size", "4k"), ("object_ops", "write"), ("rw", "write")]);
         let mut g = ObjGen::new(&s, 0, None, None);
         let first = g.next().unwrap();
         assert_eq!((first.file, first.offset, first.len), (0, 0, 4096));
-        assert_eq!(
-            g.live(),
-            1,
-            "the partial write created object 0, and cleanup knows it"
-        );
+        assert_eq!(g.live(), 1, "the partial write created object 0, and cleanup knows it");
         while g.prefill_next().is_some() {}
-        let got: Vec<(u32, u64, u32)> = (0..4)
-            .map(|_| g.next().unwrap())
-            .map(|io| (io.file, io.offset, io.len))
-            .collect();
-        assert_eq!(
-            got,
-            vec![
-                (0, 4096, 4096),
-                (0, 8192, 2048),
-                (1, 0, 4096),
-                (1, 4096, 4096)
-            ]
-        );
+        let got: Vec<(u32, u64, u32)> = (0..4).map(|_| g.next().unwrap()).map(|io| (io.file, io.offset, io.len)).collect();
+        assert_eq!(got, vec![(0, 4096, 4096), (0, 8192, 2048), (1, 0, 4096), (1, 4096, 4096)]);
     }
 
     #[test]

@@ -28,28 +28,16 @@ impl std::error::Error for OptionError {}
 /// The options the core understands, with a one-line help each.
 pub const CORE_OPTIONS: &[(&str, &str)] = &[
     ("name", "job name"),
-    (
-        "rw",
-        "read|write|randread|randwrite|readwrite|randrw (alias: readwrite)",
-    ),
-    (
-        "rwmixread",
-        "percentage of reads in a mixed job (default 50)",
-    ),
+    ("rw", "read|write|randread|randwrite|readwrite|randrw (alias: readwrite)"),
+    ("rwmixread", "percentage of reads in a mixed job (default 50)"),
     ("rwmixwrite", "percentage of writes in a mixed job"),
     ("bs", "block size, or read,write sizes (e.g. 4k or 4k,64k)"),
-    (
-        "bssplit",
-        "weighted block sizes, e.g. 4k/50:64k/50 (reads,writes may differ)",
-    ),
+    ("bssplit", "weighted block sizes, e.g. 4k/50:64k/50 (reads,writes may differ)"),
     ("iodepth", "I/Os kept in flight per worker"),
     ("numjobs", "number of workers (threads)"),
     ("size", "bytes of each file or device to use"),
     ("offset", "start of the region used"),
-    (
-        "io_size",
-        "stop after this many bytes per worker (alias: io_limit)",
-    ),
+    ("io_size", "stop after this many bytes per worker (alias: io_limit)"),
     ("filename", "file(s) or block device(s), colon-separated"),
     ("directory", "directory in which to create per-worker files"),
     ("ioengine", "psync|io_uring|null"),
@@ -57,92 +45,37 @@ pub const CORE_OPTIONS: &[(&str, &str)] = &[
     ("buffered", "0 to bypass the page cache (inverse of direct)"),
     ("runtime", "run time (seconds, or 30s/5m)"),
     ("ramp_time", "warm-up excluded from the results"),
-    (
-        "time_based",
-        "run for runtime even when size has been covered",
-    ),
-    (
-        "rate",
-        "fixed rate per worker: bytes/s (e.g. 100m) or IOPS with an 'iops' suffix",
-    ),
+    ("time_based", "run for runtime even when size has been covered"),
+    ("rate", "fixed rate per worker: bytes/s (e.g. 100m) or IOPS with an 'iops' suffix"),
     ("rate_iops", "fixed rate per worker in IOPS"),
     ("rate_process", "linear|poisson arrivals in fixed-rate mode"),
-    (
-        "random_distribution",
-        "uniform|zipf:θ|pareto:h|normal:dev%|zoned:a/s:...|hotset:access/size",
-    ),
+    ("random_distribution", "uniform|zipf:θ|pareto:h|normal:dev%|zoned:a/s:...|hotset:access/size"),
     ("fsync", "fsync after every N writes"),
     ("fdatasync", "fdatasync after every N writes"),
-    (
-        "thinktime",
-        "pause after I/O (microseconds unless suffixed)",
-    ),
+    ("thinktime", "pause after I/O (microseconds unless suffixed)"),
     ("thinktime_blocks", "I/Os issued between think times"),
-    (
-        "zero_buffers",
-        "write zeros (compressible: only on purpose)",
-    ),
-    (
-        "buffer_compress_percentage",
-        "percentage of each written block that compresses away",
-    ),
-    (
-        "dedupe_percentage",
-        "percentage of writes that repeat an earlier block",
-    ),
-    (
-        "rados_bench_data",
-        "write rados bench's object contents (so rados bench seq/rand can verify them)",
-    ),
-    (
-        "allow_overwrite",
-        "write to an existing file or device storbench did not create",
-    ),
+    ("zero_buffers", "write zeros (compressible: only on purpose)"),
+    ("buffer_compress_percentage", "percentage of each written block that compresses away"),
+    ("dedupe_percentage", "percentage of writes that repeat an earlier block"),
+    ("rados_bench_data", "write rados bench's object contents (so rados bench seq/rand can verify them)"),
+    ("allow_overwrite", "write to an existing file or device storbench did not create"),
     ("unlink", "remove the files this job created when it ends"),
-    (
-        "stonewall",
-        "wait for the jobs before this one (alias: wait_for_previous)",
-    ),
+    ("stonewall", "wait for the jobs before this one (alias: wait_for_previous)"),
     ("randseed", "seed for the job's random numbers"),
     ("number_ios", "stop after this many operations per worker"),
-    (
-        "objects",
-        "object jobs: number of objects in the key space (default 1024)",
-    ),
-    (
-        "object_size",
-        "object size: 4m, classes 4k/70:1m/30, or a range 4k-1m",
-    ),
-    (
-        "object_prefix",
-        "object name prefix (default storbench.<job>.)",
-    ),
-    (
-        "object_ops",
-        "operation weights, e.g. read:70,create:10,update:10,delete:5,stat:5 (also write, list)",
-    ),
-    (
-        "object_op_size",
-        "length range of partial reads/writes, e.g. 4k-64k (default: whole objects)",
-    ),
+    ("objects", "object jobs: number of objects in the key space (default 1024)"),
+    ("object_size", "object size: 4m, classes 4k/70:1m/30, or a range 4k-1m"),
+    ("object_prefix", "object name prefix (default storbench.<job>.)"),
+    ("object_ops", "operation weights, e.g. read:70,create:10,update:10,delete:5,stat:5 (also write, list)"),
+    ("object_op_size", "length range of partial reads/writes, e.g. 4k-64k (default: whole objects)"),
     ("prefill", "write every object before the measured phase"),
-    (
-        "objects_exist",
-        "the objects exist already (left by an earlier run)",
-    ),
-    (
-        "cleanup",
-        "remove the objects when the run ends (default 1, or 0 with objects_exist=1)",
-    ),
+    ("objects_exist", "the objects exist already (left by an earlier run)"),
+    ("cleanup", "remove the objects when the run ends (default 1, or 0 with objects_exist=1)"),
 ];
 
 /// Normalise an option name: lower case, dashes to underscores, aliases resolved.
 pub fn canonical_name(key: &str) -> String {
-    let k = key
-        .trim()
-        .trim_start_matches("--")
-        .to_ascii_lowercase()
-        .replace('-', "_");
+    let k = key.trim().trim_start_matches("--").to_ascii_lowercase().replace('-', "_");
     match k.as_str() {
         "readwrite" => "rw".into(),
         "blocksize" => "bs".into(),
@@ -154,10 +87,7 @@ pub fn canonical_name(key: &str) -> String {
 }
 
 fn bad(option: &str, e: impl std::fmt::Display) -> OptionError {
-    OptionError {
-        option: option.to_string(),
-        message: e.to_string(),
-    }
+    OptionError { option: option.to_string(), message: e.to_string() }
 }
 
 /// Apply one `key = value` to a spec. Unknown keys go to `engine_options`.
@@ -168,14 +98,8 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: &str) -> Result<(), Op
     match name.as_str() {
         "name" => spec.name = nonempty(&name, v)?.to_string(),
         "rw" => {
-            spec.rw = RwMode::parse(&v.to_ascii_lowercase()).ok_or_else(|| {
-                bad(
-                    &name,
-                    format!(
-                        "'{v}' is not one of read, write, randread, randwrite, readwrite, randrw"
-                    ),
-                )
-            })?
+            spec.rw = RwMode::parse(&v.to_ascii_lowercase())
+                .ok_or_else(|| bad(&name, format!("'{v}' is not one of read, write, randread, randwrite, readwrite, randrw")))?
         }
         "rwmixread" => spec.rwmixread = parse_percent(v).map_err(e)?,
         "rwmixwrite" => spec.rwmixread = 100.0 - parse_percent(v).map_err(e)?,
@@ -186,13 +110,7 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: &str) -> Result<(), Op
         "size" => spec.size = Some(nonzero_size(&name, v)?),
         "offset" => spec.offset = parse_size(v).map_err(e)?,
         "io_size" => spec.io_size = Some(nonzero_size(&name, v)?),
-        "filename" => {
-            spec.filenames = v
-                .split(':')
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-                .collect()
-        }
+        "filename" => spec.filenames = v.split(':').filter(|s| !s.is_empty()).map(String::from).collect(),
         "directory" => spec.directory = Some(nonempty(&name, v)?.to_string()),
         "ioengine" => spec.ioengine = nonempty(&name, v)?.to_ascii_lowercase(),
         "direct" => spec.direct = parse_bool(v).map_err(e)?,
@@ -239,10 +157,7 @@ fn obj(spec: &mut JobSpec) -> &mut ObjectSpec {
 fn positive_count(name: &str, v: &str) -> Result<u64, OptionError> {
     match parse_count(v) {
         Ok(n) if n > 0 && n <= u32::MAX as u64 => Ok(n),
-        Ok(_) => Err(bad(
-            name,
-            format!("'{v}' must be between 1 and {}", u32::MAX),
-        )),
+        Ok(_) => Err(bad(name, format!("'{v}' must be between 1 and {}", u32::MAX))),
         Err(e) => Err(bad(name, e)),
     }
 }
@@ -252,16 +167,10 @@ fn parse_range(name: &str, v: &str) -> Result<(u64, u64), OptionError> {
     let (a, b) = v.split_once('-').unwrap_or((v, v));
     let (min, max) = (nonzero_size(name, a)?, nonzero_size(name, b)?);
     if min > max {
-        return Err(bad(
-            name,
-            format!("'{v}': the first size is larger than the second (form: 4k-64k)"),
-        ));
+        return Err(bad(name, format!("'{v}': the first size is larger than the second (form: 4k-64k)")));
     }
     if max > u32::MAX as u64 {
-        return Err(bad(
-            name,
-            format!("'{v}': sizes above 4 GiB are not supported"),
-        ));
+        return Err(bad(name, format!("'{v}': sizes above 4 GiB are not supported")));
     }
     Ok((min, max))
 }
@@ -273,10 +182,7 @@ fn parse_object_sizes(name: &str, v: &str) -> Result<ObjectSizes, OptionError> {
     }
     let split = parse_split(name, v)?;
     if split.max() > u32::MAX as u64 {
-        return Err(bad(
-            name,
-            format!("'{v}': objects above 4 GiB are not supported"),
-        ));
+        return Err(bad(name, format!("'{v}': objects above 4 GiB are not supported")));
     }
     Ok(ObjectSizes::Classes { split })
 }
@@ -289,21 +195,12 @@ fn parse_mix(name: &str, v: &str) -> Result<Vec<(OpKind, u32)>, OptionError> {
         let (op, w) = item.split_once(':').unwrap_or((item, "1"));
         let op = OpKind::parse(&op.trim().to_ascii_lowercase())
             .filter(|o| *o != OpKind::Sync)
-            .ok_or_else(|| {
-                bad(
-                    name,
-                    format!("'{op}' is not an object operation; use {OPS}"),
-                )
-            })?;
-        let w: u32 = w.trim().trim_end_matches('%').parse().map_err(|_| {
-            bad(
-                name,
-                format!(
-                    "weight '{w}' of {} is not a whole number (form: read:70,create:30)",
-                    op.name()
-                ),
-            )
-        })?;
+            .ok_or_else(|| bad(name, format!("'{op}' is not an object operation; use {OPS}")))?;
+        let w: u32 = w
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| bad(name, format!("weight '{w}' of {} is not a whole number (form: read:70,create:30)", op.name())))?;
         if mix.iter().any(|m| m.0 == op) {
             return Err(bad(name, format!("{} is listed twice", op.name())));
         }
@@ -333,10 +230,7 @@ fn positive_u32(name: &str, v: &str) -> Result<u32, OptionError> {
 }
 
 fn positive_f64(name: &str, v: &str) -> Result<f64, OptionError> {
-    let n = parse_count(v)
-        .map(|n| n as f64)
-        .or_else(|_| v.parse::<f64>())
-        .map_err(|_| bad(name, format!("'{v}' is not a number")))?;
+    let n = parse_count(v).map(|n| n as f64).or_else(|_| v.parse::<f64>()).map_err(|_| bad(name, format!("'{v}' is not a number")))?;
     if !(n > 0.0 && n.is_finite()) {
         return Err(bad(name, format!("'{v}' must be above zero")));
     }
@@ -353,10 +247,7 @@ fn nonzero_size(name: &str, v: &str) -> Result<u64, OptionError> {
 
 fn sync_every(name: &str, v: &str, data_only: bool) -> Result<Option<SyncEvery>, OptionError> {
     let n = parse_count(v).map_err(|e| bad(name, e))?;
-    Ok((n > 0).then_some(SyncEvery {
-        every: n.min(u32::MAX as u64) as u32,
-        data_only,
-    }))
+    Ok((n > 0).then_some(SyncEvery { every: n.min(u32::MAX as u64) as u32, data_only }))
 }
 
 fn parse_bs(name: &str, v: &str) -> Result<BlockSizes, OptionError> {
@@ -366,10 +257,7 @@ fn parse_bs(name: &str, v: &str) -> Result<BlockSizes, OptionError> {
         Some(w) if !w.trim().is_empty() => nonzero_size(name, w)?,
         _ => read,
     };
-    Ok(BlockSizes {
-        read: SizeSplit::fixed(read),
-        write: SizeSplit::fixed(write),
-    })
+    Ok(BlockSizes { read: SizeSplit::fixed(read), write: SizeSplit::fixed(write) })
 }
 
 fn parse_split(name: &str, v: &str) -> Result<SizeSplit, OptionError> {
@@ -380,21 +268,17 @@ fn parse_split(name: &str, v: &str) -> Result<SizeSplit, OptionError> {
             None => (item, "100"),
         };
         let size = nonzero_size(name, size)?;
-        let weight: u32 = weight.trim().trim_end_matches('%').parse().map_err(|_| {
-            bad(
-                name,
-                format!("weight '{weight}' in '{item}' is not a whole number (form: 4k/50:64k/50)"),
-            )
-        })?;
+        let weight: u32 = weight
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| bad(name, format!("weight '{weight}' in '{item}' is not a whole number (form: 4k/50:64k/50)")))?;
         if weight > 0 {
             entries.push((size, weight));
         }
     }
     if entries.is_empty() {
-        return Err(bad(
-            name,
-            format!("'{v}' has no block size with a weight above zero (form: 4k/50:64k/50)"),
-        ));
+        return Err(bad(name, format!("'{v}' has no block size with a weight above zero (form: 4k/50:64k/50)")));
     }
     Ok(SizeSplit(entries))
 }
@@ -432,12 +316,7 @@ pub fn parse_distribution(name: &str, v: &str) -> Result<Distribution, OptionErr
     let lower = v.to_ascii_lowercase();
     let (kind, arg) = lower.split_once(':').unwrap_or((lower.as_str(), ""));
     let num = |what: &str| -> Result<f64, OptionError> {
-        arg.parse::<f64>().map_err(|_| {
-            bad(
-                name,
-                format!("{kind} needs {what}, e.g. {kind}:{}", example(kind)),
-            )
-        })
+        arg.parse::<f64>().map_err(|_| bad(name, format!("{kind} needs {what}, e.g. {kind}:{}", example(kind))))
     };
     let d = match kind {
         "uniform" | "random" => Distribution::Uniform,
@@ -486,15 +365,10 @@ fn example(kind: &str) -> &'static str {
 fn parse_zones(name: &str, arg: &str) -> Result<Vec<Zone>, OptionError> {
     let mut zones = Vec::new();
     for z in arg.split(':').filter(|s| !s.is_empty()) {
-        let (a, s) = z
-            .split_once('/')
-            .ok_or_else(|| bad(name, format!("zone '{z}' is not access%/size%")))?;
+        let (a, s) = z.split_once('/').ok_or_else(|| bad(name, format!("zone '{z}' is not access%/size%")))?;
         let access_pct = parse_percent(a).map_err(|e| bad(name, e))?;
         let size_pct = parse_percent(s).map_err(|e| bad(name, e))?;
-        zones.push(Zone {
-            access_pct,
-            size_pct,
-        });
+        zones.push(Zone { access_pct, size_pct });
     }
     let access: f64 = zones.iter().map(|z| z.access_pct).sum();
     let size: f64 = zones.iter().map(|z| z.size_pct).sum();
@@ -508,31 +382,15 @@ fn parse_zones(name: &str, arg: &str) -> Result<Vec<Zone>, OptionError> {
 }
 
 fn hotset(name: &str, arg: &str) -> Result<Distribution, OptionError> {
-    let (a, s) = arg.split_once('/').ok_or_else(|| {
-        bad(
-            name,
-            "hotset needs access%/size%, e.g. hotset:90/10 (90% of I/O to 10% of the space)",
-        )
-    })?;
+    let (a, s) =
+        arg.split_once('/').ok_or_else(|| bad(name, "hotset needs access%/size%, e.g. hotset:90/10 (90% of I/O to 10% of the space)"))?;
     let access = parse_percent(a).map_err(|e| bad(name, e))?;
     let size = parse_percent(s).map_err(|e| bad(name, e))?;
     if size <= 0.0 || size >= 100.0 {
-        return Err(bad(
-            name,
-            "hotset size must be between 0 and 100 percent, exclusive",
-        ));
+        return Err(bad(name, "hotset size must be between 0 and 100 percent, exclusive"));
     }
     Ok(Distribution::Zoned {
-        zones: vec![
-            Zone {
-                access_pct: access,
-                size_pct: size,
-            },
-            Zone {
-                access_pct: 100.0 - access,
-                size_pct: 100.0 - size,
-            },
-        ],
+        zones: vec![Zone { access_pct: access, size_pct: size }, Zone { access_pct: 100.0 - access, size_pct: 100.0 - size }],
     })
 }
 
@@ -574,13 +432,7 @@ mod tests {
 
     #[test]
     fn fio_names_with_dashes_or_underscores() {
-        let s = spec_with(&[
-            ("--ramp-time", "2"),
-            ("rwmixread", "70"),
-            ("rw", "randrw"),
-            ("iodepth", "16"),
-        ])
-        .unwrap();
+        let s = spec_with(&[("--ramp-time", "2"), ("rwmixread", "70"), ("rw", "randrw"), ("iodepth", "16")]).unwrap();
         assert_eq!(s.ramp_time, Duration::from_secs(2));
         assert_eq!(s.read_percent(), 70.0);
         assert_eq!(s.iodepth, 16);
@@ -605,53 +457,25 @@ mod tests {
         let s = spec_with(&[("random_distribution", "hotset:90/10")]).unwrap();
         assert_eq!(
             s.distribution,
-            Distribution::Zoned {
-                zones: vec![
-                    Zone {
-                        access_pct: 90.0,
-                        size_pct: 10.0
-                    },
-                    Zone {
-                        access_pct: 10.0,
-                        size_pct: 90.0
-                    }
-                ]
-            }
+            Distribution::Zoned { zones: vec![Zone { access_pct: 90.0, size_pct: 10.0 }, Zone { access_pct: 10.0, size_pct: 90.0 }] }
         );
         assert!(spec_with(&[("random_distribution", "zipf:1")]).is_err());
         assert!(spec_with(&[("random_distribution", "zoned:50/10:40/90")]).is_err());
-        assert!(matches!(
-            spec_with(&[("random_distribution", "pareto:0.2")])
-                .unwrap()
-                .distribution,
-            Distribution::Pareto { .. }
-        ));
+        assert!(matches!(spec_with(&[("random_distribution", "pareto:0.2")]).unwrap().distribution, Distribution::Pareto { .. }));
     }
 
     #[test]
     fn rates() {
-        assert_eq!(
-            spec_with(&[("rate", "500iops")]).unwrap().rate,
-            Some(RateLimit::Iops(500.0))
-        );
-        assert_eq!(
-            spec_with(&[("rate", "10m")]).unwrap().rate,
-            Some(RateLimit::Bytes(10485760.0))
-        );
-        assert_eq!(
-            spec_with(&[("rate_iops", "2k")]).unwrap().rate,
-            Some(RateLimit::Iops(2000.0))
-        );
+        assert_eq!(spec_with(&[("rate", "500iops")]).unwrap().rate, Some(RateLimit::Iops(500.0)));
+        assert_eq!(spec_with(&[("rate", "10m")]).unwrap().rate, Some(RateLimit::Bytes(10485760.0)));
+        assert_eq!(spec_with(&[("rate_iops", "2k")]).unwrap().rate, Some(RateLimit::Iops(2000.0)));
         assert!(spec_with(&[("rate_iops", "0")]).is_err());
     }
 
     #[test]
     fn unknown_options_go_to_the_engine_and_bad_values_name_the_option() {
         let s = spec_with(&[("fixedbufs", "1")]).unwrap();
-        assert_eq!(
-            s.engine_options.get("fixedbufs").map(String::as_str),
-            Some("1")
-        );
+        assert_eq!(s.engine_options.get("fixedbufs").map(String::as_str), Some("1"));
         let err = spec_with(&[("iodepth", "lots")]).unwrap_err();
         assert_eq!(err.option, "iodepth");
         assert!(err.to_string().contains("lots"));

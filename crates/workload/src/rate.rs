@@ -18,11 +18,7 @@ pub struct Schedule {
 impl Schedule {
     /// `ops_per_sec` for this worker; the first arrival is at `start_ns`.
     pub fn new(ops_per_sec: f64, arrival: Arrival, start_ns: u64) -> Schedule {
-        Schedule {
-            interval_ns: 1e9 / ops_per_sec,
-            arrival,
-            next_ns: start_ns as f64,
-        }
+        Schedule { interval_ns: 1e9 / ops_per_sec, arrival, next_ns: start_ns as f64 }
     }
 
     /// The next scheduled time, without consuming it.
@@ -57,10 +53,7 @@ mod tests {
                 last = s.advance(&mut rng);
             }
             let rate = 100_000.0 / (last as f64 / 1e9);
-            assert!(
-                (rate - 1000.0).abs() / 1000.0 < 0.01,
-                "{arrival:?} gave {rate}/s"
-            );
+            assert!((rate - 1000.0).abs() / 1000.0 < 0.01, "{arrival:?} gave {rate}/s");
         }
     }
 }

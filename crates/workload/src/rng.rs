@@ -19,9 +19,7 @@ impl Rng {
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             z ^ (z >> 31)
         };
-        Rng {
-            s: [next(), next(), next(), next()],
-        }
+        Rng { s: [next(), next(), next(), next()] }
     }
 
     #[inline]

@@ -28,16 +28,8 @@ pub enum OpKind {
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 8] = [
-        OpKind::Read,
-        OpKind::Write,
-        OpKind::Sync,
-        OpKind::Create,
-        OpKind::Update,
-        OpKind::Stat,
-        OpKind::Delete,
-        OpKind::List,
-    ];
+    pub const ALL: [OpKind; 8] =
+        [OpKind::Read, OpKind::Write, OpKind::Sync, OpKind::Create, OpKind::Update, OpKind::Stat, OpKind::Delete, OpKind::List];
     pub const COUNT: usize = 8;
 
     #[inline]
@@ -71,10 +63,7 @@ impl OpKind {
     /// Moves `len` bytes; a shorter result is a short I/O.
     #[inline]
     pub fn moves_data(self) -> bool {
-        matches!(
-            self,
-            OpKind::Read | OpKind::Write | OpKind::Create | OpKind::Update
-        )
+        matches!(self, OpKind::Read | OpKind::Write | OpKind::Create | OpKind::Update)
     }
 }
 
@@ -150,11 +139,7 @@ impl SizeSplit {
         if self.0.len() == 1 {
             return crate::units::format_size(self.0[0].0);
         }
-        self.0
-            .iter()
-            .map(|(s, w)| format!("{}/{}", crate::units::format_size(*s), w))
-            .collect::<Vec<_>>()
-            .join(":")
+        self.0.iter().map(|(s, w)| format!("{}/{}", crate::units::format_size(*s), w)).collect::<Vec<_>>().join(":")
     }
 }
 
@@ -218,14 +203,9 @@ impl Distribution {
             Distribution::Zipf { theta } => format!("zipf:{theta}"),
             Distribution::Pareto { h } => format!("pareto:{h}"),
             Distribution::Normal { dev_pct } => format!("normal:{dev_pct}"),
-            Distribution::Zoned { zones } => format!(
-                "zoned:{}",
-                zones
-                    .iter()
-                    .map(|z| format!("{}/{}", z.access_pct, z.size_pct))
-                    .collect::<Vec<_>>()
-                    .join(":")
-            ),
+            Distribution::Zoned { zones } => {
+                format!("zoned:{}", zones.iter().map(|z| format!("{}/{}", z.access_pct, z.size_pct)).collect::<Vec<_>>().join(":"))
+            }
         }
     }
 }
@@ -263,12 +243,7 @@ pub struct DataPattern {
 
 impl Default for DataPattern {
     fn default() -> Self {
-        DataPattern {
-            zeros: false,
-            compress_pct: 0.0,
-            dedupe_pct: 0.0,
-            rados_bench: false,
-        }
+        DataPattern { zeros: false, compress_pct: 0.0, dedupe_pct: 0.0, rados_bench: false }
     }
 }
 
@@ -352,10 +327,7 @@ impl Default for JobSpec {
             name: "job".into(),
             rw: RwMode::Read,
             rwmixread: 50.0,
-            bs: BlockSizes {
-                read: SizeSplit::fixed(4096),
-                write: SizeSplit::fixed(4096),
-            },
+            bs: BlockSizes { read: SizeSplit::fixed(4096), write: SizeSplit::fixed(4096) },
             iodepth: 1,
             numjobs: 1,
             size: None,
@@ -395,9 +367,7 @@ impl JobSpec {
             Some(o) => {
                 o.prefill
                     || o.cleans_up()
-                    || o.effective_mix(self.read_percent())
-                        .iter()
-                        .any(|m| !matches!(m.0, OpKind::Read | OpKind::Stat | OpKind::List))
+                    || o.effective_mix(self.read_percent()).iter().any(|m| !matches!(m.0, OpKind::Read | OpKind::Stat | OpKind::List))
             }
             None => self.rw.writes(self.rwmixread),
         }
@@ -411,11 +381,7 @@ impl JobSpec {
     }
     /// One line a person reads: "randrw 70/30 8KiB qd16 x1".
     pub fn describe(&self) -> String {
-        let mix = if self.rw.is_mixed() {
-            format!(" {}/{}", self.rwmixread, 100.0 - self.rwmixread)
-        } else {
-            String::new()
-        };
+        let mix = if self.rw.is_mixed() { format!(" {}/{}", self.rwmixread, 100.0 - self.rwmixread) } else { String::new() };
         if let Some(o) = &self.objects {
             let order = if self.rw.is_random() { "" } else { " in order" };
             return format!(
@@ -428,15 +394,7 @@ impl JobSpec {
                 self.ioengine
             );
         }
-        format!(
-            "{}{} {} qd{} x{} {}",
-            self.rw.name(),
-            mix,
-            self.bs.describe(),
-            self.iodepth,
-            self.numjobs,
-            self.ioengine
-        )
+        format!("{}{} {} qd{} x{} {}", self.rw.name(), mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
     }
 }
 

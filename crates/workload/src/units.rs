@@ -24,14 +24,9 @@ const SIZE_HELP: &str = "a size (e.g. 4k, 1m, 2g, 512, 1MiB)";
 /// Parse a byte size: a number with an optional binary suffix k/m/g/t/p
 /// (optionally followed by `i`, `b`/`B`, e.g. `4KiB`, `4kb`).
 pub fn parse_size(text: &str) -> Result<u64, UnitError> {
-    let err = || UnitError {
-        text: text.to_string(),
-        expected: SIZE_HELP,
-    };
+    let err = || UnitError { text: text.to_string(), expected: SIZE_HELP };
     let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
     if num.is_empty() {
         return Err(err());
@@ -60,14 +55,9 @@ pub fn parse_size(text: &str) -> Result<u64, UnitError> {
 /// Parse a duration; a bare number is in `default_unit` (fio: seconds for
 /// runtime, microseconds for thinktime). Suffixes: ns, us, ms, s, m, h.
 pub fn parse_duration(text: &str, default_unit: Duration) -> Result<Duration, UnitError> {
-    let err = || UnitError {
-        text: text.to_string(),
-        expected: "a duration (e.g. 30, 30s, 500ms, 2m, 1h)",
-    };
+    let err = || UnitError { text: text.to_string(), expected: "a duration (e.g. 30, 30s, 500ms, 2m, 1h)" };
     let t = text.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, suffix) = t.split_at(split);
     let v: f64 = num.parse().map_err(|_| err())?;
     if !v.is_finite() || v < 0.0 {
@@ -92,10 +82,7 @@ pub fn parse_duration(text: &str, default_unit: Duration) -> Result<Duration, Un
 
 /// Parse a whole number (with optional k/m suffix meaning x1000, as in IOPS).
 pub fn parse_count(text: &str) -> Result<u64, UnitError> {
-    let err = || UnitError {
-        text: text.to_string(),
-        expected: "a whole number (e.g. 32, 10k)",
-    };
+    let err = || UnitError { text: text.to_string(), expected: "a whole number (e.g. 32, 10k)" };
     let t = text.trim();
     let (num, mult) = match t.chars().last() {
         Some('k') | Some('K') => (&t[..t.len() - 1], 1000),
@@ -108,15 +95,8 @@ pub fn parse_count(text: &str) -> Result<u64, UnitError> {
 
 /// Parse a percentage 0..=100 (a trailing `%` is allowed).
 pub fn parse_percent(text: &str) -> Result<f64, UnitError> {
-    let err = || UnitError {
-        text: text.to_string(),
-        expected: "a percentage from 0 to 100",
-    };
-    let v: f64 = text
-        .trim()
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| err())?;
+    let err = || UnitError { text: text.to_string(), expected: "a percentage from 0 to 100" };
+    let v: f64 = text.trim().trim_end_matches('%').parse().map_err(|_| err())?;
     if !(0.0..=100.0).contains(&v) {
         return Err(err());
     }
@@ -128,10 +108,7 @@ pub fn parse_bool(text: &str) -> Result<bool, UnitError> {
     match text.trim().to_ascii_lowercase().as_str() {
         "1" | "true" | "yes" | "on" | "" => Ok(true),
         "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(UnitError {
-            text: text.to_string(),
-            expected: "a boolean (1/0, true/false)",
-        }),
+        _ => Err(UnitError { text: text.to_string(), expected: "a boolean (1/0, true/false)" }),
     }
 }
 
@@ -140,8 +117,7 @@ pub fn format_size(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut v = bytes as f64;
     let mut i = 0;
-    while v >= 1024.0 && i < UNITS.len() - 1 && (bytes >> (10 * (i + 1))) << (10 * (i + 1)) == bytes
-    {
+    while v >= 1024.0 && i < UNITS.len() - 1 && (bytes >> (10 * (i + 1))) << (10 * (i + 1)) == bytes {
         v /= 1024.0;
         i += 1;
     }
@@ -176,22 +152,10 @@ mod tests {
 
     #[test]
     fn durations_default_unit_and_suffixes() {
-        assert_eq!(
-            parse_duration("30", Duration::from_secs(1)).unwrap(),
-            Duration::from_secs(30)
-        );
-        assert_eq!(
-            parse_duration("500ms", Duration::from_secs(1)).unwrap(),
-            Duration::from_millis(500)
-        );
-        assert_eq!(
-            parse_duration("100", Duration::from_micros(1)).unwrap(),
-            Duration::from_micros(100)
-        );
-        assert_eq!(
-            parse_duration("2m", Duration::from_secs(1)).unwrap(),
-            Duration::from_secs(120)
-        );
+        assert_eq!(parse_duration("30", Duration::from_secs(1)).unwrap(), Duration::from_secs(30));
+        assert_eq!(parse_duration("500ms", Duration::from_secs(1)).unwrap(), Duration::from_millis(500));
+        assert_eq!(parse_duration("100", Duration::from_micros(1)).unwrap(), Duration::from_micros(100));
+        assert_eq!(parse_duration("2m", Duration::from_secs(1)).unwrap(), Duration::from_secs(120));
         assert!(parse_duration("-1", Duration::from_secs(1)).is_err());
         assert!(parse_duration("3 weeks", Duration::from_secs(1)).is_err());
     }

@@ -26,30 +26,17 @@ pub fn bin() -> &'static str {
 }
 
 pub fn storbench(dir: &Path, args: &[&str]) -> Run {
-    Run::from(
-        Command::new(bin())
-            .args(args)
-            .current_dir(dir)
-            .output()
-            .expect("run storbench"),
-    )
+    Run::from(Command::new(bin()).args(args).current_dir(dir).output().expect("run storbench"))
 }
 
 pub fn scratch() -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix("storbench-test-")
-        .tempdir_in(std::env::temp_dir())
-        .expect("temp dir")
+    tempfile::Builder::new().prefix("storbench-test-").tempdir_in(std::env::temp_dir()).expect("temp dir")
 }
 
 /// Entries of a directory, sorted (to check nothing was written).
 pub fn listing(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
         .unwrap_or_default();
     v.sort();
     v
@@ -66,22 +53,11 @@ pub fn results_dir(dir: &Path) -> PathBuf {
 
 /// ios of one op kind of one job in a result document.
 pub fn ios(doc: &serde_json::Value, job: usize, op: &str) -> u64 {
-    doc["jobs"][job]["ops"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|o| o["op"] == op)
-        .map(|o| o["ios"].as_u64().unwrap())
-        .unwrap_or(0)
+    doc["jobs"][job]["ops"].as_array().unwrap().iter().find(|o| o["op"] == op).map(|o| o["ios"].as_u64().unwrap()).unwrap_or(0)
 }
 
 pub fn have(cmd: &str) -> bool {
-    Command::new("sh")
-        .arg("-c")
-        .arg(format!("command -v {cmd}"))
-        .output()
-        .map(|o| o.status.success())
-        .unwrap_or(false)
+    Command::new("sh").arg("-c").arg(format!("command -v {cmd}")).output().map(|o| o.status.success()).unwrap_or(false)
 }
 
 pub fn is_root() -> bool {
@@ -92,32 +68,17 @@ pub fn is_root() -> bool {
 /// Whether the Ceph test cluster (scripts/testenv/ceph) is up and its env
 /// sourced. Without it Ceph tests skip and say why; under CI they fail.
 pub fn ceph_cluster() -> bool {
-    if std::env::var_os("CEPH_CONF").is_some() && std::env::var_os("STORBENCH_CEPH_POOL").is_some()
-    {
+    if std::env::var_os("CEPH_CONF").is_some() && std::env::var_os("STORBENCH_CEPH_POOL").is_some() {
         return true;
     }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "no Ceph test cluster in CI: scripts/test.sh must start scripts/testenv/ceph"
-    );
+    assert!(std::env::var_os("CI").is_none(), "no Ceph test cluster in CI: scripts/test.sh must start scripts/testenv/ceph");
     eprintln!("SKIP: no Ceph test cluster (run scripts/testenv/ceph up and source its env file)");
     false
 }
 
 /// Objects in a pool whose names start with `prefix` (through the rados CLI).
 pub fn rados_objects(pool: &str, prefix: &str) -> Vec<String> {
-    let out = Command::new("rados")
-        .args(["-p", pool, "ls"])
-        .output()
-        .expect("rados ls");
-    assert!(
-        out.status.success(),
-        "rados ls: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter(|l| l.starts_with(prefix))
-        .map(String::from)
-        .collect()
+    let out = Command::new("rados").args(["-p", pool, "ls"]).output().expect("rados ls");
+    assert!(out.status.success(), "rados ls: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with(prefix)).map(String::from).collect()
 }

@@ -7,30 +7,12 @@ use std::ptr;
 
 /// Connection options shared by the Ceph engines.
 pub const CONN_OPTIONS: &[OptionDesc] = &[
-    OptionDesc {
-        name: "conf",
-        help: "ceph.conf path (default: $CEPH_CONF or /etc/ceph/ceph.conf)",
-    },
-    OptionDesc {
-        name: "clientname",
-        help: "cephx client id, without 'client.' (default admin)",
-    },
-    OptionDesc {
-        name: "keyring",
-        help: "keyring path (default: from ceph.conf)",
-    },
-    OptionDesc {
-        name: "pool",
-        help: "pool name",
-    },
-    OptionDesc {
-        name: "namespace",
-        help: "RADOS namespace within the pool",
-    },
-    OptionDesc {
-        name: "connect_timeout",
-        help: "seconds to wait for the monitors before failing (default 10)",
-    },
+    OptionDesc { name: "conf", help: "ceph.conf path (default: $CEPH_CONF or /etc/ceph/ceph.conf)" },
+    OptionDesc { name: "clientname", help: "cephx client id, without 'client.' (default admin)" },
+    OptionDesc { name: "keyring", help: "keyring path (default: from ceph.conf)" },
+    OptionDesc { name: "pool", help: "pool name" },
+    OptionDesc { name: "namespace", help: "RADOS namespace within the pool" },
+    OptionDesc { name: "connect_timeout", help: "seconds to wait for the monitors before failing (default 10)" },
 ];
 
 /// A connected cluster handle with an I/O context on one pool.
@@ -44,45 +26,24 @@ pub struct Cluster {
 unsafe impl Send for Cluster {}
 
 impl Cluster {
-    pub fn connect(
-        engine: &'static str,
-        opts: &BTreeMap<String, String>,
-        default_pool: &str,
-    ) -> Result<Cluster, EngineError> {
+    pub fn connect(engine: &'static str, opts: &BTreeMap<String, String>, default_pool: &str) -> Result<Cluster, EngineError> {
         let api = ffi::api(engine)?;
-        let client = format!(
-            "client.{}",
-            opts.get("clientname")
-                .map(String::as_str)
-                .unwrap_or("admin")
-        );
+        let client = format!("client.{}", opts.get("clientname").map(String::as_str).unwrap_or("admin"));
         let cluster_name = ffi::cstr(engine, "cluster", "ceph")?;
         let user = ffi::cstr(engine, "clientname", &client)?;
         let mut rados: Rados = ptr::null_mut();
         // SAFETY: valid out-pointer and C strings; flags 0.
-        ffi::check(engine, "rados_create2", unsafe {
-            (api.rados_create2)(&mut rados, cluster_name.as_ptr(), user.as_ptr(), 0)
-        })?;
-        let mut c = Cluster {
-            api,
-            rados,
-            ioctx: ptr::null_mut(),
-        };
+        ffi::check(engine, "rados_create2", unsafe { (api.rados_create2)(&mut rados, cluster_name.as_ptr(), user.as_ptr(), 0) })?;
+        let mut c = Cluster { api, rados, ioctx: ptr::null_mut() };
         c.configure(engine, opts)?;
         // SAFETY: the handle was created above and configured.
-        ffi::check(engine, "rados_connect", unsafe {
-            (api.rados_connect)(c.rados)
-        })?;
+        ffi::check(engine, "rados_connect", unsafe { (api.rados_connect)(c.rados) })?;
         let pool = opts.get("pool").map(String::as_str).unwrap_or(default_pool);
         let cpool = ffi::cstr(engine, "pool", pool)?;
         // SAFETY: connected handle, valid out-pointer.
         let rc = unsafe { (api.rados_ioctx_create)(c.rados, cpool.as_ptr(), &mut c.ioctx) };
         if rc == -libc::ENOENT {
-            return Err(EngineError::BadOption {
-                engine,
-                option: "pool".into(),
-                message: format!("pool '{pool}' does not exist"),
-            });
+            return Err(EngineError::BadOption { engine, option: "pool".into(), message: format!("pool '{pool}' does not exist") });
         }
         ffi::check(engine, "rados_ioctx_create", rc)?;
         if let Some(ns) = opts.get("namespace") {
@@ -93,28 +54,13 @@ impl Cluster {
         Ok(c)
     }
 
-    fn configure(
-        &mut self,
-        engine: &'static str,
-        opts: &BTreeMap<String, String>,
-    ) -> Result<(), EngineError> {
-        let conf = opts
-            .get("conf")
-            .cloned()
-            .or_else(|| std::env::var("CEPH_CONF").ok());
-        let cconf = conf
-            .as_deref()
-            .map(|c| ffi::cstr(engine, "conf", c))
-            .transpose()?;
+    fn configure(&mut self, engine: &'static str, opts: &BTreeMap<String, String>) -> Result<(), EngineError> {
+        let conf = opts.get("conf").cloned().or_else(|| std::env::var("CEPH_CONF").ok());
+        let cconf = conf.as_deref().map(|c| ffi::cstr(engine, "conf", c)).transpose()?;
         let conf_ptr = cconf.as_ref().map_or(ptr::null(), |c| c.as_ptr());
         // SAFETY: valid handle; NULL means the default search path.
-        ffi::check(engine, "rados_conf_read_file", unsafe {
-            (self.api.rados_conf_read_file)(self.rados, conf_ptr)
-        })?;
-        let timeout = opts
-            .get("connect_timeout")
-            .map(String::as_str)
-            .unwrap_or("10");
+        ffi::check(engine, "rados_conf_read_file", unsafe { (self.api.rados_conf_read_file)(self.rados, conf_ptr) })?;
+        let timeout = opts.get("connect_timeout").map(String::as_str).unwrap_or("10");
         self.set(engine, "client_mount_timeout", timeout)?;
         self.set(engine, "rados_mon_op_timeout", timeout)?;
         if let Some(k) = opts.get("keyring") {
@@ -126,10 +72,7 @@ impl Cluster {
     pub fn set(&mut self, engine: &'static str, key: &str, value: &str) -> Result<(), EngineError> {
         let (k, v) = (ffi::cstr(engine, key, key)?, ffi::cstr(engine, key, value)?);
         // SAFETY: valid handle and C strings.
-        ffi::check(engine, "rados_conf_set", unsafe {
-            (self.api.rados_conf_set)(self.rados, k.as_ptr(), v.as_ptr())
-        })
-        .map(|_| ())
+        ffi::check(engine, "rados_conf_set", unsafe { (self.api.rados_conf_set)(self.rados, k.as_ptr(), v.as_ptr()) }).map(|_| ())
     }
 }
 
@@ -138,31 +81,18 @@ impl Cluster {
     pub fn mon_command(&self, engine: &'static str, json: &str) -> Result<String, EngineError> {
         let cmd = ffi::cstr(engine, "command", json)?;
         let cmds = [cmd.as_ptr()];
-        let (mut out, mut outlen, mut status, mut statuslen) =
-            (ptr::null_mut(), 0usize, ptr::null_mut(), 0usize);
+        let (mut out, mut outlen, mut status, mut statuslen) = (ptr::null_mut(), 0usize, ptr::null_mut(), 0usize);
         // SAFETY: one valid command string; librados allocates the out buffers,
         // freed below with rados_buffer_free.
         let rc = unsafe {
-            (self.api.rados_mon_command)(
-                self.rados,
-                cmds.as_ptr(),
-                1,
-                ptr::null(),
-                0,
-                &mut out,
-                &mut outlen,
-                &mut status,
-                &mut statuslen,
-            )
+            (self.api.rados_mon_command)(self.rados, cmds.as_ptr(), 1, ptr::null(), 0, &mut out, &mut outlen, &mut status, &mut statuslen)
         };
         let text = |p: *mut std::ffi::c_char, len: usize| {
             if p.is_null() {
                 return String::new();
             }
             // SAFETY: librados returned `len` bytes at `p`.
-            let s =
-                String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p as *const u8, len) })
-                    .into_owned();
+            let s = String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(p as *const u8, len) }).into_owned();
             // SAFETY: allocated by librados for this call.
             unsafe { (self.api.rados_buffer_free)(p) };
             s
@@ -177,10 +107,7 @@ impl Cluster {
     pub fn max_object_size(&self, engine: &'static str) -> u64 {
         const DEFAULT: u64 = 128 << 20;
         let cmd = r#"{"prefix": "config get", "who": "osd", "key": "osd_max_object_size", "format": "json"}"#;
-        self.mon_command(engine, cmd)
-            .ok()
-            .and_then(|out| out.trim().trim_matches('"').parse().ok())
-            .unwrap_or(DEFAULT)
+        self.mon_command(engine, cmd).ok().and_then(|out| out.trim().trim_matches('"').parse().ok()).unwrap_or(DEFAULT)
     }
 }
 

@@ -27,41 +27,21 @@ pub struct Api {
     pub rados_ioctx_create: unsafe extern "C" fn(Rados, *const c_char, *mut IoCtx) -> c_int,
     pub rados_ioctx_destroy: unsafe extern "C" fn(IoCtx),
     pub rados_ioctx_set_namespace: unsafe extern "C" fn(IoCtx, *const c_char),
-    pub rados_aio_create_completion: unsafe extern "C" fn(
-        *mut c_void,
-        Option<Callback>,
-        Option<Callback>,
-        *mut Completion,
-    ) -> c_int,
-    pub rados_aio_write:
-        unsafe extern "C" fn(IoCtx, *const c_char, Completion, *const c_char, usize, u64) -> c_int,
-    pub rados_aio_write_full:
-        unsafe extern "C" fn(IoCtx, *const c_char, Completion, *const c_char, usize) -> c_int,
-    pub rados_aio_read:
-        unsafe extern "C" fn(IoCtx, *const c_char, Completion, *mut c_char, usize, u64) -> c_int,
+    pub rados_aio_create_completion: unsafe extern "C" fn(*mut c_void, Option<Callback>, Option<Callback>, *mut Completion) -> c_int,
+    pub rados_aio_write: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *const c_char, usize, u64) -> c_int,
+    pub rados_aio_write_full: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *const c_char, usize) -> c_int,
+    pub rados_aio_read: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *mut c_char, usize, u64) -> c_int,
     pub rados_aio_remove: unsafe extern "C" fn(IoCtx, *const c_char, Completion) -> c_int,
-    pub rados_aio_stat: unsafe extern "C" fn(
-        IoCtx,
-        *const c_char,
-        Completion,
-        *mut u64,
-        *mut libc::time_t,
-    ) -> c_int,
+    pub rados_aio_stat: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *mut u64, *mut libc::time_t) -> c_int,
     pub rados_aio_get_return_value: unsafe extern "C" fn(Completion) -> c_int,
     pub rados_aio_wait_for_complete_and_cb: unsafe extern "C" fn(Completion) -> c_int,
     pub rados_aio_release: unsafe extern "C" fn(Completion),
     pub rados_write_full: unsafe extern "C" fn(IoCtx, *const c_char, *const c_char, usize) -> c_int,
     pub rados_read: unsafe extern "C" fn(IoCtx, *const c_char, *mut c_char, usize, u64) -> c_int,
     pub rados_remove: unsafe extern "C" fn(IoCtx, *const c_char) -> c_int,
-    pub rados_stat:
-        unsafe extern "C" fn(IoCtx, *const c_char, *mut u64, *mut libc::time_t) -> c_int,
+    pub rados_stat: unsafe extern "C" fn(IoCtx, *const c_char, *mut u64, *mut libc::time_t) -> c_int,
     pub rados_nobjects_list_open: unsafe extern "C" fn(IoCtx, *mut ListCtx) -> c_int,
-    pub rados_nobjects_list_next: unsafe extern "C" fn(
-        ListCtx,
-        *mut *const c_char,
-        *mut *const c_char,
-        *mut *const c_char,
-    ) -> c_int,
+    pub rados_nobjects_list_next: unsafe extern "C" fn(ListCtx, *mut *const c_char, *mut *const c_char, *mut *const c_char) -> c_int,
     pub rados_nobjects_list_close: unsafe extern "C" fn(ListCtx),
     pub rados_mon_command: unsafe extern "C" fn(
         Rados,
@@ -84,11 +64,9 @@ pub struct RbdApi {
     pub rbd_close: unsafe extern "C" fn(Image) -> c_int,
     pub rbd_create: unsafe extern "C" fn(IoCtx, *const c_char, u64, *mut c_int) -> c_int,
     pub rbd_get_size: unsafe extern "C" fn(Image, *mut u64) -> c_int,
-    pub rbd_metadata_get:
-        unsafe extern "C" fn(Image, *const c_char, *mut c_char, *mut usize) -> c_int,
+    pub rbd_metadata_get: unsafe extern "C" fn(Image, *const c_char, *mut c_char, *mut usize) -> c_int,
     pub rbd_metadata_set: unsafe extern "C" fn(Image, *const c_char, *const c_char) -> c_int,
-    pub rbd_aio_create_completion:
-        unsafe extern "C" fn(*mut c_void, *const c_void, *mut Completion) -> c_int,
+    pub rbd_aio_create_completion: unsafe extern "C" fn(*mut c_void, *const c_void, *mut Completion) -> c_int,
     pub rbd_aio_read: unsafe extern "C" fn(Image, u64, usize, *mut c_char, Completion) -> c_int,
     pub rbd_aio_write: unsafe extern "C" fn(Image, u64, usize, *const c_char, Completion) -> c_int,
     pub rbd_aio_flush: unsafe extern "C" fn(Image, Completion) -> c_int,
@@ -115,39 +93,28 @@ static RBD_API: OnceLock<Result<RbdApi, EngineError>> = OnceLock::new();
 
 /// The loaded librados API, or why it could not be loaded.
 pub fn api(engine: &'static str) -> Result<&'static Api, EngineError> {
-    API.get_or_init(|| load(engine))
-        .as_ref()
-        .map_err(Clone::clone)
+    API.get_or_init(|| load(engine)).as_ref().map_err(Clone::clone)
 }
 
 /// The loaded librbd API (librados too, which it needs), or why not.
 pub fn rbd_api(engine: &'static str) -> Result<&'static RbdApi, EngineError> {
     api(engine)?;
-    RBD_API
-        .get_or_init(|| load_rbd(engine))
-        .as_ref()
-        .map_err(Clone::clone)
+    RBD_API.get_or_init(|| load_rbd(engine)).as_ref().map_err(Clone::clone)
 }
 
 fn open(engine: &'static str, name: &str, package: &str) -> Result<Library, EngineError> {
     // SAFETY: loading a shared library runs its initialisers; librados and
     // librbd are designed to be loaded this way.
-    unsafe { Library::new(name) }.map_err(|e| EngineError::Unsupported {
-        engine,
-        message: format!("cannot load {name} ({e}); install Debian's {package} package"),
-    })
+    unsafe { Library::new(name) }
+        .map_err(|e| EngineError::Unsupported { engine, message: format!("cannot load {name} ({e}); install Debian's {package} package") })
 }
 
 macro_rules! sym {
     ($engine:expr, $lib:expr, $libname:expr, $name:ident) => {{
         // SAFETY: the signature matches the C declaration in rados/librados.h
         // or rbd/librbd.h for this symbol.
-        let s = unsafe { $lib.get(concat!(stringify!($name), "\0").as_bytes()) }.map_err(|e| {
-            EngineError::Unsupported {
-                engine: $engine,
-                message: format!("{} lacks {}: {e}", $libname, stringify!($name)),
-            }
-        })?;
+        let s = unsafe { $lib.get(concat!(stringify!($name), "\0").as_bytes()) }
+            .map_err(|e| EngineError::Unsupported { engine: $engine, message: format!("{} lacks {}: {e}", $libname, stringify!($name)) })?;
         *s
     }};
 }
@@ -170,12 +137,7 @@ fn load(engine: &'static str) -> Result<Api, EngineError> {
         rados_aio_remove: sym!(engine, rados, RADOS_LIB, rados_aio_remove),
         rados_aio_stat: sym!(engine, rados, RADOS_LIB, rados_aio_stat),
         rados_aio_get_return_value: sym!(engine, rados, RADOS_LIB, rados_aio_get_return_value),
-        rados_aio_wait_for_complete_and_cb: sym!(
-            engine,
-            rados,
-            RADOS_LIB,
-            rados_aio_wait_for_complete_and_cb
-        ),
+        rados_aio_wait_for_complete_and_cb: sym!(engine, rados, RADOS_LIB, rados_aio_wait_for_complete_and_cb),
         rados_aio_release: sym!(engine, rados, RADOS_LIB, rados_aio_release),
         rados_write_full: sym!(engine, rados, RADOS_LIB, rados_write_full),
         rados_read: sym!(engine, rados, RADOS_LIB, rados_read),
@@ -223,11 +185,7 @@ pub fn check(engine: &'static str, call: &'static str, rc: c_int) -> Result<c_in
 }
 
 pub fn cstr(engine: &'static str, what: &str, s: &str) -> Result<CString, EngineError> {
-    CString::new(s).map_err(|_| EngineError::BadOption {
-        engine,
-        option: what.into(),
-        message: "contains a NUL byte".into(),
-    })
+    CString::new(s).map_err(|_| EngineError::BadOption { engine, option: what.into(), message: "contains a NUL byte".into() })
 }
 
 #[cfg(test)]
@@ -236,23 +194,15 @@ mod tests {
 
     #[test]
     fn a_missing_library_is_named_with_its_package() {
-        let err = open("rbd", "libstorbench-no-such.so.9", "librbd1")
-            .err()
-            .unwrap();
+        let err = open("rbd", "libstorbench-no-such.so.9", "librbd1").err().unwrap();
         let msg = err.to_string();
-        assert!(
-            msg.contains("libstorbench-no-such.so.9") && msg.contains("librbd1"),
-            "{msg}"
-        );
+        assert!(msg.contains("libstorbench-no-such.so.9") && msg.contains("librbd1"), "{msg}");
     }
 
     #[test]
     fn negative_return_codes_become_errors_naming_the_call() {
         let e = check("rados", "rados_connect", -libc::ETIMEDOUT).unwrap_err();
-        assert!(
-            e.to_string().contains("rados_connect failed") && e.to_string().contains("110"),
-            "{e}"
-        );
+        assert!(e.to_string().contains("rados_connect failed") && e.to_string().contains("110"), "{e}");
         assert_eq!(check("rados", "x", 3).unwrap(), 3);
     }
 }

@@ -34,14 +34,7 @@ impl EngineFactory for RadosFactory {
         "Ceph RADOS objects through librados (loaded at run time), asynchronous I/O"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            queued: true,
-            direct_io: false,
-            needs_files: false,
-            does_io: true,
-            blocks: false,
-            objects: true,
-        }
+        Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true }
     }
     fn options(&self) -> &'static [OptionDesc] {
         CONN_OPTIONS
@@ -62,17 +55,10 @@ impl EngineFactory for RadosFactory {
     }
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
         let (Some(o), Some(prefix)) = (t.objects, t.object_prefix) else {
-            return Err(EngineError::Unsupported {
-                engine: NAME,
-                message: "works on objects only: give the job objects=N".into(),
-            });
+            return Err(EngineError::Unsupported { engine: NAME, message: "works on objects only: give the job objects=N".into() });
         };
         let cluster = Cluster::connect(NAME, t.options, "")?;
-        let pool = t
-            .options
-            .get("pool")
-            .map(String::as_str)
-            .unwrap_or_default();
+        let pool = t.options.get("pool").map(String::as_str).unwrap_or_default();
         if t.writes {
             check_object_size(&cluster, o.sizes.max())?;
         }
@@ -103,11 +89,7 @@ impl EngineFactory for RadosFactory {
                 }
             }
         }
-        Ok(Some(EngineTarget {
-            size: 0,
-            units: 1,
-            label: format!("rados:{pool}/{prefix}*"),
-        }))
+        Ok(Some(EngineTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*") }))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rados::open(setup).map(|e| Box::new(e) as Box<dyn Engine>)
@@ -135,8 +117,7 @@ pub fn exists(cluster: &Cluster, name: &str) -> Result<bool, EngineError> {
     let cname = ffi::cstr(NAME, "object name", name)?;
     let (mut size, mut mtime) = (0u64, 0 as libc::time_t);
     // SAFETY: valid ioctx, C string and out-pointers.
-    let rc =
-        unsafe { (cluster.api.rados_stat)(cluster.ioctx, cname.as_ptr(), &mut size, &mut mtime) };
+    let rc = unsafe { (cluster.api.rados_stat)(cluster.ioctx, cname.as_ptr(), &mut size, &mut mtime) };
     match rc {
         0 => Ok(true),
         rc if rc == -libc::ENOENT => Ok(false),
@@ -197,25 +178,15 @@ impl Rados {
         let cluster = Cluster::connect(NAME, setup.options, "")?;
         let qd = setup.queue_depth as usize;
         let prefix = setup.object_prefix.unwrap_or_default().as_bytes().to_vec();
-        let ready = Box::new(Ready {
-            slots: Mutex::new(Vec::with_capacity(qd)),
-            cond: Condvar::new(),
-        });
+        let ready = Box::new(Ready { slots: Mutex::new(Vec::with_capacity(qd)), cond: Condvar::new() });
         let ready_ptr: *const Ready = &*ready;
-        let args = (0..qd as u32)
-            .map(|slot| SlotArg {
-                ready: ready_ptr,
-                slot,
-            })
-            .collect();
+        let args = (0..qd as u32).map(|slot| SlotArg { ready: ready_ptr, slot }).collect();
         Ok(Rados {
             cluster,
             ready,
             args,
             comps: vec![ptr::null_mut(); qd],
-            names: (0..qd)
-                .map(|_| Vec::with_capacity(prefix.len() + 12))
-                .collect(),
+            names: (0..qd).map(|_| Vec::with_capacity(prefix.len() + 12)).collect(),
             prefix,
             ops: vec![OpKind::Read; qd],
             lens: vec![0; qd],
@@ -252,10 +223,7 @@ impl Engine for Rados {
         if req.len as usize > self.buffers.slot_len {
             return Err(EngineError::Unsupported {
                 engine: NAME,
-                message: format!(
-                    "a {}-byte transfer exceeds the {}-byte buffer",
-                    req.len, self.buffers.slot_len
-                ),
+                message: format!("a {}-byte transfer exceeds the {}-byte buffer", req.len, self.buffers.slot_len),
             });
         }
         let api = self.cluster.api;
@@ -277,16 +245,8 @@ impl Engine for Rados {
             match req.op {
                 OpKind::Read => (api.rados_aio_read)(io, oid, comp, buf, len, off),
                 OpKind::Write => (api.rados_aio_write)(io, oid, comp, buf, len, off),
-                OpKind::Create | OpKind::Update => {
-                    (api.rados_aio_write_full)(io, oid, comp, buf, len)
-                }
-                OpKind::Stat => (api.rados_aio_stat)(
-                    io,
-                    oid,
-                    comp,
-                    &mut self.stat_size[i],
-                    &mut self.stat_mtime[i],
-                ),
+                OpKind::Create | OpKind::Update => (api.rados_aio_write_full)(io, oid, comp, buf, len),
+                OpKind::Stat => (api.rados_aio_stat)(io, oid, comp, &mut self.stat_size[i], &mut self.stat_mtime[i]),
                 OpKind::Delete => (api.rados_aio_remove)(io, oid, comp),
                 OpKind::List | OpKind::Sync => -libc::EOPNOTSUPP,
             }
@@ -294,22 +254,14 @@ impl Engine for Rados {
         if rc < 0 {
             // SAFETY: librados did not take the completion.
             unsafe { (api.rados_aio_release)(comp) };
-            self.refused.push(Completion {
-                slot: req.slot,
-                result: rc as i64,
-            });
+            self.refused.push(Completion { slot: req.slot, result: rc as i64 });
         } else {
             self.comps[i] = comp;
         }
         Ok(())
     }
 
-    fn submit_and_reap(
-        &mut self,
-        min: u32,
-        timeout: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
+    fn submit_and_reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         let got = self.refused.len();
         out.append(&mut self.refused);
         let want = (min as usize).saturating_sub(got);
@@ -318,21 +270,13 @@ impl Engine for Rados {
             let mut slots = self.ready.slots.lock().unwrap_or_else(|e| e.into_inner());
             while slots.len() < want {
                 slots = match deadline {
-                    None => self
-                        .ready
-                        .cond
-                        .wait(slots)
-                        .unwrap_or_else(|e| e.into_inner()),
+                    None => self.ready.cond.wait(slots).unwrap_or_else(|e| e.into_inner()),
                     Some(d) => {
                         let left = d.saturating_duration_since(std::time::Instant::now());
                         if left.is_zero() {
                             break;
                         }
-                        self.ready
-                            .cond
-                            .wait_timeout(slots, left)
-                            .unwrap_or_else(|e| e.into_inner())
-                            .0
+                        self.ready.cond.wait_timeout(slots, left).unwrap_or_else(|e| e.into_inner()).0
                     }
                 };
             }
@@ -349,10 +293,7 @@ impl Engine for Rados {
                 (api.rados_aio_release)(comp);
                 rc
             };
-            out.push(Completion {
-                slot,
-                result: self.result(i, rc),
-            });
+            out.push(Completion { slot, result: self.result(i, rc) });
         }
         self.taken.clear();
         Ok(())
@@ -378,14 +319,7 @@ impl Drop for Rados {
 pub fn write_full(cluster: &Cluster, name: &str, data: &[u8]) -> Result<(), EngineError> {
     let cname = ffi::cstr(NAME, "object name", name)?;
     // SAFETY: valid ioctx, C string and buffer.
-    let rc = unsafe {
-        (cluster.api.rados_write_full)(
-            cluster.ioctx,
-            cname.as_ptr(),
-            data.as_ptr().cast(),
-            data.len(),
-        )
-    };
+    let rc = unsafe { (cluster.api.rados_write_full)(cluster.ioctx, cname.as_ptr(), data.as_ptr().cast(), data.len()) };
     ffi::check(NAME, "rados_write_full", rc).map(|_| ())
 }
 
@@ -394,15 +328,7 @@ pub fn read(cluster: &Cluster, name: &str, max: usize) -> Result<Option<Vec<u8>>
     let cname = ffi::cstr(NAME, "object name", name)?;
     let mut buf = vec![0u8; max];
     // SAFETY: valid ioctx, C string and a buffer of `max` bytes.
-    let rc = unsafe {
-        (cluster.api.rados_read)(
-            cluster.ioctx,
-            cname.as_ptr(),
-            buf.as_mut_ptr().cast(),
-            max,
-            0,
-        )
-    };
+    let rc = unsafe { (cluster.api.rados_read)(cluster.ioctx, cname.as_ptr(), buf.as_mut_ptr().cast(), max, 0) };
     if rc == -libc::ENOENT {
         return Ok(None);
     }
@@ -426,16 +352,12 @@ pub fn list(cluster: &Cluster, prefix: &str) -> Result<Vec<String>, EngineError>
     let api = cluster.api;
     let mut ctx: ffi::ListCtx = ptr::null_mut();
     // SAFETY: valid ioctx and out-pointer.
-    ffi::check(NAME, "rados_nobjects_list_open", unsafe {
-        (api.rados_nobjects_list_open)(cluster.ioctx, &mut ctx)
-    })?;
+    ffi::check(NAME, "rados_nobjects_list_open", unsafe { (api.rados_nobjects_list_open)(cluster.ioctx, &mut ctx) })?;
     let mut names = Vec::new();
     let result = loop {
         let mut entry: *const std::ffi::c_char = ptr::null();
         // SAFETY: open list context; key and namespace out-pointers may be NULL.
-        let rc = unsafe {
-            (api.rados_nobjects_list_next)(ctx, &mut entry, ptr::null_mut(), ptr::null_mut())
-        };
+        let rc = unsafe { (api.rados_nobjects_list_next)(ctx, &mut entry, ptr::null_mut(), ptr::null_mut()) };
         if rc == -libc::ENOENT {
             break Ok(());
         }

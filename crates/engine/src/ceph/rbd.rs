@@ -29,18 +29,9 @@ const MARKER_KEY: &str = "storbench.created";
 const EVENT_TYPE_EVENTFD: i32 = 2;
 
 const OPTIONS: &[OptionDesc] = &[
-    OptionDesc {
-        name: "rbdname",
-        help: "image name, or several a:b:c (alias: image; default storbench)",
-    },
-    OptionDesc {
-        name: "image",
-        help: "image name",
-    },
-    OptionDesc {
-        name: "rbd_cache",
-        help: "librbd writeback cache (default 0: measure the cluster, not client memory)",
-    },
+    OptionDesc { name: "rbdname", help: "image name, or several a:b:c (alias: image; default storbench)" },
+    OptionDesc { name: "image", help: "image name" },
+    OptionDesc { name: "rbd_cache", help: "librbd writeback cache (default 0: measure the cluster, not client memory)" },
 ];
 
 fn all_options() -> &'static [OptionDesc] {
@@ -49,11 +40,7 @@ fn all_options() -> &'static [OptionDesc] {
 }
 
 fn image_names(opts: &BTreeMap<String, String>) -> Vec<&str> {
-    let names = opts
-        .get("rbdname")
-        .or_else(|| opts.get("image"))
-        .map(String::as_str)
-        .unwrap_or("storbench");
+    let names = opts.get("rbdname").or_else(|| opts.get("image")).map(String::as_str).unwrap_or("storbench");
     names.split(':').filter(|s| !s.is_empty()).collect()
 }
 
@@ -65,14 +52,7 @@ impl EngineFactory for RbdFactory {
         "Ceph RBD image through librbd (loaded at run time), asynchronous I/O"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            queued: true,
-            direct_io: true,
-            needs_files: false,
-            does_io: true,
-            blocks: true,
-            objects: false,
-        }
+        Capabilities { queued: true, direct_io: true, needs_files: false, does_io: true, blocks: true, objects: false }
     }
     fn options(&self) -> &'static [OptionDesc] {
         all_options()
@@ -81,17 +61,9 @@ impl EngineFactory for RbdFactory {
         check_known(NAME, all_options(), options)?;
         let names = image_names(options);
         if names.is_empty() {
-            return Err(EngineError::BadOption {
-                engine: NAME,
-                option: "rbdname".into(),
-                message: "names no image".into(),
-            });
+            return Err(EngineError::BadOption { engine: NAME, option: "rbdname".into(), message: "names no image".into() });
         }
-        if let Some(dup) = names
-            .iter()
-            .enumerate()
-            .find(|(i, n)| names[..*i].contains(n))
-        {
+        if let Some(dup) = names.iter().enumerate().find(|(i, n)| names[..*i].contains(n)) {
             return Err(EngineError::BadOption {
                 engine: NAME,
                 option: "rbdname".into(),
@@ -126,11 +98,7 @@ impl EngineFactory for RbdFactory {
             smallest = smallest.min(img.size()?);
         }
         let pool = t.options.get("pool").map(String::as_str).unwrap_or("rbd");
-        Ok(Some(EngineTarget {
-            size: smallest,
-            units: names.len() as u32,
-            label: format!("rbd:{pool}/{}", names.join(",")),
-        }))
+        Ok(Some(EngineTarget { size: smallest, units: names.len() as u32, label: format!("rbd:{pool}/{}", names.join(",")) }))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rbd::open(setup).map(|e| Box::new(e) as Box<dyn Engine>)
@@ -154,18 +122,10 @@ impl<'a> OpenImage<'a> {
         if rc < 0 {
             return Err(-rc);
         }
-        Ok(OpenImage {
-            _cluster: cluster,
-            rbd,
-            image,
-        })
+        Ok(OpenImage { _cluster: cluster, rbd, image })
     }
 
-    fn open_or_create(
-        cluster: &'a Cluster,
-        name: &str,
-        size: Option<u64>,
-    ) -> Result<OpenImage<'a>, EngineError> {
+    fn open_or_create(cluster: &'a Cluster, name: &str, size: Option<u64>) -> Result<OpenImage<'a>, EngineError> {
         let rbd = ffi::rbd_api(NAME)?;
         match Self::open(cluster, rbd, name) {
             Ok(i) => Ok(i),
@@ -173,18 +133,13 @@ impl<'a> OpenImage<'a> {
                 let size = size.ok_or_else(|| EngineError::BadOption {
                     engine: NAME,
                     option: "rbdname".into(),
-                    message: format!(
-                        "image '{name}' does not exist; give a size (e.g. --size 1g) to create it"
-                    ),
+                    message: format!("image '{name}' does not exist; give a size (e.g. --size 1g) to create it"),
                 })?;
                 let cname = ffi::cstr(NAME, "rbdname", name)?;
                 let mut order = 0;
                 // SAFETY: valid ioctx, C string, out-pointer.
-                ffi::check(NAME, "rbd_create", unsafe {
-                    (rbd.rbd_create)(cluster.ioctx, cname.as_ptr(), size, &mut order)
-                })?;
-                let img = Self::open(cluster, rbd, name)
-                    .map_err(|e| EngineError::os(NAME, "rbd_open", e))?;
+                ffi::check(NAME, "rbd_create", unsafe { (rbd.rbd_create)(cluster.ioctx, cname.as_ptr(), size, &mut order) })?;
+                let img = Self::open(cluster, rbd, name).map_err(|e| EngineError::os(NAME, "rbd_open", e))?;
                 img.mark()?;
                 Ok(img)
             }
@@ -195,22 +150,14 @@ impl<'a> OpenImage<'a> {
     fn size(&self) -> Result<u64, EngineError> {
         let mut size = 0u64;
         // SAFETY: open image, valid out-pointer.
-        ffi::check(NAME, "rbd_get_size", unsafe {
-            (self.rbd.rbd_get_size)(self.image, &mut size)
-        })?;
+        ffi::check(NAME, "rbd_get_size", unsafe { (self.rbd.rbd_get_size)(self.image, &mut size) })?;
         Ok(size)
     }
 
     fn mark(&self) -> Result<(), EngineError> {
-        let (k, v) = (
-            ffi::cstr(NAME, "key", MARKER_KEY)?,
-            ffi::cstr(NAME, "value", "1")?,
-        );
+        let (k, v) = (ffi::cstr(NAME, "key", MARKER_KEY)?, ffi::cstr(NAME, "value", "1")?);
         // SAFETY: open image, C strings.
-        ffi::check(NAME, "rbd_metadata_set", unsafe {
-            (self.rbd.rbd_metadata_set)(self.image, k.as_ptr(), v.as_ptr())
-        })
-        .map(|_| ())
+        ffi::check(NAME, "rbd_metadata_set", unsafe { (self.rbd.rbd_metadata_set)(self.image, k.as_ptr(), v.as_ptr()) }).map(|_| ())
     }
 
     fn marked(&self) -> Result<bool, EngineError> {
@@ -218,9 +165,7 @@ impl<'a> OpenImage<'a> {
         let mut buf = [0 as std::ffi::c_char; 16];
         let mut len = buf.len();
         // SAFETY: open image, buffer and its length.
-        let rc = unsafe {
-            (self.rbd.rbd_metadata_get)(self.image, k.as_ptr(), buf.as_mut_ptr(), &mut len)
-        };
+        let rc = unsafe { (self.rbd.rbd_metadata_get)(self.image, k.as_ptr(), buf.as_mut_ptr(), &mut len) };
         match rc {
             0 => Ok(true),
             rc if rc == -libc::ENOENT => Ok(false),
@@ -280,18 +225,14 @@ impl Rbd {
             let api = engine.rbd;
             let mut image: Image = ptr::null_mut();
             // SAFETY: valid ioctx, C string, out-pointer.
-            ffi::check(NAME, "rbd_open", unsafe {
-                (api.rbd_open)(engine.cluster.ioctx, name.as_ptr(), &mut image, ptr::null())
-            })?;
+            ffi::check(NAME, "rbd_open", unsafe { (api.rbd_open)(engine.cluster.ioctx, name.as_ptr(), &mut image, ptr::null()) })?;
             engine.images.push(image);
             if cache {
                 // SAFETY: open image, no I/O in flight.
                 ffi::check(NAME, "rbd_flush", unsafe { (api.rbd_flush)(image) })?;
             }
             // SAFETY: open image and a valid eventfd.
-            ffi::check(NAME, "rbd_set_image_notification", unsafe {
-                (api.rbd_set_image_notification)(image, efd, EVENT_TYPE_EVENTFD)
-            })?;
+            ffi::check(NAME, "rbd_set_image_notification", unsafe { (api.rbd_set_image_notification)(image, efd, EVENT_TYPE_EVENTFD) })?;
         }
         Ok(engine)
     }
@@ -305,20 +246,10 @@ impl Rbd {
         Ok(total)
     }
 
-    fn poll_image(
-        &mut self,
-        image: usize,
-        out: &mut Vec<Completion>,
-    ) -> Result<usize, EngineError> {
+    fn poll_image(&mut self, image: usize, out: &mut Vec<Completion>) -> Result<usize, EngineError> {
         let api = self.rbd;
         // SAFETY: `events` has room for its length; the image is open.
-        let n = unsafe {
-            (api.rbd_poll_io_events)(
-                self.images[image],
-                self.events.as_mut_ptr(),
-                self.events.len() as i32,
-            )
-        };
+        let n = unsafe { (api.rbd_poll_io_events)(self.images[image], self.events.as_mut_ptr(), self.events.len() as i32) };
         let n = ffi::check(NAME, "rbd_poll_io_events", n)? as usize;
         for &c in &self.events[..n] {
             // SAFETY: c is a completion librbd reports finished; we release it once.
@@ -329,11 +260,7 @@ impl Rbd {
                 (r as i64, arg as usize as u32)
             };
             let written = self.write_len[slot as usize];
-            let result = if result == 0 && written > 0 {
-                written as i64
-            } else {
-                result
-            };
+            let result = if result == 0 && written > 0 { written as i64 } else { result };
             out.push(Completion { slot, result });
         }
         Ok(n)
@@ -341,18 +268,9 @@ impl Rbd {
 
     /// Wait until librbd signals completions or the timeout passes.
     fn wait_event(&mut self, timeout: Option<Duration>) -> Result<(), EngineError> {
-        let mut pfd = libc::pollfd {
-            fd: self.efd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let ts = timeout.map(|t| libc::timespec {
-            tv_sec: t.as_secs() as i64,
-            tv_nsec: t.subsec_nanos() as i64,
-        });
-        let tsp = ts
-            .as_ref()
-            .map_or(ptr::null(), |t| t as *const libc::timespec);
+        let mut pfd = libc::pollfd { fd: self.efd, events: libc::POLLIN, revents: 0 };
+        let ts = timeout.map(|t| libc::timespec { tv_sec: t.as_secs() as i64, tv_nsec: t.subsec_nanos() as i64 });
+        let tsp = ts.as_ref().map_or(ptr::null(), |t| t as *const libc::timespec);
         // SAFETY: one valid pollfd; timespec pointer or NULL (wait forever).
         let rc = unsafe { libc::ppoll(&mut pfd, 1, tsp, ptr::null()) };
         if rc < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
@@ -374,11 +292,7 @@ impl Engine for Rbd {
         let mut comp: RbdCompletion = ptr::null_mut();
         // SAFETY: the slot number travels as the completion's argument; no callback.
         ffi::check(NAME, "rbd_aio_create_completion", unsafe {
-            (api.rbd_aio_create_completion)(
-                req.slot as usize as *mut c_void,
-                ptr::null(),
-                &mut comp,
-            )
+            (api.rbd_aio_create_completion)(req.slot as usize as *mut c_void, ptr::null(), &mut comp)
         })?;
         let buf = self.buffers.slot(req.slot);
         let image = self.images[req.file as usize];
@@ -386,12 +300,8 @@ impl Engine for Rbd {
         // SAFETY: the buffer slot holds at least req.len bytes and outlives the I/O.
         let rc = unsafe {
             match req.op {
-                OpKind::Read => {
-                    (api.rbd_aio_read)(image, req.offset, req.len as usize, buf.cast(), comp)
-                }
-                OpKind::Write => {
-                    (api.rbd_aio_write)(image, req.offset, req.len as usize, buf.cast(), comp)
-                }
+                OpKind::Read => (api.rbd_aio_read)(image, req.offset, req.len as usize, buf.cast(), comp),
+                OpKind::Write => (api.rbd_aio_write)(image, req.offset, req.len as usize, buf.cast(), comp),
                 OpKind::Sync => (api.rbd_aio_flush)(image, comp),
                 _ => -libc::EOPNOTSUPP,
             }
@@ -399,20 +309,12 @@ impl Engine for Rbd {
         if rc < 0 {
             // SAFETY: librbd did not take the completion.
             unsafe { (api.rbd_aio_release)(comp) };
-            self.refused.push(Completion {
-                slot: req.slot,
-                result: rc as i64,
-            });
+            self.refused.push(Completion { slot: req.slot, result: rc as i64 });
         }
         Ok(())
     }
 
-    fn submit_and_reap(
-        &mut self,
-        min: u32,
-        timeout: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> Result<(), EngineError> {
+    fn submit_and_reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         let mut got = self.refused.len();
         out.append(&mut self.refused);
         let deadline = timeout.map(|t| std::time::Instant::now() + t);
