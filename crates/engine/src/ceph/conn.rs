@@ -13,6 +13,10 @@ pub const CONN_OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "pool", help: "pool name" },
     OptionDesc { name: "namespace", help: "RADOS namespace within the pool" },
     OptionDesc { name: "connect_timeout", help: "seconds to wait for the monitors before failing (default 10)" },
+    OptionDesc {
+        name: "op_timeout",
+        help: "seconds before an operation the cluster does not answer fails with ETIMEDOUT (default 30; 0 waits forever)",
+    },
 ];
 
 /// A connected cluster handle with an I/O context on one pool.
@@ -63,6 +67,10 @@ impl Cluster {
         let timeout = opts.get("connect_timeout").map(String::as_str).unwrap_or("10");
         self.set(engine, "client_mount_timeout", timeout)?;
         self.set(engine, "rados_mon_op_timeout", timeout)?;
+        // A dead or paused cluster must not hang the run: operations fail
+        // (counted as ETIMEDOUT) and the results of the elapsed time are kept.
+        let op_timeout = opts.get("op_timeout").map(String::as_str).unwrap_or("30");
+        self.set(engine, "rados_osd_op_timeout", op_timeout)?;
         if let Some(k) = opts.get("keyring") {
             self.set(engine, "keyring", k)?;
         }
