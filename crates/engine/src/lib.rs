@@ -8,6 +8,7 @@
 
 pub mod ceph;
 pub mod files;
+pub mod http;
 pub mod null;
 pub mod psync;
 pub mod uring;
@@ -31,6 +32,10 @@ pub struct Capabilities {
     /// Carries out object operations on named objects (create, read, update,
     /// write at offset, stat, delete, list).
     pub objects: bool,
+    /// Operations on one object take effect in the order they were issued
+    /// (RADOS does this per client; HTTP stores do not, so the object model
+    /// keeps their operations on one object apart).
+    pub ordered: bool,
     /// Moves real data to storage (false for the null engine, whose runs
     /// measure storbench itself, so a busy client CPU is expected there).
     pub does_io: bool,
@@ -169,6 +174,12 @@ pub trait EngineFactory: Sync {
     fn prepare_target(&self, _target: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
         Ok(None)
     }
+    /// After the run: tear down what `prepare_target` set up for the run alone
+    /// (a bucket or container it created), if the run removed its objects.
+    /// Returns a note for the report when something was left in place.
+    fn finish_target(&self, _target: &TargetRequest, _cleaned_up: bool) -> Result<Option<String>, EngineError> {
+        Ok(None)
+    }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError>;
 }
 
@@ -212,7 +223,15 @@ pub fn check_known(engine: &'static str, known: &[OptionDesc], options: &BTreeMa
 
 /// Every engine storbench has.
 pub fn registry() -> &'static [&'static dyn EngineFactory] {
-    &[&psync::PsyncFactory, &uring::UringFactory, &null::NullFactory, &ceph::rbd::RbdFactory, &ceph::rados::RadosFactory]
+    &[
+        &psync::PsyncFactory,
+        &uring::UringFactory,
+        &null::NullFactory,
+        &ceph::rbd::RbdFactory,
+        &ceph::rados::RadosFactory,
+        &http::s3::S3Factory,
+        &http::swift::SwiftFactory,
+    ]
 }
 
 /// The engine called `name` (fio's aliases included).

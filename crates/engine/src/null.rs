@@ -13,7 +13,7 @@ impl EngineFactory for NullFactory {
         "does no I/O; measures storbench's own overhead"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: true, direct_io: true, needs_files: false, does_io: false, blocks: true, objects: true }
+        Capabilities { queued: true, direct_io: true, needs_files: false, does_io: false, blocks: true, objects: true, ordered: true }
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(Null { done: Vec::with_capacity(setup.queue_depth as usize) }))

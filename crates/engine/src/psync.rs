@@ -12,7 +12,7 @@ impl EngineFactory for PsyncFactory {
         "pread/pwrite, synchronous (iodepth 1 per worker; use numjobs for concurrency)"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: false, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false }
+        Capabilities { queued: false, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false, ordered: true }
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(Psync { fds: setup.fds.to_vec(), buffers: setup.buffers, done: Vec::with_capacity(4) }))

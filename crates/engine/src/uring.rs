@@ -31,7 +31,7 @@ impl EngineFactory for UringFactory {
         "Linux io_uring, batched submission, registered files and buffers"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false }
+        Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false, ordered: true }
     }
     fn options(&self) -> &'static [OptionDesc] {
         OPTIONS

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 /// Error code for an I/O that transferred fewer bytes than asked.
 pub const SHORT_IO: i32 = -1;
+/// HTTP failures are counted as `HTTP_STATUS_BASE + status`, above any errno.
+pub const HTTP_STATUS_BASE: i32 = 100_000;
 const SLOTS: usize = 8;
 
 /// Counts of errors by OS error code; the first eight distinct codes are kept
@@ -66,6 +68,9 @@ pub fn error_name(code: i32) -> String {
     if code == SHORT_IO {
         return "short I/O".into();
     }
+    if (HTTP_STATUS_BASE + 100..HTTP_STATUS_BASE + 600).contains(&code) {
+        return format!("HTTP {}", code - HTTP_STATUS_BASE);
+    }
     let name = match code {
         libc::EIO => "EIO",
         libc::ENOSPC => "ENOSPC",
@@ -82,6 +87,11 @@ pub fn error_name(code: i32) -> String {
         libc::EFBIG => "EFBIG",
         libc::ENOMEM => "ENOMEM",
         libc::ECANCELED => "ECANCELED",
+        libc::ENOENT => "ENOENT",
+        libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::ECONNRESET => "ECONNRESET",
+        libc::EHOSTUNREACH => "EHOSTUNREACH",
+        libc::EPIPE => "EPIPE",
         _ => "",
     };
     let text = std::io::Error::from_raw_os_error(code).to_string();

@@ -385,7 +385,32 @@ fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
 
 /// Remove files the run created for jobs that asked for `unlink`.
 pub fn cleanup(plan: &Plan) -> Vec<String> {
-    remove_created(plan, false)
+    let mut notes = remove_created(plan, false);
+    notes.extend(finish_engine_targets(plan));
+    notes
+}
+
+/// Let engines tear down what they set up for the run (buckets, containers).
+fn finish_engine_targets(plan: &Plan) -> Vec<String> {
+    let mut notes = Vec::new();
+    for job in plan.jobs.iter().filter(|j| j.engine_target.is_some()) {
+        let spec = &job.spec;
+        let req = storbench_engine::TargetRequest {
+            options: &spec.engine_options,
+            size: None,
+            writes: spec.writes(),
+            allow_overwrite: spec.allow_overwrite,
+            objects: spec.objects.as_ref(),
+            object_prefix: job.object_prefix.as_deref(),
+        };
+        let cleaned = spec.objects.as_ref().is_some_and(|o| o.cleans_up());
+        match job.engine.finish_target(&req, cleaned) {
+            Ok(Some(note)) => notes.push(format!("job '{}': {note}", spec.name)),
+            Ok(None) => {}
+            Err(e) => notes.push(format!("job '{}': {e}", spec.name)),
+        }
+    }
+    notes
 }
 
 /// Remove every file the run created (after a failed preparation).

@@ -104,6 +104,7 @@ struct Slots {
     issued: Vec<u64>,
     op: Vec<OpKind>,
     len: Vec<u32>,
+    file: Vec<u32>,
 }
 
 impl Slots {
@@ -114,6 +115,7 @@ impl Slots {
             issued: vec![0; qd],
             op: vec![OpKind::Read; qd],
             len: vec![0; qd],
+            file: vec![0; qd],
         }
     }
 }
@@ -143,6 +145,7 @@ impl Worker {
         let gen = match &p.spec.objects {
             Some(o) => {
                 let mut g = ObjGen::new(&p.spec, p.worker, p.io_limit, p.spec.number_ios);
+                g.exclusive(!p.engine.capabilities().ordered);
                 if o.prefill {
                     let what = format!("prefill of {} objects", g.live());
                     unmeasured(engine.as_mut(), qd as u32, || g.prefill_next()).map_err(|e| format!("{what}: {e}"))?;
@@ -304,6 +307,7 @@ impl Worker {
         s.issued[i] = now;
         s.op[i] = io.op;
         s.len[i] = io.len;
+        s.file[i] = io.file;
         let data_only = self.p.spec.sync.is_some_and(|x| x.data_only);
         self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, offset: io.offset, len: io.len, slot })
     }
@@ -321,6 +325,9 @@ impl Worker {
             stats.record(c.result as u64, now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
         }
         s.free.push(c.slot);
+        if let Gen::Objects(g) = &mut self.gen {
+            g.completed(s.file[i]);
+        }
     }
 
     fn next_boundary(&self, t: u64) -> u64 {

@@ -196,6 +196,10 @@ pub struct ObjGen {
     fill_cursor: u64,
     bytes_left: Option<u64>,
     ops_left: Option<u64>,
+    /// Keep operations on one object apart (see [`ObjGen::exclusive`]).
+    exclusive: bool,
+    /// Local keys with an operation in flight (at most the queue depth).
+    busy: Vec<u64>,
 }
 
 impl ObjGen {
@@ -236,7 +240,53 @@ impl ObjGen {
             fill_cursor: 0,
             bytes_left: io_limit,
             ops_left: op_limit,
+            exclusive: false,
+            busy: Vec::new(),
         }
+    }
+
+    /// For stores that do not keep the order of operations on one object
+    /// (HTTP): never issue an operation on an object another one is still in
+    /// flight on, or a read could overtake the create before it (a false
+    /// 404). The worker reports completions through [`ObjGen::completed`].
+    /// When every candidate is busy (key space not much larger than the queue
+    /// depth) the operation goes ahead anyway.
+    pub fn exclusive(&mut self, on: bool) {
+        self.exclusive = on;
+    }
+
+    /// An operation on `key` (as in `NextIo::file`) finished.
+    #[inline]
+    pub fn completed(&mut self, key: u32) {
+        if !self.exclusive {
+            return;
+        }
+        let local = (key as u64).saturating_sub(self.worker) / self.workers;
+        if let Some(i) = self.busy.iter().position(|b| *b == local) {
+            self.busy.swap_remove(i);
+        }
+    }
+
+    #[inline]
+    fn is_busy(&self, k: u64) -> bool {
+        self.exclusive && self.busy.contains(&k)
+    }
+
+    /// `k`, or the next key with the same existence that is not busy; `None`
+    /// if every such key is busy.
+    fn not_busy(&self, k: u64, exists: bool) -> Option<u64> {
+        if !self.is_busy(k) {
+            return Some(k);
+        }
+        let mut c = k;
+        for _ in 0..=self.busy.len() {
+            match self.exists.next(c + 1, exists) {
+                Some(n) if !self.is_busy(n) => return Some(n),
+                Some(n) if n != k => c = n,
+                _ => break,
+            }
+        }
+        None
     }
 
     pub fn rng(&mut self) -> &mut Rng {
@@ -277,6 +327,9 @@ impl ObjGen {
         }
         if let Some(left) = self.ops_left.as_mut() {
             *left -= 1;
+        }
+        if self.exclusive && io.op != OpKind::List {
+            self.busy.push((io.file as u64 - self.worker) / self.workers);
         }
         Some(io)
     }
@@ -329,7 +382,7 @@ impl ObjGen {
 
     /// A new object; once every key exists, a replacement, counted as an update.
     fn create(&mut self) -> NextIo {
-        match self.exists.next(self.create_cursor, false) {
+        match self.exists.next(self.create_cursor, false).and_then(|k| self.not_busy(k, false)) {
             Some(k) => {
                 self.create_cursor = k + 1;
                 self.write_whole(OpKind::Create, k)
@@ -416,6 +469,8 @@ impl ObjGen {
         }
         let from = if self.sequential { self.seq_cursor } else { self.popularity.sample(&mut self.rng) };
         let k = if self.exists.get(from % self.n) { from % self.n } else { self.exists.next(from, true)? };
+        // Only when every existing object is busy do two operations overlap.
+        let k = self.not_busy(k, true).unwrap_or(k);
         if self.sequential {
             self.seq_cursor = (k + 1) % self.n;
         }
@@ -562,6 +617,24 @@ mod tests {
         while g.prefill_next().is_some() {}
         let got: Vec<(u32, u64, u32)> = (0..4).map(|_| g.next().unwrap()).map(|io| (io.file, io.offset, io.len)).collect();
         assert_eq!(got, vec![(0, 4096, 4096), (0, 8192, 2048), (1, 0, 4096), (1, 4096, 4096)]);
+    }
+
+    #[test]
+    fn exclusive_mode_never_overlaps_operations_on_one_object() {
+        let s =
+            spec(&[("objects", "1000"), ("object_size", "4k"), ("object_ops", "read:40,create:20,update:20,delete:20"), ("rw", "randrw")]);
+        let mut g = ObjGen::new(&s, 0, None, None);
+        g.exclusive(true);
+        while g.prefill_next().is_some() {}
+        let mut in_flight: std::collections::VecDeque<u32> = Default::default();
+        for _ in 0..20_000 {
+            let io = g.next().unwrap();
+            assert!(!in_flight.contains(&io.file), "{:?} on {} while another op is in flight", io.op, io.file);
+            in_flight.push_back(io.file);
+            if in_flight.len() == 16 {
+                g.completed(in_flight.pop_front().unwrap());
+            }
+        }
     }
 
     #[test]

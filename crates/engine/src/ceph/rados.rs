@@ -34,7 +34,7 @@ impl EngineFactory for RadosFactory {
         "Ceph RADOS objects through librados (loaded at run time), asynchronous I/O"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true }
+        Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true, ordered: true }
     }
     fn options(&self) -> &'static [OptionDesc] {
         CONN_OPTIONS

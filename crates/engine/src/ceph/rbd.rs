@@ -52,7 +52,7 @@ impl EngineFactory for RbdFactory {
         "Ceph RBD image through librbd (loaded at run time), asynchronous I/O"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: true, direct_io: true, needs_files: false, does_io: true, blocks: true, objects: false }
+        Capabilities { queued: true, direct_io: true, needs_files: false, does_io: true, blocks: true, objects: false, ordered: true }
     }
     fn options(&self) -> &'static [OptionDesc] {
         all_options()

@@ -1,0 +1,278 @@
+//! Object stores over HTTP (S3, Swift): what the two engines share.
+//!
+//! Each worker owns a single-threaded tokio runtime and a pooled hyper client
+//! (keep-alive, TCP_NODELAY). `queue` spawns one task per operation; tasks run
+//! only while the worker waits in `submit_and_reap`, which drives the runtime
+//! until enough completions arrived. So a worker stays one thread, as with the
+//! other engines, and its queue depth is the number of requests in flight.
+//!
+//! Request bodies are the worker's own buffer slots, lent to hyper without a
+//! copy ([`SlotBody`]); an operation completes only once hyper has let go of
+//! its body, so a slot is never rewritten while a request still reads it.
+//! HTTP failures are counted by status ("HTTP 503"), transport failures by
+//! errno; nothing is retried unless the engine says so.
+
+pub mod creds;
+pub mod s3;
+pub mod swift;
+
+use crate::{Completion, EngineError};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::future::Future;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, oneshot};
+
+pub type Body = Full<Bytes>;
+pub type Client = hyper_util::client::legacy::Client<HttpConnector, Body>;
+
+/// An HTTP failure as a completion result (named "HTTP 503" in reports).
+pub fn http_status_code(status: u16) -> i64 {
+    -(storbench_metrics::errors::HTTP_STATUS_BASE as i64 + status as i64)
+}
+
+/// A client with keep-alive and TCP_NODELAY (small requests otherwise wait
+/// for Nagle's algorithm).
+pub fn client(connect_timeout: Duration) -> Client {
+    let mut c = HttpConnector::new();
+    c.set_nodelay(true);
+    c.set_connect_timeout(Some(connect_timeout));
+    c.enforce_http(true);
+    hyper_util::client::legacy::Client::builder(TokioExecutor::new()).pool_max_idle_per_host(usize::MAX).build(c)
+}
+
+/// One worker's async machinery: runtime, client, completion channel.
+pub struct Io {
+    rt: tokio::runtime::Runtime,
+    pub client: Client,
+    tx: mpsc::UnboundedSender<Completion>,
+    rx: mpsc::UnboundedReceiver<Completion>,
+}
+
+impl Io {
+    pub fn new(engine: &'static str, connect_timeout: Duration) -> Result<Io, EngineError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| EngineError::os(engine, "tokio runtime", e.raw_os_error().unwrap_or(libc::EIO)))?;
+        // The client's pool lives in the runtime it is first used in.
+        let client = {
+            let _g = rt.enter();
+            client(connect_timeout)
+        };
+        let (tx, rx) = mpsc::unbounded_channel();
+        Ok(Io { rt, client, tx, rx })
+    }
+
+    /// Run an operation; its completion arrives through `reap`.
+    pub fn spawn(&self, slot: u32, op: impl Future<Output = i64> + Send + 'static) {
+        let tx = self.tx.clone();
+        self.rt.spawn(async move {
+            let result = op.await;
+            let _ = tx.send(Completion { slot, result });
+        });
+    }
+
+    /// Drive the runtime until `min` completions arrived or `timeout` passed.
+    pub fn reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) {
+        let (rx, min) = (&mut self.rx, min as usize);
+        let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
+        self.rt.block_on(async {
+            // Let ready tasks progress even when nothing must be waited for.
+            tokio::task::yield_now().await;
+            let mut got = 0;
+            loop {
+                while let Ok(c) = rx.try_recv() {
+                    out.push(c);
+                    got += 1;
+                }
+                if got >= min {
+                    return;
+                }
+                let next = match deadline {
+                    Some(d) => tokio::time::timeout_at(d, rx.recv()).await.ok().flatten(),
+                    None => rx.recv().await,
+                };
+                match next {
+                    Some(c) => {
+                        out.push(c);
+                        got += 1;
+                    }
+                    None => return,
+                }
+            }
+        });
+    }
+
+    /// Run a future to completion (set-up and tear-down, not measured).
+    pub fn block_on<F: Future>(&self, f: F) -> F::Output {
+        self.rt.block_on(f)
+    }
+}
+
+/// A buffer slot lent to hyper as a request body. It tells the operation when
+/// hyper drops it, so the slot is not reused while a request may read it.
+pub struct SlotBody {
+    ptr: *const u8,
+    len: usize,
+    released: Option<oneshot::Sender<()>>,
+}
+
+// SAFETY: the worker does not touch the slot until `released` fires (the
+// operation completes only after that), and the buffers outlive the engine.
+unsafe impl Send for SlotBody {}
+unsafe impl Sync for SlotBody {}
+
+impl AsRef<[u8]> for SlotBody {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: see the Send impl: ptr..ptr+len is a live, unchanging slot.
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+impl Drop for SlotBody {
+    fn drop(&mut self) {
+        if let Some(tx) = self.released.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// The slot's first `len` bytes as a body, and the signal of its release.
+///
+/// # Safety
+/// `ptr..ptr+len` must stay valid and unchanged until the receiver fires.
+pub unsafe fn lend(ptr: *const u8, len: usize) -> (Bytes, oneshot::Receiver<()>) {
+    let (tx, rx) = oneshot::channel();
+    (Bytes::from_owner(SlotBody { ptr, len, released: Some(tx) }), rx)
+}
+
+/// What a finished exchange means for the runner.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Expect {
+    /// A request that sent `n` body bytes: success counts them.
+    Sent(u64),
+    /// A response whose body bytes are the data moved.
+    Received,
+}
+
+/// Send a request and turn the outcome into a completion result: bytes moved,
+/// `-(HTTP_STATUS_BASE + status)` for an HTTP failure, `-errno` for a
+/// transport failure (ETIMEDOUT after `limit`). The body is read to the end
+/// (and discarded) so the connection can be reused.
+pub async fn exchange(client: &Client, req: ::http::Request<Body>, expect: Expect, limit: Duration) -> (i64, Option<::http::Response<()>>) {
+    match tokio::time::timeout(limit, exchange_inner(client, req, expect)).await {
+        Ok(r) => r,
+        Err(_) => (-(libc::ETIMEDOUT as i64), None),
+    }
+}
+
+async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Expect) -> (i64, Option<::http::Response<()>>) {
+    let resp = match client.request(req).await {
+        Ok(r) => r,
+        Err(e) => return (-(client_errno(&e) as i64), None),
+    };
+    let (parts, mut body) = resp.into_parts();
+    let mut received = 0u64;
+    while let Some(frame) = body.frame().await {
+        match frame {
+            Ok(f) => received += f.data_ref().map_or(0, |d| d.len() as u64),
+            Err(_) => return (-(libc::ECONNRESET as i64), None),
+        }
+    }
+    let head = ::http::Response::from_parts(parts, ());
+    let status = head.status();
+    if !status.is_success() {
+        return (http_status_code(status.as_u16()), Some(head));
+    }
+    let moved = match expect {
+        Expect::Sent(n) => n,
+        Expect::Received => received,
+    };
+    (moved as i64, Some(head))
+}
+
+/// Like [`exchange`], also returning the response body (small control
+/// requests: listings, auth, multipart bookkeeping).
+pub async fn fetch(client: &Client, req: ::http::Request<Body>, limit: Duration) -> Result<(::http::response::Parts, Bytes), i64> {
+    let run = async {
+        let resp = client.request(req).await.map_err(|e| -(client_errno(&e) as i64))?;
+        let (parts, body) = resp.into_parts();
+        let bytes = body.collect().await.map_err(|_| -(libc::ECONNRESET as i64))?.to_bytes();
+        Ok((parts, bytes))
+    };
+    tokio::time::timeout(limit, run).await.unwrap_or(Err(-(libc::ETIMEDOUT as i64)))
+}
+
+/// The errno behind a client error, as far as it can be told.
+fn client_errno(e: &hyper_util::client::legacy::Error) -> i32 {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if let Some(n) = io.raw_os_error() {
+                return n;
+            }
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return libc::ETIMEDOUT;
+            }
+        }
+        src = s.source();
+    }
+    if e.is_connect() {
+        libc::ECONNREFUSED
+    } else {
+        libc::EIO
+    }
+}
+
+/// Percent-encode an object key for a URL path (RFC 3986 unreserved kept).
+pub fn encode_key(key: &str, out: &mut String) {
+    for b in key.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+}
+
+/// A time budget for set-up calls that wait on a server.
+pub fn deadline(limit: Duration) -> Instant {
+    Instant::now() + limit
+}
+
+/// Seconds option with a default.
+pub fn secs_option(
+    engine: &'static str,
+    opts: &std::collections::BTreeMap<String, String>,
+    key: &str,
+    default: f64,
+) -> Result<Duration, EngineError> {
+    match opts.get(key) {
+        None => Ok(Duration::from_secs_f64(default)),
+        Some(v) => v.parse::<f64>().ok().filter(|s| *s > 0.0 && s.is_finite()).map(Duration::from_secs_f64).ok_or_else(|| {
+            EngineError::BadOption { engine, option: key.into(), message: format!("'{v}' is not a number of seconds above 0") }
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_percent_encoded_except_unreserved() {
+        let mut s = String::new();
+        encode_key("a b/ç~x.1", &mut s);
+        assert_eq!(s, "a%20b/%C3%A7~x.1");
+    }
+
+    #[test]
+    fn http_failures_and_errnos_do_not_collide() {
+        assert_eq!(http_status_code(503), -100_503);
+        assert!(http_status_code(100) < -(libc::EHWPOISON as i64));
+    }
+}

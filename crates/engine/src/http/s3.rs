@@ -1,0 +1,555 @@
+//! The `s3` engine: objects in a bucket through the S3 API, SigV4-signed
+//! (UNSIGNED-PAYLOAD unless `payload=signed`), path-style or virtual-host
+//! addressing. Create/update are PUTs (multipart above `multipart_threshold`,
+//! in `part_size` parts), reads are ranged GETs, stat is HEAD, delete is
+//! DELETE, list is one page of ListObjectsV2 under the job's prefix.
+//!
+//! Before anything is written: credentials and endpoint are resolved (options,
+//! then AWS_* variables, then ~/.aws files), the bucket is checked and created
+//! when missing (then marked with an object, and removed at the end if the run
+//! cleaned up), and objects the job would create must not exist already.
+
+use super::creds::{self, S3Access};
+use super::{exchange, fetch, lend, secs_option, Body, Expect, Io};
+use crate::*;
+use aws_sigv4::http_request::{
+    sign, PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings, UriPathNormalizationMode,
+};
+use aws_sigv4::sign::v4;
+use aws_smithy_runtime_api::client::identity::Identity;
+use bytes::Bytes;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+pub struct S3Factory;
+
+const NAME: &str = "s3";
+/// Marks a bucket storbench created (and may therefore remove).
+const BUCKET_MARKER: &str = ".storbench-created-this-bucket";
+const OWNERSHIP_PROBES: u64 = 8;
+
+const OPTIONS: &[OptionDesc] = &[
+    OptionDesc { name: "endpoint", help: "http://host:port (default: $AWS_ENDPOINT_URL)" },
+    OptionDesc { name: "region", help: "signing region (default: $AWS_REGION or us-east-1)" },
+    OptionDesc { name: "bucket", help: "bucket (default storbench; created when missing)" },
+    OptionDesc { name: "access_key", help: "access key id (default: $AWS_ACCESS_KEY_ID or ~/.aws/credentials)" },
+    OptionDesc { name: "secret_key", help: "secret key (default: $AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)" },
+    OptionDesc { name: "session_token", help: "session token (default: $AWS_SESSION_TOKEN)" },
+    OptionDesc { name: "profile", help: "profile in ~/.aws/credentials (default: $AWS_PROFILE or default)" },
+    OptionDesc { name: "addressing", help: "path (default) or virtual (bucket.host)" },
+    OptionDesc { name: "payload", help: "unsigned (default, UNSIGNED-PAYLOAD) or signed (SHA-256 of every body)" },
+    OptionDesc { name: "multipart_threshold", help: "objects this large or larger go up in parts (default 0: never)" },
+    OptionDesc { name: "part_size", help: "multipart part size (default 8m; S3's minimum is 5m except the last)" },
+    OptionDesc { name: "op_timeout", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
+    OptionDesc { name: "connect_timeout", help: "seconds to wait for a connection (default 10)" },
+];
+
+impl EngineFactory for S3Factory {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn description(&self) -> &'static str {
+        "S3 API over HTTP (hyper, keep-alive, TCP_NODELAY), SigV4"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true, ordered: false }
+    }
+    fn options(&self) -> &'static [OptionDesc] {
+        OPTIONS
+    }
+    fn supports(&self, op: OpKind) -> bool {
+        !matches!(op, OpKind::Write | OpKind::Sync)
+    }
+    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+        check_known(NAME, OPTIONS, options)?;
+        Settings::from_options(options).map(|_| ())
+    }
+    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
+        let (Some(o), Some(prefix)) = (t.objects, t.object_prefix) else {
+            return Err(EngineError::Unsupported { engine: NAME, message: "works on objects only: give the job objects=N".into() });
+        };
+        let s3 = S3::new(t.options)?;
+        let io = Io::new(NAME, s3.settings.connect_timeout)?;
+        io.block_on(s3.prepare(&io.client, o, prefix, t.writes, t.allow_overwrite))?;
+        Ok(Some(EngineTarget { size: 0, units: 1, label: format!("s3:{}/{}/{prefix}*", s3.access.endpoint, s3.settings.bucket) }))
+    }
+    fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
+        if !cleaned_up {
+            return Ok(None);
+        }
+        let s3 = S3::new(t.options)?;
+        let io = Io::new(NAME, s3.settings.connect_timeout)?;
+        io.block_on(s3.remove_bucket_if_ours(&io.client))
+    }
+    fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
+        let s3 = Arc::new(S3::new(setup.options)?);
+        let io = Io::new(NAME, s3.settings.connect_timeout)?;
+        let prefix = setup.object_prefix.unwrap_or_default().to_string();
+        Ok(Box::new(S3Engine { s3, io, prefix, buffers: setup.buffers, refused: Vec::new() }))
+    }
+}
+
+/// Options other than credentials.
+#[derive(Clone, Debug)]
+struct Settings {
+    bucket: String,
+    virtual_host: bool,
+    signed_payload: bool,
+    multipart_threshold: u64,
+    part_size: u64,
+    op_timeout: Duration,
+    connect_timeout: Duration,
+}
+
+impl Settings {
+    fn from_options(o: &BTreeMap<String, String>) -> Result<Settings, EngineError> {
+        let bad = |option: &str, message: String| EngineError::BadOption { engine: NAME, option: option.into(), message };
+        let virtual_host = match o.get("addressing").map(String::as_str) {
+            None | Some("path") => false,
+            Some("virtual") => true,
+            Some(v) => return Err(bad("addressing", format!("'{v}' is not path or virtual"))),
+        };
+        let signed_payload = match o.get("payload").map(String::as_str) {
+            None | Some("unsigned") => false,
+            Some("signed") => true,
+            Some(v) => return Err(bad("payload", format!("'{v}' is not unsigned or signed"))),
+        };
+        let size = |key: &str, default: u64| -> Result<u64, EngineError> {
+            o.get(key).map_or(Ok(default), |v| storbench_workload::units::parse_size(v).map_err(|e| bad(key, e.to_string())))
+        };
+        let part_size = size("part_size", 8 << 20)?;
+        if part_size == 0 {
+            return Err(bad("part_size", "must be above 0".into()));
+        }
+        let bucket = o.get("bucket").cloned().unwrap_or_else(|| "storbench".into());
+        if bucket.is_empty() || bucket.contains('/') {
+            return Err(bad("bucket", format!("'{bucket}' is not a bucket name")));
+        }
+        Ok(Settings {
+            bucket,
+            virtual_host,
+            signed_payload,
+            multipart_threshold: size("multipart_threshold", 0)?,
+            part_size,
+            op_timeout: secs_option(NAME, o, "op_timeout", 30.0)?,
+            connect_timeout: secs_option(NAME, o, "connect_timeout", 10.0)?,
+        })
+    }
+}
+
+/// Everything needed to build and sign requests; shared by a worker's tasks.
+struct S3 {
+    access: S3Access,
+    identity: Identity,
+    settings: Settings,
+    /// scheme://host[:port] and any path prefix of the endpoint.
+    scheme: String,
+    authority: String,
+    base_path: String,
+}
+
+impl S3 {
+    fn new(opts: &BTreeMap<String, String>) -> Result<S3, EngineError> {
+        let settings = Settings::from_options(opts)?;
+        let access = creds::s3(NAME, opts)?;
+        let uri: ::http::Uri = access.endpoint.parse().map_err(|_| EngineError::BadOption {
+            engine: NAME,
+            option: "endpoint".into(),
+            message: format!("'{}' is not a URL", access.endpoint),
+        })?;
+        let identity =
+            aws_credential_types::Credentials::new(&access.access_key, &access.secret_key, access.session_token.clone(), None, "storbench")
+                .into();
+        Ok(S3 {
+            scheme: uri.scheme_str().unwrap_or("http").to_string(),
+            authority: uri.authority().map(|a| a.to_string()).unwrap_or_default(),
+            base_path: uri.path().trim_end_matches('/').to_string(),
+            access,
+            identity,
+            settings,
+        })
+    }
+
+    /// URL of the bucket (key `None`) or an object, with a query string.
+    fn url(&self, key: Option<&str>, query: &str) -> String {
+        let mut u = if self.settings.virtual_host {
+            format!("{}://{}.{}{}/", self.scheme, self.settings.bucket, self.authority, self.base_path)
+        } else {
+            format!("{}://{}{}/{}", self.scheme, self.authority, self.base_path, self.settings.bucket)
+        };
+        if let Some(k) = key {
+            if !self.settings.virtual_host {
+                u.push('/');
+            }
+            super::encode_key(k, &mut u);
+        }
+        if !query.is_empty() {
+            u.push('?');
+            u.push_str(query);
+        }
+        u
+    }
+
+    /// A signed request.
+    fn request(&self, method: &str, url: &str, headers: &[(&str, String)], body: Bytes) -> Result<::http::Request<Body>, EngineError> {
+        let mut b = ::http::Request::builder().method(method).uri(url);
+        for (k, v) in headers {
+            b = b.header(*k, v.as_str());
+        }
+        let len = body.len();
+        if method == "PUT" || method == "POST" {
+            b = b.header(::http::header::CONTENT_LENGTH, len);
+        }
+        let signed = self.settings.signed_payload.then(|| body.clone());
+        let mut req = b
+            .body(Body::new(body))
+            .map_err(|e| EngineError::Unsupported { engine: NAME, message: format!("bad request URL {url}: {e}") })?;
+        self.sign(&mut req, signed.as_deref())?;
+        Ok(req)
+    }
+
+    fn sign(&self, req: &mut ::http::Request<Body>, payload: Option<&[u8]>) -> Result<(), EngineError> {
+        let fail = |e: &dyn std::fmt::Display| EngineError::Unsupported { engine: NAME, message: format!("signing a request: {e}") };
+        let mut settings = SigningSettings::default();
+        settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
+        settings.percent_encoding_mode = PercentEncodingMode::Single;
+        settings.uri_path_normalization_mode = UriPathNormalizationMode::Disabled;
+        let params = v4::SigningParams::builder()
+            .identity(&self.identity)
+            .region(&self.access.region)
+            .name("s3")
+            .time(SystemTime::now())
+            .settings(settings)
+            .build()
+            .map_err(|e| fail(&e))?
+            .into();
+        let body = payload.map_or(SignableBody::UnsignedPayload, SignableBody::Bytes);
+        let uri = req.uri().to_string();
+        let headers = req.headers().iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)));
+        let signable = SignableRequest::new(req.method().as_str(), uri, headers, body).map_err(|e| fail(&e))?;
+        let (instructions, _) = sign(signable, &params).map_err(|e| fail(&e))?.into_parts();
+        instructions.apply_to_request_http1x(req);
+        Ok(())
+    }
+
+    fn get(&self, url: &str) -> Result<::http::Request<Body>, EngineError> {
+        self.request("GET", url, &[], Bytes::new())
+    }
+
+    /// Status of a HEAD on the bucket or an object (transport errors as Err).
+    async fn head(&self, client: &super::Client, key: Option<&str>) -> Result<u16, EngineError> {
+        let req = self.request("HEAD", &self.url(key, ""), &[], Bytes::new())?;
+        self.status(client, req, "HEAD").await
+    }
+
+    async fn status(&self, client: &super::Client, req: ::http::Request<Body>, what: &str) -> Result<u16, EngineError> {
+        match fetch(client, req, self.settings.op_timeout).await {
+            Ok((parts, _)) => Ok(parts.status.as_u16()),
+            Err(rc) => Err(EngineError::Unsupported {
+                engine: NAME,
+                message: format!(
+                    "{what} {}: cannot reach the endpoint: {}",
+                    self.access.endpoint,
+                    std::io::Error::from_raw_os_error((-rc) as i32)
+                ),
+            }),
+        }
+    }
+
+    async fn prepare(
+        &self,
+        client: &super::Client,
+        o: &ObjectSpec,
+        prefix: &str,
+        writes: bool,
+        allow_overwrite: bool,
+    ) -> Result<(), EngineError> {
+        let bucket = &self.settings.bucket;
+        match self.head(client, None).await? {
+            200 => {}
+            404 if writes => self.create_bucket(client).await?,
+            404 => {
+                return Err(EngineError::BadOption {
+                    engine: NAME,
+                    option: "bucket".into(),
+                    message: format!("bucket '{bucket}' does not exist"),
+                })
+            }
+            403 => return Err(denied(bucket)),
+            s => return Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD bucket '{bucket}' answered HTTP {s}") }),
+        }
+        if o.exist {
+            let first = format!("{prefix}0");
+            if self.head(client, Some(&first)).await? != 200 {
+                return Err(EngineError::BadOption {
+                    engine: NAME,
+                    option: "objects_exist".into(),
+                    message: format!("object '{first}' does not exist in bucket '{bucket}': there is nothing to read"),
+                });
+            }
+        } else if writes && !allow_overwrite {
+            for k in 0..o.count.min(OWNERSHIP_PROBES) {
+                let name = format!("{prefix}{k}");
+                if self.head(client, Some(&name)).await? == 200 {
+                    return Err(EngineError::Refused {
+                        engine: NAME,
+                        message: format!(
+                            "object '{name}' already exists in bucket '{bucket}' and this run did not write it. \
+                             Set objects_exist=1 to use objects an earlier run left, allow_overwrite=1 to overwrite them, \
+                             or choose another object_prefix"
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    async fn create_bucket(&self, client: &super::Client) -> Result<(), EngineError> {
+        let bucket = &self.settings.bucket;
+        let req = self.request("PUT", &self.url(None, ""), &[], Bytes::new())?;
+        match self.status(client, req, "PUT bucket").await? {
+            200 | 201 => {}
+            403 => return Err(denied(bucket)),
+            s => return Err(EngineError::Unsupported { engine: NAME, message: format!("creating bucket '{bucket}' answered HTTP {s}") }),
+        }
+        let req = self.request("PUT", &self.url(Some(BUCKET_MARKER), ""), &[], Bytes::from_static(b"storbench"))?;
+        match self.status(client, req, "PUT").await? {
+            200 | 201 => Ok(()),
+            s => Err(EngineError::Unsupported {
+                engine: NAME,
+                message: format!("marking bucket '{bucket}' as storbench's answered HTTP {s}"),
+            }),
+        }
+    }
+
+    /// Remove the bucket if storbench created it and it holds nothing else.
+    async fn remove_bucket_if_ours(&self, client: &super::Client) -> Result<Option<String>, EngineError> {
+        let bucket = &self.settings.bucket;
+        if self.head(client, Some(BUCKET_MARKER)).await? != 200 {
+            return Ok(None);
+        }
+        let list = self.get(&self.url(None, "list-type=2&max-keys=2"))?;
+        let keys = match fetch(client, list, self.settings.op_timeout).await {
+            Ok((p, body)) if p.status.is_success() => String::from_utf8_lossy(&body).matches("<Key>").count(),
+            _ => return Ok(Some(format!("bucket '{bucket}' left in place: listing it failed"))),
+        };
+        if keys > 1 {
+            return Ok(Some(format!("bucket '{bucket}' (created by storbench) left in place: it holds other objects")));
+        }
+        let del = self.request("DELETE", &self.url(Some(BUCKET_MARKER), ""), &[], Bytes::new())?;
+        self.status(client, del, "DELETE").await?;
+        let del = self.request("DELETE", &self.url(None, ""), &[], Bytes::new())?;
+        match self.status(client, del, "DELETE bucket").await? {
+            200 | 204 => Ok(None),
+            s => Ok(Some(format!("removing bucket '{bucket}' answered HTTP {s}"))),
+        }
+    }
+}
+
+fn denied(bucket: &str) -> EngineError {
+    EngineError::Refused {
+        engine: NAME,
+        message: format!("access to bucket '{bucket}' denied (HTTP 403): check the access key, secret key and the bucket's owner"),
+    }
+}
+
+/// Per-worker engine.
+struct S3Engine {
+    s3: Arc<S3>,
+    io: Io,
+    prefix: String,
+    buffers: Buffers,
+    refused: Vec<Completion>,
+}
+
+impl S3Engine {
+    fn key(&self, n: u32) -> String {
+        let mut k = String::with_capacity(self.prefix.len() + 10);
+        k.push_str(&self.prefix);
+        k.push_str(itoa(n, &mut [0u8; 10]));
+        k
+    }
+
+    fn spawn_put(&mut self, slot: u32, key: &str, len: u32) -> Result<(), EngineError> {
+        let s3 = self.s3.clone();
+        let client = self.io.client.clone();
+        let base = self.buffers.slot(slot);
+        let url = s3.url(Some(key), "");
+        let base_addr = base as usize;
+        if s3.settings.multipart_threshold > 0 && len as u64 >= s3.settings.multipart_threshold {
+            self.io.spawn(slot, async move { multipart(&s3, &client, &url, base_addr, len as u64).await });
+            return Ok(());
+        }
+        // SAFETY: the slot is not reused before this operation completes, and
+        // it completes only after `released` fires.
+        let (body, released) = unsafe { lend(base, len as usize) };
+        let req = s3.request("PUT", &url, &[], body)?;
+        let limit = s3.settings.op_timeout;
+        self.io.spawn(slot, async move {
+            let (rc, _) = exchange(&client, req, Expect::Sent(len as u64), limit).await;
+            let _ = released.await;
+            rc
+        });
+        Ok(())
+    }
+
+    fn spawn_simple(&mut self, slot: u32, req: ::http::Request<Body>, expect: Expect) {
+        let client = self.io.client.clone();
+        let limit = self.s3.settings.op_timeout;
+        self.io.spawn(slot, async move { exchange(&client, req, expect, limit).await.0 });
+    }
+}
+
+impl Engine for S3Engine {
+    fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        let key = self.key(req.file);
+        let s3 = self.s3.clone();
+        match req.op {
+            OpKind::Create | OpKind::Update => return self.spawn_put(req.slot, &key, req.len),
+            OpKind::Read => {
+                let range = format!("bytes={}-{}", req.offset, req.offset + req.len.max(1) as u64 - 1);
+                let r = s3.request("GET", &s3.url(Some(&key), ""), &[("range", range)], Bytes::new())?;
+                self.spawn_simple(req.slot, r, Expect::Received);
+            }
+            OpKind::Stat => {
+                let r = s3.request("HEAD", &s3.url(Some(&key), ""), &[], Bytes::new())?;
+                self.spawn_simple(req.slot, r, Expect::Received);
+            }
+            OpKind::Delete => {
+                let r = s3.request("DELETE", &s3.url(Some(&key), ""), &[], Bytes::new())?;
+                self.spawn_simple(req.slot, r, Expect::Received);
+            }
+            OpKind::List => {
+                let mut q = String::from("list-type=2&max-keys=1000&prefix=");
+                super::encode_key(&self.prefix, &mut q);
+                let r = s3.get(&s3.url(None, &q.replace('/', "%2F")))?;
+                self.spawn_simple(req.slot, r, Expect::Received);
+            }
+            OpKind::Write | OpKind::Sync => self.refused.push(Completion { slot: req.slot, result: -(libc::EOPNOTSUPP as i64) }),
+        }
+        Ok(())
+    }
+
+    fn submit_and_reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let got = self.refused.len() as u32;
+        out.append(&mut self.refused);
+        self.io.reap(min.saturating_sub(got), timeout, out);
+        Ok(())
+    }
+}
+
+/// A multipart upload of `len` bytes from `base`: initiate, parts one after
+/// another, complete; aborted on any failure (the failure is the result).
+/// `base` is the slot's address (an integer keeps the future Send).
+async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len: u64) -> i64 {
+    let limit = s3.settings.op_timeout;
+    let Ok(init) = s3.request("POST", &format!("{url}?uploads"), &[], Bytes::new()) else { return -(libc::EINVAL as i64) };
+    let upload = match fetch(client, init, limit).await {
+        Ok((p, body)) if p.status.is_success() => match between(&body, "<UploadId>", "</UploadId>") {
+            Some(id) => id,
+            None => return -(libc::EPROTO as i64),
+        },
+        Ok((p, _)) => return super::http_status_code(p.status.as_u16()),
+        Err(rc) => return rc,
+    };
+    let mut complete = String::from("<CompleteMultipartUpload>");
+    let mut off = 0u64;
+    let mut part = 1;
+    while off < len {
+        let n = s3.settings.part_size.min(len - off);
+        // SAFETY: inside the slot, which is not reused before this operation completes.
+        let (body, released) = unsafe { lend((base + off as usize) as *const u8, n as usize) };
+        let q = format!("{url}?partNumber={part}&uploadId={upload}");
+        let Ok(req) = s3.request("PUT", &q, &[], body) else { return -(libc::EINVAL as i64) };
+        let (rc, head) = exchange(client, req, Expect::Sent(n), limit).await;
+        let _ = released.await;
+        let etag = head.as_ref().and_then(|h| h.headers().get("etag")).and_then(|v| v.to_str().ok()).map(str::to_string);
+        match (rc >= 0, etag) {
+            (true, Some(e)) => complete.push_str(&format!("<Part><PartNumber>{part}</PartNumber><ETag>{e}</ETag></Part>")),
+            (ok, _) => {
+                abort(s3, client, url, &upload).await;
+                return if ok { -(libc::EPROTO as i64) } else { rc };
+            }
+        }
+        off += n;
+        part += 1;
+    }
+    complete.push_str("</CompleteMultipartUpload>");
+    let Ok(req) = s3.request("POST", &format!("{url}?uploadId={upload}"), &[], Bytes::from(complete)) else {
+        return -(libc::EINVAL as i64);
+    };
+    match fetch(client, req, limit).await {
+        // S3 may answer 200 with an error document.
+        Ok((p, body)) if p.status.is_success() && !String::from_utf8_lossy(&body).contains("<Error>") => len as i64,
+        Ok((p, _)) if !p.status.is_success() => super::http_status_code(p.status.as_u16()),
+        Ok(_) => -(libc::EIO as i64),
+        Err(rc) => rc,
+    }
+}
+
+async fn abort(s3: &S3, client: &super::Client, url: &str, upload: &str) {
+    if let Ok(req) = s3.request("DELETE", &format!("{url}?uploadId={upload}"), &[], Bytes::new()) {
+        let _ = fetch(client, req, s3.settings.op_timeout).await;
+    }
+}
+
+fn between(body: &[u8], start: &str, end: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(body);
+    let from = text.find(start)? + start.len();
+    let to = text[from..].find(end)? + from;
+    Some(text[from..to].to_string())
+}
+
+/// Decimal digits of `n` without allocating.
+fn itoa(mut n: u32, buf: &mut [u8; 10]) -> &str {
+    let mut i = buf.len();
+    loop {
+        i -= 1;
+        buf[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    std::str::from_utf8(&buf[i..]).expect("digits are ASCII")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s3(extra: &[(&str, &str)]) -> S3 {
+        let mut o: BTreeMap<String, String> =
+            [("endpoint", "http://127.0.0.1:7480"), ("access_key", "AK"), ("secret_key", "SK"), ("bucket", "b")]
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+        o.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        S3::new(&o).unwrap()
+    }
+
+    #[test]
+    fn path_and_virtual_host_urls() {
+        assert_eq!(s3(&[]).url(Some("p.1"), ""), "http://127.0.0.1:7480/b/p.1");
+        assert_eq!(s3(&[]).url(None, "list-type=2"), "http://127.0.0.1:7480/b?list-type=2");
+        assert_eq!(s3(&[("addressing", "virtual")]).url(Some("k"), ""), "http://b.127.0.0.1:7480/k");
+    }
+
+    #[test]
+    fn requests_are_signed_without_the_secret_in_them() {
+        let r = s3(&[]).request("GET", "http://127.0.0.1:7480/b/k", &[], Bytes::new()).unwrap();
+        let auth = r.headers()["authorization"].to_str().unwrap();
+        assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AK/") && auth.contains("/us-east-1/s3/aws4_request"), "{auth}");
+        assert_eq!(r.headers()["x-amz-content-sha256"], "UNSIGNED-PAYLOAD");
+        assert!(!format!("{:?}", r.headers()).contains("SK"));
+    }
+
+    #[test]
+    fn bad_settings_name_the_option() {
+        let e = Settings::from_options(&BTreeMap::from([("addressing".to_string(), "dns".to_string())])).unwrap_err();
+        assert!(e.to_string().contains("addressing") && e.to_string().contains("path or virtual"));
+        assert_eq!(itoa(0, &mut [0; 10]), "0");
+        assert_eq!(itoa(4_294_967_295, &mut [0; 10]), "4294967295");
+    }
+}

@@ -1,0 +1,433 @@
+//! The `swift` engine: objects in a container through the OpenStack Swift
+//! API, with v1 authentication (tempauth, swauth, RGW's Swift API). The token
+//! is renewed when the server answers 401 and the operation sent once more
+//! (its latency includes the renewal: nothing is hidden, and a token expiring
+//! mid-run shows as a latency outlier, not as an error). Objects at or above
+//! `slo_threshold` are uploaded as Static Large Objects: segments in
+//! `<container>_segments`, then the manifest; deletes remove the segments too.
+//!
+//! Before anything is written: the container is checked and created when
+//! missing (then marked with metadata, and removed at the end if the run
+//! cleaned up), and objects the job would create must not exist already.
+
+use super::creds::{self, SwiftAccess};
+use super::{exchange, fetch, http_status_code, lend, secs_option, Body, Client, Expect, Io};
+use crate::*;
+use bytes::Bytes;
+use std::sync::{Arc, RwLock};
+
+pub struct SwiftFactory;
+
+const NAME: &str = "swift";
+const MARKER_HEADER: &str = "x-container-meta-storbench-created";
+const OWNERSHIP_PROBES: u64 = 8;
+
+const OPTIONS: &[OptionDesc] = &[
+    OptionDesc { name: "auth", help: "v1 auth URL, e.g. http://host:8080/auth/v1.0 (default: $ST_AUTH)" },
+    OptionDesc { name: "user", help: "account:user (default: $ST_USER)" },
+    OptionDesc { name: "key", help: "key or password (default: $ST_KEY)" },
+    OptionDesc { name: "container", help: "container (default storbench; created when missing)" },
+    OptionDesc { name: "slo_threshold", help: "objects this large or larger are uploaded as SLO segments (default 0: never)" },
+    OptionDesc { name: "segment_size", help: "SLO segment size (default 8m)" },
+    OptionDesc { name: "op_timeout", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
+    OptionDesc { name: "connect_timeout", help: "seconds to wait for a connection (default 10)" },
+];
+
+impl EngineFactory for SwiftFactory {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+    fn description(&self) -> &'static str {
+        "OpenStack Swift API over HTTP (hyper, keep-alive, TCP_NODELAY), v1 auth"
+    }
+    fn capabilities(&self) -> Capabilities {
+        Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true, ordered: false }
+    }
+    fn options(&self) -> &'static [OptionDesc] {
+        OPTIONS
+    }
+    fn supports(&self, op: OpKind) -> bool {
+        !matches!(op, OpKind::Write | OpKind::Sync)
+    }
+    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+        check_known(NAME, OPTIONS, options)?;
+        Settings::from_options(options).map(|_| ())
+    }
+    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
+        let (Some(o), Some(prefix)) = (t.objects, t.object_prefix) else {
+            return Err(EngineError::Unsupported { engine: NAME, message: "works on objects only: give the job objects=N".into() });
+        };
+        let settings = Settings::from_options(t.options)?;
+        let io = Io::new(NAME, settings.connect_timeout)?;
+        let swift = io.block_on(Swift::connect(&io.client, t.options))?;
+        io.block_on(swift.prepare(&io.client, o, prefix, t.writes, t.allow_overwrite))?;
+        Ok(Some(EngineTarget { size: 0, units: 1, label: format!("swift:{}/{}/{prefix}*", swift.storage_url(), settings.container) }))
+    }
+    fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
+        if !cleaned_up {
+            return Ok(None);
+        }
+        let settings = Settings::from_options(t.options)?;
+        let io = Io::new(NAME, settings.connect_timeout)?;
+        let swift = io.block_on(Swift::connect(&io.client, t.options))?;
+        io.block_on(swift.remove_container_if_ours(&io.client))
+    }
+    fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
+        let settings = Settings::from_options(setup.options)?;
+        let io = Io::new(NAME, settings.connect_timeout)?;
+        let swift = Arc::new(io.block_on(Swift::connect(&io.client, setup.options))?);
+        let prefix = setup.object_prefix.unwrap_or_default().to_string();
+        Ok(Box::new(SwiftEngine { swift, io, prefix, buffers: setup.buffers, refused: Vec::new() }))
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Settings {
+    container: String,
+    slo_threshold: u64,
+    segment_size: u64,
+    op_timeout: std::time::Duration,
+    connect_timeout: std::time::Duration,
+}
+
+impl Settings {
+    fn from_options(o: &BTreeMap<String, String>) -> Result<Settings, EngineError> {
+        let bad = |option: &str, message: String| EngineError::BadOption { engine: NAME, option: option.into(), message };
+        let size = |key: &str, default: u64| -> Result<u64, EngineError> {
+            o.get(key).map_or(Ok(default), |v| storbench_workload::units::parse_size(v).map_err(|e| bad(key, e.to_string())))
+        };
+        let container = o.get("container").cloned().unwrap_or_else(|| "storbench".into());
+        if container.is_empty() || container.contains('/') {
+            return Err(bad("container", format!("'{container}' is not a container name")));
+        }
+        let segment_size = size("segment_size", 8 << 20)?;
+        if segment_size == 0 {
+            return Err(bad("segment_size", "must be above 0".into()));
+        }
+        Ok(Settings {
+            container,
+            slo_threshold: size("slo_threshold", 0)?,
+            segment_size,
+            op_timeout: secs_option(NAME, o, "op_timeout", 30.0)?,
+            connect_timeout: secs_option(NAME, o, "connect_timeout", 10.0)?,
+        })
+    }
+}
+
+/// Storage URL and token from the last authentication.
+struct Session {
+    storage_url: String,
+    token: String,
+}
+
+/// Access to one account: settings, credentials, the current session.
+struct Swift {
+    access: SwiftAccess,
+    settings: Settings,
+    session: RwLock<Session>,
+}
+
+impl Swift {
+    async fn connect(client: &Client, opts: &BTreeMap<String, String>) -> Result<Swift, EngineError> {
+        let settings = Settings::from_options(opts)?;
+        let access = creds::swift(NAME, opts)?;
+        let session = authenticate(client, &access, settings.op_timeout).await?;
+        Ok(Swift { access, settings, session: RwLock::new(session) })
+    }
+
+    fn storage_url(&self) -> String {
+        self.session.read().unwrap_or_else(|e| e.into_inner()).storage_url.clone()
+    }
+
+    fn url(&self, container: &str, key: Option<&str>, query: &str) -> String {
+        let mut u = self.storage_url();
+        u.push('/');
+        super::encode_key(container, &mut u);
+        if let Some(k) = key {
+            u.push('/');
+            super::encode_key(k, &mut u);
+        }
+        if !query.is_empty() {
+            u.push('?');
+            u.push_str(query);
+        }
+        u
+    }
+
+    fn request(&self, method: &str, url: &str, headers: &[(&str, &str)], body: Bytes) -> Result<::http::Request<Body>, EngineError> {
+        let token = self.session.read().unwrap_or_else(|e| e.into_inner()).token.clone();
+        let mut b = ::http::Request::builder().method(method).uri(url).header("x-auth-token", token);
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        if method == "PUT" || method == "POST" {
+            b = b.header(::http::header::CONTENT_LENGTH, body.len());
+        }
+        b.body(Body::new(body)).map_err(|e| EngineError::Unsupported { engine: NAME, message: format!("bad request URL {url}: {e}") })
+    }
+
+    /// Send a request built by `make`; on 401 renew the token once and resend.
+    async fn send(
+        &self,
+        client: &Client,
+        make: impl Fn(&Swift) -> Result<::http::Request<Body>, EngineError>,
+        expect: Expect,
+    ) -> (i64, Option<::http::Response<()>>) {
+        let Ok(req) = make(self) else { return (-(libc::EINVAL as i64), None) };
+        let (rc, head) = exchange(client, req, expect, self.settings.op_timeout).await;
+        if rc != http_status_code(401) {
+            return (rc, head);
+        }
+        match authenticate(client, &self.access, self.settings.op_timeout).await {
+            Ok(s) => *self.session.write().unwrap_or_else(|e| e.into_inner()) = s,
+            Err(_) => return (rc, head),
+        }
+        let Ok(req) = make(self) else { return (-(libc::EINVAL as i64), None) };
+        exchange(client, req, expect, self.settings.op_timeout).await
+    }
+
+    async fn status(
+        &self,
+        client: &Client,
+        method: &str,
+        url: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, ::http::HeaderMap), EngineError> {
+        let req = self.request(method, url, headers, Bytes::new())?;
+        match fetch(client, req, self.settings.op_timeout).await {
+            Ok((p, _)) => Ok((p.status.as_u16(), p.headers)),
+            Err(rc) => Err(unreachable_err(url, rc)),
+        }
+    }
+
+    async fn prepare(&self, client: &Client, o: &ObjectSpec, prefix: &str, writes: bool, allow_overwrite: bool) -> Result<(), EngineError> {
+        let c = &self.settings.container;
+        match self.status(client, "HEAD", &self.url(c, None, ""), &[]).await?.0 {
+            200 | 204 => {}
+            404 if writes => self.create_container(client).await?,
+            404 => {
+                return Err(EngineError::BadOption {
+                    engine: NAME,
+                    option: "container".into(),
+                    message: format!("container '{c}' does not exist"),
+                })
+            }
+            s => return Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD container '{c}' answered HTTP {s}") }),
+        }
+        if o.exist {
+            let first = format!("{prefix}0");
+            if self.status(client, "HEAD", &self.url(c, Some(&first), ""), &[]).await?.0 != 200 {
+                return Err(EngineError::BadOption {
+                    engine: NAME,
+                    option: "objects_exist".into(),
+                    message: format!("object '{first}' does not exist in container '{c}': there is nothing to read"),
+                });
+            }
+        } else if writes && !allow_overwrite {
+            for k in 0..o.count.min(OWNERSHIP_PROBES) {
+                let name = format!("{prefix}{k}");
+                if self.status(client, "HEAD", &self.url(c, Some(&name), ""), &[]).await?.0 == 200 {
+                    return Err(EngineError::Refused {
+                        engine: NAME,
+                        message: format!(
+                            "object '{name}' already exists in container '{c}' and this run did not write it. \
+                             Set objects_exist=1 to use objects an earlier run left, allow_overwrite=1 to overwrite them, \
+                             or choose another object_prefix"
+                        ),
+                    });
+                }
+            }
+        }
+        if o.sizes.max() >= self.settings.slo_threshold && self.settings.slo_threshold > 0 {
+            let seg = format!("{c}_segments");
+            if self.status(client, "HEAD", &self.url(&seg, None, ""), &[]).await?.0 == 404 {
+                self.put_container(client, &seg).await?;
+            }
+        }
+        Ok(())
+    }
+
+    async fn put_container(&self, client: &Client, name: &str) -> Result<(), EngineError> {
+        match self.status(client, "PUT", &self.url(name, None, ""), &[(MARKER_HEADER, "1")]).await?.0 {
+            201 | 202 | 204 => Ok(()),
+            s => Err(EngineError::Unsupported { engine: NAME, message: format!("creating container '{name}' answered HTTP {s}") }),
+        }
+    }
+
+    async fn create_container(&self, client: &Client) -> Result<(), EngineError> {
+        self.put_container(client, &self.settings.container.clone()).await
+    }
+
+    /// Remove the container (and its segments container) if storbench created
+    /// it and it is empty.
+    async fn remove_container_if_ours(&self, client: &Client) -> Result<Option<String>, EngineError> {
+        let c = self.settings.container.clone();
+        for name in [format!("{c}_segments"), c] {
+            let (status, headers) = self.status(client, "HEAD", &self.url(&name, None, ""), &[]).await?;
+            if status == 404 || !headers.contains_key(MARKER_HEADER) {
+                continue;
+            }
+            if headers.get("x-container-object-count").and_then(|v| v.to_str().ok()) != Some("0") {
+                return Ok(Some(format!("container '{name}' (created by storbench) left in place: it holds other objects")));
+            }
+            let s = self.status(client, "DELETE", &self.url(&name, None, ""), &[]).await?.0;
+            if !matches!(s, 204 | 404) {
+                return Ok(Some(format!("removing container '{name}' answered HTTP {s}")));
+            }
+        }
+        Ok(None)
+    }
+}
+
+fn unreachable_err(url: &str, rc: i64) -> EngineError {
+    EngineError::Unsupported {
+        engine: NAME,
+        message: format!("{url}: cannot reach the server: {}", std::io::Error::from_raw_os_error((-rc) as i32)),
+    }
+}
+
+/// v1 authentication: user and key in headers; storage URL and token back.
+async fn authenticate(client: &Client, a: &SwiftAccess, limit: std::time::Duration) -> Result<Session, EngineError> {
+    let req = ::http::Request::builder()
+        .uri(&a.auth_url)
+        .header("x-auth-user", &a.user)
+        .header("x-auth-key", &a.key)
+        .body(Body::new(Bytes::new()))
+        .map_err(|e| EngineError::BadOption { engine: NAME, option: "auth".into(), message: format!("'{}': {e}", a.auth_url) })?;
+    let (parts, _) = fetch(client, req, limit).await.map_err(|rc| unreachable_err(&a.auth_url, rc))?;
+    match parts.status.as_u16() {
+        200..=299 => {}
+        401 | 403 => {
+            return Err(EngineError::Refused {
+                engine: NAME,
+                message: format!(
+                    "authentication as '{}' at {} was refused (HTTP {}): check the user and key",
+                    a.user,
+                    a.auth_url,
+                    parts.status.as_u16()
+                ),
+            })
+        }
+        s => return Err(EngineError::Unsupported { engine: NAME, message: format!("authentication at {} answered HTTP {s}", a.auth_url) }),
+    }
+    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
+    match (header("x-storage-url"), header("x-auth-token")) {
+        (Some(storage_url), Some(token)) => Ok(Session { storage_url: storage_url.trim_end_matches('/').to_string(), token }),
+        _ => {
+            Err(EngineError::Unsupported { engine: NAME, message: format!("{} did not return X-Storage-Url and X-Auth-Token", a.auth_url) })
+        }
+    }
+}
+
+/// Per-worker engine.
+struct SwiftEngine {
+    swift: Arc<Swift>,
+    io: Io,
+    prefix: String,
+    buffers: Buffers,
+    refused: Vec<Completion>,
+}
+
+impl SwiftEngine {
+    fn spawn_op(&mut self, slot: u32, method: &'static str, key: String, query: String, range: Option<String>, expect: Expect) {
+        let (swift, client) = (self.swift.clone(), self.io.client.clone());
+        self.io.spawn(slot, async move {
+            let c = swift.settings.container.clone();
+            let make = |s: &Swift| {
+                let url = s.url(&c, (!key.is_empty()).then_some(key.as_str()), &query);
+                let headers: Vec<(&str, &str)> = range.as_deref().map(|r| ("range", r)).into_iter().collect();
+                s.request(method, &url, &headers, Bytes::new())
+            };
+            swift.send(&client, make, expect).await.0
+        });
+    }
+
+    fn spawn_put(&mut self, slot: u32, key: String, len: u32) {
+        let (swift, client) = (self.swift.clone(), self.io.client.clone());
+        let base = self.buffers.slot(slot) as usize;
+        self.io.spawn(slot, async move {
+            if swift.settings.slo_threshold > 0 && len as u64 >= swift.settings.slo_threshold {
+                return slo_put(&swift, &client, &key, base, len as u64).await;
+            }
+            put_part(&swift, &client, &swift.settings.container, &key, base, len as u64, "").await.0
+        });
+    }
+}
+
+/// PUT `len` bytes from the slot at `base`; the body is lent, not copied.
+async fn put_part(swift: &Swift, client: &Client, container: &str, key: &str, base: usize, len: u64, query: &str) -> (i64, Option<String>) {
+    let mut releases = Vec::new();
+    let make = |s: &Swift| {
+        // SAFETY: the slot is not reused before this operation completes,
+        // which waits for every lent body to be released.
+        let (body, released) = unsafe { lend(base as *const u8, len as usize) };
+        releases.push(released);
+        s.request("PUT", &s.url(container, Some(key), query), &[], body)
+    };
+    let cell = std::sync::Mutex::new(make);
+    let (rc, head) = swift.send(client, |s| (cell.lock().unwrap_or_else(|e| e.into_inner()))(s), Expect::Sent(len)).await;
+    drop(cell);
+    for r in releases {
+        let _ = r.await;
+    }
+    let etag = head.as_ref().and_then(|h| h.headers().get("etag")).and_then(|v| v.to_str().ok()).map(|e| e.trim_matches('"').to_string());
+    (rc, etag)
+}
+
+/// A Static Large Object: segments one after another, then the manifest.
+async fn slo_put(swift: &Swift, client: &Client, key: &str, base: usize, len: u64) -> i64 {
+    let seg_container = format!("{}_segments", swift.settings.container);
+    let mut manifest = Vec::new();
+    let (mut off, mut n) = (0u64, 0);
+    while off < len {
+        let size = swift.settings.segment_size.min(len - off);
+        let seg = format!("{key}/seg/{n:08}");
+        let (rc, etag) = put_part(swift, client, &seg_container, &seg, base + off as usize, size, "").await;
+        let Some(etag) = etag.filter(|_| rc >= 0) else { return if rc < 0 { rc } else { -(libc::EPROTO as i64) } };
+        manifest.push(serde_json::json!({ "path": format!("/{seg_container}/{seg}"), "etag": etag, "size_bytes": size }));
+        off += size;
+        n += 1;
+    }
+    let body = Bytes::from(serde_json::to_vec(&manifest).unwrap_or_default());
+    let c = swift.settings.container.clone();
+    let make = |s: &Swift| s.request("PUT", &s.url(&c, Some(key), "multipart-manifest=put"), &[], body.clone());
+    match swift.send(client, make, Expect::Sent(len)).await.0 {
+        rc if rc >= 0 => len as i64,
+        rc => rc,
+    }
+}
+
+impl Engine for SwiftEngine {
+    fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
+        let mut key = self.prefix.clone();
+        key.push_str(&req.file.to_string());
+        let slo = self.swift.settings.slo_threshold > 0;
+        match req.op {
+            OpKind::Create | OpKind::Update => self.spawn_put(req.slot, key, req.len),
+            OpKind::Read => {
+                let range = format!("bytes={}-{}", req.offset, req.offset + req.len.max(1) as u64 - 1);
+                self.spawn_op(req.slot, "GET", key, String::new(), Some(range), Expect::Received)
+            }
+            OpKind::Stat => self.spawn_op(req.slot, "HEAD", key, String::new(), None, Expect::Received),
+            // With SLO in use, a manifest's delete also removes its segments.
+            OpKind::Delete => {
+                let q = if slo { "multipart-manifest=delete".to_string() } else { String::new() };
+                self.spawn_op(req.slot, "DELETE", key, q, None, Expect::Received)
+            }
+            OpKind::List => {
+                let mut q = String::from("format=json&limit=1000&prefix=");
+                super::encode_key(&self.prefix, &mut q);
+                self.spawn_op(req.slot, "GET", String::new(), q, None, Expect::Received)
+            }
+            OpKind::Write | OpKind::Sync => self.refused.push(Completion { slot: req.slot, result: -(libc::EOPNOTSUPP as i64) }),
+        }
+        Ok(())
+    }
+
+    fn submit_and_reap(&mut self, min: u32, timeout: Option<std::time::Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
+        let got = self.refused.len() as u32;
+        out.append(&mut self.refused);
+        self.io.reap(min.saturating_sub(got), timeout, out);
+        Ok(())
+    }
+}
