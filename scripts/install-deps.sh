@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests and benchmarks need from Debian's packages:
 # fio (the reference tool), e2fsprogs (mkfs.ext4), util-linux (losetup) and
-# time (/usr/bin/time, for the benchmarks' CPU and memory figures).
+# time (/usr/bin/time, for the benchmarks' CPU and memory figures) and curl
+# (SigV4 requests the tests make behind storbench's back).
 # Idempotent: installs only what is missing.
 set -euo pipefail
 
@@ -10,6 +11,7 @@ command -v fio >/dev/null || need+=(fio)
 command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 command -v losetup >/dev/null || need+=(util-linux)
 [ -x /usr/bin/time ] || need+=(time)
+command -v curl >/dev/null || need+=(curl)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -1,8 +1,9 @@
 //! One conformance suite for every engine: the same jobs, the same checks on
 //! what the results say. Block engines (psync, io_uring, rbd, null) run a
 //! sequential write, a random read with an operation budget, a 70/30 mix and a
-//! write+fsync job; object engines (null, rados) run a prefilled mix of every
-//! operation they support. Ceph engines need the test cluster (CI starts it).
+//! write+fsync job; object engines (null, rados, s3, swift) run a prefilled mix
+//! of every operation they support. Ceph, RGW and Swift engines need the test
+//! servers (CI starts them).
 
 mod common;
 use common::*;
@@ -12,6 +13,7 @@ use std::path::Path;
 struct Target {
     engine: &'static str,
     options: Vec<String>,
+    env: Vec<(&'static str, String)>,
     /// Operations it cannot do (left out of its mix).
     lacks: &'static [&'static str],
 }
@@ -19,21 +21,28 @@ struct Target {
 fn block_targets(dir: &Path) -> Vec<Target> {
     let file = dir.join("conf.dat").to_string_lossy().into_owned();
     let mut t = vec![
-        Target { engine: "psync", options: vec!["--filename".into(), file.clone()], lacks: &[] },
-        Target { engine: "io_uring", options: vec!["--filename".into(), file], lacks: &[] },
-        Target { engine: "null", options: vec![], lacks: &[] },
+        Target { engine: "psync", options: vec!["--filename".into(), file.clone()], lacks: &[], env: vec![] },
+        Target { engine: "io_uring", options: vec!["--filename".into(), file], lacks: &[], env: vec![] },
+        Target { engine: "null", options: vec![], lacks: &[], env: vec![] },
     ];
     if ceph_cluster() {
         let img = format!("sbconf-{}", std::process::id());
-        t.push(Target { engine: "rbd", options: vec!["--pool".into(), "rbd".into(), "--rbdname".into(), img], lacks: &[] });
+        t.push(Target { engine: "rbd", options: vec!["--pool".into(), "rbd".into(), "--rbdname".into(), img], lacks: &[], env: vec![] });
     }
     t
 }
 
 fn object_targets() -> Vec<Target> {
-    let mut t = vec![Target { engine: "null", options: vec![], lacks: &[] }];
+    let mut t = vec![Target { engine: "null", options: vec![], lacks: &[], env: vec![] }];
     if ceph_cluster() {
-        t.push(Target { engine: "rados", options: vec!["--pool".into(), "storbench".into()], lacks: &["list"] });
+        t.push(Target { engine: "rados", options: vec!["--pool".into(), "storbench".into()], lacks: &["list"], env: vec![] });
+    }
+    let bucket = format!("sbconf{}", std::process::id());
+    if let Some(env) = s3_env() {
+        t.push(Target { engine: "s3", options: vec!["--bucket".into(), bucket.clone()], lacks: &[], env });
+    }
+    if let Some(env) = swift_env("aio") {
+        t.push(Target { engine: "swift", options: vec!["--container".into(), bucket], lacks: &[], env });
     }
     t
 }
@@ -44,7 +53,7 @@ fn run_job(dir: &Path, t: &Target, name: &str, args: &[&str]) -> serde_json::Val
     a.extend(t.options.iter().map(String::as_str));
     a.extend(args);
     a.extend(["--results-dir", &out, "--quiet"]);
-    let r = storbench(dir, &a);
+    let r = storbench_env(dir, &t.env, &a);
     assert_eq!(r.code, 0, "{} {name}: {}", t.engine, r.stderr);
     result_json(&dir.join(&out))
 }

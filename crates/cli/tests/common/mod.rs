@@ -82,3 +82,44 @@ pub fn rados_objects(pool: &str, prefix: &str) -> Vec<String> {
     assert!(out.status.success(), "rados ls: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with(prefix)).map(String::from).collect()
 }
+
+/// S3 (RGW) credentials from the Ceph test cluster's env, as the engine's
+/// standard variables. Skips (and says why) without the cluster; fails in CI.
+pub fn s3_env() -> Option<Vec<(&'static str, String)>> {
+    if !ceph_cluster() {
+        return None;
+    }
+    let v = |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("{k} missing from the Ceph test env"));
+    Some(vec![
+        ("AWS_ENDPOINT_URL", v("STORBENCH_S3_ENDPOINT")),
+        ("AWS_ACCESS_KEY_ID", v("STORBENCH_S3_ACCESS_KEY")),
+        ("AWS_SECRET_ACCESS_KEY", v("STORBENCH_S3_SECRET_KEY")),
+    ])
+}
+
+/// Swift credentials: RGW's Swift API (`rgw`) or the Swift all-in-one (`aio`).
+pub fn swift_env(which: &str) -> Option<Vec<(&'static str, String)>> {
+    let (auth, user, key, what) = match which {
+        "rgw" => ("STORBENCH_SWIFT_AUTH", "STORBENCH_SWIFT_USER", "STORBENCH_SWIFT_KEY", "Ceph test cluster"),
+        _ => {
+            ("STORBENCH_SWIFT_AIO_AUTH", "STORBENCH_SWIFT_AIO_USER", "STORBENCH_SWIFT_AIO_KEY", "Swift all-in-one (scripts/testenv/swift)")
+        }
+    };
+    if std::env::var_os(auth).is_none() {
+        assert!(std::env::var_os("CI").is_none(), "no {what} in CI: scripts/test.sh must start it");
+        eprintln!("SKIP: no {what} (start it and source its env file)");
+        return None;
+    }
+    let v = |k: &str| std::env::var(k).unwrap();
+    Some(vec![("ST_AUTH", v(auth)), ("ST_USER", v(user)), ("ST_KEY", v(key))])
+}
+
+/// Run storbench with extra environment variables.
+pub fn storbench_env(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Run {
+    let mut c = Command::new(bin());
+    c.args(args).current_dir(dir);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    Run::from(c.output().expect("run storbench"))
+}

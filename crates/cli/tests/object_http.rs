@@ -1,0 +1,244 @@
+//! The s3 and swift engines against real servers: RGW (S3 and Swift APIs) from
+//! scripts/testenv/ceph and the Swift all-in-one from scripts/testenv/swift.
+//! Without them these tests skip and say why; under CI they fail.
+
+mod common;
+use common::*;
+
+fn tag(t: &str) -> String {
+    format!("sbt{}{t}", std::process::id())
+}
+
+fn op_ios(doc: &serde_json::Value, name: &str) -> (u64, u64, serde_json::Value) {
+    let ops = doc["jobs"][0]["ops"].as_array().unwrap();
+    match ops.iter().find(|o| o["op"] == name) {
+        Some(o) => (o["ios"].as_u64().unwrap(), o["bytes"].as_u64().unwrap(), o["errors"].clone()),
+        None => (0, 0, serde_json::json!({})),
+    }
+}
+
+/// A full mix on a fresh bucket/container: every op counted, no errors, and
+/// the bucket/container storbench created is gone afterwards.
+fn mix(env: &[(&'static str, String)], engine: &str, place: (&str, &str)) {
+    let d = scratch();
+    let r = storbench_env(
+        d.path(),
+        env,
+        &[
+            "run",
+            "--name",
+            "mix",
+            "--ioengine",
+            engine,
+            place.0,
+            place.1,
+            "--objects",
+            "300",
+            "--object_size",
+            "4k/80:64k/20",
+            "--object_ops",
+            "read:50,create:10,update:10,stat:10,delete:10,list:10",
+            "--rw",
+            "randrw",
+            "--prefill",
+            "1",
+            "--iodepth",
+            "8",
+            "--number_ios",
+            "800",
+            "--results-dir",
+            "out",
+            "--quiet",
+        ],
+    );
+    assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    let mut total = 0;
+    for name in ["read", "create", "update", "stat", "delete", "list"] {
+        let (ios, _, errors) = op_ios(&doc, name);
+        assert_eq!(errors, serde_json::json!({}), "{engine} {name} errors");
+        total += ios;
+    }
+    assert_eq!(total, 800, "{engine}: every operation counted once");
+    assert!(op_ios(&doc, "read").0 > 200 && op_ios(&doc, "list").0 > 20, "{engine}");
+    assert!(doc["warnings"].as_array().unwrap().iter().all(|w| w["kind"] != "cleanup"), "{engine}: {}", doc["warnings"]);
+}
+
+#[test]
+fn s3_on_rgw_runs_the_object_mix_and_removes_its_bucket() {
+    let Some(env) = s3_env() else { return };
+    mix(&env, "s3", ("--bucket", &tag("mix")));
+    let d = scratch();
+    let again = storbench_env(
+        d.path(),
+        &env,
+        &["run", "--name", "r", "--ioengine", "s3", "--bucket", &tag("mix"), "--objects_exist", "1", "--rw", "randread", "--runtime", "1"],
+    );
+    assert_eq!(again.code, 2, "the bucket was removed: {}", again.stderr);
+    assert!(again.stderr.contains("does not exist"), "{}", again.stderr);
+}
+
+#[test]
+fn swift_on_rgw_and_on_the_all_in_one_run_the_object_mix() {
+    if let Some(env) = swift_env("rgw") {
+        mix(&env, "swift", ("--container", &tag("rgw")));
+    }
+    if let Some(env) = swift_env("aio") {
+        mix(&env, "swift", ("--container", &tag("aio")));
+    }
+}
+
+#[test]
+fn large_objects_go_up_in_parts_and_read_back_whole() {
+    let d = scratch();
+    let check = |env: &[(&'static str, String)], engine: &str, args: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--name",
+            "big",
+            "--ioengine",
+            engine,
+            "--objects",
+            "3",
+            "--object_size",
+            "12m",
+            "--rw",
+            "read",
+            "--prefill",
+            "1",
+            "--iodepth",
+            "2",
+            "--number_ios",
+            "3",
+            "--results-dir",
+            engine,
+            "--quiet",
+        ];
+        a.extend(args);
+        let r = storbench_env(d.path(), env, &a);
+        assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
+        let (ios, bytes, errors) = op_ios(&result_json(&d.path().join(engine)), "read");
+        assert_eq!((ios, bytes, errors), (3, 3 * (12 << 20), serde_json::json!({})), "{engine}: whole 12 MiB objects read back");
+    };
+    if let Some(env) = s3_env() {
+        check(&env, "s3", &["--bucket", &tag("mp"), "--multipart_threshold", "5m", "--part_size", "5m"]);
+    }
+    if let Some(env) = swift_env("aio") {
+        check(&env, "swift", &["--container", &tag("slo"), "--slo_threshold", "4m", "--segment_size", "4m"]);
+    }
+}
+
+#[test]
+fn bad_credentials_wrong_endpoint_and_missing_bucket_are_clear_errors() {
+    let d = scratch();
+    if let Some(mut env) = s3_env() {
+        let secret = "not-the-secret-but-looks-like-one";
+        env.retain(|e| e.0 != "AWS_SECRET_ACCESS_KEY");
+        env.push(("AWS_SECRET_ACCESS_KEY", secret.to_string()));
+        let r = storbench_env(
+            d.path(),
+            &env,
+            &["run", "--name", "a", "--ioengine", "s3", "--bucket", &tag("auth"), "--rw", "write", "--number_ios", "1"],
+        );
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains("HTTP 403") && r.stderr.contains("check the access key"), "{}", r.stderr);
+        assert!(!r.stderr.contains(secret) && !r.stdout.contains(secret), "the secret is never printed");
+        let r = storbench_env(
+            d.path(),
+            &env,
+            &["run", "--name", "e", "--ioengine", "s3", "--endpoint", "http://127.0.0.1:9", "--rw", "write", "--number_ios", "1"],
+        );
+        assert_ne!(r.code, 0);
+        assert!(r.stderr.contains("cannot reach the endpoint") && r.stderr.contains("refused"), "{}", r.stderr);
+    }
+    if let Some(s3) = s3_env() {
+        let r = storbench_env(
+            d.path(),
+            &s3,
+            &[
+                "run",
+                "--name",
+                "m",
+                "--ioengine",
+                "s3",
+                "--bucket",
+                &tag("none"),
+                "--objects_exist",
+                "1",
+                "--rw",
+                "randread",
+                "--runtime",
+                "1",
+            ],
+        );
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains(&format!("bucket '{}' does not exist", tag("none"))), "{}", r.stderr);
+    }
+    if let Some(mut env) = swift_env("aio") {
+        env.retain(|e| e.0 != "ST_KEY");
+        env.push(("ST_KEY", "wrong-key".into()));
+        let r = storbench_env(d.path(), &env, &["run", "--name", "a", "--ioengine", "swift", "--rw", "write", "--number_ios", "1"]);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains("refused (HTTP 401)") && !r.stderr.contains("wrong-key"), "{}", r.stderr);
+    }
+    let r = storbench_env(
+        d.path(),
+        &[],
+        &["run", "--name", "n", "--ioengine", "s3", "--endpoint", "http://127.0.0.1:9", "--rw", "write", "--number_ios", "1"],
+    );
+    if std::env::var_os("AWS_ACCESS_KEY_ID").is_none() {
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains("no S3 credentials"), "{}", r.stderr);
+    }
+}
+
+#[test]
+fn objects_not_ours_are_refused_and_results_report_http_failures() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    let bucket = tag("keep");
+    let base = ["--ioengine", "s3", "--bucket", &bucket, "--objects", "10", "--object_size", "4k", "--results-dir"];
+    let run = |out: &str, extra: &[&str]| {
+        let mut a = vec!["run", "--name", "k"];
+        a.extend(base);
+        a.push(out);
+        a.extend(extra);
+        a.push("--quiet");
+        storbench_env(d.path(), &env, &a)
+    };
+    let w = run("w", &["--rw", "write", "--number_ios", "10", "--cleanup", "0"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let again = run("again", &["--rw", "write", "--number_ios", "10"]);
+    assert_eq!(again.code, 2, "{}", again.stderr);
+    assert!(again.stderr.contains("already exists") && again.stderr.contains("objects_exist=1"), "{}", again.stderr);
+    // One object removed behind storbench's back: its read fails as HTTP 404,
+    // the others succeed, the run reports it and exits 1.
+    let env_of = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
+    let url = format!("{}/{bucket}/storbench.k.5", env_of("AWS_ENDPOINT_URL"));
+    let user = format!("{}:{}", env_of("AWS_ACCESS_KEY_ID"), env_of("AWS_SECRET_ACCESS_KEY"));
+    let del = std::process::Command::new("curl")
+        .args([
+            "-sf",
+            "-X",
+            "DELETE",
+            "-H",
+            "x-amz-content-sha256: UNSIGNED-PAYLOAD",
+            "--aws-sigv4",
+            "aws:amz:us-east-1:s3",
+            "--user",
+            &user,
+            &url,
+        ])
+        .output()
+        .unwrap();
+    assert!(del.status.success(), "curl DELETE: {}", String::from_utf8_lossy(&del.stderr));
+    let reads = run("reads", &["--objects_exist", "1", "--rw", "read", "--number_ios", "10", "--cleanup", "0"]);
+    assert_eq!(reads.code, 1, "{}", reads.stderr);
+    let (ios, _, errors) = op_ios(&result_json(&d.path().join("reads")), "read");
+    assert_eq!((ios, errors), (9, serde_json::json!({"HTTP 404": 1})));
+    // Clean up: cleanup=1 removes the keys and then the bucket storbench made.
+    let c = run("c", &["--objects_exist", "1", "--object_ops", "stat", "--rw", "read", "--number_ios", "1", "--cleanup", "1"]);
+    assert!(c.code == 0 || c.code == 1, "{}", c.stderr);
+    let gone = run("gone", &["--objects_exist", "1", "--rw", "read", "--number_ios", "1"]);
+    assert_eq!(gone.code, 2, "bucket removed: {}", gone.stderr);
+}
