@@ -242,3 +242,47 @@ fn objects_not_ours_are_refused_and_results_report_http_failures() {
     let gone = run("gone", &["--objects_exist", "1", "--rw", "read", "--number_ios", "1"]);
     assert_eq!(gone.code, 2, "bucket removed: {}", gone.stderr);
 }
+
+#[test]
+fn keys_given_as_options_never_reach_the_results() {
+    let Some(env) = s3_env() else { return };
+    let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
+    let (endpoint, access, secret) = (get("AWS_ENDPOINT_URL"), get("AWS_ACCESS_KEY_ID"), get("AWS_SECRET_ACCESS_KEY"));
+    let d = scratch();
+    let r = storbench_env(
+        d.path(),
+        &[],
+        &[
+            "run",
+            "--name",
+            "o",
+            "--ioengine",
+            "s3",
+            "--endpoint",
+            &endpoint,
+            "--access_key",
+            &access,
+            "--secret_key",
+            &secret,
+            "--bucket",
+            &tag("opt"),
+            "--objects",
+            "5",
+            "--object_size",
+            "4k",
+            "--rw",
+            "write",
+            "--number_ios",
+            "5",
+            "--results-dir",
+            "out",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stdout.contains(&secret) && !r.stderr.contains(&secret));
+    for f in std::fs::read_dir(d.path().join("out")).unwrap() {
+        let path = f.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains(&secret), "{} holds the secret key", path.display());
+    }
+}

@@ -318,6 +318,8 @@ pub struct JobSpec {
     /// Present for object jobs (rados, s3, swift): the object model.
     pub objects: Option<crate::objects::ObjectSpec>,
     /// Options the core does not know, left for the engine to validate.
+    /// Secrets among them are written out as "<redacted>".
+    #[serde(serialize_with = "redacted")]
     pub engine_options: BTreeMap<String, String>,
 }
 
@@ -398,6 +400,15 @@ impl JobSpec {
     }
 }
 
+/// Engine options whose values are secrets: never written to results or logs.
+pub const SECRET_OPTIONS: &[&str] = &["secret_key", "session_token", "key", "password", "keyring_key"];
+
+fn redacted<S: serde::Serializer>(opts: &BTreeMap<String, String>, s: S) -> Result<S::Ok, S::Error> {
+    let shown: BTreeMap<&str, &str> =
+        opts.iter().map(|(k, v)| (k.as_str(), if SECRET_OPTIONS.contains(&k.as_str()) { "<redacted>" } else { v.as_str() })).collect();
+    shown.serialize(s)
+}
+
 /// Durations serialize as whole nanoseconds (`runtime_ns`-style), not as structs.
 mod duration_ns {
     use serde::{Deserialize, Deserializer, Serializer};
@@ -423,5 +434,21 @@ mod opt_duration_ns {
     }
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
         Ok(Option::<u64>::deserialize(d)?.map(Duration::from_nanos))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_in_engine_options_are_never_serialized() {
+        let mut s = JobSpec::default();
+        s.engine_options.insert("secret_key".into(), "s3cr3t-value".into());
+        s.engine_options.insert("key".into(), "swift-pass".into());
+        s.engine_options.insert("bucket".into(), "b1".into());
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(!json.contains("s3cr3t-value") && !json.contains("swift-pass"), "{json}");
+        assert!(json.contains("\"bucket\":\"b1\"") && json.contains("<redacted>"));
     }
 }
