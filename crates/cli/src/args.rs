@@ -21,6 +21,9 @@ pub struct RunArgs {
     pub fio_file: Option<PathBuf>,
     pub fio_allow_unsupported: bool,
     pub job_file: Option<PathBuf>,
+    pub ssbench: Option<PathBuf>,
+    /// `--users 4,8,16`: a ramp of user counts for an ssbench scenario.
+    pub users: Vec<u32>,
     pub quiet: bool,
     /// Options before the first `--name`.
     pub global: Vec<(String, String)>,
@@ -92,6 +95,8 @@ pub fn parse_run(words: &[String]) -> Result<RunArgs, CliError> {
             "fio" => a.fio_file = Some(value(false)?.into()),
             "fio_allow_unsupported" => a.fio_allow_unsupported = parse_flag(&key, &value(true)?)?,
             "job" | "jobfile" => a.job_file = Some(value(false)?.into()),
+            "ssbench" => a.ssbench = Some(value(false)?.into()),
+            "users" => a.users = parse_users(&value(false)?)?,
             "quiet" => a.quiet = parse_flag(&key, &value(true)?)?,
             "name" => a.jobs.push(vec![("name".into(), value(false)?)]),
             _ => {
@@ -104,6 +109,18 @@ pub fn parse_run(words: &[String]) -> Result<RunArgs, CliError> {
         }
     }
     Ok(a)
+}
+
+fn parse_users(v: &str) -> Result<Vec<u32>, CliError> {
+    let users: Vec<u32> = v
+        .split(',')
+        .map(|u| u.trim().parse::<u32>().ok().filter(|n| *n >= 1))
+        .collect::<Option<_>>()
+        .ok_or_else(|| CliError::usage(format!("--users '{v}' is not a list of user counts like 4,8,16")))?;
+    if users.windows(2).any(|w| w[1] <= w[0]) {
+        return Err(CliError::usage(format!("--users '{v}' must grow from one step to the next")));
+    }
+    Ok(users)
 }
 
 fn parse_flag(key: &str, v: &str) -> Result<bool, CliError> {

@@ -12,6 +12,7 @@ mod rados_cmd;
 mod rbd_bench;
 mod run;
 mod specs;
+mod ssbench;
 mod suite;
 
 use error::CliError;

@@ -2,13 +2,19 @@
 
 use crate::args::{parse_run, OutputFormat, RunArgs};
 use crate::error::*;
-use crate::{fiofile, jobfile, output, progress, specs, suite};
+use crate::{fiofile, jobfile, output, progress, specs, ssbench, suite};
 use storbench_runner::{build_plan, plan, prepare_targets, run_plan, stop, RunResult};
 use storbench_workload::JobSpec;
 
 pub fn run(words: &[String]) -> Result<i32, CliError> {
     let (words, use_suite) = take_suite_flag(words)?;
     let args = parse_run(&words)?;
+    if let Some(path) = &args.ssbench {
+        return run_ssbench(&args, path, use_suite);
+    }
+    if !args.users.is_empty() {
+        return Err(CliError::usage("--users ramps an ssbench scenario: give --ssbench scenario.json"));
+    }
     let (specs, notes) = resolve_specs(&args, use_suite)?;
     let observer = progress::Live::new(args.quiet);
     let (result, dir) = execute(specs, &notes, args.results_dir.clone(), &observer)?;
@@ -100,6 +106,50 @@ fn resolve_specs(args: &RunArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<S
         return Err(CliError::usage("nothing to run; see `storbench help`"));
     }
     Ok((specs::build(&base, &args.global, &args.jobs)?, Vec::new()))
+}
+
+/// An ssbench scenario, once or over a `--users` ramp that stops when
+/// throughput falls. Each step writes its own results directory.
+fn run_ssbench(args: &RunArgs, path: &std::path::Path, use_suite: bool) -> Result<i32, CliError> {
+    if use_suite || args.fio_file.is_some() || args.job_file.is_some() || !args.jobs.is_empty() {
+        return Err(CliError::usage("--ssbench runs a scenario on its own: no job file, --fio, --suite or --name jobs with it"));
+    }
+    let sc = ssbench::load(path)?;
+    let steps = if args.users.is_empty() { vec![sc.user_count] } else { args.users.clone() };
+    let base_dir = args.results_dir.clone().unwrap_or_else(output::default_dir);
+    let mut rows: Vec<(u32, f64, i32)> = Vec::new();
+    let mut code = 0;
+    for &users in &steps {
+        let (specs, notes) = ssbench::specs(&sc, users, &JobSpec::default(), &args.global)?;
+        let dir = if steps.len() > 1 { base_dir.join(format!("users-{users}")) } else { base_dir.clone() };
+        if steps.len() > 1 {
+            eprintln!("storbench: ssbench '{}' with {users} users", sc.name);
+        }
+        let observer = progress::Live::new(args.quiet);
+        let (result, dir) = execute(specs, &notes, Some(dir), &observer)?;
+        let step_code = finish(args, &dir, &result, &notes)?;
+        code = code.max(step_code);
+        let ops: f64 = result.jobs.iter().flat_map(|j| j.ops.iter()).map(|o| o.iops).sum();
+        rows.push((users, ops, step_code));
+        if result.interrupted {
+            break;
+        }
+        if rows.len() > 1 && ops < rows[rows.len() - 2].1 {
+            eprintln!(
+                "storbench: throughput fell from {:.1} to {ops:.1} ops/s at {users} users: stopping the ramp",
+                rows[rows.len() - 2].1
+            );
+            break;
+        }
+    }
+    if steps.len() > 1 {
+        println!("\nssbench ramp '{}':\n  users     ops/s", sc.name);
+        let best = rows.iter().map(|r| r.1).fold(0.0, f64::max);
+        for (u, ops, _) in &rows {
+            println!("  {u:>5} {ops:>9.1}{}", if *ops == best { "  <- peak" } else { "" });
+        }
+    }
+    Ok(code)
 }
 
 /// Run ready-made specs (compatibility modes) with the normal report.

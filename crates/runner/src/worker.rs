@@ -128,7 +128,7 @@ impl Worker {
             p.targets.iter().map(|t| files::open(t, writes, p.spec.direct).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let qd = p.queue_depth as usize;
-        let mut buffers = AlignedBuffers::new(qd, p.spec.max_transfer() as usize);
+        let mut buffers = AlignedBuffers::new(qd, (p.spec.max_transfer() as usize).max(1));
         let filler = Filler::new(&p.spec.data);
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));

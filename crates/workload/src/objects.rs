@@ -58,8 +58,13 @@ pub struct ObjectSpec {
     pub mix: Vec<(OpKind, u32)>,
     /// Length range of partial reads and writes; `None`: whole objects.
     pub op_len: Option<(u64, u64)>,
-    /// Write every object once before the measured phase.
+    /// Write every object once before the measured phase (or, with
+    /// `initial`, that many of them).
     pub prefill: bool,
+    /// Objects written before the measured phase, when not all of them
+    /// (ssbench's initial_files); the rest of the key space is for creates.
+    #[serde(default)]
+    pub initial: Option<u64>,
     /// The objects already exist (an earlier run left them).
     pub exist: bool,
     /// Remove the objects when the run ends; by default only when this run
@@ -76,6 +81,7 @@ impl Default for ObjectSpec {
             mix: Vec::new(),
             op_len: None,
             prefill: false,
+            initial: None,
             exist: false,
             cleanup: None,
         }
@@ -194,6 +200,8 @@ pub struct ObjGen {
     /// Sequential partial I/O: the object being walked and the offset reached.
     walk: Option<(u64, u64)>,
     fill_cursor: u64,
+    /// Keys the prefill writes (all, or this worker's share of `initial`).
+    fill_limit: u64,
     bytes_left: Option<u64>,
     ops_left: Option<u64>,
     /// Keep operations on one object apart (see [`ObjGen::exclusive`]).
@@ -238,6 +246,7 @@ impl ObjGen {
             seq_cursor: 0,
             walk: None,
             fill_cursor: 0,
+            fill_limit: o.initial.map_or(n, |i| (i / workers + u64::from(worker < i % workers)).min(n)),
             bytes_left: io_limit,
             ops_left: op_limit,
             exclusive: false,
@@ -337,7 +346,7 @@ impl ObjGen {
     /// The next object to write before the measured phase, if any is missing.
     pub fn prefill_next(&mut self) -> Option<NextIo> {
         let k = self.exists.next(self.fill_cursor, false)?;
-        if k < self.fill_cursor {
+        if k < self.fill_cursor || k >= self.fill_limit {
             return None;
         }
         self.fill_cursor = k + 1;
@@ -420,7 +429,7 @@ impl ObjGen {
             _ => {
                 let k = self.target(op);
                 let size = self.size_of(k);
-                let len = len_drawn.min(size).max(1);
+                let len = len_drawn.min(size);
                 let off = if self.sequential { 0 } else { self.rng.below(size - len + 1) };
                 (k, off, len)
             }
@@ -480,7 +489,7 @@ impl ObjGen {
     fn size_of(&self, k: u64) -> u64 {
         match self.fixed_size {
             Some(s) => s,
-            None => (self.object_len[k as usize] as u64).max(1),
+            None => self.object_len[k as usize] as u64,
         }
     }
 
@@ -635,6 +644,16 @@ mod tests {
                 g.completed(in_flight.pop_front().unwrap());
             }
         }
+    }
+
+    #[test]
+    fn initial_objects_prefill_a_share_and_leave_keys_for_creates() {
+        let s = spec(&[("objects", "100"), ("initial_objects", "30"), ("object_size", "0-4k"), ("numjobs", "2"), ("object_ops", "create")]);
+        let mut g = ObjGen::new(&s, 1, None, None);
+        assert_eq!(std::iter::from_fn(|| g.prefill_next()).count(), 15);
+        let io = g.next().unwrap();
+        assert_eq!((io.op, io.file), (OpKind::Create, 31), "the first free key after the prefilled ones");
+        assert!(io.len <= 4096);
     }
 
     #[test]

@@ -69,6 +69,7 @@ pub const CORE_OPTIONS: &[(&str, &str)] = &[
     ("object_ops", "operation weights, e.g. read:70,create:10,update:10,delete:5,stat:5 (also write, list)"),
     ("object_op_size", "length range of partial reads/writes, e.g. 4k-64k (default: whole objects)"),
     ("prefill", "write every object before the measured phase"),
+    ("initial_objects", "write this many objects before the measured phase (the rest of the key space is for creates)"),
     ("objects_exist", "the objects exist already (left by an earlier run)"),
     ("cleanup", "remove the objects when the run ends (default 1, or 0 with objects_exist=1)"),
 ];
@@ -141,6 +142,12 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: &str) -> Result<(), Op
         "object_ops" => obj(spec).mix = parse_mix(&name, v)?,
         "object_op_size" => obj(spec).op_len = Some(parse_range(&name, v)?),
         "prefill" => obj(spec).prefill = parse_bool(v).map_err(e)?,
+        "initial_objects" => {
+            let n = parse_count(v).map_err(e)?;
+            let o = obj(spec);
+            o.initial = Some(n);
+            o.prefill = n > 0;
+        }
         "objects_exist" => obj(spec).exist = parse_bool(v).map_err(e)?,
         "cleanup" => obj(spec).cleanup = Some(parse_bool(v).map_err(e)?),
         _ => {
@@ -177,8 +184,16 @@ fn parse_range(name: &str, v: &str) -> Result<(u64, u64), OptionError> {
 
 fn parse_object_sizes(name: &str, v: &str) -> Result<ObjectSizes, OptionError> {
     if v.contains('-') {
-        let (min, max) = parse_range(name, v)?;
+        // Objects may be empty (ssbench's zero-byte class); ranges of I/O may not.
+        let (a, b) = v.split_once('-').unwrap_or((v, v));
+        let (min, max) = (parse_size(a).map_err(|e| bad(name, e))?, parse_size(b).map_err(|e| bad(name, e))?);
+        if min > max || max > u32::MAX as u64 {
+            return Err(bad(name, format!("'{v}' is not a range of sizes from small to large, below 4 GiB (form: 4k-1m)")));
+        }
         return Ok(ObjectSizes::Range { min, max });
+    }
+    if parse_size(v).ok() == Some(0) {
+        return Ok(ObjectSizes::Range { min: 0, max: 0 });
     }
     let split = parse_split(name, v)?;
     if split.max() > u32::MAX as u64 {

@@ -408,8 +408,12 @@ impl Engine for S3Engine {
         match req.op {
             OpKind::Create | OpKind::Update => return self.spawn_put(req.slot, &key, req.len),
             OpKind::Read => {
-                let range = format!("bytes={}-{}", req.offset, req.offset + req.len.max(1) as u64 - 1);
-                let r = s3.request("GET", &s3.url(Some(&key), ""), &[("range", range)], Bytes::new())?;
+                // An empty object has no byte range to ask for.
+                let range: Vec<(&str, String)> = (req.len > 0)
+                    .then(|| ("range", format!("bytes={}-{}", req.offset, req.offset + req.len as u64 - 1)))
+                    .into_iter()
+                    .collect();
+                let r = s3.request("GET", &s3.url(Some(&key), ""), &range, Bytes::new())?;
                 self.spawn_simple(req.slot, r, Expect::Received);
             }
             OpKind::Stat => {

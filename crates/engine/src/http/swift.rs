@@ -27,6 +27,7 @@ const OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "user", help: "account:user (default: $ST_USER)" },
     OptionDesc { name: "key", help: "key or password (default: $ST_KEY)" },
     OptionDesc { name: "container", help: "container (default storbench; created when missing)" },
+    OptionDesc { name: "containers", help: "spread objects over this many containers <container>_000000.. (default 1: just <container>)" },
     OptionDesc { name: "slo_threshold", help: "objects this large or larger are uploaded as SLO segments (default 0: never)" },
     OptionDesc { name: "segment_size", help: "SLO segment size (default 8m)" },
     OptionDesc { name: "op_timeout", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
@@ -84,6 +85,7 @@ impl EngineFactory for SwiftFactory {
 #[derive(Clone, Debug)]
 struct Settings {
     container: String,
+    containers: u32,
     slo_threshold: u64,
     segment_size: u64,
     op_timeout: std::time::Duration,
@@ -91,6 +93,21 @@ struct Settings {
 }
 
 impl Settings {
+    /// The container object `key` (a key number) lives in.
+    fn container_for(&self, key: u32) -> String {
+        if self.containers == 1 {
+            return self.container.clone();
+        }
+        format!("{}_{:06}", self.container, key % self.containers)
+    }
+
+    fn all_containers(&self) -> Vec<String> {
+        if self.containers == 1 {
+            return vec![self.container.clone()];
+        }
+        (0..self.containers).map(|i| self.container_for(i)).collect()
+    }
+
     fn from_options(o: &BTreeMap<String, String>) -> Result<Settings, EngineError> {
         let bad = |option: &str, message: String| EngineError::BadOption { engine: NAME, option: option.into(), message };
         let size = |key: &str, default: u64| -> Result<u64, EngineError> {
@@ -104,8 +121,15 @@ impl Settings {
         if segment_size == 0 {
             return Err(bad("segment_size", "must be above 0".into()));
         }
+        let containers = match o.get("containers") {
+            None => 1,
+            Some(v) => {
+                v.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| bad("containers", format!("'{v}' is not a count of 1 or more")))?
+            }
+        };
         Ok(Settings {
             container,
+            containers,
             slo_threshold: size("slo_threshold", 0)?,
             segment_size,
             op_timeout: secs_option(NAME, o, "op_timeout", 30.0)?,
@@ -201,22 +225,23 @@ impl Swift {
     }
 
     async fn prepare(&self, client: &Client, o: &ObjectSpec, prefix: &str, writes: bool, allow_overwrite: bool) -> Result<(), EngineError> {
-        let c = &self.settings.container;
-        match self.status(client, "HEAD", &self.url(c, None, ""), &[]).await?.0 {
-            200 | 204 => {}
-            404 if writes => self.create_container(client).await?,
-            404 => {
-                return Err(EngineError::BadOption {
-                    engine: NAME,
-                    option: "container".into(),
-                    message: format!("container '{c}' does not exist"),
-                })
+        for c in self.settings.all_containers() {
+            match self.status(client, "HEAD", &self.url(&c, None, ""), &[]).await?.0 {
+                200 | 204 => {}
+                404 if writes => self.put_container(client, &c).await?,
+                404 => {
+                    return Err(EngineError::BadOption {
+                        engine: NAME,
+                        option: "container".into(),
+                        message: format!("container '{c}' does not exist"),
+                    })
+                }
+                s => return Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD container '{c}' answered HTTP {s}") }),
             }
-            s => return Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD container '{c}' answered HTTP {s}") }),
         }
         if o.exist {
-            let first = format!("{prefix}0");
-            if self.status(client, "HEAD", &self.url(c, Some(&first), ""), &[]).await?.0 != 200 {
+            let (first, c) = (format!("{prefix}0"), self.settings.container_for(0));
+            if self.status(client, "HEAD", &self.url(&c, Some(&first), ""), &[]).await?.0 != 200 {
                 return Err(EngineError::BadOption {
                     engine: NAME,
                     option: "objects_exist".into(),
@@ -225,8 +250,8 @@ impl Swift {
             }
         } else if writes && !allow_overwrite {
             for k in 0..o.count.min(OWNERSHIP_PROBES) {
-                let name = format!("{prefix}{k}");
-                if self.status(client, "HEAD", &self.url(c, Some(&name), ""), &[]).await?.0 == 200 {
+                let (name, c) = (format!("{prefix}{k}"), self.settings.container_for(k as u32));
+                if self.status(client, "HEAD", &self.url(&c, Some(&name), ""), &[]).await?.0 == 200 {
                     return Err(EngineError::Refused {
                         engine: NAME,
                         message: format!(
@@ -238,6 +263,7 @@ impl Swift {
                 }
             }
         }
+        let c = &self.settings.container;
         if o.sizes.max() >= self.settings.slo_threshold && self.settings.slo_threshold > 0 {
             let seg = format!("{c}_segments");
             if self.status(client, "HEAD", &self.url(&seg, None, ""), &[]).await?.0 == 404 {
@@ -254,15 +280,11 @@ impl Swift {
         }
     }
 
-    async fn create_container(&self, client: &Client) -> Result<(), EngineError> {
-        self.put_container(client, &self.settings.container.clone()).await
-    }
-
     /// Remove the container (and its segments container) if storbench created
     /// it and it is empty.
     async fn remove_container_if_ours(&self, client: &Client) -> Result<Option<String>, EngineError> {
         let c = self.settings.container.clone();
-        for name in [format!("{c}_segments"), c] {
+        for name in std::iter::once(format!("{c}_segments")).chain(self.settings.all_containers()) {
             let (status, headers) = self.status(client, "HEAD", &self.url(&name, None, ""), &[]).await?;
             if status == 404 || !headers.contains_key(MARKER_HEADER) {
                 continue;
@@ -329,10 +351,10 @@ struct SwiftEngine {
 }
 
 impl SwiftEngine {
-    fn spawn_op(&mut self, slot: u32, method: &'static str, key: String, query: String, range: Option<String>, expect: Expect) {
+    #[allow(clippy::too_many_arguments)]
+    fn spawn_op(&mut self, slot: u32, method: &'static str, c: String, key: String, query: String, range: Option<String>, expect: Expect) {
         let (swift, client) = (self.swift.clone(), self.io.client.clone());
         self.io.spawn(slot, async move {
-            let c = swift.settings.container.clone();
             let make = |s: &Swift| {
                 let url = s.url(&c, (!key.is_empty()).then_some(key.as_str()), &query);
                 let headers: Vec<(&str, &str)> = range.as_deref().map(|r| ("range", r)).into_iter().collect();
@@ -342,14 +364,14 @@ impl SwiftEngine {
         });
     }
 
-    fn spawn_put(&mut self, slot: u32, key: String, len: u32) {
+    fn spawn_put(&mut self, slot: u32, c: String, key: String, len: u32) {
         let (swift, client) = (self.swift.clone(), self.io.client.clone());
         let base = self.buffers.slot(slot) as usize;
         self.io.spawn(slot, async move {
             if swift.settings.slo_threshold > 0 && len as u64 >= swift.settings.slo_threshold {
-                return slo_put(&swift, &client, &key, base, len as u64).await;
+                return slo_put(&swift, &client, &c, &key, base, len as u64).await;
             }
-            put_part(&swift, &client, &swift.settings.container, &key, base, len as u64, "").await.0
+            put_part(&swift, &client, &c, &key, base, len as u64, "").await.0
         });
     }
 }
@@ -375,7 +397,7 @@ async fn put_part(swift: &Swift, client: &Client, container: &str, key: &str, ba
 }
 
 /// A Static Large Object: segments one after another, then the manifest.
-async fn slo_put(swift: &Swift, client: &Client, key: &str, base: usize, len: u64) -> i64 {
+async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize, len: u64) -> i64 {
     let seg_container = format!("{}_segments", swift.settings.container);
     let mut manifest = Vec::new();
     let (mut off, mut n) = (0u64, 0);
@@ -389,8 +411,7 @@ async fn slo_put(swift: &Swift, client: &Client, key: &str, base: usize, len: u6
         n += 1;
     }
     let body = Bytes::from(serde_json::to_vec(&manifest).unwrap_or_default());
-    let c = swift.settings.container.clone();
-    let make = |s: &Swift| s.request("PUT", &s.url(&c, Some(key), "multipart-manifest=put"), &[], body.clone());
+    let make = |s: &Swift| s.request("PUT", &s.url(c, Some(key), "multipart-manifest=put"), &[], body.clone());
     match swift.send(client, make, Expect::Sent(len)).await.0 {
         rc if rc >= 0 => len as i64,
         rc => rc,
@@ -402,22 +423,24 @@ impl Engine for SwiftEngine {
         let mut key = self.prefix.clone();
         key.push_str(&req.file.to_string());
         let slo = self.swift.settings.slo_threshold > 0;
+        let c = self.swift.settings.container_for(req.file);
         match req.op {
-            OpKind::Create | OpKind::Update => self.spawn_put(req.slot, key, req.len),
+            OpKind::Create | OpKind::Update => self.spawn_put(req.slot, c, key, req.len),
             OpKind::Read => {
-                let range = format!("bytes={}-{}", req.offset, req.offset + req.len.max(1) as u64 - 1);
-                self.spawn_op(req.slot, "GET", key, String::new(), Some(range), Expect::Received)
+                // An empty object has no byte range to ask for.
+                let range = (req.len > 0).then(|| format!("bytes={}-{}", req.offset, req.offset + req.len as u64 - 1));
+                self.spawn_op(req.slot, "GET", c, key, String::new(), range, Expect::Received)
             }
-            OpKind::Stat => self.spawn_op(req.slot, "HEAD", key, String::new(), None, Expect::Received),
+            OpKind::Stat => self.spawn_op(req.slot, "HEAD", c, key, String::new(), None, Expect::Received),
             // With SLO in use, a manifest's delete also removes its segments.
             OpKind::Delete => {
                 let q = if slo { "multipart-manifest=delete".to_string() } else { String::new() };
-                self.spawn_op(req.slot, "DELETE", key, q, None, Expect::Received)
+                self.spawn_op(req.slot, "DELETE", c, key, q, None, Expect::Received)
             }
             OpKind::List => {
                 let mut q = String::from("format=json&limit=1000&prefix=");
                 super::encode_key(&self.prefix, &mut q);
-                self.spawn_op(req.slot, "GET", String::new(), q, None, Expect::Received)
+                self.spawn_op(req.slot, "GET", c, String::new(), q, None, Expect::Received)
             }
             OpKind::Write | OpKind::Sync => self.refused.push(Completion { slot: req.slot, result: -(libc::EOPNOTSUPP as i64) }),
         }

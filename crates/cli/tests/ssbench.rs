@@ -1,0 +1,85 @@
+//! ssbench scenario files (tests/ssbench/*.json, every field of the format
+//! between them) run as they are against the Swift all-in-one and, through
+//! the s3 engine, against RGW; the --users ramp.
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+
+fn scenario(name: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/ssbench").join(name).to_string_lossy().into_owned()
+}
+
+fn ops(doc: &serde_json::Value, job: &str) -> Vec<(String, u64, serde_json::Value)> {
+    let j = doc["jobs"].as_array().unwrap().iter().find(|j| j["name"] == job).unwrap_or_else(|| panic!("no job {job}"));
+    j["ops"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["op"].as_str().unwrap().to_string(), o["ios"].as_u64().unwrap(), o["errors"].clone()))
+        .collect()
+}
+
+#[test]
+fn a_scenario_runs_per_size_class_and_crud_operation_on_swift() {
+    let Some(env) = swift_env("aio") else { return };
+    let d = scratch();
+    let r = storbench_env(d.path(), &env, &["run", "--ssbench", &scenario("small_crud.json"), "--results-dir", "out", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("size class 'unused' has no initial files"), "{}", r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    let names: Vec<&str> = doc["jobs"].as_array().unwrap().iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert_eq!(names, vec!["zero", "tiny", "small"], "one job per benchmarked size class");
+    let mut total = 0;
+    for class in &names {
+        for (op, ios, errors) in ops(&doc, class) {
+            assert!(["create", "read", "update", "delete"].contains(&op.as_str()), "{op}");
+            assert_eq!(errors, serde_json::json!({}), "{class} {op}");
+            total += ios;
+        }
+    }
+    assert_eq!(total, 400, "operation_count shared out over the classes");
+    let zero = ops(&doc, "zero");
+    let creates = zero.iter().find(|o| o.0 == "create").map_or(0, |o| o.1);
+    assert!(creates > 80, "the zero class is create-heavy (60%): {zero:?}");
+    let small = ops(&doc, "small");
+    assert!(small.iter().all(|o| o.0 != "delete"), "the scenario-wide profile has no deletes: {small:?}");
+}
+
+#[test]
+fn run_seconds_scenarios_run_on_s3_too() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    let r = storbench_env(
+        d.path(),
+        &env,
+        &["run", "--ssbench", &scenario("timed_reads.json"), "--ioengine", "s3", "--results-dir", "out", "--quiet"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    let runtime = doc["jobs"][0]["runtime_ns"].as_f64().unwrap() / 1e9;
+    assert!((1.9..3.5).contains(&runtime), "run_seconds bounds the run: {runtime}");
+    let reads = ops(&doc, "4k").into_iter().find(|o| o.0 == "read").unwrap();
+    assert!(reads.1 > 50 && reads.2 == serde_json::json!({}), "{reads:?}");
+}
+
+#[test]
+fn users_ramp_repeats_the_scenario_and_reports_each_step() {
+    let Some(env) = swift_env("aio") else { return };
+    let d = scratch();
+    let r = storbench_env(
+        d.path(),
+        &env,
+        &["run", "--ssbench", &scenario("timed_reads.json"), "--users", "1,4", "--results-dir", "out", "--quiet"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("ssbench ramp") && r.stdout.contains("<- peak"), "{}", r.stdout);
+    let one = result_json(&d.path().join("out/users-1"));
+    assert_eq!(one["jobs"][0]["spec"]["iodepth"], 1);
+    if d.path().join("out/users-4").exists() {
+        assert_eq!(result_json(&d.path().join("out/users-4"))["jobs"][0]["spec"]["iodepth"], 4);
+    }
+    let bad = storbench_env(d.path(), &env, &["run", "--ssbench", &scenario("timed_reads.json"), "--users", "4,2"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("must grow"), "{}", bad.stderr);
+}
