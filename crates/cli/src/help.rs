@@ -3,7 +3,7 @@
 use crate::error::CliError;
 use storbench_workload::options::CORE_OPTIONS;
 
-const USAGE: &str = "storbench: storage benchmarking for files, block devices, Ceph RBD and RADOS (S3 and Swift soon)
+const USAGE: &str = "storbench: storage benchmarking for files, block devices, Ceph RBD and RADOS, S3 and Swift
 
 usage:
   storbench run                         the quick suite on a scratch file in this directory
@@ -17,6 +17,10 @@ usage:
   storbench rados cleanup -p POOL       remove benchmark objects (rados cleanup)
   storbench rados load-gen -p POOL [--num-objects N] [--max-ops N] [--read-percent P] ...
                                         rados load-gen on the object model
+  storbench run --ssbench SCENARIO.json [--users 4,8,16] [--ioengine swift|s3]
+                                        an ssbench scenario (per size class and CRUD op); a users ramp
+  storbench swift-bench [-c 10] [-s 1] [-n 1000] [-g 10000] [-C 20] [-x] [--ioengine swift|s3]
+                                        swift-bench's PUT/GET/DELETE phases, with percentiles
   storbench help options                every job option
   storbench engines                     engines and their own options
 

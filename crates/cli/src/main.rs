@@ -14,6 +14,7 @@ mod run;
 mod specs;
 mod ssbench;
 mod suite;
+mod swift_bench;
 
 use error::CliError;
 
@@ -38,6 +39,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
         "run" => run::run(rest),
         "rbd" => rbd_bench::rbd(rest),
         "rados" => rados_cmd::rados(rest),
+        "swift-bench" => swift_bench::swift_bench(rest),
         "help" | "--help" | "-h" => help::help(rest),
         "engines" => help::engines(),
         "version" | "--version" | "-V" => {
@@ -45,7 +47,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
             Ok(0)
         }
         other => {
-            let hint = storbench_workload::options::suggest(other, ["run", "rbd", "rados", "help", "engines", "version"])
+            let hint = storbench_workload::options::suggest(other, ["run", "rbd", "rados", "swift-bench", "help", "engines", "version"])
                 .map(|s| format!(" Did you mean '{s}'?"))
                 .unwrap_or_default();
             Err(CliError::usage(format!("unknown command '{other}'.{hint} See `storbench help`.")))

@@ -83,3 +83,44 @@ fn users_ramp_repeats_the_scenario_and_reports_each_step() {
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("must grow"), "{}", bad.stderr);
 }
+
+#[test]
+fn swift_bench_preset_puts_gets_and_deletes() {
+    let Some(env) = swift_env("aio") else { return };
+    let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
+    let d = scratch();
+    let r = storbench_env(
+        d.path(),
+        &[],
+        &[
+            "swift-bench",
+            "-A",
+            &get("ST_AUTH"),
+            "-U",
+            &get("ST_USER"),
+            "-K",
+            &get("ST_KEY"),
+            "-c",
+            "8",
+            "-s",
+            "4096",
+            "-n",
+            "100",
+            "-g",
+            "300",
+            "-C",
+            "2",
+            "--container",
+            &format!("sbswb{}", std::process::id()),
+            "--results-dir",
+            "out",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for line in ["100 PUTS **FINAL** [0 failures]", "300 GETS **FINAL** [0 failures]", "100 DEL **FINAL** [0 failures]"] {
+        assert!(r.stdout.contains(line), "{line}:\n{}", r.stdout);
+    }
+    assert!(!r.stdout.contains(&get("ST_KEY")) && !r.stderr.contains(&get("ST_KEY")));
+    let del = result_json(&d.path().join("out/delete"));
+    assert_eq!(del["jobs"][0]["ops"][0]["ios"], 100);
+}

@@ -19,7 +19,7 @@ pub mod stop;
 pub mod warnings;
 pub mod worker;
 
-pub use coordinator::{run_plan, Observer, Progress};
+pub use coordinator::{run_plan, Observer, Progress, Silent};
 pub use plan::{build_plan, prepare_targets, Plan, PlanError};
 pub use result::*;
 pub use warnings::Warning;

@@ -32,6 +32,7 @@ impl ObjectSizes {
     pub fn fixed(&self) -> Option<u64> {
         match self {
             ObjectSizes::Classes { split } if split.0.len() == 1 => Some(split.0[0].0),
+            ObjectSizes::Range { min, max } if min == max => Some(*min),
             _ => None,
         }
     }
