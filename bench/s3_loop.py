@@ -1,0 +1,72 @@
+#!/usr/bin/env python3
+"""A boto3 reference client for S3 benchmarks: PUT n objects, GET m of them
+at random, DELETE them, with `-c` threads, like swift-bench's phases. Prints
+one swift-bench-style FINAL line per phase.
+
+usage: s3_loop.py --endpoint URL --bucket B -c 16 -s 4096 -n 1000 -g 3000
+(keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)
+"""
+import argparse
+import os
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import boto3
+from botocore.config import Config
+
+
+def phase(label, fn, items, threads):
+    failures = 0
+    start = time.monotonic()
+    with ThreadPoolExecutor(threads) as pool:
+        for ok in pool.map(fn, items):
+            failures += 0 if ok else 1
+    secs = time.monotonic() - start
+    print(f"{len(items)} {label} **FINAL** [{failures} failures], {(len(items) - failures) / secs:.1f}/s", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--endpoint", required=True)
+    ap.add_argument("--bucket", required=True)
+    ap.add_argument("-c", type=int, default=16)
+    ap.add_argument("-s", type=int, default=4096)
+    ap.add_argument("-n", type=int, default=1000)
+    ap.add_argument("-g", type=int, default=3000)
+    a = ap.parse_args()
+    cfg = Config(max_pool_connections=a.c, retries={"max_attempts": 1}, s3={"addressing_style": "path"})
+    s3 = boto3.client("s3", endpoint_url=a.endpoint, region_name=os.environ.get("AWS_REGION", "us-east-1"), config=cfg)
+    s3.create_bucket(Bucket=a.bucket)
+    body = os.urandom(a.s)
+    keys = [f"obj_{i}" for i in range(a.n)]
+
+    def put(k):
+        try:
+            s3.put_object(Bucket=a.bucket, Key=k, Body=body)
+            return True
+        except Exception:
+            return False
+
+    def get(k):
+        try:
+            s3.get_object(Bucket=a.bucket, Key=k)["Body"].read()
+            return True
+        except Exception:
+            return False
+
+    def delete(k):
+        try:
+            s3.delete_object(Bucket=a.bucket, Key=k)
+            return True
+        except Exception:
+            return False
+
+    phase("PUTS", put, keys, a.c)
+    phase("GETS", get, [random.choice(keys) for _ in range(a.g)], a.c)
+    phase("DEL", delete, keys, a.c)
+    s3.delete_bucket(Bucket=a.bucket)
+
+
+if __name__ == "__main__":
+    main()
