@@ -66,6 +66,8 @@ def one(tool, target, size, n, g, c, cwd, tag):
         else:
             cmd = [str(STORBENCH), "swift-bench", "--ioengine", "s3", "--endpoint", os.environ["STORBENCH_S3_ENDPOINT"], "--bucket", f"sbcmp{tag}",
                    "-c", str(c), "-s", str(size), "-n", str(n), "-g", str(g), "--results-dir", f"sb-{tag}"]
+    # swift-bench logs its FINAL lines to stderr; exec keeps one process to measure.
+    cmd = ["sh", "-c", 'exec "$0" "$@" 2>&1', *cmd]
     try:
         out, ru = run(cmd, cwd, env, limit)
     except Hung as e:

@@ -90,6 +90,8 @@ pub struct IoRequest {
     pub data_only: bool,
     /// The file (block jobs) or the object's key number (object jobs).
     pub file: u32,
+    /// Object reads: the whole object (no byte range needed).
+    pub whole: bool,
     pub offset: u64,
     pub len: u32,
     pub slot: u32,
@@ -100,6 +102,17 @@ pub struct IoRequest {
 pub struct Completion {
     pub slot: u32,
     pub result: i64,
+    /// For responses that stream (HTTP GET): ns from the first body byte to
+    /// the end, so the runner can tell first-byte from last-byte latency. 0
+    /// when the engine cannot tell.
+    pub tail_ns: u64,
+}
+
+impl Completion {
+    #[inline]
+    pub fn new(slot: u32, result: i64) -> Completion {
+        Completion { slot, result, tail_ns: 0 }
+    }
 }
 
 /// An engine call that failed as a whole (not one I/O): the call and errno.

@@ -52,7 +52,7 @@ impl Engine for Psync {
             OpKind::Sync => retry_eintr(|| unsafe { libc::fsync(fd) as isize }),
             op => return Err(crate::unsupported_op("psync", op)),
         };
-        self.done.push(Completion { slot: req.slot, result });
+        self.done.push(Completion::new(req.slot, result));
         Ok(())
     }
 

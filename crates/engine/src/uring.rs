@@ -198,7 +198,7 @@ impl Engine for Uring {
             self.enter(want, timeout)?;
         }
         for cqe in self.ring.completion() {
-            out.push(Completion { slot: cqe.user_data() as u32, result: cqe.result() as i64 });
+            out.push(Completion::new(cqe.user_data() as u32, cqe.result() as i64));
         }
         Ok(())
     }

@@ -15,6 +15,10 @@ pub struct OpStats {
     pub latency: LatencyHistogram,
     /// Service time (issue to completion), kept apart only in fixed-rate runs.
     pub service: Option<LatencyHistogram>,
+    /// Time to the first byte of a streamed response (HTTP GETs); empty for
+    /// engines that cannot tell it apart.
+    #[serde(default)]
+    pub first_byte: LatencyHistogram,
 }
 
 impl OpStats {
@@ -25,6 +29,7 @@ impl OpStats {
             errors: ErrorTally::default(),
             latency: LatencyHistogram::new(),
             service: with_service.then(LatencyHistogram::new),
+            first_byte: LatencyHistogram::new(),
         }
     }
 
@@ -44,6 +49,7 @@ impl OpStats {
         self.bytes += other.bytes;
         self.errors.merge(&other.errors);
         self.latency.add(&other.latency);
+        self.first_byte.add(&other.first_byte);
         match (self.service.as_mut(), other.service.as_ref()) {
             (Some(a), Some(b)) => a.add(b),
             (None, Some(b)) => self.service = Some(b.clone()),
@@ -56,6 +62,7 @@ impl OpStats {
         self.bytes = 0;
         self.errors.reset();
         self.latency.reset();
+        self.first_byte.reset();
         if let Some(s) = self.service.as_mut() {
             s.reset();
         }

@@ -11,9 +11,12 @@ pub fn render(r: &RunResult) -> String {
     let mut rows: Vec<Vec<String>> = vec![HEADER.iter().take(12).map(|s| s.to_string()).collect()];
     for j in &r.jobs {
         for o in &j.ops {
-            rows.push(op_row(j, o, false));
+            rows.push(op_row(j, o, Row::Latency));
             if o.service.is_some() {
-                rows.push(op_row(j, o, true));
+                rows.push(op_row(j, o, Row::Service));
+            }
+            if o.first_byte.is_some() {
+                rows.push(op_row(j, o, Row::FirstByte));
             }
         }
         if j.ops.is_empty() {
@@ -70,18 +73,30 @@ fn targets(j: &JobResult) -> String {
     }
 }
 
-fn op_row(j: &JobResult, o: &OpResult, service: bool) -> Vec<String> {
-    let l = if service { o.service.as_ref().expect("checked by caller") } else { &o.latency };
-    let errors: u64 = o.errors.values().sum();
-    let (name, op, iops, bw) = if service {
-        (String::new(), format!("{} svc", o.op.name()), String::new(), String::new())
-    } else {
-        (j.name.clone(), o.op.name().to_string(), fmt::count(o.iops), fmt::mib_per_s(o.bytes_per_sec))
+/// The rows of one operation: its latency, then (when kept) its service
+/// time and its time to first byte.
+#[derive(Clone, Copy, PartialEq)]
+enum Row {
+    Latency,
+    Service,
+    FirstByte,
+}
+
+fn op_row(j: &JobResult, o: &OpResult, row: Row) -> Vec<String> {
+    let (l, label) = match row {
+        Row::Latency => (&o.latency, ""),
+        Row::Service => (o.service.as_ref().expect("checked by caller"), " svc"),
+        Row::FirstByte => (o.first_byte.as_ref().expect("checked by caller"), " 1st byte"),
     };
-    let mut row = vec![name, op, iops, bw];
-    row.extend(fmt::latency_cells(l));
-    row.push(if service { String::new() } else { errors.to_string() });
-    row
+    let errors: u64 = o.errors.values().sum();
+    let mut cells = if row == Row::Latency {
+        vec![j.name.clone(), o.op.name().to_string(), fmt::count(o.iops), fmt::mib_per_s(o.bytes_per_sec)]
+    } else {
+        vec![String::new(), format!("{}{label}", o.op.name()), String::new(), String::new()]
+    };
+    cells.extend(fmt::latency_cells(l));
+    cells.push(if row == Row::Latency { errors.to_string() } else { String::new() });
+    cells
 }
 
 fn table(rows: &[Vec<String>]) -> String {

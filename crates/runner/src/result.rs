@@ -78,6 +78,10 @@ pub struct OpResult {
     pub errors: BTreeMap<String, u64>,
     pub histogram: LatencyHistogram,
     pub service_histogram: Option<LatencyHistogram>,
+    /// Time to first byte (streamed reads of HTTP engines), from the same
+    /// start as `latency`, which is then the time to the last byte.
+    #[serde(default)]
+    pub first_byte: Option<LatencySummary>,
 }
 
 impl OpResult {
@@ -94,6 +98,7 @@ impl OpResult {
             errors: s.errors.by_name(),
             histogram: s.latency.clone(),
             service_histogram: s.service.clone(),
+            first_byte: (s.first_byte.count() > 0).then(|| LatencySummary::of(&s.first_byte)),
         }
     }
 }

@@ -309,7 +309,7 @@ impl Worker {
         s.len[i] = io.len;
         s.file[i] = io.file;
         let data_only = self.p.spec.sync.is_some_and(|x| x.data_only);
-        self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, offset: io.offset, len: io.len, slot })
+        self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot })
     }
 
     #[inline]
@@ -322,7 +322,11 @@ impl Worker {
         } else if op.moves_data() && (c.result as u64) < s.len[i] as u64 {
             stats.errors.record(SHORT_IO);
         } else {
-            stats.record(c.result as u64, now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
+            let latency = now.saturating_sub(s.scheduled[i]);
+            stats.record(c.result as u64, latency, now.saturating_sub(s.issued[i]));
+            if c.tail_ns > 0 {
+                stats.first_byte.record(latency.saturating_sub(c.tail_ns));
+            }
         }
         s.free.push(c.slot);
         if let Gen::Objects(g) = &mut self.gen {
@@ -373,7 +377,8 @@ fn unmeasured(engine: &mut dyn Engine, qd: u32, mut next: impl FnMut() -> Option
                 Some(io) => {
                     let slot = free.pop().expect("checked non-empty");
                     ops[slot as usize] = io.op;
-                    let req = IoRequest { op: io.op, data_only: false, file: io.file, offset: io.offset, len: io.len, slot };
+                    let req =
+                        IoRequest { op: io.op, data_only: false, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot };
                     engine.queue(req).map_err(|e| e.to_string())?;
                 }
                 None => more = false,

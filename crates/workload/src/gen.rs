@@ -14,6 +14,8 @@ pub struct NextIo {
     pub file: u32,
     pub offset: u64,
     pub len: u32,
+    /// A read of a whole object (HTTP engines then ask for no byte range).
+    pub whole: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -115,7 +117,7 @@ impl IoGen {
         if let Some(s) = self.sync {
             if self.writes_since_sync >= s.every {
                 self.writes_since_sync = 0;
-                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0 });
+                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0, whole: false });
             }
         }
         let read = self.always_read || (self.read_threshold != 0 && self.rng.next_u64() < self.read_threshold);
@@ -132,7 +134,7 @@ impl IoGen {
             self.writes_since_sync += 1;
         }
         let op = if read { OpKind::Read } else { OpKind::Write };
-        Some(NextIo { op, file, offset, len: len as u32 })
+        Some(NextIo { op, file, offset, len: len as u32, whole: false })
     }
 
     #[inline]

@@ -325,9 +325,9 @@ impl ObjGen {
             OpKind::Delete => self.delete(),
             OpKind::Stat => {
                 let k = self.existing().unwrap_or(0);
-                NextIo { op, file: self.global(k), offset: 0, len: 0 }
+                NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false }
             }
-            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0 },
+            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0, whole: false },
         };
         if let Some(left) = self.bytes_left.as_mut() {
             if *left < io.len as u64 {
@@ -361,7 +361,7 @@ impl ObjGen {
         }
         let k = self.exists.next(0, true)?;
         self.mark(k, false);
-        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0 })
+        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false })
     }
 
     #[inline]
@@ -410,7 +410,7 @@ impl ObjGen {
             self.object_len[k as usize] = len as u32;
         }
         self.mark(k, true);
-        NextIo { op, file: self.global(k), offset: 0, len: len as u32 }
+        NextIo { op, file: self.global(k), offset: 0, len: len as u32, whole: false }
     }
 
     /// A read or write of an existing object: whole, or a range of it. In
@@ -419,7 +419,7 @@ impl ObjGen {
     fn partial(&mut self, op: OpKind) -> NextIo {
         let Some((min, max)) = self.op_len else {
             let k = self.target(op);
-            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32 };
+            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32, whole: true };
         };
         let len_drawn = if min == max { min } else { min + self.rng.below(max - min + 1) };
         let (k, offset, len) = match self.walk.filter(|_| self.sequential) {
@@ -438,7 +438,7 @@ impl ObjGen {
         if self.sequential {
             self.walk = Some((k, offset + len));
         }
-        NextIo { op, file: self.global(k), offset, len: len as u32 }
+        NextIo { op, file: self.global(k), offset, len: len as u32, whole: false }
     }
 
     /// The object a read or partial write goes to. Reads go to existing objects;
@@ -468,7 +468,7 @@ impl ObjGen {
     fn delete(&mut self) -> NextIo {
         let k = self.existing().unwrap_or(0);
         self.mark(k, false);
-        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0 }
+        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false }
     }
 
     /// An existing key: in order for sequential jobs, else by popularity (the

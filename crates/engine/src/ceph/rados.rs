@@ -254,7 +254,7 @@ impl Engine for Rados {
         if rc < 0 {
             // SAFETY: librados did not take the completion.
             unsafe { (api.rados_aio_release)(comp) };
-            self.refused.push(Completion { slot: req.slot, result: rc as i64 });
+            self.refused.push(Completion::new(req.slot, rc as i64));
         } else {
             self.comps[i] = comp;
         }
@@ -293,7 +293,7 @@ impl Engine for Rados {
                 (api.rados_aio_release)(comp);
                 rc
             };
-            out.push(Completion { slot, result: self.result(i, rc) });
+            out.push(Completion::new(slot, self.result(i, rc)));
         }
         self.taken.clear();
         Ok(())

@@ -261,7 +261,7 @@ impl Rbd {
             };
             let written = self.write_len[slot as usize];
             let result = if result == 0 && written > 0 { written as i64 } else { result };
-            out.push(Completion { slot, result });
+            out.push(Completion::new(slot, result));
         }
         Ok(n)
     }
@@ -309,7 +309,7 @@ impl Engine for Rbd {
         if rc < 0 {
             // SAFETY: librbd did not take the completion.
             unsafe { (api.rbd_aio_release)(comp) };
-            self.refused.push(Completion { slot: req.slot, result: rc as i64 });
+            self.refused.push(Completion::new(req.slot, rc as i64));
         }
         Ok(())
     }

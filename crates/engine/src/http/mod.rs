@@ -68,11 +68,12 @@ impl Io {
     }
 
     /// Run an operation; its completion arrives through `reap`.
-    pub fn spawn(&self, slot: u32, op: impl Future<Output = i64> + Send + 'static) {
+    /// `op` yields the result and the body's tail time (see [`Reply`]).
+    pub fn spawn(&self, slot: u32, op: impl Future<Output = (i64, u64)> + Send + 'static) {
         let tx = self.tx.clone();
         self.rt.spawn(async move {
-            let result = op.await;
-            let _ = tx.send(Completion { slot, result });
+            let (result, tail_ns) = op.await;
+            let _ = tx.send(Completion { slot, result, tail_ns });
         });
     }
 
@@ -159,40 +160,62 @@ pub enum Expect {
     Received,
 }
 
-/// Send a request and turn the outcome into a completion result: bytes moved,
-/// `-(HTTP_STATUS_BASE + status)` for an HTTP failure, `-errno` for a
-/// transport failure (ETIMEDOUT after `limit`). The body is read to the end
-/// (and discarded) so the connection can be reused.
-pub async fn exchange(client: &Client, req: ::http::Request<Body>, expect: Expect, limit: Duration) -> (i64, Option<::http::Response<()>>) {
-    match tokio::time::timeout(limit, exchange_inner(client, req, expect)).await {
-        Ok(r) => r,
-        Err(_) => (-(libc::ETIMEDOUT as i64), None),
+/// How an exchange ended.
+pub struct Reply {
+    /// Bytes moved, `-(HTTP_STATUS_BASE + status)` for an HTTP failure, or
+    /// `-errno` for a transport failure (ETIMEDOUT after the time limit).
+    pub rc: i64,
+    pub head: Option<::http::Response<()>>,
+    /// From the first body byte to the last (0 without a body).
+    pub tail_ns: u64,
+}
+
+impl Reply {
+    pub fn failed(rc: i64) -> Reply {
+        Reply { rc, head: None, tail_ns: 0 }
     }
 }
 
-async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Expect) -> (i64, Option<::http::Response<()>>) {
+/// Send a request and read the whole response (the body is discarded, so the
+/// connection can be reused), timing its first and last body bytes.
+pub async fn exchange(client: &Client, req: ::http::Request<Body>, expect: Expect, limit: Duration) -> Reply {
+    match tokio::time::timeout(limit, exchange_inner(client, req, expect)).await {
+        Ok(r) => r,
+        Err(_) => Reply::failed(-(libc::ETIMEDOUT as i64)),
+    }
+}
+
+async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Expect) -> Reply {
     let resp = match client.request(req).await {
         Ok(r) => r,
-        Err(e) => return (-(client_errno(&e) as i64), None),
+        Err(e) => return Reply::failed(-(client_errno(&e) as i64)),
     };
     let (parts, mut body) = resp.into_parts();
     let mut received = 0u64;
+    let mut first: Option<Instant> = None;
     while let Some(frame) = body.frame().await {
         match frame {
-            Ok(f) => received += f.data_ref().map_or(0, |d| d.len() as u64),
-            Err(_) => return (-(libc::ECONNRESET as i64), None),
+            Ok(f) => {
+                let n = f.data_ref().map_or(0, |d| d.len() as u64);
+                if n > 0 && first.is_none() {
+                    first = Some(Instant::now());
+                }
+                received += n;
+            }
+            Err(_) => return Reply::failed(-(libc::ECONNRESET as i64)),
         }
     }
+    let tail_ns = first.map_or(0, |f| f.elapsed().as_nanos() as u64);
     let head = ::http::Response::from_parts(parts, ());
     let status = head.status();
     if !status.is_success() {
-        return (http_status_code(status.as_u16()), Some(head));
+        return Reply { rc: http_status_code(status.as_u16()), head: Some(head), tail_ns: 0 };
     }
     let moved = match expect {
         Expect::Sent(n) => n,
         Expect::Received => received,
     };
-    (moved as i64, Some(head))
+    Reply { rc: moved as i64, head: Some(head), tail_ns }
 }
 
 /// Like [`exchange`], also returning the response body (small control

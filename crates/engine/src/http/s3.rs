@@ -1,7 +1,7 @@
 //! The `s3` engine: objects in a bucket through the S3 API, SigV4-signed
 //! (UNSIGNED-PAYLOAD unless `payload=signed`), path-style or virtual-host
 //! addressing. Create/update are PUTs (multipart above `multipart_threshold`,
-//! in `part_size` parts), reads are ranged GETs, stat is HEAD, delete is
+//! in `part_size` parts), reads are GETs (ranged for partial reads), stat is HEAD, delete is
 //! DELETE, list is one page of ListObjectsV2 under the job's prefix.
 //!
 //! Before anything is written: credentials and endpoint are resolved (options,
@@ -378,7 +378,7 @@ impl S3Engine {
         let url = s3.url(Some(key), "");
         let base_addr = base as usize;
         if s3.settings.multipart_threshold > 0 && len as u64 >= s3.settings.multipart_threshold {
-            self.io.spawn(slot, async move { multipart(&s3, &client, &url, base_addr, len as u64).await });
+            self.io.spawn(slot, async move { (multipart(&s3, &client, &url, base_addr, len as u64).await, 0) });
             return Ok(());
         }
         // SAFETY: the slot is not reused before this operation completes, and
@@ -387,9 +387,9 @@ impl S3Engine {
         let req = s3.request("PUT", &url, &[], body)?;
         let limit = s3.settings.op_timeout;
         self.io.spawn(slot, async move {
-            let (rc, _) = exchange(&client, req, Expect::Sent(len as u64), limit).await;
+            let reply = exchange(&client, req, Expect::Sent(len as u64), limit).await;
             let _ = released.await;
-            rc
+            (reply.rc, 0)
         });
         Ok(())
     }
@@ -397,7 +397,10 @@ impl S3Engine {
     fn spawn_simple(&mut self, slot: u32, req: ::http::Request<Body>, expect: Expect) {
         let client = self.io.client.clone();
         let limit = self.s3.settings.op_timeout;
-        self.io.spawn(slot, async move { exchange(&client, req, expect, limit).await.0 });
+        self.io.spawn(slot, async move {
+            let r = exchange(&client, req, expect, limit).await;
+            (r.rc, r.tail_ns)
+        });
     }
 }
 
@@ -408,8 +411,8 @@ impl Engine for S3Engine {
         match req.op {
             OpKind::Create | OpKind::Update => return self.spawn_put(req.slot, &key, req.len),
             OpKind::Read => {
-                // An empty object has no byte range to ask for.
-                let range: Vec<(&str, String)> = (req.len > 0)
+                // Whole objects are read without a byte range, as clients do.
+                let range: Vec<(&str, String)> = (!req.whole && req.len > 0)
                     .then(|| ("range", format!("bytes={}-{}", req.offset, req.offset + req.len as u64 - 1)))
                     .into_iter()
                     .collect();
@@ -430,7 +433,7 @@ impl Engine for S3Engine {
                 let r = s3.get(&s3.url(None, &q.replace('/', "%2F")))?;
                 self.spawn_simple(req.slot, r, Expect::Received);
             }
-            OpKind::Write | OpKind::Sync => self.refused.push(Completion { slot: req.slot, result: -(libc::EOPNOTSUPP as i64) }),
+            OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, -(libc::EOPNOTSUPP as i64))),
         }
         Ok(())
     }
@@ -466,7 +469,7 @@ async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len:
         let (body, released) = unsafe { lend((base + off as usize) as *const u8, n as usize) };
         let q = format!("{url}?partNumber={part}&uploadId={upload}");
         let Ok(req) = s3.request("PUT", &q, &[], body) else { return -(libc::EINVAL as i64) };
-        let (rc, head) = exchange(client, req, Expect::Sent(n), limit).await;
+        let super::Reply { rc, head, .. } = exchange(client, req, Expect::Sent(n), limit).await;
         let _ = released.await;
         let etag = head.as_ref().and_then(|h| h.headers().get("etag")).and_then(|v| v.to_str().ok()).map(str::to_string);
         match (rc >= 0, etag) {

@@ -196,17 +196,17 @@ impl Swift {
         client: &Client,
         make: impl Fn(&Swift) -> Result<::http::Request<Body>, EngineError>,
         expect: Expect,
-    ) -> (i64, Option<::http::Response<()>>) {
-        let Ok(req) = make(self) else { return (-(libc::EINVAL as i64), None) };
-        let (rc, head) = exchange(client, req, expect, self.settings.op_timeout).await;
-        if rc != http_status_code(401) {
-            return (rc, head);
+    ) -> super::Reply {
+        let Ok(req) = make(self) else { return super::Reply::failed(-(libc::EINVAL as i64)) };
+        let reply = exchange(client, req, expect, self.settings.op_timeout).await;
+        if reply.rc != http_status_code(401) {
+            return reply;
         }
         match authenticate(client, &self.access, self.settings.op_timeout).await {
             Ok(s) => *self.session.write().unwrap_or_else(|e| e.into_inner()) = s,
-            Err(_) => return (rc, head),
+            Err(_) => return reply,
         }
-        let Ok(req) = make(self) else { return (-(libc::EINVAL as i64), None) };
+        let Ok(req) = make(self) else { return super::Reply::failed(-(libc::EINVAL as i64)) };
         exchange(client, req, expect, self.settings.op_timeout).await
     }
 
@@ -360,7 +360,8 @@ impl SwiftEngine {
                 let headers: Vec<(&str, &str)> = range.as_deref().map(|r| ("range", r)).into_iter().collect();
                 s.request(method, &url, &headers, Bytes::new())
             };
-            swift.send(&client, make, expect).await.0
+            let r = swift.send(&client, make, expect).await;
+            (r.rc, r.tail_ns)
         });
     }
 
@@ -369,9 +370,9 @@ impl SwiftEngine {
         let base = self.buffers.slot(slot) as usize;
         self.io.spawn(slot, async move {
             if swift.settings.slo_threshold > 0 && len as u64 >= swift.settings.slo_threshold {
-                return slo_put(&swift, &client, &c, &key, base, len as u64).await;
+                return (slo_put(&swift, &client, &c, &key, base, len as u64).await, 0);
             }
-            put_part(&swift, &client, &c, &key, base, len as u64, "").await.0
+            (put_part(&swift, &client, &c, &key, base, len as u64, "").await.0, 0)
         });
     }
 }
@@ -387,7 +388,8 @@ async fn put_part(swift: &Swift, client: &Client, container: &str, key: &str, ba
         s.request("PUT", &s.url(container, Some(key), query), &[], body)
     };
     let cell = std::sync::Mutex::new(make);
-    let (rc, head) = swift.send(client, |s| (cell.lock().unwrap_or_else(|e| e.into_inner()))(s), Expect::Sent(len)).await;
+    let super::Reply { rc, head, .. } =
+        swift.send(client, |s| (cell.lock().unwrap_or_else(|e| e.into_inner()))(s), Expect::Sent(len)).await;
     drop(cell);
     for r in releases {
         let _ = r.await;
@@ -412,7 +414,7 @@ async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize
     }
     let body = Bytes::from(serde_json::to_vec(&manifest).unwrap_or_default());
     let make = |s: &Swift| s.request("PUT", &s.url(c, Some(key), "multipart-manifest=put"), &[], body.clone());
-    match swift.send(client, make, Expect::Sent(len)).await.0 {
+    match swift.send(client, make, Expect::Sent(len)).await.rc {
         rc if rc >= 0 => len as i64,
         rc => rc,
     }
@@ -427,8 +429,8 @@ impl Engine for SwiftEngine {
         match req.op {
             OpKind::Create | OpKind::Update => self.spawn_put(req.slot, c, key, req.len),
             OpKind::Read => {
-                // An empty object has no byte range to ask for.
-                let range = (req.len > 0).then(|| format!("bytes={}-{}", req.offset, req.offset + req.len as u64 - 1));
+                // Whole objects are read without a byte range, as clients do.
+                let range = (!req.whole && req.len > 0).then(|| format!("bytes={}-{}", req.offset, req.offset + req.len as u64 - 1));
                 self.spawn_op(req.slot, "GET", c, key, String::new(), range, Expect::Received)
             }
             OpKind::Stat => self.spawn_op(req.slot, "HEAD", c, key, String::new(), None, Expect::Received),
@@ -442,7 +444,7 @@ impl Engine for SwiftEngine {
                 super::encode_key(&self.prefix, &mut q);
                 self.spawn_op(req.slot, "GET", c, String::new(), q, None, Expect::Received)
             }
-            OpKind::Write | OpKind::Sync => self.refused.push(Completion { slot: req.slot, result: -(libc::EOPNOTSUPP as i64) }),
+            OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, -(libc::EOPNOTSUPP as i64))),
         }
         Ok(())
     }
