@@ -10,6 +10,7 @@ pub mod ceph;
 pub mod files;
 pub mod http;
 pub mod null;
+pub mod objects;
 pub mod psync;
 pub mod uring;
 

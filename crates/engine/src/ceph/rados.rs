@@ -23,8 +23,6 @@ use std::sync::{Condvar, Mutex};
 pub struct RadosFactory;
 
 const NAME: &str = "rados";
-/// Keys checked for objects left by someone else before a job writes.
-const OWNERSHIP_PROBES: u64 = 8;
 
 impl EngineFactory for RadosFactory {
     fn name(&self) -> &'static str {
@@ -54,41 +52,13 @@ impl EngineFactory for RadosFactory {
         Ok(())
     }
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
-        let (Some(o), Some(prefix)) = (t.objects, t.object_prefix) else {
-            return Err(EngineError::Unsupported { engine: NAME, message: "works on objects only: give the job objects=N".into() });
-        };
+        let (o, prefix) = crate::objects::object_target(NAME, t)?;
         let cluster = Cluster::connect(NAME, t.options, "")?;
         let pool = t.options.get("pool").map(String::as_str).unwrap_or_default();
         if t.writes {
             check_object_size(&cluster, o.sizes.max())?;
         }
-        if o.exist {
-            let first = format!("{prefix}0");
-            if !exists(&cluster, &first)? {
-                return Err(EngineError::BadOption {
-                    engine: NAME,
-                    option: "objects_exist".into(),
-                    message: format!(
-                        "object '{first}' does not exist in pool '{pool}': there is nothing to read. \
-                         Write the objects first (a job with cleanup=0), or check object_prefix"
-                    ),
-                });
-            }
-        } else if t.writes && !t.allow_overwrite {
-            for k in 0..o.count.min(OWNERSHIP_PROBES) {
-                let name = format!("{prefix}{k}");
-                if exists(&cluster, &name)? {
-                    return Err(EngineError::Refused {
-                        engine: NAME,
-                        message: format!(
-                            "object '{name}' already exists in pool '{pool}' and this run did not write it. \
-                             Set objects_exist=1 to use objects an earlier run left, allow_overwrite=1 to \
-                             overwrite them, or choose another object_prefix"
-                        ),
-                    });
-                }
-            }
-        }
+        crate::objects::check_names(NAME, t, &|_| format!("pool '{pool}'"), &mut |_, name| exists(&cluster, name))?;
         Ok(Some(EngineTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*") }))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {

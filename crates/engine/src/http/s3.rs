@@ -26,7 +26,6 @@ pub struct S3Factory;
 const NAME: &str = "s3";
 /// Marks a bucket storbench created (and may therefore remove).
 const BUCKET_MARKER: &str = ".storbench-created-this-bucket";
-const OWNERSHIP_PROBES: u64 = 8;
 
 const OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "endpoint", help: "http://host:port (default: $AWS_ENDPOINT_URL)" },
@@ -65,12 +64,12 @@ impl EngineFactory for S3Factory {
         Settings::from_options(options).map(|_| ())
     }
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
-        let (Some(o), Some(prefix)) = (t.objects, t.object_prefix) else {
-            return Err(EngineError::Unsupported { engine: NAME, message: "works on objects only: give the job objects=N".into() });
-        };
+        let (_, prefix) = crate::objects::object_target(NAME, t)?;
         let s3 = S3::new(t.options)?;
         let io = Io::new(NAME, s3.settings.connect_timeout)?;
-        io.block_on(s3.prepare(&io.client, o, prefix, t.writes, t.allow_overwrite))?;
+        io.block_on(s3.prepare_bucket(&io.client, t.writes))?;
+        let place = |_| format!("bucket '{}'", s3.settings.bucket);
+        crate::objects::check_names(NAME, t, &place, &mut |_, name| Ok(io.block_on(s3.head(&io.client, Some(name)))? == 200))?;
         Ok(Some(EngineTarget { size: 0, units: 1, label: format!("s3:{}/{}/{prefix}*", s3.access.endpoint, s3.settings.bucket) }))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
@@ -256,53 +255,18 @@ impl S3 {
         }
     }
 
-    async fn prepare(
-        &self,
-        client: &super::Client,
-        o: &ObjectSpec,
-        prefix: &str,
-        writes: bool,
-        allow_overwrite: bool,
-    ) -> Result<(), EngineError> {
+    /// The bucket is there (created when the job writes) and reachable.
+    async fn prepare_bucket(&self, client: &super::Client, writes: bool) -> Result<(), EngineError> {
         let bucket = &self.settings.bucket;
         match self.head(client, None).await? {
-            200 => {}
-            404 if writes => self.create_bucket(client).await?,
+            200 => Ok(()),
+            404 if writes => self.create_bucket(client).await,
             404 => {
-                return Err(EngineError::BadOption {
-                    engine: NAME,
-                    option: "bucket".into(),
-                    message: format!("bucket '{bucket}' does not exist"),
-                })
+                Err(EngineError::BadOption { engine: NAME, option: "bucket".into(), message: format!("bucket '{bucket}' does not exist") })
             }
-            403 => return Err(denied(bucket)),
-            s => return Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD bucket '{bucket}' answered HTTP {s}") }),
+            403 => Err(denied(bucket)),
+            s => Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD bucket '{bucket}' answered HTTP {s}") }),
         }
-        if o.exist {
-            let first = format!("{prefix}0");
-            if self.head(client, Some(&first)).await? != 200 {
-                return Err(EngineError::BadOption {
-                    engine: NAME,
-                    option: "objects_exist".into(),
-                    message: format!("object '{first}' does not exist in bucket '{bucket}': there is nothing to read"),
-                });
-            }
-        } else if writes && !allow_overwrite {
-            for k in 0..o.count.min(OWNERSHIP_PROBES) {
-                let name = format!("{prefix}{k}");
-                if self.head(client, Some(&name)).await? == 200 {
-                    return Err(EngineError::Refused {
-                        engine: NAME,
-                        message: format!(
-                            "object '{name}' already exists in bucket '{bucket}' and this run did not write it. \
-                             Set objects_exist=1 to use objects an earlier run left, allow_overwrite=1 to overwrite them, \
-                             or choose another object_prefix"
-                        ),
-                    });
-                }
-            }
-        }
-        Ok(())
     }
 
     async fn create_bucket(&self, client: &super::Client) -> Result<(), EngineError> {

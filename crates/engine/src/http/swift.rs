@@ -20,7 +20,6 @@ pub struct SwiftFactory;
 
 const NAME: &str = "swift";
 const MARKER_HEADER: &str = "x-container-meta-storbench-created";
-const OWNERSHIP_PROBES: u64 = 8;
 
 const OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "auth", help: "v1 auth URL, e.g. http://host:8080/auth/v1.0 (default: $ST_AUTH)" },
@@ -55,13 +54,16 @@ impl EngineFactory for SwiftFactory {
         Settings::from_options(options).map(|_| ())
     }
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
-        let (Some(o), Some(prefix)) = (t.objects, t.object_prefix) else {
-            return Err(EngineError::Unsupported { engine: NAME, message: "works on objects only: give the job objects=N".into() });
-        };
+        let (o, prefix) = crate::objects::object_target(NAME, t)?;
         let settings = Settings::from_options(t.options)?;
         let io = Io::new(NAME, settings.connect_timeout)?;
         let swift = io.block_on(Swift::connect(&io.client, t.options))?;
-        io.block_on(swift.prepare(&io.client, o, prefix, t.writes, t.allow_overwrite))?;
+        io.block_on(swift.prepare(&io.client, o, t.writes))?;
+        let place = |k: u64| format!("container '{}'", settings.container_for(k as u32));
+        crate::objects::check_names(NAME, t, &place, &mut |k, name| {
+            let url = swift.url(&settings.container_for(k as u32), Some(name), "");
+            Ok(io.block_on(swift.status(&io.client, "HEAD", &url, &[]))?.0 == 200)
+        })?;
         Ok(Some(EngineTarget { size: 0, units: 1, label: format!("swift:{}/{}/{prefix}*", swift.storage_url(), settings.container) }))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
@@ -224,7 +226,8 @@ impl Swift {
         }
     }
 
-    async fn prepare(&self, client: &Client, o: &ObjectSpec, prefix: &str, writes: bool, allow_overwrite: bool) -> Result<(), EngineError> {
+    /// Containers there (created when the job writes), segments container for SLO.
+    async fn prepare(&self, client: &Client, o: &ObjectSpec, writes: bool) -> Result<(), EngineError> {
         for c in self.settings.all_containers() {
             match self.status(client, "HEAD", &self.url(&c, None, ""), &[]).await?.0 {
                 200 | 204 => {}
@@ -237,30 +240,6 @@ impl Swift {
                     })
                 }
                 s => return Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD container '{c}' answered HTTP {s}") }),
-            }
-        }
-        if o.exist {
-            let (first, c) = (format!("{prefix}0"), self.settings.container_for(0));
-            if self.status(client, "HEAD", &self.url(&c, Some(&first), ""), &[]).await?.0 != 200 {
-                return Err(EngineError::BadOption {
-                    engine: NAME,
-                    option: "objects_exist".into(),
-                    message: format!("object '{first}' does not exist in container '{c}': there is nothing to read"),
-                });
-            }
-        } else if writes && !allow_overwrite {
-            for k in 0..o.count.min(OWNERSHIP_PROBES) {
-                let (name, c) = (format!("{prefix}{k}"), self.settings.container_for(k as u32));
-                if self.status(client, "HEAD", &self.url(&c, Some(&name), ""), &[]).await?.0 == 200 {
-                    return Err(EngineError::Refused {
-                        engine: NAME,
-                        message: format!(
-                            "object '{name}' already exists in container '{c}' and this run did not write it. \
-                             Set objects_exist=1 to use objects an earlier run left, allow_overwrite=1 to overwrite them, \
-                             or choose another object_prefix"
-                        ),
-                    });
-                }
             }
         }
         let c = &self.settings.container;
