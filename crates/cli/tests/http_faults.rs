@@ -1,6 +1,7 @@
 //! A server killed mid-run: the Swift all-in-one's proxy is stopped for two
-//! seconds while storbench writes to it. Operations fail (counted by errno),
-//! the run goes on, and its results are written. Its own test binary, so no
+//! seconds while storbench writes to it with two retries allowed. Operations
+//! are resent (counted as retries), then fail (counted by errno); the run goes
+//! on, and its results are written. Its own test binary, so no
 //! other test meets the stopped proxy (cargo runs test binaries one by one).
 
 mod common;
@@ -48,6 +49,8 @@ fn a_killed_proxy_fails_operations_and_the_run_still_reports() {
         "7",
         "--op_timeout",
         "2",
+        "--retries",
+        "2",
         "--results-dir",
         "out",
         "--quiet",
@@ -72,6 +75,8 @@ fn a_killed_proxy_fails_operations_and_the_run_still_reports() {
     let failed: u64 = ops.iter().flat_map(|o| o["errors"].as_object().unwrap().values()).map(|n| n.as_u64().unwrap()).sum();
     assert!(done > 20, "operations before and after the outage were measured: {done}");
     assert!(failed > 0, "operations during the outage failed: {}", doc["jobs"][0]["ops"]);
+    let retries: u64 = ops.iter().map(|o| o["retries"].as_u64().unwrap()).sum();
+    assert!(retries >= 2 * failed, "each failed operation was sent twice more first: {retries} retries, {failed} failures");
     let series = doc["jobs"][0]["series"].as_array().unwrap();
     assert!(series.len() >= 6, "per-second points cover the whole run: {}", series.len());
 }

@@ -107,12 +107,15 @@ pub struct Completion {
     /// the end, so the runner can tell first-byte from last-byte latency. 0
     /// when the engine cannot tell.
     pub tail_ns: u64,
+    /// Times the operation was sent again after a failure (engines that
+    /// retry only when asked); the latency covers every attempt.
+    pub retries: u32,
 }
 
 impl Completion {
     #[inline]
     pub fn new(slot: u32, result: i64) -> Completion {
-        Completion { slot, result, tail_ns: 0 }
+        Completion { slot, result, tail_ns: 0, retries: 0 }
     }
 }
 

@@ -19,6 +19,9 @@ pub struct OpStats {
     /// engines that cannot tell it apart.
     #[serde(default)]
     pub first_byte: LatencyHistogram,
+    /// Resends after failures (engines that retry only when asked).
+    #[serde(default)]
+    pub retries: u64,
 }
 
 impl OpStats {
@@ -30,6 +33,7 @@ impl OpStats {
             latency: LatencyHistogram::new(),
             service: with_service.then(LatencyHistogram::new),
             first_byte: LatencyHistogram::new(),
+            retries: 0,
         }
     }
 
@@ -50,6 +54,7 @@ impl OpStats {
         self.errors.merge(&other.errors);
         self.latency.add(&other.latency);
         self.first_byte.add(&other.first_byte);
+        self.retries += other.retries;
         match (self.service.as_mut(), other.service.as_ref()) {
             (Some(a), Some(b)) => a.add(b),
             (None, Some(b)) => self.service = Some(b.clone()),
@@ -63,6 +68,7 @@ impl OpStats {
         self.errors.reset();
         self.latency.reset();
         self.first_byte.reset();
+        self.retries = 0;
         if let Some(s) = self.service.as_mut() {
             s.reset();
         }

@@ -42,6 +42,15 @@ pub fn render(r: &RunResult) -> String {
             for (kind, n) in &o.errors {
                 let _ = writeln!(out, "errors {} {}: {kind}: {n}", j.name, o.op.name());
             }
+            if o.retries > 0 {
+                let _ = writeln!(
+                    out,
+                    "retries {} {}: {} (operations sent again after a failure; their latency covers every attempt)",
+                    j.name,
+                    o.op.name(),
+                    o.retries
+                );
+            }
         }
         for f in &j.failures {
             let _ = writeln!(out, "FAILED {}: {f}", j.name);

@@ -82,6 +82,10 @@ pub struct OpResult {
     /// start as `latency`, which is then the time to the last byte.
     #[serde(default)]
     pub first_byte: Option<LatencySummary>,
+    /// Resends after failures (only when the engine was asked to retry);
+    /// the latency of those operations covers every attempt.
+    #[serde(default)]
+    pub retries: u64,
 }
 
 impl OpResult {
@@ -99,6 +103,7 @@ impl OpResult {
             histogram: s.latency.clone(),
             service_histogram: s.service.clone(),
             first_byte: (s.first_byte.count() > 0).then(|| LatencySummary::of(&s.first_byte)),
+            retries: s.retries,
         }
     }
 }

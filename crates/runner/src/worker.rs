@@ -317,6 +317,7 @@ impl Worker {
         let i = c.slot as usize;
         let op = s.op[i];
         let stats = self.report.op(op);
+        stats.retries += c.retries as u64;
         if c.result < 0 {
             stats.errors.record((-c.result) as i32);
         } else if op.moves_data() && (c.result as u64) < s.len[i] as u64 {

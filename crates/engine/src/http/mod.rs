@@ -68,12 +68,12 @@ impl Io {
     }
 
     /// Run an operation; its completion arrives through `reap`.
-    /// `op` yields the result and the body's tail time (see [`Reply`]).
-    pub fn spawn(&self, slot: u32, op: impl Future<Output = (i64, u64)> + Send + 'static) {
+    /// Run an operation; its completion arrives through `reap`.
+    pub fn spawn(&self, slot: u32, op: impl Future<Output = Outcome> + Send + 'static) {
         let tx = self.tx.clone();
         self.rt.spawn(async move {
-            let (result, tail_ns) = op.await;
-            let _ = tx.send(Completion { slot, result, tail_ns });
+            let o = op.await;
+            let _ = tx.send(Completion { slot, result: o.rc, tail_ns: o.tail_ns, retries: o.retries });
         });
     }
 
@@ -158,6 +158,49 @@ pub enum Expect {
     Sent(u64),
     /// A response whose body bytes are the data moved.
     Received,
+}
+
+/// What an operation reports: result, body tail time, retries.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Outcome {
+    pub rc: i64,
+    pub tail_ns: u64,
+    pub retries: u32,
+}
+
+impl Outcome {
+    pub fn of(rc: i64) -> Outcome {
+        Outcome { rc, ..Outcome::default() }
+    }
+}
+
+/// Failures worth sending again when retries are asked for: the connection
+/// broke or timed out, or the server said it is overloaded or failing.
+pub fn retryable(rc: i64) -> bool {
+    let transport = [libc::ECONNREFUSED, libc::ECONNRESET, libc::ETIMEDOUT, libc::EPIPE].iter().any(|e| rc == -(*e as i64));
+    transport || [500, 502, 503, 504].iter().any(|s| rc == http_status_code(*s))
+}
+
+/// [`exchange`], sending the request built by `make` again up to `retries`
+/// times after a retryable failure (10 ms, 20 ms, 40 ms... apart). The count
+/// of resends goes into the results, so a retry is never hidden.
+pub async fn exchange_retrying(
+    client: &Client,
+    make: &(dyn Fn() -> Option<::http::Request<Body>> + Send + Sync),
+    expect: Expect,
+    limit: Duration,
+    retries: u32,
+) -> (Reply, u32) {
+    let mut attempt = 0;
+    loop {
+        let Some(req) = make() else { return (Reply::failed(-(libc::EINVAL as i64)), attempt) };
+        let reply = exchange(client, req, expect, limit).await;
+        if attempt >= retries || !retryable(reply.rc) {
+            return (reply, attempt);
+        }
+        tokio::time::sleep(Duration::from_millis(10 << attempt.min(6))).await;
+        attempt += 1;
+    }
 }
 
 /// How an exchange ended.
@@ -265,6 +308,18 @@ pub fn encode_key(key: &str, out: &mut String) {
 /// A time budget for set-up calls that wait on a server.
 pub fn deadline(limit: Duration) -> Instant {
     Instant::now() + limit
+}
+
+/// `retries` option: how often a failed operation is sent again (default 0).
+pub fn retries_option(engine: &'static str, opts: &std::collections::BTreeMap<String, String>) -> Result<u32, EngineError> {
+    match opts.get("retries") {
+        None => Ok(0),
+        Some(v) => v.parse::<u32>().ok().filter(|n| *n <= 10).ok_or_else(|| EngineError::BadOption {
+            engine,
+            option: "retries".into(),
+            message: format!("'{v}' is not a count from 0 to 10"),
+        }),
+    }
 }
 
 /// Seconds option with a default.

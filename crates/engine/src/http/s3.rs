@@ -10,7 +10,7 @@
 //! cleaned up), and objects the job would create must not exist already.
 
 use super::creds::{self, S3Access};
-use super::{exchange, fetch, lend, secs_option, Body, Expect, Io};
+use super::{exchange, exchange_retrying, fetch, lend, secs_option, Body, Expect, Io, Outcome};
 use crate::*;
 use aws_sigv4::http_request::{
     sign, PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings, UriPathNormalizationMode,
@@ -41,6 +41,10 @@ const OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "part_size", help: "multipart part size (default 8m; S3's minimum is 5m except the last)" },
     OptionDesc { name: "op_timeout", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
     OptionDesc { name: "connect_timeout", help: "seconds to wait for a connection (default 10)" },
+    OptionDesc {
+        name: "retries",
+        help: "resend an operation after a broken connection or HTTP 500/502/503/504, up to N times (default 0; counted in the results)",
+    },
 ];
 
 impl EngineFactory for S3Factory {
@@ -98,6 +102,7 @@ struct Settings {
     part_size: u64,
     op_timeout: Duration,
     connect_timeout: Duration,
+    retries: u32,
 }
 
 impl Settings {
@@ -132,6 +137,7 @@ impl Settings {
             part_size,
             op_timeout: secs_option(NAME, o, "op_timeout", 30.0)?,
             connect_timeout: secs_option(NAME, o, "connect_timeout", 10.0)?,
+            retries: super::retries_option(NAME, o)?,
         })
     }
 }
@@ -335,35 +341,36 @@ impl S3Engine {
         k
     }
 
-    fn spawn_put(&mut self, slot: u32, key: &str, len: u32) -> Result<(), EngineError> {
-        let s3 = self.s3.clone();
-        let client = self.io.client.clone();
+    fn spawn_put(&mut self, slot: u32, key: &str, len: u32) {
+        let (s3, client) = (self.s3.clone(), self.io.client.clone());
         let base = self.buffers.slot(slot);
         let url = s3.url(Some(key), "");
-        let base_addr = base as usize;
         if s3.settings.multipart_threshold > 0 && len as u64 >= s3.settings.multipart_threshold {
-            self.io.spawn(slot, async move { (multipart(&s3, &client, &url, base_addr, len as u64).await, 0) });
-            return Ok(());
+            let base_addr = base as usize;
+            self.io.spawn(slot, async move { Outcome::of(multipart(&s3, &client, &url, base_addr, len as u64).await) });
+            return;
         }
         // SAFETY: the slot is not reused before this operation completes, and
-        // it completes only after `released` fires.
+        // it completes only after `released` fires (every clone dropped).
         let (body, released) = unsafe { lend(base, len as usize) };
-        let req = s3.request("PUT", &url, &[], body)?;
-        let limit = s3.settings.op_timeout;
         self.io.spawn(slot, async move {
-            let reply = exchange(&client, req, Expect::Sent(len as u64), limit).await;
+            let (reply, retries) = {
+                let make = || s3.request("PUT", &url, &[], body.clone()).ok();
+                exchange_retrying(&client, &make, Expect::Sent(len as u64), s3.settings.op_timeout, s3.settings.retries).await
+            };
+            drop(body);
             let _ = released.await;
-            (reply.rc, 0)
+            Outcome { rc: reply.rc, tail_ns: 0, retries }
         });
-        Ok(())
     }
 
-    fn spawn_simple(&mut self, slot: u32, req: ::http::Request<Body>, expect: Expect) {
-        let client = self.io.client.clone();
-        let limit = self.s3.settings.op_timeout;
+    /// GET, HEAD, DELETE, LIST: no body; signed afresh for every attempt.
+    fn spawn_simple(&mut self, slot: u32, method: &'static str, url: String, headers: Vec<(&'static str, String)>) {
+        let (s3, client) = (self.s3.clone(), self.io.client.clone());
         self.io.spawn(slot, async move {
-            let r = exchange(&client, req, expect, limit).await;
-            (r.rc, r.tail_ns)
+            let make = || s3.request(method, &url, &headers, Bytes::new()).ok();
+            let (r, retries) = exchange_retrying(&client, &make, Expect::Received, s3.settings.op_timeout, s3.settings.retries).await;
+            Outcome { rc: r.rc, tail_ns: r.tail_ns, retries }
         });
     }
 }
@@ -373,29 +380,21 @@ impl Engine for S3Engine {
         let key = self.key(req.file);
         let s3 = self.s3.clone();
         match req.op {
-            OpKind::Create | OpKind::Update => return self.spawn_put(req.slot, &key, req.len),
+            OpKind::Create | OpKind::Update => self.spawn_put(req.slot, &key, req.len),
             OpKind::Read => {
                 // Whole objects are read without a byte range, as clients do.
                 let range: Vec<(&str, String)> = (!req.whole && req.len > 0)
                     .then(|| ("range", format!("bytes={}-{}", req.offset, req.offset + req.len as u64 - 1)))
                     .into_iter()
                     .collect();
-                let r = s3.request("GET", &s3.url(Some(&key), ""), &range, Bytes::new())?;
-                self.spawn_simple(req.slot, r, Expect::Received);
+                self.spawn_simple(req.slot, "GET", s3.url(Some(&key), ""), range);
             }
-            OpKind::Stat => {
-                let r = s3.request("HEAD", &s3.url(Some(&key), ""), &[], Bytes::new())?;
-                self.spawn_simple(req.slot, r, Expect::Received);
-            }
-            OpKind::Delete => {
-                let r = s3.request("DELETE", &s3.url(Some(&key), ""), &[], Bytes::new())?;
-                self.spawn_simple(req.slot, r, Expect::Received);
-            }
+            OpKind::Stat => self.spawn_simple(req.slot, "HEAD", s3.url(Some(&key), ""), Vec::new()),
+            OpKind::Delete => self.spawn_simple(req.slot, "DELETE", s3.url(Some(&key), ""), Vec::new()),
             OpKind::List => {
                 let mut q = String::from("list-type=2&max-keys=1000&prefix=");
                 super::encode_key(&self.prefix, &mut q);
-                let r = s3.get(&s3.url(None, &q.replace('/', "%2F")))?;
-                self.spawn_simple(req.slot, r, Expect::Received);
+                self.spawn_simple(req.slot, "GET", s3.url(None, &q.replace('/', "%2F")), Vec::new());
             }
             OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, -(libc::EOPNOTSUPP as i64))),
         }

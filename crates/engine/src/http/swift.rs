@@ -11,7 +11,7 @@
 //! cleaned up), and objects the job would create must not exist already.
 
 use super::creds::{self, SwiftAccess};
-use super::{exchange, fetch, http_status_code, lend, secs_option, Body, Client, Expect, Io};
+use super::{exchange_retrying, fetch, http_status_code, lend, secs_option, Body, Client, Expect, Io, Outcome};
 use crate::*;
 use bytes::Bytes;
 use std::sync::{Arc, RwLock};
@@ -31,6 +31,10 @@ const OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "segment_size", help: "SLO segment size (default 8m)" },
     OptionDesc { name: "op_timeout", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
     OptionDesc { name: "connect_timeout", help: "seconds to wait for a connection (default 10)" },
+    OptionDesc {
+        name: "retries",
+        help: "resend an operation after a broken connection or HTTP 500/502/503/504, up to N times (default 0; counted in the results)",
+    },
 ];
 
 impl EngineFactory for SwiftFactory {
@@ -92,6 +96,7 @@ struct Settings {
     segment_size: u64,
     op_timeout: std::time::Duration,
     connect_timeout: std::time::Duration,
+    retries: u32,
 }
 
 impl Settings {
@@ -136,6 +141,7 @@ impl Settings {
             segment_size,
             op_timeout: secs_option(NAME, o, "op_timeout", 30.0)?,
             connect_timeout: secs_option(NAME, o, "connect_timeout", 10.0)?,
+            retries: super::retries_option(NAME, o)?,
         })
     }
 }
@@ -193,23 +199,27 @@ impl Swift {
     }
 
     /// Send a request built by `make`; on 401 renew the token once and resend.
+    /// Send the request `make` builds (again after retryable failures, when
+    /// retries are asked for); on 401 renew the token once and resend.
+    /// Returns the reply and the number of resends after failures.
     async fn send(
         &self,
         client: &Client,
-        make: impl Fn(&Swift) -> Result<::http::Request<Body>, EngineError>,
+        make: impl Fn(&Swift) -> Result<::http::Request<Body>, EngineError> + Send + Sync,
         expect: Expect,
-    ) -> super::Reply {
-        let Ok(req) = make(self) else { return super::Reply::failed(-(libc::EINVAL as i64)) };
-        let reply = exchange(client, req, expect, self.settings.op_timeout).await;
+    ) -> (super::Reply, u32) {
+        let build = || make(self).ok();
+        let (limit, retries) = (self.settings.op_timeout, self.settings.retries);
+        let (reply, n) = exchange_retrying(client, &build, expect, limit, retries).await;
         if reply.rc != http_status_code(401) {
-            return reply;
+            return (reply, n);
         }
-        match authenticate(client, &self.access, self.settings.op_timeout).await {
+        match authenticate(client, &self.access, limit).await {
             Ok(s) => *self.session.write().unwrap_or_else(|e| e.into_inner()) = s,
-            Err(_) => return reply,
+            Err(_) => return (reply, n),
         }
-        let Ok(req) = make(self) else { return super::Reply::failed(-(libc::EINVAL as i64)) };
-        exchange(client, req, expect, self.settings.op_timeout).await
+        let (reply, more) = exchange_retrying(client, &build, expect, limit, retries).await;
+        (reply, n + more)
     }
 
     async fn status(
@@ -339,8 +349,8 @@ impl SwiftEngine {
                 let headers: Vec<(&str, &str)> = range.as_deref().map(|r| ("range", r)).into_iter().collect();
                 s.request(method, &url, &headers, Bytes::new())
             };
-            let r = swift.send(&client, make, expect).await;
-            (r.rc, r.tail_ns)
+            let (r, retries) = swift.send(&client, make, expect).await;
+            Outcome { rc: r.rc, tail_ns: r.tail_ns, retries }
         });
     }
 
@@ -349,15 +359,25 @@ impl SwiftEngine {
         let base = self.buffers.slot(slot) as usize;
         self.io.spawn(slot, async move {
             if swift.settings.slo_threshold > 0 && len as u64 >= swift.settings.slo_threshold {
-                return (slo_put(&swift, &client, &c, &key, base, len as u64).await, 0);
+                return Outcome::of(slo_put(&swift, &client, &c, &key, base, len as u64).await);
             }
-            (put_part(&swift, &client, &c, &key, base, len as u64, "").await.0, 0)
+            let (rc, _, retries) = put_part(&swift, &client, &c, &key, base, len as u64, "").await;
+            Outcome { rc, tail_ns: 0, retries }
         });
     }
 }
 
 /// PUT `len` bytes from the slot at `base`; the body is lent, not copied.
-async fn put_part(swift: &Swift, client: &Client, container: &str, key: &str, base: usize, len: u64, query: &str) -> (i64, Option<String>) {
+/// Returns the result, the ETag and the resends.
+async fn put_part(
+    swift: &Swift,
+    client: &Client,
+    container: &str,
+    key: &str,
+    base: usize,
+    len: u64,
+    query: &str,
+) -> (i64, Option<String>, u32) {
     let mut releases = Vec::new();
     let make = |s: &Swift| {
         // SAFETY: the slot is not reused before this operation completes,
@@ -367,14 +387,14 @@ async fn put_part(swift: &Swift, client: &Client, container: &str, key: &str, ba
         s.request("PUT", &s.url(container, Some(key), query), &[], body)
     };
     let cell = std::sync::Mutex::new(make);
-    let super::Reply { rc, head, .. } =
+    let (super::Reply { rc, head, .. }, retries) =
         swift.send(client, |s| (cell.lock().unwrap_or_else(|e| e.into_inner()))(s), Expect::Sent(len)).await;
     drop(cell);
     for r in releases {
         let _ = r.await;
     }
     let etag = head.as_ref().and_then(|h| h.headers().get("etag")).and_then(|v| v.to_str().ok()).map(|e| e.trim_matches('"').to_string());
-    (rc, etag)
+    (rc, etag, retries)
 }
 
 /// A Static Large Object: segments one after another, then the manifest.
@@ -385,7 +405,7 @@ async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize
     while off < len {
         let size = swift.settings.segment_size.min(len - off);
         let seg = format!("{key}/seg/{n:08}");
-        let (rc, etag) = put_part(swift, client, &seg_container, &seg, base + off as usize, size, "").await;
+        let (rc, etag, _) = put_part(swift, client, &seg_container, &seg, base + off as usize, size, "").await;
         let Some(etag) = etag.filter(|_| rc >= 0) else { return if rc < 0 { rc } else { -(libc::EPROTO as i64) } };
         manifest.push(serde_json::json!({ "path": format!("/{seg_container}/{seg}"), "etag": etag, "size_bytes": size }));
         off += size;
@@ -393,7 +413,7 @@ async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize
     }
     let body = Bytes::from(serde_json::to_vec(&manifest).unwrap_or_default());
     let make = |s: &Swift| s.request("PUT", &s.url(c, Some(key), "multipart-manifest=put"), &[], body.clone());
-    match swift.send(client, make, Expect::Sent(len)).await.rc {
+    match swift.send(client, make, Expect::Sent(len)).await.0.rc {
         rc if rc >= 0 => len as i64,
         rc => rc,
     }
