@@ -289,3 +289,57 @@ fn keys_given_as_options_never_reach_the_results() {
         assert!(!text.contains(&secret), "{} holds the secret key", path.display());
     }
 }
+
+/// LIST walks the pages: lists of 2500 objects return pages of 1000, 1000
+/// and 500 names (1500: 1000 and 500), not the first page again and again.
+#[test]
+fn list_operations_walk_the_pages() {
+    let d = scratch();
+    let check = |env: &[(&'static str, String)], engine: &str, place: &[&str], objects: u64| {
+        let n = objects.to_string();
+        let lists = objects.div_ceil(1000);
+        let run = |out: &str, lists: &str, fill: bool| {
+            let mut a = vec!["run", "--name", "l", "--ioengine", engine];
+            a.extend(place);
+            a.extend(["--objects", &n, "--object_size", "1", "--number_ios", lists, "--results-dir", out, "--quiet"]);
+            if fill {
+                a.extend(["--object_ops", "stat", "--prefill", "1", "--cleanup", "0", "--iodepth", "16"]);
+            } else {
+                a.extend(["--object_ops", "list", "--objects_exist", "1", "--iodepth", "1"]);
+            }
+            let r = storbench_env(d.path(), env, &a);
+            assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
+            op_ios(&result_json(&d.path().join(out)), "list").1
+        };
+        run(&format!("{engine}-fill"), "1", true);
+        let one = run(&format!("{engine}-one"), "1", false) as f64;
+        let all = run(&format!("{engine}-all"), &lists.to_string(), false) as f64;
+        let pages = objects as f64 / 1000.0;
+        assert!((all / one - pages).abs() < 0.2, "{engine}: one page {one} bytes, {lists} lists {all} bytes, want {pages} pages' worth");
+        let mut a = vec!["run", "--name", "l", "--ioengine", engine];
+        a.extend(place);
+        a.extend([
+            "--objects",
+            &n,
+            "--object_size",
+            "1",
+            "--object_ops",
+            "stat",
+            "--objects_exist",
+            "1",
+            "--cleanup",
+            "1",
+            "--number_ios",
+            "1",
+            "--iodepth",
+            "16",
+        ]);
+        assert_eq!(storbench_env(d.path(), env, &a).code, 0);
+    };
+    if let Some(env) = s3_env() {
+        check(&env, "s3", &["--bucket", &tag("pages")], 2500);
+    }
+    if let Some(env) = swift_env("aio") {
+        check(&env, "swift", &["--container", &tag("pages")], 1500);
+    }
+}

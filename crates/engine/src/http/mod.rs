@@ -305,6 +305,23 @@ pub fn encode_key(key: &str, out: &mut String) {
     }
 }
 
+/// Percent-encode a query-string value (everything but RFC 3986 unreserved).
+pub fn encode_query(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Where a worker's listing stands: the next page's token or marker (None:
+/// start again from the first page). List operations walk the pages in turn.
+pub type ListCursor = std::sync::Arc<std::sync::Mutex<Option<String>>>;
+
 /// A time budget for set-up calls that wait on a server.
 pub fn deadline(limit: Duration) -> Instant {
     Instant::now() + limit

@@ -88,7 +88,7 @@ impl EngineFactory for S3Factory {
         let s3 = Arc::new(S3::new(setup.options)?);
         let io = Io::new(NAME, s3.settings.connect_timeout)?;
         let prefix = setup.object_prefix.unwrap_or_default().to_string();
-        Ok(Box::new(S3Engine { s3, io, prefix, buffers: setup.buffers, refused: Vec::new() }))
+        Ok(Box::new(S3Engine { s3, io, prefix, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
     }
 }
 
@@ -331,6 +331,7 @@ struct S3Engine {
     prefix: String,
     buffers: Buffers,
     refused: Vec<Completion>,
+    cursor: super::ListCursor,
 }
 
 impl S3Engine {
@@ -364,7 +365,32 @@ impl S3Engine {
         });
     }
 
-    /// GET, HEAD, DELETE, LIST: no body; signed afresh for every attempt.
+    /// One page of ListObjectsV2 under the job's prefix, continuing where the
+    /// previous page of this worker ended (from the start after the last).
+    fn spawn_list(&mut self, slot: u32) {
+        let (s3, client, cursor) = (self.s3.clone(), self.io.client.clone(), self.cursor.clone());
+        let prefix = super::encode_query(&self.prefix);
+        self.io.spawn(slot, async move {
+            let token = cursor.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let mut q = format!("list-type=2&max-keys=1000&prefix={prefix}");
+            if let Some(t) = token {
+                q.push_str("&continuation-token=");
+                q.push_str(&super::encode_query(&t));
+            }
+            let Ok(req) = s3.get(&s3.url(None, &q)) else { return Outcome::of(-(libc::EINVAL as i64)) };
+            match fetch(&client, req, s3.settings.op_timeout).await {
+                Ok((p, body)) if p.status.is_success() => {
+                    *cursor.lock().unwrap_or_else(|e| e.into_inner()) =
+                        between(&body, "<NextContinuationToken>", "</NextContinuationToken>");
+                    Outcome::of(body.len() as i64)
+                }
+                Ok((p, _)) => Outcome::of(super::http_status_code(p.status.as_u16())),
+                Err(rc) => Outcome::of(rc),
+            }
+        });
+    }
+
+    /// GET, HEAD, DELETE: no body; signed afresh for every attempt.
     fn spawn_simple(&mut self, slot: u32, method: &'static str, url: String, headers: Vec<(&'static str, String)>) {
         let (s3, client) = (self.s3.clone(), self.io.client.clone());
         self.io.spawn(slot, async move {
@@ -391,11 +417,7 @@ impl Engine for S3Engine {
             }
             OpKind::Stat => self.spawn_simple(req.slot, "HEAD", s3.url(Some(&key), ""), Vec::new()),
             OpKind::Delete => self.spawn_simple(req.slot, "DELETE", s3.url(Some(&key), ""), Vec::new()),
-            OpKind::List => {
-                let mut q = String::from("list-type=2&max-keys=1000&prefix=");
-                super::encode_key(&self.prefix, &mut q);
-                self.spawn_simple(req.slot, "GET", s3.url(None, &q.replace('/', "%2F")), Vec::new());
-            }
+            OpKind::List => self.spawn_list(req.slot),
             OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, -(libc::EOPNOTSUPP as i64))),
         }
         Ok(())

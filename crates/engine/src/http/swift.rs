@@ -84,7 +84,7 @@ impl EngineFactory for SwiftFactory {
         let io = Io::new(NAME, settings.connect_timeout)?;
         let swift = Arc::new(io.block_on(Swift::connect(&io.client, setup.options))?);
         let prefix = setup.object_prefix.unwrap_or_default().to_string();
-        Ok(Box::new(SwiftEngine { swift, io, prefix, buffers: setup.buffers, refused: Vec::new() }))
+        Ok(Box::new(SwiftEngine { swift, io, prefix, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
     }
 }
 
@@ -337,6 +337,7 @@ struct SwiftEngine {
     prefix: String,
     buffers: Buffers,
     refused: Vec<Completion>,
+    cursor: super::ListCursor,
 }
 
 impl SwiftEngine {
@@ -351,6 +352,35 @@ impl SwiftEngine {
             };
             let (r, retries) = swift.send(&client, make, expect).await;
             Outcome { rc: r.rc, tail_ns: r.tail_ns, retries }
+        });
+    }
+
+    /// One page (1000 names) of the container listing under the job's prefix,
+    /// continuing after the last name of this worker's previous page.
+    fn spawn_list(&mut self, slot: u32, c: String) {
+        const PAGE: usize = 1000;
+        let (swift, client, cursor) = (self.swift.clone(), self.io.client.clone(), self.cursor.clone());
+        let prefix = super::encode_query(&self.prefix);
+        self.io.spawn(slot, async move {
+            let marker = cursor.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let mut q = format!("format=json&limit={PAGE}&prefix={prefix}");
+            if let Some(m) = marker {
+                q.push_str("&marker=");
+                q.push_str(&super::encode_query(&m));
+            }
+            let Ok(req) = swift.request("GET", &swift.url(&c, None, &q), &[], Bytes::new()) else {
+                return Outcome::of(-(libc::EINVAL as i64));
+            };
+            match fetch(&client, req, swift.settings.op_timeout).await {
+                Ok((p, body)) if p.status.is_success() => {
+                    let names: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
+                    let last = names.last().and_then(|n| n["name"].as_str()).map(str::to_string);
+                    *cursor.lock().unwrap_or_else(|e| e.into_inner()) = last.filter(|_| names.len() == PAGE);
+                    Outcome::of(body.len() as i64)
+                }
+                Ok((p, _)) => Outcome::of(http_status_code(p.status.as_u16())),
+                Err(rc) => Outcome::of(rc),
+            }
         });
     }
 
@@ -438,11 +468,7 @@ impl Engine for SwiftEngine {
                 let q = if slo { "multipart-manifest=delete".to_string() } else { String::new() };
                 self.spawn_op(req.slot, "DELETE", c, key, q, None, Expect::Received)
             }
-            OpKind::List => {
-                let mut q = String::from("format=json&limit=1000&prefix=");
-                super::encode_key(&self.prefix, &mut q);
-                self.spawn_op(req.slot, "GET", c, String::new(), q, None, Expect::Received)
-            }
+            OpKind::List => self.spawn_list(req.slot, c),
             OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, -(libc::EOPNOTSUPP as i64))),
         }
         Ok(())
