@@ -54,7 +54,8 @@ fn run_job(dir: &Path, t: &Target, name: &str, args: &[&str]) -> serde_json::Val
     a.extend(args);
     a.extend(["--results-dir", &out, "--quiet"]);
     let r = storbench_env(dir, &t.env, &a);
-    assert_eq!(r.code, 0, "{} {name}: {}", t.engine, r.stderr);
+    let summary = std::fs::read_to_string(dir.join(&out).join("summary.txt")).unwrap_or_default();
+    assert_eq!(r.code, 0, "{} {name}: {}\n{summary}", t.engine, r.stderr);
     result_json(&dir.join(&out))
 }
 

@@ -63,10 +63,13 @@ impl Gen {
 
 /// A worker ready to run: files open, buffers filled, engine open.
 pub struct Worker {
+    // Fields drop in declaration order: the engine goes first, while the
+    // buffers and files it may still use (I/O in flight after an error, bodies
+    // lent to an HTTP client) are alive.
+    engine: Box<dyn Engine>,
     p: WorkerParams,
     _files: Vec<File>,
     buffers: AlignedBuffers,
-    engine: Box<dyn Engine>,
     gen: Gen,
     filler: Filler,
     schedule: Option<Schedule>,
@@ -331,7 +334,7 @@ impl Worker {
         }
         s.free.push(c.slot);
         if let Gen::Objects(g) = &mut self.gen {
-            g.completed(s.file[i]);
+            g.completed(op, s.file[i]);
         }
     }
 

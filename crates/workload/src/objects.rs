@@ -265,10 +265,11 @@ impl ObjGen {
         self.exclusive = on;
     }
 
-    /// An operation on `key` (as in `NextIo::file`) finished.
+    /// An operation `op` on `key` (as in `NextIo::file`) finished. Listings
+    /// name no object and were never marked busy.
     #[inline]
-    pub fn completed(&mut self, key: u32) {
-        if !self.exclusive {
+    pub fn completed(&mut self, op: OpKind, key: u32) {
+        if !self.exclusive || op == OpKind::List {
             return;
         }
         let local = (key as u64).saturating_sub(self.worker) / self.workers;
@@ -642,7 +643,7 @@ mod tests {
             assert!(!in_flight.contains(&io.file), "{:?} on {} while another op is in flight", io.op, io.file);
             in_flight.push_back(io.file);
             if in_flight.len() == 16 {
-                g.completed(in_flight.pop_front().unwrap());
+                g.completed(OpKind::Read, in_flight.pop_front().unwrap());
             }
         }
     }
@@ -655,6 +656,19 @@ mod tests {
         let io = g.next().unwrap();
         assert_eq!((io.op, io.file), (OpKind::Create, 31), "the first free key after the prefilled ones");
         assert!(io.len <= 4096);
+    }
+
+    #[test]
+    fn a_finished_listing_frees_no_object() {
+        let s = spec(&[("objects", "100"), ("object_size", "4k"), ("object_ops", "delete"), ("rw", "write"), ("objects_exist", "1")]);
+        let mut g = ObjGen::new(&s, 0, None, None);
+        g.exclusive(true);
+        let first = g.next().unwrap();
+        assert_eq!((first.op, first.file), (OpKind::Delete, 0));
+        g.completed(OpKind::List, 0);
+        assert!(g.is_busy(0), "the delete of object 0 is still in flight");
+        g.completed(OpKind::Delete, 0);
+        assert!(!g.is_busy(0));
     }
 
     #[test]
