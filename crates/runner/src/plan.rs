@@ -119,8 +119,17 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         return Err(err(&spec, format!("engine {} cannot do direct I/O; use direct=0", engine.name())));
     }
     check_model(&spec, engine)?;
-    if spec.objects.is_some() {
+    if let Some(o) = &spec.objects {
         check_objects(&spec, engine)?;
+        let per_worker = o.count / spec.numjobs.max(1) as u64;
+        if !caps.ordered && per_worker < 4 * queue_depth as u64 {
+            let message = format!(
+                "{per_worker} objects per worker for {queue_depth} operations in flight: when every object is busy, two \
+                 operations on one object can overlap, and this store does not keep their order (reads may then fail \
+                 with 404); give the job more objects"
+            );
+            warnings.push(Warning::Engine { job: spec.name.clone(), engine: engine.name().into(), message });
+        }
     } else {
         check_sizes(&spec)?;
     }
@@ -441,6 +450,27 @@ mod tests {
             apply_option(&mut s, k, v).unwrap();
         }
         s
+    }
+
+    #[test]
+    fn small_key_spaces_on_unordered_stores_are_warned_about() {
+        let base = [("ioengine", "s3"), ("object_size", "4k"), ("rw", "write"), ("iodepth", "8"), ("number_ios", "10")];
+        let small = spec(&[&base[..], &[("name", "small"), ("objects", "20")]].concat());
+        let large = spec(&[&base[..], &[("name", "large"), ("objects", "5000")]].concat());
+        let rados = spec(&[
+            ("name", "r"),
+            ("ioengine", "rados"),
+            ("pool", "p"),
+            ("objects", "20"),
+            ("iodepth", "8"),
+            ("rw", "write"),
+            ("number_ios", "1"),
+        ]);
+        let plan = build_plan(vec![small, large, rados]).unwrap();
+        let warned = |i: usize| plan.jobs[i].warnings.iter().any(|w| w.message().contains("objects per worker"));
+        assert!(warned(0), "20 objects for 8 in flight on s3");
+        assert!(!warned(1), "5000 objects are plenty");
+        assert!(!warned(2), "RADOS keeps the order of operations on one object");
     }
 
     #[test]
