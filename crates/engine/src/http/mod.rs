@@ -277,6 +277,10 @@ pub async fn fetch(client: &Client, req: ::http::Request<Body>, limit: Duration)
 fn client_errno(e: &hyper_util::client::legacy::Error) -> i32 {
     let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
     while let Some(s) = src {
+        // The server closed the connection under the request: a reset.
+        if s.downcast_ref::<hyper::Error>().is_some_and(|h| h.is_incomplete_message() || h.is_closed() || h.is_canceled()) {
+            return libc::ECONNRESET;
+        }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
             if let Some(n) = io.raw_os_error() {
                 return n;
