@@ -342,14 +342,7 @@ pub fn prepare_targets(plan: &mut Plan) -> Result<(), PlanError> {
         }
         job.prepared = prepared;
         if job.paths.is_empty() {
-            let req = storbench_engine::TargetRequest {
-                options: &spec.engine_options,
-                size: need.bytes,
-                writes: need.writes,
-                allow_overwrite: need.allow_overwrite,
-                objects: spec.objects.as_ref(),
-                object_prefix: job.object_prefix.as_deref(),
-            };
+            let req = target_request(job, need.bytes);
             job.engine_target = job.engine.prepare_target(&req).map_err(|e| PlanError {
                 job: spec.name.clone(),
                 user_error: e.is_user_error(),
@@ -399,19 +392,25 @@ pub fn cleanup(plan: &Plan) -> Vec<String> {
     notes
 }
 
+/// What a job asks of an engine's own target (`size`: bytes it uses, if known).
+fn target_request(job: &JobPlan, size: Option<u64>) -> storbench_engine::TargetRequest<'_> {
+    let spec = &job.spec;
+    storbench_engine::TargetRequest {
+        options: &spec.engine_options,
+        size,
+        writes: spec.writes(),
+        allow_overwrite: spec.allow_overwrite,
+        objects: spec.objects.as_ref(),
+        object_prefix: job.object_prefix.as_deref(),
+    }
+}
+
 /// Let engines tear down what they set up for the run (buckets, containers).
 fn finish_engine_targets(plan: &Plan) -> Vec<String> {
     let mut notes = Vec::new();
     for job in plan.jobs.iter().filter(|j| j.engine_target.is_some()) {
         let spec = &job.spec;
-        let req = storbench_engine::TargetRequest {
-            options: &spec.engine_options,
-            size: None,
-            writes: spec.writes(),
-            allow_overwrite: spec.allow_overwrite,
-            objects: spec.objects.as_ref(),
-            object_prefix: job.object_prefix.as_deref(),
-        };
+        let req = target_request(job, None);
         let cleaned = spec.objects.as_ref().is_some_and(|o| o.cleans_up());
         match job.engine.finish_target(&req, cleaned) {
             Ok(Some(note)) => notes.push(format!("job '{}': {note}", spec.name)),

@@ -82,8 +82,11 @@ impl Io {
         let (rx, min) = (&mut self.rx, min as usize);
         let deadline = timeout.map(|t| tokio::time::Instant::now() + t);
         self.rt.block_on(async {
-            // Let ready tasks progress even when nothing must be waited for.
-            tokio::task::yield_now().await;
+            // Nothing to wait for: still give ready tasks one turn (otherwise
+            // awaiting a completion below is what runs them).
+            if min == 0 {
+                tokio::task::yield_now().await;
+            }
             let mut got = 0;
             loop {
                 while let Ok(c) = rx.try_recv() {
@@ -326,36 +329,88 @@ pub fn encode_query(v: &str) -> String {
 /// start again from the first page). List operations walk the pages in turn.
 pub type ListCursor = std::sync::Arc<std::sync::Mutex<Option<String>>>;
 
-/// A time budget for set-up calls that wait on a server.
-pub fn deadline(limit: Duration) -> Instant {
-    Instant::now() + limit
+/// What both object-store engines are: queued, object-only, and without
+/// per-object ordering (so the object model keeps operations on one object apart).
+pub const CAPABILITIES: crate::Capabilities =
+    crate::Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true, ordered: false };
+
+/// Object-store engines do whole-object and ranged operations, not partial writes.
+pub fn supports(op: storbench_workload::OpKind) -> bool {
+    !matches!(op, storbench_workload::OpKind::Write | storbench_workload::OpKind::Sync)
 }
 
-/// `retries` option: how often a failed operation is sent again (default 0).
-pub fn retries_option(engine: &'static str, opts: &std::collections::BTreeMap<String, String>) -> Result<u32, EngineError> {
-    match opts.get("retries") {
-        None => Ok(0),
-        Some(v) => v.parse::<u32>().ok().filter(|n| *n <= 10).ok_or_else(|| EngineError::BadOption {
-            engine,
-            option: "retries".into(),
-            message: format!("'{v}' is not a count from 0 to 10"),
-        }),
+/// Options every HTTP engine takes (see [`Common`]).
+pub const COMMON_OPTIONS: &[crate::OptionDesc] = &[
+    crate::OptionDesc { name: "op_timeout", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
+    crate::OptionDesc { name: "connect_timeout", help: "seconds to wait for a connection (default 10)" },
+    crate::OptionDesc {
+        name: "retries",
+        help: "resend an operation after a broken connection or HTTP 500/502/503/504, up to N times (default 0; counted in the results)",
+    },
+];
+
+/// An engine's own options followed by [`COMMON_OPTIONS`], built once.
+pub fn with_common(
+    own: &'static [crate::OptionDesc],
+    cell: &'static std::sync::OnceLock<Vec<crate::OptionDesc>>,
+) -> &'static [crate::OptionDesc] {
+    cell.get_or_init(|| own.iter().chain(COMMON_OPTIONS).copied().collect())
+}
+
+/// The settings of [`COMMON_OPTIONS`].
+#[derive(Clone, Copy, Debug)]
+pub struct Common {
+    pub op_timeout: Duration,
+    pub connect_timeout: Duration,
+    pub retries: u32,
+}
+
+impl Common {
+    pub fn from_options(engine: &'static str, o: &std::collections::BTreeMap<String, String>) -> Result<Common, EngineError> {
+        let retries = match o.get("retries") {
+            None => 0,
+            Some(v) => v.parse::<u32>().ok().filter(|n| *n <= 10).ok_or_else(|| EngineError::BadOption {
+                engine,
+                option: "retries".into(),
+                message: format!("'{v}' is not a count from 0 to 10"),
+            })?,
+        };
+        Ok(Common { op_timeout: secs(engine, o, "op_timeout", 30.0)?, connect_timeout: secs(engine, o, "connect_timeout", 10.0)?, retries })
     }
 }
 
-/// Seconds option with a default.
-pub fn secs_option(
-    engine: &'static str,
-    opts: &std::collections::BTreeMap<String, String>,
-    key: &str,
-    default: f64,
-) -> Result<Duration, EngineError> {
+fn secs(engine: &'static str, opts: &std::collections::BTreeMap<String, String>, key: &str, default: f64) -> Result<Duration, EngineError> {
     match opts.get(key) {
         None => Ok(Duration::from_secs_f64(default)),
         Some(v) => v.parse::<f64>().ok().filter(|s| *s > 0.0 && s.is_finite()).map(Duration::from_secs_f64).ok_or_else(|| {
             EngineError::BadOption { engine, option: key.into(), message: format!("'{v}' is not a number of seconds above 0") }
         }),
     }
+}
+
+/// A size option (`8m`); `nonzero` refuses 0.
+pub fn size_option(
+    engine: &'static str,
+    o: &std::collections::BTreeMap<String, String>,
+    key: &str,
+    default: u64,
+    nonzero: bool,
+) -> Result<u64, EngineError> {
+    let bad = |message: String| EngineError::BadOption { engine, option: key.into(), message };
+    let n = o.get(key).map_or(Ok(default), |v| storbench_workload::units::parse_size(v).map_err(|e| bad(e.to_string())))?;
+    if nonzero && n == 0 {
+        return Err(bad("must be above 0".into()));
+    }
+    Ok(n)
+}
+
+/// A bucket or container name option (default "storbench").
+pub fn place_option(engine: &'static str, o: &std::collections::BTreeMap<String, String>, key: &str) -> Result<String, EngineError> {
+    let name = o.get(key).cloned().unwrap_or_else(|| "storbench".into());
+    if name.is_empty() || name.contains('/') {
+        return Err(EngineError::BadOption { engine, option: key.into(), message: format!("'{name}' is not a {key} name") });
+    }
+    Ok(name)
 }
 
 #[cfg(test)]

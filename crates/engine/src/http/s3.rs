@@ -10,7 +10,7 @@
 //! cleaned up), and objects the job would create must not exist already.
 
 use super::creds::{self, S3Access};
-use super::{exchange, exchange_retrying, fetch, lend, secs_option, Body, Expect, Io, Outcome};
+use super::{exchange, exchange_retrying, fetch, lend, Body, Expect, Io, Outcome};
 use crate::*;
 use aws_sigv4::http_request::{
     sign, PayloadChecksumKind, PercentEncodingMode, SignableBody, SignableRequest, SigningSettings, UriPathNormalizationMode,
@@ -39,12 +39,6 @@ const OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "payload", help: "unsigned (default, UNSIGNED-PAYLOAD) or signed (SHA-256 of every body)" },
     OptionDesc { name: "multipart_threshold", help: "objects this large or larger go up in parts (default 0: never)" },
     OptionDesc { name: "part_size", help: "multipart part size (default 8m; S3's minimum is 5m except the last)" },
-    OptionDesc { name: "op_timeout", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
-    OptionDesc { name: "connect_timeout", help: "seconds to wait for a connection (default 10)" },
-    OptionDesc {
-        name: "retries",
-        help: "resend an operation after a broken connection or HTTP 500/502/503/504, up to N times (default 0; counted in the results)",
-    },
 ];
 
 impl EngineFactory for S3Factory {
@@ -55,22 +49,23 @@ impl EngineFactory for S3Factory {
         "S3 API over HTTP (hyper, keep-alive, TCP_NODELAY), SigV4"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true, ordered: false }
+        super::CAPABILITIES
     }
     fn options(&self) -> &'static [OptionDesc] {
-        OPTIONS
+        static ALL: std::sync::OnceLock<Vec<OptionDesc>> = std::sync::OnceLock::new();
+        super::with_common(OPTIONS, &ALL)
     }
     fn supports(&self, op: OpKind) -> bool {
-        !matches!(op, OpKind::Write | OpKind::Sync)
+        super::supports(op)
     }
     fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
-        check_known(NAME, OPTIONS, options)?;
+        check_known(NAME, self.options(), options)?;
         Settings::from_options(options).map(|_| ())
     }
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
         let (_, prefix) = crate::objects::object_target(NAME, t)?;
         let s3 = S3::new(t.options)?;
-        let io = Io::new(NAME, s3.settings.connect_timeout)?;
+        let io = Io::new(NAME, s3.settings.common.connect_timeout)?;
         io.block_on(s3.prepare_bucket(&io.client, t.writes))?;
         let place = |_| format!("bucket '{}'", s3.settings.bucket);
         crate::objects::check_names(NAME, t, &place, &mut |_, name| Ok(io.block_on(s3.head(&io.client, Some(name)))? == 200))?;
@@ -81,12 +76,12 @@ impl EngineFactory for S3Factory {
             return Ok(None);
         }
         let s3 = S3::new(t.options)?;
-        let io = Io::new(NAME, s3.settings.connect_timeout)?;
+        let io = Io::new(NAME, s3.settings.common.connect_timeout)?;
         io.block_on(s3.remove_bucket_if_ours(&io.client))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let s3 = Arc::new(S3::new(setup.options)?);
-        let io = Io::new(NAME, s3.settings.connect_timeout)?;
+        let io = Io::new(NAME, s3.settings.common.connect_timeout)?;
         let prefix = setup.object_prefix.unwrap_or_default().to_string();
         Ok(Box::new(S3Engine { s3, io, prefix, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
     }
@@ -100,9 +95,7 @@ struct Settings {
     signed_payload: bool,
     multipart_threshold: u64,
     part_size: u64,
-    op_timeout: Duration,
-    connect_timeout: Duration,
-    retries: u32,
+    common: super::Common,
 }
 
 impl Settings {
@@ -118,26 +111,13 @@ impl Settings {
             Some("signed") => true,
             Some(v) => return Err(bad("payload", format!("'{v}' is not unsigned or signed"))),
         };
-        let size = |key: &str, default: u64| -> Result<u64, EngineError> {
-            o.get(key).map_or(Ok(default), |v| storbench_workload::units::parse_size(v).map_err(|e| bad(key, e.to_string())))
-        };
-        let part_size = size("part_size", 8 << 20)?;
-        if part_size == 0 {
-            return Err(bad("part_size", "must be above 0".into()));
-        }
-        let bucket = o.get("bucket").cloned().unwrap_or_else(|| "storbench".into());
-        if bucket.is_empty() || bucket.contains('/') {
-            return Err(bad("bucket", format!("'{bucket}' is not a bucket name")));
-        }
         Ok(Settings {
-            bucket,
+            bucket: super::place_option(NAME, o, "bucket")?,
             virtual_host,
             signed_payload,
-            multipart_threshold: size("multipart_threshold", 0)?,
-            part_size,
-            op_timeout: secs_option(NAME, o, "op_timeout", 30.0)?,
-            connect_timeout: secs_option(NAME, o, "connect_timeout", 10.0)?,
-            retries: super::retries_option(NAME, o)?,
+            multipart_threshold: super::size_option(NAME, o, "multipart_threshold", 0, false)?,
+            part_size: super::size_option(NAME, o, "part_size", 8 << 20, true)?,
+            common: super::Common::from_options(NAME, o)?,
         })
     }
 }
@@ -248,7 +228,7 @@ impl S3 {
     }
 
     async fn status(&self, client: &super::Client, req: ::http::Request<Body>, what: &str) -> Result<u16, EngineError> {
-        match fetch(client, req, self.settings.op_timeout).await {
+        match fetch(client, req, self.settings.common.op_timeout).await {
             Ok((parts, _)) => Ok(parts.status.as_u16()),
             Err(rc) => Err(EngineError::Unsupported {
                 engine: NAME,
@@ -300,7 +280,7 @@ impl S3 {
             return Ok(None);
         }
         let list = self.get(&self.url(None, "list-type=2&max-keys=2"))?;
-        let keys = match fetch(client, list, self.settings.op_timeout).await {
+        let keys = match fetch(client, list, self.settings.common.op_timeout).await {
             Ok((p, body)) if p.status.is_success() => String::from_utf8_lossy(&body).matches("<Key>").count(),
             _ => return Ok(Some(format!("bucket '{bucket}' left in place: listing it failed"))),
         };
@@ -357,7 +337,7 @@ impl S3Engine {
         self.io.spawn(slot, async move {
             let (reply, retries) = {
                 let make = || s3.request("PUT", &url, &[], body.clone()).ok();
-                exchange_retrying(&client, &make, Expect::Sent(len as u64), s3.settings.op_timeout, s3.settings.retries).await
+                exchange_retrying(&client, &make, Expect::Sent(len as u64), s3.settings.common.op_timeout, s3.settings.common.retries).await
             };
             drop(body);
             let _ = released.await;
@@ -378,7 +358,7 @@ impl S3Engine {
                 q.push_str(&super::encode_query(&t));
             }
             let Ok(req) = s3.get(&s3.url(None, &q)) else { return Outcome::of(-(libc::EINVAL as i64)) };
-            match fetch(&client, req, s3.settings.op_timeout).await {
+            match fetch(&client, req, s3.settings.common.op_timeout).await {
                 Ok((p, body)) if p.status.is_success() => {
                     *cursor.lock().unwrap_or_else(|e| e.into_inner()) =
                         between(&body, "<NextContinuationToken>", "</NextContinuationToken>");
@@ -395,7 +375,8 @@ impl S3Engine {
         let (s3, client) = (self.s3.clone(), self.io.client.clone());
         self.io.spawn(slot, async move {
             let make = || s3.request(method, &url, &headers, Bytes::new()).ok();
-            let (r, retries) = exchange_retrying(&client, &make, Expect::Received, s3.settings.op_timeout, s3.settings.retries).await;
+            let (r, retries) =
+                exchange_retrying(&client, &make, Expect::Received, s3.settings.common.op_timeout, s3.settings.common.retries).await;
             Outcome { rc: r.rc, tail_ns: r.tail_ns, retries }
         });
     }
@@ -435,7 +416,7 @@ impl Engine for S3Engine {
 /// another, complete; aborted on any failure (the failure is the result).
 /// `base` is the slot's address (an integer keeps the future Send).
 async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len: u64) -> i64 {
-    let limit = s3.settings.op_timeout;
+    let limit = s3.settings.common.op_timeout;
     let Ok(init) = s3.request("POST", &format!("{url}?uploads"), &[], Bytes::new()) else { return -(libc::EINVAL as i64) };
     let upload = match fetch(client, init, limit).await {
         Ok((p, body)) if p.status.is_success() => match between(&body, "<UploadId>", "</UploadId>") {
@@ -482,7 +463,7 @@ async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len:
 
 async fn abort(s3: &S3, client: &super::Client, url: &str, upload: &str) {
     if let Ok(req) = s3.request("DELETE", &format!("{url}?uploadId={upload}"), &[], Bytes::new()) {
-        let _ = fetch(client, req, s3.settings.op_timeout).await;
+        let _ = fetch(client, req, s3.settings.common.op_timeout).await;
     }
 }
 

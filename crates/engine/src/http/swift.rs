@@ -11,7 +11,7 @@
 //! cleaned up), and objects the job would create must not exist already.
 
 use super::creds::{self, SwiftAccess};
-use super::{exchange_retrying, fetch, http_status_code, lend, secs_option, Body, Client, Expect, Io, Outcome};
+use super::{exchange_retrying, fetch, http_status_code, lend, Body, Client, Expect, Io, Outcome};
 use crate::*;
 use bytes::Bytes;
 use std::sync::{Arc, RwLock};
@@ -29,12 +29,6 @@ const OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "containers", help: "spread objects over this many containers <container>_000000.. (default 1: just <container>)" },
     OptionDesc { name: "slo_threshold", help: "objects this large or larger are uploaded as SLO segments (default 0: never)" },
     OptionDesc { name: "segment_size", help: "SLO segment size (default 8m)" },
-    OptionDesc { name: "op_timeout", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
-    OptionDesc { name: "connect_timeout", help: "seconds to wait for a connection (default 10)" },
-    OptionDesc {
-        name: "retries",
-        help: "resend an operation after a broken connection or HTTP 500/502/503/504, up to N times (default 0; counted in the results)",
-    },
 ];
 
 impl EngineFactory for SwiftFactory {
@@ -45,22 +39,23 @@ impl EngineFactory for SwiftFactory {
         "OpenStack Swift API over HTTP (hyper, keep-alive, TCP_NODELAY), v1 auth"
     }
     fn capabilities(&self) -> Capabilities {
-        Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true, ordered: false }
+        super::CAPABILITIES
     }
     fn options(&self) -> &'static [OptionDesc] {
-        OPTIONS
+        static ALL: std::sync::OnceLock<Vec<OptionDesc>> = std::sync::OnceLock::new();
+        super::with_common(OPTIONS, &ALL)
     }
     fn supports(&self, op: OpKind) -> bool {
-        !matches!(op, OpKind::Write | OpKind::Sync)
+        super::supports(op)
     }
     fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
-        check_known(NAME, OPTIONS, options)?;
+        check_known(NAME, self.options(), options)?;
         Settings::from_options(options).map(|_| ())
     }
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
         let (o, prefix) = crate::objects::object_target(NAME, t)?;
         let settings = Settings::from_options(t.options)?;
-        let io = Io::new(NAME, settings.connect_timeout)?;
+        let io = Io::new(NAME, settings.common.connect_timeout)?;
         let swift = io.block_on(Swift::connect(&io.client, t.options))?;
         io.block_on(swift.prepare(&io.client, o, t.writes))?;
         let place = |k: u64| format!("container '{}'", settings.container_for(k as u32));
@@ -75,13 +70,13 @@ impl EngineFactory for SwiftFactory {
             return Ok(None);
         }
         let settings = Settings::from_options(t.options)?;
-        let io = Io::new(NAME, settings.connect_timeout)?;
+        let io = Io::new(NAME, settings.common.connect_timeout)?;
         let swift = io.block_on(Swift::connect(&io.client, t.options))?;
         io.block_on(swift.remove_container_if_ours(&io.client))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let settings = Settings::from_options(setup.options)?;
-        let io = Io::new(NAME, settings.connect_timeout)?;
+        let io = Io::new(NAME, settings.common.connect_timeout)?;
         let swift = Arc::new(io.block_on(Swift::connect(&io.client, setup.options))?);
         let prefix = setup.object_prefix.unwrap_or_default().to_string();
         Ok(Box::new(SwiftEngine { swift, io, prefix, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
@@ -94,9 +89,7 @@ struct Settings {
     containers: u32,
     slo_threshold: u64,
     segment_size: u64,
-    op_timeout: std::time::Duration,
-    connect_timeout: std::time::Duration,
-    retries: u32,
+    common: super::Common,
 }
 
 impl Settings {
@@ -117,17 +110,6 @@ impl Settings {
 
     fn from_options(o: &BTreeMap<String, String>) -> Result<Settings, EngineError> {
         let bad = |option: &str, message: String| EngineError::BadOption { engine: NAME, option: option.into(), message };
-        let size = |key: &str, default: u64| -> Result<u64, EngineError> {
-            o.get(key).map_or(Ok(default), |v| storbench_workload::units::parse_size(v).map_err(|e| bad(key, e.to_string())))
-        };
-        let container = o.get("container").cloned().unwrap_or_else(|| "storbench".into());
-        if container.is_empty() || container.contains('/') {
-            return Err(bad("container", format!("'{container}' is not a container name")));
-        }
-        let segment_size = size("segment_size", 8 << 20)?;
-        if segment_size == 0 {
-            return Err(bad("segment_size", "must be above 0".into()));
-        }
         let containers = match o.get("containers") {
             None => 1,
             Some(v) => {
@@ -135,13 +117,11 @@ impl Settings {
             }
         };
         Ok(Settings {
-            container,
+            container: super::place_option(NAME, o, "container")?,
             containers,
-            slo_threshold: size("slo_threshold", 0)?,
-            segment_size,
-            op_timeout: secs_option(NAME, o, "op_timeout", 30.0)?,
-            connect_timeout: secs_option(NAME, o, "connect_timeout", 10.0)?,
-            retries: super::retries_option(NAME, o)?,
+            slo_threshold: super::size_option(NAME, o, "slo_threshold", 0, false)?,
+            segment_size: super::size_option(NAME, o, "segment_size", 8 << 20, true)?,
+            common: super::Common::from_options(NAME, o)?,
         })
     }
 }
@@ -163,7 +143,7 @@ impl Swift {
     async fn connect(client: &Client, opts: &BTreeMap<String, String>) -> Result<Swift, EngineError> {
         let settings = Settings::from_options(opts)?;
         let access = creds::swift(NAME, opts)?;
-        let session = authenticate(client, &access, settings.op_timeout).await?;
+        let session = authenticate(client, &access, settings.common.op_timeout).await?;
         Ok(Swift { access, settings, session: RwLock::new(session) })
     }
 
@@ -209,7 +189,7 @@ impl Swift {
         expect: Expect,
     ) -> (super::Reply, u32) {
         let build = || make(self).ok();
-        let (limit, retries) = (self.settings.op_timeout, self.settings.retries);
+        let (limit, retries) = (self.settings.common.op_timeout, self.settings.common.retries);
         let (reply, n) = exchange_retrying(client, &build, expect, limit, retries).await;
         if reply.rc != http_status_code(401) {
             return (reply, n);
@@ -230,7 +210,7 @@ impl Swift {
         headers: &[(&str, &str)],
     ) -> Result<(u16, ::http::HeaderMap), EngineError> {
         let req = self.request(method, url, headers, Bytes::new())?;
-        match fetch(client, req, self.settings.op_timeout).await {
+        match fetch(client, req, self.settings.common.op_timeout).await {
             Ok((p, _)) => Ok((p.status.as_u16(), p.headers)),
             Err(rc) => Err(unreachable_err(url, rc)),
         }
@@ -371,7 +351,7 @@ impl SwiftEngine {
             let Ok(req) = swift.request("GET", &swift.url(&c, None, &q), &[], Bytes::new()) else {
                 return Outcome::of(-(libc::EINVAL as i64));
             };
-            match fetch(&client, req, swift.settings.op_timeout).await {
+            match fetch(&client, req, swift.settings.common.op_timeout).await {
                 Ok((p, body)) if p.status.is_success() => {
                     let names: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
                     let last = names.last().and_then(|n| n["name"].as_str()).map(str::to_string);
@@ -397,8 +377,9 @@ impl SwiftEngine {
     }
 }
 
-/// PUT `len` bytes from the slot at `base`; the body is lent, not copied.
-/// Returns the result, the ETag and the resends.
+/// PUT `len` bytes from the slot at `base`, lent rather than copied (every
+/// attempt sends a clone of the same body). Returns the result, the ETag and
+/// the resends.
 async fn put_part(
     swift: &Swift,
     client: &Client,
@@ -408,21 +389,15 @@ async fn put_part(
     len: u64,
     query: &str,
 ) -> (i64, Option<String>, u32) {
-    let mut releases = Vec::new();
-    let make = |s: &Swift| {
-        // SAFETY: the slot is not reused before this operation completes,
-        // which waits for every lent body to be released.
-        let (body, released) = unsafe { lend(base as *const u8, len as usize) };
-        releases.push(released);
-        s.request("PUT", &s.url(container, Some(key), query), &[], body)
+    // SAFETY: the slot is not reused before this operation completes, which
+    // waits below until hyper has dropped every clone of the body.
+    let (body, released) = unsafe { lend(base as *const u8, len as usize) };
+    let (super::Reply { rc, head, .. }, retries) = {
+        let make = |s: &Swift| s.request("PUT", &s.url(container, Some(key), query), &[], body.clone());
+        swift.send(client, make, Expect::Sent(len)).await
     };
-    let cell = std::sync::Mutex::new(make);
-    let (super::Reply { rc, head, .. }, retries) =
-        swift.send(client, |s| (cell.lock().unwrap_or_else(|e| e.into_inner()))(s), Expect::Sent(len)).await;
-    drop(cell);
-    for r in releases {
-        let _ = r.await;
-    }
+    drop(body);
+    let _ = released.await;
     let etag = head.as_ref().and_then(|h| h.headers().get("etag")).and_then(|v| v.to_str().ok()).map(|e| e.trim_matches('"').to_string());
     (rc, etag, retries)
 }
