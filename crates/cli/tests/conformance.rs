@@ -111,6 +111,24 @@ fn block_engines_agree_on_what_a_job_does() {
     }
 }
 
+/// Every operation on an object is counted in its object's size class too,
+/// and a whole-object read of a class moves exactly that class's size.
+fn size_classes_add_up(doc: &serde_json::Value, e: &str) {
+    let classes = doc["jobs"][0]["size_classes"].as_array().expect("size_classes");
+    let sizes: Vec<u64> = classes.iter().map(|c| c["size"].as_u64().unwrap()).collect();
+    assert_eq!(sizes, [8192, 32768], "{e}");
+    for op in ["read", "create", "update", "stat", "delete"] {
+        let in_classes: u64 =
+            classes.iter().flat_map(|c| c["ops"].as_array().unwrap()).filter(|o| o["op"] == op).map(|o| o["ios"].as_u64().unwrap()).sum();
+        assert_eq!(in_classes, ios(doc, 0, op), "{e} {op}: per-class counts add up to the total");
+    }
+    for c in classes {
+        let read = c["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").expect("reads in every class");
+        assert_eq!(read["bytes"].as_u64().unwrap(), read["ios"].as_u64().unwrap() * c["size"].as_u64().unwrap(), "{e}: {c}");
+    }
+    assert!(classes.iter().all(|c| !c["ops"].as_array().unwrap().iter().any(|o| o["op"] == "list")), "{e}: listings name no object");
+}
+
 #[test]
 fn object_engines_agree_on_what_a_job_does() {
     let d = scratch();
@@ -131,7 +149,7 @@ fn object_engines_agree_on_what_a_job_does() {
                 "--objects",
                 "40",
                 "--object_size",
-                "8k",
+                "8k/75:32k/25",
                 "--object_prefix",
                 &prefix,
                 "--object_ops",
@@ -148,8 +166,7 @@ fn object_engines_agree_on_what_a_job_does() {
         );
         let total: u64 = ["read", "create", "update", "stat", "delete", "list"].iter().map(|o| ios(&doc, 0, o)).sum();
         assert_eq!(total, 1000, "{e}: every operation counted once");
-        let read = doc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").expect("reads");
-        assert_eq!(read["bytes"].as_u64().unwrap(), read["ios"].as_u64().unwrap() * 8192, "{e}: whole objects read");
+        size_classes_add_up(&doc, e);
         assert!(ios(&doc, 0, "stat") > 0 && ios(&doc, 0, "delete") > 0, "{e}");
         assert!(errors(&doc).is_empty(), "{e}: {:?}", errors(&doc));
         if e == "rados" {

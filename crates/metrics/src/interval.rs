@@ -93,6 +93,10 @@ pub struct IntervalReport {
     pub behind_ns: u64,
     /// Indexed by [`OpKind::index`].
     pub ops: Vec<OpStats>,
+    /// The same operations again, kept apart per object size class: indexed
+    /// by class - 1, then by [`OpKind::index`]. Empty without classes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<Vec<OpStats>>,
 }
 
 impl IntervalReport {
@@ -108,8 +112,20 @@ impl IntervalReport {
             end_ns: 0,
             warmup: false,
             behind_ns: 0,
-            ops: OpKind::ALL.iter().map(|_| OpStats::new(with_service)).collect(),
+            ops: Self::op_set(with_service),
+            classes: Vec::new(),
         }
+    }
+
+    /// Keep `n` size classes apart as well (histograms allocate on first use).
+    pub fn with_classes(mut self, n: usize) -> IntervalReport {
+        let svc = self.ops[0].service.is_some();
+        self.classes = (0..n).map(|_| Self::op_set(svc)).collect();
+        self
+    }
+
+    fn op_set(with_service: bool) -> Vec<OpStats> {
+        OpKind::ALL.iter().map(|_| OpStats::new(with_service)).collect()
     }
 
     #[inline]
@@ -117,8 +133,14 @@ impl IntervalReport {
         &mut self.ops[op.index()]
     }
 
+    /// Stats of `op` in size class `class` (1-based), when classes are kept.
+    #[inline]
+    pub fn class_op(&mut self, class: u8, op: OpKind) -> Option<&mut OpStats> {
+        self.classes.get_mut((class as usize).wrapping_sub(1)).map(|c| &mut c[op.index()])
+    }
+
     pub fn reset(&mut self) {
-        for o in &mut self.ops {
+        for o in self.ops.iter_mut().chain(self.classes.iter_mut().flatten()) {
             o.reset();
         }
         self.behind_ns = 0;

@@ -18,6 +18,7 @@ pub fn render(r: &RunResult) -> String {
             if o.first_byte.is_some() {
                 rows.push(op_row(j, o, Row::FirstByte));
             }
+            rows.extend(class_rows(j, o));
         }
         if j.ops.is_empty() {
             rows.push(vec![j.name.clone(), "-".into(), "0".into()]);
@@ -106,6 +107,23 @@ fn op_row(j: &JobResult, o: &OpResult, row: Row) -> Vec<String> {
     cells.extend(fmt::latency_cells(l));
     cells.push(if row == Row::Latency { errors.to_string() } else { String::new() });
     cells
+}
+
+/// One row per object size class the operation touched (weighted object
+/// sizes only): its rate and latency apart from the other sizes.
+fn class_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec<String>> + 'a {
+    j.size_classes.iter().filter_map(move |c| {
+        let co = c.ops.iter().find(|x| x.op == o.op)?;
+        let mut cells = vec![
+            String::new(),
+            format!("{} {}", o.op.name(), storbench_workload::units::format_size(c.size)),
+            fmt::count(co.iops),
+            fmt::mib_per_s(co.bytes_per_sec),
+        ];
+        cells.extend(fmt::latency_cells(&co.latency));
+        cells.push(co.errors.values().sum::<u64>().to_string());
+        Some(cells)
+    })
 }
 
 fn table(rows: &[Vec<String>]) -> String {

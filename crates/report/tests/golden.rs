@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use storbench_metrics::{CpuTimes, IntervalReport, OpStats};
 use storbench_report::{csv, text};
-use storbench_runner::{JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, Warning, SCHEMA_VERSION};
+use storbench_runner::{JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, SizeClassResult, Warning, SCHEMA_VERSION};
 use storbench_workload::{apply_option, JobSpec, OpKind};
 
 fn stats(base_ns: u64, n: u64, bytes: u64) -> OpStats {
@@ -55,6 +55,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         ramp_ns: 1_000_000_000,
         rate_per_worker: None,
         ops,
+        size_classes: vec![],
         series,
         worker_cpu: CpuTimes { user_ns: 1_000_000_000, sys_ns: 2_000_000_000 },
         interrupted: false,
@@ -62,6 +63,21 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         warnings: vec![],
         spec,
     }
+}
+
+/// An object job with weighted sizes: its operations per size class too.
+fn object_job() -> JobResult {
+    let opts = [("ioengine", "null"), ("objects", "100"), ("object_size", "4k/90:4m/10"), ("object_ops", "create:1,read:3")];
+    let mut j = job("objects", &opts, &[(OpKind::Create, 200_000, 5_000, 421_000), (OpKind::Read, 90_000, 15_000, 421_000)]);
+    let class = |size: u64, base: u64, n: u64| SizeClassResult {
+        size,
+        ops: [OpKind::Create, OpKind::Read]
+            .iter()
+            .map(|op| OpResult::from_stats(*op, &stats(base * (1 + (*op == OpKind::Create) as u64), n, size), j.runtime_ns))
+            .collect(),
+    };
+    j.size_classes = vec![class(4096, 80_000, 18_000), class(4 << 20, 900_000, 2_000)];
+    j
 }
 
 fn sample() -> RunResult {
@@ -74,6 +90,7 @@ fn sample() -> RunResult {
             &[(OpKind::Read, 370_000, 280_000, 8192), (OpKind::Write, 400_000, 120_000, 8192)],
         ),
     ];
+    jobs.push(object_job());
     jobs[1].warnings.push(Warning::FewSamples { job: "8k-oltp".into(), op: "write".into(), ios: 999 });
     RunResult {
         schema_version: SCHEMA_VERSION,

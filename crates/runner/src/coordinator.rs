@@ -45,6 +45,8 @@ struct Pending {
 struct JobAcc {
     workers: u32,
     totals: Vec<OpStats>,
+    /// Totals per object size class (see `IntervalReport::classes`).
+    class_totals: Vec<Vec<OpStats>>,
     pending: BTreeMap<u64, Pending>,
     series: Vec<SeriesPoint>,
     done: Vec<WorkerDone>,
@@ -58,6 +60,7 @@ impl JobAcc {
         JobAcc {
             workers: job.spec.numjobs,
             totals: OpKind::ALL.iter().map(|_| OpStats::new(svc)).collect(),
+            class_totals: Vec::new(),
             pending: BTreeMap::new(),
             series: Vec::new(),
             done: Vec::new(),
@@ -69,6 +72,12 @@ impl JobAcc {
         if !r.warmup {
             for (t, o) in self.totals.iter_mut().zip(&r.ops) {
                 t.merge(o);
+            }
+            if self.class_totals.len() < r.classes.len() {
+                self.class_totals.resize_with(r.classes.len(), || r.ops.iter().map(|o| OpStats::new(o.service.is_some())).collect());
+            }
+            for (tc, rc) in self.class_totals.iter_mut().zip(&r.classes) {
+                tc.iter_mut().zip(rc).for_each(|(t, o)| t.merge(o));
             }
         }
         let spare = &mut self.spare;
@@ -212,12 +221,8 @@ fn job_result(job: &JobPlan, mut acc: JobAcc) -> JobResult {
     acc.complete_points(true);
     let end = acc.done.iter().map(|d| d.end_ns).max().unwrap_or(0);
     let runtime_ns = end.saturating_sub(job.ramp_ns);
-    let ops: Vec<OpResult> = OpKind::ALL
-        .iter()
-        .zip(&acc.totals)
-        .filter(|(_, s)| s.ios > 0 || s.errors.total() > 0)
-        .map(|(op, s)| OpResult::from_stats(*op, s, runtime_ns))
-        .collect();
+    let ops = op_results(&acc.totals, runtime_ns);
+    let size_classes = size_classes(job, &acc.class_totals, runtime_ns);
     let worker_cpu =
         acc.done.iter().fold(CpuTimes::default(), |a, d| CpuTimes { user_ns: a.user_ns + d.cpu.user_ns, sys_ns: a.sys_ns + d.cpu.sys_ns });
     let failures: Vec<String> = acc.done.iter().filter_map(|d| d.error.as_ref().map(|e| format!("worker {}: {e}", d.worker))).collect();
@@ -234,6 +239,7 @@ fn job_result(job: &JobPlan, mut acc: JobAcc) -> JobResult {
         ramp_ns: job.ramp_ns,
         rate_per_worker: job.ops_per_sec,
         ops,
+        size_classes,
         series: acc.series,
         worker_cpu,
         interrupted: stop::requested(),
@@ -242,6 +248,26 @@ fn job_result(job: &JobPlan, mut acc: JobAcc) -> JobResult {
     };
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result
+}
+
+fn op_results(totals: &[OpStats], runtime_ns: u64) -> Vec<OpResult> {
+    OpKind::ALL
+        .iter()
+        .zip(totals)
+        .filter(|(_, s)| s.ios > 0 || s.errors.total() > 0)
+        .map(|(op, s)| OpResult::from_stats(*op, s, runtime_ns))
+        .collect()
+}
+
+/// Results per object size class, for classes anything was done to.
+fn size_classes(job: &JobPlan, totals: &[Vec<OpStats>], runtime_ns: u64) -> Vec<SizeClassResult> {
+    let sizes = job.spec.objects.as_ref().map(|o| o.sizes.classes()).unwrap_or_default();
+    sizes
+        .iter()
+        .zip(totals)
+        .map(|(size, t)| SizeClassResult { size: *size, ops: op_results(t, runtime_ns) })
+        .filter(|c| !c.ops.is_empty())
+        .collect()
 }
 
 fn targets(job: &JobPlan) -> Vec<String> {

@@ -43,6 +43,10 @@ pub struct JobResult {
     /// Fixed-rate target per worker (ops/s), when set.
     pub rate_per_worker: Option<f64>,
     pub ops: Vec<OpResult>,
+    /// The same operations per object size class (jobs with weighted
+    /// object sizes only; objects an earlier run left are in no class).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub size_classes: Vec<SizeClassResult>,
     pub series: Vec<SeriesPoint>,
     /// CPU time of the job's worker threads.
     pub worker_cpu: CpuTimes,
@@ -106,6 +110,14 @@ impl OpResult {
             retries: s.retries,
         }
     }
+}
+
+/// The operations on objects of one size.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SizeClassResult {
+    /// Object size in bytes.
+    pub size: u64,
+    pub ops: Vec<OpResult>,
 }
 
 /// One second (or the last, partial interval) of a job.

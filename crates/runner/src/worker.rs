@@ -14,7 +14,7 @@ use std::sync::Arc;
 use storbench_engine::files::{self, Prepared};
 use storbench_engine::{Completion, Engine, EngineFactory, IoRequest, WorkerSetup};
 use storbench_metrics::errors::SHORT_IO;
-use storbench_metrics::{CpuTimes, IntervalReport};
+use storbench_metrics::{CpuTimes, IntervalReport, OpStats};
 use storbench_workload::data::Filler;
 use storbench_workload::gen::Region;
 use storbench_workload::rate::Schedule;
@@ -108,6 +108,7 @@ struct Slots {
     op: Vec<OpKind>,
     len: Vec<u32>,
     file: Vec<u32>,
+    class: Vec<u8>,
 }
 
 impl Slots {
@@ -119,6 +120,7 @@ impl Slots {
             op: vec![OpKind::Read; qd],
             len: vec![0; qd],
             file: vec![0; qd],
+            class: vec![0; qd],
         }
     }
 }
@@ -157,8 +159,7 @@ impl Worker {
             }
             None => Gen::Blocks(IoGen::new(&p.spec, p.region, p.worker, p.io_limit)),
         };
-        let with_service = p.ops_per_sec.is_some();
-        let report = Box::new(IntervalReport::new(p.job, p.worker, with_service));
+        let report = Box::new(new_report(&p));
         let schedule = p.ops_per_sec.map(|r| Schedule::new(r, p.spec.rate_process, 0));
         Ok(Worker { p, _files: files, buffers, engine, gen, filler, schedule, report, tx, spare, seq: 0, interval_start: 0 })
     }
@@ -311,6 +312,7 @@ impl Worker {
         s.op[i] = io.op;
         s.len[i] = io.len;
         s.file[i] = io.file;
+        s.class[i] = io.class;
         let data_only = self.p.spec.sync.is_some_and(|x| x.data_only);
         self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot })
     }
@@ -319,18 +321,10 @@ impl Worker {
     fn complete(&mut self, s: &mut Slots, c: Completion, now: u64) {
         let i = c.slot as usize;
         let op = s.op[i];
-        let stats = self.report.op(op);
-        stats.retries += c.retries as u64;
-        if c.result < 0 {
-            stats.errors.record((-c.result) as i32);
-        } else if op.moves_data() && (c.result as u64) < s.len[i] as u64 {
-            stats.errors.record(SHORT_IO);
-        } else {
-            let latency = now.saturating_sub(s.scheduled[i]);
-            stats.record(c.result as u64, latency, now.saturating_sub(s.issued[i]));
-            if c.tail_ns > 0 {
-                stats.first_byte.record(latency.saturating_sub(c.tail_ns));
-            }
+        let outcome = Outcome::of(&c, op, s.len[i], now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
+        outcome.add_to(self.report.op(op));
+        if let Some(stats) = self.report.class_op(s.class[i], op) {
+            outcome.add_to(stats);
         }
         s.free.push(c.slot);
         if let Gen::Objects(g) = &mut self.gen {
@@ -348,10 +342,7 @@ impl Worker {
 
     /// Send the current interval and start a fresh one (recycled when possible).
     fn hand_over(&mut self, boundary: u64, now: u64) {
-        let fresh = self
-            .spare
-            .try_recv()
-            .unwrap_or_else(|_| Box::new(IntervalReport::new(self.p.job, self.p.worker, self.p.ops_per_sec.is_some())));
+        let fresh = self.spare.try_recv().unwrap_or_else(|_| Box::new(new_report(&self.p)));
         let mut r = std::mem::replace(&mut self.report, fresh);
         r.seq = self.seq;
         r.start_ns = self.interval_start;
@@ -364,6 +355,51 @@ impl Worker {
         // The coordinator outlives the workers; a failed send only means it gave up.
         let _ = self.tx.send(AgentMsg::Interval(r));
     }
+}
+
+/// What one completion adds to the stats of its operation.
+struct Outcome {
+    result: i64,
+    short: bool,
+    retries: u64,
+    latency: u64,
+    service: u64,
+    first_byte: Option<u64>,
+}
+
+impl Outcome {
+    #[inline]
+    fn of(c: &Completion, op: OpKind, len: u32, latency: u64, service: u64) -> Outcome {
+        Outcome {
+            result: c.result,
+            short: c.result >= 0 && op.moves_data() && (c.result as u64) < len as u64,
+            retries: c.retries as u64,
+            latency,
+            service,
+            first_byte: (c.tail_ns > 0).then(|| latency.saturating_sub(c.tail_ns)),
+        }
+    }
+
+    #[inline]
+    fn add_to(&self, stats: &mut OpStats) {
+        stats.retries += self.retries;
+        if self.result < 0 {
+            stats.errors.record((-self.result) as i32);
+        } else if self.short {
+            stats.errors.record(SHORT_IO);
+        } else {
+            stats.record(self.result as u64, self.latency, self.service);
+            if let Some(fb) = self.first_byte {
+                stats.first_byte.record(fb);
+            }
+        }
+    }
+}
+
+/// An empty interval report for this worker, with its job's size classes.
+fn new_report(p: &WorkerParams) -> IntervalReport {
+    let classes = p.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len());
+    IntervalReport::new(p.job, p.worker, p.ops_per_sec.is_some()).with_classes(classes)
 }
 
 /// Carry out set-up or tear-down operations (prefill, cleanup) at full queue

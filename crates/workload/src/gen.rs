@@ -16,6 +16,9 @@ pub struct NextIo {
     pub len: u32,
     /// A read of a whole object (HTTP engines then ask for no byte range).
     pub whole: bool,
+    /// Object size class, 1-based (see [`crate::ObjectSizes::classes`]); 0
+    /// when the job has no classes or the object's size is not known.
+    pub class: u8,
 }
 
 #[derive(Clone, Debug)]
@@ -117,7 +120,7 @@ impl IoGen {
         if let Some(s) = self.sync {
             if self.writes_since_sync >= s.every {
                 self.writes_since_sync = 0;
-                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0, whole: false });
+                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0, whole: false, class: 0 });
             }
         }
         let read = self.always_read || (self.read_threshold != 0 && self.rng.next_u64() < self.read_threshold);
@@ -134,7 +137,7 @@ impl IoGen {
             self.writes_since_sync += 1;
         }
         let op = if read { OpKind::Read } else { OpKind::Write };
-        Some(NextIo { op, file, offset, len: len as u32, whole: false })
+        Some(NextIo { op, file, offset, len: len as u32, whole: false, class: 0 })
     }
 
     #[inline]

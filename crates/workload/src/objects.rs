@@ -36,6 +36,23 @@ impl ObjectSizes {
             _ => None,
         }
     }
+    /// The size classes results are kept apart for: the distinct sizes of a
+    /// weighted split, ascending; none for one size or a range.
+    pub fn classes(&self) -> Vec<u64> {
+        match self {
+            ObjectSizes::Classes { split } => {
+                let mut c: Vec<u64> = split.0.iter().map(|e| e.0).collect();
+                c.sort_unstable();
+                c.dedup();
+                // One class or more than a u8 can name: nothing to keep apart.
+                if c.len() < 2 || c.len() > u8::MAX as usize {
+                    c.clear();
+                }
+                c
+            }
+            ObjectSizes::Range { .. } => Vec::new(),
+        }
+    }
     pub fn describe(&self) -> String {
         match self {
             ObjectSizes::Classes { split } => split.describe(),
@@ -209,6 +226,8 @@ pub struct ObjGen {
     exclusive: bool,
     /// Local keys with an operation in flight (at most the queue depth).
     busy: Vec<u64>,
+    /// Size classes ([`ObjectSizes::classes`]); empty: none.
+    classes: Vec<u64>,
 }
 
 impl ObjGen {
@@ -252,6 +271,7 @@ impl ObjGen {
             ops_left: op_limit,
             exclusive: false,
             busy: Vec::new(),
+            classes: o.sizes.classes(),
         }
     }
 
@@ -316,7 +336,7 @@ impl ObjGen {
             return None;
         }
         let op = self.pick_op();
-        let io = match op {
+        let mut io = match op {
             OpKind::Create => self.create(),
             OpKind::Update => match self.existing() {
                 Some(k) => self.write_whole(OpKind::Update, k),
@@ -326,9 +346,9 @@ impl ObjGen {
             OpKind::Delete => self.delete(),
             OpKind::Stat => {
                 let k = self.existing().unwrap_or(0);
-                NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false }
+                NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 }
             }
-            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0, whole: false },
+            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0, whole: false, class: 0 },
         };
         if let Some(left) = self.bytes_left.as_mut() {
             if *left < io.len as u64 {
@@ -339,8 +359,12 @@ impl ObjGen {
         if let Some(left) = self.ops_left.as_mut() {
             *left -= 1;
         }
-        if self.exclusive && io.op != OpKind::List {
-            self.busy.push((io.file as u64 - self.worker) / self.workers);
+        if io.op != OpKind::List {
+            let local = (io.file as u64 - self.worker) / self.workers;
+            io.class = self.class_of(local);
+            if self.exclusive {
+                self.busy.push(local);
+            }
         }
         Some(io)
     }
@@ -362,7 +386,7 @@ impl ObjGen {
         }
         let k = self.exists.next(0, true)?;
         self.mark(k, false);
-        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false })
+        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 })
     }
 
     #[inline]
@@ -411,7 +435,7 @@ impl ObjGen {
             self.object_len[k as usize] = len as u32;
         }
         self.mark(k, true);
-        NextIo { op, file: self.global(k), offset: 0, len: len as u32, whole: false }
+        NextIo { op, file: self.global(k), offset: 0, len: len as u32, whole: false, class: 0 }
     }
 
     /// A read or write of an existing object: whole, or a range of it. In
@@ -420,7 +444,7 @@ impl ObjGen {
     fn partial(&mut self, op: OpKind) -> NextIo {
         let Some((min, max)) = self.op_len else {
             let k = self.target(op);
-            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32, whole: true };
+            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32, whole: true, class: 0 };
         };
         let len_drawn = if min == max { min } else { min + self.rng.below(max - min + 1) };
         let (k, offset, len) = match self.walk.filter(|_| self.sequential) {
@@ -439,7 +463,7 @@ impl ObjGen {
         if self.sequential {
             self.walk = Some((k, offset + len));
         }
-        NextIo { op, file: self.global(k), offset, len: len as u32, whole: false }
+        NextIo { op, file: self.global(k), offset, len: len as u32, whole: false, class: 0 }
     }
 
     /// The object a read or partial write goes to. Reads go to existing objects;
@@ -469,7 +493,7 @@ impl ObjGen {
     fn delete(&mut self) -> NextIo {
         let k = self.existing().unwrap_or(0);
         self.mark(k, false);
-        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false }
+        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 }
     }
 
     /// An existing key: in order for sequential jobs, else by popularity (the
@@ -486,6 +510,17 @@ impl ObjGen {
             self.seq_cursor = (k + 1) % self.n;
         }
         Some(k)
+    }
+
+    /// 1-based class of object `k`, 0 if the job has none or `k`'s size is
+    /// not known (objects an earlier run left).
+    #[inline]
+    fn class_of(&self, k: u64) -> u8 {
+        if self.classes.is_empty() {
+            return 0;
+        }
+        let size = self.size_of(k);
+        self.classes.iter().position(|c| *c == size).map_or(0, |i| i as u8 + 1)
     }
 
     fn size_of(&self, k: u64) -> u64 {
@@ -539,6 +574,38 @@ mod tests {
         let full = Bits::new(130, true);
         assert_eq!(full.next(77, false), None);
         assert!(full.get(129));
+    }
+
+    #[test]
+    fn every_operation_on_an_object_carries_that_objects_size_class() {
+        let s = spec(&[
+            ("objects", "64"),
+            ("object_size", "4k/70:1m/20:64k/10"),
+            ("object_ops", "create:2,read:3,stat:1,delete:1,update:1,list:1"),
+            ("numjobs", "2"),
+        ]);
+        assert_eq!(s.objects.as_ref().unwrap().sizes.classes(), vec![4096, 65536, 1 << 20]);
+        let mut g = ObjGen::new(&s, 1, None, None);
+        let mut known: std::collections::HashMap<u32, u64> = Default::default();
+        let mut seen = [0u32; 4];
+        for _ in 0..5000 {
+            let io = g.next().unwrap();
+            match io.op {
+                OpKind::List => assert_eq!(io.class, 0),
+                OpKind::Create | OpKind::Update => {
+                    known.insert(io.file, io.len as u64);
+                }
+                _ => {}
+            }
+            if let (true, Some(size)) = (io.op != OpKind::List, known.get(&io.file)) {
+                let want = [4096u64, 65536, 1 << 20].iter().position(|c| c == size).unwrap() as u8 + 1;
+                assert_eq!(io.class, want, "{io:?}");
+            }
+            seen[io.class as usize] += 1;
+        }
+        assert!(seen[1] > seen[3] && seen[3] > seen[2] && seen[2] > 0, "{seen:?}");
+        let one = spec(&[("objects", "8"), ("object_size", "4k-1m")]);
+        assert!(one.objects.unwrap().sizes.classes().is_empty());
     }
 
     #[test]
