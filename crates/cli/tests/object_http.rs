@@ -89,6 +89,39 @@ fn swift_on_rgw_and_on_the_all_in_one_run_the_object_mix() {
 }
 
 #[test]
+fn swift_through_keystone_v3_runs_the_object_mix() {
+    let Some(env) = keystone_env() else { return };
+    mix(&env, "swift", ("--container", &tag("ks")));
+}
+
+#[test]
+fn keystone_failures_are_clear_errors_without_the_password() {
+    let Some(env) = keystone_env() else { return };
+    let d = scratch();
+    let run = |env: &[(&'static str, String)], extra: &[&str]| {
+        let mut a = vec!["run", "--name", "k", "--ioengine", "swift", "--container", "sbks", "--rw", "write", "--number_ios", "1"];
+        a.extend(extra);
+        storbench_env(d.path(), env, &a)
+    };
+    let mut wrong = env.clone();
+    wrong.retain(|(k, _)| *k != "OS_PASSWORD");
+    wrong.push(("OS_PASSWORD", "not-the-Password-42".into()));
+    let r = run(&wrong, &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("refused (HTTP 401)") && r.stderr.contains("in project"), "{}", r.stderr);
+    assert!(!r.stderr.contains("not-the-Password-42") && !r.stdout.contains("not-the-Password-42"));
+    let r = run(&env, &["--region", "Nowhere"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(
+        r.stderr.contains("no public object-store endpoint in region Nowhere") && r.stderr.contains("public in RegionOne"),
+        "{}",
+        r.stderr
+    );
+    let r = run(&env, &["--auth_version", "2"]);
+    assert!(r.code == 2 && r.stderr.contains("v2.0 is not supported"), "{}", r.stderr);
+}
+
+#[test]
 fn large_objects_go_up_in_parts_and_read_back_whole() {
     let d = scratch();
     let check = |env: &[(&'static str, String)], engine: &str, args: &[&str]| {

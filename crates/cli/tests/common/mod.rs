@@ -114,6 +114,23 @@ pub fn swift_env(which: &str) -> Option<Vec<(&'static str, String)>> {
     Some(vec![("ST_AUTH", v(auth)), ("ST_USER", v(user)), ("ST_KEY", v(key))])
 }
 
+/// Keystone v3 credentials (OS_* variables) for the Swift all-in-one's
+/// Keystone proxy.
+pub fn keystone_env() -> Option<Vec<(&'static str, String)>> {
+    if std::env::var_os("STORBENCH_SWIFT_KS_AUTH_URL").is_none() {
+        assert!(std::env::var_os("CI").is_none(), "no Keystone in CI: scripts/test.sh must start scripts/testenv/swift");
+        eprintln!("SKIP: no Keystone (scripts/testenv/swift up, then source its env file)");
+        return None;
+    }
+    let v = |k: &str| std::env::var(k).unwrap();
+    Some(vec![
+        ("OS_AUTH_URL", v("STORBENCH_SWIFT_KS_AUTH_URL")),
+        ("OS_USERNAME", v("STORBENCH_SWIFT_KS_USER")),
+        ("OS_PASSWORD", v("STORBENCH_SWIFT_KS_PASSWORD")),
+        ("OS_PROJECT_NAME", v("STORBENCH_SWIFT_KS_PROJECT")),
+    ])
+}
+
 /// Run storbench with extra environment variables.
 pub fn storbench_env(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Run {
     let mut c = Command::new(bin());

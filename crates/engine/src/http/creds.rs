@@ -105,17 +105,53 @@ pub fn check_endpoint(engine: &'static str, option: &str, url: &str) -> Result<(
     }
 }
 
-/// Swift v1 (tempauth/swauth) access.
+/// How the swift engine authenticates.
+#[derive(Clone)]
+pub enum SwiftAuth {
+    /// v1 (tempauth, swauth, RGW): user and key in headers.
+    V1 { user: String, key: String },
+    /// Keystone v3 password authentication, scoped to a project.
+    V3(Keystone),
+}
+
+/// Keystone v3 password credentials and where to find Swift in the catalog.
+#[derive(Clone)]
+pub struct Keystone {
+    pub user: String,
+    pub password: String,
+    pub user_domain: String,
+    pub project: String,
+    pub project_domain: String,
+    /// Catalog region (any, when unset) and interface (public, internal, admin).
+    pub region: Option<String>,
+    pub interface: String,
+}
+
+/// Swift access: the auth URL, credentials, and optionally a storage URL that
+/// overrides the one authentication returns.
 #[derive(Clone)]
 pub struct SwiftAccess {
     pub auth_url: String,
-    pub user: String,
-    pub key: String,
+    pub auth: SwiftAuth,
+    pub storage_url: Option<String>,
+}
+
+impl SwiftAccess {
+    /// Who authenticates, for messages (never the key or password).
+    pub fn who(&self) -> String {
+        match &self.auth {
+            SwiftAuth::V1 { user, .. } => format!("'{user}'"),
+            SwiftAuth::V3(k) => {
+                format!("'{}' (domain '{}') in project '{}' (domain '{}')", k.user, k.user_domain, k.project, k.project_domain)
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for SwiftAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SwiftAccess {{ auth_url: {}, user: {}, key: <redacted> }}", self.auth_url, self.user)
+        let version = if matches!(self.auth, SwiftAuth::V1 { .. }) { 1 } else { 3 };
+        write!(f, "SwiftAccess {{ auth_url: {}, v{version} as {}, secret: <redacted> }}", self.auth_url, self.who())
     }
 }
 
@@ -123,30 +159,65 @@ pub fn swift(engine: &'static str, opts: &BTreeMap<String, String>) -> Result<Sw
     swift_from(engine, opts, &|k| std::env::var(k).ok())
 }
 
+/// Options first, then ST_* (v1, as the swift client reads them), then OS_*
+/// (Keystone, as OpenStack clients read them). The version is `auth_version`,
+/// else 3 for an OS_AUTH_URL or a URL ending in /v3, else 1.
 pub fn swift_from(engine: &'static str, opts: &BTreeMap<String, String>, env: Env) -> Result<SwiftAccess, EngineError> {
-    if pick(opts, "auth", env, &["ST_AUTH"]).is_none() && env("OS_AUTH_URL").is_some() {
-        return Err(EngineError::Unsupported {
-            engine,
-            message: "Keystone (OS_AUTH_URL) authentication is not supported yet; use v1 auth (ST_AUTH, ST_USER, ST_KEY)".into(),
-        });
-    }
-    let auth_url = pick(opts, "auth", env, &["ST_AUTH"]).ok_or_else(|| EngineError::BadOption {
-        engine,
-        option: "auth".into(),
-        message: "no Swift auth URL: pass --auth http://host:port/auth/v1.0 or set ST_AUTH".into(),
+    let bad = |option: &str, message: String| EngineError::BadOption { engine, option: option.into(), message };
+    let from_os = pick(opts, "auth", env, &["ST_AUTH"]).is_none();
+    let auth_url = pick(opts, "auth", env, &["ST_AUTH", "OS_AUTH_URL"]).ok_or_else(|| {
+        bad(
+            "auth",
+            "no Swift auth URL: pass --auth http://host:port/auth/v1.0 (or a Keystone .../v3), or set ST_AUTH or OS_AUTH_URL".into(),
+        )
     })?;
     check_endpoint(engine, "auth", &auth_url)?;
-    let user = pick(opts, "user", env, &["ST_USER"]).ok_or_else(|| EngineError::BadOption {
-        engine,
-        option: "user".into(),
-        message: "no Swift user: pass --user account:user or set ST_USER".into(),
-    })?;
-    let key = pick(opts, "key", env, &["ST_KEY"]).ok_or_else(|| EngineError::BadOption {
-        engine,
-        option: "key".into(),
-        message: "no Swift key: set ST_KEY (or pass --key)".into(),
-    })?;
-    Ok(SwiftAccess { auth_url, user, key })
+    let storage_url = pick(opts, "storage_url", env, &["OS_STORAGE_URL"]);
+    if let Some(u) = &storage_url {
+        check_endpoint(engine, "storage_url", u)?;
+    }
+    let inferred = if from_os || auth_url.trim_end_matches('/').ends_with("/v3") { "3" } else { "1" };
+    let version = pick(opts, "auth_version", env, &["ST_AUTH_VERSION", "OS_IDENTITY_API_VERSION"]).unwrap_or_else(|| inferred.into());
+    let auth = match version.trim_start_matches('v') {
+        "1" | "1.0" => {
+            let user = pick(opts, "user", env, &["ST_USER"])
+                .ok_or_else(|| bad("user", "no Swift user: pass --user account:user or set ST_USER".into()))?;
+            let key = pick(opts, "key", env, &["ST_KEY"]).ok_or_else(|| bad("key", "no Swift key: set ST_KEY (or pass --key)".into()))?;
+            SwiftAuth::V1 { user, key }
+        }
+        "3" => SwiftAuth::V3(keystone_from(opts, env, &bad)?),
+        v => {
+            return Err(bad(
+                "auth_version",
+                format!("'{v}': storbench speaks v1 (tempauth, swauth, RGW) and Keystone v3; Keystone v2.0 is not supported"),
+            ))
+        }
+    };
+    Ok(SwiftAccess { auth_url, auth, storage_url })
+}
+
+fn keystone_from(opts: &BTreeMap<String, String>, env: Env, bad: &dyn Fn(&str, String) -> EngineError) -> Result<Keystone, EngineError> {
+    let user = pick(opts, "user", env, &["OS_USERNAME", "ST_USER"])
+        .ok_or_else(|| bad("user", "no Keystone user: pass --user NAME or set OS_USERNAME".into()))?;
+    let password = pick(opts, "key", env, &["OS_PASSWORD", "ST_KEY"])
+        .ok_or_else(|| bad("key", "no Keystone password: set OS_PASSWORD (or pass --key)".into()))?;
+    let project = pick(opts, "project", env, &["OS_PROJECT_NAME", "OS_TENANT_NAME"])
+        .ok_or_else(|| bad("project", "no Keystone project: pass --project NAME or set OS_PROJECT_NAME".into()))?;
+    let domain = |opt: &str, var: &str| pick(opts, opt, env, &[var]).unwrap_or_else(|| "Default".into());
+    let interface = pick(opts, "interface", env, &["OS_INTERFACE", "OS_ENDPOINT_TYPE"]).unwrap_or_else(|| "public".into());
+    let interface = interface.trim_end_matches("URL").to_ascii_lowercase();
+    if !matches!(interface.as_str(), "public" | "internal" | "admin") {
+        return Err(bad("interface", format!("'{interface}': use public, internal or admin")));
+    }
+    Ok(Keystone {
+        user,
+        password,
+        user_domain: domain("user_domain", "OS_USER_DOMAIN_NAME"),
+        project,
+        project_domain: domain("project_domain", "OS_PROJECT_DOMAIN_NAME"),
+        region: pick(opts, "region", env, &["OS_REGION_NAME"]),
+        interface,
+    })
 }
 
 #[cfg(test)]
@@ -180,9 +251,36 @@ mod tests {
     fn swift_v1_from_st_variables() {
         let env = env_of(&[("ST_AUTH", "http://127.0.0.1:8080/auth/v1.0"), ("ST_USER", "test:tester"), ("ST_KEY", "testing")]);
         let a = swift_from("swift", &BTreeMap::new(), &env).unwrap();
-        assert_eq!(a.user, "test:tester");
+        assert!(matches!(&a.auth, SwiftAuth::V1 { user, .. } if user == "test:tester"));
         assert!(!format!("{a:?}").contains("testing"));
-        let e = swift_from("swift", &BTreeMap::new(), &env_of(&[("OS_AUTH_URL", "http://k:5000/v3")])).unwrap_err().to_string();
-        assert!(e.contains("Keystone"), "{e}");
+    }
+
+    #[test]
+    fn keystone_v3_from_os_variables_or_options() {
+        let env = env_of(&[
+            ("OS_AUTH_URL", "http://k:5000/v3"),
+            ("OS_USERNAME", "alice"),
+            ("OS_PASSWORD", "s3cret"),
+            ("OS_PROJECT_NAME", "bench"),
+            ("OS_USER_DOMAIN_NAME", "ldap"),
+            ("OS_INTERFACE", "internalURL"),
+        ]);
+        let a = swift_from("swift", &BTreeMap::new(), &env).unwrap();
+        let SwiftAuth::V3(k) = &a.auth else { panic!("{a:?}") };
+        assert_eq!((k.user.as_str(), k.project.as_str(), k.user_domain.as_str()), ("alice", "bench", "ldap"));
+        assert_eq!((k.project_domain.as_str(), k.interface.as_str(), k.region.as_deref()), ("Default", "internal", None));
+        assert!(!format!("{a:?}").contains("s3cret"));
+        // Options name a v3 URL: v3 without OS_* variables for the URL.
+        let opts: BTreeMap<String, String> = [("auth", "http://k:5000/v3/"), ("user", "bob"), ("key", "pw"), ("project", "p")]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert!(matches!(swift_from("swift", &opts, &|_| None).unwrap().auth, SwiftAuth::V3(_)));
+        let no_project = env_of(&[("OS_AUTH_URL", "http://k:5000/v3"), ("OS_USERNAME", "a"), ("OS_PASSWORD", "b")]);
+        let e = swift_from("swift", &BTreeMap::new(), &no_project).unwrap_err().to_string();
+        assert!(e.contains("OS_PROJECT_NAME"), "{e}");
+        let v2 = env_of(&[("OS_AUTH_URL", "http://k:5000/v2.0"), ("OS_IDENTITY_API_VERSION", "2")]);
+        let e = swift_from("swift", &BTreeMap::new(), &v2).unwrap_err().to_string();
+        assert!(e.contains("v2.0 is not supported"), "{e}");
     }
 }

@@ -15,6 +15,7 @@
 pub mod creds;
 pub mod s3;
 pub mod swift;
+mod swift_auth;
 
 use crate::{Completion, EngineError};
 use bytes::Bytes;

@@ -1,7 +1,7 @@
 //! The `swift` engine: objects in a container through the OpenStack Swift
-//! API, with v1 authentication (tempauth, swauth, RGW's Swift API). The token
-//! is renewed when the server answers 401 and the operation sent once more
-//! (its latency includes the renewal: nothing is hidden, and a token expiring
+//! API, with v1 authentication (tempauth, swauth, RGW's Swift API) or Keystone
+//! v3 (see `swift_auth`). The token is renewed when the server answers 401 and
+//! the operation sent once more (its latency includes the renewal: nothing is hidden, and a token expiring
 //! mid-run shows as a latency outlier, not as an error). Objects at or above
 //! `slo_threshold` are uploaded as Static Large Objects: segments in
 //! `<container>_segments`, then the manifest; deletes remove the segments too.
@@ -11,6 +11,7 @@
 //! cleaned up), and objects the job would create must not exist already.
 
 use super::creds::{self, SwiftAccess};
+use super::swift_auth::{authenticate, unreachable_err, Session};
 use super::{exchange_retrying, fetch, http_status_code, lend, Body, Client, Expect, Io, Outcome};
 use crate::*;
 use bytes::Bytes;
@@ -22,9 +23,19 @@ const NAME: &str = "swift";
 const MARKER_HEADER: &str = "x-container-meta-storbench-created";
 
 const OPTIONS: &[OptionDesc] = &[
-    OptionDesc { name: "auth", help: "v1 auth URL, e.g. http://host:8080/auth/v1.0 (default: $ST_AUTH)" },
-    OptionDesc { name: "user", help: "account:user (default: $ST_USER)" },
-    OptionDesc { name: "key", help: "key or password (default: $ST_KEY)" },
+    OptionDesc {
+        name: "auth",
+        help: "auth URL: v1 http://host:8080/auth/v1.0, or Keystone http://host:5000/v3 (default: $ST_AUTH, then $OS_AUTH_URL)",
+    },
+    OptionDesc { name: "auth_version", help: "1 or 3 (default: 3 for $OS_AUTH_URL or a URL ending in /v3, else 1)" },
+    OptionDesc { name: "user", help: "v1 account:user (default: $ST_USER); Keystone user name (default: $OS_USERNAME)" },
+    OptionDesc { name: "key", help: "v1 key or Keystone password (default: $ST_KEY / $OS_PASSWORD)" },
+    OptionDesc { name: "project", help: "Keystone project (default: $OS_PROJECT_NAME)" },
+    OptionDesc { name: "user_domain", help: "Keystone user domain (default: $OS_USER_DOMAIN_NAME, else Default)" },
+    OptionDesc { name: "project_domain", help: "Keystone project domain (default: $OS_PROJECT_DOMAIN_NAME, else Default)" },
+    OptionDesc { name: "region", help: "Keystone catalog region (default: $OS_REGION_NAME, else the first)" },
+    OptionDesc { name: "interface", help: "Keystone catalog interface: public, internal, admin (default: $OS_INTERFACE, else public)" },
+    OptionDesc { name: "storage_url", help: "use this storage URL instead of the one authentication returns ($OS_STORAGE_URL)" },
     OptionDesc { name: "container", help: "container (default storbench; created when missing)" },
     OptionDesc { name: "containers", help: "spread objects over this many containers <container>_000000.. (default 1: just <container>)" },
     OptionDesc { name: "slo_threshold", help: "objects this large or larger are uploaded as SLO segments (default 0: never)" },
@@ -36,7 +47,7 @@ impl EngineFactory for SwiftFactory {
         NAME
     }
     fn description(&self) -> &'static str {
-        "OpenStack Swift API over HTTP (hyper, keep-alive, TCP_NODELAY), v1 auth"
+        "OpenStack Swift API over HTTP (hyper, keep-alive, TCP_NODELAY), v1 or Keystone v3 auth"
     }
     fn capabilities(&self) -> Capabilities {
         super::CAPABILITIES
@@ -126,12 +137,6 @@ impl Settings {
     }
 }
 
-/// Storage URL and token from the last authentication.
-struct Session {
-    storage_url: String,
-    token: String,
-}
-
 /// Access to one account: settings, credentials, the current session.
 struct Swift {
     access: SwiftAccess,
@@ -178,7 +183,6 @@ impl Swift {
         b.body(Body::new(body)).map_err(|e| EngineError::Unsupported { engine: NAME, message: format!("bad request URL {url}: {e}") })
     }
 
-    /// Send a request built by `make`; on 401 renew the token once and resend.
     /// Send the request `make` builds (again after retryable failures, when
     /// retries are asked for); on 401 renew the token once and resend.
     /// Returns the reply and the number of resends after failures.
@@ -267,46 +271,6 @@ impl Swift {
             }
         }
         Ok(None)
-    }
-}
-
-fn unreachable_err(url: &str, rc: i64) -> EngineError {
-    EngineError::Unsupported {
-        engine: NAME,
-        message: format!("{url}: cannot reach the server: {}", std::io::Error::from_raw_os_error((-rc) as i32)),
-    }
-}
-
-/// v1 authentication: user and key in headers; storage URL and token back.
-async fn authenticate(client: &Client, a: &SwiftAccess, limit: std::time::Duration) -> Result<Session, EngineError> {
-    let req = ::http::Request::builder()
-        .uri(&a.auth_url)
-        .header("x-auth-user", &a.user)
-        .header("x-auth-key", &a.key)
-        .body(Body::new(Bytes::new()))
-        .map_err(|e| EngineError::BadOption { engine: NAME, option: "auth".into(), message: format!("'{}': {e}", a.auth_url) })?;
-    let (parts, _) = fetch(client, req, limit).await.map_err(|rc| unreachable_err(&a.auth_url, rc))?;
-    match parts.status.as_u16() {
-        200..=299 => {}
-        401 | 403 => {
-            return Err(EngineError::Refused {
-                engine: NAME,
-                message: format!(
-                    "authentication as '{}' at {} was refused (HTTP {}): check the user and key",
-                    a.user,
-                    a.auth_url,
-                    parts.status.as_u16()
-                ),
-            })
-        }
-        s => return Err(EngineError::Unsupported { engine: NAME, message: format!("authentication at {} answered HTTP {s}", a.auth_url) }),
-    }
-    let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
-    match (header("x-storage-url"), header("x-auth-token")) {
-        (Some(storage_url), Some(token)) => Ok(Session { storage_url: storage_url.trim_end_matches('/').to_string(), token }),
-        _ => {
-            Err(EngineError::Unsupported { engine: NAME, message: format!("{} did not return X-Storage-Url and X-Auth-Token", a.auth_url) })
-        }
     }
 }
 
