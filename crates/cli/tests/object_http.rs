@@ -122,6 +122,58 @@ fn keystone_failures_are_clear_errors_without_the_password() {
 }
 
 #[test]
+fn s3_over_https_trusts_the_ca_it_is_given_and_refuses_others() {
+    let Some((env, ca)) = s3_tls_env() else { return };
+    let mut trusted = env.clone();
+    trusted.push(("AWS_CA_BUNDLE", ca.clone()));
+    mix(&trusted, "s3", ("--bucket", &tag("tls")));
+    let d = scratch();
+    let run = |env: &[(&'static str, String)], extra: &[&str]| {
+        let mut a = vec![
+            "run",
+            "--name",
+            "t",
+            "--ioengine",
+            "s3",
+            "--bucket",
+            "sbtls",
+            "--rw",
+            "write",
+            "--object_size",
+            "4k",
+            "--number_ios",
+            "4",
+        ];
+        a.extend(extra);
+        a.extend(["--results-dir", "out", "--quiet"]);
+        storbench_env(d.path(), env, &a)
+    };
+    let r = run(&env, &[]);
+    assert_eq!(r.code, 2, "an unknown CA must be refused: {}", r.stderr);
+    assert!(r.stderr.contains("TLS failed") && r.stderr.contains("UnknownIssuer") && r.stderr.contains("--ca_cert"), "{}", r.stderr);
+    let r = run(&env, &["--insecure", "1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let summary = std::fs::read_to_string(d.path().join("out/summary.txt")).unwrap();
+    assert!(summary.contains("(TLS certificate NOT verified)"), "{summary}");
+    assert_eq!(ios(&result_json(&d.path().join("out")), 0, "create"), 4, "{summary}");
+    let r = run(&env, &["--ca_cert", "/nonexistent/ca.pem"]);
+    assert!(r.code == 2 && r.stderr.contains("ca_cert") && r.stderr.contains("/nonexistent/ca.pem"), "{}", r.stderr);
+}
+
+#[test]
+fn swift_over_https_on_rgw() {
+    let (Some(mut env), Some((_, ca))) = (swift_env("rgw"), s3_tls_env()) else { return };
+    let tls = std::env::var("STORBENCH_S3_TLS_ENDPOINT").unwrap();
+    for (k, v) in env.iter_mut() {
+        if *k == "ST_AUTH" {
+            *v = format!("{tls}/auth/1.0");
+        }
+    }
+    env.push(("OS_CACERT", ca));
+    mix(&env, "swift", ("--container", &tag("swtls")));
+}
+
+#[test]
 fn large_objects_go_up_in_parts_and_read_back_whole() {
     let d = scratch();
     let check = |env: &[(&'static str, String)], engine: &str, args: &[&str]| {

@@ -97,6 +97,15 @@ pub fn s3_env() -> Option<Vec<(&'static str, String)>> {
     ])
 }
 
+/// [`s3_env`] on RGW's https endpoint, and the test CA's certificate file.
+pub fn s3_tls_env() -> Option<(Vec<(&'static str, String)>, String)> {
+    let mut env = s3_env()?;
+    let v = |k: &str| std::env::var(k).unwrap_or_else(|_| panic!("{k} missing from the Ceph test env"));
+    env.retain(|(k, _)| *k != "AWS_ENDPOINT_URL");
+    env.push(("AWS_ENDPOINT_URL", v("STORBENCH_S3_TLS_ENDPOINT")));
+    Some((env, v("STORBENCH_TLS_CA")))
+}
+
 /// Swift credentials: RGW's Swift API (`rgw`) or the Swift all-in-one (`aio`).
 pub fn swift_env(which: &str) -> Option<Vec<(&'static str, String)>> {
     let (auth, user, key, what) = match which {

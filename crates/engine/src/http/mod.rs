@@ -16,6 +16,7 @@ pub mod creds;
 pub mod s3;
 pub mod swift;
 mod swift_auth;
+pub mod tls;
 
 use crate::{Completion, EngineError};
 use bytes::Bytes;
@@ -27,7 +28,8 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 pub type Body = Full<Bytes>;
-pub type Client = hyper_util::client::legacy::Client<HttpConnector, Body>;
+pub type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+pub type Client = hyper_util::client::legacy::Client<Connector, Body>;
 
 /// An HTTP failure as a completion result (named "HTTP 503" in reports).
 pub fn http_status_code(status: u16) -> i64 {
@@ -35,12 +37,13 @@ pub fn http_status_code(status: u16) -> i64 {
 }
 
 /// A client with keep-alive and TCP_NODELAY (small requests otherwise wait
-/// for Nagle's algorithm).
-pub fn client(connect_timeout: Duration) -> Client {
+/// for Nagle's algorithm), for http and https URLs.
+pub fn client(connect_timeout: Duration, tls: &rustls::ClientConfig) -> Client {
     let mut c = HttpConnector::new();
     c.set_nodelay(true);
     c.set_connect_timeout(Some(connect_timeout));
-    c.enforce_http(true);
+    c.enforce_http(false);
+    let c = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls.clone()).https_or_http().enable_http1().wrap_connector(c);
     hyper_util::client::legacy::Client::builder(TokioExecutor::new()).pool_max_idle_per_host(usize::MAX).build(c)
 }
 
@@ -53,7 +56,8 @@ pub struct Io {
 }
 
 impl Io {
-    pub fn new(engine: &'static str, connect_timeout: Duration) -> Result<Io, EngineError> {
+    pub fn new(engine: &'static str, common: &Common) -> Result<Io, EngineError> {
+        let tls = tls::client_config(engine, &common.tls)?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
@@ -62,13 +66,12 @@ impl Io {
         // The client's pool lives in the runtime it is first used in.
         let client = {
             let _g = rt.enter();
-            client(connect_timeout)
+            client(common.connect_timeout, &tls)
         };
         let (tx, rx) = mpsc::unbounded_channel();
         Ok(Io { rt, client, tx, rx })
     }
 
-    /// Run an operation; its completion arrives through `reap`.
     /// Run an operation; its completion arrives through `reap`.
     pub fn spawn(&self, slot: u32, op: impl Future<Output = Outcome> + Send + 'static) {
         let tx = self.tx.clone();
@@ -277,6 +280,17 @@ pub async fn fetch(client: &Client, req: ::http::Request<Body>, limit: Duration)
     tokio::time::timeout(limit, run).await.unwrap_or(Err(-(libc::ETIMEDOUT as i64)))
 }
 
+/// The TLS error inside an I/O error (connectors wrap it in one or more).
+fn tls_failure(mut io: &std::io::Error) -> Option<&rustls::Error> {
+    loop {
+        let inner = io.get_ref()?;
+        if let Some(t) = inner.downcast_ref::<rustls::Error>() {
+            return Some(t);
+        }
+        io = inner.downcast_ref::<std::io::Error>()?;
+    }
+}
+
 /// The errno behind a client error, as far as it can be told.
 fn client_errno(e: &hyper_util::client::legacy::Error) -> i32 {
     let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
@@ -286,6 +300,10 @@ fn client_errno(e: &hyper_util::client::legacy::Error) -> i32 {
             return libc::ECONNRESET;
         }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            if let Some(t) = tls_failure(io) {
+                tls::note_error(t);
+                return libc::EPROTO;
+            }
             if let Some(n) = io.raw_os_error() {
                 return n;
             }
@@ -348,6 +366,11 @@ pub const COMMON_OPTIONS: &[crate::OptionDesc] = &[
         name: "retries",
         help: "resend an operation after a broken connection or HTTP 500/502/503/504, up to N times (default 0; counted in the results)",
     },
+    crate::OptionDesc {
+        name: "ca_cert",
+        help: "PEM file of CA certificates to trust for https, besides the system's (default: $AWS_CA_BUNDLE for s3, $OS_CACERT for swift)",
+    },
+    crate::OptionDesc { name: "insecure", help: "1: accept any https certificate (self-signed test servers; default 0)" },
 ];
 
 /// An engine's own options followed by [`COMMON_OPTIONS`], built once.
@@ -359,11 +382,12 @@ pub fn with_common(
 }
 
 /// The settings of [`COMMON_OPTIONS`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Common {
     pub op_timeout: Duration,
     pub connect_timeout: Duration,
     pub retries: u32,
+    pub tls: tls::TlsOptions,
 }
 
 impl Common {
@@ -376,7 +400,28 @@ impl Common {
                 message: format!("'{v}' is not a count from 0 to 10"),
             })?,
         };
-        Ok(Common { op_timeout: secs(engine, o, "op_timeout", 30.0)?, connect_timeout: secs(engine, o, "connect_timeout", 10.0)?, retries })
+        let insecure = match o.get("insecure").map(String::as_str) {
+            None | Some("0") => false,
+            Some("1") => true,
+            Some(v) => return Err(EngineError::BadOption { engine, option: "insecure".into(), message: format!("'{v}': use 0 or 1") }),
+        };
+        let ca_var = if engine == "s3" { "AWS_CA_BUNDLE" } else { "OS_CACERT" };
+        let ca_cert = o.get("ca_cert").cloned().or_else(|| std::env::var(ca_var).ok()).filter(|s| !s.is_empty());
+        Ok(Common {
+            op_timeout: secs(engine, o, "op_timeout", 30.0)?,
+            connect_timeout: secs(engine, o, "connect_timeout", 10.0)?,
+            retries,
+            tls: tls::TlsOptions { ca_cert, insecure },
+        })
+    }
+
+    /// Said after the target's label when certificates go unchecked.
+    pub fn tls_note(&self) -> &'static str {
+        if self.tls.insecure {
+            " (TLS certificate NOT verified)"
+        } else {
+            ""
+        }
     }
 }
 

@@ -65,23 +65,27 @@ impl EngineFactory for S3Factory {
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
         let (_, prefix) = crate::objects::object_target(NAME, t)?;
         let s3 = S3::new(t.options)?;
-        let io = Io::new(NAME, s3.settings.common.connect_timeout)?;
+        let io = Io::new(NAME, &s3.settings.common)?;
         io.block_on(s3.prepare_bucket(&io.client, t.writes))?;
         let place = |_| format!("bucket '{}'", s3.settings.bucket);
         crate::objects::check_names(NAME, t, &place, &mut |_, name| Ok(io.block_on(s3.head(&io.client, Some(name)))? == 200))?;
-        Ok(Some(EngineTarget { size: 0, units: 1, label: format!("s3:{}/{}/{prefix}*", s3.access.endpoint, s3.settings.bucket) }))
+        Ok(Some(EngineTarget {
+            size: 0,
+            units: 1,
+            label: format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.bucket, s3.settings.common.tls_note()),
+        }))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
         if !cleaned_up {
             return Ok(None);
         }
         let s3 = S3::new(t.options)?;
-        let io = Io::new(NAME, s3.settings.common.connect_timeout)?;
+        let io = Io::new(NAME, &s3.settings.common)?;
         io.block_on(s3.remove_bucket_if_ours(&io.client))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let s3 = Arc::new(S3::new(setup.options)?);
-        let io = Io::new(NAME, s3.settings.common.connect_timeout)?;
+        let io = Io::new(NAME, &s3.settings.common)?;
         let prefix = setup.object_prefix.unwrap_or_default().to_string();
         Ok(Box::new(S3Engine { s3, io, prefix, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
     }
@@ -232,11 +236,7 @@ impl S3 {
             Ok((parts, _)) => Ok(parts.status.as_u16()),
             Err(rc) => Err(EngineError::Unsupported {
                 engine: NAME,
-                message: format!(
-                    "{what} {}: cannot reach the endpoint: {}",
-                    self.access.endpoint,
-                    std::io::Error::from_raw_os_error((-rc) as i32)
-                ),
+                message: format!("{what} {}: cannot reach the endpoint: {}", self.access.endpoint, super::tls::describe(rc)),
             }),
         }
     }

@@ -66,7 +66,7 @@ impl EngineFactory for SwiftFactory {
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
         let (o, prefix) = crate::objects::object_target(NAME, t)?;
         let settings = Settings::from_options(t.options)?;
-        let io = Io::new(NAME, settings.common.connect_timeout)?;
+        let io = Io::new(NAME, &settings.common)?;
         let swift = io.block_on(Swift::connect(&io.client, t.options))?;
         io.block_on(swift.prepare(&io.client, o, t.writes))?;
         let place = |k: u64| format!("container '{}'", settings.container_for(k as u32));
@@ -74,20 +74,24 @@ impl EngineFactory for SwiftFactory {
             let url = swift.url(&settings.container_for(k as u32), Some(name), "");
             Ok(io.block_on(swift.status(&io.client, "HEAD", &url, &[]))?.0 == 200)
         })?;
-        Ok(Some(EngineTarget { size: 0, units: 1, label: format!("swift:{}/{}/{prefix}*", swift.storage_url(), settings.container) }))
+        Ok(Some(EngineTarget {
+            size: 0,
+            units: 1,
+            label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), settings.container, settings.common.tls_note()),
+        }))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
         if !cleaned_up {
             return Ok(None);
         }
         let settings = Settings::from_options(t.options)?;
-        let io = Io::new(NAME, settings.common.connect_timeout)?;
+        let io = Io::new(NAME, &settings.common)?;
         let swift = io.block_on(Swift::connect(&io.client, t.options))?;
         io.block_on(swift.remove_container_if_ours(&io.client))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let settings = Settings::from_options(setup.options)?;
-        let io = Io::new(NAME, settings.common.connect_timeout)?;
+        let io = Io::new(NAME, &settings.common)?;
         let swift = Arc::new(io.block_on(Swift::connect(&io.client, setup.options))?);
         let prefix = setup.object_prefix.unwrap_or_default().to_string();
         Ok(Box::new(SwiftEngine { swift, io, prefix, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))

@@ -30,10 +30,7 @@ pub async fn authenticate(client: &Client, a: &SwiftAccess, limit: Duration) -> 
 }
 
 pub fn unreachable_err(url: &str, rc: i64) -> EngineError {
-    EngineError::Unsupported {
-        engine: NAME,
-        message: format!("{url}: cannot reach the server: {}", std::io::Error::from_raw_os_error((-rc) as i32)),
-    }
+    EngineError::Unsupported { engine: NAME, message: format!("{url}: cannot reach the server: {}", super::tls::describe(rc)) }
 }
 
 /// The answer of an auth request, or the error its status means.
