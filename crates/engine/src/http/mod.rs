@@ -12,6 +12,8 @@
 //! HTTP failures are counted by status ("HTTP 503"), transport failures by
 //! errno; nothing is retried unless the engine says so.
 
+mod body;
+mod chunked;
 pub mod creds;
 pub mod s3;
 pub mod swift;
@@ -20,14 +22,14 @@ pub mod tls;
 
 use crate::{Completion, EngineError};
 use bytes::Bytes;
-use http_body_util::{BodyExt, Full};
+use http_body_util::BodyExt;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::future::Future;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
-pub type Body = Full<Bytes>;
+pub use body::Body;
 pub type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
 pub type Client = hyper_util::client::legacy::Client<Connector, Body>;
 

@@ -1,5 +1,6 @@
 //! The `s3` engine: objects in a bucket through the S3 API, SigV4-signed
-//! (UNSIGNED-PAYLOAD unless `payload=signed`), path-style or virtual-host
+//! (UNSIGNED-PAYLOAD unless `payload=signed`, or aws-chunked with every chunk
+//! signed for `payload=streaming`), path-style or virtual-host
 //! addressing. Create/update are PUTs (multipart above `multipart_threshold`,
 //! in `part_size` parts), reads are GETs (ranged for partial reads), stat is HEAD, delete is
 //! DELETE, list is one page of ListObjectsV2 under the job's prefix.
@@ -9,6 +10,7 @@
 //! when missing (then marked with an object, and removed at the end if the run
 //! cleaned up), and objects the job would create must not exist already.
 
+use super::chunked;
 use super::creds::{self, S3Access};
 use super::{exchange, exchange_retrying, fetch, lend, Body, Expect, Io, Outcome};
 use crate::*;
@@ -36,7 +38,12 @@ const OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "session_token", help: "session token (default: $AWS_SESSION_TOKEN)" },
     OptionDesc { name: "profile", help: "profile in ~/.aws/credentials (default: $AWS_PROFILE or default)" },
     OptionDesc { name: "addressing", help: "path (default) or virtual (bucket.host)" },
-    OptionDesc { name: "payload", help: "unsigned (default, UNSIGNED-PAYLOAD) or signed (SHA-256 of every body)" },
+    OptionDesc {
+        name: "payload",
+        help:
+            "unsigned (default, UNSIGNED-PAYLOAD), signed (SHA-256 of every body) or streaming (aws-chunked PUT bodies, each chunk signed)",
+    },
+    OptionDesc { name: "chunk_size", help: "chunk size of payload=streaming (default 64k, at least 8k)" },
     OptionDesc { name: "multipart_threshold", help: "objects this large or larger go up in parts (default 0: never)" },
     OptionDesc { name: "part_size", help: "multipart part size (default 8m; S3's minimum is 5m except the last)" },
 ];
@@ -96,7 +103,8 @@ impl EngineFactory for S3Factory {
 struct Settings {
     bucket: String,
     virtual_host: bool,
-    signed_payload: bool,
+    payload: Payload,
+    chunk_size: u64,
     multipart_threshold: u64,
     part_size: u64,
     common: super::Common,
@@ -110,20 +118,36 @@ impl Settings {
             Some("virtual") => true,
             Some(v) => return Err(bad("addressing", format!("'{v}' is not path or virtual"))),
         };
-        let signed_payload = match o.get("payload").map(String::as_str) {
-            None | Some("unsigned") => false,
-            Some("signed") => true,
-            Some(v) => return Err(bad("payload", format!("'{v}' is not unsigned or signed"))),
+        let payload = match o.get("payload").map(String::as_str) {
+            None | Some("unsigned") => Payload::Unsigned,
+            Some("signed") => Payload::Signed,
+            Some("streaming") => Payload::Streaming,
+            Some(v) => return Err(bad("payload", format!("'{v}' is not unsigned, signed or streaming"))),
         };
+        let chunk_size = super::size_option(NAME, o, "chunk_size", 64 << 10, true)?;
+        if chunk_size < 8 << 10 {
+            return Err(bad("chunk_size", "S3 needs chunks of at least 8k (all but the last)".into()));
+        }
         Ok(Settings {
             bucket: super::place_option(NAME, o, "bucket")?,
             virtual_host,
-            signed_payload,
+            payload,
+            chunk_size,
             multipart_threshold: super::size_option(NAME, o, "multipart_threshold", 0, false)?,
             part_size: super::size_option(NAME, o, "part_size", 8 << 20, true)?,
             common: super::Common::from_options(NAME, o)?,
         })
     }
+}
+
+/// How request bodies are covered by the signature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Payload {
+    Unsigned,
+    /// SHA-256 of the whole body in the signed headers.
+    Signed,
+    /// aws-chunked PUT bodies, every chunk signed (other bodies as Signed).
+    Streaming,
 }
 
 /// Everything needed to build and sign requests; shared by a worker's tasks.
@@ -186,18 +210,32 @@ impl S3 {
             b = b.header(*k, v.as_str());
         }
         let len = body.len();
-        if method == "PUT" || method == "POST" {
+        let streaming = self.settings.payload == Payload::Streaming && method == "PUT" && len > 0;
+        if streaming {
+            b = b
+                .header(::http::header::CONTENT_LENGTH, chunked::encoded_len(len as u64, self.settings.chunk_size))
+                .header(::http::header::CONTENT_ENCODING, "aws-chunked")
+                .header("x-amz-decoded-content-length", len);
+        } else if method == "PUT" || method == "POST" {
             b = b.header(::http::header::CONTENT_LENGTH, len);
         }
-        let signed = self.settings.signed_payload.then(|| body.clone());
-        let mut req = b
-            .body(Body::new(body))
-            .map_err(|e| EngineError::Unsupported { engine: NAME, message: format!("bad request URL {url}: {e}") })?;
-        self.sign(&mut req, signed.as_deref())?;
+        let bad_url = |e: ::http::Error| EngineError::Unsupported { engine: NAME, message: format!("bad request URL {url}: {e}") };
+        let time = SystemTime::now();
+        if streaming {
+            let mut req = b.body(Body::new(Bytes::new())).map_err(bad_url)?;
+            let seed = self.sign(&mut req, SignableBody::Precomputed(chunked::STREAMING.into()), time)?;
+            let signer = chunked::Signer { secret: &self.access.secret_key, region: &self.access.region, time };
+            *req.body_mut() = Body::from_pieces(chunked::encode(&body, self.settings.chunk_size as usize, &seed, &signer));
+            return Ok(req);
+        }
+        let signed = (self.settings.payload != Payload::Unsigned).then(|| body.clone());
+        let mut req = b.body(Body::new(body)).map_err(bad_url)?;
+        self.sign(&mut req, signed.as_deref().map_or(SignableBody::UnsignedPayload, SignableBody::Bytes), time)?;
         Ok(req)
     }
 
-    fn sign(&self, req: &mut ::http::Request<Body>, payload: Option<&[u8]>) -> Result<(), EngineError> {
+    /// Sign `req` (headers as they are) for `body`; returns the signature.
+    fn sign(&self, req: &mut ::http::Request<Body>, body: SignableBody, time: SystemTime) -> Result<String, EngineError> {
         let fail = |e: &dyn std::fmt::Display| EngineError::Unsupported { engine: NAME, message: format!("signing a request: {e}") };
         let mut settings = SigningSettings::default();
         settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
@@ -207,18 +245,17 @@ impl S3 {
             .identity(&self.identity)
             .region(&self.access.region)
             .name("s3")
-            .time(SystemTime::now())
+            .time(time)
             .settings(settings)
             .build()
             .map_err(|e| fail(&e))?
             .into();
-        let body = payload.map_or(SignableBody::UnsignedPayload, SignableBody::Bytes);
         let uri = req.uri().to_string();
         let headers = req.headers().iter().filter_map(|(k, v)| Some((k.as_str(), v.to_str().ok()?)));
         let signable = SignableRequest::new(req.method().as_str(), uri, headers, body).map_err(|e| fail(&e))?;
-        let (instructions, _) = sign(signable, &params).map_err(|e| fail(&e))?.into_parts();
+        let (instructions, signature) = sign(signable, &params).map_err(|e| fail(&e))?.into_parts();
         instructions.apply_to_request_http1x(req);
-        Ok(())
+        Ok(signature)
     }
 
     fn get(&self, url: &str) -> Result<::http::Request<Body>, EngineError> {
@@ -516,6 +553,34 @@ mod tests {
         assert!(auth.starts_with("AWS4-HMAC-SHA256 Credential=AK/") && auth.contains("/us-east-1/s3/aws4_request"), "{auth}");
         assert_eq!(r.headers()["x-amz-content-sha256"], "UNSIGNED-PAYLOAD");
         assert!(!format!("{:?}", r.headers()).contains("SK"));
+    }
+
+    #[test]
+    fn streaming_puts_are_aws_chunked_with_a_signature_per_chunk() {
+        let s = s3(&[("payload", "streaming"), ("chunk_size", "8k")]);
+        let data = Bytes::from(vec![7u8; 20_000]);
+        let r = s.request("PUT", "http://127.0.0.1:7480/b/k", &[], data).unwrap();
+        let h = r.headers();
+        assert_eq!(h["x-amz-content-sha256"], chunked::STREAMING);
+        assert_eq!(
+            (h["content-encoding"].to_str().unwrap(), h["x-amz-decoded-content-length"].to_str().unwrap()),
+            ("aws-chunked", "20000")
+        );
+        let signed_headers = h["authorization"].to_str().unwrap();
+        assert!(signed_headers.contains("x-amz-decoded-content-length"), "{signed_headers}");
+        let len: u64 = h["content-length"].to_str().unwrap().parse().unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let body = rt.block_on(http_body_util::BodyExt::collect(r.into_body())).unwrap().to_bytes();
+        assert_eq!(body.len() as u64, len);
+        let text = String::from_utf8_lossy(&body);
+        // 8k + 8k + 3616 + the final empty chunk, each with its own signature.
+        let heads: Vec<&str> = text.split("\r\n").filter(|l| l.contains(";chunk-signature=")).collect();
+        assert_eq!(heads.iter().map(|l| l.split(';').next().unwrap()).collect::<Vec<_>>(), ["2000", "2000", "e20", "0"]);
+        let sigs: std::collections::HashSet<&str> = heads.iter().map(|l| &l[l.len() - 64..]).collect();
+        assert_eq!(sigs.len(), 4);
+        // Other requests and bodies are not chunked.
+        let get = s.request("GET", "http://127.0.0.1:7480/b/k", &[], Bytes::new()).unwrap();
+        assert!(get.headers().get("content-encoding").is_none());
     }
 
     #[test]

@@ -108,7 +108,7 @@ fn catalog_url(catalog: &serde_json::Value, k: &Keystone) -> Result<String, Stri
         format!("Keystone's catalog has no object-store service (it has: {}); pass --storage_url", types.join(", "))
     })?;
     let endpoints = swift["endpoints"].as_array().map(Vec::as_slice).unwrap_or_default();
-    let in_region = |e: &&serde_json::Value| k.region.as_deref().map_or(true, |r| e["region_id"] == r || e["region"] == r);
+    let in_region = |e: &&serde_json::Value| k.region.as_deref().is_none_or(|r| e["region_id"] == r || e["region"] == r);
     endpoints
         .iter()
         .filter(in_region)
