@@ -88,6 +88,39 @@ fn swift_on_rgw_and_on_the_all_in_one_run_the_object_mix() {
     }
 }
 
+/// Virtual-host addressing on RGW (rgw dns name = localhost): a bucket is
+/// the host bucket.localhost, reached through connect_to without DNS. What
+/// a virtual-host run writes, a path-style run finds in the same bucket.
+#[test]
+fn virtual_host_buckets_hold_what_path_style_reads() {
+    let Some(mut env) = s3_env() else { return };
+    for (k, v) in env.iter_mut() {
+        if *k == "AWS_ENDPOINT_URL" {
+            *v = v.replace("127.0.0.1", "localhost");
+        }
+    }
+    let d = scratch();
+    let bucket = tag("vh");
+    let run = |name: &str, extra: &[&str]| {
+        let mut a = vec!["run", "--name", name, "--ioengine", "s3", "--bucket", &bucket, "--objects", "40", "--object_size", "4k"];
+        a.extend(extra);
+        a.extend(["--results-dir", name, "--quiet"]);
+        storbench_env(d.path(), &env, &a)
+    };
+    let vh = ["--addressing", "virtual", "--connect_to", "127.0.0.1"];
+    let w = run("w", &[&vh[..], &["--rw", "write", "--number_ios", "40", "--cleanup", "0", "--object_prefix", "vh."]].concat());
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert_eq!(ios(&result_json(&d.path().join("w")), 0, "create"), 40);
+    let r = run("r", &["--objects_exist", "1", "--object_prefix", "vh.", "--rw", "read", "--number_ios", "40", "--cleanup", "1"]);
+    assert_eq!(r.code, 0, "path-style finds the objects: {}", r.stderr);
+    let doc = result_json(&d.path().join("r"));
+    assert_eq!((ios(&doc, 0, "read"), doc["jobs"][0]["ops"][0]["bytes"].as_u64().unwrap()), (40, 40 * 4096));
+    // Without connect_to the bucket's host name does not resolve here.
+    let n = run("n", &["--addressing", "virtual", "--rw", "write", "--number_ios", "1"]);
+    assert_eq!(n.code, 2, "{}", n.stderr);
+    assert!(n.stderr.contains(&format!("{bucket}.localhost")) && n.stderr.contains("dns error"), "{}", n.stderr);
+}
+
 #[test]
 fn swift_through_keystone_v3_runs_the_object_mix() {
     let Some(env) = keystone_env() else { return };

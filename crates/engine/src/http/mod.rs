@@ -15,6 +15,7 @@
 mod body;
 mod chunked;
 pub mod creds;
+mod resolve;
 pub mod s3;
 pub mod swift;
 mod swift_auth;
@@ -30,7 +31,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 
 pub use body::Body;
-pub type Connector = hyper_rustls::HttpsConnector<HttpConnector>;
+pub type Connector = hyper_rustls::HttpsConnector<HttpConnector<resolve::Resolver>>;
 pub type Client = hyper_util::client::legacy::Client<Connector, Body>;
 
 /// An HTTP failure as a completion result (named "HTTP 503" in reports).
@@ -40,10 +41,10 @@ pub fn http_status_code(status: u16) -> i64 {
 
 /// A client with keep-alive and TCP_NODELAY (small requests otherwise wait
 /// for Nagle's algorithm), for http and https URLs.
-pub fn client(connect_timeout: Duration, tls: &rustls::ClientConfig) -> Client {
-    let mut c = HttpConnector::new();
+pub fn client(common: &Common, tls: &rustls::ClientConfig) -> Client {
+    let mut c = HttpConnector::new_with_resolver(resolve::Resolver::new(common.connect_to));
     c.set_nodelay(true);
-    c.set_connect_timeout(Some(connect_timeout));
+    c.set_connect_timeout(Some(common.connect_timeout));
     c.enforce_http(false);
     let c = hyper_rustls::HttpsConnectorBuilder::new().with_tls_config(tls.clone()).https_or_http().enable_http1().wrap_connector(c);
     hyper_util::client::legacy::Client::builder(TokioExecutor::new()).pool_max_idle_per_host(usize::MAX).build(c)
@@ -68,7 +69,7 @@ impl Io {
         // The client's pool lives in the runtime it is first used in.
         let client = {
             let _g = rt.enter();
-            client(common.connect_timeout, &tls)
+            client(common, &tls)
         };
         let (tx, rx) = mpsc::unbounded_channel();
         Ok(Io { rt, client, tx, rx })
@@ -273,6 +274,7 @@ async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Exp
 /// Like [`exchange`], also returning the response body (small control
 /// requests: listings, auth, multipart bookkeeping).
 pub async fn fetch(client: &Client, req: ::http::Request<Body>, limit: Duration) -> Result<(::http::response::Parts, Bytes), i64> {
+    LAST_FAILURE.with(|l| l.borrow_mut().take());
     let run = async {
         let resp = client.request(req).await.map_err(|e| -(client_errno(&e) as i64))?;
         let (parts, body) = resp.into_parts();
@@ -293,8 +295,41 @@ fn tls_failure(mut io: &std::io::Error) -> Option<&rustls::Error> {
     }
 }
 
-/// The errno behind a client error, as far as it can be told.
+std::thread_local! {
+    /// What the last transport failure on this thread was, in words (each
+    /// worker's runtime runs on its own thread): set-up errors say it.
+    static LAST_FAILURE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+fn note_failure(text: String) {
+    LAST_FAILURE.with(|l| *l.borrow_mut() = Some(text));
+}
+
+/// A transport failure `rc` (a negative errno) in words: what the client
+/// reported, when it did on this thread, and what to do about a TLS failure.
+pub fn describe_failure(rc: i64) -> String {
+    let detail = LAST_FAILURE.with(|l| l.borrow_mut().take());
+    let text = detail.unwrap_or_else(|| std::io::Error::from_raw_os_error((-rc) as i32).to_string());
+    if rc == -(libc::EPROTO as i64) {
+        return format!("{text} (trust the server's CA with --ca_cert FILE, AWS_CA_BUNDLE or OS_CACERT; --insecure 1 skips the check)");
+    }
+    text
+}
+
+/// The errno behind a client error, as far as it can be told; the error's
+/// own words are kept for [`describe_failure`].
 fn client_errno(e: &hyper_util::client::legacy::Error) -> i32 {
+    let mut words = Vec::new();
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        words.push(s.to_string());
+        src = s.source();
+    }
+    note_failure(words.join(": "));
+    errno_of(e)
+}
+
+fn errno_of(e: &hyper_util::client::legacy::Error) -> i32 {
     let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
     while let Some(s) = src {
         // The server closed the connection under the request: a reset.
@@ -303,7 +338,7 @@ fn client_errno(e: &hyper_util::client::legacy::Error) -> i32 {
         }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
             if let Some(t) = tls_failure(io) {
-                tls::note_error(t);
+                note_failure(format!("TLS failed: {t}"));
                 return libc::EPROTO;
             }
             if let Some(n) = io.raw_os_error() {
@@ -373,6 +408,10 @@ pub const COMMON_OPTIONS: &[crate::OptionDesc] = &[
         help: "PEM file of CA certificates to trust for https, besides the system's (default: $AWS_CA_BUNDLE for s3, $OS_CACERT for swift)",
     },
     crate::OptionDesc { name: "insecure", help: "1: accept any https certificate (self-signed test servers; default 0)" },
+    crate::OptionDesc {
+        name: "connect_to",
+        help: "connect to this IP address whatever host name a URL has (Host header, signature and TLS name unchanged), like curl --connect-to",
+    },
 ];
 
 /// An engine's own options followed by [`COMMON_OPTIONS`], built once.
@@ -390,6 +429,8 @@ pub struct Common {
     pub connect_timeout: Duration,
     pub retries: u32,
     pub tls: tls::TlsOptions,
+    /// Where to connect instead of resolving host names.
+    pub connect_to: Option<std::net::IpAddr>,
 }
 
 impl Common {
@@ -409,7 +450,16 @@ impl Common {
         };
         let ca_var = if engine == "s3" { "AWS_CA_BUNDLE" } else { "OS_CACERT" };
         let ca_cert = o.get("ca_cert").cloned().or_else(|| std::env::var(ca_var).ok()).filter(|s| !s.is_empty());
+        let connect_to = match o.get("connect_to") {
+            None => None,
+            Some(v) => Some(v.parse().map_err(|_| EngineError::BadOption {
+                engine,
+                option: "connect_to".into(),
+                message: format!("'{v}' is not an IP address"),
+            })?),
+        };
         Ok(Common {
+            connect_to,
             op_timeout: secs(engine, o, "op_timeout", 30.0)?,
             connect_timeout: secs(engine, o, "connect_timeout", 10.0)?,
             retries,

@@ -269,11 +269,12 @@ impl S3 {
     }
 
     async fn status(&self, client: &super::Client, req: ::http::Request<Body>, what: &str) -> Result<u16, EngineError> {
+        let url = req.uri().to_string();
         match fetch(client, req, self.settings.common.op_timeout).await {
             Ok((parts, _)) => Ok(parts.status.as_u16()),
             Err(rc) => Err(EngineError::Unsupported {
                 engine: NAME,
-                message: format!("{what} {}: cannot reach the endpoint: {}", self.access.endpoint, super::tls::describe(rc)),
+                message: format!("{what} {url}: cannot reach the endpoint: {}", super::describe_failure(rc)),
             }),
         }
     }

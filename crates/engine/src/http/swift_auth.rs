@@ -30,7 +30,7 @@ pub async fn authenticate(client: &Client, a: &SwiftAccess, limit: Duration) -> 
 }
 
 pub fn unreachable_err(url: &str, rc: i64) -> EngineError {
-    EngineError::Unsupported { engine: NAME, message: format!("{url}: cannot reach the server: {}", super::tls::describe(rc)) }
+    EngineError::Unsupported { engine: NAME, message: format!("{url}: cannot reach the server: {}", super::describe_failure(rc)) }
 }
 
 /// The answer of an auth request, or the error its status means.

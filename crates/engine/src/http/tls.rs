@@ -10,7 +10,6 @@ use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvi
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, SignatureScheme};
-use std::cell::RefCell;
 use std::sync::{Arc, Mutex};
 
 /// What to trust.
@@ -57,28 +56,6 @@ fn build(engine: &'static str, t: &TlsOptions) -> Result<ClientConfig, EngineErr
         }
     }
     Ok(builder.with_root_certificates(roots).with_no_client_auth())
-}
-
-thread_local! {
-    /// The last TLS failure on this thread (each worker's runtime runs on
-    /// its own thread), for the message of a set-up request that failed.
-    static LAST_ERROR: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Remember a TLS failure seen under a transport error (counted as EPROTO).
-pub fn note_error(e: &rustls::Error) {
-    LAST_ERROR.with(|l| *l.borrow_mut() = Some(e.to_string()));
-}
-
-/// What a transport failure `rc` (a negative errno) means, with the TLS
-/// details and what to do about them when it was a TLS failure.
-pub fn describe(rc: i64) -> String {
-    let errno = std::io::Error::from_raw_os_error((-rc) as i32).to_string();
-    if rc != -(libc::EPROTO as i64) {
-        return errno;
-    }
-    let detail = LAST_ERROR.with(|l| l.borrow().clone()).unwrap_or_else(|| errno.clone());
-    format!("TLS failed: {detail} (trust the server's CA with --ca_cert FILE, AWS_CA_BUNDLE or OS_CACERT; --insecure 1 skips the check)")
 }
 
 /// Accepts every certificate but still checks the handshake signatures.
