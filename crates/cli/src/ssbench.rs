@@ -161,7 +161,7 @@ pub fn specs(sc: &Scenario, users: u32, base: &JobSpec, global: &Pairs) -> Resul
     )];
     if sc.container_count > 1 {
         notes.push(format!(
-            "{} containers {}_000000..: created one at a time before the run (container_concurrency {} is not used)",
+            "{} containers (buckets on s3) after '{}': created one at a time before the run (container_concurrency {} is not used)",
             sc.container_count, sc.container_base, sc.container_concurrency
         ));
     }
@@ -210,7 +210,7 @@ pub fn specs(sc: &Scenario, users: u32, base: &JobSpec, global: &Pairs) -> Resul
 }
 
 /// Containers: swift spreads objects over container_count containers named
-/// after container_base; s3 uses container_base as the bucket.
+/// after container_base; s3 over as many buckets (named in S3's alphabet).
 fn place(s: &mut JobSpec, sc: &Scenario) -> Result<(), CliError> {
     let set = |s: &mut JobSpec, k: &str, v: String| {
         if !s.engine_options.contains_key(k) {
@@ -222,7 +222,10 @@ fn place(s: &mut JobSpec, sc: &Scenario) -> Result<(), CliError> {
             set(s, "container", sc.container_base.clone());
             set(s, "containers", sc.container_count.to_string());
         }
-        "s3" => set(s, "bucket", sc.container_base.replace('_', "-").to_ascii_lowercase()),
+        "s3" => {
+            set(s, "bucket", sc.container_base.replace('_', "-").to_ascii_lowercase());
+            set(s, "buckets", sc.container_count.to_string());
+        }
         _ => {}
     }
     Ok(())

@@ -92,7 +92,7 @@ fn phase(a: &Args, name: &str, prefix: &str) -> Result<JobSpec, CliError> {
         ("object_prefix".into(), prefix.into()),
         ("iodepth".into(), a.concurrency.to_string()),
         // After DELETE, cleanup finds no objects left and removes the
-        // containers (or bucket) storbench created.
+        // containers (or buckets) storbench created.
         ("cleanup".into(), ((name == "delete") as u8).to_string()),
     ];
     let (ops, rw, count, exist) = match name {
@@ -106,8 +106,9 @@ fn phase(a: &Args, name: &str, prefix: &str) -> Result<JobSpec, CliError> {
         ("number_ios".into(), count.to_string()),
         ("objects_exist".into(), (exist as u8).to_string()),
     ]);
-    if a.engine == "swift" && !a.conn.iter().any(|c| c.0 == "containers") {
-        opts.push(("containers".into(), a.containers.to_string()));
+    let spread = if a.engine == "s3" { "buckets" } else { "containers" };
+    if !a.conn.iter().any(|c| c.0 == spread) {
+        opts.push((spread.into(), a.containers.to_string()));
     }
     opts.extend(a.conn.iter().cloned());
     let mut s = JobSpec::default();

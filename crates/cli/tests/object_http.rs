@@ -121,6 +121,39 @@ fn virtual_host_buckets_hold_what_path_style_reads() {
     assert!(n.stderr.contains(&format!("{bucket}.localhost")) && n.stderr.contains("dns error"), "{}", n.stderr);
 }
 
+/// buckets=N: key k lives in bucket <bucket>-00000(k % N) (RGW's own listing
+/// says so), every bucket is created, and removed once the run cleans up.
+#[test]
+fn s3_spreads_objects_over_buckets() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    let base = tag("spread");
+    let run = |name: &str, extra: &[&str]| {
+        let mut a = vec!["run", "--name", name, "--ioengine", "s3", "--bucket", &base, "--buckets", "3", "--objects", "9"];
+        a.extend(["--object_size", "4k", "--object_prefix", "sp.", "--number_ios", "9", "--results-dir", name, "--quiet"]);
+        a.extend(extra);
+        storbench_env(d.path(), &env, &a)
+    };
+    let listing = |bucket: &str| -> Option<Vec<String>> {
+        let out = std::process::Command::new("radosgw-admin").args(["bucket", "list", "--bucket", bucket]).output().unwrap();
+        let names: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).ok()?;
+        let mut names: Vec<String> =
+            names.iter().map(|o| o["name"].as_str().unwrap().to_string()).filter(|n| n.starts_with("sp.")).collect();
+        names.sort();
+        out.status.success().then_some(names)
+    };
+    let w = run("w", &["--rw", "write", "--cleanup", "0"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    for i in 0..3 {
+        let want: Vec<String> = (0..3).map(|j| format!("sp.{}", i + 3 * j)).collect();
+        assert_eq!(listing(&format!("{base}-{i:06}")), Some(want), "bucket {i}");
+    }
+    let r = run("r", &["--rw", "randread", "--objects_exist", "1", "--cleanup", "1"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(ios(&result_json(&d.path().join("r")), 0, "read"), 9);
+    assert!((0..3).all(|i| listing(&format!("{base}-{i:06}")).is_none()), "the buckets storbench made are gone");
+}
+
 #[test]
 fn swift_through_keystone_v3_runs_the_object_mix() {
     let Some(env) = keystone_env() else { return };

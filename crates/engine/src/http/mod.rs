@@ -502,6 +502,57 @@ pub fn size_option(
     Ok(n)
 }
 
+/// The buckets or containers a job's objects are spread over: the named one,
+/// or with a count above 1, `<name><sep>000000`... with object key k in
+/// number k % count (ssbench's container_count, warp's multiple buckets).
+#[derive(Clone, Debug)]
+pub struct Places {
+    pub base: String,
+    pub count: u32,
+    sep: char,
+}
+
+impl Places {
+    /// From the options `name_key` (default "storbench") and `count_key`.
+    pub fn from_options(
+        engine: &'static str,
+        o: &std::collections::BTreeMap<String, String>,
+        name_key: &str,
+        count_key: &str,
+        sep: char,
+    ) -> Result<Places, EngineError> {
+        let count = match o.get(count_key) {
+            None => 1,
+            Some(v) => v.parse::<u32>().ok().filter(|n| (1..=1_000_000).contains(n)).ok_or_else(|| EngineError::BadOption {
+                engine,
+                option: count_key.into(),
+                message: format!("'{v}' is not a count from 1 to 1000000"),
+            })?,
+        };
+        Ok(Places { base: place_option(engine, o, name_key)?, count, sep })
+    }
+
+    /// Where object key `key` lives.
+    pub fn of(&self, key: u32) -> String {
+        if self.count == 1 {
+            return self.base.clone();
+        }
+        format!("{}{}{:06}", self.base, self.sep, key % self.count)
+    }
+
+    pub fn all(&self) -> Vec<String> {
+        (0..self.count).map(|i| self.of(i)).collect()
+    }
+
+    /// For labels: `name`, or `name-000000..name-000003`.
+    pub fn describe(&self) -> String {
+        match self.count {
+            1 => self.base.clone(),
+            n => format!("{}..{}", self.of(0), self.of(n - 1)),
+        }
+    }
+}
+
 /// A bucket or container name option (default "storbench").
 pub fn place_option(engine: &'static str, o: &std::collections::BTreeMap<String, String>, key: &str) -> Result<String, EngineError> {
     let name = o.get(key).cloned().unwrap_or_else(|| "storbench".into());

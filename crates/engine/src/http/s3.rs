@@ -33,6 +33,7 @@ const OPTIONS: &[OptionDesc] = &[
     OptionDesc { name: "endpoint", help: "http://host:port (default: $AWS_ENDPOINT_URL)" },
     OptionDesc { name: "region", help: "signing region (default: $AWS_REGION or us-east-1)" },
     OptionDesc { name: "bucket", help: "bucket (default storbench; created when missing)" },
+    OptionDesc { name: "buckets", help: "spread objects over this many buckets <bucket>-000000.. (default 1: just <bucket>)" },
     OptionDesc { name: "access_key", help: "access key id (default: $AWS_ACCESS_KEY_ID or ~/.aws/credentials)" },
     OptionDesc { name: "secret_key", help: "secret key (default: $AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)" },
     OptionDesc { name: "session_token", help: "session token (default: $AWS_SESSION_TOKEN)" },
@@ -73,13 +74,16 @@ impl EngineFactory for S3Factory {
         let (_, prefix) = crate::objects::object_target(NAME, t)?;
         let s3 = S3::new(t.options)?;
         let io = Io::new(NAME, &s3.settings.common)?;
-        io.block_on(s3.prepare_bucket(&io.client, t.writes))?;
-        let place = |_| format!("bucket '{}'", s3.settings.bucket);
-        crate::objects::check_names(NAME, t, &place, &mut |_, name| Ok(io.block_on(s3.head(&io.client, Some(name)))? == 200))?;
+        for b in s3.settings.buckets.all() {
+            io.block_on(s3.prepare_bucket(&io.client, &b, t.writes))?;
+        }
+        let bucket = |k: u64| s3.settings.buckets.of(k as u32);
+        let place = |k: u64| format!("bucket '{}'", bucket(k));
+        crate::objects::check_names(NAME, t, &place, &mut |k, name| Ok(io.block_on(s3.head(&io.client, &bucket(k), Some(name)))? == 200))?;
         Ok(Some(EngineTarget {
             size: 0,
             units: 1,
-            label: format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.bucket, s3.settings.common.tls_note()),
+            label: format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.buckets.describe(), s3.settings.common.tls_note()),
         }))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
@@ -88,7 +92,11 @@ impl EngineFactory for S3Factory {
         }
         let s3 = S3::new(t.options)?;
         let io = Io::new(NAME, &s3.settings.common)?;
-        io.block_on(s3.remove_bucket_if_ours(&io.client))
+        let mut notes = Vec::new();
+        for b in s3.settings.buckets.all() {
+            notes.extend(io.block_on(s3.remove_bucket_if_ours(&io.client, &b))?);
+        }
+        Ok((!notes.is_empty()).then(|| notes.join("; ")))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let s3 = Arc::new(S3::new(setup.options)?);
@@ -101,7 +109,7 @@ impl EngineFactory for S3Factory {
 /// Options other than credentials.
 #[derive(Clone, Debug)]
 struct Settings {
-    bucket: String,
+    buckets: super::Places,
     virtual_host: bool,
     payload: Payload,
     chunk_size: u64,
@@ -129,7 +137,7 @@ impl Settings {
             return Err(bad("chunk_size", "S3 needs chunks of at least 8k (all but the last)".into()));
         }
         Ok(Settings {
-            bucket: super::place_option(NAME, o, "bucket")?,
+            buckets: super::Places::from_options(NAME, o, "bucket", "buckets", '-')?,
             virtual_host,
             payload,
             chunk_size,
@@ -183,12 +191,12 @@ impl S3 {
         })
     }
 
-    /// URL of the bucket (key `None`) or an object, with a query string.
-    fn url(&self, key: Option<&str>, query: &str) -> String {
+    /// URL of a bucket (key `None`) or an object in it, with a query string.
+    fn url(&self, bucket: &str, key: Option<&str>, query: &str) -> String {
         let mut u = if self.settings.virtual_host {
-            format!("{}://{}.{}{}/", self.scheme, self.settings.bucket, self.authority, self.base_path)
+            format!("{}://{bucket}.{}{}/", self.scheme, self.authority, self.base_path)
         } else {
-            format!("{}://{}{}/{}", self.scheme, self.authority, self.base_path, self.settings.bucket)
+            format!("{}://{}{}/{bucket}", self.scheme, self.authority, self.base_path)
         };
         if let Some(k) = key {
             if !self.settings.virtual_host {
@@ -263,8 +271,8 @@ impl S3 {
     }
 
     /// Status of a HEAD on the bucket or an object (transport errors as Err).
-    async fn head(&self, client: &super::Client, key: Option<&str>) -> Result<u16, EngineError> {
-        let req = self.request("HEAD", &self.url(key, ""), &[], Bytes::new())?;
+    async fn head(&self, client: &super::Client, bucket: &str, key: Option<&str>) -> Result<u16, EngineError> {
+        let req = self.request("HEAD", &self.url(bucket, key, ""), &[], Bytes::new())?;
         self.status(client, req, "HEAD").await
     }
 
@@ -280,11 +288,10 @@ impl S3 {
     }
 
     /// The bucket is there (created when the job writes) and reachable.
-    async fn prepare_bucket(&self, client: &super::Client, writes: bool) -> Result<(), EngineError> {
-        let bucket = &self.settings.bucket;
-        match self.head(client, None).await? {
+    async fn prepare_bucket(&self, client: &super::Client, bucket: &str, writes: bool) -> Result<(), EngineError> {
+        match self.head(client, bucket, None).await? {
             200 => Ok(()),
-            404 if writes => self.create_bucket(client).await,
+            404 if writes => self.create_bucket(client, bucket).await,
             404 => {
                 Err(EngineError::BadOption { engine: NAME, option: "bucket".into(), message: format!("bucket '{bucket}' does not exist") })
             }
@@ -293,15 +300,14 @@ impl S3 {
         }
     }
 
-    async fn create_bucket(&self, client: &super::Client) -> Result<(), EngineError> {
-        let bucket = &self.settings.bucket;
-        let req = self.request("PUT", &self.url(None, ""), &[], Bytes::new())?;
+    async fn create_bucket(&self, client: &super::Client, bucket: &str) -> Result<(), EngineError> {
+        let req = self.request("PUT", &self.url(bucket, None, ""), &[], Bytes::new())?;
         match self.status(client, req, "PUT bucket").await? {
             200 | 201 => {}
             403 => return Err(denied(bucket)),
             s => return Err(EngineError::Unsupported { engine: NAME, message: format!("creating bucket '{bucket}' answered HTTP {s}") }),
         }
-        let req = self.request("PUT", &self.url(Some(BUCKET_MARKER), ""), &[], Bytes::from_static(b"storbench"))?;
+        let req = self.request("PUT", &self.url(bucket, Some(BUCKET_MARKER), ""), &[], Bytes::from_static(b"storbench"))?;
         match self.status(client, req, "PUT").await? {
             200 | 201 => Ok(()),
             s => Err(EngineError::Unsupported {
@@ -312,12 +318,11 @@ impl S3 {
     }
 
     /// Remove the bucket if storbench created it and it holds nothing else.
-    async fn remove_bucket_if_ours(&self, client: &super::Client) -> Result<Option<String>, EngineError> {
-        let bucket = &self.settings.bucket;
-        if self.head(client, Some(BUCKET_MARKER)).await? != 200 {
+    async fn remove_bucket_if_ours(&self, client: &super::Client, bucket: &str) -> Result<Option<String>, EngineError> {
+        if self.head(client, bucket, Some(BUCKET_MARKER)).await? != 200 {
             return Ok(None);
         }
-        let list = self.get(&self.url(None, "list-type=2&max-keys=2"))?;
+        let list = self.get(&self.url(bucket, None, "list-type=2&max-keys=2"))?;
         let keys = match fetch(client, list, self.settings.common.op_timeout).await {
             Ok((p, body)) if p.status.is_success() => String::from_utf8_lossy(&body).matches("<Key>").count(),
             _ => return Ok(Some(format!("bucket '{bucket}' left in place: listing it failed"))),
@@ -325,9 +330,9 @@ impl S3 {
         if keys > 1 {
             return Ok(Some(format!("bucket '{bucket}' (created by storbench) left in place: it holds other objects")));
         }
-        let del = self.request("DELETE", &self.url(Some(BUCKET_MARKER), ""), &[], Bytes::new())?;
+        let del = self.request("DELETE", &self.url(bucket, Some(BUCKET_MARKER), ""), &[], Bytes::new())?;
         self.status(client, del, "DELETE").await?;
-        let del = self.request("DELETE", &self.url(None, ""), &[], Bytes::new())?;
+        let del = self.request("DELETE", &self.url(bucket, None, ""), &[], Bytes::new())?;
         match self.status(client, del, "DELETE bucket").await? {
             200 | 204 => Ok(None),
             s => Ok(Some(format!("removing bucket '{bucket}' answered HTTP {s}"))),
@@ -360,10 +365,9 @@ impl S3Engine {
         k
     }
 
-    fn spawn_put(&mut self, slot: u32, key: &str, len: u32) {
+    fn spawn_put(&mut self, slot: u32, url: String, len: u32) {
         let (s3, client) = (self.s3.clone(), self.io.client.clone());
         let base = self.buffers.slot(slot);
-        let url = s3.url(Some(key), "");
         if s3.settings.multipart_threshold > 0 && len as u64 >= s3.settings.multipart_threshold {
             let base_addr = base as usize;
             self.io.spawn(slot, async move { Outcome::of(multipart(&s3, &client, &url, base_addr, len as u64).await) });
@@ -385,7 +389,7 @@ impl S3Engine {
 
     /// One page of ListObjectsV2 under the job's prefix, continuing where the
     /// previous page of this worker ended (from the start after the last).
-    fn spawn_list(&mut self, slot: u32) {
+    fn spawn_list(&mut self, slot: u32, bucket: String) {
         let (s3, client, cursor) = (self.s3.clone(), self.io.client.clone(), self.cursor.clone());
         let prefix = super::encode_query(&self.prefix);
         self.io.spawn(slot, async move {
@@ -395,7 +399,7 @@ impl S3Engine {
                 q.push_str("&continuation-token=");
                 q.push_str(&super::encode_query(&t));
             }
-            let Ok(req) = s3.get(&s3.url(None, &q)) else { return Outcome::of(-(libc::EINVAL as i64)) };
+            let Ok(req) = s3.get(&s3.url(&bucket, None, &q)) else { return Outcome::of(-(libc::EINVAL as i64)) };
             match fetch(&client, req, s3.settings.common.op_timeout).await {
                 Ok((p, body)) if p.status.is_success() => {
                     *cursor.lock().unwrap_or_else(|e| e.into_inner()) =
@@ -422,21 +426,22 @@ impl S3Engine {
 
 impl Engine for S3Engine {
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        let key = self.key(req.file);
         let s3 = self.s3.clone();
+        let bucket = s3.settings.buckets.of(req.file);
+        let url = || s3.url(&bucket, Some(&self.key(req.file)), "");
         match req.op {
-            OpKind::Create | OpKind::Update => self.spawn_put(req.slot, &key, req.len),
+            OpKind::Create | OpKind::Update => self.spawn_put(req.slot, url(), req.len),
             OpKind::Read => {
                 // Whole objects are read without a byte range, as clients do.
                 let range: Vec<(&str, String)> = (!req.whole && req.len > 0)
                     .then(|| ("range", format!("bytes={}-{}", req.offset, req.offset + req.len as u64 - 1)))
                     .into_iter()
                     .collect();
-                self.spawn_simple(req.slot, "GET", s3.url(Some(&key), ""), range);
+                self.spawn_simple(req.slot, "GET", url(), range);
             }
-            OpKind::Stat => self.spawn_simple(req.slot, "HEAD", s3.url(Some(&key), ""), Vec::new()),
-            OpKind::Delete => self.spawn_simple(req.slot, "DELETE", s3.url(Some(&key), ""), Vec::new()),
-            OpKind::List => self.spawn_list(req.slot),
+            OpKind::Stat => self.spawn_simple(req.slot, "HEAD", url(), Vec::new()),
+            OpKind::Delete => self.spawn_simple(req.slot, "DELETE", url(), Vec::new()),
+            OpKind::List => self.spawn_list(req.slot, bucket),
             OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, -(libc::EOPNOTSUPP as i64))),
         }
         Ok(())
@@ -542,9 +547,11 @@ mod tests {
 
     #[test]
     fn path_and_virtual_host_urls() {
-        assert_eq!(s3(&[]).url(Some("p.1"), ""), "http://127.0.0.1:7480/b/p.1");
-        assert_eq!(s3(&[]).url(None, "list-type=2"), "http://127.0.0.1:7480/b?list-type=2");
-        assert_eq!(s3(&[("addressing", "virtual")]).url(Some("k"), ""), "http://b.127.0.0.1:7480/k");
+        assert_eq!(s3(&[]).url("b", Some("p.1"), ""), "http://127.0.0.1:7480/b/p.1");
+        assert_eq!(s3(&[]).url("b", None, "list-type=2"), "http://127.0.0.1:7480/b?list-type=2");
+        assert_eq!(s3(&[("addressing", "virtual")]).url("b", Some("k"), ""), "http://b.127.0.0.1:7480/k");
+        let spread = s3(&[("buckets", "3")]);
+        assert_eq!((spread.settings.buckets.of(4), spread.settings.buckets.describe()), ("b-000001".into(), "b-000000..b-000002".into()));
     }
 
     #[test]

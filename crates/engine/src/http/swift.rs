@@ -69,15 +69,15 @@ impl EngineFactory for SwiftFactory {
         let io = Io::new(NAME, &settings.common)?;
         let swift = io.block_on(Swift::connect(&io.client, t.options))?;
         io.block_on(swift.prepare(&io.client, o, t.writes))?;
-        let place = |k: u64| format!("container '{}'", settings.container_for(k as u32));
+        let place = |k: u64| format!("container '{}'", settings.containers.of(k as u32));
         crate::objects::check_names(NAME, t, &place, &mut |k, name| {
-            let url = swift.url(&settings.container_for(k as u32), Some(name), "");
+            let url = swift.url(&settings.containers.of(k as u32), Some(name), "");
             Ok(io.block_on(swift.status(&io.client, "HEAD", &url, &[]))?.0 == 200)
         })?;
         Ok(Some(EngineTarget {
             size: 0,
             units: 1,
-            label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), settings.container, settings.common.tls_note()),
+            label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), settings.containers.describe(), settings.common.tls_note()),
         }))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
@@ -100,40 +100,16 @@ impl EngineFactory for SwiftFactory {
 
 #[derive(Clone, Debug)]
 struct Settings {
-    container: String,
-    containers: u32,
+    containers: super::Places,
     slo_threshold: u64,
     segment_size: u64,
     common: super::Common,
 }
 
 impl Settings {
-    /// The container object `key` (a key number) lives in.
-    fn container_for(&self, key: u32) -> String {
-        if self.containers == 1 {
-            return self.container.clone();
-        }
-        format!("{}_{:06}", self.container, key % self.containers)
-    }
-
-    fn all_containers(&self) -> Vec<String> {
-        if self.containers == 1 {
-            return vec![self.container.clone()];
-        }
-        (0..self.containers).map(|i| self.container_for(i)).collect()
-    }
-
     fn from_options(o: &BTreeMap<String, String>) -> Result<Settings, EngineError> {
-        let bad = |option: &str, message: String| EngineError::BadOption { engine: NAME, option: option.into(), message };
-        let containers = match o.get("containers") {
-            None => 1,
-            Some(v) => {
-                v.parse::<u32>().ok().filter(|n| *n >= 1).ok_or_else(|| bad("containers", format!("'{v}' is not a count of 1 or more")))?
-            }
-        };
         Ok(Settings {
-            container: super::place_option(NAME, o, "container")?,
-            containers,
+            containers: super::Places::from_options(NAME, o, "container", "containers", '_')?,
             slo_threshold: super::size_option(NAME, o, "slo_threshold", 0, false)?,
             segment_size: super::size_option(NAME, o, "segment_size", 8 << 20, true)?,
             common: super::Common::from_options(NAME, o)?,
@@ -226,7 +202,7 @@ impl Swift {
 
     /// Containers there (created when the job writes), segments container for SLO.
     async fn prepare(&self, client: &Client, o: &ObjectSpec, writes: bool) -> Result<(), EngineError> {
-        for c in self.settings.all_containers() {
+        for c in self.settings.containers.all() {
             match self.status(client, "HEAD", &self.url(&c, None, ""), &[]).await?.0 {
                 200 | 204 => {}
                 404 if writes => self.put_container(client, &c).await?,
@@ -240,7 +216,7 @@ impl Swift {
                 s => return Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD container '{c}' answered HTTP {s}") }),
             }
         }
-        let c = &self.settings.container;
+        let c = &self.settings.containers.base;
         if o.sizes.max() >= self.settings.slo_threshold && self.settings.slo_threshold > 0 {
             let seg = format!("{c}_segments");
             if self.status(client, "HEAD", &self.url(&seg, None, ""), &[]).await?.0 == 404 {
@@ -260,8 +236,8 @@ impl Swift {
     /// Remove the container (and its segments container) if storbench created
     /// it and it is empty.
     async fn remove_container_if_ours(&self, client: &Client) -> Result<Option<String>, EngineError> {
-        let c = self.settings.container.clone();
-        for name in std::iter::once(format!("{c}_segments")).chain(self.settings.all_containers()) {
+        let c = self.settings.containers.base.clone();
+        for name in std::iter::once(format!("{c}_segments")).chain(self.settings.containers.all()) {
             let (status, headers) = self.status(client, "HEAD", &self.url(&name, None, ""), &[]).await?;
             if status == 404 || !headers.contains_key(MARKER_HEADER) {
                 continue;
@@ -372,7 +348,7 @@ async fn put_part(
 
 /// A Static Large Object: segments one after another, then the manifest.
 async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize, len: u64) -> i64 {
-    let seg_container = format!("{}_segments", swift.settings.container);
+    let seg_container = format!("{}_segments", swift.settings.containers.base);
     let mut manifest = Vec::new();
     let (mut off, mut n) = (0u64, 0);
     while off < len {
@@ -397,7 +373,7 @@ impl Engine for SwiftEngine {
         let mut key = self.prefix.clone();
         key.push_str(&req.file.to_string());
         let slo = self.swift.settings.slo_threshold > 0;
-        let c = self.swift.settings.container_for(req.file);
+        let c = self.swift.settings.containers.of(req.file);
         match req.op {
             OpKind::Create | OpKind::Update => self.spawn_put(req.slot, c, key, req.len),
             OpKind::Read => {
