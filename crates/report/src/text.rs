@@ -109,20 +109,23 @@ fn op_row(j: &JobResult, o: &OpResult, row: Row) -> Vec<String> {
     cells
 }
 
-/// One row per object size class the operation touched (weighted object
-/// sizes only): its rate and latency apart from the other sizes.
+/// Rows per object size class the operation touched (weighted object sizes
+/// only): its rate and latency apart from the other sizes, and its time to
+/// first byte when kept.
 fn class_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec<String>> + 'a {
-    j.size_classes.iter().filter_map(move |c| {
-        let co = c.ops.iter().find(|x| x.op == o.op)?;
-        let mut cells = vec![
-            String::new(),
-            format!("{} {}", o.op.name(), storbench_workload::units::format_size(c.size)),
-            fmt::count(co.iops),
-            fmt::mib_per_s(co.bytes_per_sec),
-        ];
+    j.size_classes.iter().flat_map(move |c| {
+        let Some(co) = c.ops.iter().find(|x| x.op == o.op) else { return Vec::new() };
+        let label = format!("{} {}", o.op.name(), storbench_workload::units::format_size(c.size));
+        let mut cells = vec![String::new(), label.clone(), fmt::count(co.iops), fmt::mib_per_s(co.bytes_per_sec)];
         cells.extend(fmt::latency_cells(&co.latency));
         cells.push(co.errors.values().sum::<u64>().to_string());
-        Some(cells)
+        let mut rows = vec![cells];
+        if let Some(fb) = &co.first_byte {
+            let mut cells = vec![String::new(), format!("{label} 1st byte"), String::new(), String::new()];
+            cells.extend(fmt::latency_cells(fb));
+            rows.push(cells);
+        }
+        rows
     })
 }
 

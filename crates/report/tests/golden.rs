@@ -2,7 +2,7 @@
 //! accepted by re-running with UPDATE_GOLDEN=1 and reviewing the diff.
 
 use std::path::PathBuf;
-use storbench_metrics::{CpuTimes, IntervalReport, OpStats};
+use storbench_metrics::{CpuTimes, IntervalReport, LatencySummary, OpStats};
 use storbench_report::{csv, text};
 use storbench_runner::{JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, SizeClassResult, Warning, SCHEMA_VERSION};
 use storbench_workload::{apply_option, JobSpec, OpKind};
@@ -77,6 +77,8 @@ fn object_job() -> JobResult {
             .collect(),
     };
     j.size_classes = vec![class(4096, 80_000, 18_000), class(4 << 20, 900_000, 2_000)];
+    // Large reads: the first byte long before the last.
+    j.size_classes[1].ops[1].first_byte = Some(LatencySummary::of(&stats(100_000, 2_000, 0).latency));
     j
 }
 
