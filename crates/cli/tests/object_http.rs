@@ -160,6 +160,32 @@ fn swift_through_keystone_v3_runs_the_object_mix() {
     mix(&env, "swift", ("--container", &tag("ks")));
 }
 
+/// OS_CLOUD: the same Keystone credentials from a clouds.yaml entry (and the
+/// password from secure.yaml beside it), with no OS_* variables for them.
+#[test]
+fn swift_through_keystone_with_a_clouds_yaml_entry() {
+    let Some(env) = keystone_env() else { return };
+    let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
+    let d = scratch();
+    let yaml = format!(
+        "clouds:\n  sbtest:\n    auth:\n      auth_url: {}\n      username: {}\n      project_name: {}\n      user_domain_name: Default\n      project_domain_name: Default\n    region_name: RegionOne\n    identity_api_version: 3\n",
+        get("OS_AUTH_URL"),
+        get("OS_USERNAME"),
+        get("OS_PROJECT_NAME")
+    );
+    std::fs::write(d.path().join("clouds.yaml"), yaml).unwrap();
+    std::fs::write(d.path().join("secure.yaml"), format!("clouds:\n  sbtest:\n    auth:\n      password: {}\n", get("OS_PASSWORD")))
+        .unwrap();
+    let args = ["run", "--name", "c", "--ioengine", "swift", "--container", &tag("cloud"), "--objects", "20", "--object_size", "4k"];
+    let args = [&args[..], &["--object_ops", "create:1,read:1", "--prefill", "1", "--number_ios", "40", "--results-dir", "out", "--quiet"]]
+        .concat();
+    let r = storbench_env(d.path(), &[("OS_CLOUD", "sbtest".to_string())], &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    assert_eq!(["create", "update", "read"].iter().map(|o| ios(&doc, 0, o)).sum::<u64>(), 40);
+    assert!(doc["jobs"][0]["targets"][0].as_str().unwrap().contains(":8081/v1/AUTH_"), "{}", doc["jobs"][0]["targets"]);
+}
+
 #[test]
 fn keystone_failures_are_clear_errors_without_the_password() {
     let Some(env) = keystone_env() else { return };

@@ -150,13 +150,25 @@ impl std::fmt::Debug for SwiftAccess {
 }
 
 pub fn swift(engine: &'static str, opts: &BTreeMap<String, String>) -> Result<SwiftAccess, EngineError> {
-    swift_from(engine, opts, &|k| std::env::var(k).ok())
+    swift_from(engine, opts, &|k| std::env::var(k).ok(), &|p| std::fs::read_to_string(p).ok())
 }
 
 /// Options first, then ST_* (v1, as the swift client reads them), then OS_*
-/// (Keystone, as OpenStack clients read them). The version is `auth_version`,
-/// else 3 for an OS_AUTH_URL or a URL ending in /v3, else 1.
-pub fn swift_from(engine: &'static str, opts: &BTreeMap<String, String>, env: Env) -> Result<SwiftAccess, EngineError> {
+/// (Keystone, as OpenStack clients read them), then the clouds.yaml entry
+/// `cloud` or OS_CLOUD names. The version is `auth_version`, else 3 for an
+/// OS_AUTH_URL or a URL ending in /v3, else 1.
+pub fn swift_from(
+    engine: &'static str,
+    opts: &BTreeMap<String, String>,
+    env: Env,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Result<SwiftAccess, EngineError> {
+    let cloud = cloud_vars(engine, opts, env, read)?;
+    let with_cloud = |k: &str| env(k).or_else(|| cloud.get(k).cloned());
+    swift_with(engine, opts, &with_cloud)
+}
+
+fn swift_with(engine: &'static str, opts: &BTreeMap<String, String>, env: Env) -> Result<SwiftAccess, EngineError> {
     let bad = |option: &str, message: String| EngineError::BadOption { engine, option: option.into(), message };
     let from_os = pick(opts, "auth", env, &["ST_AUTH"]).is_none();
     let auth_url = pick(opts, "auth", env, &["ST_AUTH", "OS_AUTH_URL"]).ok_or_else(|| {
@@ -214,6 +226,87 @@ fn keystone_from(opts: &BTreeMap<String, String>, env: Env, bad: &dyn Fn(&str, S
     })
 }
 
+/// Where OpenStack clients look for clouds.yaml and secure.yaml, in order.
+fn cloud_files(env: Env, name: &str) -> Vec<String> {
+    let home = env("HOME").unwrap_or_default();
+    vec![format!("./{name}"), format!("{home}/.config/openstack/{name}"), format!("/etc/openstack/{name}")]
+}
+
+/// The cloud `cloud` (option) or OS_CLOUD names, from clouds.yaml merged with
+/// secure.yaml, as the OS_* variables its settings stand for. Empty when no
+/// cloud is named.
+fn cloud_vars(
+    engine: &'static str,
+    opts: &BTreeMap<String, String>,
+    env: Env,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> Result<BTreeMap<&'static str, String>, EngineError> {
+    let Some(name) = pick(opts, "cloud", env, &["OS_CLOUD"]) else { return Ok(BTreeMap::new()) };
+    let bad = |message: String| EngineError::BadOption { engine, option: "cloud".into(), message };
+    let candidates = env("OS_CLIENT_CONFIG_FILE").map_or_else(|| cloud_files(env, "clouds.yaml"), |f| vec![f]);
+    let (path, text) = candidates
+        .iter()
+        .find_map(|p| read(p).map(|t| (p.clone(), t)))
+        .ok_or_else(|| bad(format!("cloud '{name}': no clouds.yaml (looked in {})", candidates.join(", "))))?;
+    let docs = |text: &str, path: &str| {
+        yaml_rust2::YamlLoader::load_from_str(text)
+            .map_err(|e| bad(format!("{path}: {e}")))
+            .map(|d| d.into_iter().next().unwrap_or(Yaml::Null))
+    };
+    use yaml_rust2::Yaml;
+    let clouds = docs(&text, &path)?;
+    let entry = &clouds["clouds"][name.as_str()];
+    if entry.is_badvalue() {
+        let have: Vec<&str> = clouds["clouds"].as_hash().map(|h| h.keys().filter_map(Yaml::as_str).collect()).unwrap_or_default();
+        return Err(bad(format!("no cloud '{name}' in {path} (it has: {})", have.join(", "))));
+    }
+    let secure = cloud_files(env, "secure.yaml").iter().find_map(|p| read(p).map(|t| (p.clone(), t)));
+    let secure = match secure {
+        Some((p, t)) => docs(&t, &p)?,
+        None => Yaml::Null,
+    };
+    let secret = &secure["clouds"][name.as_str()];
+    let get = |path: &[&str]| {
+        let walk = |mut y: &Yaml| {
+            for k in path {
+                y = &y[*k];
+            }
+            match y {
+                Yaml::String(s) => Some(s.clone()),
+                Yaml::Integer(i) => Some(i.to_string()),
+                Yaml::Real(r) => Some(r.clone()),
+                _ => None,
+            }
+        };
+        walk(secret).or_else(|| walk(entry))
+    };
+    if let Some(t) = get(&["auth_type"]).filter(|t| !matches!(t.as_str(), "password" | "v3password")) {
+        return Err(EngineError::Unsupported {
+            engine,
+            message: format!("cloud '{name}' in {path}: auth_type '{t}' (storbench does password auth)"),
+        });
+    }
+    let map: [(&'static str, &[&str]); 10] = [
+        ("OS_AUTH_URL", &["auth", "auth_url"]),
+        ("OS_USERNAME", &["auth", "username"]),
+        ("OS_PASSWORD", &["auth", "password"]),
+        ("OS_PROJECT_NAME", &["auth", "project_name"]),
+        ("OS_USER_DOMAIN_NAME", &["auth", "user_domain_name"]),
+        ("OS_PROJECT_DOMAIN_NAME", &["auth", "project_domain_name"]),
+        ("OS_REGION_NAME", &["region_name"]),
+        ("OS_INTERFACE", &["interface"]),
+        ("OS_IDENTITY_API_VERSION", &["identity_api_version"]),
+        ("OS_STORAGE_URL", &["object_store_endpoint_override"]),
+    ];
+    let mut vars: BTreeMap<&'static str, String> = map.iter().filter_map(|(var, path)| Some((*var, get(path)?))).collect();
+    // A domain_name stands for both domains when they are not given apart.
+    if let Some(d) = get(&["auth", "domain_name"]) {
+        vars.entry("OS_USER_DOMAIN_NAME").or_insert_with(|| d.clone());
+        vars.entry("OS_PROJECT_DOMAIN_NAME").or_insert(d);
+    }
+    Ok(vars)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,7 +339,7 @@ mod tests {
     #[test]
     fn swift_v1_from_st_variables() {
         let env = env_of(&[("ST_AUTH", "http://127.0.0.1:8080/auth/v1.0"), ("ST_USER", "test:tester"), ("ST_KEY", "testing")]);
-        let a = swift_from("swift", &BTreeMap::new(), &env).unwrap();
+        let a = swift_from("swift", &BTreeMap::new(), &env, &|_| None).unwrap();
         assert!(matches!(&a.auth, SwiftAuth::V1 { user, .. } if user == "test:tester"));
         assert!(!format!("{a:?}").contains("testing"));
     }
@@ -261,7 +354,7 @@ mod tests {
             ("OS_USER_DOMAIN_NAME", "ldap"),
             ("OS_INTERFACE", "internalURL"),
         ]);
-        let a = swift_from("swift", &BTreeMap::new(), &env).unwrap();
+        let a = swift_from("swift", &BTreeMap::new(), &env, &|_| None).unwrap();
         let SwiftAuth::V3(k) = &a.auth else { panic!("{a:?}") };
         assert_eq!((k.user.as_str(), k.project.as_str(), k.user_domain.as_str()), ("alice", "bench", "ldap"));
         assert_eq!((k.project_domain.as_str(), k.interface.as_str(), k.region.as_deref()), ("Default", "internal", None));
@@ -271,12 +364,38 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        assert!(matches!(swift_from("swift", &opts, &|_| None).unwrap().auth, SwiftAuth::V3(_)));
+        assert!(matches!(swift_from("swift", &opts, &|_| None, &|_| None).unwrap().auth, SwiftAuth::V3(_)));
         let no_project = env_of(&[("OS_AUTH_URL", "http://k:5000/v3"), ("OS_USERNAME", "a"), ("OS_PASSWORD", "b")]);
-        let e = swift_from("swift", &BTreeMap::new(), &no_project).unwrap_err().to_string();
+        let e = swift_from("swift", &BTreeMap::new(), &no_project, &|_| None).unwrap_err().to_string();
         assert!(e.contains("OS_PROJECT_NAME"), "{e}");
         let v2 = env_of(&[("OS_AUTH_URL", "http://k:5000/v2.0"), ("OS_IDENTITY_API_VERSION", "2")]);
-        let e = swift_from("swift", &BTreeMap::new(), &v2).unwrap_err().to_string();
+        let e = swift_from("swift", &BTreeMap::new(), &v2, &|_| None).unwrap_err().to_string();
         assert!(e.contains("v2.0 is not supported"), "{e}");
+    }
+
+    #[test]
+    fn keystone_from_a_clouds_yaml_entry_with_secure_yaml_merged() {
+        let env = env_of(&[("HOME", "/h"), ("OS_CLOUD", "lab")]);
+        let clouds = "clouds:\n  lab:\n    auth:\n      auth_url: http://k:5000/v3\n      username: alice\n      project_name: bench\n      domain_name: ldap\n    region_name: R2\n    identity_api_version: 3\n  other: {}\n";
+        let secure = "clouds:\n  lab:\n    auth:\n      password: from-secure\n";
+        let files = |p: &str| match p {
+            "/h/.config/openstack/clouds.yaml" => Some(clouds.to_string()),
+            "/etc/openstack/secure.yaml" => Some(secure.to_string()),
+            _ => None,
+        };
+        let a = swift_from("swift", &BTreeMap::new(), &env, &files).unwrap();
+        assert_eq!(a.auth_url, "http://k:5000/v3");
+        let SwiftAuth::V3(k) = &a.auth else { panic!("{a:?}") };
+        assert_eq!((k.user.as_str(), k.password.as_str(), k.project.as_str()), ("alice", "from-secure", "bench"));
+        assert_eq!((k.user_domain.as_str(), k.project_domain.as_str(), k.region.as_deref()), ("ldap", "ldap", Some("R2")));
+        // The environment wins over the file.
+        let env2 = env_of(&[("HOME", "/h"), ("OS_CLOUD", "lab"), ("OS_USERNAME", "bob")]);
+        let SwiftAuth::V3(k) = swift_from("swift", &BTreeMap::new(), &env2, &files).unwrap().auth else { panic!() };
+        assert_eq!(k.user, "bob");
+        let missing = env_of(&[("HOME", "/h"), ("OS_CLOUD", "nope")]);
+        let e = swift_from("swift", &BTreeMap::new(), &missing, &files).unwrap_err().to_string();
+        assert!(e.contains("no cloud 'nope'") && e.contains("lab, other"), "{e}");
+        let e = swift_from("swift", &BTreeMap::new(), &missing, &|_| None).unwrap_err().to_string();
+        assert!(e.contains("no clouds.yaml (looked in ./clouds.yaml, /h/.config/openstack/clouds.yaml"), "{e}");
     }
 }

@@ -27,6 +27,7 @@ const OPTIONS: &[OptionDesc] = &[
         name: "auth",
         help: "auth URL: v1 http://host:8080/auth/v1.0, or Keystone http://host:5000/v3 (default: $ST_AUTH, then $OS_AUTH_URL)",
     },
+    OptionDesc { name: "cloud", help: "Keystone credentials from this clouds.yaml entry (default: $OS_CLOUD; secure.yaml merged)" },
     OptionDesc { name: "auth_version", help: "1 or 3 (default: 3 for $OS_AUTH_URL or a URL ending in /v3, else 1)" },
     OptionDesc { name: "user", help: "v1 account:user (default: $ST_USER); Keystone user name (default: $OS_USERNAME)" },
     OptionDesc { name: "key", help: "v1 key or Keystone password (default: $ST_KEY / $OS_PASSWORD)" },
