@@ -60,11 +60,16 @@ def one(tool, target, size, n, g, c, cwd, tag):
         env = None
     else:
         env = {**os.environ, "AWS_ACCESS_KEY_ID": os.environ["STORBENCH_S3_ACCESS_KEY"], "AWS_SECRET_ACCESS_KEY": os.environ["STORBENCH_S3_SECRET_KEY"]}
+        endpoint = os.environ["STORBENCH_S3_ENDPOINT"]
+        if target == "s3-https":
+            # Both tools trust the test CA through the same variable.
+            endpoint = os.environ["STORBENCH_S3_TLS_ENDPOINT"]
+            env["AWS_CA_BUNDLE"] = os.environ["STORBENCH_TLS_CA"]
         if tool == "ref":
-            cmd = [str(VENV / "bin" / "python"), str(ROOT / "bench/s3_loop.py"), "--endpoint", os.environ["STORBENCH_S3_ENDPOINT"], "--bucket", f"sbref{tag}",
+            cmd = [str(VENV / "bin" / "python"), str(ROOT / "bench/s3_loop.py"), "--endpoint", endpoint, "--bucket", f"sbref{tag}",
                    "-c", str(c), "-s", str(size), "-n", str(n), "-g", str(g)]
         else:
-            cmd = [str(STORBENCH), "swift-bench", "--ioengine", "s3", "--endpoint", os.environ["STORBENCH_S3_ENDPOINT"], "--bucket", f"sbcmp{tag}",
+            cmd = [str(STORBENCH), "swift-bench", "--ioengine", "s3", "--endpoint", endpoint, "--bucket", f"sbcmp{tag}", "-C", "1",
                    "-c", str(c), "-s", str(size), "-n", str(n), "-g", str(g), "--results-dir", f"sb-{tag}"]
     # swift-bench logs its FINAL lines to stderr; exec keeps one process to measure.
     cmd = ["sh", "-c", 'exec "$0" "$@" 2>&1', *cmd]
@@ -80,6 +85,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--concurrency", type=int, default=16)
+    ap.add_argument("--targets", default="swift,s3,s3-https", help="comma-separated: swift, s3, s3-https")
     a = ap.parse_args()
     build()
     venv()
@@ -87,7 +93,7 @@ def main():
     source("swift")
     rows = [["target", "size", "phase", "ref ops/s", "sb ops/s", "ratio", "ref CPU/op", "sb CPU/op", "CPU ratio"]]
     with tempfile.TemporaryDirectory(prefix="sb-obj-", dir=".") as d:
-        for target in ("swift", "s3"):
+        for target in a.targets.split(","):
             ref_name = "swift-bench" if target == "swift" else "boto3"
             for size, n, g in SIZES:
                 res = {"ref": [], "sb": []}
