@@ -93,19 +93,24 @@ enum Row {
 }
 
 fn op_row(j: &JobResult, o: &OpResult, row: Row) -> Vec<String> {
-    let (l, label) = match row {
+    row_cells(&j.name, o.op.name(), o, row)
+}
+
+/// One row: `name` (the job; on latency rows only) and `what` (the operation,
+/// or the operation and a size class), with the latency `row` picks.
+fn row_cells(name: &str, what: &str, o: &OpResult, row: Row) -> Vec<String> {
+    let (l, suffix) = match row {
         Row::Latency => (&o.latency, ""),
         Row::Service => (o.service.as_ref().expect("checked by caller"), " svc"),
         Row::FirstByte => (o.first_byte.as_ref().expect("checked by caller"), " 1st byte"),
     };
-    let errors: u64 = o.errors.values().sum();
     let mut cells = if row == Row::Latency {
-        vec![j.name.clone(), o.op.name().to_string(), fmt::count(o.iops), fmt::mib_per_s(o.bytes_per_sec)]
+        vec![name.to_string(), what.to_string(), fmt::count(o.iops), fmt::mib_per_s(o.bytes_per_sec)]
     } else {
-        vec![String::new(), format!("{}{label}", o.op.name()), String::new(), String::new()]
+        vec![String::new(), format!("{what}{suffix}"), String::new(), String::new()]
     };
     cells.extend(fmt::latency_cells(l));
-    cells.push(if row == Row::Latency { errors.to_string() } else { String::new() });
+    cells.push(if row == Row::Latency { o.errors.values().sum::<u64>().to_string() } else { String::new() });
     cells
 }
 
@@ -113,19 +118,10 @@ fn op_row(j: &JobResult, o: &OpResult, row: Row) -> Vec<String> {
 /// only): its rate and latency apart from the other sizes, and its time to
 /// first byte when kept.
 fn class_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec<String>> + 'a {
-    j.size_classes.iter().flat_map(move |c| {
-        let Some(co) = c.ops.iter().find(|x| x.op == o.op) else { return Vec::new() };
-        let label = format!("{} {}", o.op.name(), storbench_workload::units::format_size(c.size));
-        let mut cells = vec![String::new(), label.clone(), fmt::count(co.iops), fmt::mib_per_s(co.bytes_per_sec)];
-        cells.extend(fmt::latency_cells(&co.latency));
-        cells.push(co.errors.values().sum::<u64>().to_string());
-        let mut rows = vec![cells];
-        if let Some(fb) = &co.first_byte {
-            let mut cells = vec![String::new(), format!("{label} 1st byte"), String::new(), String::new()];
-            cells.extend(fmt::latency_cells(fb));
-            rows.push(cells);
-        }
-        rows
+    j.size_classes.iter().filter_map(|c| Some((c, c.ops.iter().find(|x| x.op == o.op)?))).flat_map(|(c, co)| {
+        let what = format!("{} {}", o.op.name(), storbench_workload::units::format_size(c.size));
+        let first_byte = co.first_byte.is_some().then(|| row_cells("", &what, co, Row::FirstByte));
+        std::iter::once(row_cells("", &what, co, Row::Latency)).chain(first_byte)
     })
 }
 

@@ -59,8 +59,8 @@ impl JobAcc {
         let svc = job.ops_per_sec.is_some();
         JobAcc {
             workers: job.spec.numjobs,
-            totals: OpKind::ALL.iter().map(|_| OpStats::new(svc)).collect(),
-            class_totals: Vec::new(),
+            totals: op_stats(svc),
+            class_totals: (0..job.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len())).map(|_| op_stats(svc)).collect(),
             pending: BTreeMap::new(),
             series: Vec::new(),
             done: Vec::new(),
@@ -73,9 +73,6 @@ impl JobAcc {
             for (t, o) in self.totals.iter_mut().zip(&r.ops) {
                 t.merge(o);
             }
-            if self.class_totals.len() < r.classes.len() {
-                self.class_totals.resize_with(r.classes.len(), || r.ops.iter().map(|o| OpStats::new(o.service.is_some())).collect());
-            }
             for (tc, rc) in self.class_totals.iter_mut().zip(&r.classes) {
                 tc.iter_mut().zip(rc).for_each(|(t, o)| t.merge(o));
             }
@@ -86,7 +83,7 @@ impl JobAcc {
             start_ns: r.start_ns,
             end_ns: r.end_ns,
             warmup: r.warmup,
-            ops: spare.pop().unwrap_or_else(|| OpKind::ALL.iter().map(|_| OpStats::new(false)).collect()),
+            ops: spare.pop().unwrap_or_else(|| op_stats(false)),
         });
         p.received += 1;
         p.start_ns = p.start_ns.min(r.start_ns);
@@ -119,6 +116,11 @@ impl JobAcc {
         self.series.extend(out.iter().cloned());
         out
     }
+}
+
+/// Empty stats for every operation kind.
+fn op_stats(with_service: bool) -> Vec<OpStats> {
+    OpKind::ALL.iter().map(|_| OpStats::new(with_service)).collect()
 }
 
 fn point(p: &Pending) -> SeriesPoint {

@@ -22,7 +22,8 @@ pub struct Signer<'a> {
 
 /// Length of the encoded body for `len` bytes of data in `chunk` pieces.
 pub fn encoded_len(len: u64, chunk: u64) -> u64 {
-    let piece = |n: u64| format!("{n:x}").len() as u64 + ";chunk-signature=".len() as u64 + SIGNATURE_LEN as u64 + 4 + n;
+    let hex_digits = |n: u64| u64::from((64 - n.leading_zeros()).div_ceil(4).max(1));
+    let piece = |n: u64| hex_digits(n) + ";chunk-signature=".len() as u64 + SIGNATURE_LEN as u64 + 4 + n;
     let full = len / chunk;
     let rest = len % chunk;
     full * piece(chunk) + if rest > 0 { piece(rest) } else { 0 } + piece(0)
@@ -54,7 +55,13 @@ pub fn encode(data: &Bytes, chunk: usize, seed_signature: &str, s: &Signer) -> V
 
 fn sha256_hex(data: &[u8]) -> String {
     let d = ring::digest::digest(&ring::digest::SHA256, data);
-    d.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(64);
+    for b in d.as_ref() {
+        out.push(HEX[(b >> 4) as usize] as char);
+        out.push(HEX[(b & 15) as usize] as char);
+    }
+    out
 }
 
 /// `YYYYMMDDTHHMMSSZ`, as SigV4 writes times.

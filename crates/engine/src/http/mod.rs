@@ -274,14 +274,58 @@ async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Exp
 /// Like [`exchange`], also returning the response body (small control
 /// requests: listings, auth, multipart bookkeeping).
 pub async fn fetch(client: &Client, req: ::http::Request<Body>, limit: Duration) -> Result<(::http::response::Parts, Bytes), i64> {
-    LAST_FAILURE.with(|l| l.borrow_mut().take());
+    fetch_or_why(client, req, limit).await.map_err(|f| f.rc())
+}
+
+/// Why a request got no whole response.
+pub enum Failure {
+    Client(hyper_util::client::legacy::Error),
+    /// The connection broke while the body came in.
+    Body,
+    TimedOut,
+}
+
+impl Failure {
+    /// As a completion result: `-errno`.
+    pub fn rc(&self) -> i64 {
+        -(match self {
+            Failure::Client(e) => client_errno(e),
+            Failure::Body => libc::ECONNRESET,
+            Failure::TimedOut => libc::ETIMEDOUT,
+        } as i64)
+    }
+
+    /// In words, for set-up errors: the client's own (dns error, tcp connect
+    /// error, TLS), and what to do about a certificate.
+    pub fn describe(&self) -> String {
+        let Failure::Client(e) = self else { return std::io::Error::from_raw_os_error((-self.rc()) as i32).to_string() };
+        if let Some(t) = sources(e).find_map(|s| s.downcast_ref::<std::io::Error>().and_then(tls_failure)) {
+            return format!(
+                "TLS failed: {t} (trust the server's CA with --ca_cert FILE, AWS_CA_BUNDLE or OS_CACERT; --insecure 1 skips the check)"
+            );
+        }
+        sources(e).map(|s| s.to_string()).collect::<Vec<_>>().join(": ")
+    }
+}
+
+/// [`fetch`] keeping the reason of a failure (set-up requests).
+pub async fn fetch_or_why(
+    client: &Client,
+    req: ::http::Request<Body>,
+    limit: Duration,
+) -> Result<(::http::response::Parts, Bytes), Failure> {
     let run = async {
-        let resp = client.request(req).await.map_err(|e| -(client_errno(&e) as i64))?;
+        let resp = client.request(req).await.map_err(Failure::Client)?;
         let (parts, body) = resp.into_parts();
-        let bytes = body.collect().await.map_err(|_| -(libc::ECONNRESET as i64))?.to_bytes();
+        let bytes = body.collect().await.map_err(|_| Failure::Body)?.to_bytes();
         Ok((parts, bytes))
     };
-    tokio::time::timeout(limit, run).await.unwrap_or(Err(-(libc::ETIMEDOUT as i64)))
+    tokio::time::timeout(limit, run).await.unwrap_or(Err(Failure::TimedOut))
+}
+
+/// The chain of errors under a client error, outermost first.
+fn sources(e: &hyper_util::client::legacy::Error) -> impl Iterator<Item = &(dyn std::error::Error + 'static)> {
+    std::iter::successors(std::error::Error::source(e), |s| s.source())
 }
 
 /// The TLS error inside an I/O error (connectors wrap it in one or more).
@@ -295,41 +339,8 @@ fn tls_failure(mut io: &std::io::Error) -> Option<&rustls::Error> {
     }
 }
 
-std::thread_local! {
-    /// What the last transport failure on this thread was, in words (each
-    /// worker's runtime runs on its own thread): set-up errors say it.
-    static LAST_FAILURE: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
-}
-
-fn note_failure(text: String) {
-    LAST_FAILURE.with(|l| *l.borrow_mut() = Some(text));
-}
-
-/// A transport failure `rc` (a negative errno) in words: what the client
-/// reported, when it did on this thread, and what to do about a TLS failure.
-pub fn describe_failure(rc: i64) -> String {
-    let detail = LAST_FAILURE.with(|l| l.borrow_mut().take());
-    let text = detail.unwrap_or_else(|| std::io::Error::from_raw_os_error((-rc) as i32).to_string());
-    if rc == -(libc::EPROTO as i64) {
-        return format!("{text} (trust the server's CA with --ca_cert FILE, AWS_CA_BUNDLE or OS_CACERT; --insecure 1 skips the check)");
-    }
-    text
-}
-
-/// The errno behind a client error, as far as it can be told; the error's
-/// own words are kept for [`describe_failure`].
+/// The errno behind a client error, as far as it can be told (TLS: EPROTO).
 fn client_errno(e: &hyper_util::client::legacy::Error) -> i32 {
-    let mut words = Vec::new();
-    let mut src = std::error::Error::source(e);
-    while let Some(s) = src {
-        words.push(s.to_string());
-        src = s.source();
-    }
-    note_failure(words.join(": "));
-    errno_of(e)
-}
-
-fn errno_of(e: &hyper_util::client::legacy::Error) -> i32 {
     let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
     while let Some(s) = src {
         // The server closed the connection under the request: a reset.
@@ -337,8 +348,7 @@ fn errno_of(e: &hyper_util::client::legacy::Error) -> i32 {
             return libc::ECONNRESET;
         }
         if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            if let Some(t) = tls_failure(io) {
-                note_failure(format!("TLS failed: {t}"));
+            if tls_failure(io).is_some() {
                 return libc::EPROTO;
             }
             if let Some(n) = io.raw_os_error() {

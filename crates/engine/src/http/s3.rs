@@ -278,11 +278,11 @@ impl S3 {
 
     async fn status(&self, client: &super::Client, req: ::http::Request<Body>, what: &str) -> Result<u16, EngineError> {
         let url = req.uri().to_string();
-        match fetch(client, req, self.settings.common.op_timeout).await {
+        match super::fetch_or_why(client, req, self.settings.common.op_timeout).await {
             Ok((parts, _)) => Ok(parts.status.as_u16()),
-            Err(rc) => Err(EngineError::Unsupported {
+            Err(f) => Err(EngineError::Unsupported {
                 engine: NAME,
-                message: format!("{what} {url}: cannot reach the endpoint: {}", super::describe_failure(rc)),
+                message: format!("{what} {url}: cannot reach the endpoint: {}", f.describe()),
             }),
         }
     }

@@ -195,9 +195,9 @@ impl Swift {
         headers: &[(&str, &str)],
     ) -> Result<(u16, ::http::HeaderMap), EngineError> {
         let req = self.request(method, url, headers, Bytes::new())?;
-        match fetch(client, req, self.settings.common.op_timeout).await {
+        match super::fetch_or_why(client, req, self.settings.common.op_timeout).await {
             Ok((p, _)) => Ok((p.status.as_u16(), p.headers)),
-            Err(rc) => Err(unreachable_err(url, rc)),
+            Err(f) => Err(unreachable_err(url, &f)),
         }
     }
 

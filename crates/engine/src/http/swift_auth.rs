@@ -4,7 +4,7 @@
 //! name the user, project and URL, never the key or password.
 
 use super::creds::{Keystone, SwiftAccess, SwiftAuth};
-use super::{fetch, Body, Client};
+use super::{fetch_or_why, Body, Client, Failure};
 use crate::EngineError;
 use bytes::Bytes;
 use std::time::Duration;
@@ -29,8 +29,8 @@ pub async fn authenticate(client: &Client, a: &SwiftAccess, limit: Duration) -> 
     Ok(s)
 }
 
-pub fn unreachable_err(url: &str, rc: i64) -> EngineError {
-    EngineError::Unsupported { engine: NAME, message: format!("{url}: cannot reach the server: {}", super::describe_failure(rc)) }
+pub fn unreachable_err(url: &str, f: &Failure) -> EngineError {
+    EngineError::Unsupported { engine: NAME, message: format!("{url}: cannot reach the server: {}", f.describe()) }
 }
 
 /// The answer of an auth request, or the error its status means.
@@ -40,7 +40,7 @@ async fn send(
     req: ::http::Request<Body>,
     limit: Duration,
 ) -> Result<(::http::response::Parts, Bytes), EngineError> {
-    let (parts, body) = fetch(client, req, limit).await.map_err(|rc| unreachable_err(&a.auth_url, rc))?;
+    let (parts, body) = fetch_or_why(client, req, limit).await.map_err(|f| unreachable_err(&a.auth_url, &f))?;
     match parts.status.as_u16() {
         200..=299 => Ok((parts, body)),
         s @ (401 | 403) => Err(EngineError::Refused {
