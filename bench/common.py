@@ -12,7 +12,10 @@ import threading
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-STORBENCH = ROOT / "target" / "release" / "storbench"
+STORBENCH = Path(os.environ.get("STORBENCH_BIN", ROOT / "target" / "release" / "storbench"))
+# Scratch files and results directories of benchmark runs go here, never into
+# the repository (STORBENCH_BENCH_DIR overrides, e.g. to test another disk).
+SCRATCH = os.environ.get("STORBENCH_BENCH_DIR", "/tmp")
 
 
 def build():

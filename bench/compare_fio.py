@@ -13,7 +13,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from common import STORBENCH, build, fio_args, fio_json, fmt_ns, job_stats, run, storbench_args, table
+from common import SCRATCH, STORBENCH, build, fio_args, fio_json, fmt_ns, job_stats, run, storbench_args, table
 
 JOBS = [
     ("4k randread qd1", dict(rw="randread", bs="4k", iodepth=1)),
@@ -51,7 +51,7 @@ def main():
     ap.add_argument("--size", default="1g")
     a = ap.parse_args()
     build()
-    with tempfile.TemporaryDirectory(prefix="sb-vs-fio-", dir=a.dir or ".") as d:
+    with tempfile.TemporaryDirectory(prefix="sb-vs-fio-", dir=a.dir or SCRATCH) as d:
         cwd = Path(d)
         base = dict(name="cmp", filename="cmp.dat", size=a.size, direct=1, runtime=a.runtime, ramp_time=1, time_based=1)
         run([str(STORBENCH), "run", "--quiet", "--results-dir", "sb-results/layout", "--name", "layout", "--filename", "cmp.dat", "--size", a.size, "--rw", "read", "--io_size", "4k"], cwd)

@@ -16,7 +16,7 @@ import statistics
 import subprocess
 import tempfile
 
-from common import ROOT, STORBENCH, Hung, build, cpu_seconds, fio_args, fio_json, fmt_ns, job_stats, run, storbench_args, table
+from common import SCRATCH, ROOT, STORBENCH, Hung, build, cpu_seconds, fio_args, fio_json, fmt_ns, job_stats, run, storbench_args, table
 
 JOBS = [
     ("4k randread qd1", dict(rw="randread", bs="4k", iodepth=1)),
@@ -69,7 +69,7 @@ def main():
     build()
     cluster_env()
     image = f"sbbench-{os.getpid()}"
-    with tempfile.TemporaryDirectory(prefix="sb-rbd-", dir=".") as d:
+    with tempfile.TemporaryDirectory(prefix="sb-rbd-", dir=SCRATCH) as d:
         # storbench creates (and marks) the image; fio then uses the same one.
         run([str(STORBENCH), "run", "--quiet", "--results-dir", "sb-results/layout", "--name", "layout", "--ioengine", "rbd",
              "--pool", "rbd", "--rbdname", image, "--size", "512m", "--rw", "write", "--bs", "4m", "--iodepth", "16"], d)

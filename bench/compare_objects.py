@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import ROOT, STORBENCH, Hung, build, cpu_seconds, run, table
+from common import SCRATCH, ROOT, STORBENCH, Hung, build, cpu_seconds, run, table
 
 VENV = ROOT / "bench" / ".venv"
 SIZES = [(4096, 1000, 3000), (4 << 20, 60, 180)]  # size, objects, gets
@@ -92,7 +92,7 @@ def main():
     source("ceph")
     source("swift")
     rows = [["target", "size", "phase", "ref ops/s", "sb ops/s", "ratio", "ref CPU/op", "sb CPU/op", "CPU ratio"]]
-    with tempfile.TemporaryDirectory(prefix="sb-obj-", dir=".") as d:
+    with tempfile.TemporaryDirectory(prefix="sb-obj-", dir=SCRATCH) as d:
         for target in a.targets.split(","):
             ref_name = "swift-bench" if target == "swift" else "boto3"
             for size, n, g in SIZES:

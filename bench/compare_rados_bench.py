@@ -19,7 +19,7 @@ import statistics
 import subprocess
 import tempfile
 
-from common import ROOT, STORBENCH, Hung, build, cpu_seconds, run, table
+from common import SCRATCH, ROOT, STORBENCH, Hung, build, cpu_seconds, run, table
 
 CASES = [("4M", "write"), ("4M", "seq"), ("4M", "rand"), ("4K", "write")]
 POOL = f"sbbench-{os.getpid()}"
@@ -74,7 +74,7 @@ def main():
     subprocess.run(["ceph", "osd", "pool", "create", POOL, "32"], check=True, capture_output=True)
     res = {(t, c): [] for t in ("rados", "storbench") for c in CASES}
     try:
-        with tempfile.TemporaryDirectory(prefix="sb-rados-", dir=".") as d:
+        with tempfile.TemporaryDirectory(prefix="sb-rados-", dir=SCRATCH) as d:
             for i in range(a.repeat):
                 order = ("rados", "storbench") if i % 2 == 0 else ("storbench", "rados")
                 for size in ("4M", "4K"):

@@ -7,7 +7,7 @@ usage: bench/memory.py [--short S] [--long S]     (defaults 10 and 600)
 import argparse
 import tempfile
 
-from common import STORBENCH, build, run, table
+from common import SCRATCH, STORBENCH, build, run, table
 
 
 def peak_rss_mib(seconds, cwd):
@@ -23,7 +23,7 @@ def main():
     ap.add_argument("--long", type=int, default=600)
     a = ap.parse_args()
     build()
-    with tempfile.TemporaryDirectory(prefix="sb-mem-", dir=".") as d:
+    with tempfile.TemporaryDirectory(prefix="sb-mem-", dir=SCRATCH) as d:
         s = peak_rss_mib(a.short, d)
         l = peak_rss_mib(a.long, d)
     rows = [["run", "peak RSS MiB"], [f"{a.short} s", f"{s:.1f}"], [f"{a.long} s", f"{l:.1f}"], ["long/short", f"{l / s:.3f}"]]

@@ -13,7 +13,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from common import STORBENCH, build, cpu_seconds, fio_args, fio_json, run, storbench_args, table
+from common import SCRATCH, STORBENCH, build, cpu_seconds, fio_args, fio_json, run, storbench_args, table
 
 
 def fio(opts, cwd):
@@ -73,7 +73,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     build()
-    with tempfile.TemporaryDirectory(prefix="sb-overhead-", dir=".") as d:
+    with tempfile.TemporaryDirectory(prefix="sb-overhead-", dir=SCRATCH) as d:
         null_engine(d, a.runtime, a.repeat)
         print()
         shm_uring(d, a.runtime, a.repeat)
