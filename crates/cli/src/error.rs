@@ -28,8 +28,36 @@ impl std::fmt::Display for CliError {
     }
 }
 
+impl From<storbench_runner::PrepareFailed> for CliError {
+    fn from(e: storbench_runner::PrepareFailed) -> Self {
+        for w in &e.leftovers {
+            eprintln!("storbench: warning: {w}");
+        }
+        e.error.into()
+    }
+}
+
 impl From<storbench_runner::PlanError> for CliError {
     fn from(e: storbench_runner::PlanError) -> Self {
         CliError { code: if e.user_error { EXIT_USAGE } else { EXIT_SYSTEM }, message: e.to_string() }
     }
+}
+
+impl From<storbench_engine::EngineError> for CliError {
+    fn from(e: storbench_engine::EngineError) -> Self {
+        CliError { code: if e.is_user_error() { EXIT_USAGE } else { EXIT_SYSTEM }, message: e.to_string() }
+    }
+}
+
+/// A clap error in one line (the first line of clap's message), naming the
+/// command's help; `None` for help and version, which clap prints itself.
+pub fn from_clap(e: &clap::Error, command: &str) -> Option<CliError> {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        return None;
+    }
+    let text = e.render().to_string();
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("bad arguments");
+    let first = first.trim_start_matches("error: ");
+    Some(CliError::usage(format!("{first}; see `storbench {command}--help`")))
 }

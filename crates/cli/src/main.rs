@@ -1,21 +1,17 @@
-//! `storbench`: the command-line entry point. A dispatcher only: each command
-//! lives in its own module.
+//! `storbench`: the command-line entry point. A dispatcher only: the command
+//! tree is in [`cli`], each command in its own module.
 
-mod args;
+mod cli;
+mod commands;
+mod compat;
 mod error;
-mod fiofile;
-mod help;
-mod jobfile;
 mod output;
 mod progress;
-mod rados_cmd;
-mod rbd_bench;
-mod run;
-mod specs;
-mod ssbench;
-mod suite;
-mod swift_bench;
+mod session;
+mod sources;
+mod words;
 
+use clap::{CommandFactory, FromArgMatches};
 use error::CliError;
 
 fn main() {
@@ -31,26 +27,60 @@ fn main() {
 }
 
 fn dispatch(words: &[String]) -> Result<i32, CliError> {
-    let (cmd, rest) = match words.split_first() {
-        Some((c, r)) => (c.as_str(), r),
-        None => ("run", &[][..]),
+    // `run` and `swift-bench` take job or engine options beside their own
+    // flags: they set those apart before clap parses the rest.
+    match words.first().map(String::as_str) {
+        None => return commands::run::run(&[]),
+        Some("run") => return commands::run::run(&words[1..]),
+        Some("swift-bench") => return compat::swift_bench::run(&words[1..]),
+        _ => {}
+    }
+    let argv = std::iter::once("storbench".to_string()).chain(words.iter().cloned());
+    let cli = match cli::Cli::command().try_get_matches_from(argv).and_then(|m| cli::Cli::from_arg_matches(&m)) {
+        Ok(c) => c,
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidSubcommand => return Err(unknown_command(&words[0])),
+        Err(e) => return clap_failed(e, ""),
     };
-    match cmd {
-        "run" => run::run(rest),
-        "rbd" => rbd_bench::rbd(rest),
-        "rados" => rados_cmd::rados(rest),
-        "swift-bench" => swift_bench::swift_bench(rest),
-        "help" | "--help" | "-h" => help::help(rest),
-        "engines" => help::engines(),
-        "version" | "--version" | "-V" => {
+    use cli::Command::*;
+    match cli.command {
+        None | Some(Run(_)) | Some(SwiftBench(_)) => commands::run::run(&[]),
+        Some(Show(a)) => commands::show::show(&a),
+        Some(Rbd { command: cli::RbdCommand::Bench(a) }) => compat::rbd_bench::run(&a),
+        Some(Rados(a)) => compat::rados(&a),
+        Some(Help { topic }) => commands::help::help(&topic),
+        Some(Engines) => commands::help::engines(),
+        Some(Version) => {
             println!("storbench {}", env!("CARGO_PKG_VERSION"));
             Ok(0)
         }
-        other => {
-            let hint = storbench_workload::options::suggest(other, ["run", "rbd", "rados", "swift-bench", "help", "engines", "version"])
-                .map(|s| format!(" Did you mean '{s}'?"))
-                .unwrap_or_default();
-            Err(CliError::usage(format!("unknown command '{other}'.{hint} See `storbench help`.")))
+    }
+}
+
+/// Help and version are printed by clap (exit 0); errors become one line.
+fn clap_failed(e: clap::Error, command: &str) -> Result<i32, CliError> {
+    match error::from_clap(&e, command) {
+        Some(err) => Err(err),
+        None => {
+            let _ = e.print();
+            Ok(0)
         }
+    }
+}
+
+fn unknown_command(word: &str) -> CliError {
+    let names: Vec<String> = cli::Cli::command().get_subcommands().map(|c| c.get_name().to_string()).collect();
+    let hint = storbench_workload::options::suggest(word, names.iter().map(String::as_str))
+        .map(|s| format!(" Did you mean '{s}'?"))
+        .unwrap_or_default();
+    CliError::usage(format!("unknown command '{word}'.{hint} See `storbench help`."))
+}
+
+/// Parse a command's own words with its clap definition.
+pub fn parse_command<T: FromArgMatches>(name: &str, own: Vec<String>) -> Result<Result<T, i32>, CliError> {
+    let cmd = cli::Cli::command().find_subcommand(name).cloned().expect("a command of the tree");
+    let argv = std::iter::once(name.to_string()).chain(own);
+    match cmd.try_get_matches_from(argv).and_then(|m| T::from_arg_matches(&m)) {
+        Ok(t) => Ok(Ok(t)),
+        Err(e) => clap_failed(e, &format!("{name} ")).map(Err),
     }
 }

@@ -1,12 +1,12 @@
-//! The results directory: everything a run produced, in one place.
+//! The results directory: everything a run produced, in one place, one file
+//! per format that has a file name (see `storbench_report::EXPORTERS`).
 
-use crate::args::OutputFormat;
 use crate::error::CliError;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use storbench_report::{csv, fio_json, json, text};
-use storbench_runner::RunResult;
+use storbench_model::{RunResult, RunSet};
+use storbench_report::{Exporter, EXPORTERS};
 
 /// `storbench-results/<UTC date>-<time>` under the current directory, made unique.
 pub fn default_dir() -> PathBuf {
@@ -52,16 +52,15 @@ pub fn create(dir: &Path) -> Result<(), CliError> {
     std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create results directory {}: {e}", dir.display())))
 }
 
-/// Write every format into the directory, each streamed to its file.
-pub fn write_all(dir: &Path, r: &RunResult, notes: &[String]) -> Result<(), CliError> {
-    let mut summary = text::render(r);
-    for n in notes {
-        summary.push_str(&format!("note: {n}\n"));
+/// Write every format that has a file into the directory, each streamed.
+pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), CliError> {
+    let runs = RunSet::one(r.clone());
+    for e in EXPORTERS.iter().copied() {
+        if let Some(name) = e.file_name() {
+            write_file(dir, name, |w| e.write(&runs, w))?;
+        }
     }
-    write_file(dir, "summary.txt", |w| w.write_all(summary.as_bytes()))?;
-    write_file(dir, "result.json", |w| json::write(r, w))?;
-    write_file(dir, "fio.json", |w| w.write_all(fio_json::render(r).as_bytes()))?;
-    write_file(dir, "series.csv", |w| csv::write(r, w))
+    Ok(())
 }
 
 fn write_file(dir: &Path, name: &str, body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<(), CliError> {
@@ -71,14 +70,10 @@ fn write_file(dir: &Path, name: &str, body: impl FnOnce(&mut BufWriter<File>) ->
     body(&mut w).and_then(|_| w.flush()).map_err(fail)
 }
 
-/// Write the chosen format to standard output.
-pub fn to_stdout(format: OutputFormat, r: &RunResult) -> std::io::Result<()> {
+/// Write runs in a format to standard output.
+pub fn to_stdout(format: &dyn Exporter, runs: &RunSet) -> std::io::Result<()> {
     let mut out = BufWriter::new(std::io::stdout().lock());
-    match format {
-        OutputFormat::Normal => out.write_all(text::render(r).as_bytes())?,
-        OutputFormat::Json => json::write(r, &mut out)?,
-        OutputFormat::FioJson => out.write_all(fio_json::render(r).as_bytes())?,
-    }
+    format.write(runs, &mut out)?;
     out.flush()
 }
 

@@ -2,8 +2,8 @@
 //! Nothing is printed when standard error is not a terminal.
 
 use std::io::Write;
+use storbench_model::protocol::JobShare;
 use storbench_report::fmt;
-use storbench_runner::plan::JobPlan;
 use storbench_runner::{Observer, Progress};
 
 pub struct Live {
@@ -19,13 +19,13 @@ impl Live {
 }
 
 impl Observer for Live {
-    fn job_started(&self, job: &JobPlan) {
+    fn job_started(&mut self, job: &JobShare) {
         if self.enabled {
             eprintln!("\r\x1b[K{}: {}", job.spec.name, job.spec.describe());
         }
     }
 
-    fn second(&self, p: &Progress) {
+    fn second(&mut self, p: &Progress) {
         if !self.enabled {
             return;
         }
@@ -45,7 +45,7 @@ impl Observer for Live {
         let _ = std::io::stderr().flush();
     }
 
-    fn group_finished(&self) {
+    fn group_finished(&mut self) {
         if self.enabled {
             eprint!("\r\x1b[K");
         }

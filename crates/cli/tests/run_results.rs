@@ -66,7 +66,7 @@ fn json_output_matches_the_committed_schema_and_histograms_decode() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).expect("stdout is only JSON");
     assert_valid(&doc);
-    let back: storbench_runner::RunResult = serde_json::from_str(&r.stdout).expect("round trips");
+    let back: storbench_model::RunResult = serde_json::from_str(&r.stdout).expect("round trips");
     let read = back.jobs[0].op(storbench_workload::OpKind::Read).unwrap();
     assert_eq!(read.histogram.count(), read.ios);
     assert!(read.service.is_some(), "fixed-rate runs report service time too");

@@ -124,3 +124,62 @@ fn swift_bench_preset_puts_gets_and_deletes() {
     let del = result_json(&d.path().join("out/delete"));
     assert_eq!(del["jobs"][0]["ops"][0]["ios"], 100);
 }
+
+/// Ctrl-C in swift-bench's PUT phase: the GET phase is skipped, and the
+/// DELETE phase still runs, as a run of its own, removing every object the
+/// PUT phase wrote and the containers storbench made. Nothing is left.
+#[test]
+fn ctrl_c_in_the_put_phase_still_deletes_what_was_written() {
+    let Some(env) = swift_env("aio") else { return };
+    let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
+    let d = scratch();
+    let container = format!("sbswbint{}", std::process::id());
+    let child = std::process::Command::new(bin())
+        .args([
+            "swift-bench",
+            "-A",
+            &get("ST_AUTH"),
+            "-U",
+            &get("ST_USER"),
+            "-K",
+            &get("ST_KEY"),
+            "-c",
+            "8",
+            "-s",
+            "4096",
+            "-n",
+            "1000000",
+            "-g",
+            "100",
+            "-C",
+            "2",
+            "--container",
+            &container,
+            "--results-dir",
+            "out",
+        ])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stdout.contains("PUTS **FINAL**") && stdout.contains("DEL **FINAL** [0 failures]"), "{stdout}");
+    assert!(!stdout.contains("GETS"), "no GET phase after the interrupt:\n{stdout}");
+    let put = run_result(&d.path().join("out/put"));
+    let del = run_result(&d.path().join("out/delete"));
+    assert!(put.interrupted && !del.interrupted);
+    let written = put.jobs[0].op(storbench_workload::OpKind::Create).unwrap().ios;
+    let deleted = del.jobs[0].op(storbench_workload::OpKind::Delete).unwrap().ios;
+    assert!(written > 0 && written < 1_000_000, "{written}");
+    assert_eq!(deleted, written, "the DELETE phase removed exactly what was written");
+    let (url, token) = swift_session(&env);
+    for c in [format!("{container}_000000"), format!("{container}_000001")] {
+        assert_eq!(swift_head(&format!("{url}/{c}"), &token), 404, "container {c} is gone");
+    }
+}

@@ -14,6 +14,7 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use storbench_model::{FileKind, TargetFile};
 use storbench_workload::data::Filler;
 use storbench_workload::rng::Rng;
 use storbench_workload::DataPattern;
@@ -43,12 +44,6 @@ impl TargetError {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TargetKind {
-    File,
-    BlockDevice,
-}
-
 /// What the job needs from one target path.
 #[derive(Clone, Debug)]
 pub struct Need {
@@ -59,19 +54,8 @@ pub struct Need {
     pub allow_overwrite: bool,
 }
 
-/// A target ready to open.
-#[derive(Clone, Debug)]
-pub struct Prepared {
-    pub path: PathBuf,
-    pub kind: TargetKind,
-    /// Usable size in bytes.
-    pub size: u64,
-    /// Created by this run (and so removed by it when asked to clean up).
-    pub created: bool,
-}
-
 /// Check, create and lay out one target.
-pub fn prepare(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
+pub fn prepare(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
     match std::fs::metadata(path) {
         Ok(m) if m.file_type().is_block_device() => prepare_device(path, need),
         Ok(m) if m.is_file() => prepare_existing_file(path, m.len(), need),
@@ -81,7 +65,7 @@ pub fn prepare(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
     }
 }
 
-fn create_file(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
+fn create_file(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
     let size = need.bytes.ok_or_else(|| TargetError::Invalid {
         path: path.into(),
         message: "does not exist and no size was given; set size (e.g. --size 1g) to create it".into(),
@@ -93,10 +77,10 @@ fn create_file(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
         let _ = remove_created(path);
         return Err(e);
     }
-    Ok(Prepared { path: path.into(), kind: TargetKind::File, size, created: true })
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true })
 }
 
-fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<Prepared, TargetError> {
+fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<TargetFile, TargetError> {
     let ours = is_marked(path);
     if need.writes && !ours && len > 0 && !need.allow_overwrite {
         return Err(TargetError::Refused {
@@ -128,10 +112,10 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<Prepared,
         }
         lay_out(&mut f, path, len, wanted)?;
     }
-    Ok(Prepared { path: path.into(), kind: TargetKind::File, size: wanted, created: false })
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size: wanted, created: false })
 }
 
-fn prepare_device(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
+fn prepare_device(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
     let f = File::open(path).map_err(|e| TargetError::os(path, "open", e))?;
     let dev_size = device_size(&f).map_err(|e| TargetError::os(path, "ioctl(BLKGETSIZE64)", e))?;
     if need.writes && !need.allow_overwrite {
@@ -149,7 +133,7 @@ fn prepare_device(path: &Path, need: &Need) -> Result<Prepared, TargetError> {
             message: format!("the job needs {size} bytes but the device has {dev_size}; lower size or offset"),
         });
     }
-    Ok(Prepared { path: path.into(), kind: TargetKind::BlockDevice, size, created: false })
+    Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false })
 }
 
 fn device_size(f: &File) -> std::io::Result<u64> {
@@ -267,7 +251,7 @@ pub fn remove_created(path: &Path) -> std::io::Result<()> {
 }
 
 /// Open a prepared target for one worker.
-pub fn open(p: &Prepared, writes: bool, direct: bool) -> Result<File, TargetError> {
+pub fn open(p: &TargetFile, writes: bool, direct: bool) -> Result<File, TargetError> {
     let mut o = OpenOptions::new();
     o.read(true).write(writes);
     if direct {
@@ -283,6 +267,14 @@ pub fn open(p: &Prepared, writes: bool, direct: bool) -> Result<File, TargetErro
             TargetError::os(&p.path, "open", e)
         }
     })
+}
+
+/// Whether files in `dir` can be opened with O_DIRECT (tmpfs: no).
+pub fn direct_io_works(dir: &Path) -> bool {
+    let probe = dir.join(format!(".storbench-direct-probe-{}", std::process::id()));
+    let ok = OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_DIRECT).open(&probe).is_ok();
+    let _ = std::fs::remove_file(&probe);
+    ok
 }
 
 #[cfg(test)]

@@ -1,10 +1,14 @@
 //! Engines: how one operation is carried out against one kind of storage.
 //!
-//! An engine is a factory (name, capabilities, its own options, validated once)
-//! plus a per-worker [`Engine`] with two calls: `queue` an operation, then
-//! `submit_and_reap`. Engines know nothing of workloads, timing or reports; the
-//! runner never branches on an engine's name, only on its [`Capabilities`].
-//! Adding an engine means one module and one line in [`registry`].
+//! An engine is a factory (name, capabilities, its own options) that parses a
+//! job's options once into a typed [`EngineConfig`], which prepares targets
+//! and opens a per-worker [`Engine`] with two calls: `queue` an operation,
+//! then `submit_and_reap`. Per-I/O failures come back as an [`IoFailure`]
+//! (backend-independent kind plus the storage's own detail); failures of a
+//! whole call as an [`EngineError`] that keeps its source. Engines know
+//! nothing of workloads, timing or reports; the runner never branches on an
+//! engine's name, only on its [`Capabilities`]. Adding an engine means one
+//! module and one line in [`registry`].
 
 pub mod ceph;
 pub mod files;
@@ -16,8 +20,16 @@ pub mod uring;
 
 use std::collections::BTreeMap;
 use std::os::fd::RawFd;
+use std::sync::Arc;
 use std::time::Duration;
+use storbench_metrics::{ErrorKind, IoFailure};
+pub use storbench_model::{StoreTarget, TargetFile};
+pub use storbench_workload::options::{Kind, OptionInfo};
 use storbench_workload::{ObjectSpec, OpKind};
+
+/// Engine options as the job gives them (name -> value); each engine parses
+/// its own once, in [`EngineFactory::configure`].
+pub type EngineOptions = BTreeMap<String, String>;
 
 /// What an engine can do; checked once when the plan is built.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,13 +52,6 @@ pub struct Capabilities {
     /// Moves real data to storage (false for the null engine, whose runs
     /// measure storbench itself, so a busy client CPU is expected there).
     pub does_io: bool,
-}
-
-/// One engine-specific option, documented where the engine is.
-#[derive(Clone, Copy, Debug)]
-pub struct OptionDesc {
-    pub name: &'static str,
-    pub help: &'static str,
 }
 
 /// Memory the worker owns and lends to the engine for its lifetime: `slots`
@@ -78,7 +83,6 @@ pub struct WorkerSetup<'a> {
     pub queue_depth: u32,
     /// Files were opened with O_DIRECT.
     pub direct: bool,
-    pub options: &'a BTreeMap<String, String>,
     /// Object jobs: names are this prefix followed by `IoRequest::file`.
     pub object_prefix: Option<&'a str>,
 }
@@ -98,11 +102,11 @@ pub struct IoRequest {
     pub slot: u32,
 }
 
-/// A finished operation: bytes transferred, or a negative errno.
+/// A finished operation: the bytes it moved, or how it failed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Completion {
     pub slot: u32,
-    pub result: i64,
+    pub result: Result<u64, IoFailure>,
     /// For responses that stream (HTTP GET): ns from the first body byte to
     /// the end, so the runner can tell first-byte from last-byte latency. 0
     /// when the engine cannot tell.
@@ -114,37 +118,84 @@ pub struct Completion {
 
 impl Completion {
     #[inline]
-    pub fn new(slot: u32, result: i64) -> Completion {
+    pub fn new(slot: u32, result: Result<u64, IoFailure>) -> Completion {
         Completion { slot, result, tail_ns: 0, retries: 0 }
+    }
+
+    /// From a C-style return code: bytes moved, or a negative errno.
+    #[inline]
+    pub fn from_rc(slot: u32, rc: i64) -> Completion {
+        Completion::new(slot, rc_result(rc))
     }
 }
 
-/// An engine call that failed as a whole (not one I/O): the call and errno.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// A C-style return code (bytes, or a negative errno) as a result.
+#[inline]
+pub fn rc_result(rc: i64) -> Result<u64, IoFailure> {
+    if rc >= 0 {
+        Ok(rc as u64)
+    } else {
+        Err(IoFailure::errno((-rc).min(i32::MAX as i64) as i32))
+    }
+}
+
+/// Any error, boxed, as the source of an [`EngineError`].
+pub type Source = Box<dyn std::error::Error + Send + Sync>;
+
+/// An engine call that failed as a whole (not one I/O). Each variant says
+/// whose fault it is; [`EngineError::kind`] gives the backend-independent kind.
+#[derive(Debug, thiserror::Error)]
 pub enum EngineError {
-    #[error("{engine}: {call} failed: {} (errno {errno})", std::io::Error::from_raw_os_error(*errno))]
-    Os { engine: &'static str, call: &'static str, errno: i32 },
+    /// A system or library call failed.
+    #[error("{engine}: {call} failed: {source}")]
+    Os { engine: &'static str, call: &'static str, source: std::io::Error },
+    /// An option's value is wrong; the message says how to fix it.
     #[error("{engine}: option '{option}': {message}")]
     BadOption { engine: &'static str, option: String, message: String },
-    #[error("{engine}: {message}")]
-    Unsupported { engine: &'static str, message: String },
     /// Refused for the data's safety; the message says how to allow it.
     #[error("{engine}: refusing to write: {message}")]
     Refused { engine: &'static str, message: String },
+    /// The storage could not be reached (DNS, connection, TLS).
+    #[error("{engine}: {message}")]
+    Unreachable { engine: &'static str, message: String, source: Option<Source> },
+    /// The storage answered, and said no (an HTTP status, a missing pool).
+    #[error("{engine}: {message}")]
+    Rejected { engine: &'static str, message: String, kind: ErrorKind },
+    /// The engine cannot work here or cannot do this (a library missing, an
+    /// operation it lacks).
+    #[error("{engine}: {message}")]
+    Unavailable { engine: &'static str, message: String },
+    /// storbench itself failed (building or signing a request, a runtime).
+    #[error("{engine}: {message}: {source}")]
+    Failed { engine: &'static str, message: String, source: Source },
 }
 
 impl EngineError {
     /// Whether the user's input or environment is at fault (exit 2) rather
     /// than a call failing (exit 3).
     pub fn is_user_error(&self) -> bool {
-        !matches!(self, EngineError::Os { .. })
+        !matches!(self, EngineError::Os { .. } | EngineError::Failed { .. })
+    }
+
+    /// The backend-independent kind of the failure.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            EngineError::Os { source, .. } => source.raw_os_error().map_or(ErrorKind::Other, ErrorKind::of_errno),
+            EngineError::Refused { .. } => ErrorKind::Permission,
+            EngineError::Unreachable { .. } => ErrorKind::Connection,
+            EngineError::Rejected { kind, .. } => *kind,
+            EngineError::BadOption { .. } | EngineError::Unavailable { .. } | EngineError::Failed { .. } => ErrorKind::Other,
+        }
     }
 
     pub fn os(engine: &'static str, call: &'static str, errno: i32) -> EngineError {
-        EngineError::Os { engine, call, errno }
+        EngineError::Os { engine, call, source: std::io::Error::from_raw_os_error(errno) }
     }
     pub fn last_os(engine: &'static str, call: &'static str) -> EngineError {
-        Self::os(engine, call, std::io::Error::last_os_error().raw_os_error().unwrap_or(0))
+        EngineError::Os { engine, call, source: std::io::Error::last_os_error() }
+    }
+    pub fn failed(engine: &'static str, message: impl Into<String>, source: impl Into<Source>) -> EngineError {
+        EngineError::Failed { engine, message: message.into(), source: source.into() }
     }
 }
 
@@ -158,13 +209,14 @@ pub trait Engine: Send {
     fn submit_and_reap(&mut self, min_complete: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError>;
 }
 
-/// Creates per-worker engines; one static instance per engine kind.
+/// One kind of engine: what it is and can do, and its options. One static
+/// instance per kind, in [`registry`].
 pub trait EngineFactory: Sync {
     fn name(&self) -> &'static str;
     fn description(&self) -> &'static str;
     fn capabilities(&self) -> Capabilities;
     /// The engine's own options (beyond the core workload options).
-    fn options(&self) -> &'static [OptionDesc] {
+    fn options(&self) -> &'static [OptionInfo] {
         &[]
     }
     /// Whether the engine can carry out this operation (object engines differ:
@@ -177,18 +229,23 @@ pub trait EngineFactory: Sync {
             _ => caps.objects,
         }
     }
-    /// Check the engine's options once, before any worker starts.
-    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
-        check_known(self.name(), self.options(), options)
-    }
+    /// Parse and check the job's engine options once, resolving what they
+    /// refer to (credentials from the environment and files) into the
+    /// engine's typed configuration. Contacts no storage.
+    fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError>;
+}
+
+/// An engine configured for one job: everything else an engine does, from
+/// typed options parsed once.
+pub trait EngineConfig: Send + Sync {
     /// Notes about what the job's figures will mean with these options (e.g.
     /// a client-side cache), shown as warnings in the report.
-    fn warnings(&self, _options: &BTreeMap<String, String>, _writes: bool) -> Vec<String> {
+    fn warnings(&self, _writes: bool) -> Vec<String> {
         Vec::new()
     }
     /// For engines that bring their own target (not files): check it, create
     /// it if asked and allowed, and return its size in bytes and a label.
-    fn prepare_target(&self, _target: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
+    fn prepare_target(&self, _target: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         Ok(None)
     }
     /// After the run: tear down what `prepare_target` set up for the run alone
@@ -197,22 +254,29 @@ pub trait EngineFactory: Sync {
     fn finish_target(&self, _target: &TargetRequest, _cleaned_up: bool) -> Result<Option<String>, EngineError> {
         Ok(None)
     }
+    /// A worker's own engine instance.
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError>;
+    /// Synchronous access to single objects, for tools that manage objects
+    /// outside a measured run (rados bench's metadata object, cleanup).
+    fn admin(&self) -> Result<Box<dyn ObjectAdmin>, EngineError> {
+        Err(EngineError::Unavailable { engine: "engine", message: "has no object administration".into() })
+    }
 }
 
-/// An engine's own target, ready: its usable size and how to name it.
-#[derive(Clone, Debug)]
-pub struct EngineTarget {
-    /// Usable bytes (the smallest volume's, when there are several).
-    pub size: u64,
-    /// Volumes the job spreads over (`IoRequest::file` is below this).
-    pub units: u32,
-    pub label: String,
+/// Single objects, one call at a time (not measured).
+pub trait ObjectAdmin {
+    /// Up to `max` bytes of an object; `None` if it does not exist.
+    fn get(&self, name: &str, max: usize) -> Result<Option<Vec<u8>>, EngineError>;
+    /// Write a whole object.
+    fn put(&self, name: &str, data: &[u8]) -> Result<(), EngineError>;
+    /// Names of the objects starting with `prefix`.
+    fn list(&self, prefix: &str) -> Result<Vec<String>, EngineError>;
+    /// Remove an object; false if it was not there.
+    fn remove(&self, name: &str) -> Result<bool, EngineError>;
 }
 
 /// What a job needs from an engine's own target.
 pub struct TargetRequest<'a> {
-    pub options: &'a BTreeMap<String, String>,
     /// Bytes the job uses (offset + size), when given.
     pub size: Option<u64>,
     pub writes: bool,
@@ -225,17 +289,22 @@ pub struct TargetRequest<'a> {
 /// A block engine handed an object operation: the plan gives those only to
 /// engines that declare `objects`, so this is a bug, reported rather than faked.
 pub fn unsupported_op(engine: &'static str, op: OpKind) -> EngineError {
-    EngineError::Unsupported { engine, message: format!("{} is not a block operation", op.name()) }
+    EngineError::Unavailable { engine, message: format!("{} is not a block operation", op.name()) }
 }
 
 /// Reject options the engine does not declare (the caller adds suggestions).
-pub fn check_known(engine: &'static str, known: &[OptionDesc], options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+pub fn check_known(engine: &'static str, known: &[OptionInfo], options: &EngineOptions) -> Result<(), EngineError> {
     for k in options.keys() {
         if !known.iter().any(|o| o.name == k) {
             return Err(EngineError::BadOption { engine, option: k.clone(), message: "unknown option".into() });
         }
     }
     Ok(())
+}
+
+/// A configuration with nothing in it, for engines without options.
+pub fn no_options(engine: &'static str, options: &EngineOptions) -> Result<(), EngineError> {
+    check_known(engine, &[], options)
 }
 
 /// Every engine storbench has.
@@ -267,7 +336,7 @@ pub fn all_option_names() -> Vec<&'static str> {
 }
 
 /// Parse a boolean engine option with a default.
-pub fn bool_option(engine: &'static str, options: &BTreeMap<String, String>, name: &str, default: bool) -> Result<bool, EngineError> {
+pub fn bool_option(engine: &'static str, options: &EngineOptions, name: &str, default: bool) -> Result<bool, EngineError> {
     match options.get(name) {
         None => Ok(default),
         Some(v) => storbench_workload::units::parse_bool(v).map_err(|e| EngineError::BadOption {

@@ -15,6 +15,15 @@ impl EngineFactory for NullFactory {
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: true, direct_io: true, needs_files: false, does_io: false, blocks: true, objects: true, ordered: true }
     }
+    fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
+        no_options("null", options)?;
+        Ok(Arc::new(NullConfig))
+    }
+}
+
+struct NullConfig;
+
+impl EngineConfig for NullConfig {
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(Null { done: Vec::with_capacity(setup.queue_depth as usize) }))
     }
@@ -27,7 +36,7 @@ struct Null {
 impl Engine for Null {
     #[inline]
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        self.done.push(Completion::new(req.slot, req.len as i64));
+        self.done.push(Completion::new(req.slot, Ok(req.len as u64)));
         Ok(())
     }
 

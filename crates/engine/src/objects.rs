@@ -13,7 +13,7 @@ pub const OWNERSHIP_PROBES: u64 = 8;
 pub fn object_target<'a>(engine: &'static str, t: &TargetRequest<'a>) -> Result<(&'a ObjectSpec, &'a str), EngineError> {
     match (t.objects, t.object_prefix) {
         (Some(o), Some(prefix)) => Ok((o, prefix)),
-        _ => Err(EngineError::Unsupported { engine, message: "works on objects only: give the job objects=N".into() }),
+        _ => Err(EngineError::Unavailable { engine, message: "works on objects only: give the job objects=N".into() }),
     }
 }
 

@@ -14,6 +14,15 @@ impl EngineFactory for PsyncFactory {
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: false, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false, ordered: true }
     }
+    fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
+        no_options("psync", options)?;
+        Ok(Arc::new(PsyncConfig))
+    }
+}
+
+struct PsyncConfig;
+
+impl EngineConfig for PsyncConfig {
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(Psync { fds: setup.fds.to_vec(), buffers: setup.buffers, done: Vec::with_capacity(4) }))
     }
@@ -52,7 +61,7 @@ impl Engine for Psync {
             OpKind::Sync => retry_eintr(|| unsafe { libc::fsync(fd) as isize }),
             op => return Err(crate::unsupported_op("psync", op)),
         };
-        self.done.push(Completion::new(req.slot, result));
+        self.done.push(Completion::from_rc(req.slot, result));
         Ok(())
     }
 

@@ -11,13 +11,20 @@ use io_uring::{opcode, squeue, types, IoUring};
 
 pub struct UringFactory;
 
-const OPTIONS: &[OptionDesc] = &[
-    OptionDesc { name: "registerfiles", help: "register the files with the ring (default 1)" },
-    OptionDesc { name: "fixedbufs", help: "register the I/O buffers with the ring (default: on with direct=1)" },
-    OptionDesc { name: "sqthread_poll", help: "let a kernel thread poll the submission queue (default 0; costs a CPU)" },
-    OptionDesc {
+const OPTIONS: &[OptionInfo] = &[
+    OptionInfo { name: "registerfiles", kind: Kind::Flag, default: "1", help: "register the files with the ring" },
+    OptionInfo { name: "fixedbufs", kind: Kind::Flag, default: "direct", help: "register the I/O buffers with the ring" },
+    OptionInfo {
+        name: "sqthread_poll",
+        kind: Kind::Flag,
+        default: "0",
+        help: "let a kernel thread poll the submission queue (costs a CPU)",
+    },
+    OptionInfo {
         name: "iodepth_batch_submit",
-        help: "submit after this many queued I/Os (default: 1 with direct=1, iodepth when buffered)",
+        kind: Kind::Count,
+        default: "1 direct, iodepth buffered",
+        help: "submit after this many queued I/Os",
     },
 ];
 
@@ -33,18 +40,33 @@ impl EngineFactory for UringFactory {
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false, ordered: true }
     }
-    fn options(&self) -> &'static [OptionDesc] {
+    fn options(&self) -> &'static [OptionInfo] {
         OPTIONS
     }
-    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+    fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, OPTIONS, options)?;
-        for o in OPTIONS.iter().filter(|o| o.name != "iodepth_batch_submit") {
-            bool_option(NAME, options, o.name, false)?;
-        }
-        batch_option(options, 1).map(|_| ())
+        let flag = |name: &str| options.get(name).map(|_| bool_option(NAME, options, name, false)).transpose();
+        Ok(Arc::new(UringConfig {
+            registerfiles: flag("registerfiles")?.unwrap_or(true),
+            fixedbufs: flag("fixedbufs")?,
+            sqthread_poll: flag("sqthread_poll")?.unwrap_or(false),
+            batch: batch_option(options)?,
+        }))
     }
+}
+
+/// The engine's options, parsed once; `None` where the default depends on
+/// the worker (direct I/O or not).
+struct UringConfig {
+    registerfiles: bool,
+    fixedbufs: Option<bool>,
+    sqthread_poll: bool,
+    batch: Option<u32>,
+}
+
+impl EngineConfig for UringConfig {
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        Uring::open(setup).map(|u| Box::new(u) as Box<dyn Engine>)
+        Uring::open(self, setup).map(|u| Box::new(u) as Box<dyn Engine>)
     }
 }
 
@@ -59,12 +81,12 @@ struct Uring {
     batch: u32,
 }
 
-/// How many queued I/Os trigger a submission.
-fn batch_option(options: &BTreeMap<String, String>, default: u32) -> Result<u32, EngineError> {
+/// How many queued I/Os trigger a submission, when given.
+fn batch_option(options: &EngineOptions) -> Result<Option<u32>, EngineError> {
     match options.get("iodepth_batch_submit") {
-        None => Ok(default),
+        None => Ok(None),
         Some(v) => match v.trim().parse::<u32>() {
-            Ok(n) if n >= 1 => Ok(n),
+            Ok(n) if n >= 1 => Ok(Some(n)),
             _ => Err(EngineError::BadOption {
                 engine: NAME,
                 option: "iodepth_batch_submit".into(),
@@ -79,18 +101,18 @@ fn io_errno(e: &std::io::Error) -> i32 {
 }
 
 impl Uring {
-    fn open(setup: &WorkerSetup) -> Result<Uring, EngineError> {
-        let fixed_files = bool_option(NAME, setup.options, "registerfiles", true)?;
+    fn open(cfg: &UringConfig, setup: &WorkerSetup) -> Result<Uring, EngineError> {
+        let fixed_files = cfg.registerfiles;
         // Fixed buffers save pinning pages for direct I/O, but make buffered
         // copies slower (the kernel copies into a bvec), so they follow `direct`.
-        let fixed_bufs = bool_option(NAME, setup.options, "fixedbufs", setup.direct)?;
-        let sqpoll = bool_option(NAME, setup.options, "sqthread_poll", false)?;
+        let fixed_bufs = cfg.fixedbufs.unwrap_or(setup.direct);
+        let sqpoll = cfg.sqthread_poll;
         // A device gets each I/O as soon as its slot frees (measured: batches
         // of direct I/O under the block layer's plug lose ~15% IOPS on
         // virtio-blk at QD32); page-cache I/O is CPU-bound, and batching
         // saves a system call per I/O there.
         let default_batch = if setup.direct { 1 } else { setup.queue_depth };
-        let batch = batch_option(setup.options, default_batch)?;
+        let batch = cfg.batch.unwrap_or(default_batch);
         let entries = setup.queue_depth.next_power_of_two().max(2);
         let ring = build_ring(entries, sqpoll)?;
         if fixed_files {
@@ -128,6 +150,11 @@ impl Uring {
         let entry = if self.fixed_files { entry_for!(types::Fixed(req.file)) } else { entry_for!(types::Fd(self.fds[req.file as usize])) };
         entry.user_data(req.slot as u64)
     }
+}
+
+/// Whether this kernel (and its seccomp policy) lets a process set up a ring.
+pub fn available() -> bool {
+    IoUring::new(2).is_ok()
 }
 
 fn build_ring(entries: u32, sqpoll: bool) -> Result<IoUring, EngineError> {
@@ -198,7 +225,7 @@ impl Engine for Uring {
             self.enter(want, timeout)?;
         }
         for cqe in self.ring.completion() {
-            out.push(Completion::new(cqe.user_data() as u32, cqe.result() as i64));
+            out.push(Completion::from_rc(cqe.user_data() as u32, cqe.result() as i64));
         }
         Ok(())
     }

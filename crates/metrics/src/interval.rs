@@ -75,11 +75,11 @@ impl OpStats {
     }
 }
 
-/// One worker's measurements over one interval. Versioned through
-/// [`IntervalReport::VERSION`] so agents and coordinators can check they agree.
+/// One worker's measurements over one interval: the agent->coordinator
+/// message of the run protocol (its version is the protocol's, checked when an
+/// agent and a coordinator first talk).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct IntervalReport {
-    pub version: u32,
     pub job: u32,
     pub worker: u32,
     /// Interval number since the job started (warm-up intervals included).
@@ -100,11 +100,8 @@ pub struct IntervalReport {
 }
 
 impl IntervalReport {
-    pub const VERSION: u32 = 1;
-
     pub fn new(job: u32, worker: u32, with_service: bool) -> IntervalReport {
         IntervalReport {
-            version: Self::VERSION,
             job,
             worker,
             seq: 0,
@@ -159,7 +156,7 @@ mod tests {
     fn report_round_trips_through_json() {
         let mut r = IntervalReport::new(1, 2, true);
         r.op(OpKind::Read).record(4096, 100_000, 40_000);
-        r.op(OpKind::Write).errors.record(5);
+        r.op(OpKind::Write).errors.record(crate::IoFailure::errno(5));
         let text = serde_json::to_string(&r).unwrap();
         let back: IntervalReport = serde_json::from_str(&text).unwrap();
         assert_eq!(back.ops[0].ios, 1);

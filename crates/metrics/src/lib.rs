@@ -3,8 +3,9 @@
 //! Workers record into an [`IntervalReport`] they own and hand it over once per
 //! interval; the coordinator folds reports into totals of [`OpStats`]. Reports carry
 //! histograms, never percentiles, and serialize (histograms as base64 HdrHistogram
-//! V2+deflate) so that a remote agent only has to add a transport. This crate
-//! knows nothing of engines, targets or report formats.
+//! V2+deflate) so that a remote agent only has to add a transport. Failures are
+//! counted by a backend-independent kind and the storage's own detail
+//! ([`errors`]). This crate knows nothing of engines, targets or report formats.
 
 pub mod cpu;
 pub mod errors;
@@ -13,7 +14,7 @@ pub mod interval;
 pub mod summary;
 
 pub use cpu::CpuTimes;
-pub use errors::ErrorTally;
+pub use errors::{Detail, ErrorKind, ErrorTally, IoFailure};
 pub use hist::LatencyHistogram;
 pub use interval::{IntervalReport, OpStats};
 pub use summary::{LatencySummary, STANDARD_PERCENTILES};

@@ -1,7 +1,7 @@
 //! The per-second series as CSV, one row per job, interval and operation kind.
 
 use std::io::Write;
-use storbench_runner::RunResult;
+use storbench_model::RunResult;
 
 pub const HEADER: &str = "job,t_s,duration_s,warmup,op,iops,bytes_per_s,p50_us,p99_us,max_us,errors";
 
@@ -14,6 +14,10 @@ pub fn render(r: &RunResult) -> String {
 /// Write the CSV row by row (a long run has many rows).
 pub fn write(r: &RunResult, out: &mut impl Write) -> std::io::Result<()> {
     writeln!(out, "{HEADER}")?;
+    rows(r, out)
+}
+
+fn rows(r: &RunResult, out: &mut impl Write) -> std::io::Result<()> {
     for j in &r.jobs {
         for p in &j.series {
             for o in &p.ops {
@@ -43,5 +47,24 @@ fn quote(s: &str) -> String {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
+    }
+}
+
+/// The per-second series as a format (one header, then every run's rows).
+pub struct Csv;
+
+impl crate::Exporter for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+    fn describe(&self) -> &'static str {
+        "the per-second series (as series.csv)"
+    }
+    fn file_name(&self) -> Option<&'static str> {
+        Some("series.csv")
+    }
+    fn write(&self, runs: &storbench_model::RunSet, mut out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(out, "{HEADER}")?;
+        runs.results().try_for_each(|r| rows(r, &mut out))
     }
 }

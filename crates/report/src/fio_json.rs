@@ -8,7 +8,7 @@
 
 use serde_json::{json, Map, Value};
 use storbench_metrics::{LatencyHistogram, STANDARD_PERCENTILES};
-use storbench_runner::{JobResult, RunResult};
+use storbench_model::{JobResult, RunResult};
 use storbench_workload::OpKind;
 
 pub fn render(r: &RunResult) -> String {
@@ -197,7 +197,7 @@ fn buckets(h: &LatencyHistogram, unit: u64, keys: &[&str]) -> Value {
     for k in keys {
         let count = if let Some(rest) = k.strip_prefix(">=") {
             let from: u64 = rest.parse::<u64>().unwrap_or(0) * unit;
-            h.count_between(from, u64::MAX.min(h.max().max(from)))
+            h.count_between(from, h.max().max(from))
         } else {
             let high = k.parse::<u64>().unwrap_or(0) * unit;
             let c = if high > low { h.count_between(low + 1, high) } else { 0 };
@@ -207,4 +207,22 @@ fn buckets(h: &LatencyHistogram, unit: u64, keys: &[&str]) -> Value {
         m.insert(k.to_string(), json!(count as f64 * 100.0 / total));
     }
     Value::Object(m)
+}
+
+/// fio's JSON as a format.
+pub struct FioJson;
+
+impl crate::Exporter for FioJson {
+    fn name(&self) -> &'static str {
+        "fio-json"
+    }
+    fn describe(&self) -> &'static str {
+        "fio's --output-format=json shape (as fio.json)"
+    }
+    fn file_name(&self) -> Option<&'static str> {
+        Some("fio.json")
+    }
+    fn write(&self, runs: &storbench_model::RunSet, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        crate::export::each(runs, out, |r, out| out.write_all(render(r).as_bytes()))
+    }
 }

@@ -4,7 +4,7 @@
 //! as one string first.
 
 use std::io::Write;
-use storbench_runner::RunResult;
+use storbench_model::RunResult;
 
 pub fn write(r: &RunResult, out: &mut impl Write) -> std::io::Result<()> {
     serde_json::to_writer_pretty(&mut *out, r).map_err(std::io::Error::other)?;
@@ -19,4 +19,22 @@ pub fn render(r: &RunResult) -> String {
 
 pub fn parse(text: &str) -> Result<RunResult, serde_json::Error> {
     serde_json::from_str(text)
+}
+
+/// storbench's own JSON as a format.
+pub struct Json;
+
+impl crate::Exporter for Json {
+    fn name(&self) -> &'static str {
+        "json"
+    }
+    fn describe(&self) -> &'static str {
+        "the full result with encoded histograms (as result.json)"
+    }
+    fn file_name(&self) -> Option<&'static str> {
+        Some("result.json")
+    }
+    fn write(&self, runs: &storbench_model::RunSet, out: &mut dyn Write) -> std::io::Result<()> {
+        crate::export::each(runs, out, |r, mut out| write(r, &mut out))
+    }
 }

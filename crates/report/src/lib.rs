@@ -1,10 +1,17 @@
-//! Renderers: each output format is a pure function of a [`RunResult`] in its
-//! own module. Nothing here measures or runs anything.
+//! Renderers: each output format is a pure function of results in its own
+//! module, behind one [`Exporter`] trait. They depend on the model only (no
+//! runner, no engine), so every report can be rendered again from a results
+//! directory (`storbench show`). Nothing here measures or runs anything.
 //!
-//! [`RunResult`]: storbench_runner::RunResult
+//! The compatibility tools' own outputs (`rados bench`, `rbd bench`,
+//! swift-bench, an ssbench ramp) are renderers too, in [`compat`].
 
+pub mod compat;
 pub mod csv;
+mod export;
 pub mod fio_json;
 pub mod fmt;
 pub mod json;
 pub mod text;
+
+pub use export::{each, find, names, render_one, Exporter, EXPORTERS};

@@ -1,8 +1,9 @@
-//! The human summary: one row per job and operation kind, read at a glance.
+//! The human summary (`summary.txt`): one row per job and operation kind,
+//! read at a glance, then the job lines, CPU cost, errors, warnings and notes.
 
 use crate::fmt;
 use std::fmt::Write as _;
-use storbench_runner::{JobResult, OpResult, RunResult};
+use storbench_model::{JobResult, OpResult, RunResult};
 
 const HEADER: [&str; 13] = ["job", "op", "IOPS", "MiB/s", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "errors", ""];
 
@@ -40,8 +41,8 @@ pub fn render(r: &RunResult) -> String {
     warnings.dedup();
     for j in &r.jobs {
         for o in &j.ops {
-            for (kind, n) in &o.errors {
-                let _ = writeln!(out, "errors {} {}: {kind}: {n}", j.name, o.op.name());
+            if !o.errors.is_empty() {
+                let _ = writeln!(out, "errors {} {}: {}", j.name, o.op.name(), errors(o));
             }
             if o.retries > 0 {
                 let _ = writeln!(
@@ -60,7 +61,20 @@ pub fn render(r: &RunResult) -> String {
     for w in warnings {
         let _ = writeln!(out, "warning: {w}");
     }
+    for n in &r.notes {
+        let _ = writeln!(out, "note: {n}");
+    }
     out
+}
+
+/// Failures by kind, then by the storage's own words: "not found 3 (HTTP 404: 3)".
+fn errors(o: &OpResult) -> String {
+    let kinds: Vec<String> = o.error_kinds.iter().map(|(k, n)| format!("{} {n}", k.name())).collect();
+    let details: Vec<String> = o.errors.iter().map(|(d, n)| format!("{d}: {n}")).collect();
+    if kinds.is_empty() {
+        return details.join(", ");
+    }
+    format!("{} ({})", kinds.join(", "), details.join(", "))
 }
 
 fn name_width(r: &RunResult) -> usize {
@@ -149,4 +163,22 @@ fn cpu_line(out: &mut String, r: &RunResult) {
     let total_ns = r.cpu.user_ns + r.cpu.sys_ns;
     let per_io = if ios > 0 { format!(", {} per I/O", fmt::latency(total_ns / ios)) } else { String::new() };
     let _ = writeln!(out, "client CPU: user {:.2}s, sys {:.2}s{per_io}", r.cpu.user_ns as f64 / 1e9, r.cpu.sys_ns as f64 / 1e9);
+}
+
+/// The summary as a format.
+pub struct Text;
+
+impl crate::Exporter for Text {
+    fn name(&self) -> &'static str {
+        "text"
+    }
+    fn describe(&self) -> &'static str {
+        "the summary table (as summary.txt)"
+    }
+    fn file_name(&self) -> Option<&'static str> {
+        Some("summary.txt")
+    }
+    fn write(&self, runs: &storbench_model::RunSet, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        crate::export::each(runs, out, |r, out| out.write_all(render(r).as_bytes()))
+    }
 }

@@ -2,9 +2,9 @@
 //! accepted by re-running with UPDATE_GOLDEN=1 and reviewing the diff.
 
 use std::path::PathBuf;
-use storbench_metrics::{CpuTimes, IntervalReport, LatencySummary, OpStats};
+use storbench_metrics::{CpuTimes, LatencySummary, OpStats};
+use storbench_model::{JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, SizeClassResult, Warning, SCHEMA_VERSION};
 use storbench_report::{csv, text};
-use storbench_runner::{JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, SizeClassResult, Warning, SCHEMA_VERSION};
 use storbench_workload::{apply_option, JobSpec, OpKind};
 
 fn stats(base_ns: u64, n: u64, bytes: u64) -> OpStats {
@@ -83,7 +83,6 @@ fn object_job() -> JobResult {
 }
 
 fn sample() -> RunResult {
-    let _ = IntervalReport::VERSION;
     let mut jobs = vec![
         job("4k-randread-qd1", &[("rw", "randread"), ("ioengine", "io_uring")], &[(OpKind::Read, 85_000, 110_000, 4096)]),
         job(
@@ -103,6 +102,8 @@ fn sample() -> RunResult {
         jobs,
         cpu: CpuTimes { user_ns: 630_000_000, sys_ns: 10_370_000_000 },
         warnings: vec![],
+        parameters: Default::default(),
+        notes: vec![],
     }
 }
 

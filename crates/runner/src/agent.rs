@@ -1,128 +1,361 @@
-//! The in-process agent: starts one group's workers and forwards their messages.
+//! The in-process agent: speaks the run protocol (`storbench_model::protocol`)
+//! over channels, starts the workers of each assignment, releases them
+//! together at `Start`, and passes `Stop`/`Abort` on to them.
 //!
-//! [`AgentMsg`] is the whole protocol between agents and the coordinator (it is
-//! plain serde data, versioned through [`IntervalReport::VERSION`]); a remote
-//! agent would carry the same messages over a connection.
+//! The coordinator sees an agent only through [`AgentLink`]: send a
+//! [`ToAgent`], receive a [`FromAgent`]. A remote agent will be another link
+//! that serializes the same messages. Workers send their reports straight
+//! into the link's channel; the agent's own thread handles only the
+//! coordinator's messages.
 
-use crate::plan::JobPlan;
-use crate::worker::{Worker, WorkerParams};
-use serde::{Deserialize, Serialize};
+use crate::worker::{Worker, WorkerLink};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+use storbench_engine::{EngineConfig, EngineFactory};
 use storbench_metrics::{CpuTimes, IntervalReport};
+use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, ToAgent, WorkerDone, WorkerId};
 
-/// A worker's final word.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct WorkerDone {
-    pub job: u32,
-    pub worker: u32,
-    /// Sequence number of its last interval report.
-    pub last_seq: u64,
-    /// When it stopped, in ns since the group started.
-    pub end_ns: u64,
-    pub cpu: CpuTimes,
-    /// Set up or engine failure that ended the worker early.
-    pub error: Option<String>,
+/// The link is gone: the agent (or its thread) ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkClosed;
+
+/// One agent as the coordinator sees it.
+pub trait AgentLink {
+    /// Who the agent is (for messages).
+    fn name(&self) -> &str;
+    fn send(&mut self, msg: ToAgent) -> Result<(), LinkClosed>;
+    /// The next message, or `Ok(None)` when none came within `timeout`.
+    fn recv(&mut self, timeout: Duration) -> Result<Option<FromAgent>, LinkClosed>;
+    /// An interval report the coordinator is done with, for the worker to
+    /// reuse (in-process only; a remote link drops it).
+    fn recycle(&mut self, _report: Box<IntervalReport>) {}
 }
 
-/// Everything an agent tells the coordinator.
-#[derive(Debug, Serialize, Deserialize)]
-pub enum AgentMsg {
-    Interval(Box<IntervalReport>),
-    Done(WorkerDone),
+/// How an agent gets a live engine for a job share.
+pub trait Resolver: Send + Sync {
+    fn engine(&self, share: &JobShare) -> Result<(&'static dyn EngineFactory, Arc<dyn EngineConfig>), String>;
 }
 
-pub struct LocalAgent {
-    rx: Receiver<AgentMsg>,
-    returns: HashMap<(u32, u32), Sender<Box<IntervalReport>>>,
-    handles: Vec<JoinHandle<()>>,
-    start: Arc<OnceLock<Instant>>,
+/// Where a run stands, shared by the agent and its workers: the start gate,
+/// and how far it has been asked to stop.
+pub struct RunControl {
+    stop: AtomicU8,
+    start: Mutex<Gate>,
+    opened: Condvar,
 }
 
-impl LocalAgent {
-    /// Spawn every worker of these jobs; they start together once all are set up.
-    pub fn start(jobs: &[&JobPlan]) -> LocalAgent {
-        let total: usize = jobs.iter().map(|j| j.spec.numjobs as usize).sum();
-        let (tx, rx) = mpsc::sync_channel::<AgentMsg>(256 + total * 4);
-        let barrier = Arc::new(Barrier::new(total));
-        let start = Arc::new(OnceLock::new());
-        let mut returns = HashMap::new();
-        let mut handles = Vec::new();
-        for job in jobs {
-            let spec = Arc::new(job.spec.clone());
-            for w in 0..job.spec.numjobs {
-                let (ret_tx, ret_rx) = mpsc::channel();
-                returns.insert((job.id, w), ret_tx);
-                let params = WorkerParams {
-                    job: job.id,
-                    worker: w,
-                    spec: spec.clone(),
-                    engine: job.engine,
-                    targets: job.prepared.get(w as usize).cloned().unwrap_or_default(),
-                    region: job.region,
-                    io_limit: job.io_limit,
-                    queue_depth: job.queue_depth,
-                    ramp_ns: job.ramp_ns,
-                    end_ns: job.end_ns,
-                    ops_per_sec: job.ops_per_sec,
-                    object_prefix: job.object_prefix.clone(),
-                };
-                let (tx, barrier, start) = (tx.clone(), barrier.clone(), start.clone());
-                let name = format!("sb-{}-{}", job.spec.name.chars().take(8).collect::<String>(), w);
-                let h = std::thread::Builder::new()
-                    .name(name)
-                    .spawn(move || worker_main(params, tx, ret_rx, &barrier, &start))
-                    .expect("spawning a worker thread");
-                handles.push(h);
+#[derive(Clone, Copy)]
+enum Gate {
+    Closed,
+    Open(Instant),
+    /// Stopped before it started.
+    Cancelled,
+}
+
+const RUNNING: u8 = 0;
+const STOPPING: u8 = 1;
+const ABORTING: u8 = 2;
+
+impl RunControl {
+    fn new() -> RunControl {
+        RunControl { stop: AtomicU8::new(RUNNING), start: Mutex::new(Gate::Closed), opened: Condvar::new() }
+    }
+
+    /// The measured phase must end (Stop or Abort).
+    #[inline]
+    pub fn stopping(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) >= STOPPING
+    }
+
+    /// Set-up and clean-up work must end too.
+    #[inline]
+    pub fn aborting(&self) -> bool {
+        self.stop.load(Ordering::Relaxed) >= ABORTING
+    }
+
+    /// Wait for `Start`: the instant the group starts, or `None` if the run
+    /// was stopped first.
+    pub fn wait_start(&self) -> Option<Instant> {
+        let mut g = self.start.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match *g {
+                Gate::Open(at) => return Some(at),
+                Gate::Cancelled => return None,
+                Gate::Closed => g = self.opened.wait(g).unwrap_or_else(|e| e.into_inner()),
             }
         }
-        LocalAgent { rx, returns, handles, start }
     }
 
-    pub fn recv(&self, timeout: Duration) -> Option<AgentMsg> {
-        self.rx.recv_timeout(timeout).ok()
+    fn open(&self, at: Instant) {
+        let mut g = self.start.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(*g, Gate::Closed) {
+            *g = Gate::Open(at);
+        }
+        self.opened.notify_all();
     }
 
-    /// Give an emptied report back to its worker for reuse.
-    pub fn recycle(&self, report: Box<IntervalReport>) {
-        if let Some(tx) = self.returns.get(&(report.job, report.worker)) {
+    fn stop(&self, level: u8) {
+        self.stop.fetch_max(level, Ordering::Relaxed);
+        let mut g = self.start.lock().unwrap_or_else(|e| e.into_inner());
+        if matches!(*g, Gate::Closed) {
+            *g = Gate::Cancelled;
+        }
+        self.opened.notify_all();
+    }
+}
+
+/// Report buffers on their way back to their workers.
+type Spares = Arc<Mutex<HashMap<(u32, u32), Sender<Box<IntervalReport>>>>>;
+
+/// The coordinator's end of an in-process agent.
+pub struct LocalLink {
+    to_agent: Sender<ToAgent>,
+    from_agent: Receiver<FromAgent>,
+    spares: Spares,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Start an in-process agent whose engines come from `resolver`.
+pub fn spawn_local(resolver: Arc<dyn Resolver>) -> LocalLink {
+    let (to_agent, inbox) = mpsc::channel();
+    // Bounded, so workers cannot run arbitrarily far ahead of a stalled
+    // coordinator; room for a few seconds of reports from every worker.
+    let (outbox, from_agent) = mpsc::sync_channel(4096);
+    let spares: Spares = Arc::default();
+    let agent = LocalAgent { resolver, outbox, spares: spares.clone(), run: None };
+    let thread = std::thread::Builder::new().name("sb-agent".into()).spawn(move || agent.serve(inbox));
+    match thread {
+        Ok(t) => LocalLink { to_agent, from_agent, spares, thread: Some(t) },
+        // No agent thread: the link reports itself closed at the first message.
+        Err(_) => {
+            let (to_agent, _) = mpsc::channel();
+            let (_, from_agent) = mpsc::sync_channel(1);
+            LocalLink { to_agent, from_agent, spares, thread: None }
+        }
+    }
+}
+
+impl AgentLink for LocalLink {
+    fn name(&self) -> &str {
+        "local agent"
+    }
+
+    fn send(&mut self, msg: ToAgent) -> Result<(), LinkClosed> {
+        self.to_agent.send(msg).map_err(|_| LinkClosed)
+    }
+
+    fn recv(&mut self, timeout: Duration) -> Result<Option<FromAgent>, LinkClosed> {
+        match self.from_agent.recv_timeout(timeout) {
+            Ok(m) => Ok(Some(m)),
+            Err(mpsc::RecvTimeoutError::Timeout) => Ok(None),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(LinkClosed),
+        }
+    }
+
+    fn recycle(&mut self, report: Box<IntervalReport>) {
+        let spares = self.spares.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(tx) = spares.get(&(report.job, report.worker)) {
             let _ = tx.send(report);
         }
     }
+}
 
-    /// When the workers started (after all were set up).
-    pub fn started(&self) -> Option<Instant> {
-        self.start.get().copied()
-    }
-
-    pub fn join(self) {
-        for h in self.handles {
-            let _ = h.join();
+impl Drop for LocalLink {
+    fn drop(&mut self) {
+        // Closing our end of the inbox ends the agent's loop; closing the
+        // outbox first means no worker blocks on a report nobody will read.
+        let (_, closed) = mpsc::sync_channel(1);
+        drop(std::mem::replace(&mut self.from_agent, closed));
+        let (dead, _) = mpsc::channel();
+        self.to_agent = dead;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
         }
     }
 }
 
-fn worker_main(
-    p: WorkerParams,
-    tx: SyncSender<AgentMsg>,
-    spare: Receiver<Box<IntervalReport>>,
-    barrier: &Barrier,
-    start: &OnceLock<Instant>,
-) {
-    let (job, worker) = (p.job, p.worker);
-    let ready = Worker::set_up(p, tx.clone(), spare);
-    // Every worker waits, set up or not, so that none waits forever.
-    if barrier.wait().is_leader() {
-        let _ = start.set(Instant::now());
+/// The current assignment: its control and its worker threads.
+struct Run {
+    control: Arc<RunControl>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+struct LocalAgent {
+    resolver: Arc<dyn Resolver>,
+    outbox: SyncSender<FromAgent>,
+    spares: Spares,
+    run: Option<Run>,
+}
+
+impl LocalAgent {
+    /// Answer the coordinator until it hangs up (or speaks another version).
+    fn serve(mut self, inbox: Receiver<ToAgent>) {
+        let mut greeted = false;
+        while let Ok(msg) = inbox.recv() {
+            let fatal = match msg {
+                ToAgent::Hello(h) => self.hello(&h).map(|_| greeted = true).err(),
+                _ if !greeted => Some("the coordinator sent a message before Hello".to_string()),
+                ToAgent::Assign(a) => {
+                    self.assign(a);
+                    None
+                }
+                ToAgent::Start { at_unix_ns } => {
+                    self.with_run(|c| c.open(instant_of(at_unix_ns)));
+                    None
+                }
+                ToAgent::Stop => {
+                    self.with_run(|c| c.stop(STOPPING));
+                    None
+                }
+                ToAgent::Abort => {
+                    self.with_run(|c| c.stop(ABORTING));
+                    None
+                }
+            };
+            if let Some(message) = fatal {
+                let _ = self.outbox.send(FromAgent::Failed { message });
+                break;
+            }
+        }
+        // The coordinator is gone (or refused): stop whatever still runs.
+        self.with_run(|c| c.stop(ABORTING));
+        self.finish_run();
     }
-    barrier.wait();
-    let clock = crate::clock::Clock::at(*start.get().expect("set by the barrier leader"));
-    let done = match ready {
-        Ok(w) => w.run(clock),
-        Err(error) => WorkerDone { job, worker, last_seq: 0, end_ns: 0, cpu: CpuTimes::default(), error: Some(error) },
+
+    fn hello(&self, h: &Hello) -> Result<(), String> {
+        h.check().map_err(|e| e.to_string())?;
+        self.outbox.send(FromAgent::Hello(Hello::ours("local agent"))).map_err(|_| "the coordinator hung up".to_string())
+    }
+
+    fn with_run(&self, f: impl FnOnce(&RunControl)) {
+        if let Some(run) = &self.run {
+            f(&run.control);
+        }
+    }
+
+    /// Wait for the workers of the previous assignment.
+    fn finish_run(&mut self) {
+        if let Some(run) = self.run.take() {
+            for t in run.threads {
+                let _ = t.join();
+            }
+        }
+    }
+
+    /// Start every worker of the assignment; each reports Ready (or Done with
+    /// its failure) and waits for Start.
+    fn assign(&mut self, a: Assignment) {
+        self.finish_run();
+        let control = Arc::new(RunControl::new());
+        let mut threads = Vec::new();
+        let jobs: HashMap<u32, Arc<JobShare>> = a.jobs.into_iter().map(|j| (j.job, Arc::new(j))).collect();
+        for id in a.workers {
+            let Some(share) = jobs.get(&id.job).cloned() else {
+                self.fail_worker(id, format!("assigned a worker of job {} that the assignment does not describe", id.job));
+                continue;
+            };
+            match self.spawn_worker(id, share, &control) {
+                Ok(t) => threads.push(t),
+                Err(message) => self.fail_worker(id, message),
+            }
+        }
+        self.run = Some(Run { control, threads });
+    }
+
+    fn spawn_worker(&self, id: WorkerId, share: Arc<JobShare>, control: &Arc<RunControl>) -> Result<JoinHandle<()>, String> {
+        let (engine, config) = self.resolver.engine(&share)?;
+        let (spare_tx, spare_rx) = mpsc::channel();
+        self.spares.lock().unwrap_or_else(|e| e.into_inner()).insert((id.job, id.worker), spare_tx);
+        let link = WorkerLink { tx: self.outbox.clone(), spare: spare_rx, control: control.clone() };
+        let name = format!("sb-{}-{}", share.spec.name.chars().take(8).collect::<String>(), id.worker);
+        std::thread::Builder::new()
+            .name(name)
+            .spawn(move || worker_main(id, share, engine, config, link))
+            .map_err(|e| format!("could not start a worker thread ({e}); lower numjobs or raise the thread limit (ulimit -u)"))
+    }
+
+    /// A worker that never started still ends, so the coordinator is not left waiting.
+    fn fail_worker(&self, id: WorkerId, error: String) {
+        let done = WorkerDone { job: id.job, worker: id.worker, last_seq: None, end_ns: 0, cpu: CpuTimes::default(), error: Some(error) };
+        let _ = self.outbox.send(FromAgent::Done(done));
+    }
+}
+
+/// A worker thread: set up, say Ready, wait for Start, run, say Done.
+fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFactory, config: Arc<dyn EngineConfig>, link: WorkerLink) {
+    let done = |error: String| WorkerDone {
+        job: id.job,
+        worker: id.worker,
+        last_seq: None,
+        end_ns: 0,
+        cpu: CpuTimes::default(),
+        error: Some(error),
     };
-    let _ = tx.send(AgentMsg::Done(done));
+    let tx = link.tx.clone();
+    let control = link.control.clone();
+    let ready = Worker::set_up(share, id.worker, engine, config.as_ref(), link);
+    let msg = match ready {
+        Err(error) => done(error),
+        Ok(w) => {
+            let _ = tx.send(FromAgent::Ready(id));
+            match control.wait_start() {
+                Some(at) => w.run(crate::clock::Clock::at(at)),
+                None => w.cancelled(),
+            }
+        }
+    };
+    let _ = tx.send(FromAgent::Done(msg));
+}
+
+/// The local instant of a Unix time (a start slightly in the past is now).
+fn instant_of(at_unix_ns: u64) -> Instant {
+    let now = Instant::now();
+    let now_unix = protocol::unix_now_ns();
+    if at_unix_ns >= now_unix {
+        now + Duration::from_nanos(at_unix_ns - now_unix)
+    } else {
+        now.checked_sub(Duration::from_nanos(now_unix - at_unix_ns)).unwrap_or(now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoEngines;
+    impl Resolver for NoEngines {
+        fn engine(&self, _: &JobShare) -> Result<(&'static dyn EngineFactory, Arc<dyn EngineConfig>), String> {
+            Err("none".into())
+        }
+    }
+
+    #[test]
+    fn an_agent_refuses_a_coordinator_of_another_protocol_version() {
+        let mut link = spawn_local(Arc::new(NoEngines));
+        let mut hello = Hello::ours("coordinator");
+        hello.protocol += 1;
+        link.send(ToAgent::Hello(hello)).unwrap();
+        match link.recv(Duration::from_secs(10)).unwrap() {
+            Some(FromAgent::Failed { message }) => {
+                assert!(message.contains("run protocol version") && message.contains("same storbench version"), "{message}")
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+        assert_eq!(link.recv(Duration::from_secs(10)).err(), Some(LinkClosed), "the agent hangs up");
+    }
+
+    #[test]
+    fn stop_before_start_cancels_the_gate_and_start_after_stop_does_not_reopen_it() {
+        let c = RunControl::new();
+        c.stop(STOPPING);
+        assert!(c.stopping() && !c.aborting());
+        c.open(Instant::now());
+        assert!(c.wait_start().is_none());
+        c.stop(ABORTING);
+        assert!(c.aborting());
+    }
 }

@@ -1,16 +1,22 @@
-//! The coordinator: runs the plan's groups one after another, merges interval
-//! reports into per-second series and totals, and builds the result.
+//! The coordinator: runs the plan's groups one after another over the run
+//! protocol, merges interval reports into per-second series and totals, and
+//! builds the result.
 //!
-//! Percentiles are always computed from merged histograms, never averaged.
+//! Per group it assigns the jobs to its agent, waits until every worker is
+//! set up, starts them together, and turns Ctrl-C into `Stop` (then `Abort`)
+//! for this run only. Percentiles are always computed from merged
+//! histograms, never averaged.
 
-use crate::agent::{AgentMsg, LocalAgent, WorkerDone};
-use crate::plan::{JobPlan, Plan};
-use crate::result::*;
-use crate::stop;
-use crate::warnings::Warning;
-use std::collections::BTreeMap;
+use crate::agent::{spawn_local, AgentLink, LinkClosed, Resolver};
+use crate::interrupt::Scope;
+use crate::prepare::{Prepared, ReadyJob};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Duration;
+use storbench_engine::{EngineConfig, EngineFactory};
 use storbench_metrics::{CpuTimes, IntervalReport, OpStats};
+use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, ToAgent, WorkerDone, WorkerId};
+use storbench_model::*;
 use storbench_workload::OpKind;
 
 /// One second of one job, for live progress.
@@ -22,16 +28,97 @@ pub struct Progress<'a> {
     pub point: &'a SeriesPoint,
 }
 
-/// Watches a run as it goes (live progress); must be cheap.
+/// Watches a run as it goes (live progress, a compatibility tool's
+/// per-second lines); must be cheap. It sees every point of the series, in
+/// order, the last partial one included.
 pub trait Observer {
-    fn job_started(&self, _job: &JobPlan) {}
-    fn second(&self, _p: &Progress) {}
-    fn group_finished(&self) {}
+    fn job_started(&mut self, _job: &JobShare) {}
+    fn second(&mut self, _p: &Progress) {}
+    fn group_finished(&mut self) {}
 }
 
 /// An observer that does nothing (piped output, tests).
 pub struct Silent;
 impl Observer for Silent {}
+
+/// How long the coordinator waits for an agent to greet it.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The plan's own engines, for its in-process agent.
+struct PlanEngines(HashMap<u32, (&'static dyn EngineFactory, Arc<dyn EngineConfig>)>);
+
+impl Resolver for PlanEngines {
+    fn engine(&self, share: &JobShare) -> Result<(&'static dyn EngineFactory, Arc<dyn EngineConfig>), String> {
+        self.0.get(&share.job).cloned().ok_or_else(|| format!("job {} is not in this run's plan", share.job))
+    }
+}
+
+/// Run every group of the plan and return the result (always, even when
+/// interrupted or when workers failed).
+pub fn run_plan(plan: &Prepared, observer: &mut dyn Observer, scope: &Scope) -> RunResult {
+    let engines = plan.jobs.iter().map(|j| (j.share.job, (j.engine, j.config.clone()))).collect();
+    let mut link = spawn_local(Arc::new(PlanEngines(engines)));
+    run_plan_on(&mut link, plan, observer, scope)
+}
+
+/// [`run_plan`] over a given agent link.
+pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn Observer, scope: &Scope) -> RunResult {
+    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let cpu0 = CpuTimes::process();
+    let wall0 = std::time::Instant::now();
+    let mut jobs = Vec::new();
+    let mut failure = handshake(link).err();
+    for group in &plan.groups {
+        if scope.interrupted() {
+            break;
+        }
+        let members: Vec<&ReadyJob> = group.iter().map(|i| &plan.jobs[*i]).collect();
+        let run = GroupRun::new(&members, failure.clone());
+        let (results, lost) = run.run(link, observer, scope);
+        jobs.extend(results);
+        failure = failure.or(lost);
+        observer.group_finished();
+    }
+    let cpu = CpuTimes::process().since(cpu0);
+    let interrupted = scope.interrupted();
+    let mut warnings = Vec::new();
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
+    let cpu_percent = cpu.total().as_secs_f64() / (wall0.elapsed().as_secs_f64() * cpus).max(1e-9) * 100.0;
+    if cpu_percent > 90.0 && plan.jobs.iter().any(|j| j.engine.capabilities().does_io) {
+        warnings.push(Warning::ClientCpuBound { cpu_percent });
+    }
+    if interrupted {
+        warnings.push(Warning::Interrupted);
+    }
+    RunResult {
+        schema_version: SCHEMA_VERSION,
+        storbench_version: env!("CARGO_PKG_VERSION").into(),
+        started_unix,
+        hostname: hostname(),
+        interrupted,
+        jobs,
+        cpu,
+        warnings,
+        parameters: BTreeMap::new(),
+        notes: Vec::new(),
+    }
+}
+
+/// Greet the agent and check it speaks our protocol version.
+fn handshake(link: &mut dyn AgentLink) -> Result<(), String> {
+    let name = link.name().to_string();
+    let lost = |_: LinkClosed| format!("{name} hung up before greeting");
+    link.send(ToAgent::Hello(Hello::ours("coordinator"))).map_err(lost)?;
+    let deadline = std::time::Instant::now() + HELLO_TIMEOUT;
+    while std::time::Instant::now() < deadline {
+        match link.recv(Duration::from_millis(200)).map_err(lost)? {
+            Some(FromAgent::Hello(h)) => return h.check().map_err(|e| e.to_string()),
+            Some(FromAgent::Failed { message }) => return Err(format!("{name}: {message}")),
+            Some(_) | None => {}
+        }
+    }
+    Err(format!("{name} did not answer within {} s", HELLO_TIMEOUT.as_secs()))
+}
 
 struct Pending {
     received: u32,
@@ -55,12 +142,12 @@ struct JobAcc {
 }
 
 impl JobAcc {
-    fn new(job: &JobPlan) -> JobAcc {
-        let svc = job.ops_per_sec.is_some();
+    fn new(share: &JobShare) -> JobAcc {
+        let svc = share.ops_per_sec.is_some();
         JobAcc {
-            workers: job.spec.numjobs,
+            workers: share.workers,
             totals: op_stats(svc),
-            class_totals: (0..job.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len())).map(|_| op_stats(svc)).collect(),
+            class_totals: share.size_classes().iter().map(|_| op_stats(svc)).collect(),
             pending: BTreeMap::new(),
             series: Vec::new(),
             done: Vec::new(),
@@ -101,7 +188,7 @@ impl JobAcc {
     fn complete_points(&mut self, all: bool) -> Vec<SeriesPoint> {
         let mut out = Vec::new();
         while let Some((&seq, p)) = self.pending.iter().next() {
-            let finished_before = self.done.iter().filter(|d| d.last_seq < seq).count() as u32;
+            let finished_before = self.done.iter().filter(|d| d.last_seq.is_none_or(|l| l < seq)).count() as u32;
             if !all && p.received + finished_before < self.workers {
                 break;
             }
@@ -144,107 +231,167 @@ fn point(p: &Pending) -> SeriesPoint {
     SeriesPoint { t: p.end_ns as f64 / 1e9, duration: dur, warmup: p.warmup, ops }
 }
 
-/// Run every group of the plan and return the result (always, even when
-/// interrupted or when workers failed).
-pub fn run_plan(plan: &Plan, observer: &dyn Observer) -> RunResult {
-    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
-    let cpu0 = CpuTimes::process();
-    let wall0 = std::time::Instant::now();
-    let mut jobs = Vec::new();
-    for group in &plan.groups {
-        if stop::requested() {
-            break;
-        }
-        let members: Vec<&JobPlan> = group.iter().map(|i| &plan.jobs[*i]).collect();
-        jobs.extend(run_group(&members, observer));
-        observer.group_finished();
-    }
-    let cpu = CpuTimes::process().since(cpu0);
-    let interrupted = stop::requested();
-    let mut warnings = Vec::new();
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as f64;
-    let cpu_percent = cpu.total().as_secs_f64() / (wall0.elapsed().as_secs_f64() * cpus).max(1e-9) * 100.0;
-    if cpu_percent > 90.0 && plan.jobs.iter().any(|j| j.engine.capabilities().does_io) {
-        warnings.push(Warning::ClientCpuBound { cpu_percent });
-    }
-    if interrupted {
-        warnings.push(Warning::Interrupted);
-    }
-    RunResult {
-        schema_version: SCHEMA_VERSION,
-        storbench_version: env!("CARGO_PKG_VERSION").into(),
-        started_unix,
-        hostname: hostname(),
-        interrupted,
-        jobs,
-        cpu,
-        warnings,
-    }
+/// One group on one agent, from assignment to the last worker's Done.
+struct GroupRun<'a> {
+    members: &'a [&'a ReadyJob],
+    accs: BTreeMap<u32, JobAcc>,
+    /// Workers that have not said Done yet.
+    waiting: HashSet<WorkerId>,
+    /// Workers that have not said Ready (or Done) yet.
+    unready: HashSet<WorkerId>,
+    started: bool,
+    /// How far a stop has been asked for (0 none, 1 Stop, 2 Abort).
+    stop_sent: u32,
+    /// Why the agent cannot run this group (set before or during it).
+    failure: Option<String>,
 }
 
-fn run_group(members: &[&JobPlan], observer: &dyn Observer) -> Vec<JobResult> {
-    for j in members {
-        observer.job_started(j);
+impl<'a> GroupRun<'a> {
+    fn new(members: &'a [&'a ReadyJob], failure: Option<String>) -> GroupRun<'a> {
+        let workers: HashSet<WorkerId> =
+            members.iter().flat_map(|j| (0..j.share.workers).map(move |w| WorkerId { job: j.share.job, worker: w })).collect();
+        GroupRun {
+            members,
+            accs: members.iter().map(|j| (j.share.job, JobAcc::new(&j.share))).collect(),
+            unready: workers.clone(),
+            waiting: workers,
+            started: false,
+            stop_sent: 0,
+            failure,
+        }
     }
-    let agent = LocalAgent::start(members);
-    let mut accs: BTreeMap<u32, JobAcc> = members.iter().map(|j| (j.id, JobAcc::new(j))).collect();
-    let total_workers: usize = members.iter().map(|j| j.spec.numjobs as usize).sum();
-    let mut finished = 0;
-    while finished < total_workers {
-        let Some(msg) = agent.recv(Duration::from_millis(200)) else {
-            continue;
-        };
-        let job_id = match &msg {
-            AgentMsg::Interval(r) => r.job,
-            AgentMsg::Done(d) => d.job,
-        };
-        let acc = accs.get_mut(&job_id).expect("messages come from this group's jobs");
+
+    /// Run the group; its results, and why the agent was lost if it was.
+    fn run(mut self, link: &mut dyn AgentLink, observer: &mut dyn Observer, scope: &Scope) -> (Vec<JobResult>, Option<String>) {
+        for j in self.members {
+            observer.job_started(&j.share);
+        }
+        if self.failure.is_none() {
+            let shares = self.members.iter().map(|j| j.share.clone()).collect();
+            if link.send(ToAgent::Assign(Assignment::all(shares))).is_err() {
+                self.failure = Some(format!("{} hung up", link.name()));
+            }
+        }
+        while self.failure.is_none() && !self.waiting.is_empty() {
+            self.pass_on_interrupts(link, scope);
+            match link.recv(Duration::from_millis(200)) {
+                Ok(Some(msg)) => self.handle(msg, link, observer),
+                Ok(None) => {}
+                Err(LinkClosed) => self.failure = Some(format!("{} was lost mid-run", link.name())),
+            }
+            if !self.started && self.unready.is_empty() && self.failure.is_none() {
+                self.started = true;
+                if link.send(ToAgent::Start { at_unix_ns: protocol::unix_now_ns() }).is_err() {
+                    self.failure = Some(format!("{} hung up", link.name()));
+                }
+            }
+        }
+        let lost = self.failure.clone();
+        if let Some(why) = &lost {
+            self.fail_waiting(why);
+        }
+        (self.results(observer, scope), lost)
+    }
+
+    /// Ctrl-C becomes Stop for this run; a second one, Abort.
+    fn pass_on_interrupts(&mut self, link: &mut dyn AgentLink, scope: &Scope) {
+        let level = scope.level().min(2);
+        if level > self.stop_sent {
+            let msg = if level == 1 { ToAgent::Stop } else { ToAgent::Abort };
+            if link.send(msg).is_err() {
+                self.failure = Some(format!("{} hung up", link.name()));
+            }
+            self.stop_sent = level;
+        }
+    }
+
+    fn handle(&mut self, msg: FromAgent, link: &mut dyn AgentLink, observer: &mut dyn Observer) {
         match msg {
-            AgentMsg::Interval(r) => {
+            FromAgent::Ready(id) => {
+                self.unready.remove(&id);
+            }
+            FromAgent::Interval(r) => {
+                let Some(acc) = self.accs.get_mut(&r.job) else { return };
                 acc.absorb(&r);
-                agent.recycle(r);
+                let job = r.job;
+                link.recycle(r);
+                self.observe(job, false, observer);
             }
-            AgentMsg::Done(d) => {
-                acc.done.push(d);
-                finished += 1;
+            FromAgent::Done(d) => {
+                let id = WorkerId { job: d.job, worker: d.worker };
+                self.unready.remove(&id);
+                if self.waiting.remove(&id) {
+                    let job = d.job;
+                    if let Some(acc) = self.accs.get_mut(&job) {
+                        acc.done.push(d);
+                    }
+                    self.observe(job, false, observer);
+                }
             }
-        }
-        let job = members.iter().find(|j| j.id == job_id).expect("job of this group");
-        for p in acc.complete_points(false) {
-            let total_s = job.end_ns.map(|e| e as f64 / 1e9);
-            observer.second(&Progress { job: &job.spec.name, elapsed_s: p.t, total_s, point: &p });
+            FromAgent::Failed { message } => self.failure = Some(format!("{}: {message}", link.name())),
+            FromAgent::Hello(_) => {}
         }
     }
-    agent.join();
-    members.iter().map(|j| job_result(j, accs.remove(&j.id).expect("one per job"))).collect()
+
+    /// Show the job's completed points (`all`: every pending one).
+    fn observe(&mut self, job: u32, all: bool, observer: &mut dyn Observer) {
+        let Some(j) = self.members.iter().find(|j| j.share.job == job) else { return };
+        let Some(acc) = self.accs.get_mut(&job) else { return };
+        let total_s = j.share.end_ns.map(|e| e as f64 / 1e9);
+        for p in acc.complete_points(all) {
+            observer.second(&Progress { job: &j.share.spec.name, elapsed_s: p.t, total_s, point: &p });
+        }
+    }
+
+    /// Workers the agent will never report on end with its failure.
+    fn fail_waiting(&mut self, why: &str) {
+        for id in std::mem::take(&mut self.waiting) {
+            let error = Some(why.to_string());
+            let d = WorkerDone { job: id.job, worker: id.worker, last_seq: None, end_ns: 0, cpu: CpuTimes::default(), error };
+            if let Some(acc) = self.accs.get_mut(&id.job) {
+                acc.done.push(d);
+            }
+        }
+    }
+
+    fn results(mut self, observer: &mut dyn Observer, scope: &Scope) -> Vec<JobResult> {
+        let ids: Vec<u32> = self.members.iter().map(|j| j.share.job).collect();
+        for id in &ids {
+            self.observe(*id, true, observer);
+        }
+        let interrupted = scope.interrupted();
+        self.members.iter().map(|j| job_result(j, self.accs.remove(&j.share.job).expect("one per job"), interrupted)).collect()
+    }
 }
 
-fn job_result(job: &JobPlan, mut acc: JobAcc) -> JobResult {
+fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     acc.complete_points(true);
+    let share = &job.share;
     let end = acc.done.iter().map(|d| d.end_ns).max().unwrap_or(0);
-    let runtime_ns = end.saturating_sub(job.ramp_ns);
+    let runtime_ns = end.saturating_sub(share.ramp_ns);
     let ops = op_results(&acc.totals, runtime_ns);
-    let size_classes = size_classes(job, &acc.class_totals, runtime_ns);
+    let size_classes = size_classes(share, &acc.class_totals, runtime_ns);
     let worker_cpu =
         acc.done.iter().fold(CpuTimes::default(), |a, d| CpuTimes { user_ns: a.user_ns + d.cpu.user_ns, sys_ns: a.sys_ns + d.cpu.sys_ns });
+    acc.done.sort_by_key(|d| d.worker);
     let failures: Vec<String> = acc.done.iter().filter_map(|d| d.error.as_ref().map(|e| format!("worker {}: {e}", d.worker))).collect();
     let mut result = JobResult {
-        name: job.spec.name.clone(),
+        name: share.spec.name.clone(),
         group: job.group,
-        description: job.spec.describe(),
+        description: share.spec.describe(),
         engine: job.engine.name().into(),
-        spec: job.spec.clone(),
-        queue_depth: job.queue_depth,
-        workers: job.spec.numjobs,
-        targets: targets(job),
+        spec: share.spec.clone(),
+        queue_depth: share.queue_depth,
+        workers: share.workers,
+        targets: share.targets.labels(),
         runtime_ns,
-        ramp_ns: job.ramp_ns,
-        rate_per_worker: job.ops_per_sec,
+        ramp_ns: share.ramp_ns,
+        rate_per_worker: share.ops_per_sec,
         ops,
         size_classes,
         series: acc.series,
         worker_cpu,
-        interrupted: stop::requested(),
+        interrupted,
         failures,
         warnings: job.warnings.clone(),
     };
@@ -262,9 +409,9 @@ fn op_results(totals: &[OpStats], runtime_ns: u64) -> Vec<OpResult> {
 }
 
 /// Results per object size class, for classes anything was done to.
-fn size_classes(job: &JobPlan, totals: &[Vec<OpStats>], runtime_ns: u64) -> Vec<SizeClassResult> {
-    let sizes = job.spec.objects.as_ref().map(|o| o.sizes.classes()).unwrap_or_default();
-    sizes
+fn size_classes(share: &JobShare, totals: &[Vec<OpStats>], runtime_ns: u64) -> Vec<SizeClassResult> {
+    share
+        .size_classes()
         .iter()
         .zip(totals)
         .map(|(size, t)| SizeClassResult { size: *size, ops: op_results(t, runtime_ns) })
@@ -272,15 +419,37 @@ fn size_classes(job: &JobPlan, totals: &[Vec<OpStats>], runtime_ns: u64) -> Vec<
         .collect()
 }
 
-fn targets(job: &JobPlan) -> Vec<String> {
-    if let Some(t) = &job.engine_target {
-        return vec![t.label.clone()];
-    }
-    let mut t: Vec<String> = job.prepared.iter().flatten().map(|p| p.path.display().to_string()).collect();
-    t.dedup();
-    t
-}
-
 fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An agent that answers the greeting with another protocol version.
+    struct Stranger {
+        greeted: bool,
+    }
+
+    impl AgentLink for Stranger {
+        fn name(&self) -> &str {
+            "agent at 192.0.2.7"
+        }
+        fn send(&mut self, msg: ToAgent) -> Result<(), LinkClosed> {
+            self.greeted |= matches!(msg, ToAgent::Hello(_));
+            Ok(())
+        }
+        fn recv(&mut self, _: Duration) -> Result<Option<FromAgent>, LinkClosed> {
+            let mut h = Hello::ours("agent at 192.0.2.7");
+            h.protocol += 7;
+            Ok(self.greeted.then_some(FromAgent::Hello(h)))
+        }
+    }
+
+    #[test]
+    fn a_coordinator_refuses_an_agent_of_another_protocol_version() {
+        let e = handshake(&mut Stranger { greeted: false }).unwrap_err();
+        assert!(e.contains("agent at 192.0.2.7") && e.contains("run protocol version"), "{e}");
+    }
 }

@@ -1,25 +1,29 @@
 //! The runner: turns job specs into a plan, runs it, and returns plain results.
 //!
-//! A run is a coordinator talking to agents. Locally there is one in-process
-//! agent ([`agent::LocalAgent`]) whose workers each own a workload generator, an
-//! engine and an interval recorder, and hand over one [`IntervalReport`] per
-//! second; the coordinator merges them into per-second series and totals. A
-//! remote agent would send the same messages over a transport. The runner never
-//! branches on an engine's name and knows nothing about output formats.
+//! [`plan`] validates every job and configures its engine (nothing is touched);
+//! [`prepare`] creates and checks the targets and resolves each job into the
+//! share its workers receive ([`JobShare`], plain data). A run is a
+//! [`coordinator`] talking to agents over the versioned run protocol
+//! (`storbench_model::protocol`); locally there is one in-process agent
+//! ([`agent`]) whose workers each own a workload generator, an engine and an
+//! interval recorder, and hand over one [`IntervalReport`] per second. The
+//! coordinator merges them into per-second series and totals and judges the
+//! measurement ([`warnings`]). The runner never branches on an engine's name
+//! and knows nothing about output formats.
 //!
 //! [`IntervalReport`]: storbench_metrics::IntervalReport
+//! [`JobShare`]: storbench_model::protocol::JobShare
 
 pub mod agent;
 pub mod buffers;
 pub mod clock;
 pub mod coordinator;
+pub mod interrupt;
 pub mod plan;
-pub mod result;
-pub mod stop;
+pub mod prepare;
 pub mod warnings;
 pub mod worker;
 
 pub use coordinator::{run_plan, Observer, Progress, Silent};
-pub use plan::{build_plan, prepare_targets, Plan, PlanError};
-pub use result::*;
-pub use warnings::Warning;
+pub use plan::{build_plan, Plan, PlanError};
+pub use prepare::{PrepareFailed, Prepared, ReadyJob};

@@ -1,15 +1,15 @@
 //! Resolving job specs into a plan: validated once, before anything is touched.
 //!
-//! [`build_plan`] checks every job (engine, options, sizes, combinations) and
-//! writes nothing; only then does [`prepare_targets`] create and lay out files.
-//! Workers see only the plan.
+//! [`build_plan`] checks every job (engine, options, sizes, combinations),
+//! parses each job's engine options once into the engine's typed
+//! configuration, and writes nothing; only then does [`Plan::prepare`]
+//! (in `prepare`) create and lay out targets.
 
-use crate::warnings::Warning;
 use std::path::PathBuf;
-use storbench_engine::files::{self, Need, Prepared};
-use storbench_engine::EngineFactory;
-use storbench_workload::gen::Region;
-use storbench_workload::options::{suggest, CORE_OPTIONS};
+use std::sync::Arc;
+use storbench_engine::{EngineConfig, EngineFactory};
+use storbench_model::Warning;
+use storbench_workload::options::{core, core_names, suggest};
 use storbench_workload::{JobSpec, RateLimit};
 
 /// Bad input found while planning: which job, what, and how to fix it.
@@ -29,22 +29,16 @@ impl std::fmt::Display for PlanError {
 
 impl std::error::Error for PlanError {}
 
-/// One job, resolved.
+/// One job, validated, its engine configured; nothing touched yet.
 pub struct JobPlan {
     pub id: u32,
     pub group: u32,
     pub spec: JobSpec,
     pub engine: &'static dyn EngineFactory,
+    pub config: Arc<dyn EngineConfig>,
     pub queue_depth: u32,
     /// Paths each worker uses (empty for engines that need no files).
     pub paths: Vec<Vec<PathBuf>>,
-    /// Filled by [`prepare_targets`].
-    pub prepared: Vec<Vec<Prepared>>,
-    /// The engine's own target (engines that need no files), once prepared.
-    pub engine_target: Option<storbench_engine::EngineTarget>,
-    pub region: Region,
-    /// Byte budget per worker; `None` when the job is time bound only.
-    pub io_limit: Option<u64>,
     pub ramp_ns: u64,
     /// End of the run (ramp included), if time bound.
     pub end_ns: Option<u64>,
@@ -55,18 +49,10 @@ pub struct JobPlan {
     pub warnings: Vec<Warning>,
 }
 
-impl JobPlan {
-    pub fn writes(&self) -> bool {
-        self.spec.writes()
-    }
-}
-
 pub struct Plan {
     pub jobs: Vec<JobPlan>,
     /// Job indexes per group; groups run one after another.
     pub groups: Vec<Vec<usize>>,
-    /// Files this run created, to remove when their job asked for `unlink`.
-    pub created: Vec<(PathBuf, bool)>,
 }
 
 /// Validate every spec and resolve it. Writes nothing.
@@ -90,7 +76,7 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
             return Err(err(&j.spec, "two jobs have this name; give each job its own name"));
         }
     }
-    Ok(Plan { jobs, groups, created: Vec::new() })
+    Ok(Plan { jobs, groups })
 }
 
 fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
@@ -99,14 +85,14 @@ fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
 
 fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError> {
     let engine = find_engine(&spec)?;
-    check_engine_options(&spec, engine)?;
+    let config = configure(&spec, engine)?;
     let caps = engine.capabilities();
     if !caps.blocks && spec.objects.is_none() {
         // An object engine with no object options: the model's defaults.
         spec.objects = Some(storbench_workload::ObjectSpec::default());
     }
-    let mut warnings: Vec<Warning> = engine
-        .warnings(&spec.engine_options, spec.writes())
+    let mut warnings: Vec<Warning> = config
+        .warnings(spec.writes())
         .into_iter()
         .map(|message| Warning::Engine { job: spec.name.clone(), engine: engine.name().into(), message })
         .collect();
@@ -153,11 +139,8 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         group,
         queue_depth,
         engine,
+        config,
         paths,
-        prepared: Vec::new(),
-        engine_target: None,
-        region: Region { files: 1, start: spec.offset, len: spec.size.unwrap_or(1 << 30) },
-        io_limit: None,
         ramp_ns,
         end_ns,
         ops_per_sec,
@@ -230,16 +213,17 @@ fn find_engine(spec: &JobSpec) -> Result<&'static dyn EngineFactory, PlanError> 
     })
 }
 
-/// Options nobody claimed get the nearest known name as a suggestion.
-fn check_engine_options(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
+/// Options nobody claimed get the nearest known name as a suggestion; the
+/// rest the engine parses, once, into its configuration.
+fn configure(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<Arc<dyn EngineConfig>, PlanError> {
     for key in spec.engine_options.keys() {
         if engine.options().iter().any(|o| o.name == key) {
             continue;
         }
-        let mut known: Vec<&str> = CORE_OPTIONS.iter().map(|o| o.0).collect();
+        let mut known: Vec<&str> = core_names().collect();
         known.extend(storbench_engine::all_option_names());
         let msg = match suggest(key, known.iter().copied()) {
-            Some(s) if engine.options().iter().any(|o| o.name == s) || CORE_OPTIONS.iter().any(|o| o.0 == s) => {
+            Some(s) if engine.options().iter().any(|o| o.name == s) || core(s).is_some() => {
                 format!("unknown option '{key}'; did you mean '{s}'?")
             }
             Some(s) => {
@@ -252,7 +236,7 @@ fn check_engine_options(spec: &JobSpec, engine: &'static dyn EngineFactory) -> R
         };
         return Err(err(spec, msg));
     }
-    engine.validate(&spec.engine_options).map_err(|e| err(spec, e.to_string()))
+    engine.configure(&spec.engine_options).map_err(|e| err(spec, e.to_string()))
 }
 
 fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
@@ -314,130 +298,6 @@ fn ops_per_sec(spec: &JobSpec, rate: RateLimit) -> f64 {
     }
 }
 
-/// Create, check and lay out every file or device the plan uses.
-pub fn prepare_targets(plan: &mut Plan) -> Result<(), PlanError> {
-    let mut seen: std::collections::HashMap<PathBuf, Prepared> = Default::default();
-    for job in &mut plan.jobs {
-        let spec = &job.spec;
-        let need = Need { bytes: spec.size.map(|s| spec.offset + s), writes: spec.writes(), allow_overwrite: spec.allow_overwrite };
-        let mut prepared = Vec::new();
-        for worker_paths in &job.paths {
-            let mut mine = Vec::new();
-            for path in worker_paths {
-                let p = match seen.get(path) {
-                    Some(p) if p.size >= need.bytes.unwrap_or(0) => p.clone(),
-                    _ => files::prepare(path, &need).map_err(|e| PlanError {
-                        job: spec.name.clone(),
-                        user_error: e.is_user_error(),
-                        message: e.to_string(),
-                    })?,
-                };
-                if p.created {
-                    plan.created.push((path.clone(), spec.unlink));
-                }
-                seen.insert(path.clone(), Prepared { created: false, ..p.clone() });
-                mine.push(p);
-            }
-            prepared.push(mine);
-        }
-        job.prepared = prepared;
-        if job.paths.is_empty() {
-            let req = target_request(job, need.bytes);
-            job.engine_target = job.engine.prepare_target(&req).map_err(|e| PlanError {
-                job: spec.name.clone(),
-                user_error: e.is_user_error(),
-                message: e.to_string(),
-            })?;
-        }
-        finish_region(job)?;
-    }
-    Ok(())
-}
-
-fn finish_region(job: &mut JobPlan) -> Result<(), PlanError> {
-    let spec = &job.spec;
-    if spec.objects.is_some() {
-        job.io_limit = if spec.time_based { None } else { spec.io_size };
-        return Ok(());
-    }
-    let target_size = match &job.engine_target {
-        Some(t) => Some(t.size),
-        None if !job.prepared.is_empty() => job.prepared.iter().flatten().map(|p| p.size).min(),
-        None => None,
-    };
-    if let Some(smallest) = target_size {
-        if smallest <= spec.offset {
-            return Err(err(spec, format!("offset {} is beyond the end of the target ({smallest} bytes)", spec.offset)));
-        }
-        let len = spec.size.unwrap_or(smallest - spec.offset);
-        if len < spec.bs.max() {
-            return Err(err(spec, format!("the target region ({len} bytes) is smaller than the block size")));
-        }
-        let files = match &job.engine_target {
-            Some(t) => t.units.max(1),
-            None => job.prepared.first().map_or(1, |p| p.len() as u32),
-        };
-        job.region = Region { files, start: spec.offset, len };
-    }
-    // A runtime with nothing that sizes the job (null engine) bounds it by time alone.
-    let time_only = spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && target_size.is_none();
-    job.io_limit = if spec.time_based || time_only { None } else { Some(spec.io_size.unwrap_or(job.region.len * job.region.files as u64)) };
-    Ok(())
-}
-
-/// Remove files the run created for jobs that asked for `unlink`.
-pub fn cleanup(plan: &Plan) -> Vec<String> {
-    let mut notes = remove_created(plan, false);
-    notes.extend(finish_engine_targets(plan));
-    notes
-}
-
-/// What a job asks of an engine's own target (`size`: bytes it uses, if known).
-fn target_request(job: &JobPlan, size: Option<u64>) -> storbench_engine::TargetRequest<'_> {
-    let spec = &job.spec;
-    storbench_engine::TargetRequest {
-        options: &spec.engine_options,
-        size,
-        writes: spec.writes(),
-        allow_overwrite: spec.allow_overwrite,
-        objects: spec.objects.as_ref(),
-        object_prefix: job.object_prefix.as_deref(),
-    }
-}
-
-/// Let engines tear down what they set up for the run (buckets, containers).
-fn finish_engine_targets(plan: &Plan) -> Vec<String> {
-    let mut notes = Vec::new();
-    for job in plan.jobs.iter().filter(|j| j.engine_target.is_some()) {
-        let spec = &job.spec;
-        let req = target_request(job, None);
-        let cleaned = spec.objects.as_ref().is_some_and(|o| o.cleans_up());
-        match job.engine.finish_target(&req, cleaned) {
-            Ok(Some(note)) => notes.push(format!("job '{}': {note}", spec.name)),
-            Ok(None) => {}
-            Err(e) => notes.push(format!("job '{}': {e}", spec.name)),
-        }
-    }
-    notes
-}
-
-/// Remove every file the run created (after a failed preparation).
-pub fn remove_all_created(plan: &Plan) -> Vec<String> {
-    remove_created(plan, true)
-}
-
-fn remove_created(plan: &Plan, all: bool) -> Vec<String> {
-    let mut failures = Vec::new();
-    for (path, unlink) in &plan.created {
-        if *unlink || all {
-            if let Err(e) = files::remove_created(path) {
-                failures.push(format!("could not remove {}: {e}", path.display()));
-            }
-        }
-    }
-    failures
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,7 +313,16 @@ mod tests {
 
     #[test]
     fn small_key_spaces_on_unordered_stores_are_warned_about() {
-        let base = [("ioengine", "s3"), ("object_size", "4k"), ("rw", "write"), ("iodepth", "8"), ("number_ios", "10")];
+        let base = [
+            ("ioengine", "s3"),
+            ("endpoint", "http://127.0.0.1:1"),
+            ("access_key", "a"),
+            ("secret_key", "s"),
+            ("object_size", "4k"),
+            ("rw", "write"),
+            ("iodepth", "8"),
+            ("number_ios", "10"),
+        ];
         let small = spec(&[&base[..], &[("name", "small"), ("objects", "20")]].concat());
         let large = spec(&[&base[..], &[("name", "large"), ("objects", "5000")]].concat());
         let rados = spec(&[

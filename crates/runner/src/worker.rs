@@ -3,39 +3,29 @@
 //! batch, takes no lock, allocates nothing and formats nothing; it hands its
 //! interval report over once per second and takes an empty one back.
 
-use crate::agent::{AgentMsg, WorkerDone};
+use crate::agent::RunControl;
 use crate::buffers::AlignedBuffers;
 use crate::clock::{precise_timers, sleep_until, Clock, SPIN_NS};
-use crate::stop;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
-use storbench_engine::files::{self, Prepared};
-use storbench_engine::{Completion, Engine, EngineFactory, IoRequest, WorkerSetup};
-use storbench_metrics::errors::SHORT_IO;
-use storbench_metrics::{CpuTimes, IntervalReport, OpStats};
+use storbench_engine::files;
+use storbench_engine::{Completion, Engine, EngineConfig, EngineFactory, IoRequest, WorkerSetup};
+use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, OpStats};
+use storbench_model::protocol::{FromAgent, JobShare, WorkerDone};
 use storbench_workload::data::Filler;
-use storbench_workload::gen::Region;
 use storbench_workload::rate::Schedule;
-use storbench_workload::{IoGen, JobSpec, NextIo, ObjGen, OpKind};
+use storbench_workload::{IoGen, NextIo, ObjGen, OpKind, Prior, Settled};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
-/// Everything a worker needs, taken from the plan.
-pub struct WorkerParams {
-    pub job: u32,
-    pub worker: u32,
-    pub spec: Arc<JobSpec>,
-    pub engine: &'static dyn EngineFactory,
-    pub targets: Vec<Prepared>,
-    pub region: Region,
-    pub io_limit: Option<u64>,
-    pub queue_depth: u32,
-    pub ramp_ns: u64,
-    pub end_ns: Option<u64>,
-    pub ops_per_sec: Option<f64>,
-    pub object_prefix: Option<String>,
+/// How a worker talks to its agent: reports out, emptied reports back, and
+/// the run's start gate and stop requests.
+pub struct WorkerLink {
+    pub tx: SyncSender<FromAgent>,
+    pub spare: Receiver<Box<IntervalReport>>,
+    pub control: Arc<RunControl>,
 }
 
 /// Blocks of files and devices, or named objects.
@@ -67,15 +57,15 @@ pub struct Worker {
     // buffers and files it may still use (I/O in flight after an error, bodies
     // lent to an HTTP client) are alive.
     engine: Box<dyn Engine>,
-    p: WorkerParams,
+    share: Arc<JobShare>,
+    worker: u32,
     _files: Vec<File>,
     buffers: AlignedBuffers,
     gen: Gen,
     filler: Filler,
     schedule: Option<Schedule>,
     report: Box<IntervalReport>,
-    tx: SyncSender<AgentMsg>,
-    spare: Receiver<Box<IntervalReport>>,
+    link: WorkerLink,
     seq: u64,
     interval_start: u64,
 }
@@ -109,6 +99,7 @@ struct Slots {
     len: Vec<u32>,
     file: Vec<u32>,
     class: Vec<u8>,
+    prior: Vec<Prior>,
 }
 
 impl Slots {
@@ -121,47 +112,60 @@ impl Slots {
             len: vec![0; qd],
             file: vec![0; qd],
             class: vec![0; qd],
+            prior: vec![Prior::NONE; qd],
         }
     }
 }
 
 impl Worker {
-    /// Open files and engine; errors here name the file or the call.
-    pub fn set_up(p: WorkerParams, tx: SyncSender<AgentMsg>, spare: Receiver<Box<IntervalReport>>) -> Result<Worker, String> {
-        let writes = p.spec.writes();
-        let files: Vec<File> =
-            p.targets.iter().map(|t| files::open(t, writes, p.spec.direct).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+    /// Open files and engine, fill the buffers and, for object jobs that
+    /// ask for it, write the objects (a Stop ends that early); errors here
+    /// name the file or the call.
+    pub fn set_up(
+        share: Arc<JobShare>,
+        worker: u32,
+        factory: &'static dyn EngineFactory,
+        config: &dyn EngineConfig,
+        link: WorkerLink,
+    ) -> Result<Worker, String> {
+        let spec = &share.spec;
+        let files: Vec<File> = share
+            .targets
+            .files_of(worker)
+            .iter()
+            .map(|t| files::open(t, spec.writes(), spec.direct).map_err(|e| e.to_string()))
+            .collect::<Result<_, _>>()?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
-        let qd = p.queue_depth as usize;
-        let mut buffers = AlignedBuffers::new(qd, (p.spec.max_transfer() as usize).max(1));
-        let filler = Filler::new(&p.spec.data);
+        let qd = share.queue_depth as usize;
+        let mut buffers = AlignedBuffers::new(qd, (spec.max_transfer() as usize).max(1));
+        let filler = Filler::new(&spec.data);
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));
         }
         let setup = WorkerSetup {
             fds: &fds,
             buffers: buffers.lend(),
-            queue_depth: p.queue_depth,
-            direct: p.spec.direct,
-            options: &p.spec.engine_options,
-            object_prefix: p.object_prefix.as_deref(),
+            queue_depth: share.queue_depth,
+            direct: spec.direct,
+            object_prefix: share.object_prefix.as_deref(),
         };
-        let mut engine = p.engine.open(&setup).map_err(|e| e.to_string())?;
-        let gen = match &p.spec.objects {
+        let mut engine = config.open(&setup).map_err(|e| e.to_string())?;
+        let gen = match &spec.objects {
             Some(o) => {
-                let mut g = ObjGen::new(&p.spec, p.worker, p.io_limit, p.spec.number_ios);
-                g.exclusive(!p.engine.capabilities().ordered);
+                let mut g = ObjGen::new(spec, worker, share.io_limit, spec.number_ios);
+                g.exclusive(!factory.capabilities().ordered);
                 if o.prefill {
                     let what = format!("prefill of {} objects", g.live());
-                    unmeasured(engine.as_mut(), qd as u32, || g.prefill_next()).map_err(|e| format!("{what}: {e}"))?;
+                    let stop = || link.control.stopping();
+                    unmeasured(engine.as_mut(), qd as u32, || g.prefill_next(), stop).map_err(|e| format!("{what}: {e}"))?;
                 }
                 Gen::Objects(g)
             }
-            None => Gen::Blocks(IoGen::new(&p.spec, p.region, p.worker, p.io_limit)),
+            None => Gen::Blocks(IoGen::new(spec, share.region, worker, share.io_limit)),
         };
-        let report = Box::new(new_report(&p));
-        let schedule = p.ops_per_sec.map(|r| Schedule::new(r, p.spec.rate_process, 0));
-        Ok(Worker { p, _files: files, buffers, engine, gen, filler, schedule, report, tx, spare, seq: 0, interval_start: 0 })
+        let report = Box::new(new_report(&share, worker));
+        let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
+        Ok(Worker { share, worker, _files: files, buffers, engine, gen, filler, schedule, report, link, seq: 0, interval_start: 0 })
     }
 
     /// Run to the end (time, byte budget or stop request) and report.
@@ -172,31 +176,41 @@ impl Worker {
         let end = clock.now();
         self.hand_over(end, end);
         let result = result.and_then(|_| self.clean_up());
-        WorkerDone {
-            job: self.p.job,
-            worker: self.p.worker,
-            last_seq: self.seq.saturating_sub(1),
-            end_ns: end,
-            cpu: CpuTimes::thread().since(cpu0),
-            error: result.err(),
-        }
+        self.done(end, CpuTimes::thread().since(cpu0), result.err())
+    }
+
+    /// Stopped before the start: nothing measured, but what set-up wrote
+    /// (a prefill) is still removed.
+    pub fn cancelled(mut self) -> WorkerDone {
+        let cpu0 = CpuTimes::thread();
+        let result = self.clean_up();
+        self.done(0, CpuTimes::thread().since(cpu0), result.err())
+    }
+
+    fn done(&self, end_ns: u64, cpu: CpuTimes, error: Option<String>) -> WorkerDone {
+        let last_seq = self.seq.checked_sub(1);
+        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error }
     }
 
     /// Remove the objects this worker wrote, when the job asks for it. Not
-    /// measured; runs after an interrupt too, so a stopped run leaves nothing.
+    /// measured; runs after a Stop too, so a stopped run leaves nothing
+    /// (only an Abort cuts it short).
     fn clean_up(&mut self) -> Result<(), String> {
-        let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.p.spec.objects) else {
+        let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
             return Ok(());
         };
         if !o.cleans_up() {
             return Ok(());
         }
         let left = g.live();
-        unmeasured(self.engine.as_mut(), self.p.queue_depth, || g.cleanup_next()).map_err(|e| format!("cleanup of {left} objects: {e}"))
+        let control = self.link.control.clone();
+        let abort = || control.aborting();
+        unmeasured(self.engine.as_mut(), self.share.queue_depth, || g.cleanup_next(), abort)
+            .map_err(|e| format!("cleanup of {left} objects: {e}"))
     }
 
     fn run_loop(&mut self, clock: &Clock) -> Result<(), storbench_engine::EngineError> {
-        let qd = self.p.queue_depth as usize;
+        let qd = self.share.queue_depth as usize;
         let mut slots = Slots::new(qd);
         let mut done: Vec<Completion> = Vec::with_capacity(qd * 2);
         let mut st = LoopState::default();
@@ -207,7 +221,7 @@ impl Worker {
                 self.hand_over(boundary, now);
                 boundary = self.next_boundary(now);
             }
-            if !st.stopping && (stop::requested() || self.p.end_ns.is_some_and(|e| now >= e)) {
+            if !st.stopping && (self.link.control.stopping() || self.share.end_ns.is_some_and(|e| now >= e)) {
                 st.stopping = true;
             }
             if st.may_issue(now) {
@@ -230,7 +244,7 @@ impl Worker {
             }
             if st.think_armed && slots.free.len() == qd {
                 st.think_armed = false;
-                st.think_until = now + self.p.spec.thinktime.as_nanos() as u64;
+                st.think_until = now + self.share.spec.thinktime.as_nanos() as u64;
             }
         }
     }
@@ -238,7 +252,7 @@ impl Worker {
     /// Issue into every free slot, as far as the schedule and think time allow.
     #[inline]
     fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
-        let thinks = !self.p.spec.thinktime.is_zero();
+        let thinks = !self.share.spec.thinktime.is_zero();
         while let Some(&slot) = slots.free.last() {
             let scheduled = match self.schedule.as_mut() {
                 Some(s) if s.peek() > now => break,
@@ -253,7 +267,7 @@ impl Worker {
             self.issue(slots, slot, io, scheduled, now)?;
             if thinks {
                 st.since_think += 1;
-                if st.since_think >= self.p.spec.thinktime_blocks {
+                if st.since_think >= self.share.spec.thinktime_blocks {
                     st.since_think = 0;
                     st.think_armed = true;
                     break;
@@ -290,7 +304,7 @@ impl Worker {
     /// while a slot is free; `u64::MAX` if none), and the next interval boundary
     /// or end of the run.
     fn next_events(&self, can_issue: bool, now: u64, think_until: u64, boundary: u64) -> (u64, u64) {
-        let housekeeping = self.p.end_ns.map_or(boundary, |e| e.min(boundary));
+        let housekeeping = self.share.end_ns.map_or(boundary, |e| e.min(boundary));
         if !can_issue {
             return (u64::MAX, housekeeping);
         }
@@ -313,7 +327,8 @@ impl Worker {
         s.len[i] = io.len;
         s.file[i] = io.file;
         s.class[i] = io.class;
-        let data_only = self.p.spec.sync.is_some_and(|x| x.data_only);
+        s.prior[i] = io.prior;
+        let data_only = self.share.spec.sync.is_some_and(|x| x.data_only);
         self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot })
     }
 
@@ -328,12 +343,17 @@ impl Worker {
         }
         s.free.push(c.slot);
         if let Gen::Objects(g) = &mut self.gen {
-            g.completed(op, s.file[i]);
+            let settled = match outcome.result {
+                Ok(_) => Settled::Done,
+                Err(f) if f.kind == ErrorKind::NotFound => Settled::NotFound,
+                Err(_) => Settled::Failed,
+            };
+            g.completed(op, s.file[i], settled, s.prior[i]);
         }
     }
 
     fn next_boundary(&self, t: u64) -> u64 {
-        let ramp = self.p.ramp_ns;
+        let ramp = self.share.ramp_ns;
         if t < ramp {
             return ramp.min((t / INTERVAL_NS + 1) * INTERVAL_NS);
         }
@@ -342,25 +362,25 @@ impl Worker {
 
     /// Send the current interval and start a fresh one (recycled when possible).
     fn hand_over(&mut self, boundary: u64, now: u64) {
-        let fresh = self.spare.try_recv().unwrap_or_else(|_| Box::new(new_report(&self.p)));
+        let fresh = self.link.spare.try_recv().unwrap_or_else(|_| Box::new(new_report(&self.share, self.worker)));
         let mut r = std::mem::replace(&mut self.report, fresh);
         r.seq = self.seq;
         r.start_ns = self.interval_start;
         r.end_ns = boundary.min(now).max(self.interval_start);
-        r.warmup = r.end_ns <= self.p.ramp_ns && self.p.ramp_ns > 0;
+        r.warmup = r.end_ns <= self.share.ramp_ns && self.share.ramp_ns > 0;
         r.behind_ns = self.schedule.as_ref().map(|s| now.saturating_sub(s.peek())).unwrap_or(0);
         self.seq += 1;
         self.interval_start = r.end_ns;
         self.report.reset();
         // The coordinator outlives the workers; a failed send only means it gave up.
-        let _ = self.tx.send(AgentMsg::Interval(r));
+        let _ = self.link.tx.send(FromAgent::Interval(r));
     }
 }
 
 /// What one completion adds to the stats of its operation.
 struct Outcome {
-    result: i64,
-    short: bool,
+    /// Bytes moved, or the failure (a short transfer included).
+    result: Result<u64, IoFailure>,
     retries: u64,
     latency: u64,
     service: u64,
@@ -370,9 +390,12 @@ struct Outcome {
 impl Outcome {
     #[inline]
     fn of(c: &Completion, op: OpKind, len: u32, latency: u64, service: u64) -> Outcome {
+        let result = match c.result {
+            Ok(n) if op.moves_data() && n < len as u64 => Err(IoFailure::SHORT_IO),
+            r => r,
+        };
         Outcome {
-            result: c.result,
-            short: c.result >= 0 && op.moves_data() && (c.result as u64) < len as u64,
+            result,
             retries: c.retries as u64,
             latency,
             service,
@@ -383,35 +406,38 @@ impl Outcome {
     #[inline]
     fn add_to(&self, stats: &mut OpStats) {
         stats.retries += self.retries;
-        if self.result < 0 {
-            stats.errors.record((-self.result) as i32);
-        } else if self.short {
-            stats.errors.record(SHORT_IO);
-        } else {
-            stats.record(self.result as u64, self.latency, self.service);
-            if let Some(fb) = self.first_byte {
-                stats.first_byte.record(fb);
+        match self.result {
+            Err(f) => stats.errors.record(f),
+            Ok(bytes) => {
+                stats.record(bytes, self.latency, self.service);
+                if let Some(fb) = self.first_byte {
+                    stats.first_byte.record(fb);
+                }
             }
         }
     }
 }
 
 /// An empty interval report for this worker, with its job's size classes.
-fn new_report(p: &WorkerParams) -> IntervalReport {
-    let classes = p.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len());
-    IntervalReport::new(p.job, p.worker, p.ops_per_sec.is_some()).with_classes(classes)
+fn new_report(share: &JobShare, worker: u32) -> IntervalReport {
+    let classes = share.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len());
+    IntervalReport::new(share.job, worker, share.ops_per_sec.is_some()).with_classes(classes)
 }
 
 /// Carry out set-up or tear-down operations (prefill, cleanup) at full queue
-/// depth, outside the measurement. Any failed operation stops it: a prefill
-/// with holes would make the measured reads fail for a reason not measured.
-fn unmeasured(engine: &mut dyn Engine, qd: u32, mut next: impl FnMut() -> Option<NextIo>) -> Result<(), String> {
+/// depth, outside the measurement, until `next` has no more or `stop` says
+/// so. Any failed operation stops it: a prefill with holes would make the
+/// measured reads fail for a reason not measured.
+fn unmeasured(engine: &mut dyn Engine, qd: u32, mut next: impl FnMut() -> Option<NextIo>, stop: impl Fn() -> bool) -> Result<(), String> {
     let mut free: Vec<u32> = (0..qd).collect();
     let mut done = Vec::with_capacity(qd as usize);
     let mut more = true;
-    let mut failed: Option<(OpKind, i64)> = None;
+    let mut failed: Option<(OpKind, IoFailure)> = None;
     let mut ops = vec![OpKind::Read; qd as usize];
     while more || free.len() < qd as usize {
+        if stop() {
+            more = false;
+        }
         while more && failed.is_none() && !free.is_empty() {
             match next() {
                 Some(io) => {
@@ -432,14 +458,14 @@ fn unmeasured(engine: &mut dyn Engine, qd: u32, mut next: impl FnMut() -> Option
         }
         engine.submit_and_reap(1, None, &mut done).map_err(|e| e.to_string())?;
         for c in done.drain(..) {
-            if c.result < 0 && failed.is_none() {
-                failed = Some((ops[c.slot as usize], c.result));
+            if let (Err(f), None) = (c.result, failed) {
+                failed = Some((ops[c.slot as usize], f));
             }
             free.push(c.slot);
         }
     }
     match failed {
-        Some((op, rc)) => Err(format!("{} failed: {}", op.name(), std::io::Error::from_raw_os_error(-rc as i32))),
+        Some((op, f)) => Err(format!("{} failed: {f}", op.name())),
         None => Ok(()),
     }
 }

@@ -4,6 +4,7 @@
 //! I/O on the hot path and does a handful of arithmetic operations.
 
 use crate::dist::BlockSampler;
+use crate::objects::Prior;
 use crate::rng::Rng;
 use crate::spec::{JobSpec, OpKind, SizeSplit, SyncEvery};
 
@@ -19,6 +20,9 @@ pub struct NextIo {
     /// Object size class, 1-based (see [`crate::ObjectSizes::classes`]); 0
     /// when the job has no classes or the object's size is not known.
     pub class: u8,
+    /// Object jobs: the object's state before this operation, handed back
+    /// with its outcome ([`crate::ObjGen::completed`]).
+    pub prior: crate::objects::Prior,
 }
 
 #[derive(Clone, Debug)]
@@ -50,7 +54,7 @@ impl SizeSampler {
 }
 
 /// Where one worker's I/O goes: `files` files, each used over `[start, start+len)`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Region {
     pub files: u32,
     pub start: u64,
@@ -120,7 +124,7 @@ impl IoGen {
         if let Some(s) = self.sync {
             if self.writes_since_sync >= s.every {
                 self.writes_since_sync = 0;
-                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0, whole: false, class: 0 });
+                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE });
             }
         }
         let read = self.always_read || (self.read_threshold != 0 && self.rng.next_u64() < self.read_threshold);
@@ -137,7 +141,7 @@ impl IoGen {
             self.writes_since_sync += 1;
         }
         let op = if read { OpKind::Read } else { OpKind::Write };
-        Some(NextIo { op, file, offset, len: len as u32, whole: false, class: 0 })
+        Some(NextIo { op, file, offset, len: len as u32, whole: false, class: 0, prior: Prior::NONE })
     }
 
     #[inline]

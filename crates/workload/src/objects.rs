@@ -143,6 +143,31 @@ impl ObjectSpec {
     }
 }
 
+/// An object's state before an operation changed it, handed back with the
+/// operation's outcome so that a failed change is undone in the model: a
+/// create that failed leaves no object behind to be read.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Prior {
+    changed: bool,
+    existed: bool,
+    len: u32,
+}
+
+impl Prior {
+    /// The operation changes nothing the model keeps (reads, stats, lists).
+    pub const NONE: Prior = Prior { changed: false, existed: false, len: 0 };
+}
+
+/// How an operation ended, as far as the object model is concerned.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Settled {
+    Done,
+    /// The object was not there.
+    NotFound,
+    /// Any other failure.
+    Failed,
+}
+
 /// Which of a worker's objects exist, one bit each.
 #[derive(Clone, Debug)]
 struct Bits {
@@ -285,17 +310,34 @@ impl ObjGen {
         self.exclusive = on;
     }
 
-    /// An operation `op` on `key` (as in `NextIo::file`) finished. Listings
-    /// name no object and were never marked busy.
+    /// An operation `op` on `key` (as in `NextIo::file`) ended. Its object is
+    /// free again (exclusive mode), and a change that failed is undone: the
+    /// object is as it was before (a failed delete of a missing object leaves
+    /// it missing). Listings name no object and were never marked busy.
     #[inline]
-    pub fn completed(&mut self, op: OpKind, key: u32) {
-        if !self.exclusive || op == OpKind::List {
+    pub fn completed(&mut self, op: OpKind, key: u32, settled: Settled, prior: Prior) {
+        if op == OpKind::List {
             return;
         }
         let local = (key as u64).saturating_sub(self.worker) / self.workers;
-        if let Some(i) = self.busy.iter().position(|b| *b == local) {
-            self.busy.swap_remove(i);
+        if self.exclusive {
+            if let Some(i) = self.busy.iter().position(|b| *b == local) {
+                self.busy.swap_remove(i);
+            }
         }
+        if settled == Settled::Done || !prior.changed || (op == OpKind::Delete && settled == Settled::NotFound) {
+            return;
+        }
+        self.mark(local, prior.existed);
+        if !self.object_len.is_empty() {
+            self.object_len[local as usize] = prior.len;
+        }
+    }
+
+    /// Object `k` as it is now, before a change.
+    fn prior(&self, k: u64) -> Prior {
+        let len = if self.object_len.is_empty() { 0 } else { self.object_len[k as usize] };
+        Prior { changed: true, existed: self.exists.get(k), len }
     }
 
     #[inline]
@@ -346,9 +388,9 @@ impl ObjGen {
             OpKind::Delete => self.delete(),
             OpKind::Stat => {
                 let k = self.existing().unwrap_or(0);
-                NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 }
+                NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE }
             }
-            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0, whole: false, class: 0 },
+            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE },
         };
         if let Some(left) = self.bytes_left.as_mut() {
             if *left < io.len as u64 {
@@ -386,7 +428,7 @@ impl ObjGen {
         }
         let k = self.exists.next(0, true)?;
         self.mark(k, false);
-        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 })
+        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE })
     }
 
     #[inline]
@@ -430,12 +472,13 @@ impl ObjGen {
     }
 
     fn write_whole(&mut self, op: OpKind, k: u64) -> NextIo {
+        let prior = self.prior(k);
         let len = self.sample_size();
         if !self.object_len.is_empty() {
             self.object_len[k as usize] = len as u32;
         }
         self.mark(k, true);
-        NextIo { op, file: self.global(k), offset: 0, len: len as u32, whole: false, class: 0 }
+        NextIo { op, file: self.global(k), offset: 0, len: len as u32, whole: false, class: 0, prior }
     }
 
     /// A read or write of an existing object: whole, or a range of it. In
@@ -443,36 +486,37 @@ impl ObjGen {
     /// rados engine does), then move to the next object.
     fn partial(&mut self, op: OpKind) -> NextIo {
         let Some((min, max)) = self.op_len else {
-            let k = self.target(op);
-            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32, whole: true, class: 0 };
+            let (k, prior) = self.target(op);
+            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32, whole: true, class: 0, prior };
         };
         let len_drawn = if min == max { min } else { min + self.rng.below(max - min + 1) };
-        let (k, offset, len) = match self.walk.filter(|_| self.sequential) {
+        let (k, offset, len, prior) = match self.walk.filter(|_| self.sequential) {
             Some((k, off)) if off < self.size_of(k) && self.exists.get(k) => {
                 let len = len_drawn.min(self.size_of(k) - off);
-                (k, off, len)
+                (k, off, len, Prior::NONE)
             }
             _ => {
-                let k = self.target(op);
+                let (k, prior) = self.target(op);
                 let size = self.size_of(k);
                 let len = len_drawn.min(size);
                 let off = if self.sequential { 0 } else { self.rng.below(size - len + 1) };
-                (k, off, len)
+                (k, off, len, prior)
             }
         };
         if self.sequential {
             self.walk = Some((k, offset + len));
         }
-        NextIo { op, file: self.global(k), offset, len: len as u32, whole: false, class: 0 }
+        NextIo { op, file: self.global(k), offset, len: len as u32, whole: false, class: 0, prior }
     }
 
     /// The object a read or partial write goes to. Reads go to existing objects;
     /// with nothing written yet, to a key that does not exist, so they fail as
     /// the storage reports it (ENOENT), never as a fake success. Partial writes
-    /// go where the key order or popularity says and create missing objects.
-    fn target(&mut self, op: OpKind) -> u64 {
+    /// go where the key order or popularity says and create missing objects
+    /// (the prior state says which, so a failed write can be undone).
+    fn target(&mut self, op: OpKind) -> (u64, Prior) {
         if op != OpKind::Write {
-            return self.existing().unwrap_or(0);
+            return (self.existing().unwrap_or(0), Prior::NONE);
         }
         let k = if self.sequential {
             let k = self.seq_cursor;
@@ -481,19 +525,22 @@ impl ObjGen {
         } else {
             self.popularity.sample(&mut self.rng)
         };
-        if !self.exists.get(k) {
-            if !self.object_len.is_empty() {
-                self.object_len[k as usize] = self.sizes.max() as u32;
-            }
-            self.mark(k, true);
+        if self.exists.get(k) {
+            return (k, Prior::NONE);
         }
-        k
+        let prior = self.prior(k);
+        if !self.object_len.is_empty() {
+            self.object_len[k as usize] = self.sizes.max() as u32;
+        }
+        self.mark(k, true);
+        (k, prior)
     }
 
     fn delete(&mut self) -> NextIo {
         let k = self.existing().unwrap_or(0);
+        let prior = self.prior(k);
         self.mark(k, false);
-        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 }
+        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0, prior }
     }
 
     /// An existing key: in order for sequential jobs, else by popularity (the
@@ -552,6 +599,7 @@ impl ObjGen {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use super::{Prior, Settled};
     use crate::options::apply_option;
 
     fn spec(pairs: &[(&str, &str)]) -> JobSpec {
@@ -710,7 +758,7 @@ mod tests {
             assert!(!in_flight.contains(&io.file), "{:?} on {} while another op is in flight", io.op, io.file);
             in_flight.push_back(io.file);
             if in_flight.len() == 16 {
-                g.completed(OpKind::Read, in_flight.pop_front().unwrap());
+                g.completed(OpKind::Read, in_flight.pop_front().unwrap(), Settled::Done, Prior::NONE);
             }
         }
     }
@@ -732,10 +780,45 @@ mod tests {
         g.exclusive(true);
         let first = g.next().unwrap();
         assert_eq!((first.op, first.file), (OpKind::Delete, 0));
-        g.completed(OpKind::List, 0);
+        g.completed(OpKind::List, 0, Settled::Done, Prior::NONE);
         assert!(g.is_busy(0), "the delete of object 0 is still in flight");
-        g.completed(OpKind::Delete, 0);
+        g.completed(OpKind::Delete, 0, Settled::Done, first.prior);
         assert!(!g.is_busy(0));
+    }
+
+    #[test]
+    fn a_failed_create_leaves_no_object_to_read_and_a_failed_delete_leaves_it() {
+        let s = spec(&[("objects", "64"), ("object_size", "4k/50:8k/50"), ("object_ops", "create:1,read:2,delete:1"), ("rw", "randrw")]);
+        let mut g = ObjGen::new(&s, 0, None, None);
+        g.exclusive(true);
+        let mut alive: std::collections::HashMap<u32, u32> = Default::default();
+        for i in 0..20_000 {
+            let io = g.next().unwrap();
+            let settled = match io.op {
+                // Every third create fails, and one delete in five (not with 404).
+                OpKind::Create | OpKind::Update if i % 3 == 0 => Settled::Failed,
+                OpKind::Create | OpKind::Update => {
+                    alive.insert(io.file, io.len);
+                    Settled::Done
+                }
+                OpKind::Delete if alive.is_empty() => Settled::NotFound,
+                OpKind::Delete if i % 5 == 0 => Settled::Failed,
+                OpKind::Delete => {
+                    assert!(alive.remove(&io.file).is_some(), "delete of a missing object");
+                    Settled::Done
+                }
+                // With nothing written, reads and deletes go to a missing key
+                // on purpose (they fail as the storage reports it); otherwise never.
+                OpKind::Read if alive.is_empty() => Settled::NotFound,
+                OpKind::Read => {
+                    assert_eq!(alive.get(&io.file), Some(&io.len), "a read of an object that is not there (or not that size)");
+                    Settled::Done
+                }
+                op => panic!("{op:?}"),
+            };
+            g.completed(io.op, io.file, settled, io.prior);
+        }
+        assert_eq!(g.live(), alive.len() as u64, "cleanup removes exactly the objects there are");
     }
 
     #[test]

@@ -149,3 +149,44 @@ pub fn storbench_env(dir: &Path, env: &[(&str, String)], args: &[&str]) -> Run {
     }
     Run::from(c.output().expect("run storbench"))
 }
+
+/// A Swift storage URL and token for the credentials of [`swift_env`], got
+/// with curl behind storbench's back.
+pub fn swift_session(env: &[(&'static str, String)]) -> (String, String) {
+    let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
+    let out = Command::new("curl")
+        .args([
+            "-sf",
+            "-i",
+            "-H",
+            &format!("X-Auth-User: {}", get("ST_USER")),
+            "-H",
+            &format!("X-Auth-Key: {}", get("ST_KEY")),
+            &get("ST_AUTH"),
+        ])
+        .output()
+        .expect("curl");
+    assert!(out.status.success(), "curl auth: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let header = |name: &str| {
+        text.lines()
+            .find_map(|l| l.split_once(':').filter(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.trim().to_string()))
+            .unwrap_or_else(|| panic!("{name} missing from the auth answer:\n{text}"))
+    };
+    (header("X-Storage-Url"), header("X-Auth-Token"))
+}
+
+/// The HTTP status of a HEAD on `url` with a Swift token.
+pub fn swift_head(url: &str, token: &str) -> u16 {
+    let out = Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-I", "-H", &format!("X-Auth-Token: {token}"), url])
+        .output()
+        .expect("curl");
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+}
+
+/// The results of one run, as the model (not by indexing JSON).
+pub fn run_result(results: &Path) -> storbench_model::RunResult {
+    let text = std::fs::read_to_string(results.join("result.json")).expect("result.json written");
+    serde_json::from_str(&text).expect("result.json is a storbench result")
+}

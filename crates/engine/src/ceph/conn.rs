@@ -1,23 +1,74 @@
 //! A librados connection from engine options (fio's names where fio has them).
 
 use super::ffi::{self, Api, IoCtx, Rados};
-use crate::{EngineError, OptionDesc};
-use std::collections::BTreeMap;
+use crate::{EngineError, EngineOptions, Kind, OptionInfo};
 use std::ptr;
 
 /// Connection options shared by the Ceph engines.
-pub const CONN_OPTIONS: &[OptionDesc] = &[
-    OptionDesc { name: "conf", help: "ceph.conf path (default: $CEPH_CONF or /etc/ceph/ceph.conf)" },
-    OptionDesc { name: "clientname", help: "cephx client id, without 'client.' (default admin)" },
-    OptionDesc { name: "keyring", help: "keyring path (default: from ceph.conf)" },
-    OptionDesc { name: "pool", help: "pool name" },
-    OptionDesc { name: "namespace", help: "RADOS namespace within the pool" },
-    OptionDesc { name: "connect_timeout", help: "seconds to wait for the monitors before failing (default 10)" },
-    OptionDesc {
+pub const CONN_OPTIONS: &[OptionInfo] = &[
+    OptionInfo { name: "conf", kind: Kind::Text, default: "", help: "ceph.conf path (default: $CEPH_CONF or /etc/ceph/ceph.conf)" },
+    OptionInfo { name: "clientname", kind: Kind::Text, default: "", help: "cephx client id, without 'client.' (default admin)" },
+    OptionInfo { name: "keyring", kind: Kind::Text, default: "", help: "keyring path (default: from ceph.conf)" },
+    OptionInfo { name: "pool", kind: Kind::Text, default: "", help: "pool name" },
+    OptionInfo { name: "namespace", kind: Kind::Text, default: "", help: "RADOS namespace within the pool" },
+    OptionInfo {
+        name: "connect_timeout",
+        kind: Kind::Duration,
+        default: "",
+        help: "seconds to wait for the monitors before failing (default 10)",
+    },
+    OptionInfo {
         name: "op_timeout",
+        kind: Kind::Duration,
+        default: "",
         help: "seconds before an operation the cluster does not answer fails with ETIMEDOUT (default 30; 0 waits forever)",
     },
 ];
+
+/// The connection options, parsed once.
+#[derive(Clone, Debug)]
+pub struct ConnOptions {
+    /// ceph.conf to read (None: $CEPH_CONF, else librados's search path).
+    pub conf: Option<String>,
+    pub client: String,
+    pub keyring: Option<String>,
+    pub pool: String,
+    pub namespace: Option<String>,
+    /// Seconds, as librados takes them.
+    pub connect_timeout: String,
+    pub op_timeout: String,
+}
+
+impl ConnOptions {
+    /// From the engine options; `default_pool` when none is named.
+    pub fn parse(engine: &'static str, opts: &EngineOptions, default_pool: &str) -> Result<ConnOptions, EngineError> {
+        let seconds = |key: &str, default: &str| -> Result<String, EngineError> {
+            let v = opts.get(key).map(String::as_str).unwrap_or(default);
+            match v.trim().parse::<f64>() {
+                Ok(s) if s >= 0.0 && s.is_finite() => Ok(v.trim().to_string()),
+                _ => Err(EngineError::BadOption { engine, option: key.into(), message: format!("'{v}' is not a number of seconds") }),
+            }
+        };
+        let o = ConnOptions {
+            conf: opts.get("conf").cloned().or_else(|| std::env::var("CEPH_CONF").ok()),
+            client: format!("client.{}", opts.get("clientname").map(String::as_str).unwrap_or("admin")),
+            keyring: opts.get("keyring").cloned(),
+            pool: opts.get("pool").cloned().unwrap_or_else(|| default_pool.to_string()),
+            namespace: opts.get("namespace").cloned(),
+            connect_timeout: seconds("connect_timeout", "10")?,
+            op_timeout: seconds("op_timeout", "30")?,
+        };
+        // Strings go to C: refuse NUL bytes now rather than at connection.
+        for (what, v) in
+            [("clientname", Some(&o.client)), ("conf", o.conf.as_ref()), ("keyring", o.keyring.as_ref()), ("pool", Some(&o.pool))]
+        {
+            if let Some(v) = v {
+                ffi::cstr(engine, what, v)?;
+            }
+        }
+        Ok(o)
+    }
+}
 
 /// A connected cluster handle with an I/O context on one pool.
 pub struct Cluster {
@@ -30,27 +81,25 @@ pub struct Cluster {
 unsafe impl Send for Cluster {}
 
 impl Cluster {
-    pub fn connect(engine: &'static str, opts: &BTreeMap<String, String>, default_pool: &str) -> Result<Cluster, EngineError> {
+    pub fn connect(engine: &'static str, o: &ConnOptions) -> Result<Cluster, EngineError> {
         let api = ffi::api(engine)?;
-        let client = format!("client.{}", opts.get("clientname").map(String::as_str).unwrap_or("admin"));
         let cluster_name = ffi::cstr(engine, "cluster", "ceph")?;
-        let user = ffi::cstr(engine, "clientname", &client)?;
+        let user = ffi::cstr(engine, "clientname", &o.client)?;
         let mut rados: Rados = ptr::null_mut();
         // SAFETY: valid out-pointer and C strings; flags 0.
         ffi::check(engine, "rados_create2", unsafe { (api.rados_create2)(&mut rados, cluster_name.as_ptr(), user.as_ptr(), 0) })?;
         let mut c = Cluster { api, rados, ioctx: ptr::null_mut() };
-        c.configure(engine, opts)?;
+        c.configure(engine, o)?;
         // SAFETY: the handle was created above and configured.
         ffi::check(engine, "rados_connect", unsafe { (api.rados_connect)(c.rados) })?;
-        let pool = opts.get("pool").map(String::as_str).unwrap_or(default_pool);
-        let cpool = ffi::cstr(engine, "pool", pool)?;
+        let cpool = ffi::cstr(engine, "pool", &o.pool)?;
         // SAFETY: connected handle, valid out-pointer.
         let rc = unsafe { (api.rados_ioctx_create)(c.rados, cpool.as_ptr(), &mut c.ioctx) };
         if rc == -libc::ENOENT {
-            return Err(EngineError::BadOption { engine, option: "pool".into(), message: format!("pool '{pool}' does not exist") });
+            return Err(EngineError::BadOption { engine, option: "pool".into(), message: format!("pool '{}' does not exist", o.pool) });
         }
         ffi::check(engine, "rados_ioctx_create", rc)?;
-        if let Some(ns) = opts.get("namespace") {
+        if let Some(ns) = &o.namespace {
             let cns = ffi::cstr(engine, "namespace", ns)?;
             // SAFETY: valid ioctx and C string.
             unsafe { (api.rados_ioctx_set_namespace)(c.ioctx, cns.as_ptr()) };
@@ -58,20 +107,17 @@ impl Cluster {
         Ok(c)
     }
 
-    fn configure(&mut self, engine: &'static str, opts: &BTreeMap<String, String>) -> Result<(), EngineError> {
-        let conf = opts.get("conf").cloned().or_else(|| std::env::var("CEPH_CONF").ok());
-        let cconf = conf.as_deref().map(|c| ffi::cstr(engine, "conf", c)).transpose()?;
+    fn configure(&mut self, engine: &'static str, o: &ConnOptions) -> Result<(), EngineError> {
+        let cconf = o.conf.as_deref().map(|c| ffi::cstr(engine, "conf", c)).transpose()?;
         let conf_ptr = cconf.as_ref().map_or(ptr::null(), |c| c.as_ptr());
         // SAFETY: valid handle; NULL means the default search path.
         ffi::check(engine, "rados_conf_read_file", unsafe { (self.api.rados_conf_read_file)(self.rados, conf_ptr) })?;
-        let timeout = opts.get("connect_timeout").map(String::as_str).unwrap_or("10");
-        self.set(engine, "client_mount_timeout", timeout)?;
-        self.set(engine, "rados_mon_op_timeout", timeout)?;
+        self.set(engine, "client_mount_timeout", &o.connect_timeout)?;
+        self.set(engine, "rados_mon_op_timeout", &o.connect_timeout)?;
         // A dead or paused cluster must not hang the run: operations fail
         // (counted as ETIMEDOUT) and the results of the elapsed time are kept.
-        let op_timeout = opts.get("op_timeout").map(String::as_str).unwrap_or("30");
-        self.set(engine, "rados_osd_op_timeout", op_timeout)?;
-        if let Some(k) = opts.get("keyring") {
+        self.set(engine, "rados_osd_op_timeout", &o.op_timeout)?;
+        if let Some(k) = &o.keyring {
             self.set(engine, "keyring", k)?;
         }
         Ok(())

@@ -88,89 +88,94 @@ unsafe impl Sync for RbdApi {}
 const RADOS_LIB: &str = "librados.so.2";
 const RBD_LIB: &str = "librbd.so.1";
 
-static API: OnceLock<Result<Api, EngineError>> = OnceLock::new();
-static RBD_API: OnceLock<Result<RbdApi, EngineError>> = OnceLock::new();
+/// A library loaded once per process, or why it could not be (said again to
+/// every engine that asks).
+static API: OnceLock<Result<Api, String>> = OnceLock::new();
+static RBD_API: OnceLock<Result<RbdApi, String>> = OnceLock::new();
+
+fn unavailable(engine: &'static str) -> impl Fn(&String) -> EngineError {
+    move |message| EngineError::Unavailable { engine, message: message.clone() }
+}
 
 /// The loaded librados API, or why it could not be loaded.
 pub fn api(engine: &'static str) -> Result<&'static Api, EngineError> {
-    API.get_or_init(|| load(engine)).as_ref().map_err(Clone::clone)
+    API.get_or_init(load).as_ref().map_err(unavailable(engine))
 }
 
 /// The loaded librbd API (librados too, which it needs), or why not.
 pub fn rbd_api(engine: &'static str) -> Result<&'static RbdApi, EngineError> {
     api(engine)?;
-    RBD_API.get_or_init(|| load_rbd(engine)).as_ref().map_err(Clone::clone)
+    RBD_API.get_or_init(load_rbd).as_ref().map_err(unavailable(engine))
 }
 
-fn open(engine: &'static str, name: &str, package: &str) -> Result<Library, EngineError> {
+fn open(name: &str, package: &str) -> Result<Library, String> {
     // SAFETY: loading a shared library runs its initialisers; librados and
     // librbd are designed to be loaded this way.
-    unsafe { Library::new(name) }
-        .map_err(|e| EngineError::Unsupported { engine, message: format!("cannot load {name} ({e}); install Debian's {package} package") })
+    unsafe { Library::new(name) }.map_err(|e| format!("cannot load {name} ({e}); install Debian's {package} package"))
 }
 
 macro_rules! sym {
-    ($engine:expr, $lib:expr, $libname:expr, $name:ident) => {{
+    ($lib:expr, $libname:expr, $name:ident) => {{
         // SAFETY: the signature matches the C declaration in rados/librados.h
         // or rbd/librbd.h for this symbol.
         let s = unsafe { $lib.get(concat!(stringify!($name), "\0").as_bytes()) }
-            .map_err(|e| EngineError::Unsupported { engine: $engine, message: format!("{} lacks {}: {e}", $libname, stringify!($name)) })?;
+            .map_err(|e| format!("{} lacks {}: {e}", $libname, stringify!($name)))?;
         *s
     }};
 }
 
-fn load(engine: &'static str) -> Result<Api, EngineError> {
-    let rados = open(engine, RADOS_LIB, "librados2")?;
+fn load() -> Result<Api, String> {
+    let rados = open(RADOS_LIB, "librados2")?;
     Ok(Api {
-        rados_create2: sym!(engine, rados, RADOS_LIB, rados_create2),
-        rados_conf_read_file: sym!(engine, rados, RADOS_LIB, rados_conf_read_file),
-        rados_conf_set: sym!(engine, rados, RADOS_LIB, rados_conf_set),
-        rados_connect: sym!(engine, rados, RADOS_LIB, rados_connect),
-        rados_shutdown: sym!(engine, rados, RADOS_LIB, rados_shutdown),
-        rados_ioctx_create: sym!(engine, rados, RADOS_LIB, rados_ioctx_create),
-        rados_ioctx_destroy: sym!(engine, rados, RADOS_LIB, rados_ioctx_destroy),
-        rados_ioctx_set_namespace: sym!(engine, rados, RADOS_LIB, rados_ioctx_set_namespace),
-        rados_aio_create_completion: sym!(engine, rados, RADOS_LIB, rados_aio_create_completion),
-        rados_aio_write: sym!(engine, rados, RADOS_LIB, rados_aio_write),
-        rados_aio_write_full: sym!(engine, rados, RADOS_LIB, rados_aio_write_full),
-        rados_aio_read: sym!(engine, rados, RADOS_LIB, rados_aio_read),
-        rados_aio_remove: sym!(engine, rados, RADOS_LIB, rados_aio_remove),
-        rados_aio_stat: sym!(engine, rados, RADOS_LIB, rados_aio_stat),
-        rados_aio_get_return_value: sym!(engine, rados, RADOS_LIB, rados_aio_get_return_value),
-        rados_aio_wait_for_complete_and_cb: sym!(engine, rados, RADOS_LIB, rados_aio_wait_for_complete_and_cb),
-        rados_aio_release: sym!(engine, rados, RADOS_LIB, rados_aio_release),
-        rados_write_full: sym!(engine, rados, RADOS_LIB, rados_write_full),
-        rados_read: sym!(engine, rados, RADOS_LIB, rados_read),
-        rados_remove: sym!(engine, rados, RADOS_LIB, rados_remove),
-        rados_stat: sym!(engine, rados, RADOS_LIB, rados_stat),
-        rados_nobjects_list_open: sym!(engine, rados, RADOS_LIB, rados_nobjects_list_open),
-        rados_nobjects_list_next: sym!(engine, rados, RADOS_LIB, rados_nobjects_list_next),
-        rados_nobjects_list_close: sym!(engine, rados, RADOS_LIB, rados_nobjects_list_close),
-        rados_mon_command: sym!(engine, rados, RADOS_LIB, rados_mon_command),
-        rados_buffer_free: sym!(engine, rados, RADOS_LIB, rados_buffer_free),
+        rados_create2: sym!(rados, RADOS_LIB, rados_create2),
+        rados_conf_read_file: sym!(rados, RADOS_LIB, rados_conf_read_file),
+        rados_conf_set: sym!(rados, RADOS_LIB, rados_conf_set),
+        rados_connect: sym!(rados, RADOS_LIB, rados_connect),
+        rados_shutdown: sym!(rados, RADOS_LIB, rados_shutdown),
+        rados_ioctx_create: sym!(rados, RADOS_LIB, rados_ioctx_create),
+        rados_ioctx_destroy: sym!(rados, RADOS_LIB, rados_ioctx_destroy),
+        rados_ioctx_set_namespace: sym!(rados, RADOS_LIB, rados_ioctx_set_namespace),
+        rados_aio_create_completion: sym!(rados, RADOS_LIB, rados_aio_create_completion),
+        rados_aio_write: sym!(rados, RADOS_LIB, rados_aio_write),
+        rados_aio_write_full: sym!(rados, RADOS_LIB, rados_aio_write_full),
+        rados_aio_read: sym!(rados, RADOS_LIB, rados_aio_read),
+        rados_aio_remove: sym!(rados, RADOS_LIB, rados_aio_remove),
+        rados_aio_stat: sym!(rados, RADOS_LIB, rados_aio_stat),
+        rados_aio_get_return_value: sym!(rados, RADOS_LIB, rados_aio_get_return_value),
+        rados_aio_wait_for_complete_and_cb: sym!(rados, RADOS_LIB, rados_aio_wait_for_complete_and_cb),
+        rados_aio_release: sym!(rados, RADOS_LIB, rados_aio_release),
+        rados_write_full: sym!(rados, RADOS_LIB, rados_write_full),
+        rados_read: sym!(rados, RADOS_LIB, rados_read),
+        rados_remove: sym!(rados, RADOS_LIB, rados_remove),
+        rados_stat: sym!(rados, RADOS_LIB, rados_stat),
+        rados_nobjects_list_open: sym!(rados, RADOS_LIB, rados_nobjects_list_open),
+        rados_nobjects_list_next: sym!(rados, RADOS_LIB, rados_nobjects_list_next),
+        rados_nobjects_list_close: sym!(rados, RADOS_LIB, rados_nobjects_list_close),
+        rados_mon_command: sym!(rados, RADOS_LIB, rados_mon_command),
+        rados_buffer_free: sym!(rados, RADOS_LIB, rados_buffer_free),
         _rados: rados,
     })
 }
 
-fn load_rbd(engine: &'static str) -> Result<RbdApi, EngineError> {
-    let rbd = open(engine, RBD_LIB, "librbd1")?;
+fn load_rbd() -> Result<RbdApi, String> {
+    let rbd = open(RBD_LIB, "librbd1")?;
     Ok(RbdApi {
-        rbd_open: sym!(engine, rbd, RBD_LIB, rbd_open),
-        rbd_close: sym!(engine, rbd, RBD_LIB, rbd_close),
-        rbd_create: sym!(engine, rbd, RBD_LIB, rbd_create),
-        rbd_get_size: sym!(engine, rbd, RBD_LIB, rbd_get_size),
-        rbd_metadata_get: sym!(engine, rbd, RBD_LIB, rbd_metadata_get),
-        rbd_metadata_set: sym!(engine, rbd, RBD_LIB, rbd_metadata_set),
-        rbd_aio_create_completion: sym!(engine, rbd, RBD_LIB, rbd_aio_create_completion),
-        rbd_aio_read: sym!(engine, rbd, RBD_LIB, rbd_aio_read),
-        rbd_aio_write: sym!(engine, rbd, RBD_LIB, rbd_aio_write),
-        rbd_aio_flush: sym!(engine, rbd, RBD_LIB, rbd_aio_flush),
-        rbd_flush: sym!(engine, rbd, RBD_LIB, rbd_flush),
-        rbd_aio_get_return_value: sym!(engine, rbd, RBD_LIB, rbd_aio_get_return_value),
-        rbd_aio_get_arg: sym!(engine, rbd, RBD_LIB, rbd_aio_get_arg),
-        rbd_aio_release: sym!(engine, rbd, RBD_LIB, rbd_aio_release),
-        rbd_set_image_notification: sym!(engine, rbd, RBD_LIB, rbd_set_image_notification),
-        rbd_poll_io_events: sym!(engine, rbd, RBD_LIB, rbd_poll_io_events),
+        rbd_open: sym!(rbd, RBD_LIB, rbd_open),
+        rbd_close: sym!(rbd, RBD_LIB, rbd_close),
+        rbd_create: sym!(rbd, RBD_LIB, rbd_create),
+        rbd_get_size: sym!(rbd, RBD_LIB, rbd_get_size),
+        rbd_metadata_get: sym!(rbd, RBD_LIB, rbd_metadata_get),
+        rbd_metadata_set: sym!(rbd, RBD_LIB, rbd_metadata_set),
+        rbd_aio_create_completion: sym!(rbd, RBD_LIB, rbd_aio_create_completion),
+        rbd_aio_read: sym!(rbd, RBD_LIB, rbd_aio_read),
+        rbd_aio_write: sym!(rbd, RBD_LIB, rbd_aio_write),
+        rbd_aio_flush: sym!(rbd, RBD_LIB, rbd_aio_flush),
+        rbd_flush: sym!(rbd, RBD_LIB, rbd_flush),
+        rbd_aio_get_return_value: sym!(rbd, RBD_LIB, rbd_aio_get_return_value),
+        rbd_aio_get_arg: sym!(rbd, RBD_LIB, rbd_aio_get_arg),
+        rbd_aio_release: sym!(rbd, RBD_LIB, rbd_aio_release),
+        rbd_set_image_notification: sym!(rbd, RBD_LIB, rbd_set_image_notification),
+        rbd_poll_io_events: sym!(rbd, RBD_LIB, rbd_poll_io_events),
         _rbd: rbd,
     })
 }
@@ -194,8 +199,7 @@ mod tests {
 
     #[test]
     fn a_missing_library_is_named_with_its_package() {
-        let err = open("rbd", "libstorbench-no-such.so.9", "librbd1").err().unwrap();
-        let msg = err.to_string();
+        let msg = open("libstorbench-no-such.so.9", "librbd1").err().unwrap();
         assert!(msg.contains("libstorbench-no-such.so.9") && msg.contains("librbd1"), "{msg}");
     }
 
@@ -203,6 +207,7 @@ mod tests {
     fn negative_return_codes_become_errors_naming_the_call() {
         let e = check("rados", "rados_connect", -libc::ETIMEDOUT).unwrap_err();
         assert!(e.to_string().contains("rados_connect failed") && e.to_string().contains("110"), "{e}");
+        assert_eq!(e.kind(), storbench_metrics::ErrorKind::Timeout);
         assert_eq!(check("rados", "x", 3).unwrap(), 3);
     }
 }

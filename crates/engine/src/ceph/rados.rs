@@ -12,7 +12,7 @@
 //! would belong to someone else, or to an earlier run kept with cleanup=0), and
 //! objects a job says exist (`objects_exist=1`) do exist.
 
-use super::conn::{Cluster, CONN_OPTIONS};
+use super::conn::{Cluster, ConnOptions, CONN_OPTIONS};
 use super::ffi::{self, Completion as RadosCompletion};
 use crate::*;
 use std::ffi::c_void;
@@ -34,13 +34,13 @@ impl EngineFactory for RadosFactory {
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: true, direct_io: false, needs_files: false, does_io: true, blocks: false, objects: true, ordered: true }
     }
-    fn options(&self) -> &'static [OptionDesc] {
+    fn options(&self) -> &'static [OptionInfo] {
         CONN_OPTIONS
     }
     fn supports(&self, op: OpKind) -> bool {
         !matches!(op, OpKind::List | OpKind::Sync)
     }
-    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+    fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, CONN_OPTIONS, options)?;
         if !options.contains_key("pool") {
             return Err(EngineError::BadOption {
@@ -49,20 +49,31 @@ impl EngineFactory for RadosFactory {
                 message: "is required: name the pool the objects go to (e.g. --pool mypool)".into(),
             });
         }
-        Ok(())
+        Ok(Arc::new(RadosConfig { conn: ConnOptions::parse(NAME, options, "")? }))
     }
-    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
+}
+
+/// The connection, parsed once for every worker.
+pub struct RadosConfig {
+    conn: ConnOptions,
+}
+
+impl EngineConfig for RadosConfig {
+    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         let (o, prefix) = crate::objects::object_target(NAME, t)?;
-        let cluster = Cluster::connect(NAME, t.options, "")?;
-        let pool = t.options.get("pool").map(String::as_str).unwrap_or_default();
+        let cluster = Cluster::connect(NAME, &self.conn)?;
+        let pool = &self.conn.pool;
         if t.writes {
             check_object_size(&cluster, o.sizes.max())?;
         }
         crate::objects::check_names(NAME, t, &|_| format!("pool '{pool}'"), &mut |_, name| exists(&cluster, name))?;
-        Ok(Some(EngineTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*") }))
+        Ok(Some(StoreTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*") }))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        Rados::open(setup).map(|e| Box::new(e) as Box<dyn Engine>)
+        Rados::open(&self.conn, setup).map(|e| Box::new(e) as Box<dyn Engine>)
+    }
+    fn admin(&self) -> Result<Box<dyn ObjectAdmin>, EngineError> {
+        Ok(Box::new(Admin(Cluster::connect(NAME, &self.conn)?)))
     }
 }
 
@@ -144,8 +155,8 @@ struct Rados {
 unsafe impl Send for Rados {}
 
 impl Rados {
-    fn open(setup: &WorkerSetup) -> Result<Rados, EngineError> {
-        let cluster = Cluster::connect(NAME, setup.options, "")?;
+    fn open(conn: &ConnOptions, setup: &WorkerSetup) -> Result<Rados, EngineError> {
+        let cluster = Cluster::connect(NAME, conn)?;
         let qd = setup.queue_depth as usize;
         let prefix = setup.object_prefix.unwrap_or_default().as_bytes().to_vec();
         let ready = Box::new(Ready { slots: Mutex::new(Vec::with_capacity(qd)), cond: Condvar::new() });
@@ -180,10 +191,10 @@ impl Rados {
 
     /// The bytes an operation moved, from librados's return value: writes
     /// report 0 on success, reads the bytes read.
-    fn result(&self, slot: usize, rc: i32) -> i64 {
+    fn result(&self, slot: usize, rc: i32) -> Result<u64, IoFailure> {
         match self.ops[slot] {
-            OpKind::Write | OpKind::Create | OpKind::Update if rc == 0 => self.lens[slot] as i64,
-            _ => rc as i64,
+            OpKind::Write | OpKind::Create | OpKind::Update if rc == 0 => Ok(self.lens[slot] as u64),
+            _ => rc_result(rc as i64),
         }
     }
 }
@@ -191,7 +202,7 @@ impl Rados {
 impl Engine for Rados {
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
         if req.len as usize > self.buffers.slot_len {
-            return Err(EngineError::Unsupported {
+            return Err(EngineError::Unavailable {
                 engine: NAME,
                 message: format!("a {}-byte transfer exceeds the {}-byte buffer", req.len, self.buffers.slot_len),
             });
@@ -224,7 +235,7 @@ impl Engine for Rados {
         if rc < 0 {
             // SAFETY: librados did not take the completion.
             unsafe { (api.rados_aio_release)(comp) };
-            self.refused.push(Completion::new(req.slot, rc as i64));
+            self.refused.push(Completion::from_rc(req.slot, rc as i64));
         } else {
             self.comps[i] = comp;
         }
@@ -285,67 +296,65 @@ impl Drop for Rados {
     }
 }
 
-/// A synchronous helper for the compatibility modes: write a whole small object.
-pub fn write_full(cluster: &Cluster, name: &str, data: &[u8]) -> Result<(), EngineError> {
-    let cname = ffi::cstr(NAME, "object name", name)?;
-    // SAFETY: valid ioctx, C string and buffer.
-    let rc = unsafe { (cluster.api.rados_write_full)(cluster.ioctx, cname.as_ptr(), data.as_ptr().cast(), data.len()) };
-    ffi::check(NAME, "rados_write_full", rc).map(|_| ())
-}
+/// Single objects through a connection of its own, for tools that manage
+/// objects outside a measured run.
+struct Admin(Cluster);
 
-/// Read up to `max` bytes of an object; `None` if it does not exist.
-pub fn read(cluster: &Cluster, name: &str, max: usize) -> Result<Option<Vec<u8>>, EngineError> {
-    let cname = ffi::cstr(NAME, "object name", name)?;
-    let mut buf = vec![0u8; max];
-    // SAFETY: valid ioctx, C string and a buffer of `max` bytes.
-    let rc = unsafe { (cluster.api.rados_read)(cluster.ioctx, cname.as_ptr(), buf.as_mut_ptr().cast(), max, 0) };
-    if rc == -libc::ENOENT {
-        return Ok(None);
-    }
-    buf.truncate(ffi::check(NAME, "rados_read", rc)? as usize);
-    Ok(Some(buf))
-}
-
-/// Remove an object; false if it was not there.
-pub fn remove(cluster: &Cluster, name: &str) -> Result<bool, EngineError> {
-    let cname = ffi::cstr(NAME, "object name", name)?;
-    // SAFETY: valid ioctx and C string.
-    let rc = unsafe { (cluster.api.rados_remove)(cluster.ioctx, cname.as_ptr()) };
-    if rc == -libc::ENOENT {
-        return Ok(false);
-    }
-    ffi::check(NAME, "rados_remove", rc).map(|_| true)
-}
-
-/// Names of the objects in the pool (and namespace) starting with `prefix`.
-pub fn list(cluster: &Cluster, prefix: &str) -> Result<Vec<String>, EngineError> {
-    let api = cluster.api;
-    let mut ctx: ffi::ListCtx = ptr::null_mut();
-    // SAFETY: valid ioctx and out-pointer.
-    ffi::check(NAME, "rados_nobjects_list_open", unsafe { (api.rados_nobjects_list_open)(cluster.ioctx, &mut ctx) })?;
-    let mut names = Vec::new();
-    let result = loop {
-        let mut entry: *const std::ffi::c_char = ptr::null();
-        // SAFETY: open list context; key and namespace out-pointers may be NULL.
-        let rc = unsafe { (api.rados_nobjects_list_next)(ctx, &mut entry, ptr::null_mut(), ptr::null_mut()) };
+impl ObjectAdmin for Admin {
+    fn get(&self, name: &str, max: usize) -> Result<Option<Vec<u8>>, EngineError> {
+        let cname = ffi::cstr(NAME, "object name", name)?;
+        let mut buf = vec![0u8; max];
+        // SAFETY: valid ioctx, C string and a buffer of `max` bytes.
+        let rc = unsafe { (self.0.api.rados_read)(self.0.ioctx, cname.as_ptr(), buf.as_mut_ptr().cast(), max, 0) };
         if rc == -libc::ENOENT {
-            break Ok(());
+            return Ok(None);
         }
-        if rc < 0 {
-            break Err(EngineError::os(NAME, "rados_nobjects_list_next", -rc));
-        }
-        // SAFETY: librados returns a NUL-terminated name valid until the next call.
-        let name = unsafe { std::ffi::CStr::from_ptr(entry) }.to_string_lossy();
-        if name.starts_with(prefix) {
-            names.push(name.into_owned());
-        }
-    };
-    // SAFETY: opened above, closed once.
-    unsafe { (api.rados_nobjects_list_close)(ctx) };
-    result.map(|_| names)
-}
+        buf.truncate(ffi::check(NAME, "rados_read", rc)? as usize);
+        Ok(Some(buf))
+    }
 
-/// Connect for the compatibility modes (same options as the engine).
-pub fn connect(options: &BTreeMap<String, String>) -> Result<Cluster, EngineError> {
-    Cluster::connect(NAME, options, "")
+    fn put(&self, name: &str, data: &[u8]) -> Result<(), EngineError> {
+        let cname = ffi::cstr(NAME, "object name", name)?;
+        // SAFETY: valid ioctx, C string and buffer.
+        let rc = unsafe { (self.0.api.rados_write_full)(self.0.ioctx, cname.as_ptr(), data.as_ptr().cast(), data.len()) };
+        ffi::check(NAME, "rados_write_full", rc).map(|_| ())
+    }
+
+    fn remove(&self, name: &str) -> Result<bool, EngineError> {
+        let cname = ffi::cstr(NAME, "object name", name)?;
+        // SAFETY: valid ioctx and C string.
+        let rc = unsafe { (self.0.api.rados_remove)(self.0.ioctx, cname.as_ptr()) };
+        if rc == -libc::ENOENT {
+            return Ok(false);
+        }
+        ffi::check(NAME, "rados_remove", rc).map(|_| true)
+    }
+
+    /// Names in the pool (and namespace) starting with `prefix`.
+    fn list(&self, prefix: &str) -> Result<Vec<String>, EngineError> {
+        let api = self.0.api;
+        let mut ctx: ffi::ListCtx = ptr::null_mut();
+        // SAFETY: valid ioctx and out-pointer.
+        ffi::check(NAME, "rados_nobjects_list_open", unsafe { (api.rados_nobjects_list_open)(self.0.ioctx, &mut ctx) })?;
+        let mut names = Vec::new();
+        let result = loop {
+            let mut entry: *const std::ffi::c_char = ptr::null();
+            // SAFETY: open list context; key and namespace out-pointers may be NULL.
+            let rc = unsafe { (api.rados_nobjects_list_next)(ctx, &mut entry, ptr::null_mut(), ptr::null_mut()) };
+            if rc == -libc::ENOENT {
+                break Ok(());
+            }
+            if rc < 0 {
+                break Err(EngineError::os(NAME, "rados_nobjects_list_next", -rc));
+            }
+            // SAFETY: librados returns a NUL-terminated name valid until the next call.
+            let name = unsafe { std::ffi::CStr::from_ptr(entry) }.to_string_lossy();
+            if name.starts_with(prefix) {
+                names.push(name.into_owned());
+            }
+        };
+        // SAFETY: opened above, closed once.
+        unsafe { (api.rados_nobjects_list_close)(ctx) };
+        result.map(|_| names)
+    }
 }

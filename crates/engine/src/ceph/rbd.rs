@@ -16,7 +16,7 @@
 //! the image metadata key `storbench.created`) is only written with
 //! allow_overwrite. A missing image is created when a size is given.
 
-use super::conn::{Cluster, CONN_OPTIONS};
+use super::conn::{Cluster, ConnOptions, CONN_OPTIONS};
 use super::ffi::{self, Completion as RbdCompletion, Image, RbdApi};
 use crate::*;
 use std::ffi::{c_void, CString};
@@ -28,20 +28,25 @@ const NAME: &str = "rbd";
 const MARKER_KEY: &str = "storbench.created";
 const EVENT_TYPE_EVENTFD: i32 = 2;
 
-const OPTIONS: &[OptionDesc] = &[
-    OptionDesc { name: "rbdname", help: "image name, or several a:b:c (alias: image; default storbench)" },
-    OptionDesc { name: "image", help: "image name" },
-    OptionDesc { name: "rbd_cache", help: "librbd writeback cache (default 0: measure the cluster, not client memory)" },
+const OPTIONS: &[OptionInfo] = &[
+    OptionInfo { name: "rbdname", kind: Kind::Text, default: "", help: "image name, or several a:b:c (alias: image; default storbench)" },
+    OptionInfo { name: "image", kind: Kind::Text, default: "", help: "image name" },
+    OptionInfo {
+        name: "rbd_cache",
+        kind: Kind::Flag,
+        default: "",
+        help: "librbd writeback cache (default 0: measure the cluster, not client memory)",
+    },
 ];
 
-fn all_options() -> &'static [OptionDesc] {
-    static ALL: std::sync::OnceLock<Vec<OptionDesc>> = std::sync::OnceLock::new();
+fn all_options() -> &'static [OptionInfo] {
+    static ALL: std::sync::OnceLock<Vec<OptionInfo>> = std::sync::OnceLock::new();
     ALL.get_or_init(|| CONN_OPTIONS.iter().chain(OPTIONS).copied().collect())
 }
 
-fn image_names(opts: &BTreeMap<String, String>) -> Vec<&str> {
+fn image_names(opts: &EngineOptions) -> Vec<String> {
     let names = opts.get("rbdname").or_else(|| opts.get("image")).map(String::as_str).unwrap_or("storbench");
-    names.split(':').filter(|s| !s.is_empty()).collect()
+    names.split(':').filter(|s| !s.is_empty()).map(String::from).collect()
 }
 
 impl EngineFactory for RbdFactory {
@@ -54,37 +59,46 @@ impl EngineFactory for RbdFactory {
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: true, direct_io: true, needs_files: false, does_io: true, blocks: true, objects: false, ordered: true }
     }
-    fn options(&self) -> &'static [OptionDesc] {
+    fn options(&self) -> &'static [OptionInfo] {
         all_options()
     }
-    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+    fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, all_options(), options)?;
-        let names = image_names(options);
-        if names.is_empty() {
+        let images = image_names(options);
+        if images.is_empty() {
             return Err(EngineError::BadOption { engine: NAME, option: "rbdname".into(), message: "names no image".into() });
         }
-        if let Some(dup) = names.iter().enumerate().find(|(i, n)| names[..*i].contains(n)) {
+        if let Some(dup) = images.iter().enumerate().find(|(i, n)| images[..*i].contains(n)) {
             return Err(EngineError::BadOption {
                 engine: NAME,
                 option: "rbdname".into(),
                 message: format!("image '{}' is listed twice", dup.1),
             });
         }
-        bool_option(NAME, options, "rbd_cache", false).map(|_| ())
+        let cache = bool_option(NAME, options, "rbd_cache", false)?;
+        Ok(Arc::new(RbdConfig { conn: ConnOptions::parse(NAME, options, "rbd")?, images, cache }))
     }
-    fn warnings(&self, options: &BTreeMap<String, String>, writes: bool) -> Vec<String> {
-        let cache = bool_option(NAME, options, "rbd_cache", false).unwrap_or(false);
-        if cache && writes {
+}
+
+/// Connection, images and cache setting, parsed once for every worker.
+struct RbdConfig {
+    conn: ConnOptions,
+    images: Vec<String>,
+    cache: bool,
+}
+
+impl EngineConfig for RbdConfig {
+    fn warnings(&self, writes: bool) -> Vec<String> {
+        if self.cache && writes {
             return vec!["the librbd writeback cache is on (rbd_cache=1): writes are acknowledged from client memory, so write latency and IOPS describe the cache, and flush stalls appear as multi-second outliers; use rbd_cache=0 to measure the cluster"
                 .into()];
         }
         Vec::new()
     }
-    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
-        let cluster = Cluster::connect(NAME, t.options, "rbd")?;
-        let names = image_names(t.options);
+    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
+        let cluster = Cluster::connect(NAME, &self.conn)?;
         let mut smallest = u64::MAX;
-        for name in &names {
+        for name in &self.images {
             let img = OpenImage::open_or_create(&cluster, name, t.size)?;
             if t.writes && !t.allow_overwrite && !img.marked()? {
                 return Err(EngineError::Refused {
@@ -97,11 +111,11 @@ impl EngineFactory for RbdFactory {
             }
             smallest = smallest.min(img.size()?);
         }
-        let pool = t.options.get("pool").map(String::as_str).unwrap_or("rbd");
-        Ok(Some(EngineTarget { size: smallest, units: names.len() as u32, label: format!("rbd:{pool}/{}", names.join(",")) }))
+        let label = format!("rbd:{}/{}", self.conn.pool, self.images.join(","));
+        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label }))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        Rbd::open(setup).map(|e| Box::new(e) as Box<dyn Engine>)
+        Rbd::open(self, setup).map(|e| Box::new(e) as Box<dyn Engine>)
     }
 }
 
@@ -200,9 +214,9 @@ struct Rbd {
 unsafe impl Send for Rbd {}
 
 impl Rbd {
-    fn open(setup: &WorkerSetup) -> Result<Rbd, EngineError> {
-        let mut cluster = Cluster::connect(NAME, setup.options, "rbd")?;
-        let cache = bool_option(NAME, setup.options, "rbd_cache", false)?;
+    fn open(cfg: &RbdConfig, setup: &WorkerSetup) -> Result<Rbd, EngineError> {
+        let mut cluster = Cluster::connect(NAME, &cfg.conn)?;
+        let cache = cfg.cache;
         cluster.set(NAME, "rbd_cache", if cache { "true" } else { "false" })?;
         // SAFETY: eventfd has no memory arguments.
         let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
@@ -220,7 +234,7 @@ impl Rbd {
             refused: Vec::with_capacity(setup.queue_depth as usize),
         };
         // Pushed one by one so that Drop closes whatever opened before a failure.
-        for name in image_names(setup.options) {
+        for name in &cfg.images {
             let name = ffi::cstr(NAME, "rbdname", name)?;
             let api = engine.rbd;
             let mut image: Image = ptr::null_mut();
@@ -261,7 +275,7 @@ impl Rbd {
             };
             let written = self.write_len[slot as usize];
             let result = if result == 0 && written > 0 { written as i64 } else { result };
-            out.push(Completion::new(slot, result));
+            out.push(Completion::from_rc(slot, result));
         }
         Ok(n)
     }
@@ -309,7 +323,7 @@ impl Engine for Rbd {
         if rc < 0 {
             // SAFETY: librbd did not take the completion.
             unsafe { (api.rbd_aio_release)(comp) };
-            self.refused.push(Completion::new(req.slot, rc as i64));
+            self.refused.push(Completion::from_rc(req.slot, rc as i64));
         }
         Ok(())
     }

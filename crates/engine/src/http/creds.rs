@@ -281,7 +281,7 @@ fn cloud_vars(
         walk(secret).or_else(|| walk(entry))
     };
     if let Some(t) = get(&["auth_type"]).filter(|t| !matches!(t.as_str(), "password" | "v3password")) {
-        return Err(EngineError::Unsupported {
+        return Err(EngineError::Unavailable {
             engine,
             message: format!("cloud '{name}' in {path}: auth_type '{t}' (storbench does password auth)"),
         });

@@ -28,16 +28,12 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::future::Future;
 use std::time::{Duration, Instant};
+use storbench_metrics::IoFailure;
 use tokio::sync::{mpsc, oneshot};
 
 pub use body::Body;
 pub type Connector = hyper_rustls::HttpsConnector<HttpConnector<resolve::Resolver>>;
 pub type Client = hyper_util::client::legacy::Client<Connector, Body>;
-
-/// An HTTP failure as a completion result (named "HTTP 503" in reports).
-pub fn http_status_code(status: u16) -> i64 {
-    -(storbench_metrics::errors::HTTP_STATUS_BASE as i64 + status as i64)
-}
 
 /// A client with keep-alive and TCP_NODELAY (small requests otherwise wait
 /// for Nagle's algorithm), for http and https URLs.
@@ -80,7 +76,7 @@ impl Io {
         let tx = self.tx.clone();
         self.rt.spawn(async move {
             let o = op.await;
-            let _ = tx.send(Completion { slot, result: o.rc, tail_ns: o.tail_ns, retries: o.retries });
+            let _ = tx.send(Completion { slot, result: o.result, tail_ns: o.tail_ns, retries: o.retries });
         });
     }
 
@@ -171,24 +167,33 @@ pub enum Expect {
 }
 
 /// What an operation reports: result, body tail time, retries.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Outcome {
-    pub rc: i64,
+    pub result: Result<u64, IoFailure>,
     pub tail_ns: u64,
     pub retries: u32,
 }
 
 impl Outcome {
-    pub fn of(rc: i64) -> Outcome {
-        Outcome { rc, ..Outcome::default() }
+    pub fn of(result: Result<u64, IoFailure>) -> Outcome {
+        Outcome { result, tail_ns: 0, retries: 0 }
     }
 }
 
+/// A request storbench could not even build (a bad URL): a bug or bad input,
+/// reported per operation as EINVAL.
+pub const UNBUILDABLE: IoFailure =
+    IoFailure { kind: storbench_metrics::ErrorKind::Other, detail: storbench_metrics::Detail::Errno(libc::EINVAL) };
+
 /// Failures worth sending again when retries are asked for: the connection
 /// broke or timed out, or the server said it is overloaded or failing.
-pub fn retryable(rc: i64) -> bool {
-    let transport = [libc::ECONNREFUSED, libc::ECONNRESET, libc::ETIMEDOUT, libc::EPIPE].iter().any(|e| rc == -(*e as i64));
-    transport || [500, 502, 503, 504].iter().any(|s| rc == http_status_code(*s))
+pub fn retryable(result: &Result<u64, IoFailure>) -> bool {
+    use storbench_metrics::Detail;
+    match result {
+        Err(IoFailure { detail: Detail::Errno(e), .. }) => [libc::ECONNREFUSED, libc::ECONNRESET, libc::ETIMEDOUT, libc::EPIPE].contains(e),
+        Err(IoFailure { detail: Detail::Http(s), .. }) => [500, 502, 503, 504].contains(s),
+        _ => false,
+    }
 }
 
 /// [`exchange`], sending the request built by `make` again up to `retries`
@@ -203,9 +208,9 @@ pub async fn exchange_retrying(
 ) -> (Reply, u32) {
     let mut attempt = 0;
     loop {
-        let Some(req) = make() else { return (Reply::failed(-(libc::EINVAL as i64)), attempt) };
+        let Some(req) = make() else { return (Reply::failed(UNBUILDABLE), attempt) };
         let reply = exchange(client, req, expect, limit).await;
-        if attempt >= retries || !retryable(reply.rc) {
+        if attempt >= retries || !retryable(&reply.result) {
             return (reply, attempt);
         }
         tokio::time::sleep(Duration::from_millis(10 << attempt.min(6))).await;
@@ -215,17 +220,17 @@ pub async fn exchange_retrying(
 
 /// How an exchange ended.
 pub struct Reply {
-    /// Bytes moved, `-(HTTP_STATUS_BASE + status)` for an HTTP failure, or
-    /// `-errno` for a transport failure (ETIMEDOUT after the time limit).
-    pub rc: i64,
+    /// Bytes moved, or the HTTP status or transport failure (ETIMEDOUT after
+    /// the time limit).
+    pub result: Result<u64, IoFailure>,
     pub head: Option<::http::Response<()>>,
     /// From the first body byte to the last (0 without a body).
     pub tail_ns: u64,
 }
 
 impl Reply {
-    pub fn failed(rc: i64) -> Reply {
-        Reply { rc, head: None, tail_ns: 0 }
+    pub fn failed(f: IoFailure) -> Reply {
+        Reply { result: Err(f), head: None, tail_ns: 0 }
     }
 }
 
@@ -234,14 +239,14 @@ impl Reply {
 pub async fn exchange(client: &Client, req: ::http::Request<Body>, expect: Expect, limit: Duration) -> Reply {
     match tokio::time::timeout(limit, exchange_inner(client, req, expect)).await {
         Ok(r) => r,
-        Err(_) => Reply::failed(-(libc::ETIMEDOUT as i64)),
+        Err(_) => Reply::failed(IoFailure::errno(libc::ETIMEDOUT)),
     }
 }
 
 async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Expect) -> Reply {
     let resp = match client.request(req).await {
         Ok(r) => r,
-        Err(e) => return Reply::failed(-(client_errno(&e) as i64)),
+        Err(e) => return Reply::failed(IoFailure::errno(client_errno(&e))),
     };
     let (parts, mut body) = resp.into_parts();
     let mut received = 0u64;
@@ -255,26 +260,26 @@ async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Exp
                 }
                 received += n;
             }
-            Err(_) => return Reply::failed(-(libc::ECONNRESET as i64)),
+            Err(_) => return Reply::failed(IoFailure::errno(libc::ECONNRESET)),
         }
     }
     let tail_ns = first.map_or(0, |f| f.elapsed().as_nanos() as u64);
     let head = ::http::Response::from_parts(parts, ());
     let status = head.status();
     if !status.is_success() {
-        return Reply { rc: http_status_code(status.as_u16()), head: Some(head), tail_ns: 0 };
+        return Reply { result: Err(IoFailure::http(status.as_u16())), head: Some(head), tail_ns: 0 };
     }
     let moved = match expect {
         Expect::Sent(n) => n,
         Expect::Received => received,
     };
-    Reply { rc: moved as i64, head: Some(head), tail_ns }
+    Reply { result: Ok(moved), head: Some(head), tail_ns }
 }
 
 /// Like [`exchange`], also returning the response body (small control
 /// requests: listings, auth, multipart bookkeeping).
-pub async fn fetch(client: &Client, req: ::http::Request<Body>, limit: Duration) -> Result<(::http::response::Parts, Bytes), i64> {
-    fetch_or_why(client, req, limit).await.map_err(|f| f.rc())
+pub async fn fetch(client: &Client, req: ::http::Request<Body>, limit: Duration) -> Result<(::http::response::Parts, Bytes), IoFailure> {
+    fetch_or_why(client, req, limit).await.map_err(|f| f.failure())
 }
 
 /// Why a request got no whole response.
@@ -286,19 +291,32 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// As a completion result: `-errno`.
-    pub fn rc(&self) -> i64 {
-        -(match self {
+    /// As the failure of an operation.
+    pub fn failure(&self) -> IoFailure {
+        IoFailure::errno(match self {
             Failure::Client(e) => client_errno(e),
             Failure::Body => libc::ECONNRESET,
             Failure::TimedOut => libc::ETIMEDOUT,
-        } as i64)
+        })
+    }
+
+    /// A set-up request to `url` got no answer: an error naming the URL and
+    /// the client's own words, keeping the client's error as its source.
+    pub fn unreachable(self, engine: &'static str, what: &str) -> EngineError {
+        let message = format!("{what}: {}", self.describe());
+        let source = match self {
+            Failure::Client(e) => Some(Box::new(e) as crate::Source),
+            _ => None,
+        };
+        EngineError::Unreachable { engine, message, source }
     }
 
     /// In words, for set-up errors: the client's own (dns error, tcp connect
     /// error, TLS), and what to do about a certificate.
     pub fn describe(&self) -> String {
-        let Failure::Client(e) = self else { return std::io::Error::from_raw_os_error((-self.rc()) as i32).to_string() };
+        let Failure::Client(e) = self else {
+            return std::io::Error::from_raw_os_error(self.failure().errno_value().unwrap_or(libc::EIO)).to_string();
+        };
         if let Some(t) = sources(e).find_map(|s| s.downcast_ref::<std::io::Error>().and_then(tls_failure)) {
             return format!(
                 "TLS failed: {t} (trust the server's CA with --ca_cert FILE, AWS_CA_BUNDLE or OS_CACERT; --insecure 1 skips the check)"
@@ -406,29 +424,23 @@ pub fn supports(op: storbench_workload::OpKind) -> bool {
 }
 
 /// Options every HTTP engine takes (see [`Common`]).
-pub const COMMON_OPTIONS: &[crate::OptionDesc] = &[
-    crate::OptionDesc { name: "op_timeout", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
-    crate::OptionDesc { name: "connect_timeout", help: "seconds to wait for a connection (default 10)" },
-    crate::OptionDesc {
-        name: "retries",
-        help: "resend an operation after a broken connection or HTTP 500/502/503/504, up to N times (default 0; counted in the results)",
+pub const COMMON_OPTIONS: &[crate::OptionInfo] = &[
+    crate::OptionInfo { name: "op_timeout", kind: crate::Kind::Duration, default: "", help: "seconds before an operation fails with ETIMEDOUT (default 30)" },
+    crate::OptionInfo { name: "connect_timeout", kind: crate::Kind::Duration, default: "", help: "seconds to wait for a connection (default 10)" },
+    crate::OptionInfo { name: "retries", kind: crate::Kind::Count, default: "", help: "resend an operation after a broken connection or HTTP 500/502/503/504, up to N times (default 0; counted in the results)",
     },
-    crate::OptionDesc {
-        name: "ca_cert",
-        help: "PEM file of CA certificates to trust for https, besides the system's (default: $AWS_CA_BUNDLE for s3, $OS_CACERT for swift)",
+    crate::OptionInfo { name: "ca_cert", kind: crate::Kind::Text, default: "", help: "PEM file of CA certificates to trust for https, besides the system's (default: $AWS_CA_BUNDLE for s3, $OS_CACERT for swift)",
     },
-    crate::OptionDesc { name: "insecure", help: "1: accept any https certificate (self-signed test servers; default 0)" },
-    crate::OptionDesc {
-        name: "connect_to",
-        help: "connect to this IP address whatever host name a URL has (Host header, signature and TLS name unchanged), like curl --connect-to",
+    crate::OptionInfo { name: "insecure", kind: crate::Kind::Flag, default: "", help: "1: accept any https certificate (self-signed test servers; default 0)" },
+    crate::OptionInfo { name: "connect_to", kind: crate::Kind::Text, default: "", help: "connect to this IP address whatever host name a URL has (Host header, signature and TLS name unchanged), like curl --connect-to",
     },
 ];
 
 /// An engine's own options followed by [`COMMON_OPTIONS`], built once.
 pub fn with_common(
-    own: &'static [crate::OptionDesc],
-    cell: &'static std::sync::OnceLock<Vec<crate::OptionDesc>>,
-) -> &'static [crate::OptionDesc] {
+    own: &'static [crate::OptionInfo],
+    cell: &'static std::sync::OnceLock<Vec<crate::OptionInfo>>,
+) -> &'static [crate::OptionInfo] {
     cell.get_or_init(|| own.iter().chain(COMMON_OPTIONS).copied().collect())
 }
 
@@ -444,7 +456,7 @@ pub struct Common {
 }
 
 impl Common {
-    pub fn from_options(engine: &'static str, o: &std::collections::BTreeMap<String, String>) -> Result<Common, EngineError> {
+    pub fn from_options(engine: &'static str, o: &crate::EngineOptions) -> Result<Common, EngineError> {
         let retries = match o.get("retries") {
             None => 0,
             Some(v) => v.parse::<u32>().ok().filter(|n| *n <= 10).ok_or_else(|| EngineError::BadOption {
@@ -487,7 +499,7 @@ impl Common {
     }
 }
 
-fn secs(engine: &'static str, opts: &std::collections::BTreeMap<String, String>, key: &str, default: f64) -> Result<Duration, EngineError> {
+fn secs(engine: &'static str, opts: &crate::EngineOptions, key: &str, default: f64) -> Result<Duration, EngineError> {
     match opts.get(key) {
         None => Ok(Duration::from_secs_f64(default)),
         Some(v) => v.parse::<f64>().ok().filter(|s| *s > 0.0 && s.is_finite()).map(Duration::from_secs_f64).ok_or_else(|| {
@@ -497,13 +509,7 @@ fn secs(engine: &'static str, opts: &std::collections::BTreeMap<String, String>,
 }
 
 /// A size option (`8m`); `nonzero` refuses 0.
-pub fn size_option(
-    engine: &'static str,
-    o: &std::collections::BTreeMap<String, String>,
-    key: &str,
-    default: u64,
-    nonzero: bool,
-) -> Result<u64, EngineError> {
+pub fn size_option(engine: &'static str, o: &crate::EngineOptions, key: &str, default: u64, nonzero: bool) -> Result<u64, EngineError> {
     let bad = |message: String| EngineError::BadOption { engine, option: key.into(), message };
     let n = o.get(key).map_or(Ok(default), |v| storbench_workload::units::parse_size(v).map_err(|e| bad(e.to_string())))?;
     if nonzero && n == 0 {
@@ -526,7 +532,7 @@ impl Places {
     /// From the options `name_key` (default "storbench") and `count_key`.
     pub fn from_options(
         engine: &'static str,
-        o: &std::collections::BTreeMap<String, String>,
+        o: &crate::EngineOptions,
         name_key: &str,
         count_key: &str,
         sep: char,
@@ -564,7 +570,7 @@ impl Places {
 }
 
 /// A bucket or container name option (default "storbench").
-pub fn place_option(engine: &'static str, o: &std::collections::BTreeMap<String, String>, key: &str) -> Result<String, EngineError> {
+pub fn place_option(engine: &'static str, o: &crate::EngineOptions, key: &str) -> Result<String, EngineError> {
     let name = o.get(key).cloned().unwrap_or_else(|| "storbench".into());
     if name.is_empty() || name.contains('/') {
         return Err(EngineError::BadOption { engine, option: key.into(), message: format!("'{name}' is not a {key} name") });
@@ -584,8 +590,11 @@ mod tests {
     }
 
     #[test]
-    fn http_failures_and_errnos_do_not_collide() {
-        assert_eq!(http_status_code(503), -100_503);
-        assert!(http_status_code(100) < -(libc::EHWPOISON as i64));
+    fn retries_follow_broken_connections_and_overloaded_servers_only() {
+        assert!(retryable(&Err(IoFailure::errno(libc::ECONNRESET))));
+        assert!(retryable(&Err(IoFailure::http(503))));
+        assert!(!retryable(&Err(IoFailure::http(404))));
+        assert!(!retryable(&Err(IoFailure::errno(libc::EPROTO))), "TLS failures are not retried");
+        assert!(!retryable(&Ok(4096)));
     }
 }

@@ -22,6 +22,7 @@ use aws_smithy_runtime_api::client::identity::Identity;
 use bytes::Bytes;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+use storbench_metrics::IoFailure;
 
 pub struct S3Factory;
 
@@ -29,24 +30,51 @@ const NAME: &str = "s3";
 /// Marks a bucket storbench created (and may therefore remove).
 const BUCKET_MARKER: &str = ".storbench-created-this-bucket";
 
-const OPTIONS: &[OptionDesc] = &[
-    OptionDesc { name: "endpoint", help: "http://host:port (default: $AWS_ENDPOINT_URL)" },
-    OptionDesc { name: "region", help: "signing region (default: $AWS_REGION or us-east-1)" },
-    OptionDesc { name: "bucket", help: "bucket (default storbench; created when missing)" },
-    OptionDesc { name: "buckets", help: "spread objects over this many buckets <bucket>-000000.. (default 1: just <bucket>)" },
-    OptionDesc { name: "access_key", help: "access key id (default: $AWS_ACCESS_KEY_ID or ~/.aws/credentials)" },
-    OptionDesc { name: "secret_key", help: "secret key (default: $AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)" },
-    OptionDesc { name: "session_token", help: "session token (default: $AWS_SESSION_TOKEN)" },
-    OptionDesc { name: "profile", help: "profile in ~/.aws/credentials (default: $AWS_PROFILE or default)" },
-    OptionDesc { name: "addressing", help: "path (default) or virtual (bucket.host)" },
-    OptionDesc {
+const OPTIONS: &[OptionInfo] = &[
+    OptionInfo { name: "endpoint", kind: Kind::Text, default: "", help: "http://host:port (default: $AWS_ENDPOINT_URL)" },
+    OptionInfo { name: "region", kind: Kind::Text, default: "", help: "signing region (default: $AWS_REGION or us-east-1)" },
+    OptionInfo { name: "bucket", kind: Kind::Text, default: "", help: "bucket (default storbench; created when missing)" },
+    OptionInfo {
+        name: "buckets",
+        kind: Kind::Count,
+        default: "",
+        help: "spread objects over this many buckets <bucket>-000000.. (default 1: just <bucket>)",
+    },
+    OptionInfo {
+        name: "access_key",
+        kind: Kind::Text,
+        default: "",
+        help: "access key id (default: $AWS_ACCESS_KEY_ID or ~/.aws/credentials)",
+    },
+    OptionInfo {
+        name: "secret_key",
+        kind: Kind::Text,
+        default: "",
+        help: "secret key (default: $AWS_SECRET_ACCESS_KEY or ~/.aws/credentials)",
+    },
+    OptionInfo { name: "session_token", kind: Kind::Text, default: "", help: "session token (default: $AWS_SESSION_TOKEN)" },
+    OptionInfo { name: "profile", kind: Kind::Text, default: "", help: "profile in ~/.aws/credentials (default: $AWS_PROFILE or default)" },
+    OptionInfo { name: "addressing", kind: Kind::Text, default: "", help: "path (default) or virtual (bucket.host)" },
+    OptionInfo {
         name: "payload",
+        kind: Kind::Text,
+        default: "",
         help:
             "unsigned (default, UNSIGNED-PAYLOAD), signed (SHA-256 of every body) or streaming (aws-chunked PUT bodies, each chunk signed)",
     },
-    OptionDesc { name: "chunk_size", help: "chunk size of payload=streaming (default 64k, at least 8k)" },
-    OptionDesc { name: "multipart_threshold", help: "objects this large or larger go up in parts (default 0: never)" },
-    OptionDesc { name: "part_size", help: "multipart part size (default 8m; S3's minimum is 5m except the last)" },
+    OptionInfo { name: "chunk_size", kind: Kind::Size, default: "", help: "chunk size of payload=streaming (default 64k, at least 8k)" },
+    OptionInfo {
+        name: "multipart_threshold",
+        kind: Kind::Size,
+        default: "",
+        help: "objects this large or larger go up in parts (default 0: never)",
+    },
+    OptionInfo {
+        name: "part_size",
+        kind: Kind::Size,
+        default: "",
+        help: "multipart part size (default 8m; S3's minimum is 5m except the last)",
+    },
 ];
 
 impl EngineFactory for S3Factory {
@@ -59,20 +87,27 @@ impl EngineFactory for S3Factory {
     fn capabilities(&self) -> Capabilities {
         super::CAPABILITIES
     }
-    fn options(&self) -> &'static [OptionDesc] {
-        static ALL: std::sync::OnceLock<Vec<OptionDesc>> = std::sync::OnceLock::new();
+    fn options(&self) -> &'static [OptionInfo] {
+        static ALL: std::sync::OnceLock<Vec<OptionInfo>> = std::sync::OnceLock::new();
         super::with_common(OPTIONS, &ALL)
     }
     fn supports(&self, op: OpKind) -> bool {
         super::supports(op)
     }
-    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+    fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, self.options(), options)?;
-        Settings::from_options(options).map(|_| ())
+        Ok(Arc::new(S3Config(Arc::new(S3::new(options)?))))
     }
-    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
+}
+
+/// Settings and credentials, resolved once for the run and shared by its
+/// workers.
+struct S3Config(Arc<S3>);
+
+impl EngineConfig for S3Config {
+    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         let (_, prefix) = crate::objects::object_target(NAME, t)?;
-        let s3 = S3::new(t.options)?;
+        let s3 = &self.0;
         let io = Io::new(NAME, &s3.settings.common)?;
         for b in s3.settings.buckets.all() {
             io.block_on(s3.prepare_bucket(&io.client, &b, t.writes))?;
@@ -80,17 +115,17 @@ impl EngineFactory for S3Factory {
         let bucket = |k: u64| s3.settings.buckets.of(k as u32);
         let place = |k: u64| format!("bucket '{}'", bucket(k));
         crate::objects::check_names(NAME, t, &place, &mut |k, name| Ok(io.block_on(s3.head(&io.client, &bucket(k), Some(name)))? == 200))?;
-        Ok(Some(EngineTarget {
+        Ok(Some(StoreTarget {
             size: 0,
             units: 1,
             label: format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.buckets.describe(), s3.settings.common.tls_note()),
         }))
     }
-    fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
+    fn finish_target(&self, _t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
         if !cleaned_up {
             return Ok(None);
         }
-        let s3 = S3::new(t.options)?;
+        let s3 = &self.0;
         let io = Io::new(NAME, &s3.settings.common)?;
         let mut notes = Vec::new();
         for b in s3.settings.buckets.all() {
@@ -99,7 +134,7 @@ impl EngineFactory for S3Factory {
         Ok((!notes.is_empty()).then(|| notes.join("; ")))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        let s3 = Arc::new(S3::new(setup.options)?);
+        let s3 = self.0.clone();
         let io = Io::new(NAME, &s3.settings.common)?;
         let prefix = setup.object_prefix.unwrap_or_default().to_string();
         Ok(Box::new(S3Engine { s3, io, prefix, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
@@ -119,7 +154,7 @@ struct Settings {
 }
 
 impl Settings {
-    fn from_options(o: &BTreeMap<String, String>) -> Result<Settings, EngineError> {
+    fn from_options(o: &EngineOptions) -> Result<Settings, EngineError> {
         let bad = |option: &str, message: String| EngineError::BadOption { engine: NAME, option: option.into(), message };
         let virtual_host = match o.get("addressing").map(String::as_str) {
             None | Some("path") => false,
@@ -170,7 +205,7 @@ struct S3 {
 }
 
 impl S3 {
-    fn new(opts: &BTreeMap<String, String>) -> Result<S3, EngineError> {
+    fn new(opts: &EngineOptions) -> Result<S3, EngineError> {
         let settings = Settings::from_options(opts)?;
         let access = creds::s3(NAME, opts)?;
         let uri: ::http::Uri = access.endpoint.parse().map_err(|_| EngineError::BadOption {
@@ -227,7 +262,7 @@ impl S3 {
         } else if method == "PUT" || method == "POST" {
             b = b.header(::http::header::CONTENT_LENGTH, len);
         }
-        let bad_url = |e: ::http::Error| EngineError::Unsupported { engine: NAME, message: format!("bad request URL {url}: {e}") };
+        let bad_url = |e: ::http::Error| EngineError::failed(NAME, format!("bad request URL {url}"), e);
         let time = SystemTime::now();
         if streaming {
             let mut req = b.body(Body::new(Bytes::new())).map_err(bad_url)?;
@@ -244,7 +279,7 @@ impl S3 {
 
     /// Sign `req` (headers as they are) for `body`; returns the signature.
     fn sign(&self, req: &mut ::http::Request<Body>, body: SignableBody, time: SystemTime) -> Result<String, EngineError> {
-        let fail = |e: &dyn std::fmt::Display| EngineError::Unsupported { engine: NAME, message: format!("signing a request: {e}") };
+        let fail = |e: &dyn std::fmt::Display| EngineError::failed(NAME, "signing a request", e.to_string());
         let mut settings = SigningSettings::default();
         settings.payload_checksum_kind = PayloadChecksumKind::XAmzSha256;
         settings.percent_encoding_mode = PercentEncodingMode::Single;
@@ -280,10 +315,7 @@ impl S3 {
         let url = req.uri().to_string();
         match super::fetch_or_why(client, req, self.settings.common.op_timeout).await {
             Ok((parts, _)) => Ok(parts.status.as_u16()),
-            Err(f) => Err(EngineError::Unsupported {
-                engine: NAME,
-                message: format!("{what} {url}: cannot reach the endpoint: {}", f.describe()),
-            }),
+            Err(f) => Err(f.unreachable(NAME, &format!("{what} {url}: cannot reach the endpoint"))),
         }
     }
 
@@ -296,7 +328,7 @@ impl S3 {
                 Err(EngineError::BadOption { engine: NAME, option: "bucket".into(), message: format!("bucket '{bucket}' does not exist") })
             }
             403 => Err(denied(bucket)),
-            s => Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD bucket '{bucket}' answered HTTP {s}") }),
+            s => Err(rejected(format!("HEAD bucket '{bucket}' answered HTTP {s}"), s)),
         }
     }
 
@@ -305,15 +337,12 @@ impl S3 {
         match self.status(client, req, "PUT bucket").await? {
             200 | 201 => {}
             403 => return Err(denied(bucket)),
-            s => return Err(EngineError::Unsupported { engine: NAME, message: format!("creating bucket '{bucket}' answered HTTP {s}") }),
+            s => return Err(rejected(format!("creating bucket '{bucket}' answered HTTP {s}"), s)),
         }
         let req = self.request("PUT", &self.url(bucket, Some(BUCKET_MARKER), ""), &[], Bytes::from_static(b"storbench"))?;
         match self.status(client, req, "PUT").await? {
             200 | 201 => Ok(()),
-            s => Err(EngineError::Unsupported {
-                engine: NAME,
-                message: format!("marking bucket '{bucket}' as storbench's answered HTTP {s}"),
-            }),
+            s => Err(rejected(format!("marking bucket '{bucket}' as storbench's answered HTTP {s}"), s)),
         }
     }
 
@@ -341,10 +370,12 @@ impl S3 {
 }
 
 fn denied(bucket: &str) -> EngineError {
-    EngineError::Refused {
-        engine: NAME,
-        message: format!("access to bucket '{bucket}' denied (HTTP 403): check the access key, secret key and the bucket's owner"),
-    }
+    rejected(format!("access to bucket '{bucket}' denied (HTTP 403): check the access key, secret key and the bucket's owner"), 403)
+}
+
+/// The store answered a set-up request with this status.
+fn rejected(message: String, status: u16) -> EngineError {
+    EngineError::Rejected { engine: NAME, message, kind: storbench_metrics::ErrorKind::of_http(status) }
 }
 
 /// Per-worker engine.
@@ -383,7 +414,7 @@ impl S3Engine {
             };
             drop(body);
             let _ = released.await;
-            Outcome { rc: reply.rc, tail_ns: 0, retries }
+            Outcome { result: reply.result, tail_ns: 0, retries }
         });
     }
 
@@ -399,15 +430,15 @@ impl S3Engine {
                 q.push_str("&continuation-token=");
                 q.push_str(&super::encode_query(&t));
             }
-            let Ok(req) = s3.get(&s3.url(&bucket, None, &q)) else { return Outcome::of(-(libc::EINVAL as i64)) };
+            let Ok(req) = s3.get(&s3.url(&bucket, None, &q)) else { return Outcome::of(Err(super::UNBUILDABLE)) };
             match fetch(&client, req, s3.settings.common.op_timeout).await {
                 Ok((p, body)) if p.status.is_success() => {
                     *cursor.lock().unwrap_or_else(|e| e.into_inner()) =
                         between(&body, "<NextContinuationToken>", "</NextContinuationToken>");
-                    Outcome::of(body.len() as i64)
+                    Outcome::of(Ok(body.len() as u64))
                 }
-                Ok((p, _)) => Outcome::of(super::http_status_code(p.status.as_u16())),
-                Err(rc) => Outcome::of(rc),
+                Ok((p, _)) => Outcome::of(Err(IoFailure::http(p.status.as_u16()))),
+                Err(f) => Outcome::of(Err(f)),
             }
         });
     }
@@ -419,7 +450,7 @@ impl S3Engine {
             let make = || s3.request(method, &url, &headers, Bytes::new()).ok();
             let (r, retries) =
                 exchange_retrying(&client, &make, Expect::Received, s3.settings.common.op_timeout, s3.settings.common.retries).await;
-            Outcome { rc: r.rc, tail_ns: r.tail_ns, retries }
+            Outcome { result: r.result, tail_ns: r.tail_ns, retries }
         });
     }
 }
@@ -442,7 +473,7 @@ impl Engine for S3Engine {
             OpKind::Stat => self.spawn_simple(req.slot, "HEAD", url(), Vec::new()),
             OpKind::Delete => self.spawn_simple(req.slot, "DELETE", url(), Vec::new()),
             OpKind::List => self.spawn_list(req.slot, bucket),
-            OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, -(libc::EOPNOTSUPP as i64))),
+            OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, Err(IoFailure::errno(libc::EOPNOTSUPP)))),
         }
         Ok(())
     }
@@ -458,16 +489,12 @@ impl Engine for S3Engine {
 /// A multipart upload of `len` bytes from `base`: initiate, parts one after
 /// another, complete; aborted on any failure (the failure is the result).
 /// `base` is the slot's address (an integer keeps the future Send).
-async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len: u64) -> i64 {
+async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len: u64) -> Result<u64, IoFailure> {
     let limit = s3.settings.common.op_timeout;
-    let Ok(init) = s3.request("POST", &format!("{url}?uploads"), &[], Bytes::new()) else { return -(libc::EINVAL as i64) };
-    let upload = match fetch(client, init, limit).await {
-        Ok((p, body)) if p.status.is_success() => match between(&body, "<UploadId>", "</UploadId>") {
-            Some(id) => id,
-            None => return -(libc::EPROTO as i64),
-        },
-        Ok((p, _)) => return super::http_status_code(p.status.as_u16()),
-        Err(rc) => return rc,
+    let init = s3.request("POST", &format!("{url}?uploads"), &[], Bytes::new()).map_err(|_| super::UNBUILDABLE)?;
+    let upload = match fetch(client, init, limit).await? {
+        (p, body) if p.status.is_success() => between(&body, "<UploadId>", "</UploadId>").ok_or(IoFailure::errno(libc::EPROTO))?,
+        (p, _) => return Err(IoFailure::http(p.status.as_u16())),
     };
     let mut complete = String::from("<CompleteMultipartUpload>");
     let mut off = 0u64;
@@ -477,30 +504,27 @@ async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len:
         // SAFETY: inside the slot, which is not reused before this operation completes.
         let (body, released) = unsafe { lend((base + off as usize) as *const u8, n as usize) };
         let q = format!("{url}?partNumber={part}&uploadId={upload}");
-        let Ok(req) = s3.request("PUT", &q, &[], body) else { return -(libc::EINVAL as i64) };
-        let super::Reply { rc, head, .. } = exchange(client, req, Expect::Sent(n), limit).await;
+        let req = s3.request("PUT", &q, &[], body).map_err(|_| super::UNBUILDABLE)?;
+        let super::Reply { result, head, .. } = exchange(client, req, Expect::Sent(n), limit).await;
         let _ = released.await;
         let etag = head.as_ref().and_then(|h| h.headers().get("etag")).and_then(|v| v.to_str().ok()).map(str::to_string);
-        match (rc >= 0, etag) {
-            (true, Some(e)) => complete.push_str(&format!("<Part><PartNumber>{part}</PartNumber><ETag>{e}</ETag></Part>")),
-            (ok, _) => {
+        match (result, etag) {
+            (Ok(_), Some(e)) => complete.push_str(&format!("<Part><PartNumber>{part}</PartNumber><ETag>{e}</ETag></Part>")),
+            (r, _) => {
                 abort(s3, client, url, &upload).await;
-                return if ok { -(libc::EPROTO as i64) } else { rc };
+                return Err(r.err().unwrap_or(IoFailure::errno(libc::EPROTO)));
             }
         }
         off += n;
         part += 1;
     }
     complete.push_str("</CompleteMultipartUpload>");
-    let Ok(req) = s3.request("POST", &format!("{url}?uploadId={upload}"), &[], Bytes::from(complete)) else {
-        return -(libc::EINVAL as i64);
-    };
-    match fetch(client, req, limit).await {
+    let req = s3.request("POST", &format!("{url}?uploadId={upload}"), &[], Bytes::from(complete)).map_err(|_| super::UNBUILDABLE)?;
+    match fetch(client, req, limit).await? {
         // S3 may answer 200 with an error document.
-        Ok((p, body)) if p.status.is_success() && !String::from_utf8_lossy(&body).contains("<Error>") => len as i64,
-        Ok((p, _)) if !p.status.is_success() => super::http_status_code(p.status.as_u16()),
-        Ok(_) => -(libc::EIO as i64),
-        Err(rc) => rc,
+        (p, body) if p.status.is_success() && !String::from_utf8_lossy(&body).contains("<Error>") => Ok(len),
+        (p, _) if !p.status.is_success() => Err(IoFailure::http(p.status.as_u16())),
+        _ => Err(IoFailure::errno(libc::EIO)),
     }
 }
 

@@ -12,35 +12,88 @@
 
 use super::creds::{self, SwiftAccess};
 use super::swift_auth::{authenticate, unreachable_err, Session};
-use super::{exchange_retrying, fetch, http_status_code, lend, Body, Client, Expect, Io, Outcome};
+use super::{exchange_retrying, fetch, lend, Body, Client, Expect, Io, Outcome};
 use crate::*;
 use bytes::Bytes;
 use std::sync::{Arc, RwLock};
+use storbench_metrics::IoFailure;
 
 pub struct SwiftFactory;
 
 const NAME: &str = "swift";
 const MARKER_HEADER: &str = "x-container-meta-storbench-created";
 
-const OPTIONS: &[OptionDesc] = &[
-    OptionDesc {
+const OPTIONS: &[OptionInfo] = &[
+    OptionInfo {
         name: "auth",
+        kind: Kind::Text,
+        default: "",
         help: "auth URL: v1 http://host:8080/auth/v1.0, or Keystone http://host:5000/v3 (default: $ST_AUTH, then $OS_AUTH_URL)",
     },
-    OptionDesc { name: "cloud", help: "Keystone credentials from this clouds.yaml entry (default: $OS_CLOUD; secure.yaml merged)" },
-    OptionDesc { name: "auth_version", help: "1 or 3 (default: 3 for $OS_AUTH_URL or a URL ending in /v3, else 1)" },
-    OptionDesc { name: "user", help: "v1 account:user (default: $ST_USER); Keystone user name (default: $OS_USERNAME)" },
-    OptionDesc { name: "key", help: "v1 key or Keystone password (default: $ST_KEY / $OS_PASSWORD)" },
-    OptionDesc { name: "project", help: "Keystone project (default: $OS_PROJECT_NAME)" },
-    OptionDesc { name: "user_domain", help: "Keystone user domain (default: $OS_USER_DOMAIN_NAME, else Default)" },
-    OptionDesc { name: "project_domain", help: "Keystone project domain (default: $OS_PROJECT_DOMAIN_NAME, else Default)" },
-    OptionDesc { name: "region", help: "Keystone catalog region (default: $OS_REGION_NAME, else the first)" },
-    OptionDesc { name: "interface", help: "Keystone catalog interface: public, internal, admin (default: $OS_INTERFACE, else public)" },
-    OptionDesc { name: "storage_url", help: "use this storage URL instead of the one authentication returns ($OS_STORAGE_URL)" },
-    OptionDesc { name: "container", help: "container (default storbench; created when missing)" },
-    OptionDesc { name: "containers", help: "spread objects over this many containers <container>_000000.. (default 1: just <container>)" },
-    OptionDesc { name: "slo_threshold", help: "objects this large or larger are uploaded as SLO segments (default 0: never)" },
-    OptionDesc { name: "segment_size", help: "SLO segment size (default 8m)" },
+    OptionInfo {
+        name: "cloud",
+        kind: Kind::Text,
+        default: "",
+        help: "Keystone credentials from this clouds.yaml entry (default: $OS_CLOUD; secure.yaml merged)",
+    },
+    OptionInfo {
+        name: "auth_version",
+        kind: Kind::Count,
+        default: "",
+        help: "1 or 3 (default: 3 for $OS_AUTH_URL or a URL ending in /v3, else 1)",
+    },
+    OptionInfo {
+        name: "user",
+        kind: Kind::Text,
+        default: "",
+        help: "v1 account:user (default: $ST_USER); Keystone user name (default: $OS_USERNAME)",
+    },
+    OptionInfo { name: "key", kind: Kind::Text, default: "", help: "v1 key or Keystone password (default: $ST_KEY / $OS_PASSWORD)" },
+    OptionInfo { name: "project", kind: Kind::Text, default: "", help: "Keystone project (default: $OS_PROJECT_NAME)" },
+    OptionInfo {
+        name: "user_domain",
+        kind: Kind::Text,
+        default: "",
+        help: "Keystone user domain (default: $OS_USER_DOMAIN_NAME, else Default)",
+    },
+    OptionInfo {
+        name: "project_domain",
+        kind: Kind::Text,
+        default: "",
+        help: "Keystone project domain (default: $OS_PROJECT_DOMAIN_NAME, else Default)",
+    },
+    OptionInfo {
+        name: "region",
+        kind: Kind::Text,
+        default: "",
+        help: "Keystone catalog region (default: $OS_REGION_NAME, else the first)",
+    },
+    OptionInfo {
+        name: "interface",
+        kind: Kind::Text,
+        default: "",
+        help: "Keystone catalog interface: public, internal, admin (default: $OS_INTERFACE, else public)",
+    },
+    OptionInfo {
+        name: "storage_url",
+        kind: Kind::Text,
+        default: "",
+        help: "use this storage URL instead of the one authentication returns ($OS_STORAGE_URL)",
+    },
+    OptionInfo { name: "container", kind: Kind::Text, default: "", help: "container (default storbench; created when missing)" },
+    OptionInfo {
+        name: "containers",
+        kind: Kind::Count,
+        default: "",
+        help: "spread objects over this many containers <container>_000000.. (default 1: just <container>)",
+    },
+    OptionInfo {
+        name: "slo_threshold",
+        kind: Kind::Size,
+        default: "",
+        help: "objects this large or larger are uploaded as SLO segments (default 0: never)",
+    },
+    OptionInfo { name: "segment_size", kind: Kind::Size, default: "", help: "SLO segment size (default 8m)" },
 ];
 
 impl EngineFactory for SwiftFactory {
@@ -53,49 +106,70 @@ impl EngineFactory for SwiftFactory {
     fn capabilities(&self) -> Capabilities {
         super::CAPABILITIES
     }
-    fn options(&self) -> &'static [OptionDesc] {
-        static ALL: std::sync::OnceLock<Vec<OptionDesc>> = std::sync::OnceLock::new();
+    fn options(&self) -> &'static [OptionInfo] {
+        static ALL: std::sync::OnceLock<Vec<OptionInfo>> = std::sync::OnceLock::new();
         super::with_common(OPTIONS, &ALL)
     }
     fn supports(&self, op: OpKind) -> bool {
         super::supports(op)
     }
-    fn validate(&self, options: &BTreeMap<String, String>) -> Result<(), EngineError> {
+    fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, self.options(), options)?;
-        Settings::from_options(options).map(|_| ())
+        Ok(Arc::new(SwiftConfig { settings: Settings::from_options(options)?, access: creds::swift(NAME, options)? }))
     }
-    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<EngineTarget>, EngineError> {
+}
+
+/// Settings and credentials, resolved once for the run; each worker
+/// authenticates with them on its own connection.
+struct SwiftConfig {
+    settings: Settings,
+    access: SwiftAccess,
+}
+
+impl SwiftConfig {
+    /// A runtime and client, and a session on them.
+    fn connect(&self) -> Result<(Io, Swift), EngineError> {
+        let io = Io::new(NAME, &self.settings.common)?;
+        let swift = io.block_on(Swift::connect(&io.client, self))?;
+        Ok((io, swift))
+    }
+}
+
+impl EngineConfig for SwiftConfig {
+    fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         let (o, prefix) = crate::objects::object_target(NAME, t)?;
-        let settings = Settings::from_options(t.options)?;
-        let io = Io::new(NAME, &settings.common)?;
-        let swift = io.block_on(Swift::connect(&io.client, t.options))?;
+        let (io, swift) = self.connect()?;
         io.block_on(swift.prepare(&io.client, o, t.writes))?;
-        let place = |k: u64| format!("container '{}'", settings.containers.of(k as u32));
+        let containers = &self.settings.containers;
+        let place = |k: u64| format!("container '{}'", containers.of(k as u32));
         crate::objects::check_names(NAME, t, &place, &mut |k, name| {
-            let url = swift.url(&settings.containers.of(k as u32), Some(name), "");
+            let url = swift.url(&containers.of(k as u32), Some(name), "");
             Ok(io.block_on(swift.status(&io.client, "HEAD", &url, &[]))?.0 == 200)
         })?;
-        Ok(Some(EngineTarget {
+        Ok(Some(StoreTarget {
             size: 0,
             units: 1,
-            label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), settings.containers.describe(), settings.common.tls_note()),
+            label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), containers.describe(), self.settings.common.tls_note()),
         }))
     }
-    fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
+    fn finish_target(&self, _t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
         if !cleaned_up {
             return Ok(None);
         }
-        let settings = Settings::from_options(t.options)?;
-        let io = Io::new(NAME, &settings.common)?;
-        let swift = io.block_on(Swift::connect(&io.client, t.options))?;
+        let (io, swift) = self.connect()?;
         io.block_on(swift.remove_container_if_ours(&io.client))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        let settings = Settings::from_options(setup.options)?;
-        let io = Io::new(NAME, &settings.common)?;
-        let swift = Arc::new(io.block_on(Swift::connect(&io.client, setup.options))?);
+        let (io, swift) = self.connect()?;
         let prefix = setup.object_prefix.unwrap_or_default().to_string();
-        Ok(Box::new(SwiftEngine { swift, io, prefix, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
+        Ok(Box::new(SwiftEngine {
+            swift: Arc::new(swift),
+            io,
+            prefix,
+            buffers: setup.buffers,
+            refused: Vec::new(),
+            cursor: Default::default(),
+        }))
     }
 }
 
@@ -108,7 +182,7 @@ struct Settings {
 }
 
 impl Settings {
-    fn from_options(o: &BTreeMap<String, String>) -> Result<Settings, EngineError> {
+    fn from_options(o: &EngineOptions) -> Result<Settings, EngineError> {
         Ok(Settings {
             containers: super::Places::from_options(NAME, o, "container", "containers", '_')?,
             slo_threshold: super::size_option(NAME, o, "slo_threshold", 0, false)?,
@@ -126,11 +200,9 @@ struct Swift {
 }
 
 impl Swift {
-    async fn connect(client: &Client, opts: &BTreeMap<String, String>) -> Result<Swift, EngineError> {
-        let settings = Settings::from_options(opts)?;
-        let access = creds::swift(NAME, opts)?;
-        let session = authenticate(client, &access, settings.common.op_timeout).await?;
-        Ok(Swift { access, settings, session: RwLock::new(session) })
+    async fn connect(client: &Client, cfg: &SwiftConfig) -> Result<Swift, EngineError> {
+        let session = authenticate(client, &cfg.access, cfg.settings.common.op_timeout).await?;
+        Ok(Swift { access: cfg.access.clone(), settings: cfg.settings.clone(), session: RwLock::new(session) })
     }
 
     fn storage_url(&self) -> String {
@@ -161,7 +233,7 @@ impl Swift {
         if method == "PUT" || method == "POST" {
             b = b.header(::http::header::CONTENT_LENGTH, body.len());
         }
-        b.body(Body::new(body)).map_err(|e| EngineError::Unsupported { engine: NAME, message: format!("bad request URL {url}: {e}") })
+        b.body(Body::new(body)).map_err(|e| EngineError::failed(NAME, format!("bad request URL {url}"), e))
     }
 
     /// Send the request `make` builds (again after retryable failures, when
@@ -176,7 +248,7 @@ impl Swift {
         let build = || make(self).ok();
         let (limit, retries) = (self.settings.common.op_timeout, self.settings.common.retries);
         let (reply, n) = exchange_retrying(client, &build, expect, limit, retries).await;
-        if reply.rc != http_status_code(401) {
+        if reply.result != Err(IoFailure::http(401)) {
             return (reply, n);
         }
         match authenticate(client, &self.access, limit).await {
@@ -197,7 +269,7 @@ impl Swift {
         let req = self.request(method, url, headers, Bytes::new())?;
         match super::fetch_or_why(client, req, self.settings.common.op_timeout).await {
             Ok((p, _)) => Ok((p.status.as_u16(), p.headers)),
-            Err(f) => Err(unreachable_err(url, &f)),
+            Err(f) => Err(unreachable_err(url, f)),
         }
     }
 
@@ -214,7 +286,7 @@ impl Swift {
                         message: format!("container '{c}' does not exist"),
                     })
                 }
-                s => return Err(EngineError::Unsupported { engine: NAME, message: format!("HEAD container '{c}' answered HTTP {s}") }),
+                s => return Err(rejected(format!("HEAD container '{c}' answered HTTP {s}"), s)),
             }
         }
         let c = &self.settings.containers.base;
@@ -230,7 +302,7 @@ impl Swift {
     async fn put_container(&self, client: &Client, name: &str) -> Result<(), EngineError> {
         match self.status(client, "PUT", &self.url(name, None, ""), &[(MARKER_HEADER, "1")]).await?.0 {
             201 | 202 | 204 => Ok(()),
-            s => Err(EngineError::Unsupported { engine: NAME, message: format!("creating container '{name}' answered HTTP {s}") }),
+            s => Err(rejected(format!("creating container '{name}' answered HTTP {s}"), s)),
         }
     }
 
@@ -276,7 +348,7 @@ impl SwiftEngine {
                 s.request(method, &url, &headers, Bytes::new())
             };
             let (r, retries) = swift.send(&client, make, expect).await;
-            Outcome { rc: r.rc, tail_ns: r.tail_ns, retries }
+            Outcome { result: r.result, tail_ns: r.tail_ns, retries }
         });
     }
 
@@ -294,17 +366,17 @@ impl SwiftEngine {
                 q.push_str(&super::encode_query(&m));
             }
             let Ok(req) = swift.request("GET", &swift.url(&c, None, &q), &[], Bytes::new()) else {
-                return Outcome::of(-(libc::EINVAL as i64));
+                return Outcome::of(Err(super::UNBUILDABLE));
             };
             match fetch(&client, req, swift.settings.common.op_timeout).await {
                 Ok((p, body)) if p.status.is_success() => {
                     let names: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
                     let last = names.last().and_then(|n| n["name"].as_str()).map(str::to_string);
                     *cursor.lock().unwrap_or_else(|e| e.into_inner()) = last.filter(|_| names.len() == PAGE);
-                    Outcome::of(body.len() as i64)
+                    Outcome::of(Ok(body.len() as u64))
                 }
-                Ok((p, _)) => Outcome::of(http_status_code(p.status.as_u16())),
-                Err(rc) => Outcome::of(rc),
+                Ok((p, _)) => Outcome::of(Err(IoFailure::http(p.status.as_u16()))),
+                Err(f) => Outcome::of(Err(f)),
             }
         });
     }
@@ -316,8 +388,8 @@ impl SwiftEngine {
             if swift.settings.slo_threshold > 0 && len as u64 >= swift.settings.slo_threshold {
                 return Outcome::of(slo_put(&swift, &client, &c, &key, base, len as u64).await);
             }
-            let (rc, _, retries) = put_part(&swift, &client, &c, &key, base, len as u64, "").await;
-            Outcome { rc, tail_ns: 0, retries }
+            let (result, _, retries) = put_part(&swift, &client, &c, &key, base, len as u64, "").await;
+            Outcome { result, tail_ns: 0, retries }
         });
     }
 }
@@ -333,40 +405,43 @@ async fn put_part(
     base: usize,
     len: u64,
     query: &str,
-) -> (i64, Option<String>, u32) {
+) -> (Result<u64, IoFailure>, Option<String>, u32) {
     // SAFETY: the slot is not reused before this operation completes, which
     // waits below until hyper has dropped every clone of the body.
     let (body, released) = unsafe { lend(base as *const u8, len as usize) };
-    let (super::Reply { rc, head, .. }, retries) = {
+    let (super::Reply { result, head, .. }, retries) = {
         let make = |s: &Swift| s.request("PUT", &s.url(container, Some(key), query), &[], body.clone());
         swift.send(client, make, Expect::Sent(len)).await
     };
     drop(body);
     let _ = released.await;
     let etag = head.as_ref().and_then(|h| h.headers().get("etag")).and_then(|v| v.to_str().ok()).map(|e| e.trim_matches('"').to_string());
-    (rc, etag, retries)
+    (result, etag, retries)
 }
 
 /// A Static Large Object: segments one after another, then the manifest.
-async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize, len: u64) -> i64 {
+async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize, len: u64) -> Result<u64, IoFailure> {
     let seg_container = format!("{}_segments", swift.settings.containers.base);
     let mut manifest = Vec::new();
     let (mut off, mut n) = (0u64, 0);
     while off < len {
         let size = swift.settings.segment_size.min(len - off);
         let seg = format!("{key}/seg/{n:08}");
-        let (rc, etag, _) = put_part(swift, client, &seg_container, &seg, base + off as usize, size, "").await;
-        let Some(etag) = etag.filter(|_| rc >= 0) else { return if rc < 0 { rc } else { -(libc::EPROTO as i64) } };
+        let (result, etag, _) = put_part(swift, client, &seg_container, &seg, base + off as usize, size, "").await;
+        result?;
+        let etag = etag.ok_or(IoFailure::errno(libc::EPROTO))?;
         manifest.push(serde_json::json!({ "path": format!("/{seg_container}/{seg}"), "etag": etag, "size_bytes": size }));
         off += size;
         n += 1;
     }
     let body = Bytes::from(serde_json::to_vec(&manifest).unwrap_or_default());
     let make = |s: &Swift| s.request("PUT", &s.url(c, Some(key), "multipart-manifest=put"), &[], body.clone());
-    match swift.send(client, make, Expect::Sent(len)).await.0.rc {
-        rc if rc >= 0 => len as i64,
-        rc => rc,
-    }
+    swift.send(client, make, Expect::Sent(len)).await.0.result.map(|_| len)
+}
+
+/// The store answered a set-up request with this status.
+fn rejected(message: String, status: u16) -> EngineError {
+    EngineError::Rejected { engine: NAME, message, kind: storbench_metrics::ErrorKind::of_http(status) }
 }
 
 impl Engine for SwiftEngine {
@@ -389,7 +464,7 @@ impl Engine for SwiftEngine {
                 self.spawn_op(req.slot, "DELETE", c, key, q, None, Expect::Received)
             }
             OpKind::List => self.spawn_list(req.slot, c),
-            OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, -(libc::EOPNOTSUPP as i64))),
+            OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, Err(IoFailure::errno(libc::EOPNOTSUPP)))),
         }
         Ok(())
     }

@@ -8,6 +8,7 @@ use super::{fetch_or_why, Body, Client, Failure};
 use crate::EngineError;
 use bytes::Bytes;
 use std::time::Duration;
+use storbench_metrics::ErrorKind;
 
 const NAME: &str = "swift";
 
@@ -29,8 +30,8 @@ pub async fn authenticate(client: &Client, a: &SwiftAccess, limit: Duration) -> 
     Ok(s)
 }
 
-pub fn unreachable_err(url: &str, f: &Failure) -> EngineError {
-    EngineError::Unsupported { engine: NAME, message: format!("{url}: cannot reach the server: {}", f.describe()) }
+pub fn unreachable_err(url: &str, f: Failure) -> EngineError {
+    f.unreachable(NAME, &format!("{url}: cannot reach the server"))
 }
 
 /// The answer of an auth request, or the error its status means.
@@ -40,14 +41,19 @@ async fn send(
     req: ::http::Request<Body>,
     limit: Duration,
 ) -> Result<(::http::response::Parts, Bytes), EngineError> {
-    let (parts, body) = fetch_or_why(client, req, limit).await.map_err(|f| unreachable_err(&a.auth_url, &f))?;
+    let (parts, body) = fetch_or_why(client, req, limit).await.map_err(|f| unreachable_err(&a.auth_url, f))?;
     match parts.status.as_u16() {
         200..=299 => Ok((parts, body)),
-        s @ (401 | 403) => Err(EngineError::Refused {
+        s @ (401 | 403) => Err(EngineError::Rejected {
             engine: NAME,
             message: format!("authentication as {} at {} was refused (HTTP {s}): check the credentials", a.who(), a.auth_url),
+            kind: ErrorKind::Permission,
         }),
-        s => Err(EngineError::Unsupported { engine: NAME, message: format!("authentication at {} answered HTTP {s}", a.auth_url) }),
+        s => Err(EngineError::Rejected {
+            engine: NAME,
+            message: format!("authentication at {} answered HTTP {s}", a.auth_url),
+            kind: ErrorKind::of_http(s),
+        }),
     }
 }
 
@@ -66,9 +72,11 @@ async fn v1(client: &Client, a: &SwiftAccess, user: &str, key: &str, limit: Dura
     let header = |name: &str| parts.headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_string);
     match (header("x-storage-url"), header("x-auth-token")) {
         (Some(storage_url), Some(token)) => Ok(Session { storage_url, token }),
-        _ => {
-            Err(EngineError::Unsupported { engine: NAME, message: format!("{} did not return X-Storage-Url and X-Auth-Token", a.auth_url) })
-        }
+        _ => Err(EngineError::Rejected {
+            engine: NAME,
+            message: format!("{} did not return X-Storage-Url and X-Auth-Token", a.auth_url),
+            kind: ErrorKind::Other,
+        }),
     }
 }
 
@@ -91,11 +99,19 @@ async fn v3(client: &Client, a: &SwiftAccess, k: &Keystone, limit: Duration) -> 
         .map_err(|e| bad_url(a, e))?;
     let (parts, body) = send(client, a, req, limit).await?;
     let token = parts.headers.get("x-subject-token").and_then(|v| v.to_str().ok()).map(str::to_string);
-    let token = token.ok_or_else(|| EngineError::Unsupported { engine: NAME, message: format!("{url} returned no X-Subject-Token") })?;
+    let token = token.ok_or_else(|| EngineError::Rejected {
+        engine: NAME,
+        message: format!("{url} returned no X-Subject-Token"),
+        kind: ErrorKind::Other,
+    })?;
     let doc: serde_json::Value = serde_json::from_slice(&body).unwrap_or_default();
     let storage_url = match &a.storage_url {
         Some(u) => u.clone(),
-        None => catalog_url(&doc["token"]["catalog"], k).map_err(|message| EngineError::Unsupported { engine: NAME, message })?,
+        None => catalog_url(&doc["token"]["catalog"], k).map_err(|message| EngineError::Rejected {
+            engine: NAME,
+            message,
+            kind: ErrorKind::NotFound,
+        })?,
     };
     Ok(Session { storage_url, token })
 }

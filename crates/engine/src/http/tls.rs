@@ -38,7 +38,7 @@ fn build(engine: &'static str, t: &TlsOptions) -> Result<ClientConfig, EngineErr
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(|e| EngineError::Unsupported { engine, message: format!("TLS set-up: {e}") })?;
+        .map_err(|e| EngineError::failed(engine, "TLS set-up", e))?;
     if t.insecure {
         return Ok(builder.dangerous().with_custom_certificate_verifier(Arc::new(AnyCertificate(provider))).with_no_client_auth());
     }

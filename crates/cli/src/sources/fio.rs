@@ -7,9 +7,9 @@
 //! (or, with `--fio-allow-unsupported`, in warnings, and dropped).
 
 use crate::error::CliError;
-use crate::specs::{self, Pairs};
+use crate::sources::{self as specs, Pairs};
 use std::path::Path;
-use storbench_workload::options::CORE_OPTIONS;
+use storbench_workload::options::core;
 use storbench_workload::JobSpec;
 
 /// fio options that change only fio's own reporting or bookkeeping.
@@ -168,7 +168,7 @@ fn translate(key: &str, value: &str, notes: &mut Vec<String>) -> Option<(String,
 }
 
 fn known(key: &str) -> bool {
-    CORE_OPTIONS.iter().any(|o| o.0 == key) || storbench_engine::all_option_names().contains(&key)
+    core(key).is_some() || storbench_engine::all_option_names().contains(&key)
 }
 
 #[cfg(test)]

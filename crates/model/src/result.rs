@@ -3,10 +3,10 @@
 //! Results keep the full histograms (encoded), so any percentile can be
 //! recomputed and runs merged or compared later without re-running.
 
-use crate::warnings::Warning;
+use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use storbench_metrics::{CpuTimes, LatencyHistogram, LatencySummary, OpStats};
+use storbench_metrics::{CpuTimes, ErrorKind, LatencyHistogram, LatencySummary, OpStats};
 use storbench_workload::{JobSpec, OpKind};
 
 /// Version of the JSON result schema (`schema/result-v1.json`).
@@ -25,6 +25,21 @@ pub struct RunResult {
     /// The whole process's CPU time during the run.
     pub cpu: CpuTimes,
     pub warnings: Vec<Warning>,
+    /// What produced this run, when it is one of a set (a sweep point, a
+    /// ramp step, a compatibility tool's own arguments): name -> value.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub parameters: BTreeMap<String, String>,
+    /// Notes about how the job source was read (fio options mapped or
+    /// dropped, the quick suite's scratch file): part of the summary.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+impl RunResult {
+    /// A parameter's value, if the run has it.
+    pub fn parameter(&self, name: &str) -> Option<&str> {
+        self.parameters.get(name).map(String::as_str)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -79,7 +94,12 @@ pub struct OpResult {
     pub latency: LatencySummary,
     /// Issue-to-completion time, in fixed-rate runs only.
     pub service: Option<LatencySummary>,
+    /// Failures by the storage's own detail ("ENOENT (...)", "HTTP 404").
     pub errors: BTreeMap<String, u64>,
+    /// The same failures by backend-independent kind ("not_found"), so runs
+    /// on different engines line up.
+    #[serde(default)]
+    pub error_kinds: BTreeMap<ErrorKind, u64>,
     pub histogram: LatencyHistogram,
     pub service_histogram: Option<LatencyHistogram>,
     /// Time to first byte (streamed reads of HTTP engines), from the same
@@ -103,7 +123,8 @@ impl OpResult {
             bytes_per_sec: s.bytes as f64 / secs,
             latency: LatencySummary::of(&s.latency),
             service: s.service.as_ref().map(LatencySummary::of),
-            errors: s.errors.by_name(),
+            errors: s.errors.by_detail(),
+            error_kinds: s.errors.by_kind(),
             histogram: s.latency.clone(),
             service_histogram: s.service.clone(),
             first_byte: (s.first_byte.count() > 0).then(|| LatencySummary::of(&s.first_byte)),

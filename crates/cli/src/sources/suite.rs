@@ -3,7 +3,7 @@
 //! directory, sized for the free space and removed afterwards.
 
 use crate::error::CliError;
-use crate::specs::Pairs;
+use crate::sources::Pairs;
 use std::path::Path;
 use storbench_workload::JobSpec;
 
@@ -23,8 +23,8 @@ const JOBS: &[(&str, &str, &str, u32, &[(&str, &str)])] = &[
 pub fn quick(dir: &Path, overrides: &Pairs) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
     let mut notes = Vec::new();
     let size = scratch_size(dir)?;
-    let engine = if io_uring_works() { "io_uring" } else { "psync" };
-    let direct = direct_io_works(dir);
+    let engine = if storbench_engine::uring::available() { "io_uring" } else { "psync" };
+    let direct = storbench_engine::files::direct_io_works(dir);
     if !direct {
         notes.push(format!("{} does not support direct I/O: the quick suite runs buffered", dir.display()));
     }
@@ -83,16 +83,4 @@ fn free_bytes(dir: &Path) -> std::io::Result<u64> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(st.f_bavail as u64 * st.f_frsize as u64)
-}
-
-fn io_uring_works() -> bool {
-    io_uring::IoUring::new(2).is_ok()
-}
-
-fn direct_io_works(dir: &Path) -> bool {
-    use std::os::unix::fs::OpenOptionsExt;
-    let probe = dir.join(format!(".storbench-direct-probe-{}", std::process::id()));
-    let ok = std::fs::OpenOptions::new().write(true).create_new(true).custom_flags(libc::O_DIRECT).open(&probe).is_ok();
-    let _ = std::fs::remove_file(&probe);
-    ok
 }

@@ -12,7 +12,7 @@
 //! falls (`ramp`).
 
 use crate::error::CliError;
-use crate::specs::Pairs;
+use crate::sources::Pairs;
 use serde_json::Value;
 use std::path::Path;
 use storbench_workload::{apply_option, JobSpec};

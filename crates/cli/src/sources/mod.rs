@@ -1,5 +1,12 @@
-//! Turning option lists (from flags, TOML or fio files) into job specs through
-//! the one shared option table.
+//! Job sources: where jobs come from (flags, a TOML job file, a fio job
+//! file, an ssbench scenario, the built-in quick suite). Each turns its input
+//! into option lists, and [`build`] turns those into job specs through the one
+//! shared option table.
+
+pub mod fio;
+pub mod ssbench;
+pub mod suite;
+pub mod toml;
 
 use crate::error::CliError;
 use storbench_workload::{apply_option, JobSpec};

@@ -13,7 +13,7 @@
 //! ```
 
 use crate::error::CliError;
-use crate::specs::{self, Pairs};
+use crate::sources::{self as specs, Pairs};
 use std::path::Path;
 use storbench_workload::JobSpec;
 

@@ -1,0 +1,377 @@
+//! The command tree and every command's own flags, parsed by clap; help and
+//! usage are generated from these definitions. fio-style job options
+//! (`--rw`, `--bs`, `--iodepth`...) are not clap flags: they come from the one
+//! option table (`storbench_workload::options`), and [`crate::words`] sets
+//! them apart before clap sees the rest.
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "storbench",
+    version,
+    about = "Storage benchmarking for files, block devices, Ceph RBD and RADOS, S3 and Swift",
+    long_about = "Storage benchmarking for files, block devices, Ceph RBD and RADOS, S3 and Swift: one workload model, \
+                  full latency histograms, per-second series, its own CPU cost. With no command, runs the quick suite \
+                  on a scratch file in this directory.",
+    disable_help_subcommand = true,
+    after_help = "Job options (fio's names: --rw --bs --iodepth ...): `storbench help options`.\n\
+                  Exit codes: 0 ok, 1 I/O errors, 2 bad input, 3 system failure, 130 interrupted (results still written)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run jobs: the quick suite, a TOML or fio job file, an ssbench scenario, or jobs from flags
+    Run(RunFlags),
+    /// Print a results directory again, in any format
+    Show(ShowArgs),
+    /// rbd's benchmark (rbd bench), with latency percentiles
+    Rbd {
+        #[command(subcommand)]
+        command: RbdCommand,
+    },
+    /// rados' benchmark tools (bench, cleanup, load-gen), with latency percentiles
+    Rados(RadosArgs),
+    /// swift-bench's PUT, GET and DELETE phases, with latency percentiles
+    SwiftBench(SwiftBenchArgs),
+    /// Help: on a command, or `options` for every job option
+    Help {
+        /// A command, or `options`
+        topic: Vec<String>,
+    },
+    /// Engines and their own options
+    Engines,
+    /// The version
+    Version,
+}
+
+/// `storbench run`'s own flags. Job options (fio's names) may be mixed in:
+/// `--name` starts a job, options before the first `--name` apply to all.
+#[derive(Args, Debug, Default)]
+#[command(after_help = "Job options (fio's names, e.g. --name a --rw randread --bs 4k --iodepth 32): `storbench help options`.")]
+pub struct RunFlags {
+    /// A TOML job file ([global] and [[job]] tables)
+    #[arg(value_name = "JOBS.toml")]
+    pub job_file: Option<PathBuf>,
+    /// A TOML job file (as the positional argument)
+    #[arg(long = "job", visible_alias = "jobfile", value_name = "JOBS.toml", conflicts_with = "job_file")]
+    pub job: Option<PathBuf>,
+    /// What goes to standard output: normal, json, fio-json or csv
+    #[arg(long = "output-format", value_name = "FORMAT", value_parser = parse_stdout_format)]
+    pub format: Option<String>,
+    /// Where results go (default storbench-results/<time>)
+    #[arg(long = "results-dir", visible_aliases = ["output", "output-dir"], value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// Jobs from a fio job file
+    #[arg(long, value_name = "JOB.fio")]
+    pub fio: Option<PathBuf>,
+    /// Drop fio options storbench does not support, with a note
+    #[arg(long = "fio-allow-unsupported")]
+    pub fio_allow_unsupported: bool,
+    /// The built-in suite (flags after it override its options)
+    #[arg(long, value_name = "quick", value_parser = parse_suite)]
+    pub suite: Option<String>,
+    /// An ssbench scenario, run as it is
+    #[arg(long, value_name = "SCENARIO.json")]
+    pub ssbench: Option<PathBuf>,
+    /// Repeat the ssbench scenario with these user counts until throughput falls
+    #[arg(long, value_name = "4,8,16", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
+    pub users: Vec<u32>,
+    /// No live progress
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn parse_suite(v: &str) -> Result<String, String> {
+    match v {
+        "quick" => Ok(v.into()),
+        other => Err(format!("'{other}' is not a suite; the built-in suite is 'quick'")),
+    }
+}
+
+/// Formats a run can print on standard output.
+pub const STDOUT_FORMATS: [&str; 4] = ["normal", "json", "fio-json", "csv"];
+
+fn parse_stdout_format(v: &str) -> Result<String, String> {
+    let v = v.replace('_', "-");
+    match v.as_str() {
+        "normal" | "text" | "json" | "fio-json" | "fiojson" | "csv" => Ok(v),
+        _ => Err(format!("'{v}' is not one of {}", STDOUT_FORMATS.join(", "))),
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ShowArgs {
+    /// A results directory, or a directory of them (a ramp, swift-bench's phases)
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// text (summary.txt), json, fio-json, csv, rados-bench, rbd-bench, swift-bench or ssbench-ramp
+    #[arg(long, short = 'f', default_value = "text", value_parser = parse_any_format)]
+    pub format: String,
+}
+
+fn parse_any_format(v: &str) -> Result<String, String> {
+    match storbench_report::find(v) {
+        Some(e) => Ok(e.name().into()),
+        None => Err(format!("'{v}' is not one of {}", storbench_report::names().join(", "))),
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RbdCommand {
+    /// rbd bench: I/O against an image, its per-second lines and summary
+    Bench(RbdBenchArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoType {
+    Read,
+    Write,
+    #[value(alias = "rw")]
+    Readwrite,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoPattern {
+    #[value(alias = "sequential")]
+    Seq,
+    #[value(alias = "random")]
+    Rand,
+}
+
+/// Connection flags of the Ceph tools.
+#[derive(Args, Debug, Clone, Default)]
+pub struct CephConn {
+    /// Pool
+    #[arg(short = 'p', long, global = true)]
+    pub pool: Option<String>,
+    /// ceph.conf (default: $CEPH_CONF)
+    #[arg(short = 'c', long, global = true, value_name = "FILE")]
+    pub conf: Option<String>,
+    /// Keyring
+    #[arg(short = 'k', long, global = true, value_name = "FILE")]
+    pub keyring: Option<String>,
+    /// cephx client id (without "client.")
+    #[arg(long, global = true)]
+    pub id: Option<String>,
+    /// cephx client name (client.ID)
+    #[arg(short = 'n', long, global = true)]
+    pub name: Option<String>,
+    /// RADOS namespace
+    #[arg(short = 'N', long, global = true)]
+    pub namespace: Option<String>,
+    /// Where results go (default storbench-results/<time>)
+    #[arg(long = "results-dir", global = true, value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+}
+
+impl CephConn {
+    /// As engine options.
+    pub fn options(&self) -> Vec<(String, String)> {
+        let client = self.name.as_ref().map(|n| n.trim_start_matches("client.").to_string()).or_else(|| self.id.clone());
+        [("pool", self.pool.clone()), ("conf", self.conf.clone()), ("keyring", self.keyring.clone()), ("clientname", client)]
+            .into_iter()
+            .chain([("namespace", self.namespace.clone())])
+            .filter_map(|(k, v)| Some((k.to_string(), v?)))
+            .collect()
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RbdBenchArgs {
+    /// The image: [POOL/]IMAGE
+    #[arg(value_name = "[POOL/]IMAGE")]
+    pub image_spec: Option<String>,
+    #[arg(long = "io-type", value_enum)]
+    pub io_type: IoType,
+    #[arg(long = "io-size", default_value = "4K", value_parser = size)]
+    pub io_size: u64,
+    #[arg(long = "io-threads", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub io_threads: u32,
+    #[arg(long = "io-total", default_value = "1G", value_parser = size)]
+    pub io_total: u64,
+    #[arg(long = "io-pattern", value_enum, default_value = "seq")]
+    pub io_pattern: IoPattern,
+    /// Percentage of reads with --io-type readwrite
+    #[arg(long = "rw-mix-read", default_value_t = 50, value_parser = clap::value_parser!(u32).range(0..=100))]
+    pub rw_mix_read: u32,
+    /// The image (instead of [POOL/]IMAGE)
+    #[arg(long)]
+    pub image: Option<String>,
+    /// Write to an image storbench did not create (its data is destroyed)
+    #[arg(long = "allow-overwrite", alias = "allow_overwrite")]
+    pub allow_overwrite: bool,
+    /// librbd's writeback cache (default 0: measure the cluster)
+    #[arg(long = "rbd-cache", alias = "rbd_cache", value_name = "0|1")]
+    pub rbd_cache: Option<String>,
+    #[command(flatten)]
+    pub conn: CephConn,
+}
+
+#[derive(Args, Debug)]
+pub struct RadosArgs {
+    #[command(flatten)]
+    pub conn: CephConn,
+    #[command(subcommand)]
+    pub command: RadosCommand,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum RadosCommand {
+    /// rados bench SECONDS write|seq|rand: whole objects, its table and summary
+    Bench(RadosBenchArgs),
+    /// Remove benchmark objects (rados cleanup)
+    Cleanup(RadosCleanupArgs),
+    /// Mixed load on a set of objects (rados load-gen)
+    LoadGen(LoadGenArgs),
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BenchMode {
+    Write,
+    Seq,
+    Rand,
+}
+
+#[derive(Args, Debug)]
+pub struct RadosBenchArgs {
+    /// How long (0: until --max-objects, or every object for seq)
+    pub seconds: u64,
+    #[arg(value_enum)]
+    pub mode: BenchMode,
+    /// Operation (and object) size
+    #[arg(short = 'b', default_value = "4M", value_parser = size)]
+    pub op_size: u64,
+    /// Object size (must equal the operation size)
+    #[arg(short = 'O', long = "object-size", value_parser = size)]
+    pub object_size: Option<u64>,
+    /// Operations in flight
+    #[arg(short = 't', default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub threads: u64,
+    /// Keep the objects (and write the metadata object seq/rand read)
+    #[arg(long = "no-cleanup")]
+    pub no_cleanup: bool,
+    /// The metadata object's name (default benchmark_last_metadata)
+    #[arg(long = "run-name")]
+    pub run_name: Option<String>,
+    /// Stop after writing this many objects
+    #[arg(long = "max-objects", default_value_t = 0)]
+    pub max_objects: u64,
+    /// Accepted for rados bench's command lines (storbench does not verify reads)
+    #[arg(long = "no-verify")]
+    pub no_verify: bool,
+    /// Accepted for rados bench's command lines
+    #[arg(long = "no-hints")]
+    pub no_hints: bool,
+    /// Not supported
+    #[arg(long = "reuse-bench", hide = true)]
+    pub reuse_bench: bool,
+    /// Accepted for rados bench's command lines
+    #[arg(long = "show-time")]
+    pub show_time: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct RadosCleanupArgs {
+    /// The metadata object of the run to remove (default benchmark_last_metadata)
+    #[arg(long = "run-name")]
+    pub run_name: Option<String>,
+    /// Remove the objects with this prefix (it must start with benchmark_data)
+    #[arg(long)]
+    pub prefix: Option<String>,
+}
+
+#[derive(Args, Debug)]
+pub struct LoadGenArgs {
+    #[arg(long = "num-objects", default_value_t = 200, value_parser = clap::value_parser!(u64).range(1..))]
+    pub num_objects: u64,
+    #[arg(long = "min-object-size", default_value = "1K", value_parser = size)]
+    pub min_object_size: u64,
+    #[arg(long = "max-object-size", default_value = "4M", value_parser = size)]
+    pub max_object_size: u64,
+    #[arg(long = "min-op-len", default_value = "1K", value_parser = size)]
+    pub min_op_len: u64,
+    #[arg(long = "max-op-len", default_value = "2M", value_parser = size)]
+    pub max_op_len: u64,
+    /// Operations in flight
+    #[arg(long = "max-ops", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_ops: u32,
+    /// Not used: in-flight work is bounded by --max-ops
+    #[arg(long = "max-backlog")]
+    pub max_backlog: Option<String>,
+    #[arg(long = "read-percent", visible_alias = "percent", default_value_t = 80, value_parser = clap::value_parser!(u64).range(0..=100))]
+    pub read_percent: u64,
+    /// Bytes per second in all
+    #[arg(long = "target-throughput")]
+    pub target_throughput: Option<String>,
+    /// Seconds
+    #[arg(long = "run-length", default_value_t = 60, value_parser = clap::value_parser!(u64).range(1..))]
+    pub run_length: u64,
+    /// Not used: operation offsets are byte-granular
+    #[arg(long = "offset-align")]
+    pub offset_align: Option<String>,
+}
+
+/// swift-bench's flags; any other `--option value` is an engine option
+/// (`--bucket`, `--endpoint`, `--container`...).
+#[derive(Args, Debug)]
+pub struct SwiftBenchArgs {
+    #[arg(short = 'c', long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub concurrency: u64,
+    #[arg(short = 's', long = "object-size", default_value = "1", value_parser = size)]
+    pub object_size: u64,
+    #[arg(short = 'n', long = "num-objects", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub num_objects: u64,
+    #[arg(short = 'g', long = "num-gets", default_value_t = 10000)]
+    pub num_gets: u64,
+    #[arg(short = 'C', long = "num-containers", default_value_t = 20, value_parser = clap::value_parser!(u64).range(1..))]
+    pub num_containers: u64,
+    /// Keep the objects (no DELETE phase)
+    #[arg(short = 'x', long = "no-delete")]
+    pub no_delete: bool,
+    /// Auth URL
+    #[arg(short = 'A', long)]
+    pub auth: Option<String>,
+    #[arg(short = 'U', long)]
+    pub user: Option<String>,
+    #[arg(short = 'K', long)]
+    pub key: Option<String>,
+    /// swift, or s3
+    #[arg(long, default_value = "swift", value_parser = ["swift", "s3"])]
+    pub ioengine: String,
+    /// Where results go (one directory per phase below it)
+    #[arg(long = "results-dir", value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+}
+
+fn size(v: &str) -> Result<u64, String> {
+    storbench_workload::units::parse_size(v).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_tree_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn rados_flags_go_before_or_after_the_subcommand() {
+        let a = Cli::try_parse_from(["storbench", "rados", "-p", "p1", "bench", "10", "write", "-b", "64K", "-t", "4"]).unwrap();
+        let b = Cli::try_parse_from(["storbench", "rados", "bench", "10", "write", "-p", "p1", "-b", "64K", "-t", "4"]).unwrap();
+        for cli in [a, b] {
+            let Some(Command::Rados(r)) = cli.command else { panic!("rados") };
+            assert_eq!(r.conn.pool.as_deref(), Some("p1"));
+            let RadosCommand::Bench(b) = r.command else { panic!("bench") };
+            assert_eq!((b.seconds, b.mode, b.op_size, b.threads), (10, BenchMode::Write, 65536, 4));
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Commands of storbench's own (the compatibility tools are in `compat`).
+
+pub mod help;
+pub mod run;
+pub mod show;

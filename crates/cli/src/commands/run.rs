@@ -1,0 +1,112 @@
+//! `storbench run`: resolve the jobs from their source, run them, write the
+//! results.
+
+use crate::cli::RunFlags;
+use crate::error::*;
+use crate::session::{execute, finish, RunSetup};
+use crate::sources::{self, fio, ssbench, suite, toml};
+use crate::words::{self, JobArgs};
+use crate::{output, progress};
+use clap::CommandFactory;
+use storbench_model::RunSet;
+use storbench_report::compat::ssbench as ramp;
+use storbench_workload::JobSpec;
+
+pub fn run(words: &[String]) -> Result<i32, CliError> {
+    let run_cmd = crate::cli::Cli::command().find_subcommand("run").cloned().expect("run is a command");
+    let (own, jobs) = words::split(&run_cmd, words)?;
+    let flags: RunFlags = match crate::parse_command("run", own)? {
+        Ok(f) => f,
+        Err(code) => return Ok(code),
+    };
+    // No arguments at all: the quick suite.
+    let use_suite = flags.suite.is_some() || words.is_empty();
+    if let Some(path) = &flags.ssbench {
+        return run_ssbench(&flags, &jobs, path, use_suite);
+    }
+    if !flags.users.is_empty() {
+        return Err(CliError::usage("--users ramps an ssbench scenario: give --ssbench scenario.json"));
+    }
+    let (specs, notes) = resolve_specs(&flags, &jobs, use_suite)?;
+    let mut observer = progress::Live::new(flags.quiet);
+    let setup = RunSetup { notes, results_dir: flags.results_dir.clone(), ..RunSetup::default() };
+    let (result, dir) = execute(specs, setup, &mut observer)?;
+    finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))
+}
+
+fn resolve_specs(flags: &RunFlags, jobs: &JobArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
+    let base = JobSpec::default();
+    let job_file = flags.job_file.as_ref().or(flags.job.as_ref());
+    let sources_given = [flags.fio.is_some(), job_file.is_some(), use_suite].iter().filter(|b| **b).count();
+    if sources_given > 1 {
+        return Err(CliError::usage("give one of: a TOML job file, --fio FILE, or --suite quick"));
+    }
+    if let Some(f) = &flags.fio {
+        if !jobs.jobs.is_empty() {
+            return Err(CliError::usage("--name jobs cannot be combined with --fio; put them in the fio file"));
+        }
+        let parsed = fio::load(f, &base, &jobs.global, flags.fio_allow_unsupported)?;
+        return Ok((parsed.specs, parsed.notes));
+    }
+    if let Some(f) = job_file {
+        if !jobs.jobs.is_empty() {
+            return Err(CliError::usage("--name jobs cannot be combined with a job file; options before --name apply to the file's jobs"));
+        }
+        return Ok((toml::load(f, &base, &jobs.global)?, Vec::new()));
+    }
+    if use_suite {
+        if !jobs.jobs.is_empty() {
+            return Err(CliError::usage("--name jobs cannot be combined with --suite"));
+        }
+        let cwd = std::env::current_dir().map_err(|e| CliError::system(format!("no current directory: {e}")))?;
+        return suite::quick(&cwd, &jobs.global);
+    }
+    if jobs.is_empty() {
+        return Err(CliError::usage("nothing to run; see `storbench help`"));
+    }
+    Ok((sources::build(&base, &jobs.global, &jobs.jobs)?, Vec::new()))
+}
+
+/// An ssbench scenario, once or over a `--users` ramp that stops when
+/// throughput falls. Each step writes its own results directory, and records
+/// its users, so `storbench show DIR --format ssbench-ramp` prints the ramp again.
+fn run_ssbench(flags: &RunFlags, jobs: &JobArgs, path: &std::path::Path, use_suite: bool) -> Result<i32, CliError> {
+    if use_suite || flags.fio.is_some() || flags.job_file.is_some() || flags.job.is_some() || !jobs.jobs.is_empty() {
+        return Err(CliError::usage("--ssbench runs a scenario on its own: no job file, --fio, --suite or --name jobs with it"));
+    }
+    if flags.users.windows(2).any(|w| w[1] <= w[0]) {
+        let list: Vec<String> = flags.users.iter().map(u32::to_string).collect();
+        return Err(CliError::usage(format!("--users '{}' must grow from one step to the next", list.join(","))));
+    }
+    let sc = ssbench::load(path)?;
+    let steps = if flags.users.is_empty() { vec![sc.user_count] } else { flags.users.clone() };
+    let base_dir = flags.results_dir.clone().unwrap_or_else(output::default_dir);
+    let mut runs = RunSet::default();
+    let mut code = 0;
+    for (step, &users) in steps.iter().enumerate() {
+        let (specs, notes) = ssbench::specs(&sc, users, &JobSpec::default(), &jobs.global)?;
+        let dir = if steps.len() > 1 { base_dir.join(format!("users-{users}")) } else { base_dir.clone() };
+        if steps.len() > 1 {
+            eprintln!("storbench: ssbench '{}' with {users} users", sc.name);
+        }
+        let mut observer = progress::Live::new(flags.quiet);
+        let setup = RunSetup { notes, results_dir: Some(dir), parameters: ramp::parameters(&sc.name, users, step) };
+        let (result, dir) = execute(specs, setup, &mut observer)?;
+        code = code.max(finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))?);
+        let ops = ramp::ops_per_sec(&result);
+        let interrupted = result.interrupted;
+        let before = runs.runs.last().map(|r| ramp::ops_per_sec(&r.result));
+        runs.push(result, Some(dir));
+        if interrupted {
+            break;
+        }
+        if let Some(before) = before.filter(|b| ops < *b) {
+            eprintln!("storbench: throughput fell from {before:.1} to {ops:.1} ops/s at {users} users: stopping the ramp");
+            break;
+        }
+    }
+    if steps.len() > 1 {
+        print!("{}", ramp::render(&runs).unwrap_or_default());
+    }
+    Ok(code)
+}

@@ -1,0 +1,70 @@
+//! One run from job specs to a results directory: plan (nothing touched on
+//! bad input), prepare, run, clean up, write every format. Every command that
+//! runs jobs goes through here; each call is its own run, with its own
+//! Ctrl-C scope.
+
+use crate::error::*;
+use crate::output;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use storbench_model::{RunResult, RunSet, Warning};
+use storbench_runner::interrupt::Scope;
+use storbench_runner::{build_plan, run_plan, Observer};
+use storbench_workload::JobSpec;
+
+/// What a run is, besides its jobs.
+#[derive(Default)]
+pub struct RunSetup {
+    /// Notes about how the jobs were read (printed first, kept in the summary).
+    pub notes: Vec<String>,
+    /// Where the results go (default: a new storbench-results/<time>).
+    pub results_dir: Option<PathBuf>,
+    /// What produced the run (a compatibility tool's arguments, a ramp step).
+    pub parameters: BTreeMap<String, String>,
+}
+
+/// Plan, prepare, run and clean up. Bad input is reported before anything
+/// is touched; the results directory is written by [`finish`].
+pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer) -> Result<(RunResult, PathBuf), CliError> {
+    let plan = build_plan(specs)?;
+    let dir = setup.results_dir.unwrap_or_else(output::default_dir);
+    output::check_writable(&dir)?;
+    for n in &setup.notes {
+        eprintln!("storbench: {n}");
+    }
+    // From here on, Ctrl-C stops this run (and only this run) gracefully.
+    let scope = Scope::begin();
+    let prepared = plan.prepare()?;
+    output::create(&dir)?;
+    let mut result = run_plan(&prepared, observer, &scope);
+    for message in prepared.cleanup() {
+        result.warnings.push(Warning::Cleanup { message });
+    }
+    result.notes = setup.notes;
+    result.parameters = setup.parameters;
+    Ok((result, dir))
+}
+
+/// Write the results directory, then `format` (if any) to standard output.
+pub fn finish(dir: &Path, r: &RunResult, format: Option<&str>) -> Result<i32, CliError> {
+    output::write_all(dir, r)?;
+    if let Some(e) = format.and_then(storbench_report::find) {
+        // A closed pipe must not turn a finished run into a failure: the
+        // results directory has everything.
+        let _ = output::to_stdout(e, &RunSet::one(r.clone()));
+    }
+    eprintln!("storbench: results in {}", dir.display());
+    Ok(exit_code(r))
+}
+
+pub fn exit_code(r: &RunResult) -> i32 {
+    if r.interrupted {
+        return EXIT_INTERRUPTED;
+    }
+    let failed = r.jobs.iter().any(|j| j.total_errors() > 0 || !j.failures.is_empty());
+    if failed {
+        EXIT_IO_ERRORS
+    } else {
+        0
+    }
+}

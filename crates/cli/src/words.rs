@@ -1,0 +1,144 @@
+//! Setting fio-style job options apart from a command's own flags, before
+//! clap parses the rest. Which words are the command's is read from its clap
+//! definition; whether a job option may stand alone (`--time_based`) from the
+//! option table's kinds. As in fio, `--name` starts a new job and options
+//! before the first `--name` apply to every job.
+
+use crate::error::CliError;
+use crate::sources::Pairs;
+use storbench_workload::options::{canonical_name, core, Kind};
+
+/// Job options from the command line.
+#[derive(Debug, Default, PartialEq)]
+pub struct JobArgs {
+    /// Options before the first `--name`.
+    pub global: Pairs,
+    /// One list per `--name`.
+    pub jobs: Vec<Pairs>,
+}
+
+impl JobArgs {
+    pub fn is_empty(&self) -> bool {
+        self.global.is_empty() && self.jobs.is_empty()
+    }
+}
+
+/// The command's own words (for clap, with `_` in flag names turned into
+/// `-`) and the job options among `words`.
+pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, JobArgs), CliError> {
+    let mut own = Vec::new();
+    let mut jobs = JobArgs::default();
+    let mut i = 0;
+    while i < words.len() {
+        let w = &words[i];
+        i += 1;
+        let Some(flag) = w.strip_prefix("--").filter(|f| !f.is_empty()) else {
+            own.push(w.clone());
+            continue;
+        };
+        let (key, inline) = match flag.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (flag, None),
+        };
+        if let Some(takes_value) = own_flag(command, key) {
+            let long = key.replace('_', "-");
+            own.push(match &inline {
+                Some(v) => format!("--{long}={v}"),
+                None => format!("--{long}"),
+            });
+            if takes_value && inline.is_none() && i < words.len() {
+                own.push(words[i].clone());
+                i += 1;
+            }
+            continue;
+        }
+        let name = canonical_name(key);
+        let value = match inline {
+            Some(v) => v,
+            None => take_value(&name, key, words, &mut i)?,
+        };
+        match (name.as_str(), jobs.jobs.last_mut()) {
+            ("name", _) => jobs.jobs.push(vec![("name".into(), value)]),
+            (_, Some(job)) => job.push((name, value)),
+            (_, None) => jobs.global.push((name, value)),
+        }
+    }
+    Ok((own, jobs))
+}
+
+/// Whether `key` is one of the command's own long flags, and if it takes a value.
+fn own_flag(command: &clap::Command, key: &str) -> Option<bool> {
+    let key = key.replace('_', "-");
+    command
+        .get_arguments()
+        .find(|a| a.get_long() == Some(key.as_str()) || a.get_all_aliases().is_some_and(|al| al.contains(&key.as_str())))
+        .map(|a| a.get_action().takes_values())
+}
+
+/// The value of option `name` given as `--key`: the next word, or for an
+/// option that is a flag, 1 unless a boolean follows.
+fn take_value(name: &str, key: &str, words: &[String], i: &mut usize) -> Result<String, CliError> {
+    let flag = is_flag(name);
+    let next = words.get(*i);
+    let takes = match next {
+        Some(n) if flag => storbench_workload::units::parse_bool(n).is_ok() && !n.is_empty(),
+        Some(n) => !n.starts_with("--"),
+        None => false,
+    };
+    if takes {
+        *i += 1;
+        return Ok(words[*i - 1].clone());
+    }
+    if flag {
+        return Ok("1".into());
+    }
+    Err(CliError::usage(format!("--{key} needs a value (e.g. --{key}=...)")))
+}
+
+/// Options that may stand alone on a command line: the table's flags, core
+/// and engine options alike.
+fn is_flag(name: &str) -> bool {
+    if let Some(o) = core(name) {
+        return o.info.kind == Kind::Flag;
+    }
+    storbench_engine::registry().iter().flat_map(|f| f.options()).any(|o| o.name == name && o.kind == Kind::Flag)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    fn words(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+
+    fn run_command() -> clap::Command {
+        crate::cli::Cli::command().find_subcommand("run").unwrap().clone()
+    }
+
+    #[test]
+    fn global_options_then_jobs_by_name() {
+        let (own, a) =
+            split(&run_command(), &words("--ioengine=io_uring --runtime 5 --name a --rw randread --name b --time_based --bs 8k")).unwrap();
+        assert!(own.is_empty());
+        assert_eq!(a.global, vec![("ioengine".into(), "io_uring".into()), ("runtime".into(), "5".into())]);
+        assert_eq!(a.jobs.len(), 2);
+        assert_eq!(a.jobs[1], vec![("name".into(), "b".into()), ("time_based".into(), "1".into()), ("bs".into(), "8k".into())]);
+    }
+
+    #[test]
+    fn own_flags_go_to_clap_in_either_spelling() {
+        let (own, a) =
+            split(&run_command(), &words("--output_format fio-json --results-dir out jobs.toml --direct 0 --time_based")).unwrap();
+        assert_eq!(own, words("--output-format fio-json --results-dir out jobs.toml"));
+        assert_eq!(a.global, vec![("direct".into(), "0".into()), ("time_based".into(), "1".into())]);
+        assert!(split(&run_command(), &words("--bs")).is_err());
+    }
+
+    #[test]
+    fn engine_flags_may_stand_alone() {
+        let (_, a) = split(&run_command(), &words("--registerfiles --insecure 0 --bucket b")).unwrap();
+        assert_eq!(a.global, vec![("registerfiles".into(), "1".into()), ("insecure".into(), "0".into()), ("bucket".into(), "b".into())]);
+    }
+}

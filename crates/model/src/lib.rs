@@ -1,0 +1,26 @@
+//! The model: what a run produced and what its parts say to each other, as
+//! plain data that depends on no engine.
+//!
+//! - [`result`]: a run's results (jobs, operations, size classes, per-second
+//!   series, full histograms), exactly as `result.json` holds them;
+//! - [`warning`]: typed warnings about the measurement, each saying how to fix
+//!   the run (their analysis lives in the runner, where plan and result meet);
+//! - [`runset`]: runs labelled with the parameters that produced them, the unit
+//!   of sweeps and comparisons, loaded back from results directories;
+//! - [`protocol`]: the versioned, two-way messages between a coordinator and
+//!   its agents, and the share of a job an agent runs;
+//! - [`target`]: the files, devices and stores a job works on, once prepared.
+//!
+//! Renderers depend on this crate, never on the runner, so a report can be
+//! built (and re-built from a results directory) without any engine.
+
+pub mod protocol;
+pub mod result;
+pub mod runset;
+pub mod target;
+pub mod warning;
+
+pub use result::*;
+pub use runset::{LoadError, Run, RunSet};
+pub use target::{FileKind, StoreTarget, TargetFile, Targets};
+pub use warning::Warning;

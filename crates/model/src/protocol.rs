@@ -1,0 +1,214 @@
+//! The run protocol: what a coordinator and its agents say to each other.
+//!
+//! It goes both ways and is versioned. Each side opens with a [`Hello`]
+//! carrying [`PROTOCOL_VERSION`] and checks the other's: a mismatch is a clear
+//! error on both sides, never a garbled run. Then, per group of jobs run
+//! together:
+//!
+//! ```text
+//! coordinator                         agent
+//!   Assign(jobs, workers)  ------>      sets up every worker (files, engine, prefill)
+//!                          <------    Ready (per worker) or Done with its error
+//!   Start { at }           ------>      workers start together at `at`
+//!                          <------    Interval (once a second per worker: histograms)
+//!   Stop | Abort           ------>      (Ctrl-C, or the coordinator giving up)
+//!                          <------    Done (per worker: CPU, end, failure)
+//! ```
+//!
+//! `Stop` ends the measured phase and still lets workers remove what the run
+//! wrote; `Abort` also cuts short set-up and clean-up work (prefill,
+//! removing objects). Both apply to the current run only.
+//!
+//! Every message is plain serde data; the in-process agent passes them over
+//! channels, a remote agent will add only serialization and a transport.
+//! [`PROTOCOL_VERSION`] covers every message type here and the types they
+//! carry ([`IntervalReport`], [`JobShare`]): change any, bump it.
+
+use crate::target::Targets;
+use serde::{Deserialize, Serialize};
+use storbench_metrics::{CpuTimes, IntervalReport};
+use storbench_workload::gen::Region;
+use storbench_workload::JobSpec;
+
+/// Version of every message in this module. 1: the first two-way protocol
+/// (before it, interval reports went one way with a version never checked).
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The first message each side sends.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    pub protocol: u32,
+    /// The storbench version of the sender, for the error message.
+    pub storbench: String,
+    /// Who is speaking: "coordinator", or the agent's name.
+    pub name: String,
+}
+
+/// The two sides speak different protocol versions.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{peer} speaks run protocol version {theirs} (storbench {their_version}), this side version {ours} \
+     (storbench {our_version}): run the same storbench version on the coordinator and every agent"
+)]
+pub struct VersionMismatch {
+    pub peer: String,
+    pub theirs: u32,
+    pub their_version: String,
+    pub ours: u32,
+    pub our_version: String,
+}
+
+impl Hello {
+    /// This side's greeting.
+    pub fn ours(name: impl Into<String>) -> Hello {
+        Hello { protocol: PROTOCOL_VERSION, storbench: env!("CARGO_PKG_VERSION").into(), name: name.into() }
+    }
+
+    /// Accept the other side's greeting, or say why not.
+    pub fn check(&self) -> Result<(), VersionMismatch> {
+        if self.protocol == PROTOCOL_VERSION {
+            return Ok(());
+        }
+        Err(VersionMismatch {
+            peer: self.name.clone(),
+            theirs: self.protocol,
+            their_version: self.storbench.clone(),
+            ours: PROTOCOL_VERSION,
+            our_version: env!("CARGO_PKG_VERSION").into(),
+        })
+    }
+}
+
+/// One job, resolved and prepared: everything a worker needs, as plain data.
+/// How an agent gets a live engine for it (the coordinator's own, or one
+/// configured from `spec`) is the agent's business.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct JobShare {
+    pub job: u32,
+    pub spec: JobSpec,
+    /// Workers of the job in all (an agent may run only some of them).
+    pub workers: u32,
+    /// Operations in flight per worker (the job's iodepth, or 1 for
+    /// synchronous engines).
+    pub queue_depth: u32,
+    /// Where block I/O goes: files per worker and the byte range in each.
+    pub region: Region,
+    /// Byte budget per worker; `None` when the job is bounded otherwise.
+    pub io_limit: Option<u64>,
+    pub ramp_ns: u64,
+    /// End of the run (ramp included), if time bound.
+    pub end_ns: Option<u64>,
+    /// Fixed-rate arrivals per second, per worker.
+    pub ops_per_sec: Option<f64>,
+    /// Object jobs: the prefix of every object name.
+    pub object_prefix: Option<String>,
+    pub targets: Targets,
+}
+
+impl JobShare {
+    /// Size classes the job's results are kept apart for (weighted object sizes).
+    pub fn size_classes(&self) -> Vec<u64> {
+        self.spec.objects.as_ref().map(|o| o.sizes.classes()).unwrap_or_default()
+    }
+}
+
+/// One worker of one job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct WorkerId {
+    pub job: u32,
+    pub worker: u32,
+}
+
+/// The jobs of one group and the workers this agent runs of them.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Assignment {
+    pub jobs: Vec<JobShare>,
+    pub workers: Vec<WorkerId>,
+}
+
+impl Assignment {
+    /// Every worker of every job (the in-process agent runs them all).
+    pub fn all(jobs: Vec<JobShare>) -> Assignment {
+        let workers = jobs.iter().flat_map(|j| (0..j.workers).map(move |w| WorkerId { job: j.job, worker: w })).collect();
+        Assignment { jobs, workers }
+    }
+}
+
+/// Coordinator -> agent.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum ToAgent {
+    Hello(Hello),
+    Assign(Assignment),
+    /// Start the measured phase at this wall-clock time (ns since the Unix
+    /// epoch), so workers on every agent begin together.
+    Start {
+        at_unix_ns: u64,
+    },
+    /// End the measured phase now; clean-up still runs.
+    Stop,
+    /// End everything now, set-up and clean-up work included.
+    Abort,
+}
+
+/// A worker's final word.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkerDone {
+    pub job: u32,
+    pub worker: u32,
+    /// Sequence number of its last interval report (none sent: `None`).
+    pub last_seq: Option<u64>,
+    /// When it stopped, in ns since the group started.
+    pub end_ns: u64,
+    pub cpu: CpuTimes,
+    /// The set-up or engine failure that ended the worker early.
+    pub error: Option<String>,
+}
+
+/// Agent -> coordinator.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum FromAgent {
+    Hello(Hello),
+    /// A worker is set up and waits for `Start`.
+    Ready(WorkerId),
+    Interval(Box<IntervalReport>),
+    Done(WorkerDone),
+    /// The agent as a whole cannot go on (its workers send no more).
+    Failed {
+        message: String,
+    },
+}
+
+/// Unix time now, in ns (the clock `Start` is given in).
+pub fn unix_now_ns() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_of_another_protocol_version_is_refused_by_name() {
+        assert!(Hello::ours("agent").check().is_ok());
+        let old = Hello { protocol: PROTOCOL_VERSION + 1, storbench: "9.9.9".into(), name: "agent 10.0.0.7".into() };
+        let e = old.check().unwrap_err().to_string();
+        assert!(e.contains("agent 10.0.0.7") && e.contains("9.9.9") && e.contains("same storbench version"), "{e}");
+    }
+
+    #[test]
+    fn messages_are_plain_data_both_ways() {
+        let msg = ToAgent::Start { at_unix_ns: 42 };
+        let back: ToAgent = serde_json::from_str(&serde_json::to_string(&msg).unwrap()).unwrap();
+        assert!(matches!(back, ToAgent::Start { at_unix_ns: 42 }));
+        let done = FromAgent::Done(WorkerDone {
+            job: 1,
+            worker: 2,
+            last_seq: Some(3),
+            end_ns: 4,
+            cpu: CpuTimes::default(),
+            error: Some("boom".into()),
+        });
+        let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
+        assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), .. })));
+    }
+}

@@ -1,0 +1,69 @@
+//! What a job works on, once prepared: files and block devices the runner
+//! opens, or a target an engine brings itself (an RBD image, a pool, a bucket).
+
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FileKind {
+    File,
+    BlockDevice,
+}
+
+/// A file or block device, checked, created or laid out, ready to open.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetFile {
+    pub path: PathBuf,
+    pub kind: FileKind,
+    /// Usable size in bytes.
+    pub size: u64,
+    /// Created by this run (and so removed by it when asked to clean up).
+    pub created: bool,
+}
+
+/// An engine's own target, ready: its usable size and how to name it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoreTarget {
+    /// Usable bytes (the smallest volume's, when there are several); 0 for
+    /// object stores.
+    pub size: u64,
+    /// Volumes the job spreads over (an I/O's `file` is below this).
+    pub units: u32,
+    pub label: String,
+}
+
+/// Everything one job works on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Targets {
+    /// The files each worker opens, per worker.
+    Files(Vec<Vec<TargetFile>>),
+    /// The engine's own target, shared by every worker.
+    Store(StoreTarget),
+    /// Nothing (the null engine).
+    None,
+}
+
+impl Targets {
+    /// The files worker `w` opens (none for a store).
+    pub fn files_of(&self, w: u32) -> &[TargetFile] {
+        match self {
+            Targets::Files(per_worker) => per_worker.get(w as usize).map_or(&[], Vec::as_slice),
+            Targets::Store(_) | Targets::None => &[],
+        }
+    }
+
+    /// How the results name the targets: each path once, or the store's label.
+    pub fn labels(&self) -> Vec<String> {
+        match self {
+            Targets::Store(s) => vec![s.label.clone()],
+            Targets::None => Vec::new(),
+            Targets::Files(per_worker) => {
+                let mut t: Vec<String> = per_worker.iter().flatten().map(|p| p.path.display().to_string()).collect();
+                t.dedup();
+                t
+            }
+        }
+    }
+}

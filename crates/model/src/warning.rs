@@ -1,0 +1,62 @@
+//! Typed warnings about the measurement itself, each saying how to fix the run.
+//! Which ones apply is decided in the runner (`runner::warnings`), where the
+//! plan and the results meet; here they are plain data and their words.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Warning {
+    /// A synchronous engine cannot keep more than one I/O in flight.
+    QueueDepthCapped { engine: String, asked: u32 },
+    /// A fixed-rate job fell short of its rate.
+    RateNotMet { job: String, asked_iops: f64, achieved_iops: f64 },
+    /// Buffered reads faster than any medium: the page cache answered them.
+    PageCacheReads { job: String, p50_ns: u64 },
+    /// Too few operations for the tail percentiles to mean much.
+    FewSamples { job: String, op: String, ios: u64 },
+    /// storbench itself used most of the machine's CPU.
+    ClientCpuBound { cpu_percent: f64 },
+    /// The run was stopped early.
+    Interrupted,
+    /// Something could not be cleaned up.
+    Cleanup { message: String },
+    /// The engine says how its settings shape the figures.
+    Engine { job: String, engine: String, message: String },
+}
+
+impl Warning {
+    pub fn message(&self) -> String {
+        match self {
+            Warning::QueueDepthCapped { engine, asked } => format!(
+                "engine {engine} is synchronous: iodepth {asked} was capped at 1 per worker; \
+                 use ioengine=io_uring for queue depth, or numjobs for more workers"
+            ),
+            Warning::RateNotMet { job, asked_iops, achieved_iops } => format!(
+                "job {job}: the target could not keep up with the fixed rate ({achieved_iops:.0} of {asked_iops:.0} IOPS); \
+                 latency counts from each I/O's intended start and includes the queueing; lower the rate or raise iodepth"
+            ),
+            Warning::PageCacheReads { job, p50_ns } => format!(
+                "job {job}: median read latency {:.1} us is below what storage media do: the page cache served the reads; \
+                 use direct=1 or a working set larger than RAM to measure the storage",
+                *p50_ns as f64 / 1000.0
+            ),
+            Warning::FewSamples { job, op, ios } => {
+                format!("job {job}: only {ios} {op} operations: p99.9 and above need 1000+ samples; run longer")
+            }
+            Warning::ClientCpuBound { cpu_percent } => format!(
+                "storbench used {cpu_percent:.0}% of the machine's CPU: the client may be the bottleneck; \
+                 use fewer workers or more client machines"
+            ),
+            Warning::Interrupted => "the run was interrupted: results cover the elapsed time only".into(),
+            Warning::Cleanup { message } => message.clone(),
+            Warning::Engine { job, engine, message } => format!("job {job} ({engine}): {message}"),
+        }
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message())
+    }
+}

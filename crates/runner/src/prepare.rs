@@ -1,0 +1,211 @@
+//! Preparing a plan's targets, once, into the share each job's workers get.
+//!
+//! [`Plan::prepare`] creates, checks and lays out every file or device, or
+//! lets the engine prepare its own target (an image, a pool, a bucket), and
+//! resolves what follows from the targets (the region each worker uses, its
+//! byte budget). Each job comes out as a [`ReadyJob`]: its [`JobShare`]
+//! (plain data, what a worker needs) beside its live engine. Nothing is
+//! patched afterwards. A failure removes whatever the preparation created.
+
+use crate::plan::{JobPlan, Plan, PlanError};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use storbench_engine::files::{self, Need};
+use storbench_engine::{EngineConfig, EngineError, EngineFactory, TargetRequest};
+use storbench_model::protocol::JobShare;
+use storbench_model::{TargetFile, Targets, Warning};
+use storbench_workload::gen::Region;
+
+/// A job ready to run: its share, and the engine that carries it out.
+pub struct ReadyJob {
+    pub share: JobShare,
+    pub group: u32,
+    pub engine: &'static dyn EngineFactory,
+    pub config: Arc<dyn EngineConfig>,
+    pub warnings: Vec<Warning>,
+}
+
+impl ReadyJob {
+    pub fn name(&self) -> &str {
+        &self.share.spec.name
+    }
+
+    /// What the job asks of its engine's own target (`size`: bytes it uses).
+    fn target_request(&self, size: Option<u64>) -> TargetRequest<'_> {
+        let spec = &self.share.spec;
+        TargetRequest {
+            size,
+            writes: spec.writes(),
+            allow_overwrite: spec.allow_overwrite,
+            objects: spec.objects.as_ref(),
+            object_prefix: self.share.object_prefix.as_deref(),
+        }
+    }
+}
+
+/// Every job of a plan, ready, and what the preparation created.
+pub struct Prepared {
+    pub jobs: Vec<ReadyJob>,
+    /// Job indexes per group; groups run one after another.
+    pub groups: Vec<Vec<usize>>,
+    /// Files this run created, and whether their job asked for `unlink`.
+    created: Vec<(PathBuf, bool)>,
+}
+
+/// Preparation failed: why, and anything it could not remove again.
+#[derive(Debug)]
+pub struct PrepareFailed {
+    pub error: PlanError,
+    pub leftovers: Vec<String>,
+}
+
+impl Plan {
+    /// Create, check and lay out every target the plan uses.
+    pub fn prepare(self) -> Result<Prepared, PrepareFailed> {
+        let mut created = Vec::new();
+        let mut seen: HashMap<PathBuf, TargetFile> = HashMap::new();
+        let mut jobs = Vec::new();
+        for job in self.jobs {
+            match ready(job, &mut seen, &mut created) {
+                Ok(j) => jobs.push(j),
+                Err(error) => {
+                    // No partial writes: files made before the failure go too.
+                    let leftovers = remove(&created, true);
+                    return Err(PrepareFailed { error, leftovers });
+                }
+            }
+        }
+        Ok(Prepared { jobs, groups: self.groups, created })
+    }
+}
+
+fn target_err(job: &str, e: impl std::fmt::Display, user_error: bool) -> PlanError {
+    PlanError { job: job.into(), message: e.to_string(), user_error }
+}
+
+/// One job's targets prepared and its share resolved.
+fn ready(job: JobPlan, seen: &mut HashMap<PathBuf, TargetFile>, created: &mut Vec<(PathBuf, bool)>) -> Result<ReadyJob, PlanError> {
+    let spec = &job.spec;
+    let bytes = spec.size.map(|s| spec.offset + s);
+    let targets = if job.paths.is_empty() {
+        let req = TargetRequest {
+            size: bytes,
+            writes: spec.writes(),
+            allow_overwrite: spec.allow_overwrite,
+            objects: spec.objects.as_ref(),
+            object_prefix: job.object_prefix.as_deref(),
+        };
+        let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| target_err(&spec.name, &e, e.is_user_error()))?;
+        prepared.map_or(Targets::None, Targets::Store)
+    } else {
+        let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite };
+        Targets::Files(prepare_files(&job, &need, seen, created)?)
+    };
+    let (region, io_limit) = region(&job, &targets)?;
+    let share = JobShare {
+        job: job.id,
+        workers: job.spec.numjobs,
+        queue_depth: job.queue_depth,
+        region,
+        io_limit,
+        ramp_ns: job.ramp_ns,
+        end_ns: job.end_ns,
+        ops_per_sec: job.ops_per_sec,
+        object_prefix: job.object_prefix,
+        targets,
+        spec: job.spec,
+    };
+    Ok(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings })
+}
+
+/// Each worker's files, prepared once per path (a shared file is laid out
+/// once, by the first job that needs it at that size).
+fn prepare_files(
+    job: &JobPlan,
+    need: &Need,
+    seen: &mut HashMap<PathBuf, TargetFile>,
+    created: &mut Vec<(PathBuf, bool)>,
+) -> Result<Vec<Vec<TargetFile>>, PlanError> {
+    let mut per_worker = Vec::new();
+    for paths in &job.paths {
+        let mut mine = Vec::new();
+        for path in paths {
+            let t = match seen.get(path) {
+                Some(t) if t.size >= need.bytes.unwrap_or(0) => t.clone(),
+                _ => files::prepare(path, need).map_err(|e| target_err(&job.spec.name, &e, e.is_user_error()))?,
+            };
+            if t.created {
+                created.push((path.clone(), job.spec.unlink));
+            }
+            seen.insert(path.clone(), TargetFile { created: false, ..t.clone() });
+            mine.push(t);
+        }
+        per_worker.push(mine);
+    }
+    Ok(per_worker)
+}
+
+/// Where block I/O goes, and the byte budget per worker.
+fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), PlanError> {
+    let spec = &job.spec;
+    let mut region = Region { files: 1, start: spec.offset, len: spec.size.unwrap_or(1 << 30) };
+    if spec.objects.is_some() {
+        return Ok((region, if spec.time_based { None } else { spec.io_size }));
+    }
+    let target_size = match targets {
+        Targets::Store(t) => Some(t.size),
+        Targets::Files(f) => f.iter().flatten().map(|p| p.size).min(),
+        Targets::None => None,
+    };
+    if let Some(smallest) = target_size {
+        if smallest <= spec.offset {
+            return Err(target_err(&spec.name, format!("offset {} is beyond the end of the target ({smallest} bytes)", spec.offset), true));
+        }
+        let len = spec.size.unwrap_or(smallest - spec.offset);
+        if len < spec.bs.max() {
+            return Err(target_err(&spec.name, format!("the target region ({len} bytes) is smaller than the block size"), true));
+        }
+        let files = match targets {
+            Targets::Store(t) => t.units.max(1),
+            Targets::Files(f) => f.first().map_or(1, |p| p.len() as u32),
+            Targets::None => 1,
+        };
+        region = Region { files, start: spec.offset, len };
+    }
+    // A runtime with nothing that sizes the job (null engine) bounds it by time alone.
+    let time_only = spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && target_size.is_none();
+    let io_limit = if spec.time_based || time_only { None } else { Some(spec.io_size.unwrap_or(region.len * region.files as u64)) };
+    Ok((region, io_limit))
+}
+
+impl Prepared {
+    /// After the run: remove the files of jobs that asked for `unlink`, and
+    /// let engines tear down what they set up for the run alone (buckets,
+    /// containers). Returns a note for everything that went wrong.
+    pub fn cleanup(&self) -> Vec<String> {
+        let mut notes = remove(&self.created, false);
+        for job in self.jobs.iter().filter(|j| matches!(j.share.targets, Targets::Store(_))) {
+            let cleaned = job.share.spec.objects.as_ref().is_some_and(|o| o.cleans_up());
+            match job.config.finish_target(&job.target_request(None), cleaned) {
+                Ok(Some(note)) => notes.push(format!("job '{}': {note}", job.name())),
+                Ok(None) => {}
+                Err(e) => notes.push(format!("job '{}': {e}", job.name())),
+            }
+        }
+        notes
+    }
+}
+
+/// Remove files the run created (`all`, or those whose job asked for unlink).
+fn remove(created: &[(PathBuf, bool)], all: bool) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (path, unlink) in created {
+        if *unlink || all {
+            if let Err(e) = files::remove_created(path) {
+                failures.push(format!("could not remove {}: {e}", path.display()));
+            }
+        }
+    }
+    failures
+}

@@ -1,0 +1,399 @@
+//! The core job options, one entry each: name, kind of value, default, help
+//! and how it sets the job. `storbench help options`, the command-line
+//! parser (which options may be given bare) and the README's list all come
+//! from here.
+
+use super::values::*;
+use super::{CoreOption, Kind, OptionInfo};
+use crate::objects::ObjectSpec;
+use crate::spec::{JobSpec, RateLimit};
+use std::time::Duration;
+
+const SECOND: Duration = Duration::from_secs(1);
+
+const fn info(name: &'static str, kind: Kind, default: &'static str, help: &'static str) -> OptionInfo {
+    OptionInfo { name, kind, default, help }
+}
+
+fn obj(spec: &mut JobSpec) -> &mut ObjectSpec {
+    spec.objects.get_or_insert_with(ObjectSpec::default)
+}
+
+const RW: &[&str] = &["read", "write", "randread", "randwrite", "readwrite", "randrw"];
+
+/// Every core option, in the order help lists them.
+pub static CORE: &[CoreOption] = &[
+    CoreOption {
+        info: info("name", Kind::Text, "job<N>", "job name"),
+        aliases: &[],
+        set: |s, v| {
+            s.name = nonempty(v)?.to_string();
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("rw", Kind::Choice(RW), "read", "I/O pattern (rw is an alias of readwrite)"),
+        aliases: &["readwrite"],
+        set: |s, v| {
+            s.rw = rw(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("rwmixread", Kind::Percent, "50", "percentage of reads in a mixed job"),
+        aliases: &[],
+        set: |s, v| {
+            s.rwmixread = percent(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("rwmixwrite", Kind::Percent, "50", "percentage of writes in a mixed job"),
+        aliases: &[],
+        set: |s, v| {
+            s.rwmixread = 100.0 - percent(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("bs", Kind::Size, "4k", "block size, or read,write sizes (e.g. 4k or 4k,64k)"),
+        aliases: &["blocksize"],
+        set: |s, v| {
+            s.bs = bs(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("bssplit", Kind::Text, "", "weighted block sizes, e.g. 4k/50:64k/50 (reads,writes may differ)"),
+        aliases: &[],
+        set: |s, v| {
+            s.bs = bssplit(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("iodepth", Kind::Count, "1", "I/Os kept in flight per worker"),
+        aliases: &[],
+        set: |s, v| {
+            s.iodepth = positive_u32(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("numjobs", Kind::Count, "1", "number of workers (threads)"),
+        aliases: &[],
+        set: |s, v| {
+            s.numjobs = positive_u32(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("size", Kind::Size, "whole file", "bytes of each file or device to use"),
+        aliases: &["filesize"],
+        set: |s, v| {
+            s.size = Some(nonzero_size(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("offset", Kind::Size, "0", "start of the region used"),
+        aliases: &[],
+        set: |s, v| {
+            s.offset = size(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("io_size", Kind::Size, "size", "stop after this many bytes per worker (alias: io_limit)"),
+        aliases: &["io_limit"],
+        set: |s, v| {
+            s.io_size = Some(nonzero_size(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("filename", Kind::Text, "<name>.<worker>.0", "file(s) or block device(s), colon-separated"),
+        aliases: &[],
+        set: |s, v| {
+            s.filenames = v.split(':').filter(|s| !s.is_empty()).map(String::from).collect();
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("directory", Kind::Text, ".", "directory in which to create per-worker files"),
+        aliases: &[],
+        set: |s, v| {
+            s.directory = Some(nonempty(v)?.to_string());
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("ioengine", Kind::Text, "psync", "engine (see `storbench engines`)"),
+        aliases: &[],
+        set: |s, v| {
+            s.ioengine = nonempty(v)?.to_ascii_lowercase();
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("direct", Kind::Flag, "0", "1 to bypass the page cache (O_DIRECT)"),
+        aliases: &[],
+        set: |s, v| {
+            s.direct = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("buffered", Kind::Flag, "1", "0 to bypass the page cache (inverse of direct)"),
+        aliases: &[],
+        set: |s, v| {
+            s.direct = !boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("runtime", Kind::Duration, "", "run time (seconds, or 30s/5m)"),
+        aliases: &[],
+        set: |s, v| {
+            s.runtime = Some(duration(v, SECOND)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("ramp_time", Kind::Duration, "0", "warm-up excluded from the results"),
+        aliases: &[],
+        set: |s, v| {
+            s.ramp_time = duration(v, SECOND)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("time_based", Kind::Flag, "0", "run for runtime even when size has been covered"),
+        aliases: &[],
+        set: |s, v| {
+            s.time_based = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("rate", Kind::Text, "", "fixed rate per worker: bytes/s (e.g. 100m) or IOPS with an 'iops' suffix"),
+        aliases: &[],
+        set: |s, v| {
+            s.rate = Some(rate(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("rate_iops", Kind::Number, "", "fixed rate per worker in IOPS"),
+        aliases: &[],
+        set: |s, v| {
+            s.rate = Some(RateLimit::Iops(positive_f64(v)?));
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("rate_process", Kind::Choice(&["linear", "poisson"]), "linear", "arrivals in fixed-rate mode"),
+        aliases: &[],
+        set: |s, v| {
+            s.rate_process = arrival(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("random_distribution", Kind::Text, "uniform", "uniform|zipf:θ|pareto:h|normal:dev%|zoned:a/s:...|hotset:access/size"),
+        aliases: &[],
+        set: |s, v| {
+            s.distribution = distribution(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("fsync", Kind::Count, "0", "fsync after every N writes"),
+        aliases: &[],
+        set: |s, v| {
+            s.sync = sync_every(v, false)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("fdatasync", Kind::Count, "0", "fdatasync after every N writes"),
+        aliases: &[],
+        set: |s, v| {
+            s.sync = sync_every(v, true)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("thinktime", Kind::Duration, "0", "pause after I/O (microseconds unless suffixed)"),
+        aliases: &[],
+        set: |s, v| {
+            s.thinktime = duration(v, Duration::from_micros(1))?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("thinktime_blocks", Kind::Count, "1", "I/Os issued between think times"),
+        aliases: &[],
+        set: |s, v| {
+            s.thinktime_blocks = positive_u32(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("zero_buffers", Kind::Flag, "0", "write zeros (compressible: only on purpose)"),
+        aliases: &[],
+        set: |s, v| {
+            s.data.zeros = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("buffer_compress_percentage", Kind::Percent, "0", "percentage of each written block that compresses away"),
+        aliases: &[],
+        set: |s, v| {
+            s.data.compress_pct = percent(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("dedupe_percentage", Kind::Percent, "0", "percentage of writes that repeat an earlier block"),
+        aliases: &[],
+        set: |s, v| {
+            s.data.dedupe_pct = percent(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("rados_bench_data", Kind::Flag, "0", "write rados bench's object contents (so rados bench seq/rand can verify them)"),
+        aliases: &[],
+        set: |s, v| {
+            s.data.rados_bench = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("allow_overwrite", Kind::Flag, "0", "write to an existing file or device storbench did not create"),
+        aliases: &[],
+        set: |s, v| {
+            s.allow_overwrite = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("unlink", Kind::Flag, "0", "remove the files this job created when it ends"),
+        aliases: &[],
+        set: |s, v| {
+            s.unlink = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("stonewall", Kind::Flag, "0", "wait for the jobs before this one (alias: wait_for_previous)"),
+        aliases: &["wait_for_previous"],
+        set: |s, v| {
+            s.stonewall = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("randseed", Kind::Count, "fixed", "seed for the job's random numbers"),
+        aliases: &[],
+        set: |s, v| {
+            s.seed = count(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("number_ios", Kind::Count, "", "stop after this many operations per worker"),
+        aliases: &[],
+        set: |s, v| {
+            s.number_ios = Some(count(v)?).filter(|n| *n > 0);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("objects", Kind::Count, "1024", "object jobs: number of objects in the key space"),
+        aliases: &[],
+        set: |s, v| {
+            obj(s).count = positive_count(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("object_size", Kind::Text, "4m", "object size: 4m, classes 4k/70:1m/30, or a range 4k-1m"),
+        aliases: &[],
+        set: |s, v| {
+            obj(s).sizes = object_sizes(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("object_prefix", Kind::Text, "storbench.<job>.", "object name prefix"),
+        aliases: &[],
+        set: |s, v| {
+            obj(s).prefix = Some(nonempty(v)?.to_string());
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "object_ops",
+            Kind::Text,
+            "from rw",
+            "operation weights, e.g. read:70,create:10,update:10,delete:5,stat:5 (also write, list)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            obj(s).mix = mix(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("object_op_size", Kind::Text, "whole objects", "length range of partial reads/writes, e.g. 4k-64k"),
+        aliases: &[],
+        set: |s, v| {
+            obj(s).op_len = Some(range(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("prefill", Kind::Flag, "0", "write every object before the measured phase"),
+        aliases: &[],
+        set: |s, v| {
+            obj(s).prefill = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "initial_objects",
+            Kind::Count,
+            "",
+            "write this many objects before the measured phase (the rest of the key space is for creates)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            let n = count(v)?;
+            let o = obj(s);
+            o.initial = Some(n);
+            o.prefill = n > 0;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("objects_exist", Kind::Flag, "0", "the objects exist already (left by an earlier run)"),
+        aliases: &[],
+        set: |s, v| {
+            obj(s).exist = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cleanup", Kind::Flag, "1", "remove the objects when the run ends (default 0 with objects_exist=1)"),
+        aliases: &[],
+        set: |s, v| {
+            obj(s).cleanup = Some(boolean(v)?);
+            Ok(())
+        },
+    },
+];
