@@ -24,3 +24,9 @@ if ! command -v cargo >/dev/null; then
   echo "cargo not found: install Rust (https://rustup.rs) first" >&2
   exit 1
 fi
+# The test command checks formatting and lints before anything else.
+for c in clippy:clippy fmt:rustfmt; do
+  if ! cargo "${c%%:*}" --version >/dev/null 2>&1; then
+    rustup component add "${c##*:}" || { echo "cargo ${c%%:*} is missing: rustup component add ${c##*:}" >&2; exit 1; }
+  fi
+done

@@ -7,6 +7,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+# Style and layering first: they fail in seconds, before any server starts.
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --release -- -D warnings
+scripts/check-layers.sh
 cargo build --release --workspace
 env_file=$(scripts/testenv/ceph up)
 trap 'scripts/testenv/ceph down; scripts/testenv/swift down' EXIT

@@ -55,7 +55,7 @@ pub fn create(dir: &Path) -> Result<(), CliError> {
 /// Write every format that has a file into the directory, each streamed.
 pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), CliError> {
     let runs = RunSet::one(r.clone());
-    for e in EXPORTERS.iter().copied() {
+    for e in EXPORTERS {
         if let Some(name) = e.file_name() {
             write_file(dir, name, |w| e.write(&runs, w))?;
         }

@@ -70,7 +70,7 @@ impl LatencyHistogram {
     }
     pub fn min(&self) -> u64 {
         match self.h.as_deref() {
-            Some(h) if h.len() > 0 => h.min(),
+            Some(h) if !h.is_empty() => h.min(),
             _ => 0,
         }
     }
@@ -86,7 +86,7 @@ impl LatencyHistogram {
     /// Value at a percentile (0..=100), in ns.
     pub fn percentile(&self, p: f64) -> u64 {
         match self.h.as_deref() {
-            Some(h) if h.len() > 0 => h.value_at_percentile(p),
+            Some(h) if !h.is_empty() => h.value_at_percentile(p),
             _ => 0,
         }
     }
@@ -109,7 +109,7 @@ impl LatencyHistogram {
         let h: Histogram<u64> =
             Deserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| format!("histogram does not decode: {e:?}"))?;
         let mut out = LatencyHistogram::new();
-        if h.len() == 0 {
+        if h.is_empty() {
             return Ok(out);
         }
         out.counts().add(&h).map_err(|e| format!("histogram out of range: {e:?}"))?;

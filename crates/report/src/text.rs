@@ -161,7 +161,7 @@ fn table(rows: &[Vec<String>]) -> String {
 fn cpu_line(out: &mut String, r: &RunResult) {
     let ios: u64 = r.jobs.iter().map(|j| j.total_ios()).sum();
     let total_ns = r.cpu.user_ns + r.cpu.sys_ns;
-    let per_io = if ios > 0 { format!(", {} per I/O", fmt::latency(total_ns / ios)) } else { String::new() };
+    let per_io = total_ns.checked_div(ios).map(|ns| format!(", {} per I/O", fmt::latency(ns))).unwrap_or_default();
     let _ = writeln!(out, "client CPU: user {:.2}s, sys {:.2}s{per_io}", r.cpu.user_ns as f64 / 1e9, r.cpu.sys_ns as f64 / 1e9);
 }
 

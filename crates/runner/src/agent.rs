@@ -31,7 +31,8 @@ pub trait AgentLink {
     /// The next message, or `Ok(None)` when none came within `timeout`.
     fn recv(&mut self, timeout: Duration) -> Result<Option<FromAgent>, LinkClosed>;
     /// An interval report the coordinator is done with, for the worker to
-    /// reuse (in-process only; a remote link drops it).
+    /// reuse (in-process only; a remote link drops it). Reports travel boxed.
+    #[allow(clippy::boxed_local)]
     fn recycle(&mut self, _report: Box<IntervalReport>) {}
 }
 

@@ -209,7 +209,7 @@ fn find_engine(spec: &JobSpec) -> Result<&'static dyn EngineFactory, PlanError> 
     storbench_engine::find(&spec.ioengine).ok_or_else(|| {
         let names: Vec<&str> = storbench_engine::registry().iter().map(|f| f.name()).collect();
         let hint = suggest(&spec.ioengine, names.iter().copied()).map(|s| format!(" Did you mean '{s}'?")).unwrap_or_default();
-        err(&spec, format!("unknown ioengine '{}'; available: {}.{hint}", spec.ioengine, names.join(", ")))
+        err(spec, format!("unknown ioengine '{}'; available: {}.{hint}", spec.ioengine, names.join(", ")))
     })
 }
 

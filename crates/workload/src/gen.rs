@@ -111,9 +111,29 @@ impl IoGen {
         &mut self.rng
     }
 
+    #[inline]
+    fn place(&mut self, file: u32, dir: usize, len: u64) -> u64 {
+        let last_start = self.region.len.saturating_sub(len);
+        if self.random {
+            let b = self.sampler.sample(&mut self.rng);
+            return (b * self.align).min(last_start / self.align * self.align);
+        }
+        let cur = &mut self.cursors[file as usize][dir];
+        if *cur > last_start {
+            *cur = 0;
+        }
+        let off = *cur;
+        *cur += len;
+        off
+    }
+}
+
+impl Iterator for IoGen {
+    type Item = NextIo;
+
     /// The next operation, or `None` once the byte budget is spent.
     #[inline]
-    pub fn next(&mut self) -> Option<NextIo> {
+    fn next(&mut self) -> Option<NextIo> {
         if let Some(left) = self.ops_left.as_mut() {
             if *left == 0 {
                 return None;
@@ -142,22 +162,6 @@ impl IoGen {
         }
         let op = if read { OpKind::Read } else { OpKind::Write };
         Some(NextIo { op, file, offset, len: len as u32, whole: false, class: 0, prior: Prior::NONE })
-    }
-
-    #[inline]
-    fn place(&mut self, file: u32, dir: usize, len: u64) -> u64 {
-        let last_start = self.region.len.saturating_sub(len);
-        if self.random {
-            let b = self.sampler.sample(&mut self.rng);
-            return (b * self.align).min(last_start / self.align * self.align);
-        }
-        let cur = &mut self.cursors[file as usize][dir];
-        if *cur > last_start {
-            *cur = 0;
-        }
-        let off = *cur;
-        *cur += len;
-        off
     }
 }
 

@@ -178,7 +178,7 @@ struct Bits {
 impl Bits {
     fn new(n: u64, set: bool) -> Bits {
         let mut b = Bits { words: vec![if set { u64::MAX } else { 0 }; n.div_ceil(64) as usize], n };
-        if set && n % 64 != 0 {
+        if set && !n.is_multiple_of(64) {
             *b.words.last_mut().expect("n > 0") = (1u64 << (n % 64)) - 1;
         }
         b
@@ -371,46 +371,6 @@ impl ObjGen {
         self.live
     }
 
-    /// The next measured operation, or `None` once a budget is spent.
-    #[inline]
-    pub fn next(&mut self) -> Option<NextIo> {
-        if self.ops_left == Some(0) {
-            return None;
-        }
-        let op = self.pick_op();
-        let mut io = match op {
-            OpKind::Create => self.create(),
-            OpKind::Update => match self.existing() {
-                Some(k) => self.write_whole(OpKind::Update, k),
-                None => self.create(),
-            },
-            OpKind::Read | OpKind::Write => self.partial(op),
-            OpKind::Delete => self.delete(),
-            OpKind::Stat => {
-                let k = self.existing().unwrap_or(0);
-                NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE }
-            }
-            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE },
-        };
-        if let Some(left) = self.bytes_left.as_mut() {
-            if *left < io.len as u64 {
-                return None;
-            }
-            *left -= io.len as u64;
-        }
-        if let Some(left) = self.ops_left.as_mut() {
-            *left -= 1;
-        }
-        if io.op != OpKind::List {
-            let local = (io.file as u64 - self.worker) / self.workers;
-            io.class = self.class_of(local);
-            if self.exclusive {
-                self.busy.push(local);
-            }
-        }
-        Some(io)
-    }
-
     /// The next object to write before the measured phase, if any is missing.
     pub fn prefill_next(&mut self) -> Option<NextIo> {
         let k = self.exists.next(self.fill_cursor, false)?;
@@ -593,6 +553,50 @@ impl ObjGen {
             }
             ObjectSizes::Range { min, max } => min + self.rng.below(max - min + 1),
         }
+    }
+}
+
+impl Iterator for ObjGen {
+    type Item = NextIo;
+
+    /// The next measured operation, or `None` once a budget is spent.
+    #[inline]
+    fn next(&mut self) -> Option<NextIo> {
+        if self.ops_left == Some(0) {
+            return None;
+        }
+        let op = self.pick_op();
+        let mut io = match op {
+            OpKind::Create => self.create(),
+            OpKind::Update => match self.existing() {
+                Some(k) => self.write_whole(OpKind::Update, k),
+                None => self.create(),
+            },
+            OpKind::Read | OpKind::Write => self.partial(op),
+            OpKind::Delete => self.delete(),
+            OpKind::Stat => {
+                let k = self.existing().unwrap_or(0);
+                NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE }
+            }
+            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE },
+        };
+        if let Some(left) = self.bytes_left.as_mut() {
+            if *left < io.len as u64 {
+                return None;
+            }
+            *left -= io.len as u64;
+        }
+        if let Some(left) = self.ops_left.as_mut() {
+            *left -= 1;
+        }
+        if io.op != OpKind::List {
+            let local = (io.file as u64 - self.worker) / self.workers;
+            io.class = self.class_of(local);
+            if self.exclusive {
+                self.busy.push(local);
+            }
+        }
+        Some(io)
     }
 }
 

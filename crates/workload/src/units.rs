@@ -135,6 +135,22 @@ pub fn format_size(bytes: u64) -> String {
     format!("{}{}", v as u64, UNITS[i])
 }
 
+/// Year, month, day, hour, minute, second (UTC) of `secs` since the Unix
+/// epoch, by Howard Hinnant's civil-from-days algorithm.
+pub fn utc_fields(secs: u64) -> (i64, u64, u64, u64, u64, u64) {
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u64;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u64;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day, rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -179,20 +195,4 @@ mod tests {
         assert_eq!(format_size(1536), "1.5KiB");
         assert_eq!(format_size(100), "100B");
     }
-}
-
-/// Year, month, day, hour, minute, second (UTC) of `secs` since the Unix
-/// epoch, by Howard Hinnant's civil-from-days algorithm.
-pub fn utc_fields(secs: u64) -> (i64, u64, u64, u64, u64, u64) {
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = (doy - (153 * mp + 2) / 5 + 1) as u64;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u64;
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    (year, month, day, rem / 3600, rem % 3600 / 60, rem % 60)
 }

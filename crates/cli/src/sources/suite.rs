@@ -9,8 +9,10 @@ use storbench_workload::JobSpec;
 
 const MIB: u64 = 1 << 20;
 
-/// (name, rw, bs, iodepth, extra)
-const JOBS: &[(&str, &str, &str, u32, &[(&str, &str)])] = &[
+/// (name, rw, bs, iodepth, extra options)
+type SuiteJob = (&'static str, &'static str, &'static str, u32, &'static [(&'static str, &'static str)]);
+
+const JOBS: &[SuiteJob] = &[
     ("4k-randread-qd1", "randread", "4k", 1, &[]),
     ("4k-randread-qd32", "randread", "4k", 32, &[]),
     ("4k-randwrite-qd32", "randwrite", "4k", 32, &[]),

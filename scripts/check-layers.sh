@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The crate boundaries are the architecture: renderers and the result model
+# must build without any engine (no hyper, rustls, libloading, io-uring, and
+# none of storbench's engine or runner crates), so a report can be rendered
+# anywhere from a results directory. Fails naming what leaked in.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+status=0
+for crate in storbench-report storbench-model; do
+  tree=$(cargo tree -q -p "$crate" -e normal --prefix none)
+  for banned in storbench-engine storbench-runner hyper rustls libloading io-uring tokio; do
+    if grep -qE "^$banned v" <<<"$tree"; then
+      echo "check-layers: $crate depends on $banned" >&2
+      status=1
+    fi
+  done
+done
+[ "$status" -eq 0 ] && echo "check-layers: report and model build without engines"
+exit "$status"
