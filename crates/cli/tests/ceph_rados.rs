@@ -216,12 +216,14 @@ fn rados_bench_modes_interoperate_with_rados_bench_both_ways() {
     }
     let written = ios(&result_json(&d.path().join("w")), 0, "create");
     assert!(written > 20, "{written}");
+    assert_eq!(show(d.path(), "w", "rados-bench"), w.stdout, "show prints the table and summary again, byte for byte");
     let (ok, out) = rados(&["bench", "-p", &pool, "5", "seq", "-t", "4"]);
     assert!(ok && !out.contains("is not correct"), "rados bench seq on storbench's objects:\n{}", &out[..out.len().min(2000)]);
     assert!(out.contains(&format!("Total reads made:     {written}")), "{out}");
     // storbench seq reads each object once.
     let s = storbench(d.path(), &["rados", "bench", "5", "seq", "-p", &pool, "-t", "4", "--results-dir", "s"]);
     assert_eq!(s.code, 0, "{}", s.stderr);
+    assert_eq!(show(d.path(), "s", "rados-bench"), s.stdout);
     assert_eq!(ios(&result_json(&d.path().join("s")), 0, "read"), written);
     let c = storbench(d.path(), &["rados", "cleanup", "-p", &pool]);
     assert_eq!(c.code, 0, "{}", c.stderr);

@@ -262,6 +262,7 @@ fn rbd_bench_mode_prints_rbd_bench_lines_and_percentiles() {
     assert!(r.stdout.contains("ops: 256 "), "16 MiB in 64 KiB writes:\n{}", r.stdout);
     assert!(r.stdout.contains("write latency: min") && r.stdout.contains("p99.9"), "{}", r.stdout);
     assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 256);
+    assert_eq!(show(d.path(), "out", "rbd-bench"), r.stdout, "show prints rbd bench's output again, byte for byte");
     let refused = storbench(d.path(), &["rbd", "bench", "--io-type", "write", "--io-total", "4M", "rbd/storbench"]);
     assert_eq!(refused.code, 2, "the cluster's own image is not storbench's: {}", refused.stderr);
     remove_image(&img);

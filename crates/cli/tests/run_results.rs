@@ -352,3 +352,28 @@ fn workers_get_their_own_files_in_a_directory_and_share_a_filename() {
     assert_eq!(doc["jobs"][0]["targets"], serde_json::json!(["shared.dat"]));
     assert_eq!(ios(&doc, 0, "read"), 2 * 512);
 }
+
+/// Every file of a results directory, and what the run printed, come back
+/// byte for byte from `storbench show`; the summary keeps the job source's notes.
+#[test]
+fn show_prints_every_file_of_a_results_directory_again() {
+    let d = scratch();
+    std::fs::write(d.path().join("f.fio"), "[a]\nioengine=libaio\nrw=randrw\nbs=4k\nsize=4m\nruntime=1\ntime_based\nfilename=f.dat\n")
+        .unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "f.fio", "--results-dir", "out"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let summary = std::fs::read_to_string(d.path().join("out/summary.txt")).unwrap();
+    assert!(summary.contains("note: ioengine=libaio runs on io_uring"), "{summary}");
+    assert_eq!(r.stdout, summary, "standard output is summary.txt");
+    for (format, file) in [("text", "summary.txt"), ("json", "result.json"), ("fio-json", "fio.json"), ("csv", "series.csv")] {
+        let shown = show(d.path(), "out", format);
+        assert_eq!(shown, std::fs::read_to_string(d.path().join("out").join(file)).unwrap(), "{format} is {file}");
+    }
+    let other = storbench(d.path(), &["show", "out", "--format", "rados-bench"]);
+    assert_eq!(other.code, 2, "{}", other.stderr);
+    assert!(other.stderr.contains("not made by `storbench rados bench`"), "{}", other.stderr);
+    let none = storbench(d.path(), &["show", "nowhere"]);
+    assert!(none.code == 2 && none.stderr.contains("nowhere"), "{}", none.stderr);
+    let bad = storbench(d.path(), &["show", "out", "--format", "xml"]);
+    assert!(bad.code == 2 && bad.stderr.contains("rados-bench") && bad.stderr.lines().count() == 1, "{}", bad.stderr);
+}

@@ -74,6 +74,8 @@ fn users_ramp_repeats_the_scenario_and_reports_each_step() {
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stdout.contains("ssbench ramp") && r.stdout.contains("<- peak"), "{}", r.stdout);
+    let ramp = show(d.path(), "out", "ssbench-ramp");
+    assert!(ramp.contains("ssbench ramp") && r.stdout.ends_with(&ramp), "show prints the ramp again:\n{ramp}\n---\n{}", r.stdout);
     let one = result_json(&d.path().join("out/users-1"));
     assert_eq!(one["jobs"][0]["spec"]["iodepth"], 1);
     if d.path().join("out/users-4").exists() {
@@ -123,6 +125,7 @@ fn swift_bench_preset_puts_gets_and_deletes() {
     assert!(!r.stdout.contains(&get("ST_KEY")) && !r.stderr.contains(&get("ST_KEY")));
     let del = result_json(&d.path().join("out/delete"));
     assert_eq!(del["jobs"][0]["ops"][0]["ios"], 100);
+    assert_eq!(show(d.path(), "out", "swift-bench"), r.stdout, "show prints the three phases again, in order");
 }
 
 /// Ctrl-C in swift-bench's PUT phase: the GET phase is skipped, and the

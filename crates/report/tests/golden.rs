@@ -1,6 +1,7 @@
 //! Golden files for the human-readable renderers. A deliberate format change is
 //! accepted by re-running with UPDATE_GOLDEN=1 and reviewing the diff.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use storbench_metrics::{CpuTimes, LatencySummary, OpStats};
 use storbench_model::{JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, SizeClassResult, Warning, SCHEMA_VERSION};
@@ -124,4 +125,97 @@ fn human_summary_matches_golden() {
 #[test]
 fn series_csv_matches_golden() {
     check("series.csv", &csv::render(&sample()));
+}
+
+/// A run of one job with per-second points (a sliver last), as the
+/// compatibility tools leave them, with the tool's parameters.
+fn tool_run(op: OpKind, size: u64, parameters: BTreeMap<String, String>) -> RunResult {
+    let mut r = sample();
+    let mut j = job("tool", &[("ioengine", "null")], &[(op, 20_000_000, 600, size)]);
+    j.runtime_ns = 3_200_000_000;
+    j.ramp_ns = 0;
+    j.ops[0] = OpResult::from_stats(op, &stats(20_000_000, 600, size), j.runtime_ns);
+    j.series = [(1.0, 1.0, 180.0), (2.0, 1.0, 210.0), (3.0, 1.0, 195.0), (3.2, 0.2, 75.0)]
+        .iter()
+        .map(|&(t, duration, iops)| SeriesPoint {
+            t,
+            duration,
+            warmup: false,
+            ops: vec![SeriesOp {
+                op,
+                iops,
+                bytes_per_sec: iops * size as f64,
+                errors: 0,
+                mean_ns: 21_000_000,
+                p50_ns: 20_000_000,
+                p99_ns: 60_000_000,
+                max_ns: 80_000_000,
+            }],
+        })
+        .collect();
+    r.jobs = vec![j];
+    r.parameters = parameters;
+    r
+}
+
+fn render(format: &str, runs: &storbench_model::RunSet) -> String {
+    let mut out = Vec::new();
+    storbench_report::find(format).unwrap().write(runs, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn rados_bench_output_matches_golden() {
+    let p = storbench_report::compat::rados_bench::Params {
+        mode: "write".into(),
+        seconds: 3,
+        size: 4 << 20,
+        threads: 16,
+        max_objects: 0,
+        prefix: "benchmark_data_host_4242".into(),
+    };
+    let r = tool_run(OpKind::Create, 4 << 20, p.parameters());
+    check("rados-bench.txt", &render("rados-bench", &storbench_model::RunSet::one(r)));
+}
+
+#[test]
+fn rbd_bench_output_matches_golden() {
+    let p = storbench_report::compat::rbd_bench::Params {
+        io_type: "write".into(),
+        io_size: 65536,
+        io_threads: 16,
+        io_total: 1 << 30,
+        pattern: "random".into(),
+    };
+    let r = tool_run(OpKind::Write, 65536, p.parameters());
+    check("rbd-bench.txt", &render("rbd-bench", &storbench_model::RunSet::one(r)));
+}
+
+#[test]
+fn swift_bench_output_matches_golden() {
+    let mut runs = storbench_model::RunSet::default();
+    for (phase, op) in [("put", OpKind::Create), ("get", OpKind::Read), ("delete", OpKind::Delete)] {
+        let params = storbench_report::compat::swift_bench::parameters(phase);
+        runs.push(tool_run(op, 4096, params), None);
+    }
+    check("swift-bench.txt", &render("swift-bench", &runs));
+}
+
+#[test]
+fn ssbench_ramp_matches_golden() {
+    let mut runs = storbench_model::RunSet::default();
+    for (step, users) in [4u32, 8, 16].iter().enumerate() {
+        let params = storbench_report::compat::ssbench::parameters("Small test scenario", *users, step);
+        let mut r = tool_run(OpKind::Read, 4096, params);
+        r.jobs[0].ops[0].iops = [180.0, 260.0, 240.0][step];
+        runs.push(r, None);
+    }
+    check("ssbench-ramp.txt", &render("ssbench-ramp", &runs));
+}
+
+#[test]
+fn a_run_not_made_by_a_tool_is_refused_in_its_format() {
+    let mut out = Vec::new();
+    let e = storbench_report::find("rados-bench").unwrap().write(&storbench_model::RunSet::one(sample()), &mut out).unwrap_err();
+    assert!(e.to_string().contains("not made by `storbench rados bench`"), "{e}");
 }

@@ -190,3 +190,10 @@ pub fn run_result(results: &Path) -> storbench_model::RunResult {
     let text = std::fs::read_to_string(results.join("result.json")).expect("result.json written");
     serde_json::from_str(&text).expect("result.json is a storbench result")
 }
+
+/// `storbench show DIR --format FORMAT`'s standard output (it must succeed).
+pub fn show(dir: &Path, results: &str, format: &str) -> String {
+    let r = storbench(dir, &["show", results, "--format", format]);
+    assert_eq!(r.code, 0, "show {results} --format {format}: {}", r.stderr);
+    r.stdout
+}
