@@ -41,7 +41,8 @@ pub enum Command {
     SwiftBench(SwiftBenchArgs),
     /// Help: on a command, or `options` for every job option
     Help {
-        /// A command, or `options`
+        /// A command, or `options` (`options --markdown`: the README's list)
+        #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
         topic: Vec<String>,
     },
     /// Engines and their own options

@@ -77,7 +77,7 @@ fn unknown_command(word: &str) -> CliError {
 
 /// Parse a command's own words with its clap definition.
 pub fn parse_command<T: FromArgMatches>(name: &str, own: Vec<String>) -> Result<Result<T, i32>, CliError> {
-    let cmd = cli::Cli::command().find_subcommand(name).cloned().expect("a command of the tree");
+    let cmd = cli::Cli::command().find_subcommand(name).cloned().expect("a command of the tree").bin_name(format!("storbench {name}"));
     let argv = std::iter::once(name.to_string()).chain(own);
     match cmd.try_get_matches_from(argv).and_then(|m| T::from_arg_matches(&m)) {
         Ok(t) => Ok(Ok(t)),

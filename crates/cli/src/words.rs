@@ -26,6 +26,10 @@ impl JobArgs {
 /// The command's own words (for clap, with `_` in flag names turned into
 /// `-`) and the job options among `words`.
 pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, JobArgs), CliError> {
+    // Built, so that clap's own --help is one of the command's flags.
+    let mut command = command.clone();
+    command.build();
+    let command = &command;
     let mut own = Vec::new();
     let mut jobs = JobArgs::default();
     let mut i = 0;

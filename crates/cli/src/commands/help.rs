@@ -3,10 +3,12 @@
 
 use crate::error::CliError;
 use clap::CommandFactory;
-use storbench_workload::options::{OptionInfo, CORE};
+use storbench_workload::options::{Kind, OptionInfo, CORE};
 
 pub fn help(topic: &[String]) -> Result<i32, CliError> {
     let mut cmd = crate::cli::Cli::command();
+    // Built, so that subcommands' usage names them in full ("storbench rbd bench").
+    cmd.build();
     match topic.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
         [] => print!("{}", cmd.render_long_help()),
         ["options"] => print!("{}", options_text()),
@@ -26,7 +28,11 @@ pub fn help(topic: &[String]) -> Result<i32, CliError> {
 
 fn line(o: &OptionInfo) -> String {
     let default = if o.default.is_empty() { String::new() } else { format!(" (default {})", o.default) };
-    format!("  --{:<28} {:<12} {}{default}", o.name, o.kind.placeholder(), o.help)
+    let choices = match o.kind {
+        Kind::Choice(c) => format!(": {}", c.join("|")),
+        _ => String::new(),
+    };
+    format!("  --{:<28} {:<7} {}{choices}{default}", o.name, o.kind.placeholder(), o.help)
 }
 
 /// Every job option: the core's, then each engine's own.

@@ -56,7 +56,7 @@ impl Kind {
             Kind::Percent => "PCT".into(),
             Kind::Number => "NUM".into(),
             Kind::Text => "TEXT".into(),
-            Kind::Choice(c) => c.join("|"),
+            Kind::Choice(_) => "CHOICE".into(),
         }
     }
 }
