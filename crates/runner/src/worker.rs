@@ -16,7 +16,7 @@ use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, OpStats}
 use storbench_model::protocol::{FromAgent, JobShare, WorkerDone};
 use storbench_workload::data::Filler;
 use storbench_workload::rate::Schedule;
-use storbench_workload::{IoGen, NextIo, ObjGen, OpKind, Prior, Settled};
+use storbench_workload::{IoGen, NextIo, ObjGen, OpKind, Settled};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
@@ -51,6 +51,31 @@ impl Gen {
     }
 }
 
+/// What the loop consults on every batch, derived once from the share:
+/// reaching it through the shared `JobShare` costs a pointer chase per use
+/// in the hottest loop (measured: about 5 ns per operation on the null engine).
+#[derive(Clone, Copy)]
+struct Consts {
+    end_ns: Option<u64>,
+    ramp_ns: u64,
+    think_ns: u64,
+    think_blocks: u32,
+    data_only: bool,
+}
+
+impl Consts {
+    fn of(share: &JobShare) -> Consts {
+        let spec = &share.spec;
+        Consts {
+            end_ns: share.end_ns,
+            ramp_ns: share.ramp_ns,
+            think_ns: spec.thinktime.as_nanos() as u64,
+            think_blocks: spec.thinktime_blocks,
+            data_only: spec.sync.is_some_and(|x| x.data_only),
+        }
+    }
+}
+
 /// A worker ready to run: files open, buffers filled, engine open.
 pub struct Worker {
     // Fields drop in declaration order: the engine goes first, while the
@@ -59,6 +84,7 @@ pub struct Worker {
     engine: Box<dyn Engine>,
     share: Arc<JobShare>,
     worker: u32,
+    k: Consts,
     _files: Vec<File>,
     buffers: AlignedBuffers,
     gen: Gen,
@@ -99,7 +125,6 @@ struct Slots {
     len: Vec<u32>,
     file: Vec<u32>,
     class: Vec<u8>,
-    prior: Vec<Prior>,
 }
 
 impl Slots {
@@ -112,7 +137,6 @@ impl Slots {
             len: vec![0; qd],
             file: vec![0; qd],
             class: vec![0; qd],
-            prior: vec![Prior::NONE; qd],
         }
     }
 }
@@ -165,7 +189,8 @@ impl Worker {
         };
         let report = Box::new(new_report(&share, worker));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
-        Ok(Worker { share, worker, _files: files, buffers, engine, gen, filler, schedule, report, link, seq: 0, interval_start: 0 })
+        let k = Consts::of(&share);
+        Ok(Worker { share, worker, k, _files: files, buffers, engine, gen, filler, schedule, report, link, seq: 0, interval_start: 0 })
     }
 
     /// Run to the end (time, byte budget or stop request) and report.
@@ -211,6 +236,7 @@ impl Worker {
 
     fn run_loop(&mut self, clock: &Clock) -> Result<(), storbench_engine::EngineError> {
         let qd = self.share.queue_depth as usize;
+        let control = self.link.control.clone();
         let mut slots = Slots::new(qd);
         let mut done: Vec<Completion> = Vec::with_capacity(qd * 2);
         let mut st = LoopState::default();
@@ -221,7 +247,7 @@ impl Worker {
                 self.hand_over(boundary, now);
                 boundary = self.next_boundary(now);
             }
-            if !st.stopping && (self.link.control.stopping() || self.share.end_ns.is_some_and(|e| now >= e)) {
+            if !st.stopping && (control.stopping() || self.k.end_ns.is_some_and(|e| now >= e)) {
                 st.stopping = true;
             }
             if st.may_issue(now) {
@@ -244,7 +270,7 @@ impl Worker {
             }
             if st.think_armed && slots.free.len() == qd {
                 st.think_armed = false;
-                st.think_until = now + self.share.spec.thinktime.as_nanos() as u64;
+                st.think_until = now + self.k.think_ns;
             }
         }
     }
@@ -252,7 +278,7 @@ impl Worker {
     /// Issue into every free slot, as far as the schedule and think time allow.
     #[inline]
     fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
-        let thinks = !self.share.spec.thinktime.is_zero();
+        let thinks = self.k.think_ns > 0;
         while let Some(&slot) = slots.free.last() {
             let scheduled = match self.schedule.as_mut() {
                 Some(s) if s.peek() > now => break,
@@ -267,7 +293,7 @@ impl Worker {
             self.issue(slots, slot, io, scheduled, now)?;
             if thinks {
                 st.since_think += 1;
-                if st.since_think >= self.share.spec.thinktime_blocks {
+                if st.since_think >= self.k.think_blocks {
                     st.since_think = 0;
                     st.think_armed = true;
                     break;
@@ -304,7 +330,7 @@ impl Worker {
     /// while a slot is free; `u64::MAX` if none), and the next interval boundary
     /// or end of the run.
     fn next_events(&self, can_issue: bool, now: u64, think_until: u64, boundary: u64) -> (u64, u64) {
-        let housekeeping = self.share.end_ns.map_or(boundary, |e| e.min(boundary));
+        let housekeeping = self.k.end_ns.map_or(boundary, |e| e.min(boundary));
         if !can_issue {
             return (u64::MAX, housekeeping);
         }
@@ -327,8 +353,7 @@ impl Worker {
         s.len[i] = io.len;
         s.file[i] = io.file;
         s.class[i] = io.class;
-        s.prior[i] = io.prior;
-        let data_only = self.share.spec.sync.is_some_and(|x| x.data_only);
+        let data_only = self.k.data_only;
         self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot })
     }
 
@@ -348,12 +373,12 @@ impl Worker {
                 Err(f) if f.kind == ErrorKind::NotFound => Settled::NotFound,
                 Err(_) => Settled::Failed,
             };
-            g.completed(op, s.file[i], settled, s.prior[i]);
+            g.completed(op, s.file[i], settled);
         }
     }
 
     fn next_boundary(&self, t: u64) -> u64 {
-        let ramp = self.share.ramp_ns;
+        let ramp = self.k.ramp_ns;
         if t < ramp {
             return ramp.min((t / INTERVAL_NS + 1) * INTERVAL_NS);
         }
@@ -367,7 +392,7 @@ impl Worker {
         r.seq = self.seq;
         r.start_ns = self.interval_start;
         r.end_ns = boundary.min(now).max(self.interval_start);
-        r.warmup = r.end_ns <= self.share.ramp_ns && self.share.ramp_ns > 0;
+        r.warmup = r.end_ns <= self.k.ramp_ns && self.k.ramp_ns > 0;
         r.behind_ns = self.schedule.as_ref().map(|s| now.saturating_sub(s.peek())).unwrap_or(0);
         self.seq += 1;
         self.interval_start = r.end_ns;
@@ -390,9 +415,14 @@ struct Outcome {
 impl Outcome {
     #[inline]
     fn of(c: &Completion, op: OpKind, len: u32, latency: u64, service: u64) -> Outcome {
-        let result = match c.result {
-            Ok(n) if op.moves_data() && n < len as u64 => Err(IoFailure::SHORT_IO),
-            r => r,
+        let result = if let Ok(n) = c.result {
+            if n < len as u64 && op.moves_data() {
+                Err(IoFailure::SHORT_IO)
+            } else {
+                Ok(n)
+            }
+        } else {
+            c.result
         };
         Outcome {
             result,
@@ -407,15 +437,22 @@ impl Outcome {
     fn add_to(&self, stats: &mut OpStats) {
         stats.retries += self.retries;
         match self.result {
-            Err(f) => stats.errors.record(f),
             Ok(bytes) => {
                 stats.record(bytes, self.latency, self.service);
                 if let Some(fb) = self.first_byte {
                     stats.first_byte.record(fb);
                 }
             }
+            Err(f) => failed(stats, f),
         }
     }
+}
+
+/// Failures are the rare path: kept out of the loop's instruction stream.
+#[cold]
+#[inline(never)]
+fn failed(stats: &mut OpStats, f: IoFailure) {
+    stats.errors.record(f);
 }
 
 /// An empty interval report for this worker, with its job's size classes.

@@ -4,7 +4,6 @@
 //! I/O on the hot path and does a handful of arithmetic operations.
 
 use crate::dist::BlockSampler;
-use crate::objects::Prior;
 use crate::rng::Rng;
 use crate::spec::{JobSpec, OpKind, SizeSplit, SyncEvery};
 
@@ -20,9 +19,6 @@ pub struct NextIo {
     /// Object size class, 1-based (see [`crate::ObjectSizes::classes`]); 0
     /// when the job has no classes or the object's size is not known.
     pub class: u8,
-    /// Object jobs: the object's state before this operation, handed back
-    /// with its outcome ([`crate::ObjGen::completed`]).
-    pub prior: crate::objects::Prior,
 }
 
 #[derive(Clone, Debug)]
@@ -144,7 +140,7 @@ impl Iterator for IoGen {
         if let Some(s) = self.sync {
             if self.writes_since_sync >= s.every {
                 self.writes_since_sync = 0;
-                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE });
+                return Some(NextIo { op: OpKind::Sync, file, offset: 0, len: 0, whole: false, class: 0 });
             }
         }
         let read = self.always_read || (self.read_threshold != 0 && self.rng.next_u64() < self.read_threshold);
@@ -161,7 +157,7 @@ impl Iterator for IoGen {
             self.writes_since_sync += 1;
         }
         let op = if read { OpKind::Read } else { OpKind::Write };
-        Some(NextIo { op, file, offset, len: len as u32, whole: false, class: 0, prior: Prior::NONE })
+        Some(NextIo { op, file, offset, len: len as u32, whole: false, class: 0 })
     }
 }
 

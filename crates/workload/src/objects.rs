@@ -143,19 +143,19 @@ impl ObjectSpec {
     }
 }
 
-/// An object's state before an operation changed it, handed back with the
-/// operation's outcome so that a failed change is undone in the model: a
+/// An object's state before an operation changed it, kept while the
+/// operation is in flight so that a failed change is undone in the model: a
 /// create that failed leaves no object behind to be read.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Prior {
+struct Prior {
     changed: bool,
     existed: bool,
     len: u32,
 }
 
 impl Prior {
-    /// The operation changes nothing the model keeps (reads, stats, lists).
-    pub const NONE: Prior = Prior { changed: false, existed: false, len: 0 };
+    /// The operation changed nothing the model keeps.
+    const NONE: Prior = Prior { changed: false, existed: false, len: 0 };
 }
 
 /// How an operation ended, as far as the object model is concerned.
@@ -166,6 +166,12 @@ pub enum Settled {
     NotFound,
     /// Any other failure.
     Failed,
+}
+
+/// Operations that change an object (and so may need undoing).
+#[inline]
+fn changes(op: OpKind) -> bool {
+    matches!(op, OpKind::Create | OpKind::Update | OpKind::Write | OpKind::Delete)
 }
 
 /// Which of a worker's objects exist, one bit each.
@@ -253,6 +259,11 @@ pub struct ObjGen {
     busy: Vec<u64>,
     /// Size classes ([`ObjectSizes::classes`]); empty: none.
     classes: Vec<u64>,
+    /// Changes in flight (creates, updates, writes, deletes), oldest first:
+    /// the local key and the object's state before, to undo a failure.
+    pending: Vec<(u64, Prior)>,
+    /// The state before the change the operation being built makes.
+    staged: Prior,
 }
 
 impl ObjGen {
@@ -297,6 +308,8 @@ impl ObjGen {
             exclusive: false,
             busy: Vec::new(),
             classes: o.sizes.classes(),
+            pending: Vec::new(),
+            staged: Prior::NONE,
         }
     }
 
@@ -310,12 +323,15 @@ impl ObjGen {
         self.exclusive = on;
     }
 
-    /// An operation `op` on `key` (as in `NextIo::file`) ended. Its object is
-    /// free again (exclusive mode), and a change that failed is undone: the
-    /// object is as it was before (a failed delete of a missing object leaves
-    /// it missing). Listings name no object and were never marked busy.
+    /// An operation `op` on `key` (as in `NextIo::file`) of [`Iterator::next`]
+    /// ended. Its object is free again (exclusive mode), and a change that
+    /// failed is undone: the object is as it was before (a failed delete of a
+    /// missing object leaves it missing). Changes to one object complete in
+    /// the order they were issued (ordered stores) or one at a time
+    /// (exclusive mode), so the oldest pending change of the key is this one.
+    /// Listings name no object and were never marked busy.
     #[inline]
-    pub fn completed(&mut self, op: OpKind, key: u32, settled: Settled, prior: Prior) {
+    pub fn completed(&mut self, op: OpKind, key: u32, settled: Settled) {
         if op == OpKind::List {
             return;
         }
@@ -325,6 +341,11 @@ impl ObjGen {
                 self.busy.swap_remove(i);
             }
         }
+        if !changes(op) {
+            return;
+        }
+        let Some(i) = self.pending.iter().position(|p| p.0 == local) else { return };
+        let (_, prior) = self.pending.remove(i);
         if settled == Settled::Done || !prior.changed || (op == OpKind::Delete && settled == Settled::NotFound) {
             return;
         }
@@ -334,10 +355,10 @@ impl ObjGen {
         }
     }
 
-    /// Object `k` as it is now, before a change.
-    fn prior(&self, k: u64) -> Prior {
+    /// Note object `k` as it is now, before the change being built.
+    fn stage(&mut self, k: u64) {
         let len = if self.object_len.is_empty() { 0 } else { self.object_len[k as usize] };
-        Prior { changed: true, existed: self.exists.get(k), len }
+        self.staged = Prior { changed: true, existed: self.exists.get(k), len };
     }
 
     #[inline]
@@ -388,7 +409,7 @@ impl ObjGen {
         }
         let k = self.exists.next(0, true)?;
         self.mark(k, false);
-        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE })
+        Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 })
     }
 
     #[inline]
@@ -432,13 +453,13 @@ impl ObjGen {
     }
 
     fn write_whole(&mut self, op: OpKind, k: u64) -> NextIo {
-        let prior = self.prior(k);
+        self.stage(k);
         let len = self.sample_size();
         if !self.object_len.is_empty() {
             self.object_len[k as usize] = len as u32;
         }
         self.mark(k, true);
-        NextIo { op, file: self.global(k), offset: 0, len: len as u32, whole: false, class: 0, prior }
+        NextIo { op, file: self.global(k), offset: 0, len: len as u32, whole: false, class: 0 }
     }
 
     /// A read or write of an existing object: whole, or a range of it. In
@@ -446,37 +467,37 @@ impl ObjGen {
     /// rados engine does), then move to the next object.
     fn partial(&mut self, op: OpKind) -> NextIo {
         let Some((min, max)) = self.op_len else {
-            let (k, prior) = self.target(op);
-            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32, whole: true, class: 0, prior };
+            let k = self.target(op);
+            return NextIo { op, file: self.global(k), offset: 0, len: self.size_of(k) as u32, whole: true, class: 0 };
         };
         let len_drawn = if min == max { min } else { min + self.rng.below(max - min + 1) };
-        let (k, offset, len, prior) = match self.walk.filter(|_| self.sequential) {
+        let (k, offset, len) = match self.walk.filter(|_| self.sequential) {
             Some((k, off)) if off < self.size_of(k) && self.exists.get(k) => {
                 let len = len_drawn.min(self.size_of(k) - off);
-                (k, off, len, Prior::NONE)
+                (k, off, len)
             }
             _ => {
-                let (k, prior) = self.target(op);
+                let k = self.target(op);
                 let size = self.size_of(k);
                 let len = len_drawn.min(size);
                 let off = if self.sequential { 0 } else { self.rng.below(size - len + 1) };
-                (k, off, len, prior)
+                (k, off, len)
             }
         };
         if self.sequential {
             self.walk = Some((k, offset + len));
         }
-        NextIo { op, file: self.global(k), offset, len: len as u32, whole: false, class: 0, prior }
+        NextIo { op, file: self.global(k), offset, len: len as u32, whole: false, class: 0 }
     }
 
     /// The object a read or partial write goes to. Reads go to existing objects;
     /// with nothing written yet, to a key that does not exist, so they fail as
     /// the storage reports it (ENOENT), never as a fake success. Partial writes
     /// go where the key order or popularity says and create missing objects
-    /// (the prior state says which, so a failed write can be undone).
-    fn target(&mut self, op: OpKind) -> (u64, Prior) {
+    /// (staged, so a failed write can be undone).
+    fn target(&mut self, op: OpKind) -> u64 {
         if op != OpKind::Write {
-            return (self.existing().unwrap_or(0), Prior::NONE);
+            return self.existing().unwrap_or(0);
         }
         let k = if self.sequential {
             let k = self.seq_cursor;
@@ -486,21 +507,21 @@ impl ObjGen {
             self.popularity.sample(&mut self.rng)
         };
         if self.exists.get(k) {
-            return (k, Prior::NONE);
+            return k;
         }
-        let prior = self.prior(k);
+        self.stage(k);
         if !self.object_len.is_empty() {
             self.object_len[k as usize] = self.sizes.max() as u32;
         }
         self.mark(k, true);
-        (k, prior)
+        k
     }
 
     fn delete(&mut self) -> NextIo {
         let k = self.existing().unwrap_or(0);
-        let prior = self.prior(k);
+        self.stage(k);
         self.mark(k, false);
-        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0, prior }
+        NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 }
     }
 
     /// An existing key: in order for sequential jobs, else by popularity (the
@@ -566,6 +587,7 @@ impl Iterator for ObjGen {
             return None;
         }
         let op = self.pick_op();
+        self.staged = Prior::NONE;
         let mut io = match op {
             OpKind::Create => self.create(),
             OpKind::Update => match self.existing() {
@@ -576,9 +598,9 @@ impl Iterator for ObjGen {
             OpKind::Delete => self.delete(),
             OpKind::Stat => {
                 let k = self.existing().unwrap_or(0);
-                NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE }
+                NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 }
             }
-            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0, whole: false, class: 0, prior: Prior::NONE },
+            OpKind::List | OpKind::Sync => NextIo { op, file: 0, offset: 0, len: 0, whole: false, class: 0 },
         };
         if let Some(left) = self.bytes_left.as_mut() {
             if *left < io.len as u64 {
@@ -595,6 +617,9 @@ impl Iterator for ObjGen {
             if self.exclusive {
                 self.busy.push(local);
             }
+            if changes(io.op) {
+                self.pending.push((local, self.staged));
+            }
         }
         Some(io)
     }
@@ -602,8 +627,8 @@ impl Iterator for ObjGen {
 
 #[cfg(test)]
 mod tests {
+    use super::Settled;
     use super::*;
-    use super::{Prior, Settled};
     use crate::options::apply_option;
 
     fn spec(pairs: &[(&str, &str)]) -> JobSpec {
@@ -762,7 +787,7 @@ mod tests {
             assert!(!in_flight.contains(&io.file), "{:?} on {} while another op is in flight", io.op, io.file);
             in_flight.push_back(io.file);
             if in_flight.len() == 16 {
-                g.completed(OpKind::Read, in_flight.pop_front().unwrap(), Settled::Done, Prior::NONE);
+                g.completed(OpKind::Read, in_flight.pop_front().unwrap(), Settled::Done);
             }
         }
     }
@@ -784,9 +809,9 @@ mod tests {
         g.exclusive(true);
         let first = g.next().unwrap();
         assert_eq!((first.op, first.file), (OpKind::Delete, 0));
-        g.completed(OpKind::List, 0, Settled::Done, Prior::NONE);
+        g.completed(OpKind::List, 0, Settled::Done);
         assert!(g.is_busy(0), "the delete of object 0 is still in flight");
-        g.completed(OpKind::Delete, 0, Settled::Done, first.prior);
+        g.completed(OpKind::Delete, 0, Settled::Done);
         assert!(!g.is_busy(0));
     }
 
@@ -820,7 +845,7 @@ mod tests {
                 }
                 op => panic!("{op:?}"),
             };
-            g.completed(io.op, io.file, settled, io.prior);
+            g.completed(io.op, io.file, settled);
         }
         assert_eq!(g.live(), alive.len() as u64, "cleanup removes exactly the objects there are");
     }
