@@ -45,7 +45,7 @@ def measure(opts, cwd, repeat):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", default=None, help="directory for the test file (default: a temp dir under the current directory)")
+    ap.add_argument("--dir", default=None, help="directory for the test file (default: a temp dir under $STORBENCH_BENCH_DIR or /tmp)")
     ap.add_argument("--runtime", type=int, default=6)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--size", default="1g")

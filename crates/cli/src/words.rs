@@ -7,6 +7,7 @@
 use crate::error::CliError;
 use crate::sources::Pairs;
 use storbench_workload::options::{canonical_name, core, Kind};
+use storbench_workload::units::parse_bool;
 
 /// Job options from the command line.
 #[derive(Debug, Default, PartialEq)]
@@ -44,15 +45,32 @@ pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, 
             Some((k, v)) => (k, Some(v.to_string())),
             None => (flag, None),
         };
-        if let Some(takes_value) = own_flag(command, key) {
-            let long = key.replace('_', "-");
-            own.push(match &inline {
-                Some(v) => format!("--{long}={v}"),
-                None => format!("--{long}"),
-            });
-            if takes_value && inline.is_none() && i < words.len() {
-                own.push(words[i].clone());
-                i += 1;
+        if let Some(arg) = own_flag(command, key) {
+            let long = key.replace('_', "-").to_ascii_lowercase();
+            match arg {
+                Own::Value => {
+                    let bare = inline.is_none();
+                    own.push(inline.map_or_else(|| format!("--{long}"), |v| format!("--{long}={v}")));
+                    if bare && i < words.len() {
+                        own.push(words[i].clone());
+                        i += 1;
+                    }
+                }
+                // A switch may be given a boolean, as job flags may: --quiet 0.
+                Own::Switch => {
+                    let value = match inline {
+                        Some(v) => Some(v),
+                        None if words.get(i).is_some_and(|n| parse_bool(n).is_ok()) => {
+                            i += 1;
+                            Some(words[i - 1].clone())
+                        }
+                        None => None,
+                    };
+                    let on = value.map_or(Ok(true), |v| parse_bool(&v)).map_err(|e| CliError::usage(format!("--{key}: {e}")))?;
+                    if on {
+                        own.push(format!("--{long}"));
+                    }
+                }
             }
             continue;
         }
@@ -70,13 +88,20 @@ pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, 
     Ok((own, jobs))
 }
 
-/// Whether `key` is one of the command's own long flags, and if it takes a value.
-fn own_flag(command: &clap::Command, key: &str) -> Option<bool> {
-    let key = key.replace('_', "-");
+/// One of the command's own flags: one that takes a value, or a switch.
+enum Own {
+    Value,
+    Switch,
+}
+
+/// Whether `key` is one of the command's own long flags (any case, dashes or
+/// underscores), and which kind.
+fn own_flag(command: &clap::Command, key: &str) -> Option<Own> {
+    let key = key.replace('_', "-").to_ascii_lowercase();
     command
         .get_arguments()
         .find(|a| a.get_long() == Some(key.as_str()) || a.get_all_aliases().is_some_and(|al| al.contains(&key.as_str())))
-        .map(|a| a.get_action().takes_values())
+        .map(|a| if a.get_action().takes_values() { Own::Value } else { Own::Switch })
 }
 
 /// The value of option `name` given as `--key`: the next word, or for an
@@ -85,7 +110,7 @@ fn take_value(name: &str, key: &str, words: &[String], i: &mut usize) -> Result<
     let flag = is_flag(name);
     let next = words.get(*i);
     let takes = match next {
-        Some(n) if flag => storbench_workload::units::parse_bool(n).is_ok() && !n.is_empty(),
+        Some(n) if flag => parse_bool(n).is_ok() && !n.is_empty(),
         Some(n) => !n.starts_with("--"),
         None => false,
     };
@@ -138,6 +163,14 @@ mod tests {
         assert_eq!(own, words("--output-format fio-json --results-dir out jobs.toml"));
         assert_eq!(a.global, vec![("direct".into(), "0".into()), ("time_based".into(), "1".into())]);
         assert!(split(&run_command(), &words("--bs")).is_err());
+    }
+
+    #[test]
+    fn switches_take_a_boolean_as_job_flags_do() {
+        let (own, _) = split(&run_command(), &words("--quiet 1 --fio-allow-unsupported=0 --Quiet jobs.toml")).unwrap();
+        assert_eq!(own, words("--quiet --quiet jobs.toml"));
+        let (own, _) = split(&run_command(), &words("--quiet 0 jobs.toml")).unwrap();
+        assert_eq!(own, words("jobs.toml"));
     }
 
     #[test]

@@ -259,7 +259,7 @@ pub trait EngineConfig: Send + Sync {
     /// Synchronous access to single objects, for tools that manage objects
     /// outside a measured run (rados bench's metadata object, cleanup).
     fn admin(&self) -> Result<Box<dyn ObjectAdmin>, EngineError> {
-        Err(EngineError::Unavailable { engine: "engine", message: "has no object administration".into() })
+        Err(EngineError::Unavailable { engine: "storbench", message: "this engine has no single-object access (rados has)".into() })
     }
 }
 

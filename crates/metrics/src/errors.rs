@@ -65,7 +65,7 @@ impl ErrorKind {
     pub fn of_errno(errno: i32) -> ErrorKind {
         match errno {
             libc::ENOENT | libc::ENXIO | libc::ENODEV => ErrorKind::NotFound,
-            libc::EEXIST | libc::ENOTEMPTY => ErrorKind::AlreadyExists,
+            libc::EEXIST => ErrorKind::AlreadyExists,
             libc::EACCES | libc::EPERM | libc::EROFS | libc::EKEYREJECTED => ErrorKind::Permission,
             libc::ETIMEDOUT => ErrorKind::Timeout,
             libc::ECONNREFUSED
@@ -79,7 +79,8 @@ impl ErrorKind {
             | libc::EPROTO => ErrorKind::Connection,
             libc::EAGAIN | libc::EBUSY => ErrorKind::Busy,
             libc::ENOSPC | libc::EDQUOT | libc::EFBIG => ErrorKind::NoSpace,
-            libc::EIO => ErrorKind::Io,
+            // EBADMSG: an answer without what the protocol promises (an ETag, an upload id).
+            libc::EIO | libc::EBADMSG => ErrorKind::Io,
             _ => ErrorKind::Other,
         }
     }
@@ -252,6 +253,7 @@ pub fn errno_name(code: i32) -> String {
         libc::EPIPE => "EPIPE",
         libc::EPROTO => "EPROTO",
         libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EBADMSG => "EBADMSG",
         _ => "",
     };
     let text = std::io::Error::from_raw_os_error(code).to_string();

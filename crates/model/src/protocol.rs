@@ -164,6 +164,13 @@ pub struct WorkerDone {
     pub error: Option<String>,
 }
 
+impl WorkerDone {
+    /// A worker that ended before measuring anything, and why.
+    pub fn failed(id: WorkerId, error: impl Into<String>) -> WorkerDone {
+        WorkerDone { job: id.job, worker: id.worker, last_seq: None, end_ns: 0, cpu: CpuTimes::default(), error: Some(error.into()) }
+    }
+}
+
 /// Agent -> coordinator.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum FromAgent {

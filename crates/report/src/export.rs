@@ -46,14 +46,6 @@ pub fn names() -> Vec<&'static str> {
     EXPORTERS.iter().map(|e| e.name()).collect()
 }
 
-/// One run as a set (what a finished run renders).
-pub fn render_one(e: &dyn Exporter, r: &RunResult) -> String {
-    let mut v = Vec::new();
-    // A set of one run, rendered into memory: no I/O error can occur.
-    let _ = e.write(&RunSet::one(r.clone()), &mut v);
-    String::from_utf8_lossy(&v).into_owned()
-}
-
 /// Render each run of the set with `f`, in order.
 pub fn each(runs: &RunSet, out: &mut dyn Write, f: impl Fn(&RunResult, &mut dyn Write) -> io::Result<()>) -> io::Result<()> {
     runs.results().try_for_each(|r| f(r, out))

@@ -14,4 +14,4 @@ pub mod fmt;
 pub mod json;
 pub mod text;
 
-pub use export::{each, find, names, render_one, Exporter, EXPORTERS};
+pub use export::{each, find, names, Exporter, EXPORTERS};

@@ -16,7 +16,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use storbench_engine::{EngineConfig, EngineFactory};
-use storbench_metrics::{CpuTimes, IntervalReport};
+use storbench_metrics::IntervalReport;
 use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, ToAgent, WorkerDone, WorkerId};
 
 /// The link is gone: the agent (or its thread) ended.
@@ -118,6 +118,8 @@ pub struct LocalLink {
     from_agent: Receiver<FromAgent>,
     spares: Spares,
     thread: Option<JoinHandle<()>>,
+    /// Why the agent could not start, said once as its first message.
+    failed: Option<String>,
 }
 
 /// Start an in-process agent whose engines come from `resolver`.
@@ -130,12 +132,13 @@ pub fn spawn_local(resolver: Arc<dyn Resolver>) -> LocalLink {
     let agent = LocalAgent { resolver, outbox, spares: spares.clone(), run: None };
     let thread = std::thread::Builder::new().name("sb-agent".into()).spawn(move || agent.serve(inbox));
     match thread {
-        Ok(t) => LocalLink { to_agent, from_agent, spares, thread: Some(t) },
-        // No agent thread: the link reports itself closed at the first message.
-        Err(_) => {
+        Ok(t) => LocalLink { to_agent, from_agent, spares, thread: Some(t), failed: None },
+        // No agent thread: the link says why, then reports itself closed.
+        Err(e) => {
             let (to_agent, _) = mpsc::channel();
             let (_, from_agent) = mpsc::sync_channel(1);
-            LocalLink { to_agent, from_agent, spares, thread: None }
+            let failed = Some(format!("could not start the agent thread ({e}); raise the thread limit (ulimit -u)"));
+            LocalLink { to_agent, from_agent, spares, thread: None, failed }
         }
     }
 }
@@ -146,10 +149,16 @@ impl AgentLink for LocalLink {
     }
 
     fn send(&mut self, msg: ToAgent) -> Result<(), LinkClosed> {
+        if self.failed.is_some() {
+            return Ok(());
+        }
         self.to_agent.send(msg).map_err(|_| LinkClosed)
     }
 
     fn recv(&mut self, timeout: Duration) -> Result<Option<FromAgent>, LinkClosed> {
+        if let Some(message) = self.failed.take() {
+            return Ok(Some(FromAgent::Failed { message }));
+        }
         match self.from_agent.recv_timeout(timeout) {
             Ok(m) => Ok(Some(m)),
             Err(mpsc::RecvTimeoutError::Timeout) => Ok(None),
@@ -281,35 +290,41 @@ impl LocalAgent {
 
     /// A worker that never started still ends, so the coordinator is not left waiting.
     fn fail_worker(&self, id: WorkerId, error: String) {
-        let done = WorkerDone { job: id.job, worker: id.worker, last_seq: None, end_ns: 0, cpu: CpuTimes::default(), error: Some(error) };
-        let _ = self.outbox.send(FromAgent::Done(done));
+        let _ = self.outbox.send(FromAgent::Done(WorkerDone::failed(id, error)));
     }
 }
 
-/// A worker thread: set up, say Ready, wait for Start, run, say Done.
+/// A worker thread: set up, say Ready, wait for Start, run, say Done. A
+/// panic in any of it still ends in Done (with the panic's message), so the
+/// coordinator is never left waiting for a worker that is gone.
 fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFactory, config: Arc<dyn EngineConfig>, link: WorkerLink) {
-    let done = |error: String| WorkerDone {
-        job: id.job,
-        worker: id.worker,
-        last_seq: None,
-        end_ns: 0,
-        cpu: CpuTimes::default(),
-        error: Some(error),
-    };
     let tx = link.tx.clone();
-    let control = link.control.clone();
-    let ready = Worker::set_up(share, id.worker, engine, config.as_ref(), link);
-    let msg = match ready {
-        Err(error) => done(error),
-        Ok(w) => {
-            let _ = tx.send(FromAgent::Ready(id));
-            match control.wait_start() {
-                Some(at) => w.run(crate::clock::Clock::at(at)),
-                None => w.cancelled(),
+    let body = std::panic::AssertUnwindSafe(|| {
+        let tx = link.tx.clone();
+        let control = link.control.clone();
+        match Worker::set_up(share, id.worker, engine, config.as_ref(), link) {
+            Err(error) => WorkerDone::failed(id, error),
+            Ok(w) => {
+                let _ = tx.send(FromAgent::Ready(id));
+                match control.wait_start() {
+                    Some(at) => {
+                        // Start together: a start in the future is waited for.
+                        let now = Instant::now();
+                        if at > now {
+                            std::thread::sleep(at - now);
+                        }
+                        w.run(crate::clock::Clock::at(at))
+                    }
+                    None => w.cancelled(),
+                }
             }
         }
-    };
-    let _ = tx.send(FromAgent::Done(msg));
+    });
+    let done = std::panic::catch_unwind(body).unwrap_or_else(|p| {
+        let what = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
+        WorkerDone::failed(id, format!("the worker failed unexpectedly (a bug; please report it): {what}"))
+    });
+    let _ = tx.send(FromAgent::Done(done));
 }
 
 /// The local instant of a Unix time (a start slightly in the past is now).

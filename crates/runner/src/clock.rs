@@ -8,9 +8,6 @@ pub struct Clock {
 }
 
 impl Clock {
-    pub fn starting_now() -> Clock {
-        Clock { start: Instant::now() }
-    }
     pub fn at(start: Instant) -> Clock {
         Clock { start }
     }
@@ -18,9 +15,6 @@ impl Clock {
     #[inline]
     pub fn now(&self) -> u64 {
         self.start.elapsed().as_nanos() as u64
-    }
-    pub fn start(&self) -> Instant {
-        self.start
     }
 }
 

@@ -234,6 +234,7 @@ fn point(p: &Pending) -> SeriesPoint {
 /// One group on one agent, from assignment to the last worker's Done.
 struct GroupRun<'a> {
     members: &'a [&'a ReadyJob],
+    assignment: Option<Assignment>,
     accs: BTreeMap<u32, JobAcc>,
     /// Workers that have not said Done yet.
     waiting: HashSet<WorkerId>,
@@ -248,10 +249,11 @@ struct GroupRun<'a> {
 
 impl<'a> GroupRun<'a> {
     fn new(members: &'a [&'a ReadyJob], failure: Option<String>) -> GroupRun<'a> {
-        let workers: HashSet<WorkerId> =
-            members.iter().flat_map(|j| (0..j.share.workers).map(move |w| WorkerId { job: j.share.job, worker: w })).collect();
+        let assignment = Assignment::all(members.iter().map(|j| j.share.clone()).collect());
+        let workers: HashSet<WorkerId> = assignment.workers.iter().copied().collect();
         GroupRun {
             members,
+            assignment: Some(assignment),
             accs: members.iter().map(|j| (j.share.job, JobAcc::new(&j.share))).collect(),
             unready: workers.clone(),
             waiting: workers,
@@ -266,9 +268,8 @@ impl<'a> GroupRun<'a> {
         for j in self.members {
             observer.job_started(&j.share);
         }
-        if self.failure.is_none() {
-            let shares = self.members.iter().map(|j| j.share.clone()).collect();
-            if link.send(ToAgent::Assign(Assignment::all(shares))).is_err() {
+        if let (None, Some(a)) = (&self.failure, self.assignment.take()) {
+            if link.send(ToAgent::Assign(a)).is_err() {
                 self.failure = Some(format!("{} hung up", link.name()));
             }
         }
@@ -346,10 +347,8 @@ impl<'a> GroupRun<'a> {
     /// Workers the agent will never report on end with its failure.
     fn fail_waiting(&mut self, why: &str) {
         for id in std::mem::take(&mut self.waiting) {
-            let error = Some(why.to_string());
-            let d = WorkerDone { job: id.job, worker: id.worker, last_seq: None, end_ns: 0, cpu: CpuTimes::default(), error };
             if let Some(acc) = self.accs.get_mut(&id.job) {
-                acc.done.push(d);
+                acc.done.push(WorkerDone::failed(id, why));
             }
         }
     }

@@ -236,7 +236,11 @@ fn configure(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<Arc<d
         };
         return Err(err(spec, msg));
     }
-    engine.configure(&spec.engine_options).map_err(|e| err(spec, e.to_string()))
+    engine.configure(&spec.engine_options).map_err(|e| PlanError {
+        job: spec.name.clone(),
+        message: e.to_string(),
+        user_error: e.is_user_error(),
+    })
 }
 
 fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {

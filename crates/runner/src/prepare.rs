@@ -5,7 +5,9 @@
 //! resolves what follows from the targets (the region each worker uses, its
 //! byte budget). Each job comes out as a [`ReadyJob`]: its [`JobShare`]
 //! (plain data, what a worker needs) beside its live engine. Nothing is
-//! patched afterwards. A failure removes whatever the preparation created.
+//! patched afterwards. A failure removes the files the preparation created
+//! (an engine's own target, an image or a bucket, is the engine's to keep
+//! or remove: it only creates what is missing, and marks it as storbench's).
 
 use crate::plan::{JobPlan, Plan, PlanError};
 use std::collections::HashMap;
@@ -16,6 +18,7 @@ use storbench_engine::{EngineConfig, EngineError, EngineFactory, TargetRequest};
 use storbench_model::protocol::JobShare;
 use storbench_model::{TargetFile, Targets, Warning};
 use storbench_workload::gen::Region;
+use storbench_workload::JobSpec;
 
 /// A job ready to run: its share, and the engine that carries it out.
 pub struct ReadyJob {
@@ -30,18 +33,11 @@ impl ReadyJob {
     pub fn name(&self) -> &str {
         &self.share.spec.name
     }
+}
 
-    /// What the job asks of its engine's own target (`size`: bytes it uses).
-    fn target_request(&self, size: Option<u64>) -> TargetRequest<'_> {
-        let spec = &self.share.spec;
-        TargetRequest {
-            size,
-            writes: spec.writes(),
-            allow_overwrite: spec.allow_overwrite,
-            objects: spec.objects.as_ref(),
-            object_prefix: self.share.object_prefix.as_deref(),
-        }
-    }
+/// What a job asks of its engine's own target (`size`: bytes it uses).
+fn target_request<'a>(spec: &'a JobSpec, object_prefix: Option<&'a str>, size: Option<u64>) -> TargetRequest<'a> {
+    TargetRequest { size, writes: spec.writes(), allow_overwrite: spec.allow_overwrite, objects: spec.objects.as_ref(), object_prefix }
 }
 
 /// Every job of a plan, ready, and what the preparation created.
@@ -89,13 +85,7 @@ fn ready(job: JobPlan, seen: &mut HashMap<PathBuf, TargetFile>, created: &mut Ve
     let spec = &job.spec;
     let bytes = spec.size.map(|s| spec.offset + s);
     let targets = if job.paths.is_empty() {
-        let req = TargetRequest {
-            size: bytes,
-            writes: spec.writes(),
-            allow_overwrite: spec.allow_overwrite,
-            objects: spec.objects.as_ref(),
-            object_prefix: job.object_prefix.as_deref(),
-        };
+        let req = target_request(spec, job.object_prefix.as_deref(), bytes);
         let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| target_err(&spec.name, &e, e.is_user_error()))?;
         prepared.map_or(Targets::None, Targets::Store)
     } else {
@@ -187,7 +177,7 @@ impl Prepared {
         let mut notes = remove(&self.created, false);
         for job in self.jobs.iter().filter(|j| matches!(j.share.targets, Targets::Store(_))) {
             let cleaned = job.share.spec.objects.as_ref().is_some_and(|o| o.cleans_up());
-            match job.config.finish_target(&job.target_request(None), cleaned) {
+            match job.config.finish_target(&target_request(&job.share.spec, job.share.object_prefix.as_deref(), None), cleaned) {
                 Ok(Some(note)) => notes.push(format!("job '{}': {note}", job.name())),
                 Ok(None) => {}
                 Err(e) => notes.push(format!("job '{}': {e}", job.name())),

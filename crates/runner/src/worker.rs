@@ -495,7 +495,9 @@ fn unmeasured(engine: &mut dyn Engine, qd: u32, mut next: impl FnMut() -> Option
         }
         engine.submit_and_reap(1, None, &mut done).map_err(|e| e.to_string())?;
         for c in done.drain(..) {
-            if let (Err(f), None) = (c.result, failed) {
+            // A delete of an object that is already gone leaves what cleanup wants.
+            let gone = matches!(c.result, Err(f) if f.kind == ErrorKind::NotFound) && ops[c.slot as usize] == OpKind::Delete;
+            if let (Err(f), None, false) = (c.result, failed, gone) {
                 failed = Some((ops[c.slot as usize], f));
             }
             free.push(c.slot);

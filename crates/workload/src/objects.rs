@@ -346,12 +346,26 @@ impl ObjGen {
         }
         let Some(i) = self.pending.iter().position(|p| p.0 == local) else { return };
         let (_, prior) = self.pending.remove(i);
-        if settled == Settled::Done || !prior.changed || (op == OpKind::Delete && settled == Settled::NotFound) {
+        if settled == Settled::Done || (op == OpKind::Delete && settled == Settled::NotFound) {
             return;
         }
-        self.mark(local, prior.existed);
+        self.undo(local, prior);
+    }
+
+    /// A change to `k` that did not happen: `k` is as it was before it. If a
+    /// later change to `k` is still in flight, that one now changes what was
+    /// there before the failed one (the state to return to if it fails too).
+    fn undo(&mut self, k: u64, prior: Prior) {
+        if !prior.changed {
+            return;
+        }
+        if let Some(next) = self.pending.iter_mut().find(|p| p.0 == k) {
+            next.1 = prior;
+            return;
+        }
+        self.mark(k, prior.existed);
         if !self.object_len.is_empty() {
-            self.object_len[local as usize] = prior.len;
+            self.object_len[k as usize] = prior.len;
         }
     }
 
@@ -604,6 +618,11 @@ impl Iterator for ObjGen {
         };
         if let Some(left) = self.bytes_left.as_mut() {
             if *left < io.len as u64 {
+                // Not issued: the change it made to the model is taken back.
+                if changes(io.op) {
+                    let local = (io.file as u64 - self.worker) / self.workers;
+                    self.undo(local, self.staged);
+                }
                 return None;
             }
             *left -= io.len as u64;
@@ -848,6 +867,30 @@ mod tests {
             g.completed(io.op, io.file, settled);
         }
         assert_eq!(g.live(), alive.len() as u64, "cleanup removes exactly the objects there are");
+    }
+
+    #[test]
+    fn an_operation_the_byte_budget_stops_changes_nothing() {
+        let s = spec(&[("objects", "10"), ("object_size", "4m"), ("object_ops", "create"), ("rw", "write")]);
+        let mut g = ObjGen::new(&s, 0, Some(10 << 20), None);
+        let made = std::iter::from_fn(|| g.next()).count();
+        assert_eq!((made, g.live()), (2, 2), "two 4 MiB creates fit in 10 MiB; the third was not issued and left no object");
+    }
+
+    #[test]
+    fn a_failed_change_hands_its_prior_state_to_the_next_change_in_flight() {
+        let s = spec(&[("objects", "1"), ("object_size", "4k"), ("object_ops", "create"), ("rw", "write")]);
+        for second_fails in [false, true] {
+            let mut g = ObjGen::new(&s, 0, None, None);
+            // An ordered store: a create of key 0 and, the key space being
+            // full, an update of it, both in flight.
+            let ops: Vec<OpKind> = (0..2).map(|_| g.next().unwrap().op).collect();
+            assert_eq!(ops, [OpKind::Create, OpKind::Update]);
+            g.completed(OpKind::Create, 0, Settled::Failed);
+            assert_eq!(g.live(), 1, "the update in flight still writes the object");
+            g.completed(OpKind::Update, 0, if second_fails { Settled::Failed } else { Settled::Done });
+            assert_eq!(g.live(), u64::from(!second_fails), "the object exists exactly when one of the writes succeeded");
+        }
     }
 
     #[test]

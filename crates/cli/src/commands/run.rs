@@ -83,7 +83,14 @@ fn run_ssbench(flags: &RunFlags, jobs: &JobArgs, path: &std::path::Path, use_sui
     let base_dir = flags.results_dir.clone().unwrap_or_else(output::default_dir);
     let mut runs = RunSet::default();
     let mut code = 0;
+    // A Ctrl-C between two steps (while one writes its results) ends the ramp too.
+    let ramp_scope = storbench_runner::interrupt::Scope::begin();
     for (step, &users) in steps.iter().enumerate() {
+        if ramp_scope.interrupted() {
+            eprintln!("storbench: interrupted: stopping the ramp");
+            code = code.max(EXIT_INTERRUPTED);
+            break;
+        }
         let (specs, notes) = ssbench::specs(&sc, users, &JobSpec::default(), &jobs.global)?;
         let dir = if steps.len() > 1 { base_dir.join(format!("users-{users}")) } else { base_dir.clone() };
         if steps.len() > 1 {

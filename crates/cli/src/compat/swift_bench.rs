@@ -77,10 +77,13 @@ fn bench(a: &SwiftBenchArgs, conn: &Pairs) -> Result<i32, CliError> {
     let mut failed: Option<CliError> = None;
     // Keys the PUT phase reached (all, unless it was cut short).
     let mut written = a.num_objects;
+    // A Ctrl-C at any time (even between phases) skips the GET phase; the
+    // DELETE phase, a run of its own, still removes what was written.
+    let command_scope = storbench_runner::interrupt::Scope::begin();
     for (name, _, _) in PHASES {
         let skip = match name {
             "put" => false,
-            "get" => a.num_gets == 0 || failed.is_some() || code != 0,
+            "get" => a.num_gets == 0 || failed.is_some() || code != 0 || command_scope.interrupted(),
             _ => a.no_delete,
         };
         if skip {
@@ -107,6 +110,9 @@ fn bench(a: &SwiftBenchArgs, conn: &Pairs) -> Result<i32, CliError> {
     }
     if let Some(e) = failed {
         return Err(e);
+    }
+    if command_scope.interrupted() {
+        code = code.max(crate::error::EXIT_INTERRUPTED);
     }
     eprintln!("storbench: results in {}", base.display());
     if a.no_delete {

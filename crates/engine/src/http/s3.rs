@@ -493,7 +493,7 @@ async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len:
     let limit = s3.settings.common.op_timeout;
     let init = s3.request("POST", &format!("{url}?uploads"), &[], Bytes::new()).map_err(|_| super::UNBUILDABLE)?;
     let upload = match fetch(client, init, limit).await? {
-        (p, body) if p.status.is_success() => between(&body, "<UploadId>", "</UploadId>").ok_or(IoFailure::errno(libc::EPROTO))?,
+        (p, body) if p.status.is_success() => between(&body, "<UploadId>", "</UploadId>").ok_or(IoFailure::errno(libc::EBADMSG))?,
         (p, _) => return Err(IoFailure::http(p.status.as_u16())),
     };
     let mut complete = String::from("<CompleteMultipartUpload>");
@@ -512,7 +512,7 @@ async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len:
             (Ok(_), Some(e)) => complete.push_str(&format!("<Part><PartNumber>{part}</PartNumber><ETag>{e}</ETag></Part>")),
             (r, _) => {
                 abort(s3, client, url, &upload).await;
-                return Err(r.err().unwrap_or(IoFailure::errno(libc::EPROTO)));
+                return Err(r.err().unwrap_or(IoFailure::errno(libc::EBADMSG)));
             }
         }
         off += n;

@@ -429,7 +429,7 @@ async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize
         let seg = format!("{key}/seg/{n:08}");
         let (result, etag, _) = put_part(swift, client, &seg_container, &seg, base + off as usize, size, "").await;
         result?;
-        let etag = etag.ok_or(IoFailure::errno(libc::EPROTO))?;
+        let etag = etag.ok_or(IoFailure::errno(libc::EBADMSG))?;
         manifest.push(serde_json::json!({ "path": format!("/{seg_container}/{seg}"), "etag": etag, "size_bytes": size }));
         off += size;
         n += 1;
