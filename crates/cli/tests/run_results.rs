@@ -222,8 +222,9 @@ fn target_that_cannot_keep_up_is_called_out_and_latency_counts_from_intended_sta
 #[test]
 fn ctrl_c_stops_the_run_and_still_writes_the_elapsed_results() {
     let d = scratch();
-    let child = std::process::Command::new(bin())
-        .args([
+    let r = interrupted(
+        d.path(),
+        &[
             "run",
             "--name",
             "long",
@@ -238,19 +239,11 @@ fn ctrl_c_stops_the_run_and_still_writes_the_elapsed_results() {
             "--time_based",
             "--results-dir",
             "out",
-        ])
-        .current_dir(d.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
-    // SAFETY: sending a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(out.status.code(), Some(130));
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(stdout.contains("INTERRUPTED"), "{stdout}");
+        ],
+        Duration::from_millis(2500),
+    );
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert!(r.stdout.contains("INTERRUPTED"), "{}", r.stdout);
     let doc = result_json(&d.path().join("out"));
     assert_eq!(doc["interrupted"], true);
     let runtime_s = doc["jobs"][0]["runtime_ns"].as_f64().unwrap() / 1e9;

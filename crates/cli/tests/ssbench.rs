@@ -91,33 +91,12 @@ fn swift_bench_preset_puts_gets_and_deletes() {
     let Some(env) = swift_env("aio") else { return };
     let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
     let d = scratch();
-    let r = storbench_env(
-        d.path(),
-        &[],
-        &[
-            "swift-bench",
-            "-A",
-            &get("ST_AUTH"),
-            "-U",
-            &get("ST_USER"),
-            "-K",
-            &get("ST_KEY"),
-            "-c",
-            "8",
-            "-s",
-            "4096",
-            "-n",
-            "100",
-            "-g",
-            "300",
-            "-C",
-            "2",
-            "--container",
-            &format!("sbswb{}", std::process::id()),
-            "--results-dir",
-            "out",
-        ],
+    let container = format!("sbswb{}", std::process::id());
+    let args = swift_bench_args(
+        &env,
+        &["-c", "8", "-s", "4096", "-n", "100", "-g", "300", "-C", "2", "--container", &container, "--results-dir", "out"],
     );
+    let r = storbench(d.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
     assert_eq!(r.code, 0, "{}", r.stderr);
     for line in ["100 PUTS **FINAL** [0 failures]", "300 GETS **FINAL** [0 failures]", "100 DEL **FINAL** [0 failures]"] {
         assert!(r.stdout.contains(line), "{line}:\n{}", r.stdout);
@@ -134,44 +113,15 @@ fn swift_bench_preset_puts_gets_and_deletes() {
 #[test]
 fn ctrl_c_in_the_put_phase_still_deletes_what_was_written() {
     let Some(env) = swift_env("aio") else { return };
-    let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
     let d = scratch();
     let container = format!("sbswbint{}", std::process::id());
-    let child = std::process::Command::new(bin())
-        .args([
-            "swift-bench",
-            "-A",
-            &get("ST_AUTH"),
-            "-U",
-            &get("ST_USER"),
-            "-K",
-            &get("ST_KEY"),
-            "-c",
-            "8",
-            "-s",
-            "4096",
-            "-n",
-            "1000000",
-            "-g",
-            "100",
-            "-C",
-            "2",
-            "--container",
-            &container,
-            "--results-dir",
-            "out",
-        ])
-        .current_dir(d.path())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(3));
-    // SAFETY: sending a signal to our own child.
-    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    let args = swift_bench_args(
+        &env,
+        &["-c", "8", "-s", "4096", "-n", "1000000", "-g", "100", "-C", "2", "--container", &container, "--results-dir", "out"],
+    );
+    let r = interrupted(d.path(), &args.iter().map(String::as_str).collect::<Vec<_>>(), std::time::Duration::from_secs(3));
+    let (stdout, stderr) = (&r.stdout, &r.stderr);
+    assert_eq!(r.code, 130, "{stderr}");
     assert!(stdout.contains("PUTS **FINAL**") && stdout.contains("DEL **FINAL** [0 failures]"), "{stdout}");
     assert!(!stdout.contains("GETS"), "no GET phase after the interrupt:\n{stdout}");
     let put = run_result(&d.path().join("out/put"));

@@ -197,3 +197,26 @@ pub fn show(dir: &Path, results: &str, format: &str) -> String {
     assert_eq!(r.code, 0, "show {results} --format {format}: {}", r.stderr);
     r.stdout
 }
+
+/// Run storbench in `dir`, send it SIGINT after `after`, and wait for it.
+pub fn interrupted(dir: &Path, args: &[&str], after: std::time::Duration) -> Run {
+    let child = Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run storbench");
+    std::thread::sleep(after);
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    Run::from(child.wait_with_output().expect("storbench ends"))
+}
+
+/// `storbench swift-bench` with the credentials of [`swift_env`] and `more`.
+pub fn swift_bench_args(env: &[(&'static str, String)], more: &[&str]) -> Vec<String> {
+    let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
+    let mut a: Vec<String> = ["swift-bench", "-A", &get("ST_AUTH"), "-U", &get("ST_USER"), "-K", &get("ST_KEY")].map(String::from).into();
+    a.extend(more.iter().map(|s| s.to_string()));
+    a
+}

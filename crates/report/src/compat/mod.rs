@@ -20,6 +20,11 @@ pub fn percentiles(l: &LatencySummary) -> String {
     parts.join("  ")
 }
 
+/// A command's parameters as a run records them.
+pub fn parameters<const N: usize>(pairs: [(&str, String); N]) -> std::collections::BTreeMap<String, String> {
+    pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect()
+}
+
 /// A parameter the command recorded, parsed; 0 (or empty) if missing.
 fn num(r: &RunResult, name: &str) -> u64 {
     r.parameter(name).and_then(|v| v.parse().ok()).unwrap_or(0)

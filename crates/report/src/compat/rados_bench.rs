@@ -27,7 +27,7 @@ pub struct Params {
 
 impl Params {
     pub fn parameters(&self) -> BTreeMap<String, String> {
-        [
+        super::parameters([
             ("tool", "rados bench".to_string()),
             ("mode", self.mode.clone()),
             ("seconds", self.seconds.to_string()),
@@ -35,10 +35,7 @@ impl Params {
             ("threads", self.threads.to_string()),
             ("max_objects", self.max_objects.to_string()),
             ("prefix", self.prefix.clone()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+        ])
     }
 
     pub fn of(r: &RunResult) -> Option<Params> {

@@ -22,17 +22,14 @@ pub struct Params {
 
 impl Params {
     pub fn parameters(&self) -> BTreeMap<String, String> {
-        [
+        super::parameters([
             ("tool", "rbd bench".to_string()),
             ("io_type", self.io_type.clone()),
             ("io_size", self.io_size.to_string()),
             ("io_threads", self.io_threads.to_string()),
             ("io_total", self.io_total.to_string()),
             ("pattern", self.pattern.clone()),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+        ])
     }
 
     pub fn of(r: &RunResult) -> Option<Params> {

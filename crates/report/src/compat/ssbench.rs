@@ -7,10 +7,12 @@ use storbench_model::{RunResult, RunSet};
 
 /// What one step of a ramp records in its run.
 pub fn parameters(scenario: &str, users: u32, step: usize) -> BTreeMap<String, String> {
-    [("tool", "ssbench".to_string()), ("scenario", scenario.to_string()), ("users", users.to_string()), ("step", step.to_string())]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+    super::parameters([
+        ("tool", "ssbench".to_string()),
+        ("scenario", scenario.to_string()),
+        ("users", users.to_string()),
+        ("step", step.to_string()),
+    ])
 }
 
 /// Operations per second of a step, all jobs (size classes) together.

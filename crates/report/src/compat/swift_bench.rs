@@ -14,10 +14,7 @@ pub const PHASES: [(&str, &str, OpKind); 3] =
 /// the set (so a results directory lists them in order).
 pub fn parameters(phase: &str) -> BTreeMap<String, String> {
     let step = PHASES.iter().position(|p| p.0 == phase).unwrap_or(0);
-    [("tool", "swift-bench".to_string()), ("phase", phase.to_string()), ("step", step.to_string())]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v))
-        .collect()
+    super::parameters([("tool", "swift-bench".to_string()), ("phase", phase.to_string()), ("step", step.to_string())])
 }
 
 /// A phase's lines: the FINAL line and the percentiles.
