@@ -170,3 +170,68 @@ fn per_io_errors_are_counted_reported_and_set_the_exit_code() {
     let errors = &doc["jobs"][0]["ops"][0]["errors"];
     assert!(errors.as_object().unwrap().keys().any(|k| k.starts_with("EINVAL")), "{errors}");
 }
+
+fn write_job(d: &std::path::Path, dev: &str, extra: &[&str]) -> Run {
+    let mut a = vec!["run", "--name", "w", "--filename", dev, "--rw", "randwrite", "--bs", "4k", "--runtime", "1", "--time_based", "--quiet"];
+    a.extend_from_slice(extra);
+    storbench(d, &a)
+}
+
+/// A device is blank only if it reads as zeros wherever it is sampled: one
+/// full of random bytes (no signature at all), or one with data in its last
+/// MiB only, is somebody's and is not written without --allow_overwrite.
+#[test]
+fn a_device_holding_data_without_a_signature_is_refused() {
+    let d = scratch();
+    let img = d.path().join("random.img");
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let random: Vec<u8> = (0..32 << 20)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    std::fs::write(&img, &random).unwrap();
+    let mut tail = vec![0u8; 32 << 20];
+    tail[(32 << 20) - 700] = 1;
+    let tail_img = d.path().join("tail.img");
+    std::fs::write(&tail_img, &tail).unwrap();
+    let Some(dev) = Loop::new(&img, 512) else { return };
+    let Some(tail_dev) = Loop::new(&tail_img, 512) else { return };
+    for (dev, image, content) in [(&dev.dev, &img, &random), (&tail_dev.dev, &tail_img, &tail)] {
+        let w = write_job(d.path(), dev, &[]);
+        assert_eq!(w.code, 2, "{}", w.stderr);
+        assert!(w.stderr.contains("holds data (non-zero bytes") && w.stderr.contains("--allow_overwrite"), "{}", w.stderr);
+        assert_eq!(&std::fs::read(image).unwrap(), content, "nothing was written to {dev}");
+    }
+    let allowed = write_job(d.path(), &dev.dev, &["--allow_overwrite", "1", "--results-dir", "ok"]);
+    assert_eq!(allowed.code, 0, "the user may say so: {}", allowed.stderr);
+}
+
+/// A mounted device is refused even with --allow_overwrite; the error names
+/// the one flag that overrides it. Mounted read-only: a write through a
+/// read-write mount of a scrambled file system can hang the kernel's writeback.
+#[test]
+fn a_mounted_device_is_refused_even_with_allow_overwrite() {
+    if !have("mount") {
+        eprintln!("SKIP: no mount");
+        return;
+    }
+    let d = scratch();
+    let img = d.path().join("fs.img");
+    std::fs::write(&img, vec![0u8; 32 << 20]).unwrap();
+    assert!(Command::new("mkfs.ext4").args(["-q", "-F"]).arg(&img).status().expect("mkfs.ext4").success());
+    let Some(dev) = Loop::new(&img, 512) else { return };
+    let mnt = d.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let mounted = Command::new("mount").args(["-o", "ro", &dev.dev]).arg(&mnt).status().expect("mount");
+    assert!(mounted.success(), "mount -o ro {}", dev.dev);
+    let before = std::fs::read(&img).unwrap();
+    let w = write_job(d.path(), &dev.dev, &["--allow_overwrite", "1"]);
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert_eq!(w.code, 2, "{}", w.stderr);
+    assert!(w.stderr.contains("is mounted on") && w.stderr.contains("--destroy_device_in_use"), "{}", w.stderr);
+    assert_eq!(std::fs::read(&img).unwrap(), before, "the file system is untouched");
+}

@@ -89,7 +89,7 @@ fn ready(job: JobPlan, seen: &mut HashMap<PathBuf, TargetFile>, created: &mut Ve
         let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| target_err(&spec.name, &e, e.is_user_error()))?;
         prepared.map_or(Targets::None, Targets::Store)
     } else {
-        let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite };
+        let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite, destroy_in_use: spec.destroy_in_use };
         Targets::Files(prepare_files(&job, &need, seen, created)?)
     };
     let (region, io_limit) = region(&job, &targets)?;

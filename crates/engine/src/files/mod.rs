@@ -3,14 +3,13 @@
 //! storbench never writes to data it did not create unless told to: an existing
 //! regular file is writable only if storbench created it (marked with the
 //! `user.storbench` extended attribute, or a `.name.storbench` marker file where
-//! the filesystem has no user xattrs), and a block device only if it carries no
-//! partition table or filesystem signature and is not mounted. Reads are always
-//! allowed. New files are laid out with incompressible data before use, as fio
+//! the filesystem has no user xattrs), and a block device only if it is blank
+//! and not in use ([`device`]). Reads are always allowed. New files are laid out with incompressible data before use, as fio
 //! does, so reads hit real blocks and writes overwrite allocated ones.
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -18,6 +17,8 @@ use storbench_model::{FileKind, TargetFile};
 use storbench_workload::data::Filler;
 use storbench_workload::rng::Rng;
 use storbench_workload::DataPattern;
+
+mod device;
 
 const MARKER_XATTR: &str = "user.storbench";
 const LAYOUT_CHUNK: usize = 1 << 20;
@@ -52,6 +53,9 @@ pub struct Need {
     pub bytes: Option<u64>,
     pub writes: bool,
     pub allow_overwrite: bool,
+    /// Write even to a device that is mounted, swap, or under device-mapper,
+    /// md or LVM (the only override of that refusal).
+    pub destroy_in_use: bool,
 }
 
 /// Check, create and lay out one target.
@@ -118,13 +122,8 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<TargetFil
 fn prepare_device(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
     let f = File::open(path).map_err(|e| TargetError::os(path, "open", e))?;
     let dev_size = device_size(&f).map_err(|e| TargetError::os(path, "ioctl(BLKGETSIZE64)", e))?;
-    if need.writes && !need.allow_overwrite {
-        if let Some(reason) = device_in_use(path, &f)? {
-            return Err(TargetError::Refused {
-                path: path.into(),
-                reason: format!("{reason}. Pass --allow_overwrite=1 if everything on it may be destroyed"),
-            });
-        }
+    if need.writes {
+        check_device_writable(path, &f, dev_size, need)?;
     }
     let size = need.bytes.unwrap_or(dev_size);
     if size > dev_size {
@@ -136,6 +135,28 @@ fn prepare_device(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
     Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false })
 }
 
+/// A device in use is refused unless `destroy_device_in_use` (nothing else
+/// overrides it); a device that is not blank unless `allow_overwrite`.
+fn check_device_writable(path: &Path, f: &File, dev_size: u64, need: &Need) -> Result<(), TargetError> {
+    let refused = |reason: String| TargetError::Refused { path: path.into(), reason };
+    if !need.destroy_in_use {
+        if let Some(why) = device::in_use(path).map_err(|e| TargetError::os(path, "checking whether it is in use", e))? {
+            return Err(refused(format!(
+                "{why}: writing would destroy a file system or volume in use. --allow_overwrite does not override this; \
+                 only --destroy_device_in_use=1 does"
+            )));
+        }
+    }
+    if !need.allow_overwrite {
+        if let Some(what) = device::contents(f, dev_size).map_err(|e| TargetError::os(path, "read", e))? {
+            return Err(refused(format!(
+                "it holds {what}. storbench writes only to blank devices (zeros wherever sampled); pass --allow_overwrite=1 if everything on it may be destroyed"
+            )));
+        }
+    }
+    Ok(())
+}
+
 fn device_size(f: &File) -> std::io::Result<u64> {
     const BLKGETSIZE64: libc::c_ulong = 0x8008_1272;
     let mut size: u64 = 0;
@@ -145,59 +166,6 @@ fn device_size(f: &File) -> std::io::Result<u64> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(size)
-}
-
-/// Signatures that mean a device holds someone's data: (offset, magic, what).
-const SIGNATURES: &[(usize, &[u8], &str)] = &[
-    (510, &[0x55, 0xAA], "an MBR partition table or boot sector"),
-    (512, b"EFI PART", "a GPT partition table"),
-    (1080, &[0x53, 0xEF], "an ext2/3/4 filesystem"),
-    (0, b"XFSB", "an XFS filesystem"),
-    (65600, b"_BHRfS_M", "a btrfs filesystem"),
-    (536, b"LVM2 001", "an LVM physical volume"),
-    (4086, b"SWAPSPACE2", "swap space"),
-    (0, b"LUKS\xba\xbe", "a LUKS encrypted volume"),
-    (32769, b"CD001", "an ISO 9660 filesystem"),
-    (0, b"bluestore block device", "a Ceph BlueStore OSD"),
-    (3, b"NTFS    ", "an NTFS filesystem"),
-    (82, b"FAT32   ", "a FAT32 filesystem"),
-    (4096, &[0xFC, 0x4E, 0x2B, 0xA9], "an mdraid member"),
-];
-
-fn device_in_use(path: &Path, f: &File) -> Result<Option<String>, TargetError> {
-    let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.into());
-    if let Ok(mounts) = std::fs::read_to_string("/proc/mounts") {
-        if mounts.lines().any(|l| l.split_whitespace().next() == Some(canonical.to_str().unwrap_or(""))) {
-            return Ok(Some("it is mounted".into()));
-        }
-    }
-    if let Some(name) = canonical.file_name().and_then(|n| n.to_str()) {
-        let holders = Path::new("/sys/class/block").join(name).join("holders");
-        if std::fs::read_dir(&holders).map(|mut d| d.next().is_some()).unwrap_or(false) {
-            return Ok(Some("it is held by another device (LVM, RAID or device-mapper)".into()));
-        }
-    }
-    let mut head = vec![0u8; 69632];
-    let mut f = f;
-    f.seek(SeekFrom::Start(0)).map_err(|e| TargetError::os(path, "seek", e))?;
-    let n = read_full(&mut f, &mut head).map_err(|e| TargetError::os(path, "read", e))?;
-    for (off, magic, what) in SIGNATURES {
-        if off + magic.len() <= n && &head[*off..off + magic.len()] == *magic {
-            return Ok(Some(format!("it holds {what}")));
-        }
-    }
-    Ok(None)
-}
-
-fn read_full(f: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
-    let mut n = 0;
-    while n < buf.len() {
-        match f.read(&mut buf[n..])? {
-            0 => break,
-            k => n += k,
-        }
-    }
-    Ok(n)
 }
 
 fn sidecar(path: &Path) -> PathBuf {
@@ -291,7 +259,7 @@ mod tests {
     #[test]
     fn creates_marks_and_lays_out_then_reuses() {
         let p = tmp("new");
-        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false };
+        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false, destroy_in_use: false };
         let t = prepare(&p, &need).unwrap();
         assert!(t.created && is_marked(&p));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
@@ -307,16 +275,16 @@ mod tests {
     fn refuses_to_write_someone_elses_file_but_reads_it() {
         let p = tmp("theirs");
         std::fs::write(&p, vec![1u8; 8192]).unwrap();
-        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false };
+        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false, destroy_in_use: false };
         let err = prepare(&p, &write).unwrap_err();
         assert!(matches!(err, TargetError::Refused { .. }), "{err}");
         assert!(err.to_string().contains("allow_overwrite"));
         assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 8192], "nothing written");
-        let read = Need { bytes: None, writes: false, allow_overwrite: false };
+        let read = Need { bytes: None, writes: false, allow_overwrite: false, destroy_in_use: false };
         assert_eq!(prepare(&p, &read).unwrap().size, 8192);
-        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false };
+        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false, destroy_in_use: false };
         assert!(prepare(&p, &too_big).is_err());
-        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true };
+        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true, destroy_in_use: false };
         assert!(prepare(&p, &allowed).is_ok());
         std::fs::remove_file(&p).unwrap();
     }
@@ -324,7 +292,7 @@ mod tests {
     #[test]
     fn new_file_without_size_is_a_clear_error() {
         let p = tmp("nosize");
-        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false }).unwrap_err();
+        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false, destroy_in_use: false }).unwrap_err();
         assert!(err.to_string().contains("size"), "{err}");
         assert!(!p.exists());
     }
