@@ -18,12 +18,6 @@ pub struct JobArgs {
     pub jobs: Vec<Pairs>,
 }
 
-impl JobArgs {
-    pub fn is_empty(&self) -> bool {
-        self.global.is_empty() && self.jobs.is_empty()
-    }
-}
-
 /// The command's own words (for clap, with `_` in flag names turned into
 /// `-`) and the job options among `words`.
 pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, JobArgs), CliError> {
@@ -109,6 +103,10 @@ fn own_flag(command: &clap::Command, key: &str) -> Option<Own> {
 fn take_value(name: &str, key: &str, words: &[String], i: &mut usize) -> Result<String, CliError> {
     let flag = is_flag(name);
     let next = words.get(*i);
+    // A flag followed by a number that is not a boolean is a mistake, not a job file.
+    if let Some(n) = next.filter(|n| flag && parse_bool(n).is_err() && n.parse::<f64>().is_ok()) {
+        return Err(CliError::usage(format!("--{key} is a flag: give 0 or 1 (or nothing for 1), not '{n}'")));
+    }
     let takes = match next {
         Some(n) if flag => parse_bool(n).is_ok() && !n.is_empty(),
         Some(n) => !n.starts_with("--"),
@@ -171,6 +169,12 @@ mod tests {
         assert_eq!(own, words("--quiet --quiet jobs.toml"));
         let (own, _) = split(&run_command(), &words("--quiet 0 jobs.toml")).unwrap();
         assert_eq!(own, words("jobs.toml"));
+    }
+
+    #[test]
+    fn a_flag_takes_only_a_boolean() {
+        let e = split(&run_command(), &words("--direct 2 --name a")).unwrap_err();
+        assert!(e.message.contains("--direct is a flag") && e.message.contains("'2'"), "{}", e.message);
     }
 
     #[test]

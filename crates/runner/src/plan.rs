@@ -119,8 +119,8 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     } else {
         check_sizes(&spec)?;
     }
-    if spec.time_based && spec.runtime.is_none() {
-        return Err(err(&spec, "time_based needs a runtime (e.g. --runtime 30s)"));
+    if spec.time_based && spec.runtime.is_none_or(|r| r.is_zero()) {
+        return Err(err(&spec, "time_based needs a runtime above 0 (e.g. --runtime 30s)"));
     }
     let bounded = spec.runtime.is_some()
         || spec.io_size.is_some()

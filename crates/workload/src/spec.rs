@@ -122,6 +122,7 @@ impl RwMode {
 }
 
 /// Weighted block sizes (fio `bs` / `bssplit`); one entry means a fixed size.
+/// Weights are relative (the option parser gives hundredths of a percent).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SizeSplit(pub Vec<(u64, u32)>);
 
@@ -139,7 +140,12 @@ impl SizeSplit {
         if self.0.len() == 1 {
             return crate::units::format_size(self.0[0].0);
         }
-        self.0.iter().map(|(s, w)| format!("{}/{}", crate::units::format_size(*s), w)).collect::<Vec<_>>().join(":")
+        let total: u64 = self.0.iter().map(|e| e.1 as u64).sum::<u64>().max(1);
+        self.0
+            .iter()
+            .map(|(s, w)| format!("{}/{}", crate::units::format_size(*s), (*w as f64 * 10_000.0 / total as f64).round() / 100.0))
+            .collect::<Vec<_>>()
+            .join(":")
     }
 }
 
@@ -321,6 +327,9 @@ pub struct JobSpec {
     pub number_ios: Option<u64>,
     /// Present for object jobs (rados, s3, swift): the object model.
     pub objects: Option<crate::objects::ObjectSpec>,
+    /// Core options a front end set, to check the ones that must agree.
+    #[serde(skip)]
+    pub given: Given,
     /// Options the core does not know, left for the engine to validate.
     /// Secrets among them are written out as "<redacted>".
     #[serde(serialize_with = "redacted")]
@@ -360,6 +369,7 @@ impl Default for JobSpec {
             seed: 0x5eed_5707_be9c,
             number_ios: None,
             objects: None,
+            given: Given::default(),
             engine_options: BTreeMap::new(),
         }
     }
@@ -402,6 +412,23 @@ impl JobSpec {
             );
         }
         format!("{}{} {} qd{} x{} {}", self.rw.name(), mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
+    }
+}
+
+/// Names of the core options set on a spec. Not part of what a job is: any
+/// two are equal, and it is not serialized.
+#[derive(Clone, Debug, Default)]
+pub struct Given(pub Vec<&'static str>);
+
+impl Given {
+    pub fn has(&self, name: &str) -> bool {
+        self.0.contains(&name)
+    }
+}
+
+impl PartialEq for Given {
+    fn eq(&self, _: &Given) -> bool {
+        true
     }
 }
 

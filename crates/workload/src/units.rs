@@ -76,7 +76,7 @@ pub fn parse_duration(text: &str, default_unit: Duration) -> Result<Duration, Un
     };
     let secs = v * unit.as_secs_f64();
     if secs > 10.0 * 365.0 * 86400.0 {
-        return Err(err());
+        return Err(UnitError { text: text.to_string(), expected: "a duration of at most 10 years" });
     }
     Ok(Duration::from_secs_f64(secs))
 }

@@ -19,8 +19,9 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         Ok(f) => f,
         Err(code) => return Ok(code),
     };
-    // No arguments at all: the quick suite.
-    let use_suite = flags.suite.is_some() || words.is_empty();
+    // No job source at all (storbench's own flags only): the quick suite.
+    let no_source = flags.job_file.is_none() && flags.job.is_none() && flags.fio.is_none() && flags.ssbench.is_none();
+    let use_suite = flags.suite.is_some() || (no_source && jobs.jobs.is_empty() && jobs.global.is_empty());
     if let Some(path) = &flags.ssbench {
         return run_ssbench(&flags, &jobs, path, use_suite);
     }
@@ -60,9 +61,6 @@ fn resolve_specs(flags: &RunFlags, jobs: &JobArgs, use_suite: bool) -> Result<(V
         }
         let cwd = std::env::current_dir().map_err(|e| CliError::system(format!("no current directory: {e}")))?;
         return suite::quick(&cwd, &jobs.global);
-    }
-    if jobs.is_empty() {
-        return Err(CliError::usage("nothing to run; see `storbench help`"));
     }
     Ok((sources::build(&base, &jobs.global, &jobs.jobs)?, Vec::new()))
 }

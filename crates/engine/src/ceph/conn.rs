@@ -2,6 +2,7 @@
 
 use super::ffi::{self, Api, IoCtx, Rados};
 use crate::{EngineError, EngineOptions, Kind, OptionInfo};
+use std::path::Path;
 use std::ptr;
 
 /// Connection options shared by the Ceph engines.
@@ -58,6 +59,11 @@ impl ConnOptions {
             connect_timeout: seconds("connect_timeout", "10")?,
             op_timeout: seconds("op_timeout", "30")?,
         };
+        for (what, file) in [("conf", &o.conf), ("keyring", &o.keyring)] {
+            if let Some(f) = file.as_deref().filter(|f| !Path::new(f).exists()) {
+                return Err(EngineError::BadOption { engine, option: what.into(), message: format!("'{f}' does not exist") });
+            }
+        }
         // Strings go to C: refuse NUL bytes now rather than at connection.
         for (what, v) in
             [("clientname", Some(&o.client)), ("conf", o.conf.as_ref()), ("keyring", o.keyring.as_ref()), ("pool", Some(&o.pool))]

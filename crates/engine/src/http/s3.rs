@@ -312,9 +312,15 @@ impl S3 {
     }
 
     async fn status(&self, client: &super::Client, req: ::http::Request<Body>, what: &str) -> Result<u16, EngineError> {
+        self.answer(client, req, what).await.map(|a| a.0)
+    }
+
+    /// The status of a set-up request and, for a failure, the server's own
+    /// reason (" (InvalidBucketName: The specified bucket is not valid.)").
+    async fn answer(&self, client: &super::Client, req: ::http::Request<Body>, what: &str) -> Result<(u16, String), EngineError> {
         let url = req.uri().to_string();
         match super::fetch_or_why(client, req, self.settings.common.op_timeout).await {
-            Ok((parts, _)) => Ok(parts.status.as_u16()),
+            Ok((parts, body)) => Ok((parts.status.as_u16(), reason(&body))),
             Err(f) => Err(f.unreachable(NAME, &format!("{what} {url}: cannot reach the endpoint"))),
         }
     }
@@ -334,10 +340,10 @@ impl S3 {
 
     async fn create_bucket(&self, client: &super::Client, bucket: &str) -> Result<(), EngineError> {
         let req = self.request("PUT", &self.url(bucket, None, ""), &[], Bytes::new())?;
-        match self.status(client, req, "PUT bucket").await? {
-            200 | 201 => {}
-            403 => return Err(denied(bucket)),
-            s => return Err(rejected(format!("creating bucket '{bucket}' answered HTTP {s}"), s)),
+        match self.answer(client, req, "PUT bucket").await? {
+            (200 | 201, _) => {}
+            (403, _) => return Err(denied(bucket)),
+            (s, why) => return Err(rejected(format!("creating bucket '{bucket}' answered HTTP {s}{why}"), s)),
         }
         let req = self.request("PUT", &self.url(bucket, Some(BUCKET_MARKER), ""), &[], Bytes::from_static(b"storbench"))?;
         match self.status(client, req, "PUT").await? {
@@ -534,6 +540,16 @@ async fn abort(s3: &S3, client: &super::Client, url: &str, upload: &str) {
     }
 }
 
+/// An S3 error document's code and message, as " (Code: Message)"; "" when
+/// the body has none.
+fn reason(body: &[u8]) -> String {
+    match (between(body, "<Code>", "</Code>"), between(body, "<Message>", "</Message>")) {
+        (Some(c), Some(m)) => format!(" ({c}: {m})"),
+        (Some(c), None) => format!(" ({c})"),
+        _ => String::new(),
+    }
+}
+
 fn between(body: &[u8], start: &str, end: &str) -> Option<String> {
     let text = String::from_utf8_lossy(body);
     let from = text.find(start)? + start.len();
@@ -613,6 +629,13 @@ mod tests {
         // Other requests and bodies are not chunked.
         let get = s.request("GET", "http://127.0.0.1:7480/b/k", &[], Bytes::new()).unwrap();
         assert!(get.headers().get("content-encoding").is_none());
+    }
+
+    #[test]
+    fn error_documents_give_the_servers_reason() {
+        let body = b"<?xml version=\"1.0\"?><Error><Code>InvalidBucketName</Code><Message>bad name</Message></Error>";
+        assert_eq!(reason(body), " (InvalidBucketName: bad name)");
+        assert_eq!(reason(b""), "");
     }
 
     #[test]

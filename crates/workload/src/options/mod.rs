@@ -103,7 +103,11 @@ pub fn apply_option(spec: &mut JobSpec, key: &str, value: &str) -> Result<(), Op
     let name = canonical_name(key);
     let v = value.trim();
     match core(&name) {
-        Some(o) => (o.set)(spec, v).map_err(|message| OptionError { option: name, message }),
+        Some(o) => {
+            (o.set)(spec, v).map_err(|message| OptionError { option: name, message })?;
+            spec.given.0.push(o.info.name);
+            Ok(())
+        }
         None => {
             spec.engine_options.insert(name, v.to_string());
             Ok(())
@@ -164,7 +168,12 @@ mod tests {
         assert_eq!(s.bs.read.max(), 4096);
         assert_eq!(s.bs.write.max(), 65536);
         let s = spec_with(&[("bssplit", "4k/50:8k/30:64k/20")]).unwrap();
-        assert_eq!(s.bs.read.0, vec![(4096, 50), (8192, 30), (65536, 20)]);
+        assert_eq!(s.bs.read.0, vec![(4096, 5000), (8192, 3000), (65536, 2000)]);
+        // fio's rule: sizes without a percentage share what is left of 100.
+        assert_eq!(spec_with(&[("bssplit", "4k/50:8k:64k")]).unwrap().bs.read.0, vec![(4096, 5000), (8192, 2500), (65536, 2500)]);
+        let e = spec_with(&[("bssplit", "4k/50:64k/40")]).unwrap_err();
+        assert!(e.to_string().contains("add up to 90, not 100"), "{e}");
+        assert!(spec_with(&[("bssplit", "4k/80:64k/40")]).unwrap_err().to_string().contains("more than 100"));
         assert_eq!(s.bs.read, s.bs.write);
         assert!(spec_with(&[("bssplit", "4k/x")]).is_err());
         assert!(spec_with(&[("bs", "0")]).is_err());

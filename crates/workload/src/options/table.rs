@@ -19,6 +19,17 @@ fn obj(spec: &mut JobSpec) -> &mut ObjectSpec {
     spec.objects.get_or_insert_with(ObjectSpec::default)
 }
 
+/// rwmixread and rwmixwrite both given must add up to 100: `reads` is what
+/// the option being set (`name`) says, the spec holds what the other said.
+fn mix_agrees(s: &JobSpec, name: &str, reads: f64) -> Result<(), String> {
+    let other = if name == "rwmixread" { "rwmixwrite" } else { "rwmixread" };
+    if s.given.has(other) && (s.rwmixread - reads).abs() > 1e-9 {
+        let (r, w) = if name == "rwmixread" { (reads, 100.0 - s.rwmixread) } else { (s.rwmixread, 100.0 - reads) };
+        return Err(format!("rwmixread {r} and rwmixwrite {w} do not add up to 100; give one of them"));
+    }
+    Ok(())
+}
+
 const RW: &[&str] = &["read", "write", "randread", "randwrite", "readwrite", "randrw"];
 
 /// Every core option, in the order help lists them.
@@ -43,7 +54,9 @@ pub static CORE: &[CoreOption] = &[
         info: info("rwmixread", Kind::Percent, "50", "percentage of reads in a mixed job"),
         aliases: &[],
         set: |s, v| {
-            s.rwmixread = percent(v)?;
+            let r = percent(v)?;
+            mix_agrees(s, "rwmixread", r)?;
+            s.rwmixread = r;
             Ok(())
         },
     },
@@ -51,7 +64,9 @@ pub static CORE: &[CoreOption] = &[
         info: info("rwmixwrite", Kind::Percent, "50", "percentage of writes in a mixed job"),
         aliases: &[],
         set: |s, v| {
-            s.rwmixread = 100.0 - percent(v)?;
+            let r = 100.0 - percent(v)?;
+            mix_agrees(s, "rwmixwrite", r)?;
+            s.rwmixread = r;
             Ok(())
         },
     },
@@ -116,6 +131,9 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.filenames = v.split(':').filter(|s| !s.is_empty()).map(String::from).collect();
+            if s.filenames.is_empty() {
+                return Err("names no file (give a path, or leave filename out for files named after the job)".into());
+            }
             Ok(())
         },
     },

@@ -88,23 +88,41 @@ pub fn bs(v: &str) -> Parsed<BlockSizes> {
     Ok(BlockSizes { read: SizeSplit::fixed(read), write: SizeSplit::fixed(write) })
 }
 
-/// `4k/50:64k/50`: weighted sizes.
+/// `4k/50:64k/50`: sizes with percentages, as fio takes them: sizes given
+/// without one share what the others leave of 100; percentages that are all
+/// given must add up to 100 (fio would give a shortfall to the last size,
+/// silently: here it is an error).
 pub fn split(v: &str) -> Parsed<SizeSplit> {
-    let mut entries = Vec::new();
+    let mut given: Vec<(u64, Option<f64>)> = Vec::new();
     for item in v.split(':').filter(|s| !s.trim().is_empty()) {
-        let (size, weight) = item.split_once('/').unwrap_or((item, "100"));
+        let (size, pct) = match item.split_once('/') {
+            Some((s, p)) => (s, Some(p)),
+            None => (item, None),
+        };
         let size = nonzero_size(size)?;
-        let weight: u32 = weight
-            .trim()
-            .trim_end_matches('%')
-            .parse()
-            .map_err(|_| format!("weight '{weight}' in '{item}' is not a whole number (form: 4k/50:64k/50)"))?;
-        if weight > 0 {
-            entries.push((size, weight));
-        }
+        let pct = pct
+            .map(|p| p.trim().trim_end_matches('%').parse::<f64>().ok().filter(|x| (0.0..=100.0).contains(x)))
+            .map(|p| p.ok_or_else(|| format!("the percentage in '{item}' is not a number from 0 to 100 (form: 4k/50:64k/50)")))
+            .transpose()?;
+        given.push((size, pct));
     }
+    let total: f64 = given.iter().filter_map(|g| g.1).sum();
+    let missing = given.iter().filter(|g| g.1.is_none()).count();
+    if total > 100.0 + 1e-9 {
+        return Err(format!("'{v}': the percentages add up to {total}, more than 100"));
+    }
+    if missing == 0 && (total - 100.0).abs() > 1e-9 && given.len() > 1 {
+        return Err(format!("'{v}': the percentages add up to {total}, not 100; make them add up to 100"));
+    }
+    let share = if missing > 0 { (100.0 - total) / missing as f64 } else { 0.0 };
+    // Weights in hundredths of a percent keep fractional shares exact enough.
+    let entries: Vec<(u64, u32)> = given
+        .iter()
+        .map(|(s, p)| (*s, (p.unwrap_or(share) * 100.0).round() as u32))
+        .filter(|e| e.1 > 0)
+        .collect();
     if entries.is_empty() {
-        return Err(format!("'{v}' has no block size with a weight above zero (form: 4k/50:64k/50)"));
+        return Err(format!("'{v}' has no size with a percentage above zero (form: 4k/50:64k/50)"));
     }
     Ok(SizeSplit(entries))
 }
