@@ -33,6 +33,12 @@ impl From<storbench_runner::PrepareFailed> for CliError {
         for w in &e.leftovers {
             eprintln!("storbench: warning: {w}");
         }
+        if e.interrupted {
+            return CliError {
+                code: EXIT_INTERRUPTED,
+                message: format!("{}: nothing was measured, and the files it had begun were removed", e.error),
+            };
+        }
         e.error.into()
     }
 }

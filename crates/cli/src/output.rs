@@ -48,8 +48,33 @@ pub fn check_writable(dir: &Path) -> Result<(), CliError> {
     Ok(())
 }
 
-pub fn create(dir: &Path) -> Result<(), CliError> {
-    std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create results directory {}: {e}", dir.display())))
+/// Create the results directory; the first of its ancestors that did not
+/// exist (what a failed run should remove again), if any.
+pub fn create(dir: &Path) -> Result<Option<PathBuf>, CliError> {
+    let mut first_new = None;
+    let mut d = dir;
+    while !d.as_os_str().is_empty() && !d.exists() {
+        first_new = Some(d.to_path_buf());
+        d = d.parent().unwrap_or(Path::new(""));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create results directory {}: {e}", dir.display())))?;
+    Ok(first_new)
+}
+
+/// Undo [`create`] after a run that measured nothing: remove the
+/// directories it made, if they are still empty.
+pub fn remove_if_empty(dir: &Path, made: Option<PathBuf>) {
+    let Some(top) = made else { return };
+    let mut d = dir;
+    loop {
+        if std::fs::remove_dir(d).is_err() || d == top {
+            break;
+        }
+        match d.parent() {
+            Some(p) => d = p,
+            None => break,
+        }
+    }
 }
 
 /// Write every format that has a file into the directory, each streamed.

@@ -34,8 +34,15 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     }
     // From here on, Ctrl-C stops this run (and only this run) gracefully.
     let scope = Scope::begin();
-    let prepared = plan.prepare()?;
-    output::create(&dir)?;
+    // The results directory exists before any target is touched.
+    let made = output::create(&dir)?;
+    let prepared = match plan.prepare(&|| scope.interrupted()) {
+        Ok(p) => p,
+        Err(e) => {
+            output::remove_if_empty(&dir, made);
+            return Err(e.into());
+        }
+    };
     let mut result = run_plan(&prepared, observer, &scope);
     for message in prepared.cleanup() {
         result.warnings.push(Warning::Cleanup { message });

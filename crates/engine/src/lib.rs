@@ -229,6 +229,10 @@ pub trait EngineFactory: Sync {
             _ => caps.objects,
         }
     }
+    /// The most operations one worker may keep in flight (a ring's size).
+    fn max_queue_depth(&self) -> u32 {
+        u32::MAX
+    }
     /// Parse and check the job's engine options once, resolving what they
     /// refer to (credentials from the environment and files) into the
     /// engine's typed configuration. Contacts no storage.

@@ -43,6 +43,10 @@ impl EngineFactory for UringFactory {
     fn options(&self) -> &'static [OptionInfo] {
         OPTIONS
     }
+    /// The kernel's largest ring (IORING_MAX_ENTRIES).
+    fn max_queue_depth(&self) -> u32 {
+        32768
+    }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, OPTIONS, options)?;
         let flag = |name: &str| options.get(name).map(|_| bool_option(NAME, options, name, false)).transpose();

@@ -16,15 +16,18 @@ pub struct AlignedBuffers {
 unsafe impl Send for AlignedBuffers {}
 
 impl AlignedBuffers {
-    pub fn new(slots: usize, slot_len: usize) -> AlignedBuffers {
+    /// `slots` buffers of `slot_len` bytes (rounded up to whole pages), or
+    /// why they could not be had.
+    pub fn new(slots: usize, slot_len: usize) -> Result<AlignedBuffers, String> {
         let slot_len = slot_len.div_ceil(ALIGN).max(1) * ALIGN;
-        let layout = Layout::from_size_align(slot_len * slots.max(1), ALIGN).expect("buffer layout is valid");
+        let bytes = slot_len.checked_mul(slots.max(1)).ok_or("the I/O buffers' size overflows")?;
+        let layout = Layout::from_size_align(bytes, ALIGN).map_err(|e| format!("I/O buffers of {bytes} bytes: {e}"))?;
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
+            return Err(format!("cannot allocate {bytes} bytes of I/O buffers; lower bs or iodepth"));
         }
-        AlignedBuffers { ptr, layout, slot_len, slots: slots.max(1) }
+        Ok(AlignedBuffers { ptr, layout, slot_len, slots: slots.max(1) })
     }
 
     pub fn lend(&self) -> Buffers {

@@ -19,6 +19,7 @@ pub mod buffers;
 pub mod clock;
 pub mod coordinator;
 pub mod interrupt;
+pub mod limits;
 pub mod plan;
 pub mod prepare;
 pub mod warnings;

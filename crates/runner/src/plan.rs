@@ -76,6 +76,7 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
             return Err(err(&j.spec, "two jobs have this name; give each job its own name"));
         }
     }
+    crate::limits::check(&jobs, &groups)?;
     Ok(Plan { jobs, groups })
 }
 
@@ -100,6 +101,18 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     if !caps.queued && queue_depth > 1 {
         warnings.push(Warning::QueueDepthCapped { engine: engine.name().into(), asked: queue_depth });
         queue_depth = 1;
+        // The job is described (and labelled) as it runs.
+        spec.iodepth = 1;
+    }
+    if queue_depth > engine.max_queue_depth() {
+        return Err(err(
+            &spec,
+            format!(
+                "engine {} keeps at most {} operations in flight per worker; lower iodepth, or use more workers (numjobs)",
+                engine.name(),
+                engine.max_queue_depth()
+            ),
+        ));
     }
     if spec.direct && !caps.direct_io {
         return Err(err(&spec, format!("engine {} cannot do direct I/O; use direct=0", engine.name())));

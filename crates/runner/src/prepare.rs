@@ -54,21 +54,24 @@ pub struct Prepared {
 pub struct PrepareFailed {
     pub error: PlanError,
     pub leftovers: Vec<String>,
+    /// It was stopped (Ctrl-C) rather than failing.
+    pub interrupted: bool,
 }
 
 impl Plan {
-    /// Create, check and lay out every target the plan uses.
-    pub fn prepare(self) -> Result<Prepared, PrepareFailed> {
+    /// Create, check and lay out every target the plan uses; `stop` (asked
+    /// while laying files out) ends it early.
+    pub fn prepare(self, stop: &dyn Fn() -> bool) -> Result<Prepared, PrepareFailed> {
         let mut created = Vec::new();
         let mut seen: HashMap<PathBuf, TargetFile> = HashMap::new();
         let mut jobs = Vec::new();
         for job in self.jobs {
-            match ready(job, &mut seen, &mut created) {
+            match ready(job, &mut seen, &mut created, stop) {
                 Ok(j) => jobs.push(j),
-                Err(error) => {
+                Err((error, interrupted)) => {
                     // No partial writes: files made before the failure go too.
                     let leftovers = remove(&created, true);
-                    return Err(PrepareFailed { error, leftovers });
+                    return Err(PrepareFailed { error, leftovers, interrupted });
                 }
             }
         }
@@ -80,19 +83,25 @@ fn target_err(job: &str, e: impl std::fmt::Display, user_error: bool) -> PlanErr
     PlanError { job: job.into(), message: e.to_string(), user_error }
 }
 
-/// One job's targets prepared and its share resolved.
-fn ready(job: JobPlan, seen: &mut HashMap<PathBuf, TargetFile>, created: &mut Vec<(PathBuf, bool)>) -> Result<ReadyJob, PlanError> {
+/// One job's targets prepared and its share resolved (or why not, and
+/// whether it was stopped).
+fn ready(
+    job: JobPlan,
+    seen: &mut HashMap<PathBuf, TargetFile>,
+    created: &mut Vec<(PathBuf, bool)>,
+    stop: &dyn Fn() -> bool,
+) -> Result<ReadyJob, (PlanError, bool)> {
     let spec = &job.spec;
     let bytes = spec.size.map(|s| spec.offset + s);
     let targets = if job.paths.is_empty() {
         let req = target_request(spec, job.object_prefix.as_deref(), bytes);
-        let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| target_err(&spec.name, &e, e.is_user_error()))?;
+        let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| (target_err(&spec.name, &e, e.is_user_error()), false))?;
         prepared.map_or(Targets::None, Targets::Store)
     } else {
         let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite, destroy_in_use: spec.destroy_in_use };
-        Targets::Files(prepare_files(&job, &need, seen, created)?)
+        Targets::Files(prepare_files(&job, &need, seen, created, stop)?)
     };
-    let (region, io_limit) = region(&job, &targets)?;
+    let (region, io_limit) = region(&job, &targets).map_err(|e| (e, false))?;
     let share = JobShare {
         job: job.id,
         workers: job.spec.numjobs,
@@ -116,14 +125,16 @@ fn prepare_files(
     need: &Need,
     seen: &mut HashMap<PathBuf, TargetFile>,
     created: &mut Vec<(PathBuf, bool)>,
-) -> Result<Vec<Vec<TargetFile>>, PlanError> {
+    stop: &dyn Fn() -> bool,
+) -> Result<Vec<Vec<TargetFile>>, (PlanError, bool)> {
     let mut per_worker = Vec::new();
     for paths in &job.paths {
         let mut mine = Vec::new();
         for path in paths {
             let t = match seen.get(path) {
                 Some(t) if t.size >= need.bytes.unwrap_or(0) => t.clone(),
-                _ => files::prepare(path, need).map_err(|e| target_err(&job.spec.name, &e, e.is_user_error()))?,
+                _ => files::prepare(path, need, stop)
+                    .map_err(|e| (target_err(&job.spec.name, &e, e.is_user_error()), e.is_interrupted()))?,
             };
             if t.created {
                 created.push((path.clone(), job.spec.unlink));

@@ -161,7 +161,7 @@ impl Worker {
             .collect::<Result<_, _>>()?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let qd = share.queue_depth as usize;
-        let mut buffers = AlignedBuffers::new(qd, (spec.max_transfer() as usize).max(1));
+        let mut buffers = AlignedBuffers::new(qd, (spec.max_transfer() as usize).max(1))?;
         let filler = Filler::new(&spec.data);
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));

@@ -22,6 +22,8 @@ mod device;
 
 const MARKER_XATTR: &str = "user.storbench";
 const LAYOUT_CHUNK: usize = 1 << 20;
+/// Layouts are written back to the disk in steps of this many bytes.
+const FLUSH_EVERY: u64 = 128 << 20;
 
 /// Why a target could not be used.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +35,9 @@ pub enum TargetError {
     Invalid { path: PathBuf, message: String },
     #[error("{path}: {call} failed: {source}")]
     Os { path: PathBuf, call: &'static str, source: std::io::Error },
+    /// Stopped (Ctrl-C) while laying the file out; what was made is removed.
+    #[error("{path}: interrupted while laying it out")]
+    Interrupted { path: PathBuf },
 }
 
 impl TargetError {
@@ -42,6 +47,9 @@ impl TargetError {
     /// Whether the error is the user's input (exit code 2) rather than the system's.
     pub fn is_user_error(&self) -> bool {
         !matches!(self, TargetError::Os { .. })
+    }
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, TargetError::Interrupted { .. })
     }
 }
 
@@ -58,24 +66,25 @@ pub struct Need {
     pub destroy_in_use: bool,
 }
 
-/// Check, create and lay out one target.
-pub fn prepare(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
+/// Check, create and lay out one target; `stop` is asked between chunks of
+/// the layout, which ends (removing a file it made) when it says so.
+pub fn prepare(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
     match std::fs::metadata(path) {
         Ok(m) if m.file_type().is_block_device() => prepare_device(path, need),
-        Ok(m) if m.is_file() => prepare_existing_file(path, m.len(), need),
+        Ok(m) if m.is_file() => prepare_existing_file(path, m.len(), need, stop),
         Ok(_) => Err(TargetError::Invalid { path: path.into(), message: "is neither a regular file nor a block device".into() }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_file(path, need),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_file(path, need, stop),
         Err(e) => Err(TargetError::os(path, "stat", e)),
     }
 }
 
-fn create_file(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
+fn create_file(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
     let size = need.bytes.ok_or_else(|| TargetError::Invalid {
         path: path.into(),
         message: "does not exist and no size was given; set size (e.g. --size 1g) to create it".into(),
     })?;
     let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| TargetError::os(path, "create", e))?;
-    let made = mark_created(&f, path).and_then(|_| lay_out(&mut f, path, 0, size));
+    let made = mark_created(&f, path).and_then(|_| lay_out(&mut f, path, 0, size, stop));
     if let Err(e) = made {
         // No partial writes: a file we could not finish is not left behind.
         let _ = remove_created(path);
@@ -84,7 +93,7 @@ fn create_file(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
     Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true })
 }
 
-fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<TargetFile, TargetError> {
+fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
     let ours = is_marked(path);
     if need.writes && !ours && len > 0 && !need.allow_overwrite {
         return Err(TargetError::Refused {
@@ -114,7 +123,7 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need) -> Result<TargetFil
         if len == 0 && !ours {
             mark_created(&f, path)?;
         }
-        lay_out(&mut f, path, len, wanted)?;
+        lay_out(&mut f, path, len, wanted, stop)?;
     }
     Ok(TargetFile { path: path.into(), kind: FileKind::File, size: wanted, created: false })
 }
@@ -196,7 +205,12 @@ pub fn is_marked(path: &Path) -> bool {
     (n > 0 && &buf[..n as usize] == b"created") || sidecar(path).exists()
 }
 
-fn lay_out(f: &mut File, path: &Path, from: u64, to: u64) -> Result<(), TargetError> {
+/// Write incompressible data from `from` to `to`, after checking it fits.
+/// Written back to the disk every [`FLUSH_EVERY`] bytes, so a stop request
+/// (asked between chunks) is never kept waiting behind gigabytes of dirty
+/// pages.
+fn lay_out(f: &mut File, path: &Path, from: u64, to: u64, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    check_free_space(f, path, to.saturating_sub(from))?;
     let filler = Filler::new(&DataPattern::default());
     let mut buf = vec![0u8; LAYOUT_CHUNK];
     filler.init(&mut buf);
@@ -204,12 +218,39 @@ fn lay_out(f: &mut File, path: &Path, from: u64, to: u64) -> Result<(), TargetEr
     f.seek(SeekFrom::Start(from)).map_err(|e| TargetError::os(path, "seek", e))?;
     let mut at = from;
     while at < to {
+        if stop() {
+            return Err(TargetError::Interrupted { path: path.into() });
+        }
         let n = ((to - at) as usize).min(LAYOUT_CHUNK);
         filler.refresh(&mut buf, n, 0, &mut rng);
         f.write_all(&buf[..n]).map_err(|e| TargetError::os(path, "write (laying out)", e))?;
         at += n as u64;
+        if (at - from) % FLUSH_EVERY == 0 {
+            f.sync_data().map_err(|e| TargetError::os(path, "fdatasync (laying out)", e))?;
+        }
     }
     f.sync_all().map_err(|e| TargetError::os(path, "fsync (laying out)", e))
+}
+
+/// Refuse a layout larger than the free space of the file's file system.
+fn check_free_space(f: &File, path: &Path, bytes: u64) -> Result<(), TargetError> {
+    // SAFETY: fstatvfs fills the zeroed struct for a valid descriptor.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstatvfs(f.as_raw_fd(), &mut st) } != 0 {
+        return Err(TargetError::os(path, "fstatvfs", std::io::Error::last_os_error()));
+    }
+    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    if bytes > free {
+        return Err(TargetError::Invalid {
+            path: path.into(),
+            message: format!(
+                "laying it out needs {} but its file system has {} free; lower size, or use another directory",
+                storbench_workload::units::format_amount(bytes),
+                storbench_workload::units::format_amount(free)
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Remove a file this run created, with its marker.
@@ -260,12 +301,12 @@ mod tests {
     fn creates_marks_and_lays_out_then_reuses() {
         let p = tmp("new");
         let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false, destroy_in_use: false };
-        let t = prepare(&p, &need).unwrap();
+        let t = prepare(&p, &need, &|| false).unwrap();
         assert!(t.created && is_marked(&p));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
         let data = std::fs::read(&p).unwrap();
         assert!(data.iter().filter(|b| **b == 0).count() < data.len() / 100, "layout must not be zeros");
-        let again = prepare(&p, &need).unwrap();
+        let again = prepare(&p, &need, &|| false).unwrap();
         assert!(!again.created);
         remove_created(&p).unwrap();
         assert!(!sidecar(&p).exists());
@@ -276,23 +317,46 @@ mod tests {
         let p = tmp("theirs");
         std::fs::write(&p, vec![1u8; 8192]).unwrap();
         let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false, destroy_in_use: false };
-        let err = prepare(&p, &write).unwrap_err();
+        let err = prepare(&p, &write, &|| false).unwrap_err();
         assert!(matches!(err, TargetError::Refused { .. }), "{err}");
         assert!(err.to_string().contains("allow_overwrite"));
         assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 8192], "nothing written");
         let read = Need { bytes: None, writes: false, allow_overwrite: false, destroy_in_use: false };
-        assert_eq!(prepare(&p, &read).unwrap().size, 8192);
+        assert_eq!(prepare(&p, &read, &|| false).unwrap().size, 8192);
         let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false, destroy_in_use: false };
-        assert!(prepare(&p, &too_big).is_err());
+        assert!(prepare(&p, &too_big, &|| false).is_err());
         let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true, destroy_in_use: false };
-        assert!(prepare(&p, &allowed).is_ok());
+        assert!(prepare(&p, &allowed, &|| false).is_ok());
         std::fs::remove_file(&p).unwrap();
+    }
+
+    #[test]
+    fn a_layout_stops_when_asked_and_leaves_nothing() {
+        let p = tmp("stopped");
+        let need = Need { bytes: Some(64 << 20), writes: true, allow_overwrite: false, destroy_in_use: false };
+        let asked = std::cell::Cell::new(0);
+        let stop = || {
+            asked.set(asked.get() + 1);
+            asked.get() > 3
+        };
+        let e = prepare(&p, &need, &stop).unwrap_err();
+        assert!(e.is_interrupted(), "{e}");
+        assert!(!p.exists() && !sidecar(&p).exists(), "the half-made file is removed");
+    }
+
+    #[test]
+    fn a_layout_larger_than_the_free_space_is_refused_before_writing() {
+        let p = tmp("huge");
+        let need = Need { bytes: Some(1 << 60), writes: true, allow_overwrite: false, destroy_in_use: false };
+        let e = prepare(&p, &need, &|| false).unwrap_err();
+        assert!(e.to_string().contains("free; lower size"), "{e}");
+        assert!(!p.exists());
     }
 
     #[test]
     fn new_file_without_size_is_a_clear_error() {
         let p = tmp("nosize");
-        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false, destroy_in_use: false }).unwrap_err();
+        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false, destroy_in_use: false }, &|| false).unwrap_err();
         assert!(err.to_string().contains("size"), "{err}");
         assert!(!p.exists());
     }
