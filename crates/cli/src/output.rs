@@ -78,11 +78,24 @@ pub fn remove_if_empty(dir: &Path, made: Option<PathBuf>) {
 }
 
 /// Write every format that has a file into the directory, each streamed.
+///
+/// A failure names the files that were written and says the summary went to
+/// standard output.
 pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), CliError> {
     let runs = RunSet::one(r.clone());
+    let mut written = Vec::new();
     for e in EXPORTERS {
         if let Some(name) = e.file_name() {
-            write_file(dir, name, |w| e.write(&runs, w))?;
+            write_file(dir, name, |w| e.write(&runs, w)).map_err(|err| {
+                let kept = if written.is_empty() { "none of the result files".to_string() } else { written.join(", ") };
+                CliError::system(format!(
+                    "{}; {} holds {kept} (and series.csv as far as it was written as the run went); \
+                     the summary was printed above",
+                    err.message,
+                    dir.display()
+                ))
+            })?;
+            written.push(name);
         }
     }
     Ok(())

@@ -6,6 +6,7 @@
 use crate::error::*;
 use crate::output;
 use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use storbench_model::{RunResult, RunSet, Warning};
 use storbench_runner::interrupt::Scope;
@@ -43,7 +44,10 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
             return Err(e.into());
         }
     };
-    let mut result = run_plan(&prepared, observer, &scope);
+    // The series is written as the run goes: whatever happens later, the
+    // seconds measured so far are on disk.
+    let mut tee = SeriesTee::open(&dir, observer);
+    let mut result = run_plan(&prepared, &mut tee, &scope);
     for message in prepared.cleanup() {
         result.warnings.push(Warning::Cleanup { message });
     }
@@ -52,16 +56,57 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     Ok((result, dir))
 }
 
-/// Write the results directory, then `format` (if any) to standard output.
+/// `format` (if any) to standard output, then the results directory. The
+/// summary comes first, so a results directory that cannot be written (a
+/// full disk) loses no result: the error says what did reach it.
 pub fn finish(dir: &Path, r: &RunResult, format: Option<&str>) -> Result<i32, CliError> {
-    output::write_all(dir, r)?;
     if let Some(e) = format.and_then(storbench_report::find) {
         // A closed pipe must not turn a finished run into a failure: the
         // results directory has everything.
         let _ = output::to_stdout(e, &RunSet::one(r.clone()));
     }
+    output::write_all(dir, r)?;
     eprintln!("storbench: results in {}", dir.display());
     Ok(exit_code(r))
+}
+
+/// Passes every point on to the run's observer and appends it to
+/// series.csv as it comes. A write that fails stops the streaming quietly:
+/// the full results are written (and their failure reported) at the end.
+struct SeriesTee<'a> {
+    file: Option<std::io::BufWriter<std::fs::File>>,
+    inner: &'a mut dyn Observer,
+}
+
+impl<'a> SeriesTee<'a> {
+    fn open(dir: &Path, inner: &'a mut dyn Observer) -> SeriesTee<'a> {
+        let file = std::fs::File::create(dir.join("series.csv")).ok().map(std::io::BufWriter::new);
+        let mut tee = SeriesTee { file, inner };
+        tee.write(|w| writeln!(w, "{}", storbench_report::csv::HEADER));
+        tee
+    }
+
+    fn write(&mut self, f: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>) {
+        use std::io::Write;
+        if let Some(w) = self.file.as_mut() {
+            if f(w).and_then(|_| w.flush()).is_err() {
+                self.file = None;
+            }
+        }
+    }
+}
+
+impl Observer for SeriesTee<'_> {
+    fn job_started(&mut self, job: &storbench_model::protocol::JobShare) {
+        self.inner.job_started(job);
+    }
+    fn second(&mut self, p: &storbench_runner::Progress) {
+        self.write(|w| storbench_report::csv::point_rows(p.job, p.point, w));
+        self.inner.second(p);
+    }
+    fn group_finished(&mut self) {
+        self.inner.group_finished();
+    }
 }
 
 pub fn exit_code(r: &RunResult) -> i32 {

@@ -370,3 +370,29 @@ fn show_prints_every_file_of_a_results_directory_again() {
     let bad = storbench(d.path(), &["show", "out", "--format", "xml"]);
     assert!(bad.code == 2 && bad.stderr.contains("rados-bench") && bad.stderr.lines().count() == 1, "{}", bad.stderr);
 }
+
+/// A results directory on a file system that fills up: the summary still
+/// reaches standard output, series.csv has the seconds written as the run
+/// went, and the error says what the directory holds.
+#[test]
+fn a_full_results_directory_still_leaves_the_summary_on_stdout() {
+    if !is_root() {
+        eprintln!("SKIP: mounting a small tmpfs needs root");
+        return;
+    }
+    let d = scratch();
+    let small = d.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=12k", "tmpfs"]).arg(&small).status().unwrap();
+    assert!(mounted.success(), "mount a 12 KiB tmpfs");
+    let r = storbench(
+        d.path(),
+        &["run", "--name", "full", "--ioengine", "null", "--size", "1g", "--runtime", "2", "--time_based", "--results-dir", "small/out"],
+    );
+    let series = std::fs::read_to_string(small.join("out/series.csv")).unwrap_or_default();
+    let _ = std::process::Command::new("umount").arg(&small).status();
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stdout.contains("full") && r.stdout.contains("IOPS"), "the summary reached stdout:\n{}", r.stdout);
+    assert!(r.stderr.contains("the summary was printed above") && r.stderr.contains("summary.txt"), "{}", r.stderr);
+    assert!(series.lines().count() >= 2, "seconds streamed to series.csv: {series}");
+}

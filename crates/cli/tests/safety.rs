@@ -172,7 +172,8 @@ fn per_io_errors_are_counted_reported_and_set_the_exit_code() {
 }
 
 fn write_job(d: &std::path::Path, dev: &str, extra: &[&str]) -> Run {
-    let mut a = vec!["run", "--name", "w", "--filename", dev, "--rw", "randwrite", "--bs", "4k", "--runtime", "1", "--time_based", "--quiet"];
+    let mut a =
+        vec!["run", "--name", "w", "--filename", dev, "--rw", "randwrite", "--bs", "4k", "--runtime", "1", "--time_based", "--quiet"];
     a.extend_from_slice(extra);
     storbench(d, &a)
 }

@@ -1,7 +1,7 @@
 //! The per-second series as CSV, one row per job, interval and operation kind.
 
 use std::io::Write;
-use storbench_model::RunResult;
+use storbench_model::{RunResult, SeriesPoint};
 
 pub const HEADER: &str = "job,t_s,duration_s,warmup,op,iops,bytes_per_s,p50_us,p99_us,max_us,errors";
 
@@ -20,24 +20,30 @@ pub fn write(r: &RunResult, out: &mut impl Write) -> std::io::Result<()> {
 fn rows(r: &RunResult, out: &mut impl Write) -> std::io::Result<()> {
     for j in &r.jobs {
         for p in &j.series {
-            for o in &p.ops {
-                writeln!(
-                    out,
-                    "{},{:.3},{:.3},{},{},{:.1},{:.0},{:.1},{:.1},{:.1},{}",
-                    quote(&j.name),
-                    p.t,
-                    p.duration,
-                    p.warmup as u8,
-                    o.op.name(),
-                    o.iops,
-                    o.bytes_per_sec,
-                    o.p50_ns as f64 / 1e3,
-                    o.p99_ns as f64 / 1e3,
-                    o.max_ns as f64 / 1e3,
-                    o.errors
-                )?;
-            }
+            point_rows(&j.name, p, out)?;
         }
+    }
+    Ok(())
+}
+
+/// The rows of one point of one job's series (written as a run goes, too).
+pub fn point_rows(job: &str, p: &SeriesPoint, out: &mut impl Write) -> std::io::Result<()> {
+    for o in &p.ops {
+        writeln!(
+            out,
+            "{},{:.3},{:.3},{},{},{:.1},{:.0},{:.1},{:.1},{:.1},{}",
+            quote(job),
+            p.t,
+            p.duration,
+            p.warmup as u8,
+            o.op.name(),
+            o.iops,
+            o.bytes_per_sec,
+            o.p50_ns as f64 / 1e3,
+            o.p99_ns as f64 / 1e3,
+            o.max_ns as f64 / 1e3,
+            o.errors
+        )?;
     }
     Ok(())
 }

@@ -125,7 +125,15 @@ mod tests {
         let job = |o: &[(&str, &str)]| crate::plan::build_plan(vec![spec(o)]).map(|p| job_memory(&p.jobs[0]));
         let small = job(&[("name", "s"), ("ioengine", "null"), ("size", "1m"), ("bs", "4k"), ("iodepth", "2")]).unwrap();
         assert_eq!(small, 2 * 4096 + HISTOGRAM_BYTES * HISTOGRAMS_PER_KIND);
-        let objects = job(&[("name", "o"), ("ioengine", "null"), ("objects", "8000"), ("object_size", "1k-2k"), ("rw", "write"), ("number_ios", "1")]).unwrap();
+        let objects = job(&[
+            ("name", "o"),
+            ("ioengine", "null"),
+            ("objects", "8000"),
+            ("object_size", "1k-2k"),
+            ("rw", "write"),
+            ("number_ios", "1"),
+        ])
+        .unwrap();
         assert!(objects >= 8000 / 8 + 8000 * 4 + 2048, "{objects}");
     }
 

@@ -133,8 +133,9 @@ fn prepare_files(
         for path in paths {
             let t = match seen.get(path) {
                 Some(t) if t.size >= need.bytes.unwrap_or(0) => t.clone(),
-                _ => files::prepare(path, need, stop)
-                    .map_err(|e| (target_err(&job.spec.name, &e, e.is_user_error()), e.is_interrupted()))?,
+                _ => {
+                    files::prepare(path, need, stop).map_err(|e| (target_err(&job.spec.name, &e, e.is_user_error()), e.is_interrupted()))?
+                }
             };
             if t.created {
                 created.push((path.clone(), job.spec.unlink));

@@ -94,9 +94,11 @@ fn partitions((major, minor): (u32, u32)) -> Vec<((u32, u32), String)> {
 /// Whether `dev` is active swap (/proc/swaps names paths: compared by device number).
 fn is_swap(dev: (u32, u32)) -> bool {
     let swaps = std::fs::read_to_string("/proc/swaps").unwrap_or_default();
-    swaps.lines().skip(1).filter_map(|l| l.split_whitespace().next()).any(|p| {
-        std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device() && dev_numbers(m.rdev()) == dev)
-    })
+    swaps
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split_whitespace().next())
+        .any(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device() && dev_numbers(m.rdev()) == dev))
 }
 
 /// What the device holds, if it is not blank.

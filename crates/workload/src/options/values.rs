@@ -116,11 +116,8 @@ pub fn split(v: &str) -> Parsed<SizeSplit> {
     }
     let share = if missing > 0 { (100.0 - total) / missing as f64 } else { 0.0 };
     // Weights in hundredths of a percent keep fractional shares exact enough.
-    let entries: Vec<(u64, u32)> = given
-        .iter()
-        .map(|(s, p)| (*s, (p.unwrap_or(share) * 100.0).round() as u32))
-        .filter(|e| e.1 > 0)
-        .collect();
+    let entries: Vec<(u64, u32)> =
+        given.iter().map(|(s, p)| (*s, (p.unwrap_or(share) * 100.0).round() as u32)).filter(|e| e.1 > 0).collect();
     if entries.is_empty() {
         return Err(format!("'{v}' has no size with a percentage above zero (form: 4k/50:64k/50)"));
     }
