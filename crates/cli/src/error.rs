@@ -62,8 +62,15 @@ pub fn from_clap(e: &clap::Error, command: &str) -> Option<CliError> {
     if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
         return None;
     }
+    // clap's message up to its usage line, in one line.
     let text = e.render().to_string();
-    let first = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("bad arguments");
-    let first = first.trim_start_matches("error: ");
-    Some(CliError::usage(format!("{first}; see `storbench {command}--help`")))
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more information"))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let message = lines.join(" ");
+    let message = message.trim_start_matches("error: ");
+    Some(CliError::usage(format!("{message}; see `storbench {command}--help`")))
 }

@@ -19,7 +19,9 @@ fn main() {
     let code = match dispatch(&words) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("storbench: error: {e}");
+            // One line, always: scripts read the first line of stderr.
+            let text = e.message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+            eprintln!("storbench: error: {text}");
             e.code
         }
     };
@@ -38,7 +40,10 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
     let argv = std::iter::once("storbench".to_string()).chain(words.iter().cloned());
     let cli = match cli::Cli::command().try_get_matches_from(argv).and_then(|m| cli::Cli::from_arg_matches(&m)) {
         Ok(c) => c,
-        Err(e) if e.kind() == clap::error::ErrorKind::InvalidSubcommand => return Err(unknown_command(&words[0])),
+        Err(e) if e.kind() == clap::error::ErrorKind::InvalidSubcommand => {
+            let word = e.get(clap::error::ContextKind::InvalidSubcommand).map(|v| v.to_string()).unwrap_or_else(|| words[0].clone());
+            return Err(unknown_command(&word, words));
+        }
         Err(e) => return clap_failed(e, ""),
     };
     use cli::Command::*;
@@ -67,8 +72,16 @@ fn clap_failed(e: clap::Error, command: &str) -> Result<i32, CliError> {
     }
 }
 
-fn unknown_command(word: &str) -> CliError {
-    let names: Vec<String> = cli::Cli::command().get_subcommands().map(|c| c.get_name().to_string()).collect();
+/// An unknown command (or subcommand: `rados mkpool`), with the nearest known one.
+fn unknown_command(word: &str, words: &[String]) -> CliError {
+    let mut cmd = cli::Cli::command();
+    // The command the unknown word was given to.
+    for w in words.iter().take_while(|w| w.as_str() != word) {
+        if let Some(sub) = cmd.find_subcommand(w).cloned() {
+            cmd = sub;
+        }
+    }
+    let names: Vec<String> = cmd.get_subcommands().map(|c| c.get_name().to_string()).collect();
     let hint = storbench_workload::options::suggest(word, names.iter().map(String::as_str))
         .map(|s| format!(" Did you mean '{s}'?"))
         .unwrap_or_default();

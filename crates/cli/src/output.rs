@@ -57,7 +57,16 @@ pub fn create(dir: &Path) -> Result<Option<PathBuf>, CliError> {
         first_new = Some(d.to_path_buf());
         d = d.parent().unwrap_or(Path::new(""));
     }
-    std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create results directory {}: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(|e| {
+        let message = format!("cannot create results directory {}: {e}", dir.display());
+        // A path that cannot be (a missing or read-only place) is the user's to fix.
+        match e.kind() {
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem => {
+                CliError::usage(message)
+            }
+            _ => CliError::system(message),
+        }
+    })?;
     Ok(first_new)
 }
 

@@ -52,6 +52,9 @@ pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, 
                 }
                 // A switch may be given a boolean, as job flags may: --quiet 0.
                 Own::Switch => {
+                    if let Some(n) = words.get(i).filter(|n| inline.is_none() && not_a_boolean(n)) {
+                        return Err(CliError::usage(format!("--{key} is a flag: give 0 or 1 (or nothing for 1), not '{n}'")));
+                    }
                     let value = match inline {
                         Some(v) => Some(v),
                         None if words.get(i).is_some_and(|n| parse_bool(n).is_ok()) => {
@@ -103,8 +106,7 @@ fn own_flag(command: &clap::Command, key: &str) -> Option<Own> {
 fn take_value(name: &str, key: &str, words: &[String], i: &mut usize) -> Result<String, CliError> {
     let flag = is_flag(name);
     let next = words.get(*i);
-    // A flag followed by a number that is not a boolean is a mistake, not a job file.
-    if let Some(n) = next.filter(|n| flag && parse_bool(n).is_err() && n.parse::<f64>().is_ok()) {
+    if let Some(n) = next.filter(|n| flag && not_a_boolean(n)) {
         return Err(CliError::usage(format!("--{key} is a flag: give 0 or 1 (or nothing for 1), not '{n}'")));
     }
     let takes = match next {
@@ -120,6 +122,12 @@ fn take_value(name: &str, key: &str, words: &[String], i: &mut usize) -> Result<
         return Ok("1".into());
     }
     Err(CliError::usage(format!("--{key} needs a value (e.g. --{key}=...)")))
+}
+
+/// A word after a flag that is meant as its value but is not a boolean (`2`,
+/// `maybe`): not another option, not a path (a job file), not 0/1/yes/no.
+fn not_a_boolean(word: &str) -> bool {
+    !word.starts_with("--") && parse_bool(word).is_err() && !word.contains(['.', '/'])
 }
 
 /// Options that may stand alone on a command line: the table's flags, core

@@ -184,6 +184,9 @@ fn check_model(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(),
 /// The object model's own checks, including reads of objects nothing writes.
 fn check_objects(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
     let o = spec.objects.as_ref().expect("object job");
+    if spec.direct {
+        return Err(err(spec, "direct=1 has no meaning for object jobs; remove it"));
+    }
     let mix = o.effective_mix(spec.read_percent());
     if let Some((op, _)) = mix.iter().find(|m| !engine.supports(m.0)) {
         return Err(err(spec, format!("engine {} cannot {} objects; remove {} from object_ops", engine.name(), op.name(), op.name())));
@@ -212,9 +215,6 @@ fn check_objects(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(
     if spec.max_transfer() > u32::MAX as u64 / 2 {
         return Err(err(spec, "objects above 2 GiB are not supported"));
     }
-    if spec.direct {
-        return Err(err(spec, "direct=1 has no meaning for object jobs; remove it"));
-    }
     Ok(())
 }
 
@@ -235,17 +235,21 @@ fn configure(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<Arc<d
         }
         let mut known: Vec<&str> = core_names().collect();
         known.extend(storbench_engine::all_option_names());
-        let msg = match suggest(key, known.iter().copied()) {
-            Some(s) if engine.options().iter().any(|o| o.name == s) || core(s).is_some() => {
-                format!("unknown option '{key}'; did you mean '{s}'?")
+        let owners: Vec<&str> =
+            storbench_engine::registry().iter().filter(|f| f.options().iter().any(|o| o.name == key)).map(|f| f.name()).collect();
+        let msg = if !owners.is_empty() {
+            format!("option '{key}' belongs to engine {}, not {}", owners.join(", "), engine.name())
+        } else {
+            match suggest(key, known.iter().copied()) {
+                Some(s) if engine.options().iter().any(|o| o.name == s) || core(s).is_some() => {
+                    format!("unknown option '{key}'; did you mean '{s}'?")
+                }
+                Some(s) => format!(
+                    "option '{key}' is not an option of engine {} (did you mean '{s}', an option of another engine?)",
+                    engine.name()
+                ),
+                None => format!("unknown option '{key}' (see `storbench help options`)"),
             }
-            Some(s) => {
-                format!("option '{key}' is not an option of engine {} (did you mean '{s}', an option of another engine?)", engine.name())
-            }
-            None if storbench_engine::all_option_names().contains(&key.as_str()) => {
-                format!("option '{key}' belongs to another engine, not {}", engine.name())
-            }
-            None => format!("unknown option '{key}' (see `storbench help options`)"),
         };
         return Err(err(spec, msg));
     }

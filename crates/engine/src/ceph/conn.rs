@@ -117,7 +117,17 @@ impl Cluster {
         let cconf = o.conf.as_deref().map(|c| ffi::cstr(engine, "conf", c)).transpose()?;
         let conf_ptr = cconf.as_ref().map_or(ptr::null(), |c| c.as_ptr());
         // SAFETY: valid handle; NULL means the default search path.
-        ffi::check(engine, "rados_conf_read_file", unsafe { (self.api.rados_conf_read_file)(self.rados, conf_ptr) })?;
+        let rc = unsafe { (self.api.rados_conf_read_file)(self.rados, conf_ptr) };
+        if rc == -libc::ENOENT && o.conf.is_none() {
+            return Err(EngineError::BadOption {
+                engine,
+                option: "conf".into(),
+                message:
+                    "no ceph.conf found ($CEPH_CONF, /etc/ceph/ceph.conf, ~/.ceph/config, ./ceph.conf); pass --conf FILE or set CEPH_CONF"
+                        .into(),
+            });
+        }
+        ffi::check(engine, "rados_conf_read_file", rc)?;
         self.set(engine, "client_mount_timeout", &o.connect_timeout)?;
         self.set(engine, "rados_mon_op_timeout", &o.connect_timeout)?;
         // A dead or paused cluster must not hang the run: operations fail

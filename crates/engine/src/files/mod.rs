@@ -83,6 +83,9 @@ fn create_file(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<Targ
         path: path.into(),
         message: "does not exist and no size was given; set size (e.g. --size 1g) to create it".into(),
     })?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        return Err(TargetError::Invalid { path: path.into(), message: format!("its directory {} does not exist", dir.display()) });
+    }
     let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| TargetError::os(path, "create", e))?;
     let made = mark_created(&f, path).and_then(|_| lay_out(&mut f, path, 0, size, stop));
     if let Err(e) = made {
@@ -225,7 +228,7 @@ fn lay_out(f: &mut File, path: &Path, from: u64, to: u64, stop: &dyn Fn() -> boo
         filler.refresh(&mut buf, n, 0, &mut rng);
         f.write_all(&buf[..n]).map_err(|e| TargetError::os(path, "write (laying out)", e))?;
         at += n as u64;
-        if (at - from) % FLUSH_EVERY == 0 {
+        if (at - from).is_multiple_of(FLUSH_EVERY) {
             f.sync_data().map_err(|e| TargetError::os(path, "fdatasync (laying out)", e))?;
         }
     }

@@ -472,6 +472,10 @@ impl Common {
         };
         let ca_var = if engine == "s3" { "AWS_CA_BUNDLE" } else { "OS_CACERT" };
         let ca_cert = o.get("ca_cert").cloned().or_else(|| std::env::var(ca_var).ok()).filter(|s| !s.is_empty());
+        if let Some(f) = ca_cert.as_deref().filter(|f| !std::path::Path::new(f).exists()) {
+            let from = if o.contains_key("ca_cert") { "ca_cert".to_string() } else { ca_var.to_string() };
+            return Err(EngineError::BadOption { engine, option: from, message: format!("'{f}' does not exist") });
+        }
         let connect_to = match o.get("connect_to") {
             None => None,
             Some(v) => Some(v.parse().map_err(|_| EngineError::BadOption {

@@ -1,0 +1,253 @@
+//! The bad-input corpus: flags, TOML and fio job files, ssbench scenarios,
+//! engine options, paths and huge values a careless or hostile user might
+//! give. Every one must end in exit code 2, one line on stderr naming the
+//! culprit, no panic, and nothing written (the directory is the same after).
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// One bad input: the words, the files it needs, what its one error line must say.
+struct Case {
+    args: &'static [&'static str],
+    files: &'static [(&'static str, &'static str)],
+    says: &'static [&'static str],
+}
+
+const fn case(args: &'static [&'static str], says: &'static [&'static str]) -> Case {
+    Case { args, files: &[], says }
+}
+
+const fn with(args: &'static [&'static str], files: &'static [(&'static str, &'static str)], says: &'static [&'static str]) -> Case {
+    Case { args, files, says }
+}
+
+const SCENARIO: &str = r#"{"name": "s", "sizes": [{"name": "tiny", "size_min": 4096, "size_max": 4096}],
+  "initial_files": {"tiny": 10}, "operation_count": 10, "crud_profile": [1, 1, 1, 1], "user_count": 2}"#;
+
+#[rustfmt::skip]
+const CASES: &[Case] = &[
+    // Options and their values.
+    case(&["run", "--name", "a", "--iodpeth", "4", "--size", "1m"], &["iodpeth", "did you mean 'iodepth'"]),
+    case(&["run", "--name", "a", "--bs", "4q"], &["option 'bs'", "'4q' is not a size"]),
+    case(&["run", "--name", "a", "--bs", "0"], &["option 'bs'", "above zero"]),
+    case(&["run", "--name", "a", "--runtime", "soon"], &["option 'runtime'", "duration"]),
+    case(&["run", "--name", "a", "--runtime", "1000000000"], &["runtime", "at most 10 years"]),
+    case(&["run", "--name", "a", "--ramp_time", "-3"], &["ramp_time", "duration"]),
+    case(&["run", "--name", "a", "--rwmixread", "120"], &["rwmixread", "percentage"]),
+    case(&["run", "--name", "a", "--rwmixread", "70", "--rwmixwrite", "70"], &["do not add up to 100"]),
+    case(&["run", "--name", "a", "--rwmixwrite", "20", "--rwmixread", "30"], &["do not add up to 100"]),
+    case(&["run", "--name", "a", "--random_distribution", "zipf"], &["zipf needs a theta"]),
+    case(&["run", "--name", "a", "--random_distribution", "zipf:1"], &["zipf theta"]),
+    case(&["run", "--name", "a", "--random_distribution", "pareto:2"], &["pareto h"]),
+    case(&["run", "--name", "a", "--random_distribution", "normal:0"], &["normal deviation"]),
+    case(&["run", "--name", "a", "--random_distribution", "zoned:50/10:40/90"], &["add up to 100"]),
+    case(&["run", "--name", "a", "--random_distribution", "zoned:50"], &["zone '50'"]),
+    case(&["run", "--name", "a", "--random_distribution", "hotset:90"], &["hotset needs"]),
+    case(&["run", "--name", "a", "--random_distribution", "hotset:90/100"], &["hotset size"]),
+    case(&["run", "--name", "a", "--random_distribution", "bogus"], &["is not uniform"]),
+    case(&["run", "--name", "a", "--bssplit", "4k/50:64k/40"], &["bssplit", "add up to 90, not 100"]),
+    case(&["run", "--name", "a", "--bssplit", "4k/80:64k/40"], &["bssplit", "more than 100"]),
+    case(&["run", "--name", "a", "--bssplit", "4k/x"], &["bssplit", "percentage"]),
+    case(&["run", "--name", "a", "--bssplit", "4k/0"], &["bssplit", "above zero"]),
+    case(&["run", "--name", "a", "--filename", ""], &["filename", "names no file"]),
+    case(&["run", "--name", "a", "--direct", "2"], &["--direct is a flag", "'2'"]),
+    case(&["run", "--name", "a", "--time_based", "7", "--runtime", "1"], &["--time_based is a flag"]),
+    case(&["run", "--name", "a", "--iodepth", "0"], &["iodepth", "between 1 and 65536"]),
+    case(&["run", "--name", "a", "--iodepth", "70000"], &["iodepth", "between 1 and 65536"]),
+    case(&["run", "--name", "a", "--numjobs", "0"], &["numjobs", "between 1 and 65536"]),
+    case(&["run", "--name", "a", "--numjobs", "lots"], &["numjobs", "lots"]),
+    case(&["run", "--name", "a", "--rate_iops", "0"], &["rate_iops", "above zero"]),
+    case(&["run", "--name", "a", "--rate", "10x"], &["option 'rate'", "'10x'"]),
+    case(&["run", "--name", "a", "--rate_process", "burst"], &["rate_process", "linear or poisson"]),
+    case(&["run", "--name", "a", "--rw", "sideways"], &["option 'rw'", "sideways"]),
+    case(&["run", "--name", "a", "--offset", "1q"], &["option 'offset'", "1q"]),
+    case(&["run", "--name", "a", "--io_size", "0"], &["io_size", "above zero"]),
+    case(&["run", "--name", "a", "--thinktime", "forever"], &["thinktime", "duration"]),
+    case(&["run", "--name", "a", "--thinktime_blocks", "0"], &["thinktime_blocks", "between 1"]),
+    case(&["run", "--name", "a", "--fsync", "many"], &["option 'fsync'", "many"]),
+    case(&["run", "--name", "a", "--buffer_compress_percentage", "150"], &["buffer_compress_percentage", "percentage"]),
+    case(&["run", "--name", "a", "--dedupe_percentage", "-1"], &["dedupe_percentage"]),
+    case(&["run", "--name", "a", "--randseed", "x"], &["randseed"]),
+    case(&["run", "--name", "a", "--number_ios", "1.5"], &["number_ios"]),
+    case(&["run", "--name", "", "--size", "1m"], &["option 'name'", "needs a value"]),
+    case(&["run", "--name", "a", "--ioengine", ""], &["option 'ioengine'", "needs a value"]),
+    case(&["run", "--name", "a", "--bs"], &["--bs needs a value"]),
+    // Combinations.
+    case(&["run", "--name", "a", "--ioengine", "null", "--time_based"], &["time_based needs a runtime"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--runtime", "0", "--time_based"], &["runtime above 0"]),
+    case(&["run", "--name", "a", "--ioengine", "null"], &["set runtime or size"]),
+    case(&["run", "--name", "a", "--ioengine", "nul", "--size", "1m"], &["unknown ioengine 'nul'", "Did you mean 'null'"]),
+    case(&["run", "--name", "a", "--ioengine", "fancy", "--size", "1m"], &["unknown ioengine 'fancy'"]),
+    case(&["run", "--name", "a", "--size", "4k", "--bs", "8k"], &["larger than size"]),
+    case(&["run", "--name", "a", "--size", "1m", "--direct", "1", "--bs", "1000"], &["multiple of 512"]),
+    case(&["run", "--name", "a", "--size", "1m", "--direct", "1", "--offset", "100"], &["multiple of 512"]),
+    case(&["run", "--name", "a", "--name", "a", "--ioengine", "null", "--size", "1m"], &["two jobs have this name"]),
+    case(&["run", "--name", "a", "--zero_buffers", "--buffer_compress_percentage", "50", "--size", "1m"], &["zero_buffers conflicts"]),
+    case(&["run", "--name", "new", "--rw", "write"], &["no size was given"]),
+    case(&["run", "--name", "a", "--ioengine", "io_uring", "--size", "1m", "--iodepth", "65536", "--filename", "x.dat"], &["at most 32768"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "64g", "--bs", "1g", "--iodepth", "1024"], &["of memory", "lower bs, iodepth or numjobs"]),
+    case(&["run", "--name", "a", "--size", "1p", "--filename", "huge.dat", "--rw", "write"], &["huge.dat", "free; lower size"]),
+    case(&["run", "--name", "a", "--size", "3g", "--bs", "3g"], &["block size above 2 GiB"]),
+    case(&["run", "--name", "a", "--filename", "/proc/version", "--rw", "read"], &["/proc/version"]),
+    case(&["run", "--name", "a", "--filename", "/dev/null", "--rw", "read", "--size", "1m"], &["/dev/null", "neither a regular file nor a block device"]),
+    case(&["run", "--name", "a", "--directory", "/nonexistent/dir", "--size", "1m", "--rw", "write"], &["/nonexistent/dir"]),
+    case(&["run", "--name", "a", "--ioengine", "psync", "--size", "1m", "--results-dir", "/proc/nope"], &["/proc"]),
+    // The object model.
+    case(&["run", "--name", "a", "--ioengine", "null", "--objects", "0", "--runtime", "1"], &["option 'objects'", "between 1 and"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_size", "1m-4k", "--runtime", "1"], &["object_size", "small to large"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_size", "4k/60:1m/60", "--runtime", "1"], &["object_size", "more than 100"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_ops", "read:x", "--runtime", "1"], &["object_ops", "weight 'x'"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_ops", "bogus", "--runtime", "1"], &["object_ops", "not an object operation"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_ops", "read:1,read:2", "--runtime", "1"], &["read is listed twice"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_ops", "read:0", "--runtime", "1"], &["no operation a weight"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_ops", "sync", "--runtime", "1"], &["not an object operation"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_op_size", "64k-4k", "--runtime", "1"], &["object_op_size", "first size is larger"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_ops", "read", "--runtime", "1"], &["nothing writes first"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--objects_exist", "1", "--object_size", "4k-8k", "--runtime", "1"], &["varying object sizes"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--object_size", "4m", "--object_op_size", "8m", "--rw", "read", "--prefill", "1", "--runtime", "1"], &["larger than object_size"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--objects", "10", "--direct", "1", "--runtime", "1"], &["direct=1 has no meaning"]),
+    case(&["run", "--name", "a", "--ioengine", "psync", "--objects", "10", "--size", "1m"], &["need an object engine"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--objects", "4294967295", "--prefill", "1", "--object_size", "1-2", "--runtime", "1"], &["of memory"]),
+    // Engine options.
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--fixedbuf", "1"], &["fixedbuf"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--qwertyuiop", "1"], &["unknown option 'qwertyuiop'"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--bucket", "b"], &["option 'bucket' belongs to engine s3, not null"]),
+    case(&["run", "--name", "a", "--ioengine", "io_uring", "--size", "1m", "--iodepth_batch_submit", "0", "--filename", "x.dat"], &["iodepth_batch_submit", "at least 1"]),
+    case(&["run", "--name", "a", "--ioengine", "io_uring", "--size", "1m", "--registerfiles", "2"], &["--registerfiles is a flag"]),
+    case(&["run", "--name", "a", "--ioengine", "rados", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["option 'pool'", "is required"]),
+    case(&["run", "--name", "a", "--ioengine", "rados", "--pool", "p", "--object_ops", "list", "--runtime", "1"], &["cannot list"]),
+    case(&["run", "--name", "a", "--ioengine", "rados", "--pool", "p", "--op_timeout", "soon", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["op_timeout", "not a number of seconds"]),
+    case(&["run", "--name", "a", "--ioengine", "rbd", "--rbdname", "x:x", "--size", "1m"], &["rbdname", "listed twice"]),
+    case(&["run", "--name", "a", "--ioengine", "rbd", "--rbdname", "::", "--size", "1m"], &["rbdname", "names no image"]),
+    case(&["run", "--name", "a", "--ioengine", "rbd", "--rbd_cache", "maybe", "--size", "1m"], &["rbd_cache"]),
+    case(&["run", "--name", "a", "--ioengine", "rbd", "--conf", "/missing.conf", "--size", "1m", "--rw", "randread"], &["conf", "'/missing.conf' does not exist"]),
+    case(&["run", "--name", "a", "--ioengine", "rbd", "--keyring", "/missing.keyring", "--size", "1m", "--rw", "randread"], &["keyring", "/missing.keyring"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--addressing", "dns", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["addressing", "path or virtual"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--payload", "maybe", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["payload", "unsigned, signed or streaming"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--chunk_size", "1k", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["chunk_size", "at least 8k"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--retries", "11", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["retries", "0 to 10"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--connect_to", "nothost", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["connect_to", "not an IP address"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--buckets", "0", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["buckets", "count from 1"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--op_timeout", "-1", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["op_timeout"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--bucket", "a/b", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["bucket", "'a/b'"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--endpoint", "ftp://x", "--access_key", "k", "--secret_key", "s", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["endpoint", "http:// or https://"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--ca_cert", "/nonexistent/ca.pem", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["ca_cert"]),
+    case(&["run", "--name", "a", "--ioengine", "swift", "--containers", "0", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["containers", "count from 1"]),
+    case(&["run", "--name", "a", "--ioengine", "swift", "--segment_size", "0", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["segment_size", "above 0"]),
+    // Command lines.
+    case(&["run", "--output-format", "xml"], &["normal, json, fio-json"]),
+    case(&["run", "--suite", "slow"], &["'slow' is not a suite"]),
+    case(&["run", "--suite", "quick", "--name", "a"], &["cannot be combined with --suite"]),
+    case(&["run", "--users", "4"], &["--users ramps an ssbench scenario"]),
+    case(&["run", "--users", "0", "--ssbench", "s.json"], &["--users"]),
+    case(&["run", "--quiet", "maybe", "--name", "a"], &["maybe"]),
+    case(&["frobnicate"], &["unknown command 'frobnicate'"]),
+    case(&["runn"], &["unknown command 'runn'", "Did you mean 'run'"]),
+    case(&["help", "nosuch"], &["no help on 'nosuch'"]),
+    case(&["show", "nowhere"], &["nowhere"]),
+    case(&["show", ".", "--format", "xml"], &["'xml' is not one of"]),
+    case(&["rados", "bench", "10", "write"], &["name the pool with -p POOL"]),
+    case(&["rados", "bench", "10", "sideways", "-p", "p"], &["sideways"]),
+    case(&["rados", "bench", "10", "write", "-p", "p", "-b", "4x"], &["4x"]),
+    case(&["rados", "bench", "10", "write", "-p", "p", "-t", "0"], &["-t"]),
+    case(&["rados", "bench", "10", "write", "-p", "p", "-b", "4M", "-O", "8M"], &["different from the op size"]),
+    case(&["rados", "bench", "10", "write", "-p", "p", "--reuse-bench"], &["--reuse-bench is not supported"]),
+    case(&["rados", "bench", "-p", "p"], &["SECONDS"]),
+    case(&["rados", "load-gen", "-p", "p", "--read-percent", "150"], &["--read-percent"]),
+    case(&["rados", "mkpool"], &["mkpool"]),
+    case(&["rbd", "bench", "--io-type", "write"], &["name the image"]),
+    case(&["rbd", "bench", "img"], &["--io-type"]),
+    case(&["rbd", "bench", "--io-type", "sideways", "img"], &["sideways"]),
+    case(&["rbd", "bench", "--io-type", "write", "--io-pattern", "zigzag", "img"], &["zigzag"]),
+    case(&["rbd", "bench", "--io-type", "write", "--io-size", "4q", "img"], &["4q"]),
+    case(&["swift-bench", "-c", "0"], &["-c"]),
+    case(&["swift-bench", "--ioengine", "rados"], &["rados"]),
+    case(&["swift-bench", "--name", "x"], &["not --name jobs"]),
+    case(&["swift-bench", "-s", "big"], &["big"]),
+    // Job files.
+    with(&["run", "bad.toml"], &[("bad.toml", "[global\nrw = \"read\"\n")], &["not valid TOML"]),
+    with(&["run", "typo.toml"], &[("typo.toml", "[[job]]\nname = \"a\"\nrwmixrd = 70\n")], &["did you mean 'rwmixread'"]),
+    with(&["run", "top.toml"], &[("top.toml", "[globl]\n[[job]]\nname = \"a\"\n")], &["did you mean 'global'"]),
+    with(&["run", "nojobs.toml"], &[("nojobs.toml", "[global]\nrw = \"read\"\n")], &["no [[job]]"]),
+    with(&["run", "mode.toml"], &[("mode.toml", "run = \"sideways\"\n[[job]]\nname = \"a\"\n")], &["\"sequential\" or \"parallel\""]),
+    with(&["run", "table.toml"], &[("table.toml", "[[job]]\nname = \"a\"\nbs = { x = 1 }\n")], &["option 'bs'", "not a string, number"]),
+    with(&["run", "value.toml"], &[("value.toml", "[[job]]\nname = \"a\"\niodepth = \"many\"\n")], &["iodepth", "many"]),
+    with(&["run", "dup.toml"], &[("dup.toml", "[[job]]\nname = \"a\"\nioengine = \"null\"\nsize = \"1m\"\n[[job]]\nname = \"a\"\nioengine = \"null\"\nsize = \"1m\"\n")], &["two jobs have this name"]),
+    case(&["run", "missing.toml"], &["cannot read job file missing.toml"]),
+    with(&["run", "--fio", "u.fio"], &[("u.fio", "[a]\nrw=read\nverify=crc32c\nsize=1m\n")], &["verify"]),
+    with(&["run", "--fio", "early.fio"], &[("early.fio", "rw=read\n[a]\nsize=1m\n")], &["comes before any [section]"]),
+    with(&["run", "--fio", "global.fio"], &[("global.fio", "[global]\nrw=read\n")], &["no job sections"]),
+    with(&["run", "--fio", "rados.fio"], &[("rados.fio", "[a]\nioengine=rados\npool=p\nrw=write\n")], &["ioengine=rados needs size="]),
+    with(&["run", "--fio", "badval.fio"], &[("badval.fio", "[a]\nbs=4q\nsize=1m\n")], &["option 'bs'", "4q"]),
+    with(&["run", "--fio", "f.fio", "--name", "b"], &[("f.fio", "[a]\nsize=1m\n")], &["cannot be combined with --fio"]),
+    with(&["run", "j.toml", "--name", "b"], &[("j.toml", "[[job]]\nname = \"a\"\n")], &["cannot be combined with a job file"]),
+    with(&["run", "j.toml", "--fio", "f.fio"], &[("j.toml", "[[job]]\nname = \"a\"\n"), ("f.fio", "[a]\nsize=1m\n")], &["give one of"]),
+    case(&["run", "--fio", "missing.fio"], &["cannot read fio job file missing.fio"]),
+    // ssbench scenarios.
+    with(&["run", "--ssbench", "s.json"], &[("s.json", "{ not json")], &["not JSON"]),
+    with(&["run", "--ssbench", "s.json"], &[("s.json", r#"{"name": "s", "colour": "blue"}"#)], &["colour", "unknown field"]),
+    with(&["run", "--ssbench", "s.json"], &[("s.json", r#"{"name": "s", "sizes": []}"#)], &["crud_profile"]),
+    with(&["run", "--ssbench", "s.json", "--users", "4,2"], &[("s.json", SCENARIO)], &["must grow"]),
+    with(&["run", "--ssbench", "s.json", "--name", "a"], &[("s.json", SCENARIO)], &["runs a scenario on its own"]),
+    case(&["run", "--ssbench", "missing.json"], &["cannot read ssbench scenario missing.json"]),
+];
+
+/// Every file below `dir`, with its length (what "nothing written" compares).
+fn snapshot(dir: &Path) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().filter_map(|e| e.ok()) {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p.clone());
+            }
+            out.push((p.strip_prefix(dir).unwrap().display().to_string(), e.metadata().map(|m| m.len()).unwrap_or(0)));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
+    assert!(CASES.len() >= 100, "the corpus has {} cases", CASES.len());
+    let mut failures = Vec::new();
+    for c in CASES {
+        let d = scratch();
+        for (name, text) in c.files {
+            std::fs::write(d.path().join(name), text).unwrap();
+        }
+        let before = snapshot(d.path());
+        // No credentials or cluster from the environment: the input alone is judged.
+        let out = Command::new(bin())
+            .args(c.args)
+            .current_dir(d.path())
+            .env("HOME", d.path())
+            .env_remove("CEPH_CONF")
+            .envs(["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL", "ST_AUTH", "OS_AUTH_URL"].map(|k| (k, "")))
+            .output()
+            .unwrap();
+        let (code, stderr) = (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned());
+        let mut wrong = Vec::new();
+        if code != 2 {
+            wrong.push(format!("exit {code}, not 2"));
+        }
+        if stderr.lines().count() != 1 {
+            wrong.push("not one line".into());
+        }
+        if stderr.contains("panicked") {
+            wrong.push("a panic".into());
+        }
+        wrong.extend(c.says.iter().filter(|s| !stderr.contains(**s)).map(|s| format!("does not say '{s}'")));
+        if snapshot(d.path()) != before {
+            wrong.push(format!("wrote {:?}", snapshot(d.path())));
+        }
+        if !wrong.is_empty() {
+            failures.push(format!("{:?}: {}\n    stderr: {}", c.args, wrong.join(", "), stderr.trim_end()));
+        }
+    }
+    assert!(failures.is_empty(), "{} of {} bad inputs handled wrongly:\n{}", failures.len(), CASES.len(), failures.join("\n"));
+}
