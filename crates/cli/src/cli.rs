@@ -30,6 +30,8 @@ pub enum Command {
     Run(RunFlags),
     /// Print a results directory again, in any format
     Show(ShowArgs),
+    /// Remove objects a run left behind (its cleanup was cut short), by name prefix
+    Cleanup(CleanupArgs),
     /// rbd's benchmark (rbd bench), with latency percentiles
     Rbd {
         #[command(subcommand)]
@@ -105,6 +107,17 @@ fn parse_stdout_format(v: &str) -> Result<String, String> {
         _ => Err(format!("'{v}' is not one of {}", STDOUT_FORMATS.join(", "))),
     }
 }
+
+/// `storbench cleanup`'s own flags: none. Its words are job options: the
+/// engine, the object prefix, and the engine's options that say where.
+#[derive(Args, Debug)]
+#[command(
+    override_usage = "storbench cleanup --ioengine ENGINE [--pool P | --bucket B | --container C ...] --object_prefix PREFIX",
+    after_help = "Removes the objects whose names start with PREFIX from the pool, buckets or containers the engine options name, \
+                  and a bucket or container storbench created once it is empty. Credentials come from the same environment \
+                  and files as a run's. A run whose cleanup was cut short prints this command with its options."
+)]
+pub struct CleanupArgs {}
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {

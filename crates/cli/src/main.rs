@@ -35,6 +35,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
         None => return commands::run::run(&[]),
         Some("run") => return commands::run::run(&words[1..]),
         Some("swift-bench") => return compat::swift_bench::run(&words[1..]),
+        Some("cleanup") => return commands::cleanup::run(&words[1..]),
         _ => {}
     }
     let argv = std::iter::once("storbench".to_string()).chain(words.iter().cloned());
@@ -49,6 +50,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
     use cli::Command::*;
     match cli.command {
         None | Some(Run(_)) | Some(SwiftBench(_)) => commands::run::run(&[]),
+        Some(Cleanup(_)) => commands::cleanup::run(&[]),
         Some(Show(a)) => commands::show::show(&a),
         Some(Rbd { command: cli::RbdCommand::Bench(a) }) => compat::rbd_bench::run(&a),
         Some(Rados(a)) => compat::rados(&a),

@@ -1,20 +1,34 @@
-//! Live progress on a terminal: one line per job, rewritten each second.
-//! Nothing is printed when standard error is not a terminal.
+//! Live progress on a terminal: one line per job, rewritten each second
+//! (not when standard error is not a terminal). What happens outside the
+//! measured phase (prefill, cleanup, an interrupt) is said in one line each,
+//! on a terminal or not, unless --quiet.
 
 use std::io::Write;
-use storbench_model::protocol::JobShare;
+use storbench_model::protocol::{JobShare, Stage};
 use storbench_report::fmt;
 use storbench_runner::{Observer, Progress};
 
 pub struct Live {
+    /// Per-second lines (a terminal, not --quiet).
     enabled: bool,
+    /// Stage and interrupt lines (not --quiet).
+    say: bool,
+    /// A job's cleanup has begun (a Ctrl-C now skips it).
+    cleaning: bool,
 }
 
 impl Live {
     pub fn new(quiet: bool) -> Live {
         // SAFETY: isatty only inspects the descriptor.
         let tty = unsafe { libc::isatty(2) } == 1;
-        Live { enabled: tty && !quiet }
+        Live { enabled: tty && !quiet, say: !quiet, cleaning: false }
+    }
+
+    fn line(&self, text: &str) {
+        if self.say {
+            let clear = if self.enabled { "\r\x1b[K" } else { "" };
+            eprintln!("{clear}storbench: {text}");
+        }
     }
 }
 
@@ -22,6 +36,27 @@ impl Observer for Live {
     fn job_started(&mut self, job: &JobShare) {
         if self.enabled {
             eprintln!("\r\x1b[K{}: {}", job.spec.name, job.spec.describe());
+        }
+    }
+
+    fn stage(&mut self, job: &str, stage: Stage) {
+        match stage {
+            Stage::Prefill => self.line(&format!("job '{job}': writing its objects before measuring (prefill)")),
+            // A terminal shows the measured phase second by second instead.
+            Stage::Measure if !self.enabled => self.line(&format!("job '{job}': measuring")),
+            Stage::Measure => {}
+            Stage::Cleanup => {
+                self.cleaning = true;
+                self.line(&format!("job '{job}': removing the objects it wrote (Ctrl-C skips this and lists them)"));
+            }
+        }
+    }
+
+    fn interrupted(&mut self, level: u32) {
+        if level >= 2 || self.cleaning {
+            self.line("interrupted: skipping the rest of the cleanup; what is left is listed with the command that removes it");
+        } else {
+            self.line("interrupted: stopping, then removing what the run created (Ctrl-C again skips that)");
         }
     }
 

@@ -44,16 +44,29 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
             return Err(e.into());
         }
     };
+    say_held_targets(&prepared);
     // The series is written as the run goes: whatever happens later, the
     // seconds measured so far are on disk.
     let mut tee = SeriesTee::open(&dir, observer);
     let mut result = run_plan(&prepared, &mut tee, &scope);
-    for message in prepared.cleanup() {
+    let left = |name: &str| result.jobs.iter().filter(|j| j.name == name).map(|j| j.objects_left).sum();
+    for message in prepared.cleanup(&left) {
         result.warnings.push(Warning::Cleanup { message });
     }
     result.notes = setup.notes;
     result.parameters = setup.parameters;
     Ok((result, dir))
+}
+
+/// A target another client holds a lock on can stall the first operations
+/// for half a minute: said before the run starts, so the wait is explained
+/// while it happens (the results flag it too, if it happened).
+fn say_held_targets(prepared: &storbench_runner::Prepared) {
+    for j in &prepared.jobs {
+        if let storbench_model::Targets::Store(storbench_model::StoreTarget { held_by: Some(h), .. }) = &j.share.targets {
+            eprintln!("storbench: warning: job '{}': {h}", j.name());
+        }
+    }
 }
 
 /// `format` (if any) to standard output, then the results directory. The
@@ -99,6 +112,12 @@ impl<'a> SeriesTee<'a> {
 impl Observer for SeriesTee<'_> {
     fn job_started(&mut self, job: &storbench_model::protocol::JobShare) {
         self.inner.job_started(job);
+    }
+    fn stage(&mut self, job: &str, stage: storbench_model::protocol::Stage) {
+        self.inner.stage(job, stage);
+    }
+    fn interrupted(&mut self, level: u32) {
+        self.inner.interrupted(level);
     }
     fn second(&mut self, p: &storbench_runner::Progress) {
         self.write(|w| storbench_report::csv::point_rows(p.job, p.point, w));

@@ -95,6 +95,49 @@ fn a_killed_proxy_fails_operations_and_the_run_still_reports() {
     assert!(series.len() >= 6, "per-second points cover the whole run: {}", series.len());
 }
 
+/// Without retries, a proxy that refuses connections is not flooded: each
+/// worker waits after every refused request (up to half a second), the
+/// failures are counted and named in a warning, and once the proxy is back
+/// the run's cleanup removes every object it wrote.
+#[test]
+fn a_refusing_server_is_backed_off_and_the_run_still_removes_its_objects() {
+    let Some(env) = swift_env("aio") else { return };
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::var("STORBENCH_SWIFT_DIR").unwrap_or_else(|_| "/tmp/storbench-swift".into());
+    let d = scratch();
+    let container = format!("sbrefuse{}", std::process::id());
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--name", "k", "--ioengine", "swift", "--container", &container, "--objects", "100000", "--object_size", "4k"])
+        .args(["--rw", "write", "--iodepth", "4", "--runtime", "7", "--op_timeout", "2", "--results-dir", "out", "--quiet"])
+        .current_dir(d.path());
+    for (k, v) in &env {
+        cmd.env(k, v);
+    }
+    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let restart = Restart;
+    let pid = std::fs::read_to_string(format!("{dir}/run/proxy.pid")).expect("proxy pid file").trim().to_string();
+    assert!(Command::new("kill").arg(&pid).status().unwrap().success());
+    std::thread::sleep(Duration::from_secs(2));
+    drop(restart);
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "failed operations make exit 1: {stderr}");
+    let r = run_result(&d.path().join("out"));
+    let job = &r.jobs[0];
+    let refused: u64 = job.ops.iter().filter_map(|o| o.error_kinds.get(&storbench_metrics::ErrorKind::Connection)).sum();
+    // Four slots, two seconds down, waits of 10, 20 ... 500 ms: a few dozen
+    // tries. Without the waits this was tens of thousands a second.
+    assert!(refused > 0 && refused < 400, "{refused} refused operations in a 2 s outage at iodepth 4: {:?}", job.ops);
+    let warning = r.warnings.iter().chain(&job.warnings).map(|w| w.message()).find(|m| m.contains("could not connect"));
+    let warning = warning.unwrap_or_else(|| panic!("a warning names the refused operations: {:?}", job.warnings));
+    assert!(warning.contains(&refused.to_string()) && warning.contains("500 ms"), "{warning}");
+    assert_eq!(job.objects_left, 0, "cleanup after the outage removed everything: {:?}", r.warnings);
+    let (url, token) = swift_session(&env);
+    let status = swift_head(&format!("{url}/{container}"), &token);
+    assert_eq!(status, 404, "the container storbench created is gone too: {:?}", r.warnings);
+}
+
 /// tempauth keeps its tokens in memcached: flushing it mid-run turns every
 /// token into a 401. storbench authenticates again and resends the operation,
 /// so the run sees no error (the renewal shows only in that operation's latency).

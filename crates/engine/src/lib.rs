@@ -229,6 +229,11 @@ pub trait EngineFactory: Sync {
             _ => caps.objects,
         }
     }
+    /// How long at most an operation that could not connect waits before
+    /// it completes (HTTP engines back off while a server refuses them).
+    fn connection_backoff(&self) -> Option<Duration> {
+        None
+    }
     /// The most operations one worker may keep in flight (a ring's size).
     fn max_queue_depth(&self) -> u32 {
         u32::MAX
@@ -258,12 +263,62 @@ pub trait EngineConfig: Send + Sync {
     fn finish_target(&self, _target: &TargetRequest, _cleaned_up: bool) -> Result<Option<String>, EngineError> {
         Ok(None)
     }
+    /// Remove the objects whose names start with `prefix` from the job's
+    /// pool, buckets or containers, until there are none left or `stop` says
+    /// so (`storbench cleanup`, after a run whose cleanup was cut short).
+    /// Names without the prefix are never touched. The default goes through
+    /// [`EngineConfig::admin`], one object at a time.
+    fn remove_objects(&self, prefix: &str, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
+        let admin = self.admin()?;
+        let mut tally = Removed::default();
+        for name in admin.list(prefix)? {
+            if stop() || tally.given_up() {
+                tally.stopped = true;
+                break;
+            }
+            match admin.remove(&name) {
+                Ok(_) => tally.removed(),
+                Err(e) => tally.failed(e.to_string()),
+            }
+        }
+        Ok(tally)
+    }
     /// A worker's own engine instance.
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError>;
     /// Synchronous access to single objects, for tools that manage objects
     /// outside a measured run (rados bench's metadata object, cleanup).
     fn admin(&self) -> Result<Box<dyn ObjectAdmin>, EngineError> {
         Err(EngineError::Unavailable { engine: "storbench", message: "this engine has no single-object access (rados has)".into() })
+    }
+}
+
+/// What [`EngineConfig::remove_objects`] did.
+#[derive(Debug, Default)]
+pub struct Removed {
+    pub removed: u64,
+    pub failed: u64,
+    /// Why the first failure failed.
+    pub first_failure: Option<String>,
+    /// It stopped before the end (asked to, or too many failures in a row).
+    pub stopped: bool,
+    in_a_row: u32,
+}
+
+impl Removed {
+    /// Failures in a row after which removal gives up: the store is gone.
+    pub const GIVE_UP_AFTER: u32 = 64;
+
+    pub fn removed(&mut self) {
+        self.removed += 1;
+        self.in_a_row = 0;
+    }
+    pub fn failed(&mut self, why: String) {
+        self.failed += 1;
+        self.in_a_row += 1;
+        self.first_failure.get_or_insert(why);
+    }
+    pub fn given_up(&self) -> bool {
+        self.in_a_row >= Self::GIVE_UP_AFTER
     }
 }
 

@@ -162,12 +162,24 @@ pub struct WorkerDone {
     pub cpu: CpuTimes,
     /// The set-up or engine failure that ended the worker early.
     pub error: Option<String>,
+    /// Objects this worker wrote and did not remove (its cleanup was cut
+    /// short or failed): the run lists them with the command that removes them.
+    #[serde(default)]
+    pub objects_left: u64,
 }
 
 impl WorkerDone {
     /// A worker that ended before measuring anything, and why.
     pub fn failed(id: WorkerId, error: impl Into<String>) -> WorkerDone {
-        WorkerDone { job: id.job, worker: id.worker, last_seq: None, end_ns: 0, cpu: CpuTimes::default(), error: Some(error.into()) }
+        WorkerDone {
+            job: id.job,
+            worker: id.worker,
+            last_seq: None,
+            end_ns: 0,
+            cpu: CpuTimes::default(),
+            error: Some(error.into()),
+            objects_left: 0,
+        }
     }
 }
 
@@ -178,11 +190,28 @@ pub enum FromAgent {
     /// A worker is set up and waits for `Start`.
     Ready(WorkerId),
     Interval(Box<IntervalReport>),
+    /// A worker begins set-up or tear-down work that takes time (so the
+    /// coordinator can say what a run is doing before and after measuring).
+    Stage {
+        id: WorkerId,
+        stage: Stage,
+    },
     Done(WorkerDone),
     /// The agent as a whole cannot go on (its workers send no more).
     Failed {
         message: String,
     },
+}
+
+/// Unmeasured work a worker does around the measured phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Stage {
+    /// Writing the objects the measured phase reads (prefill=1).
+    Prefill,
+    /// The measured phase (said by the coordinator as it starts a group).
+    Measure,
+    /// Removing the objects the job wrote.
+    Cleanup,
 }
 
 /// Unix time now, in ns (the clock `Start` is given in).
@@ -214,8 +243,9 @@ mod tests {
             end_ns: 4,
             cpu: CpuTimes::default(),
             error: Some("boom".into()),
+            objects_left: 5,
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
-        assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), .. })));
+        assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, .. })));
     }
 }

@@ -69,6 +69,14 @@ pub struct JobResult {
     /// Worker failures (set-up or engine), one line each.
     pub failures: Vec<String>,
     pub warnings: Vec<Warning>,
+    /// Objects the job wrote that are still in the store although it was
+    /// to remove them (cleanup interrupted or failed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub objects_left: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl JobResult {

@@ -31,6 +31,10 @@ pub struct StoreTarget {
     /// Volumes the job spreads over (an I/O's `file` is below this).
     pub units: u32,
     pub label: String,
+    /// What the engine found that the first operations may wait for (an
+    /// exclusive lock another client holds), in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_by: Option<String>,
 }
 
 /// Everything one job works on.

@@ -19,6 +19,10 @@ pub enum Warning {
     ClientCpuBound { cpu_percent: f64 },
     /// The run was stopped early.
     Interrupted,
+    /// Operations could not reach the server (refused, reset, unreachable).
+    ConnectionFailures { job: String, failures: u64, backoff_ms: Option<u64> },
+    /// The first operations waited for a lock another client held.
+    FirstOpsWaited { job: String, waited_ns: u64, held_by: String },
     /// Something could not be cleaned up.
     Cleanup { message: String },
     /// The engine says how its settings shape the figures.
@@ -49,6 +53,20 @@ impl Warning {
                  use fewer workers or more client machines"
             ),
             Warning::Interrupted => "the run was interrupted: results cover the elapsed time only".into(),
+            Warning::ConnectionFailures { job, failures, backoff_ms } => {
+                let waited = match backoff_ms {
+                    Some(ms) => format!(
+                        "; while it refused them each worker waited after every failure (up to {ms} ms) rather than flood it, \
+                         so the count of failures is not a request rate"
+                    ),
+                    None => String::new(),
+                };
+                format!("job {job}: {failures} operations could not connect to the server (counted as errors, in no latency){waited}")
+            }
+            Warning::FirstOpsWaited { job, waited_ns, held_by } => format!(
+                "job {job}: the first operations waited up to {:.1} s: {held_by}. The figures include that wait; clear the lock and run again",
+                *waited_ns as f64 / 1e9
+            ),
             Warning::Cleanup { message } => message.clone(),
             Warning::Engine { job, engine, message } => format!("job {job} ({engine}): {message}"),
         }

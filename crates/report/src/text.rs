@@ -26,7 +26,13 @@ pub fn render(r: &RunResult) -> String {
         }
     }
     let mut out = String::new();
-    let status = if r.interrupted { " (INTERRUPTED: partial results)" } else { "" };
+    let partial = r.jobs.iter().any(|j| j.interrupted) || r.warnings.iter().any(|w| matches!(w, storbench_model::Warning::Interrupted));
+    let status = match (r.interrupted, partial) {
+        (false, _) => "",
+        (true, true) => " (INTERRUPTED: partial results)",
+        // Stopped while removing what it wrote: every measurement is whole.
+        (true, false) => " (INTERRUPTED during cleanup: measurements complete)",
+    };
     let _ = writeln!(out, "storbench {}: {} job(s){status}", r.storbench_version, r.jobs.len());
     out.push('\n');
     out.push_str(&table(&rows));

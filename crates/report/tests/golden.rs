@@ -62,6 +62,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         interrupted: false,
         failures: vec![],
         warnings: vec![],
+        objects_left: 0,
         spec,
     }
 }

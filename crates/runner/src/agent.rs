@@ -78,6 +78,12 @@ impl RunControl {
         self.stop.load(Ordering::Relaxed) >= ABORTING
     }
 
+    /// How far a stop has been asked for: 0 running, 1 Stop, 2 Abort (so a
+    /// clean-up can tell a stop that came while it ran).
+    pub fn level(&self) -> u8 {
+        self.stop.load(Ordering::Relaxed)
+    }
+
     /// Wait for `Start`: the instant the group starts, or `None` if the run
     /// was stopped first.
     pub fn wait_start(&self) -> Option<Instant> {
@@ -304,7 +310,10 @@ fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFa
         let control = link.control.clone();
         match Worker::set_up(share, id.worker, engine, config.as_ref(), link) {
             Err(error) => WorkerDone::failed(id, error),
-            Ok(w) => {
+            Ok(mut w) => {
+                if let Err(error) = w.prefill() {
+                    return w.abandoned(error);
+                }
                 let _ = tx.send(FromAgent::Ready(id));
                 match control.wait_start() {
                     Some(at) => {

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use storbench_engine::{EngineConfig, EngineFactory};
 use storbench_metrics::{CpuTimes, IntervalReport, OpStats};
-use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, ToAgent, WorkerDone, WorkerId};
+use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, Stage, ToAgent, WorkerDone, WorkerId};
 use storbench_model::*;
 use storbench_workload::OpKind;
 
@@ -33,6 +33,10 @@ pub struct Progress<'a> {
 /// order, the last partial one included.
 pub trait Observer {
     fn job_started(&mut self, _job: &JobShare) {}
+    /// A job begins unmeasured work (said once per job, by its first worker).
+    fn stage(&mut self, _job: &str, _stage: Stage) {}
+    /// A Ctrl-C or SIGTERM was passed on to the agents: 1 Stop, 2 Abort.
+    fn interrupted(&mut self, _level: u32) {}
     fn second(&mut self, _p: &Progress) {}
     fn group_finished(&mut self) {}
 }
@@ -87,7 +91,7 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
     if cpu_percent > 90.0 && plan.jobs.iter().any(|j| j.engine.capabilities().does_io) {
         warnings.push(Warning::ClientCpuBound { cpu_percent });
     }
-    if interrupted {
+    if interrupted && (jobs.iter().any(|j: &JobResult| j.interrupted) || jobs.len() < plan.jobs.len()) {
         warnings.push(Warning::Interrupted);
     }
     RunResult {
@@ -243,6 +247,12 @@ struct GroupRun<'a> {
     started: bool,
     /// How far a stop has been asked for (0 none, 1 Stop, 2 Abort).
     stop_sent: u32,
+    /// Stages already announced, per job.
+    announced: HashSet<(u32, Stage)>,
+    /// Workers past their measured phase (cleaning up, or done).
+    measured: HashSet<WorkerId>,
+    /// Jobs whose measured phase a stop cut short.
+    cut: HashSet<u32>,
     /// Why the agent cannot run this group (set before or during it).
     failure: Option<String>,
 }
@@ -259,6 +269,9 @@ impl<'a> GroupRun<'a> {
             waiting: workers,
             started: false,
             stop_sent: 0,
+            announced: HashSet::new(),
+            measured: HashSet::new(),
+            cut: HashSet::new(),
             failure,
         }
     }
@@ -274,7 +287,7 @@ impl<'a> GroupRun<'a> {
             }
         }
         while self.failure.is_none() && !self.waiting.is_empty() {
-            self.pass_on_interrupts(link, scope);
+            self.pass_on_interrupts(link, scope, observer);
             match link.recv(Duration::from_millis(200)) {
                 Ok(Some(msg)) => self.handle(msg, link, observer),
                 Ok(None) => {}
@@ -284,6 +297,9 @@ impl<'a> GroupRun<'a> {
                 self.started = true;
                 if link.send(ToAgent::Start { at_unix_ns: protocol::unix_now_ns() }).is_err() {
                     self.failure = Some(format!("{} hung up", link.name()));
+                }
+                for j in self.members {
+                    observer.stage(&j.share.spec.name, Stage::Measure);
                 }
             }
         }
@@ -295,9 +311,15 @@ impl<'a> GroupRun<'a> {
     }
 
     /// Ctrl-C becomes Stop for this run; a second one, Abort.
-    fn pass_on_interrupts(&mut self, link: &mut dyn AgentLink, scope: &Scope) {
+    fn pass_on_interrupts(&mut self, link: &mut dyn AgentLink, scope: &Scope, observer: &mut dyn Observer) {
         let level = scope.level().min(2);
         if level > self.stop_sent {
+            observer.interrupted(level);
+            if self.stop_sent == 0 {
+                // A stop during a job's cleanup leaves its measurements whole.
+                let measuring = self.waiting.iter().filter(|w| !self.measured.contains(w)).map(|w| w.job);
+                self.cut.extend(measuring);
+            }
             let msg = if level == 1 { ToAgent::Stop } else { ToAgent::Abort };
             if link.send(msg).is_err() {
                 self.failure = Some(format!("{} hung up", link.name()));
@@ -321,12 +343,23 @@ impl<'a> GroupRun<'a> {
             FromAgent::Done(d) => {
                 let id = WorkerId { job: d.job, worker: d.worker };
                 self.unready.remove(&id);
+                self.measured.insert(id);
                 if self.waiting.remove(&id) {
                     let job = d.job;
                     if let Some(acc) = self.accs.get_mut(&job) {
                         acc.done.push(d);
                     }
                     self.observe(job, false, observer);
+                }
+            }
+            FromAgent::Stage { id, stage } => {
+                if stage == Stage::Cleanup {
+                    self.measured.insert(id);
+                }
+                if self.announced.insert((id.job, stage)) {
+                    if let Some(j) = self.members.iter().find(|j| j.share.job == id.job) {
+                        observer.stage(&j.share.spec.name, stage);
+                    }
                 }
             }
             FromAgent::Failed { message } => self.failure = Some(format!("{}: {message}", link.name())),
@@ -358,8 +391,15 @@ impl<'a> GroupRun<'a> {
         for id in &ids {
             self.observe(*id, true, observer);
         }
-        let interrupted = scope.interrupted();
-        self.members.iter().map(|j| job_result(j, self.accs.remove(&j.share.job).expect("one per job"), interrupted)).collect()
+        // A stop before the group's first message still cuts every job.
+        let stopped_early = scope.interrupted() && self.stop_sent == 0;
+        let cut = |job: u32| stopped_early || self.cut.contains(&job);
+        let mut results = Vec::new();
+        for j in self.members {
+            let acc = self.accs.remove(&j.share.job).expect("one per job");
+            results.push(job_result(j, acc, cut(j.share.job)));
+        }
+        results
     }
 }
 
@@ -374,6 +414,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         acc.done.iter().fold(CpuTimes::default(), |a, d| CpuTimes { user_ns: a.user_ns + d.cpu.user_ns, sys_ns: a.sys_ns + d.cpu.sys_ns });
     acc.done.sort_by_key(|d| d.worker);
     let failures: Vec<String> = acc.done.iter().filter_map(|d| d.error.as_ref().map(|e| format!("worker {}: {e}", d.worker))).collect();
+    let objects_left = acc.done.iter().map(|d| d.objects_left).sum();
     let mut result = JobResult {
         name: share.spec.name.clone(),
         group: job.group,
@@ -393,6 +434,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         interrupted,
         failures,
         warnings: job.warnings.clone(),
+        objects_left,
     };
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result

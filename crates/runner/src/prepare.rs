@@ -184,18 +184,55 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
 impl Prepared {
     /// After the run: remove the files of jobs that asked for `unlink`, and
     /// let engines tear down what they set up for the run alone (buckets,
-    /// containers). Returns a note for everything that went wrong.
-    pub fn cleanup(&self) -> Vec<String> {
+    /// containers). `objects_left(job)` is how many objects a job wrote and
+    /// did not remove (its cleanup was cut short or failed): those are listed
+    /// with the command that removes them, and their bucket or container is
+    /// kept. Returns a note for everything that went wrong or was left.
+    pub fn cleanup(&self, objects_left: &dyn Fn(&str) -> u64) -> Vec<String> {
         let mut notes = remove(&self.created, false);
         for job in self.jobs.iter().filter(|j| matches!(j.share.targets, Targets::Store(_))) {
-            let cleaned = job.share.spec.objects.as_ref().is_some_and(|o| o.cleans_up());
-            match job.config.finish_target(&target_request(&job.share.spec, job.share.object_prefix.as_deref(), None), cleaned) {
+            let left = objects_left(job.name());
+            let prefix = job.share.object_prefix.as_deref();
+            if let (true, Some(prefix)) = (left > 0, prefix) {
+                notes.push(format!(
+                    "job '{}': {left} objects it wrote were not removed (names starting '{prefix}' in {}); remove them with: {}",
+                    job.name(),
+                    job.share.targets.labels().join(", "),
+                    cleanup_command(&job.share.spec, prefix)
+                ));
+            }
+            let cleaned = left == 0 && job.share.spec.objects.as_ref().is_some_and(|o| o.cleans_up());
+            match job.config.finish_target(&target_request(&job.share.spec, prefix, None), cleaned) {
                 Ok(Some(note)) => notes.push(format!("job '{}': {note}", job.name())),
                 Ok(None) => {}
                 Err(e) => notes.push(format!("job '{}': {e}", job.name())),
             }
         }
         notes
+    }
+}
+
+/// The `storbench cleanup` command line that removes a job's objects: its
+/// engine and the options that say where (never a secret: credentials come
+/// from the same environment or files as the run's).
+pub fn cleanup_command(spec: &JobSpec, prefix: &str) -> String {
+    let mut words = vec!["storbench".to_string(), "cleanup".into(), "--ioengine".into(), spec.ioengine.clone()];
+    for (k, v) in spec.engine_options.iter().filter(|(k, _)| !storbench_workload::spec::SECRET_OPTIONS.contains(&k.as_str())) {
+        words.push(format!("--{k}"));
+        words.push(shell_word(v));
+    }
+    words.push("--object_prefix".into());
+    words.push(shell_word(prefix));
+    words.join(" ")
+}
+
+/// `s` as one shell word.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-/:=,@+%".contains(c));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
@@ -210,4 +247,23 @@ fn remove(created: &[(PathBuf, bool)], all: bool) -> Vec<String> {
         }
     }
     failures
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cleanup_command_says_where_and_never_a_secret() {
+        let mut spec = JobSpec { ioengine: "s3".into(), ..JobSpec::default() };
+        for (k, v) in [("bucket", "b1"), ("endpoint", "http://127.0.0.1:7480"), ("secret_key", "s3cr3t"), ("region", "my region")] {
+            spec.engine_options.insert(k.into(), v.into());
+        }
+        let c = cleanup_command(&spec, "run's.");
+        assert_eq!(
+            c,
+            "storbench cleanup --ioengine s3 --bucket b1 --endpoint http://127.0.0.1:7480 --region 'my region' --object_prefix 'run'\\''s.'"
+        );
+        assert!(!c.contains("s3cr3t"));
+    }
 }

@@ -3,7 +3,9 @@
 //! warnings themselves are plain data in the model.
 
 use crate::prepare::ReadyJob;
-use storbench_model::{JobResult, Warning};
+use storbench_metrics::ErrorKind;
+use storbench_model::protocol::JobShare;
+use storbench_model::{JobResult, Targets, Warning};
 use storbench_workload::OpKind;
 
 /// Warnings that follow from a job's results.
@@ -24,10 +26,32 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
             w.push(Warning::PageCacheReads { job: name.clone(), p50_ns: p50 });
         }
     }
+    if let Some(w0) = first_ops_waited(result, share) {
+        w.push(w0);
+    }
+    let cannot_connect: u64 = result.ops.iter().filter_map(|o| o.error_kinds.get(&ErrorKind::Connection)).sum();
+    if cannot_connect > 0 {
+        let backoff_ms = job.engine.connection_backoff().map(|d| d.as_millis() as u64);
+        w.push(Warning::ConnectionFailures { job: name.clone(), failures: cannot_connect, backoff_ms });
+    }
     for o in &result.ops {
         if o.ios > 0 && o.ios < 1000 && o.op != OpKind::Sync {
             w.push(Warning::FewSamples { job: name.clone(), op: o.op.name().into(), ios: o.ios });
         }
     }
     w
+}
+
+/// Operations that waited more than this at the start of a run on a locked
+/// target are flagged.
+const LOCK_WAIT_NS: u64 = 1_000_000_000;
+
+/// The target was locked by another client when the run began, and the first
+/// operations to complete took long: they waited for the lock.
+fn first_ops_waited(result: &JobResult, share: &JobShare) -> Option<Warning> {
+    let Targets::Store(t) = &share.targets else { return None };
+    let held_by = t.held_by.clone()?;
+    let first = result.series.iter().find(|p| !p.ops.is_empty())?;
+    let waited_ns = first.ops.iter().map(|o| o.max_ns).max()?;
+    (waited_ns > LOCK_WAIT_NS).then(|| Warning::FirstOpsWaited { job: result.name.clone(), waited_ns, held_by })
 }

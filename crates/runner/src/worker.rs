@@ -13,7 +13,7 @@ use std::sync::Arc;
 use storbench_engine::files;
 use storbench_engine::{Completion, Engine, EngineConfig, EngineFactory, IoRequest, WorkerSetup};
 use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, OpStats};
-use storbench_model::protocol::{FromAgent, JobShare, WorkerDone};
+use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::rate::Schedule;
 use storbench_workload::{IoGen, NextIo, ObjGen, OpKind, Settled};
@@ -142,9 +142,8 @@ impl Slots {
 }
 
 impl Worker {
-    /// Open files and engine, fill the buffers and, for object jobs that
-    /// ask for it, write the objects (a Stop ends that early); errors here
-    /// name the file or the call.
+    /// Open files and engine and fill the buffers; errors here name the
+    /// file or the call.
     pub fn set_up(
         share: Arc<JobShare>,
         worker: u32,
@@ -173,16 +172,11 @@ impl Worker {
             direct: spec.direct,
             object_prefix: share.object_prefix.as_deref(),
         };
-        let mut engine = config.open(&setup).map_err(|e| e.to_string())?;
+        let engine = config.open(&setup).map_err(|e| e.to_string())?;
         let gen = match &spec.objects {
-            Some(o) => {
+            Some(_) => {
                 let mut g = ObjGen::new(spec, worker, share.io_limit, spec.number_ios);
                 g.exclusive(!factory.capabilities().ordered);
-                if o.prefill {
-                    let what = format!("prefill of {} objects", g.live());
-                    let stop = || link.control.stopping();
-                    unmeasured(engine.as_mut(), qd as u32, || g.prefill_next(), stop).map_err(|e| format!("{what}: {e}"))?;
-                }
                 Gen::Objects(g)
             }
             None => Gen::Blocks(IoGen::new(spec, share.region, worker, share.io_limit)),
@@ -191,6 +185,35 @@ impl Worker {
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let k = Consts::of(&share);
         Ok(Worker { share, worker, k, _files: files, buffers, engine, gen, filler, schedule, report, link, seq: 0, interval_start: 0 })
+    }
+
+    /// For object jobs that ask for it, write the objects the measured phase
+    /// uses (a Stop ends that early). A failure is the worker's end: see
+    /// [`Worker::abandoned`].
+    pub fn prefill(&mut self) -> Result<(), String> {
+        let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
+            return Ok(());
+        };
+        if !o.prefill {
+            return Ok(());
+        }
+        let what = format!("prefill of {} objects", g.live());
+        announce(&self.link, &self.share, self.worker, Stage::Prefill);
+        let control = self.link.control.clone();
+        let (tried, left) =
+            unmeasured(self.engine.as_mut(), self.share.queue_depth, || g.prefill_next(), || control.stopping(), OnFailure::Stop);
+        left.error(tried).map_or(Ok(()), |e| Err(format!("{what}: {e}")))
+    }
+
+    /// Set-up failed after writing objects (a prefill the store refused
+    /// halfway): remove what was written, and report the failure.
+    pub fn abandoned(mut self, error: String) -> WorkerDone {
+        let cpu0 = CpuTimes::thread();
+        let error = match self.clean_up() {
+            Ok(()) => error,
+            Err(e) => format!("{error}; {e}"),
+        };
+        self.done(0, CpuTimes::thread().since(cpu0), Some(error))
     }
 
     /// Run to the end (time, byte budget or stop request) and report.
@@ -214,24 +237,40 @@ impl Worker {
 
     fn done(&self, end_ns: u64, cpu: CpuTimes, error: Option<String>) -> WorkerDone {
         let last_seq = self.seq.checked_sub(1);
-        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error }
+        let objects_left = match (&self.gen, &self.share.spec.objects) {
+            (Gen::Objects(g), Some(o)) if o.cleans_up() => g.left(),
+            _ => 0,
+        };
+        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error, objects_left }
     }
 
     /// Remove the objects this worker wrote, when the job asks for it. Not
-    /// measured; runs after a Stop too, so a stopped run leaves nothing
-    /// (only an Abort cuts it short).
+    /// measured. A Stop that ended the measured phase (or the prefill) lets
+    /// it run, so a stopped run leaves nothing; a stop asked for while it
+    /// runs (a Ctrl-C during cleanup, or a second one) cuts it short, and
+    /// what is left is reported in [`WorkerDone::objects_left`].
     fn clean_up(&mut self) -> Result<(), String> {
         let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
             return Ok(());
         };
-        if !o.cleans_up() {
+        if !o.cleans_up() || g.left() == 0 {
             return Ok(());
         }
-        let left = g.live();
+        let left = g.left();
         let control = self.link.control.clone();
-        let abort = || control.aborting();
-        unmeasured(self.engine.as_mut(), self.share.queue_depth, || g.cleanup_next(), abort)
-            .map_err(|e| format!("cleanup of {left} objects: {e}"))
+        let begun = control.level();
+        let cut = || control.aborting() || control.level() > begun;
+        if cut() {
+            return Ok(());
+        }
+        announce(&self.link, &self.share, self.worker, Stage::Cleanup);
+        let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
+        let (tried, unfinished) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || g.cleanup_next(), cut, policy);
+        // Objects whose delete failed are still there: counted as left.
+        for key in &unfinished.failed {
+            g.delete_failed(*key);
+        }
+        unfinished.error(tried).map_or(Ok(()), |e| Err(format!("cleanup of {left} objects: {e}")))
     }
 
     fn run_loop(&mut self, clock: &Clock) -> Result<(), storbench_engine::EngineError> {
@@ -371,6 +410,7 @@ impl Worker {
             let settled = match outcome.result {
                 Ok(_) => Settled::Done,
                 Err(f) if f.kind == ErrorKind::NotFound => Settled::NotFound,
+                Err(f) if maybe_done(f) => Settled::Unknown,
                 Err(_) => Settled::Failed,
             };
             g.completed(op, s.file[i], settled);
@@ -455,56 +495,124 @@ fn failed(stats: &mut OpStats, f: IoFailure) {
     stats.errors.record(f);
 }
 
+/// A failure after which the store may still have carried the operation
+/// out: the connection broke or the answer did not come in time (a refused
+/// connection sent nothing).
+fn maybe_done(f: IoFailure) -> bool {
+    use storbench_metrics::Detail;
+    matches!(f.kind, ErrorKind::Connection | ErrorKind::Timeout) && f.detail != Detail::Errno(libc::ECONNREFUSED)
+}
+
+/// Tell the coordinator a worker begins unmeasured work that takes time.
+fn announce(link: &WorkerLink, share: &JobShare, worker: u32, stage: Stage) {
+    let _ = link.tx.send(FromAgent::Stage { id: WorkerId { job: share.job, worker }, stage });
+}
+
 /// An empty interval report for this worker, with its job's size classes.
 fn new_report(share: &JobShare, worker: u32) -> IntervalReport {
     let classes = share.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len());
     IntervalReport::new(share.job, worker, share.ops_per_sec.is_some()).with_classes(classes)
 }
 
+/// How [`unmeasured`] treats a failed operation.
+#[derive(Clone, Copy)]
+enum OnFailure {
+    /// Stop at the first: a prefill with holes would make the measured reads
+    /// fail for a reason not measured.
+    Stop,
+    /// Go on (a cleanup removes what it can), but give up after this many
+    /// failures in a row: the store is gone, and every further try would fail.
+    GoOn { in_a_row: u32 },
+}
+
+/// Cleanup gives up after this many failed deletes in a row.
+const CLEANUP_GIVES_UP_AFTER: u32 = 64;
+
+/// What [`unmeasured`] could not do.
+#[derive(Default)]
+struct Unfinished {
+    /// Keys (as in `NextIo::file`) of the failed operations.
+    failed: Vec<u32>,
+    first: Option<(OpKind, IoFailure)>,
+    /// The engine itself failed (nothing more could be issued).
+    engine: Option<String>,
+}
+
+impl Unfinished {
+    fn error(&self, tried: u64) -> Option<String> {
+        if let Some(e) = &self.engine {
+            return Some(e.clone());
+        }
+        let (op, f) = self.first?;
+        Some(match self.failed.len() {
+            1 => format!("{} failed: {f}", op.name()),
+            n => format!("{n} of {tried} {}s failed (the first: {f})", op.name()),
+        })
+    }
+}
+
 /// Carry out set-up or tear-down operations (prefill, cleanup) at full queue
-/// depth, outside the measurement, until `next` has no more or `stop` says
-/// so. Any failed operation stops it: a prefill with holes would make the
-/// measured reads fail for a reason not measured.
-fn unmeasured(engine: &mut dyn Engine, qd: u32, mut next: impl FnMut() -> Option<NextIo>, stop: impl Fn() -> bool) -> Result<(), String> {
+/// depth, outside the measurement, until `next` has no more, `stop` says
+/// so or failures end it (see [`OnFailure`]). Returns how many were issued
+/// and what failed.
+fn unmeasured(
+    engine: &mut dyn Engine,
+    qd: u32,
+    mut next: impl FnMut() -> Option<NextIo>,
+    stop: impl Fn() -> bool,
+    policy: OnFailure,
+) -> (u64, Unfinished) {
     let mut free: Vec<u32> = (0..qd).collect();
     let mut done = Vec::with_capacity(qd as usize);
     let mut more = true;
-    let mut failed: Option<(OpKind, IoFailure)> = None;
-    let mut ops = vec![OpKind::Read; qd as usize];
+    let mut out = Unfinished::default();
+    let mut in_a_row = 0u32;
+    let mut issued = 0u64;
+    let mut slots = vec![(OpKind::Read, 0u32); qd as usize];
     while more || free.len() < qd as usize {
-        if stop() {
+        if stop() || out.engine.is_some() {
             more = false;
         }
-        while more && failed.is_none() && !free.is_empty() {
-            match next() {
-                Some(io) => {
-                    let slot = free.pop().expect("checked non-empty");
-                    ops[slot as usize] = io.op;
-                    let req =
-                        IoRequest { op: io.op, data_only: false, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot };
-                    engine.queue(req).map_err(|e| e.to_string())?;
-                }
-                None => more = false,
+        while more && !free.is_empty() {
+            let Some(io) = next() else {
+                more = false;
+                break;
+            };
+            let slot = free.pop().expect("checked non-empty");
+            slots[slot as usize] = (io.op, io.file);
+            let req = IoRequest { op: io.op, data_only: false, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot };
+            issued += 1;
+            if let Err(e) = engine.queue(req) {
+                out.engine = Some(e.to_string());
+                out.failed.push(io.file);
+                more = false;
             }
         }
-        if failed.is_some() {
-            more = false;
-        }
-        if free.len() == qd as usize {
+        if free.len() == qd as usize || out.engine.is_some() {
             break;
         }
-        engine.submit_and_reap(1, None, &mut done).map_err(|e| e.to_string())?;
+        if let Err(e) = engine.submit_and_reap(1, None, &mut done) {
+            out.engine = Some(e.to_string());
+            break;
+        }
         for c in done.drain(..) {
-            // A delete of an object that is already gone leaves what cleanup wants.
-            let gone = matches!(c.result, Err(f) if f.kind == ErrorKind::NotFound) && ops[c.slot as usize] == OpKind::Delete;
-            if let (Err(f), None, false) = (c.result, failed, gone) {
-                failed = Some((ops[c.slot as usize], f));
-            }
+            let (op, key) = slots[c.slot as usize];
             free.push(c.slot);
+            // A delete of an object that is already gone leaves what cleanup wants.
+            let gone = matches!(c.result, Err(f) if f.kind == ErrorKind::NotFound) && op == OpKind::Delete;
+            match c.result {
+                Err(f) if !gone => {
+                    out.first.get_or_insert((op, f));
+                    out.failed.push(key);
+                    in_a_row += 1;
+                    more &= match policy {
+                        OnFailure::Stop => false,
+                        OnFailure::GoOn { in_a_row: limit } => in_a_row < limit,
+                    };
+                }
+                _ => in_a_row = 0,
+            }
         }
     }
-    match failed {
-        Some((op, f)) => Err(format!("{} failed: {f}", op.name())),
-        None => Ok(()),
-    }
+    (issued, out)
 }

@@ -166,6 +166,10 @@ pub enum Settled {
     NotFound,
     /// Any other failure.
     Failed,
+    /// It failed, but the store may have carried it out: the connection
+    /// broke or timed out after the request went out. The model undoes the
+    /// change; a new object is still removed at cleanup, in case it exists.
+    Unknown,
 }
 
 /// Operations that change an object (and so may need undoing).
@@ -264,6 +268,8 @@ pub struct ObjGen {
     pending: Vec<(u64, Prior)>,
     /// The state before the change the operation being built makes.
     staged: Prior,
+    /// Keys a create may have written although it failed ([`Settled::Unknown`]).
+    uncertain: Vec<u64>,
 }
 
 impl ObjGen {
@@ -310,6 +316,7 @@ impl ObjGen {
             classes: o.sizes.classes(),
             pending: Vec::new(),
             staged: Prior::NONE,
+            uncertain: Vec::new(),
         }
     }
 
@@ -348,6 +355,9 @@ impl ObjGen {
         let (_, prior) = self.pending.remove(i);
         if settled == Settled::Done || (op == OpKind::Delete && settled == Settled::NotFound) {
             return;
+        }
+        if settled == Settled::Unknown && op != OpKind::Delete && !prior.existed && !self.uncertain.contains(&local) {
+            self.uncertain.push(local);
         }
         self.undo(local, prior);
     }
@@ -416,14 +426,30 @@ impl ObjGen {
         Some(self.write_whole(OpKind::Create, k))
     }
 
-    /// The next object to remove when the run ends (only objects that exist).
+    /// A delete of [`ObjGen::cleanup_next`] failed: object `key` (as in
+    /// `NextIo::file`) is still there.
+    pub fn delete_failed(&mut self, key: u32) {
+        let local = (key as u64).saturating_sub(self.worker) / self.workers;
+        self.mark(local, true);
+    }
+
+    /// The next object to remove when the run ends: objects that exist,
+    /// then those a failed create may have left.
     pub fn cleanup_next(&mut self) -> Option<NextIo> {
-        if self.live == 0 {
-            return None;
-        }
-        let k = self.exists.next(0, true)?;
-        self.mark(k, false);
+        let k = if self.live > 0 {
+            let k = self.exists.next(0, true)?;
+            self.mark(k, false);
+            k
+        } else {
+            self.uncertain.pop()?
+        };
         Some(NextIo { op: OpKind::Delete, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 })
+    }
+
+    /// Objects cleanup has still to remove: those that exist, and those a
+    /// failed create may have left.
+    pub fn left(&self) -> u64 {
+        self.live + self.uncertain.iter().filter(|k| !self.exists.get(**k)).count() as u64
     }
 
     #[inline]
@@ -891,6 +917,24 @@ mod tests {
             g.completed(OpKind::Update, 0, if second_fails { Settled::Failed } else { Settled::Done });
             assert_eq!(g.live(), u64::from(!second_fails), "the object exists exactly when one of the writes succeeded");
         }
+    }
+
+    #[test]
+    fn a_create_whose_connection_broke_is_not_read_but_is_still_removed_at_cleanup() {
+        let s = spec(&[("objects", "4"), ("object_size", "4k"), ("object_ops", "create"), ("rw", "write")]);
+        let mut g = ObjGen::new(&s, 0, None, None);
+        for key in 0..3 {
+            assert_eq!(g.next().unwrap().file, key);
+        }
+        g.completed(OpKind::Create, 0, Settled::Done);
+        g.completed(OpKind::Create, 1, Settled::Unknown);
+        g.completed(OpKind::Create, 2, Settled::Failed);
+        assert_eq!((g.live(), g.left()), (1, 2), "key 1 may exist, key 2 surely does not");
+        let deletes: Vec<u32> = std::iter::from_fn(|| g.cleanup_next()).map(|io| io.file).collect();
+        assert_eq!(deletes, [0, 1]);
+        assert_eq!(g.left(), 0);
+        g.delete_failed(1);
+        assert_eq!(g.left(), 1, "a delete that failed leaves its object counted");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! Commands of storbench's own (the compatibility tools are in `compat`).
 
+pub mod cleanup;
 pub mod help;
 pub mod run;
 pub mod show;

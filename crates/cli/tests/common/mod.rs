@@ -220,3 +220,68 @@ pub fn swift_bench_args(env: &[(&'static str, String)], more: &[&str]) -> Vec<St
     a.extend(more.iter().map(|s| s.to_string()));
     a
 }
+
+/// A run sent signals as its standard error shows stages: for each step
+/// `(when, after, signal)`, `signal` goes `after` the first line containing
+/// `when` (e.g. "measuring"). What it printed, and how long after the last
+/// signal it exited. Gives up (kills it) after two minutes.
+pub fn signalled(
+    dir: &Path,
+    env: &[(&str, String)],
+    args: &[&str],
+    steps: &[(&str, std::time::Duration, i32)],
+) -> (Run, std::time::Duration) {
+    use std::io::BufRead;
+    let mut c = Command::new(bin());
+    c.args(args).current_dir(dir).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut child = c.spawn().expect("run storbench");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().expect("piped");
+    let reader = std::thread::spawn(move || {
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = tx.send(line.clone());
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let mut missed = None;
+    let mut sent = std::time::Instant::now();
+    for (when, after, signal) in steps {
+        let seen = loop {
+            match rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+                Ok(line) if line.contains(when) => break true,
+                Ok(_) => {}
+                Err(_) => break false,
+            }
+        };
+        if !seen {
+            missed = Some(*when);
+            let _ = child.kill();
+            break;
+        }
+        std::thread::sleep(*after);
+        sent = std::time::Instant::now();
+        // SAFETY: sending a signal to our own child.
+        unsafe { libc::kill(child.id() as i32, *signal) };
+    }
+    let out = child.wait_with_output().expect("storbench ends");
+    let took = sent.elapsed();
+    let stderr = reader.join().unwrap_or_default();
+    assert!(missed.is_none(), "storbench never said '{}':\n{stderr}", missed.unwrap_or_default());
+    let run = Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr };
+    (run, took)
+}
+
+pub fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        _ => "signal",
+    }
+}

@@ -76,6 +76,22 @@ pub struct RbdApi {
     pub rbd_aio_release: unsafe extern "C" fn(Completion),
     pub rbd_set_image_notification: unsafe extern "C" fn(Image, c_int, c_int) -> c_int,
     pub rbd_poll_io_events: unsafe extern "C" fn(Image, *mut Completion, c_int) -> c_int,
+    /// (image, exclusive, tag, tag_len, clients, clients_len, cookies,
+    /// cookies_len, addrs, addrs_len): lockers of the image's header, each
+    /// list '\0'-separated; -ERANGE with the sizes needed when too short.
+    #[allow(clippy::type_complexity)]
+    pub rbd_list_lockers: unsafe extern "C" fn(
+        Image,
+        *mut c_int,
+        *mut c_char,
+        *mut usize,
+        *mut c_char,
+        *mut usize,
+        *mut c_char,
+        *mut usize,
+        *mut c_char,
+        *mut usize,
+    ) -> isize,
 }
 
 // SAFETY: the structs hold only immutable function pointers and the libraries
@@ -176,6 +192,7 @@ fn load_rbd() -> Result<RbdApi, String> {
         rbd_aio_release: sym!(rbd, RBD_LIB, rbd_aio_release),
         rbd_set_image_notification: sym!(rbd, RBD_LIB, rbd_set_image_notification),
         rbd_poll_io_events: sym!(rbd, RBD_LIB, rbd_poll_io_events),
+        rbd_list_lockers: sym!(rbd, RBD_LIB, rbd_list_lockers),
         _rbd: rbd,
     })
 }

@@ -67,7 +67,7 @@ impl EngineConfig for RadosConfig {
             check_object_size(&cluster, o.sizes.max())?;
         }
         crate::objects::check_names(NAME, t, &|_| format!("pool '{pool}'"), &mut |_, name| exists(&cluster, name))?;
-        Ok(Some(StoreTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*") }))
+        Ok(Some(StoreTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*"), held_by: None }))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rados::open(&self.conn, setup).map(|e| Box::new(e) as Box<dyn Engine>)

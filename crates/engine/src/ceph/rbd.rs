@@ -98,8 +98,13 @@ impl EngineConfig for RbdConfig {
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         let cluster = Cluster::connect(NAME, &self.conn)?;
         let mut smallest = u64::MAX;
+        let mut held = Vec::new();
         for name in &self.images {
-            let img = OpenImage::open_or_create(&cluster, name, t.size)?;
+            let (img, created) = OpenImage::open_or_create(&cluster, name, t.size)?;
+            // A new image is locked by this very handle (marking it wrote its header).
+            if !created {
+                held.extend(img.lockers()?.iter().map(|l| l.describe(&self.conn.pool, name)));
+            }
             if t.writes && !t.allow_overwrite && !img.marked()? {
                 return Err(EngineError::Refused {
                     engine: NAME,
@@ -112,7 +117,8 @@ impl EngineConfig for RbdConfig {
             smallest = smallest.min(img.size()?);
         }
         let label = format!("rbd:{}/{}", self.conn.pool, self.images.join(","));
-        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label }))
+        let held_by = (!held.is_empty()).then(|| held.join("; "));
+        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label, held_by }))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rbd::open(self, setup).map(|e| Box::new(e) as Box<dyn Engine>)
@@ -139,10 +145,11 @@ impl<'a> OpenImage<'a> {
         Ok(OpenImage { _cluster: cluster, rbd, image })
     }
 
-    fn open_or_create(cluster: &'a Cluster, name: &str, size: Option<u64>) -> Result<OpenImage<'a>, EngineError> {
+    /// The image, and whether this call created it.
+    fn open_or_create(cluster: &'a Cluster, name: &str, size: Option<u64>) -> Result<(OpenImage<'a>, bool), EngineError> {
         let rbd = ffi::rbd_api(NAME)?;
         match Self::open(cluster, rbd, name) {
-            Ok(i) => Ok(i),
+            Ok(i) => Ok((i, false)),
             Err(libc::ENOENT) => {
                 let size = size.ok_or_else(|| EngineError::BadOption {
                     engine: NAME,
@@ -155,7 +162,7 @@ impl<'a> OpenImage<'a> {
                 ffi::check(NAME, "rbd_create", unsafe { (rbd.rbd_create)(cluster.ioctx, cname.as_ptr(), size, &mut order) })?;
                 let img = Self::open(cluster, rbd, name).map_err(|e| EngineError::os(NAME, "rbd_open", e))?;
                 img.mark()?;
-                Ok(img)
+                Ok((img, true))
             }
             Err(e) => Err(EngineError::os(NAME, "rbd_open", e)),
         }
@@ -166,6 +173,55 @@ impl<'a> OpenImage<'a> {
         // SAFETY: open image, valid out-pointer.
         ffi::check(NAME, "rbd_get_size", unsafe { (self.rbd.rbd_get_size)(self.image, &mut size) })?;
         Ok(size)
+    }
+
+    /// Clients holding a lock on the image (before this run writes, any
+    /// holder is another client: a run still going, or one killed, whose
+    /// lock outlives it until its watch times out).
+    fn lockers(&self) -> Result<Vec<Locker>, EngineError> {
+        let mut sizes = [256usize; 4];
+        loop {
+            let mut bufs: Vec<Vec<std::ffi::c_char>> = sizes.iter().map(|n| vec![0; *n]).collect();
+            let mut lens = sizes;
+            let mut exclusive = 0;
+            let [tag, clients, cookies, addrs] = &mut bufs[..] else { unreachable!("four buffers") };
+            let [tag_len, clients_len, cookies_len, addrs_len] = &mut lens;
+            // SAFETY: open image; each buffer is as long as its length says.
+            let rc = unsafe {
+                (self.rbd.rbd_list_lockers)(
+                    self.image,
+                    &mut exclusive,
+                    tag.as_mut_ptr(),
+                    tag_len,
+                    clients.as_mut_ptr(),
+                    clients_len,
+                    cookies.as_mut_ptr(),
+                    cookies_len,
+                    addrs.as_mut_ptr(),
+                    addrs_len,
+                )
+            };
+            let got = [*tag_len, *clients_len, *cookies_len, *addrs_len];
+            if rc == -(libc::ERANGE as isize) && got.iter().zip(&sizes).any(|(g, s)| g > s) {
+                sizes = got;
+                continue;
+            }
+            if rc < 0 {
+                return Err(EngineError::os(NAME, "rbd_list_lockers", -rc as i32));
+            }
+            let split = |b: &[std::ffi::c_char], len: usize| -> Vec<String> {
+                let bytes: Vec<u8> = b[..len.min(b.len())].iter().map(|c| *c as u8).collect();
+                bytes.split(|c| *c == 0).filter(|w| !w.is_empty()).map(|w| String::from_utf8_lossy(w).into_owned()).collect()
+            };
+            let (c, k, a) = (split(clients, got[1]), split(cookies, got[2]), split(addrs, got[3]));
+            return Ok((0..rc as usize)
+                .map(|i| Locker {
+                    client: c.get(i).cloned().unwrap_or_default(),
+                    cookie: k.get(i).cloned().unwrap_or_default(),
+                    addr: a.get(i).cloned().unwrap_or_default(),
+                })
+                .collect());
+        }
     }
 
     fn mark(&self) -> Result<(), EngineError> {
@@ -192,6 +248,24 @@ impl Drop for OpenImage<'_> {
     fn drop(&mut self) {
         // SAFETY: opened in `open`; no I/O is in flight on this handle.
         unsafe { (self.rbd.rbd_close)(self.image) };
+    }
+}
+
+/// A client holding a lock on an image.
+struct Locker {
+    client: String,
+    cookie: String,
+    addr: String,
+}
+
+impl Locker {
+    /// In words, with the command that clears a holder that is gone.
+    fn describe(&self, pool: &str, image: &str) -> String {
+        format!(
+            "image '{pool}/{image}' is locked by {} at {} (lock '{}'): if that is a run that was killed, writes wait until its \
+             watch times out (about 30 s); `rbd status {pool}/{image}` shows it, and `rbd lock rm {pool}/{image} '{}' {}` clears it",
+            self.client, self.addr, self.cookie, self.cookie, self.client
+        )
     }
 }
 

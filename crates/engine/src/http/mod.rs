@@ -27,6 +27,8 @@ use http_body_util::BodyExt;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use std::future::Future;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use storbench_metrics::IoFailure;
 use tokio::sync::{mpsc, oneshot};
@@ -52,6 +54,35 @@ pub struct Io {
     pub client: Client,
     tx: mpsc::UnboundedSender<Completion>,
     rx: mpsc::UnboundedReceiver<Completion>,
+    backoff: Arc<Backoff>,
+}
+
+/// Connection failures in a row, shared by a worker's operations. While the
+/// server refuses connections (a proxy down), each failed operation waits
+/// before it completes, so its slot is not refilled at once: without this a
+/// worker sends tens of thousands of doomed requests a second. The failures
+/// are still counted, one per operation; the wait is in no latency.
+#[derive(Default)]
+struct Backoff(AtomicU32);
+
+/// The longest wait after a connection failure (a stop still ends the run
+/// within a second).
+pub const BACKOFF_MAX: Duration = Duration::from_millis(500);
+
+impl Backoff {
+    /// How long an operation that ended with `result` waits before completing.
+    fn after(&self, result: &Result<u64, IoFailure>) -> Option<Duration> {
+        match result {
+            Err(f) if f.kind == storbench_metrics::ErrorKind::Connection => {
+                let n = self.0.fetch_add(1, Ordering::Relaxed).min(6);
+                Some((Duration::from_millis(10) * (1 << n)).min(BACKOFF_MAX))
+            }
+            _ => {
+                self.0.store(0, Ordering::Relaxed);
+                None
+            }
+        }
+    }
 }
 
 impl Io {
@@ -68,14 +99,17 @@ impl Io {
             client(common, &tls)
         };
         let (tx, rx) = mpsc::unbounded_channel();
-        Ok(Io { rt, client, tx, rx })
+        Ok(Io { rt, client, tx, rx, backoff: Arc::default() })
     }
 
     /// Run an operation; its completion arrives through `reap`.
     pub fn spawn(&self, slot: u32, op: impl Future<Output = Outcome> + Send + 'static) {
-        let tx = self.tx.clone();
+        let (tx, backoff) = (self.tx.clone(), self.backoff.clone());
         self.rt.spawn(async move {
             let o = op.await;
+            if let Some(wait) = backoff.after(&o.result) {
+                tokio::time::sleep(wait).await;
+            }
             let _ = tx.send(Completion { slot, result: o.result, tail_ns: o.tail_ns, retries: o.retries });
         });
     }
@@ -274,6 +308,53 @@ async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Exp
         Expect::Received => received,
     };
     Reply { result: Ok(moved), head: Some(head), tail_ns }
+}
+
+/// Why a bucket or container storbench created is kept after a run: the
+/// objects in it, told apart by the run's prefix (the run's own, which
+/// `storbench cleanup` removes, or objects this run did not write).
+pub fn kept_note(what: &str, first: &str, prefix: Option<&str>) -> String {
+    match prefix.filter(|p| first.starts_with(*p)) {
+        Some(p) => format!(
+            "{what} (created by storbench) left in place: it still holds objects of this run (names starting '{p}', such as '{first}'); \
+             `storbench cleanup` with the job's engine options and --object_prefix {p} removes them"
+        ),
+        None => format!("{what} (created by storbench) left in place: it holds objects this run did not write (such as '{first}')"),
+    }
+}
+
+/// How many deletes a cleanup keeps in flight.
+pub const REMOVE_WIDTH: usize = 32;
+
+/// Run `op` on every item, [`REMOVE_WIDTH`] at a time, until done, `stop`
+/// or too many failures in a row; tallied into `into` (cleanup).
+pub async fn remove_each<F, Fut>(items: Vec<String>, stop: &dyn Fn() -> bool, op: F, into: &mut crate::Removed)
+where
+    F: Fn(String) -> Fut,
+    Fut: Future<Output = Result<(), String>> + Send + 'static,
+{
+    let mut set = tokio::task::JoinSet::new();
+    let mut items = items.into_iter();
+    loop {
+        while set.len() < REMOVE_WIDTH && !into.stopped {
+            if stop() || into.given_up() {
+                into.stopped = true;
+                break;
+            }
+            match items.next() {
+                Some(item) => {
+                    set.spawn(op(item));
+                }
+                None => break,
+            }
+        }
+        match set.join_next().await {
+            None => return,
+            Some(Ok(Ok(()))) => into.removed(),
+            Some(Ok(Err(why))) => into.failed(why),
+            Some(Err(e)) => into.failed(e.to_string()),
+        }
+    }
 }
 
 /// Like [`exchange`], also returning the response body (small control
@@ -585,6 +666,17 @@ pub fn place_option(engine: &'static str, o: &crate::EngineOptions, key: &str) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connection_failures_in_a_row_wait_longer_up_to_the_cap_and_a_success_resets() {
+        let b = Backoff::default();
+        let refused = Err(IoFailure::errno(libc::ECONNREFUSED));
+        let waits: Vec<u128> = (0..8).map(|_| b.after(&refused).unwrap().as_millis()).collect();
+        assert_eq!(waits, [10, 20, 40, 80, 160, 320, 500, 500]);
+        assert_eq!(b.after(&Err(IoFailure::http(404))), None, "a server that answers is no reason to wait");
+        assert_eq!(b.after(&refused).unwrap().as_millis(), 10, "an answer resets the count");
+        assert_eq!(b.after(&Ok(4096)), None);
+    }
 
     #[test]
     fn keys_are_percent_encoded_except_unreserved() {

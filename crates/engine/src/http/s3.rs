@@ -87,6 +87,9 @@ impl EngineFactory for S3Factory {
     fn capabilities(&self) -> Capabilities {
         super::CAPABILITIES
     }
+    fn connection_backoff(&self) -> Option<Duration> {
+        Some(super::BACKOFF_MAX)
+    }
     fn options(&self) -> &'static [OptionInfo] {
         static ALL: std::sync::OnceLock<Vec<OptionInfo>> = std::sync::OnceLock::new();
         super::with_common(OPTIONS, &ALL)
@@ -118,10 +121,11 @@ impl EngineConfig for S3Config {
         Ok(Some(StoreTarget {
             size: 0,
             units: 1,
+            held_by: None,
             label: format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.buckets.describe(), s3.settings.common.tls_note()),
         }))
     }
-    fn finish_target(&self, _t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
+    fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
         if !cleaned_up {
             return Ok(None);
         }
@@ -129,9 +133,20 @@ impl EngineConfig for S3Config {
         let io = Io::new(NAME, &s3.settings.common)?;
         let mut notes = Vec::new();
         for b in s3.settings.buckets.all() {
-            notes.extend(io.block_on(s3.remove_bucket_if_ours(&io.client, &b))?);
+            notes.extend(io.block_on(s3.remove_bucket_if_ours(&io.client, &b, t.object_prefix))?);
         }
         Ok((!notes.is_empty()).then(|| notes.join("; ")))
+    }
+    fn remove_objects(&self, prefix: &str, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
+        let io = Io::new(NAME, &self.0.settings.common)?;
+        let mut tally = Removed::default();
+        for b in self.0.settings.buckets.all() {
+            io.block_on(remove_prefixed(&self.0, &io.client, &b, prefix, stop, &mut tally))?;
+            if tally.stopped {
+                break;
+            }
+        }
+        Ok(tally)
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let s3 = self.0.clone();
@@ -353,17 +368,22 @@ impl S3 {
     }
 
     /// Remove the bucket if storbench created it and it holds nothing else.
-    async fn remove_bucket_if_ours(&self, client: &super::Client, bucket: &str) -> Result<Option<String>, EngineError> {
+    async fn remove_bucket_if_ours(
+        &self,
+        client: &super::Client,
+        bucket: &str,
+        prefix: Option<&str>,
+    ) -> Result<Option<String>, EngineError> {
         if self.head(client, bucket, Some(BUCKET_MARKER)).await? != 200 {
             return Ok(None);
         }
         let list = self.get(&self.url(bucket, None, "list-type=2&max-keys=2"))?;
         let keys = match fetch(client, list, self.settings.common.op_timeout).await {
-            Ok((p, body)) if p.status.is_success() => String::from_utf8_lossy(&body).matches("<Key>").count(),
+            Ok((p, body)) if p.status.is_success() => all_between(&body, "<Key>", "</Key>"),
             _ => return Ok(Some(format!("bucket '{bucket}' left in place: listing it failed"))),
         };
-        if keys > 1 {
-            return Ok(Some(format!("bucket '{bucket}' (created by storbench) left in place: it holds other objects")));
+        if let Some(first) = keys.iter().find(|k| *k != BUCKET_MARKER) {
+            return Ok(Some(super::kept_note(&format!("bucket '{bucket}'"), first, prefix)));
         }
         let del = self.request("DELETE", &self.url(bucket, Some(BUCKET_MARKER), ""), &[], Bytes::new())?;
         self.status(client, del, "DELETE").await?;
@@ -373,6 +393,58 @@ impl S3 {
             s => Ok(Some(format!("removing bucket '{bucket}' answered HTTP {s}"))),
         }
     }
+}
+
+/// Remove the objects of `bucket` whose names start with `prefix`, a
+/// listing page at a time (a bucket that is not there holds none).
+async fn remove_prefixed(
+    s3: &Arc<S3>,
+    client: &super::Client,
+    bucket: &str,
+    prefix: &str,
+    stop: &dyn Fn() -> bool,
+    tally: &mut Removed,
+) -> Result<(), EngineError> {
+    let mut token: Option<String> = None;
+    while !tally.stopped {
+        let mut q = format!("list-type=2&max-keys=1000&prefix={}", super::encode_query(prefix));
+        if let Some(t) = &token {
+            q.push_str("&continuation-token=");
+            q.push_str(&super::encode_query(t));
+        }
+        let (status, body) = match super::fetch_or_why(client, s3.get(&s3.url(bucket, None, &q))?, s3.settings.common.op_timeout).await {
+            Ok((p, body)) => (p.status.as_u16(), body),
+            Err(f) => return Err(f.unreachable(NAME, &format!("listing bucket '{bucket}': cannot reach the endpoint"))),
+        };
+        match status {
+            200 => {}
+            404 => return Ok(()),
+            s => return Err(rejected(format!("listing bucket '{bucket}' answered HTTP {s}{}", reason(&body)), s)),
+        }
+        let urls: Vec<String> = all_between(&body, "<Key>", "</Key>")
+            .into_iter()
+            .filter(|k| k.starts_with(prefix) && k != BUCKET_MARKER)
+            .map(|k| s3.url(bucket, Some(&k), ""))
+            .collect();
+        let (s3c, c) = (s3.clone(), client.clone());
+        let delete = move |url: String| {
+            let (s3, client) = (s3c.clone(), c.clone());
+            async move {
+                let req = s3.request("DELETE", &url, &[], Bytes::new()).map_err(|e| e.to_string())?;
+                match fetch(&client, req, s3.settings.common.op_timeout).await {
+                    Ok((p, _)) if p.status.is_success() || p.status == 404 => Ok(()),
+                    Ok((p, body)) => Err(format!("DELETE {url} answered HTTP {}{}", p.status.as_u16(), reason(&body))),
+                    Err(f) => Err(format!("DELETE {url}: {f}")),
+                }
+            }
+        };
+        super::remove_each(urls, stop, delete, tally).await;
+        token = between(&body, "<NextContinuationToken>", "</NextContinuationToken>");
+        if token.is_none() {
+            return Ok(());
+        }
+    }
+    Ok(())
 }
 
 fn denied(bucket: &str) -> EngineError {
@@ -555,6 +627,25 @@ fn between(body: &[u8], start: &str, end: &str) -> Option<String> {
     let from = text.find(start)? + start.len();
     let to = text[from..].find(end)? + from;
     Some(text[from..to].to_string())
+}
+
+/// Every text between `start` and `end`, XML entities decoded (the keys
+/// of a listing).
+fn all_between(body: &[u8], start: &str, end: &str) -> Vec<String> {
+    let text = String::from_utf8_lossy(body);
+    let mut out = Vec::new();
+    let mut rest = &text[..];
+    while let Some(from) = rest.find(start) {
+        rest = &rest[from + start.len()..];
+        let Some(to) = rest.find(end) else { break };
+        out.push(unescape_xml(&rest[..to]));
+        rest = &rest[to + end.len()..];
+    }
+    out
+}
+
+fn unescape_xml(s: &str) -> String {
+    s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&apos;", "'").replace("&amp;", "&")
 }
 
 /// Decimal digits of `n` without allocating.

@@ -106,6 +106,9 @@ impl EngineFactory for SwiftFactory {
     fn capabilities(&self) -> Capabilities {
         super::CAPABILITIES
     }
+    fn connection_backoff(&self) -> Option<Duration> {
+        Some(super::BACKOFF_MAX)
+    }
     fn options(&self) -> &'static [OptionInfo] {
         static ALL: std::sync::OnceLock<Vec<OptionInfo>> = std::sync::OnceLock::new();
         super::with_common(OPTIONS, &ALL)
@@ -149,15 +152,31 @@ impl EngineConfig for SwiftConfig {
         Ok(Some(StoreTarget {
             size: 0,
             units: 1,
+            held_by: None,
             label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), containers.describe(), self.settings.common.tls_note()),
         }))
     }
-    fn finish_target(&self, _t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
+    fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
         if !cleaned_up {
             return Ok(None);
         }
         let (io, swift) = self.connect()?;
-        io.block_on(swift.remove_container_if_ours(&io.client))
+        io.block_on(swift.remove_container_if_ours(&io.client, t.object_prefix))
+    }
+    fn remove_objects(&self, prefix: &str, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
+        let (io, swift) = self.connect()?;
+        let swift = Arc::new(swift);
+        let c = &self.settings.containers;
+        let mut tally = Removed::default();
+        // Segments of large objects are named after their object, so the
+        // prefix finds them in the segments container too.
+        for name in c.all().into_iter().chain(std::iter::once(format!("{}_segments", c.base))) {
+            io.block_on(remove_prefixed(&swift, &io.client, &name, prefix, stop, &mut tally))?;
+            if tally.stopped {
+                break;
+            }
+        }
+        Ok(tally)
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let (io, swift) = self.connect()?;
@@ -306,9 +325,17 @@ impl Swift {
         }
     }
 
+    /// The first object name in container `c` (for a note), if listing works.
+    async fn first_name(&self, client: &Client, c: &str) -> Option<String> {
+        let req = self.request("GET", &self.url(c, None, "format=json&limit=1"), &[], Bytes::new()).ok()?;
+        let (_, body) = fetch(client, req, self.settings.common.op_timeout).await.ok()?;
+        let names: Vec<serde_json::Value> = serde_json::from_slice(&body).ok()?;
+        names.first()?["name"].as_str().map(String::from)
+    }
+
     /// Remove the container (and its segments container) if storbench created
     /// it and it is empty.
-    async fn remove_container_if_ours(&self, client: &Client) -> Result<Option<String>, EngineError> {
+    async fn remove_container_if_ours(&self, client: &Client, prefix: Option<&str>) -> Result<Option<String>, EngineError> {
         let c = self.settings.containers.base.clone();
         for name in std::iter::once(format!("{c}_segments")).chain(self.settings.containers.all()) {
             let (status, headers) = self.status(client, "HEAD", &self.url(&name, None, ""), &[]).await?;
@@ -316,7 +343,8 @@ impl Swift {
                 continue;
             }
             if headers.get("x-container-object-count").and_then(|v| v.to_str().ok()) != Some("0") {
-                return Ok(Some(format!("container '{name}' (created by storbench) left in place: it holds other objects")));
+                let first = self.first_name(client, &name).await.unwrap_or_default();
+                return Ok(Some(super::kept_note(&format!("container '{name}'"), &first, prefix)));
             }
             let s = self.status(client, "DELETE", &self.url(&name, None, ""), &[]).await?.0;
             if !matches!(s, 204 | 404) {
@@ -437,6 +465,60 @@ async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize
     let body = Bytes::from(serde_json::to_vec(&manifest).unwrap_or_default());
     let make = |s: &Swift| s.request("PUT", &s.url(c, Some(key), "multipart-manifest=put"), &[], body.clone());
     swift.send(client, make, Expect::Sent(len)).await.0.result.map(|_| len)
+}
+
+/// Remove the objects of container `c` whose names start with `prefix`, a
+/// listing page at a time (a container that is not there holds none).
+async fn remove_prefixed(
+    swift: &Arc<Swift>,
+    client: &Client,
+    c: &str,
+    prefix: &str,
+    stop: &dyn Fn() -> bool,
+    tally: &mut Removed,
+) -> Result<(), EngineError> {
+    const PAGE: usize = 1000;
+    let mut marker: Option<String> = None;
+    while !tally.stopped {
+        let mut q = format!("format=json&limit={PAGE}&prefix={}", super::encode_query(prefix));
+        if let Some(m) = &marker {
+            q.push_str("&marker=");
+            q.push_str(&super::encode_query(m));
+        }
+        let url = swift.url(c, None, &q);
+        let (status, body) =
+            match super::fetch_or_why(client, swift.request("GET", &url, &[], Bytes::new())?, swift.settings.common.op_timeout).await {
+                Ok((p, body)) => (p.status.as_u16(), body),
+                Err(f) => return Err(unreachable_err(&url, f)),
+            };
+        match status {
+            200 => {}
+            204 | 404 => return Ok(()),
+            s => return Err(rejected(format!("listing container '{c}' answered HTTP {s}"), s)),
+        }
+        let listed: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
+        let names: Vec<String> =
+            listed.iter().filter_map(|n| n["name"].as_str()).filter(|n| n.starts_with(prefix)).map(String::from).collect();
+        marker = names.last().cloned();
+        let urls = names.iter().map(|n| swift.url(c, Some(n), "")).collect();
+        let (sw, cl) = (swift.clone(), client.clone());
+        let delete = move |url: String| {
+            let (swift, client) = (sw.clone(), cl.clone());
+            async move {
+                let req = swift.request("DELETE", &url, &[], Bytes::new()).map_err(|e| e.to_string())?;
+                match fetch(&client, req, swift.settings.common.op_timeout).await {
+                    Ok((p, _)) if p.status.is_success() || p.status == 404 => Ok(()),
+                    Ok((p, _)) => Err(format!("DELETE {url} answered HTTP {}", p.status.as_u16())),
+                    Err(f) => Err(format!("DELETE {url}: {f}")),
+                }
+            }
+        };
+        super::remove_each(urls, stop, delete, tally).await;
+        if listed.len() < PAGE {
+            return Ok(());
+        }
+    }
+    Ok(())
 }
 
 /// The store answered a set-up request with this status.
