@@ -56,7 +56,7 @@ impl Observer for Live {
         if level >= 2 || self.cleaning {
             self.line("interrupted: skipping the rest of the cleanup; what is left is listed with the command that removes it");
         } else {
-            self.line("interrupted: stopping, then removing what the run created (Ctrl-C again skips that)");
+            self.line("interrupted: stopping; what was measured is kept, and what the run wrote is removed (Ctrl-C again skips that)");
         }
     }
 

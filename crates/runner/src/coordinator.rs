@@ -293,7 +293,8 @@ impl<'a> GroupRun<'a> {
                 Ok(None) => {}
                 Err(LinkClosed) => self.failure = Some(format!("{} was lost mid-run", link.name())),
             }
-            if !self.started && self.unready.is_empty() && self.failure.is_none() {
+            // Stopped before it started (in a prefill): workers clean up, nothing is measured.
+            if !self.started && self.unready.is_empty() && self.failure.is_none() && self.stop_sent == 0 {
                 self.started = true;
                 if link.send(ToAgent::Start { at_unix_ns: protocol::unix_now_ns() }).is_err() {
                     self.failure = Some(format!("{} hung up", link.name()));
