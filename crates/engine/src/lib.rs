@@ -13,6 +13,7 @@
 pub mod ceph;
 pub mod files;
 pub mod http;
+pub mod libaio;
 pub mod null;
 pub mod objects;
 pub mod psync;
@@ -371,6 +372,7 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
     &[
         &psync::PsyncFactory,
         &uring::UringFactory,
+        &libaio::LibaioFactory,
         &null::NullFactory,
         &ceph::rbd::RbdFactory,
         &ceph::rados::RadosFactory,
@@ -384,6 +386,10 @@ pub fn find(name: &str) -> Option<&'static dyn EngineFactory> {
     let name = match name {
         "sync" | "pvsync" => "psync",
         "uring" | "iouring" => "io_uring",
+        // glibc's POSIX AIO runs each file's requests in order on a helper
+        // thread: like native AIO on a buffered file, one at a time; with
+        // O_DIRECT native AIO keeps the queue depth fio's posixaio asks for.
+        "posixaio" => "libaio",
         n => n,
     };
     registry().iter().copied().find(|f| f.name() == name)

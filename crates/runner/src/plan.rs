@@ -289,13 +289,13 @@ fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
 }
 
 /// fio's layout: `filename` is shared by every worker; otherwise each worker
-/// gets `<directory or .>/<name>.<worker>.0`.
+/// gets `<directory or .>/<name>.<worker>.<n>` for n below `nrfiles`.
 fn worker_paths(spec: &JobSpec) -> Vec<Vec<PathBuf>> {
     (0..spec.numjobs)
         .map(|w| {
             if spec.filenames.is_empty() {
                 let dir = PathBuf::from(spec.directory.clone().unwrap_or_else(|| ".".into()));
-                vec![dir.join(format!("{}.{}.0", spec.name, w))]
+                (0..spec.nrfiles).map(|n| dir.join(format!("{}.{}.{n}", spec.name, w))).collect()
             } else {
                 let dir = spec.directory.as_ref().map(PathBuf::from);
                 spec.filenames.iter().map(|f| dir.as_ref().map(|d| d.join(f)).unwrap_or_else(|| f.into())).collect()

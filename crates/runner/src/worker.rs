@@ -16,7 +16,7 @@ use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, OpStats}
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::rate::Schedule;
-use storbench_workload::{IoGen, NextIo, ObjGen, OpKind, Settled};
+use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, Settled};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
@@ -43,6 +43,13 @@ impl Gen {
         }
     }
     #[inline]
+    fn take_wrapped(&mut self) -> bool {
+        match self {
+            Gen::Blocks(g) => g.take_wrapped(),
+            Gen::Objects(_) => false,
+        }
+    }
+    #[inline]
     fn rng(&mut self) -> &mut storbench_workload::rng::Rng {
         match self {
             Gen::Blocks(g) => g.rng(),
@@ -61,6 +68,8 @@ struct Consts {
     think_ns: u64,
     think_blocks: u32,
     data_only: bool,
+    /// Drop the files' page cache at the end of each pass (fio `invalidate`).
+    invalidate: bool,
 }
 
 impl Consts {
@@ -72,6 +81,7 @@ impl Consts {
             think_ns: spec.thinktime.as_nanos() as u64,
             think_blocks: spec.thinktime_blocks,
             data_only: spec.sync.is_some_and(|x| x.data_only),
+            invalidate: spec.invalidate,
         }
     }
 }
@@ -85,7 +95,7 @@ pub struct Worker {
     share: Arc<JobShare>,
     worker: u32,
     k: Consts,
-    _files: Vec<File>,
+    files: Vec<File>,
     buffers: AlignedBuffers,
     gen: Gen,
     filler: Filler,
@@ -152,12 +162,7 @@ impl Worker {
         link: WorkerLink,
     ) -> Result<Worker, String> {
         let spec = &share.spec;
-        let files: Vec<File> = share
-            .targets
-            .files_of(worker)
-            .iter()
-            .map(|t| files::open(t, spec.writes(), spec.direct).map_err(|e| e.to_string()))
-            .collect::<Result<_, _>>()?;
+        let files: Vec<File> = share.targets.files_of(worker).iter().map(|t| open_file(t, spec)).collect::<Result<_, _>>()?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let qd = share.queue_depth as usize;
         let mut buffers = AlignedBuffers::new(qd, (spec.max_transfer() as usize).max(1))?;
@@ -184,7 +189,7 @@ impl Worker {
         let report = Box::new(new_report(&share, worker));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let k = Consts::of(&share);
-        Ok(Worker { share, worker, k, _files: files, buffers, engine, gen, filler, schedule, report, link, seq: 0, interval_start: 0 })
+        Ok(Worker { share, worker, k, files, buffers, engine, gen, filler, schedule, report, link, seq: 0, interval_start: 0 })
     }
 
     /// For object jobs that ask for it, write the objects the measured phase
@@ -328,6 +333,9 @@ impl Worker {
                 st.exhausted = true;
                 break;
             };
+            if self.k.invalidate && self.gen.take_wrapped() {
+                self.drop_caches();
+            }
             slots.free.pop();
             self.issue(slots, slot, io, scheduled, now)?;
             if thinks {
@@ -340,6 +348,15 @@ impl Worker {
             }
         }
         Ok(())
+    }
+
+    /// When a pass over the files ended, drop their page cache as fio does
+    /// (best effort, as in fio: the pass goes on either way).
+    #[cold]
+    fn drop_caches(&self) {
+        for f in &self.files {
+            let _ = files::drop_cache(f, std::path::Path::new(""));
+        }
     }
 
     /// Submit and collect completions: block until one arrives, the next
@@ -504,6 +521,24 @@ fn maybe_done(f: IoFailure) -> bool {
 }
 
 /// Tell the coordinator a worker begins unmeasured work that takes time.
+/// Open one of the worker's files; with `invalidate` (the default, as in fio)
+/// its page cache is dropped first, so a buffered job does not start warm
+/// from the layout or from the job before it; then the access pattern is
+/// told to the kernel as fio does (`fadvise_hint`).
+fn open_file(t: &storbench_engine::TargetFile, spec: &JobSpec) -> Result<File, String> {
+    let f = files::open(t, spec.writes(), spec.direct).map_err(|e| e.to_string())?;
+    if spec.invalidate {
+        files::drop_cache(&f, &t.path).map_err(|e| e.to_string())?;
+    }
+    match spec.fadvise {
+        Fadvise::Off => {}
+        Fadvise::Pattern => files::advise(&f, spec.rw.is_random()),
+        Fadvise::Random => files::advise(&f, true),
+        Fadvise::Sequential => files::advise(&f, false),
+    }
+    Ok(f)
+}
+
 fn announce(link: &WorkerLink, share: &JobShare, worker: u32, stage: Stage) {
     let _ = link.tx.send(FromAgent::Stage { id: WorkerId { job: share.job, worker }, stage });
 }

@@ -3,7 +3,7 @@
 //! Allocation happens in [`IoGen::new`] only; [`IoGen::next`] is called once per
 //! I/O on the hot path and does a handful of arithmetic operations.
 
-use crate::dist::BlockSampler;
+use crate::dist::{BlockSampler, RandomMap};
 use crate::rng::Rng;
 use crate::spec::{JobSpec, OpKind, SizeSplit, SyncEvery};
 
@@ -67,6 +67,8 @@ pub struct IoGen {
     write_sizes: SizeSampler,
     random: bool,
     sampler: BlockSampler,
+    /// Uniform random offsets without repeats within a pass (fio's random map).
+    map: Option<RandomMap>,
     align: u64,
     region: Region,
     next_file: u32,
@@ -76,6 +78,14 @@ pub struct IoGen {
     writes_since_sync: u32,
     bytes_left: Option<u64>,
     ops_left: Option<u64>,
+    /// fio's offset modifier: bytes added between sequential I/Os.
+    skip: i64,
+    /// I/Os in a row from one random offset, and how many of the current run are left.
+    rand_run: u32,
+    run_left: u32,
+    /// A pass over the region ended (a sequential cursor or the random map
+    /// started over) since [`IoGen::take_wrapped`] was last asked.
+    wrapped: bool,
 }
 
 impl IoGen {
@@ -84,14 +94,17 @@ impl IoGen {
     pub fn new(spec: &JobSpec, region: Region, worker: u32, io_limit: Option<u64>) -> IoGen {
         let read_pct = spec.read_percent();
         let align = spec.bs.min().max(1);
+        let mut rng = Rng::new(spec.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let map = uses_random_map(spec).then(|| RandomMap::new((region.len / align).max(1), &mut rng));
         IoGen {
-            rng: Rng::new(spec.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            rng,
             read_threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
             always_read: read_pct >= 100.0,
             read_sizes: SizeSampler::new(&spec.bs.read),
             write_sizes: SizeSampler::new(&spec.bs.write),
             random: spec.rw.is_random(),
             sampler: BlockSampler::new(&spec.distribution, (region.len / align).max(1)),
+            map,
             align,
             region,
             next_file: 0,
@@ -100,6 +113,10 @@ impl IoGen {
             writes_since_sync: 0,
             bytes_left: io_limit,
             ops_left: spec.number_ios,
+            wrapped: false,
+            skip: spec.seq_skip,
+            rand_run: spec.rand_run.max(1),
+            run_left: 0,
         }
     }
 
@@ -107,21 +124,75 @@ impl IoGen {
         &mut self.rng
     }
 
+    /// Whether a pass over the region ended since the last call: fio drops
+    /// the page cache again there (`invalidate`), so every pass of a
+    /// time-based buffered job starts cold.
+    #[inline]
+    pub fn take_wrapped(&mut self) -> bool {
+        std::mem::take(&mut self.wrapped)
+    }
+
     #[inline]
     fn place(&mut self, file: u32, dir: usize, len: u64) -> u64 {
         let last_start = self.region.len.saturating_sub(len);
         if self.random {
-            let b = self.sampler.sample(&mut self.rng);
-            return (b * self.align).min(last_start / self.align * self.align);
+            return self.place_random(file, dir, len, last_start);
         }
         let cur = &mut self.cursors[file as usize][dir];
-        if *cur > last_start {
-            *cur = 0;
+        let mut pos = *cur as i64;
+        // fio's `rw=write:4k` / `rw=read:-8k`: the skip applies from the
+        // second I/O on; stepping off either end starts the next pass.
+        if pos != 0 && self.skip != 0 {
+            pos += self.skip;
+            if pos < 0 || pos as u64 > last_start {
+                self.wrapped = true;
+                pos = if self.skip > 0 { 0 } else { (last_start / self.align * self.align) as i64 };
+            }
         }
-        let off = *cur;
-        *cur += len;
+        if pos as u64 > last_start {
+            pos = 0;
+            self.wrapped = true;
+        }
+        *cur = pos as u64 + len;
+        pos as u64
+    }
+
+    /// A random offset, or with `rw=randread:N` the next of N in a row.
+    #[inline]
+    fn place_random(&mut self, file: u32, dir: usize, len: u64, last_start: u64) -> u64 {
+        let cur = &mut self.cursors[file as usize][dir];
+        if self.run_left > 0 {
+            self.run_left -= 1;
+            if *cur <= last_start {
+                let off = *cur;
+                *cur += len;
+                return off;
+            }
+        }
+        let b = match self.map.as_mut() {
+            Some(m) => {
+                self.wrapped |= m.pass_done();
+                m.next(&mut self.rng)
+            }
+            None => self.sampler.sample(&mut self.rng),
+        };
+        let off = (b * self.align).min(last_start / self.align * self.align);
+        self.run_left = self.rand_run - 1;
+        self.cursors[file as usize][dir] = off + len;
         off
     }
+}
+
+/// fio keeps a map of the blocks a random job has visited unless told
+/// `norandommap`; storbench does the same where a block is one size: uniform
+/// offsets and one block size for reads and writes. Skewed distributions pick
+/// hot blocks on purpose and are left to repeat.
+fn uses_random_map(spec: &JobSpec) -> bool {
+    spec.randommap
+        && spec.rw.is_random()
+        && matches!(spec.distribution, crate::spec::Distribution::Uniform)
+        && spec.bs.read.0.len() == 1
+        && spec.bs.read == spec.bs.write
 }
 
 impl Iterator for IoGen {
@@ -199,8 +270,11 @@ mod tests {
     #[test]
     fn sequential_walks_and_wraps() {
         let mut g = gen(&[("rw", "write"), ("bs", "4k")], 16384);
-        let offs: Vec<u64> = (0..6).map(|_| g.next().unwrap().offset).collect();
-        assert_eq!(offs, vec![0, 4096, 8192, 12288, 0, 4096]);
+        let offs: Vec<u64> = (0..4).map(|_| g.next().unwrap().offset).collect();
+        assert!(!g.take_wrapped());
+        let again: Vec<u64> = (0..2).map(|_| g.next().unwrap().offset).collect();
+        assert_eq!([offs, again].concat(), vec![0, 4096, 8192, 12288, 0, 4096]);
+        assert!(g.take_wrapped() && !g.take_wrapped());
     }
 
     #[test]
@@ -225,5 +299,36 @@ mod tests {
             let io = g.next().unwrap();
             assert!(io.offset >= 1 << 20 && io.offset + 4096 <= 2 << 20);
         }
+    }
+
+    #[test]
+    fn random_offsets_cover_the_region_once_unless_norandommap() {
+        let blocks = 512u64;
+        let distinct = |opts: &[(&str, &str)]| {
+            let mut g = gen(opts, blocks * 4096);
+            let mut seen: Vec<u64> = (0..blocks).map(|_| g.next().unwrap().offset / 4096).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.len() as u64
+        };
+        assert_eq!(distinct(&[("rw", "randread")]), blocks);
+        let repeats = distinct(&[("rw", "randread"), ("norandommap", "1")]);
+        assert!(repeats < blocks * 3 / 4, "with replacement about 63% are distinct, got {repeats}");
+    }
+
+    #[test]
+    fn offset_modifiers_skip_walk_backwards_and_run_in_a_row() {
+        let offsets = |opts: &[(&str, &str)], n: usize| {
+            let mut g = gen(opts, 8 * 4096);
+            (0..n).map(|_| g.next().unwrap().offset / 4096).collect::<Vec<_>>()
+        };
+        assert_eq!(offsets(&[("rw", "write:4k")], 6), vec![0, 2, 4, 6, 0, 2]);
+        assert_eq!(offsets(&[("rw", "read:-8k")], 10), vec![0, 7, 6, 5, 4, 3, 2, 1, 0, 7]);
+        // A new random offset every 4 I/Os (sooner where a run meets the end).
+        let jumps = |v: Vec<u64>| v.windows(2).filter(|w| w[1] != w[0] + 1).count();
+        let in_runs = jumps(offsets(&[("rw", "randread:4")], 400));
+        let single = jumps(offsets(&[("rw", "randread")], 400));
+        assert!((90..=140).contains(&in_runs), "{in_runs} jumps in 400 I/Os in runs of 4");
+        assert!(single > 300, "{single} jumps without the modifier");
     }
 }

@@ -272,6 +272,19 @@ impl DataPattern {
     }
 }
 
+/// What the kernel is told of the job's access pattern (fio `fadvise_hint`).
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fadvise {
+    /// Nothing: the kernel's own readahead.
+    Off,
+    /// Random for random jobs, sequential for sequential ones (fio's default).
+    #[default]
+    Pattern,
+    Sequential,
+    Random,
+}
+
 /// Flush writes with fsync or fdatasync every N writes.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SyncEvery {
@@ -284,6 +297,14 @@ pub struct SyncEvery {
 pub struct JobSpec {
     pub name: String,
     pub rw: RwMode,
+    /// Sequential patterns: bytes added to each next offset (fio `rw=write:4k`
+    /// leaves holes; negative walks backwards).
+    #[serde(default)]
+    pub seq_skip: i64,
+    /// Random patterns: I/Os in a row from one random offset (fio
+    /// `rw=randread:8`); 1 is a new offset every I/O.
+    #[serde(default = "one")]
+    pub rand_run: u32,
     pub rwmixread: f64,
     pub bs: BlockSizes,
     pub iodepth: u32,
@@ -296,9 +317,20 @@ pub struct JobSpec {
     /// unless the job is time based.
     pub io_size: Option<u64>,
     pub filenames: Vec<String>,
+    /// Files per worker when none are named (fio `nrfiles`): `<name>.<worker>.<n>`.
+    #[serde(default = "one")]
+    pub nrfiles: u32,
     pub directory: Option<String>,
     pub ioengine: String,
     pub direct: bool,
+    /// Drop the page cache of the job's files before it starts (fio
+    /// `invalidate`, on by default as in fio): buffered reads then start cold.
+    #[serde(default = "yes")]
+    pub invalidate: bool,
+    /// The access pattern told to the kernel for the job's files (fio
+    /// `fadvise_hint`): random disables readahead, sequential widens it.
+    #[serde(default)]
+    pub fadvise: Fadvise,
     #[serde(with = "opt_duration_ns")]
     pub runtime: Option<Duration>,
     #[serde(with = "duration_ns")]
@@ -323,6 +355,10 @@ pub struct JobSpec {
     /// Start a new group: wait for the jobs before this one to finish.
     pub stonewall: bool,
     pub seed: u64,
+    /// Random offsets visit every block once before any repeats (fio's
+    /// random map, on unless `norandommap`); uniform, fixed block size only.
+    #[serde(default = "yes")]
+    pub randommap: bool,
     /// Stop after this many operations per worker (fio `number_ios`).
     pub number_ios: Option<u64>,
     /// Present for object jobs (rados, s3, swift): the object model.
@@ -336,11 +372,25 @@ pub struct JobSpec {
     pub engine_options: BTreeMap<String, String>,
 }
 
+/// The seed every run starts from unless told otherwise (fio's `randrepeat=1`):
+/// the same job repeats the same offsets.
+pub const DEFAULT_SEED: u64 = 0x5eed_5707_be9c;
+
+fn yes() -> bool {
+    true
+}
+
+fn one() -> u32 {
+    1
+}
+
 impl Default for JobSpec {
     fn default() -> Self {
         JobSpec {
             name: "job".into(),
             rw: RwMode::Read,
+            seq_skip: 0,
+            rand_run: 1,
             rwmixread: 50.0,
             bs: BlockSizes { read: SizeSplit::fixed(4096), write: SizeSplit::fixed(4096) },
             iodepth: 1,
@@ -349,9 +399,12 @@ impl Default for JobSpec {
             offset: 0,
             io_size: None,
             filenames: Vec::new(),
+            nrfiles: 1,
             directory: None,
             ioengine: "psync".into(),
             direct: false,
+            invalidate: true,
+            fadvise: Fadvise::Pattern,
             runtime: None,
             ramp_time: Duration::ZERO,
             time_based: false,
@@ -366,7 +419,8 @@ impl Default for JobSpec {
             destroy_in_use: false,
             unlink: false,
             stonewall: false,
-            seed: 0x5eed_5707_be9c,
+            seed: DEFAULT_SEED,
+            randommap: true,
             number_ios: None,
             objects: None,
             given: Given::default(),

@@ -46,7 +46,7 @@ fn resolve_specs(flags: &RunFlags, jobs: &JobArgs, use_suite: bool) -> Result<(V
         if !jobs.jobs.is_empty() {
             return Err(CliError::usage("--name jobs cannot be combined with --fio; put them in the fio file"));
         }
-        let parsed = fio::load(f, &base, &jobs.global, flags.fio_allow_unsupported)?;
+        let parsed = fio::load(f, &fio::Reading::new(&base, &jobs.global, flags.fio_allow_unsupported))?;
         return Ok((parsed.specs, parsed.notes));
     }
     if let Some(f) = job_file {

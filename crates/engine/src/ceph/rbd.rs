@@ -8,6 +8,8 @@
 //! cluster (the plan warns so in the report). With it on, the engine flushes
 //! once after opening, as a guest's first flush would, so librbd leaves its
 //! writethrough-until-flush mode and the job sees the writeback cache.
+//! `rbd_cache=conf` leaves the cache to the Ceph configuration and flushes
+//! nothing, which is what fio's rbd engine does (fio job files get it).
 //!
 //! Several images (`rbdname=a:b:c`) make one job's volumes, as a guest with
 //! several disks: the workload's files map to images, one eventfd serves all.
@@ -34,8 +36,8 @@ const OPTIONS: &[OptionInfo] = &[
     OptionInfo {
         name: "rbd_cache",
         kind: Kind::Flag,
-        default: "",
-        help: "librbd writeback cache (default 0: measure the cluster, not client memory)",
+        default: "0",
+        help: "librbd cache: 0 off (measure the cluster, not client memory), 1 on, conf as the Ceph configuration says (fio's behaviour)",
     },
 ];
 
@@ -75,7 +77,11 @@ impl EngineFactory for RbdFactory {
                 message: format!("image '{}' is listed twice", dup.1),
             });
         }
-        let cache = bool_option(NAME, options, "rbd_cache", false)?;
+        let cache = match options.get("rbd_cache").map(String::as_str) {
+            Some("conf") => Cache::Conf,
+            _ if bool_option(NAME, options, "rbd_cache", false)? => Cache::On,
+            _ => Cache::Off,
+        };
         Ok(Arc::new(RbdConfig { conn: ConnOptions::parse(NAME, options, "rbd")?, images, cache }))
     }
 }
@@ -84,16 +90,28 @@ impl EngineFactory for RbdFactory {
 struct RbdConfig {
     conn: ConnOptions,
     images: Vec<String>,
-    cache: bool,
+    cache: Cache,
+}
+
+/// Who decides whether librbd caches.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cache {
+    Off,
+    /// On, and out of writethrough-until-flush mode from the start.
+    On,
+    /// As the Ceph configuration says (its default is on), nothing flushed.
+    Conf,
 }
 
 impl EngineConfig for RbdConfig {
     fn warnings(&self, writes: bool) -> Vec<String> {
-        if self.cache && writes {
-            return vec!["the librbd writeback cache is on (rbd_cache=1): writes are acknowledged from client memory, so write latency and IOPS describe the cache, and flush stalls appear as multi-second outliers; use rbd_cache=0 to measure the cluster"
-                .into()];
+        match self.cache {
+            Cache::On if writes => vec!["the librbd writeback cache is on (rbd_cache=1): writes are acknowledged from client memory, so write latency and IOPS describe the cache, and flush stalls appear as multi-second outliers; use rbd_cache=0 to measure the cluster"
+                .into()],
+            Cache::Conf => vec!["the librbd cache follows the Ceph configuration (rbd_cache=conf, as in fio; Ceph's default `rbd cache = true`): writes may be acknowledged from client memory and reads served from it, so the figures can describe the cache rather than the cluster; use rbd_cache=0 to measure the cluster"
+                .into()],
+            _ => Vec::new(),
         }
-        Vec::new()
     }
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         let cluster = Cluster::connect(NAME, &self.conn)?;
@@ -290,8 +308,10 @@ unsafe impl Send for Rbd {}
 impl Rbd {
     fn open(cfg: &RbdConfig, setup: &WorkerSetup) -> Result<Rbd, EngineError> {
         let mut cluster = Cluster::connect(NAME, &cfg.conn)?;
-        let cache = cfg.cache;
-        cluster.set(NAME, "rbd_cache", if cache { "true" } else { "false" })?;
+        let cache = cfg.cache == Cache::On;
+        if cfg.cache != Cache::Conf {
+            cluster.set(NAME, "rbd_cache", if cache { "true" } else { "false" })?;
+        }
         // SAFETY: eventfd has no memory arguments.
         let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
         if efd < 0 {

@@ -281,6 +281,38 @@ pub fn open(p: &TargetFile, writes: bool, direct: bool) -> Result<File, TargetEr
     })
 }
 
+/// Drop what the page cache holds of a file or device before a job starts
+/// (fio `invalidate`): buffered reads then come from storage, not memory.
+/// Files: posix_fadvise(DONTNEED), after the layout's fsync nothing of them
+/// is dirty. Block devices: BLKFLSBUF as fio does (writes back and drops the
+/// device's buffers); without CAP_SYS_ADMIN that is refused and fadvise does
+/// what it can.
+pub fn drop_cache(f: &File, path: &Path) -> Result<(), TargetError> {
+    let fd = f.as_raw_fd();
+    let is_block = f.metadata().map(|m| m.file_type().is_block_device()).unwrap_or(false);
+    // SAFETY: fd is open for the life of `f`; BLKFLSBUF takes no argument.
+    if is_block && unsafe { libc::ioctl(fd, BLKFLSBUF, 0) } == 0 {
+        return Ok(());
+    }
+    // SAFETY: plain advice on an open descriptor.
+    match unsafe { libc::posix_fadvise(fd, 0, 0, libc::POSIX_FADV_DONTNEED) } {
+        0 => Ok(()),
+        e => Err(TargetError::os(path, "posix_fadvise (invalidate)", std::io::Error::from_raw_os_error(e))),
+    }
+}
+
+/// Tell the kernel how a file will be read (fio `fadvise_hint`): random
+/// access turns readahead off, so a 4 KiB random read costs one 4 KiB read.
+/// Advice only: a refusal changes nothing measurable and is not an error.
+pub fn advise(f: &File, random: bool) {
+    let advice = if random { libc::POSIX_FADV_RANDOM } else { libc::POSIX_FADV_SEQUENTIAL };
+    // SAFETY: plain advice on an open descriptor.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, advice) };
+}
+
+/// `_IO(0x12, 97)`: flush a block device's buffer cache.
+const BLKFLSBUF: libc::c_ulong = 0x1261;
+
 /// Whether files in `dir` can be opened with O_DIRECT (tmpfs: no).
 pub fn direct_io_works(dir: &Path) -> bool {
     let probe = dir.join(format!(".storbench-direct-probe-{}", std::process::id()));

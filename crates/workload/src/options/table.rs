@@ -6,7 +6,7 @@
 use super::values::*;
 use super::{CoreOption, Kind, OptionInfo};
 use crate::objects::ObjectSpec;
-use crate::spec::{JobSpec, RateLimit};
+use crate::spec::{Fadvise, JobSpec, RateLimit};
 use std::time::Duration;
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -43,10 +43,23 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
-        info: info("rw", Kind::Choice(RW), "read", "I/O pattern (rw is an alias of readwrite)"),
+        info: info(
+            "rw",
+            Kind::Choice(RW),
+            "read",
+            "I/O pattern (rw is an alias of readwrite); fio's :skip or :count suffix too (read:-8k, randread:8)",
+        ),
         aliases: &["readwrite"],
         set: |s, v| {
-            s.rw = rw(v)?;
+            let (mode, modifier) = match v.split_once(':') {
+                Some((m, x)) => (m, Some(x.trim())),
+                None => (v, None),
+            };
+            s.rw = rw(mode)?;
+            (s.seq_skip, s.rand_run) = match modifier {
+                Some(m) => rw_modifier(s.rw, m)?,
+                None => (0, 1),
+            };
             Ok(())
         },
     },
@@ -138,6 +151,18 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info("nrfiles", Kind::Count, "1", "files per worker when filename is not given (<name>.<worker>.<n>); size is per file"),
+        aliases: &["nr_files"],
+        set: |s, v| {
+            let n = count(v)?;
+            if n == 0 || n > 65536 {
+                return Err(format!("'{v}' must be between 1 and 65536"));
+            }
+            s.nrfiles = n as u32;
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("directory", Kind::Text, ".", "directory in which to create per-worker files"),
         aliases: &[],
         set: |s, v| {
@@ -166,6 +191,32 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.direct = !boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("invalidate", Kind::Flag, "1", "drop the page cache of the job's files before it starts (0 keeps it warm)"),
+        aliases: &[],
+        set: |s, v| {
+            s.invalidate = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "fadvise_hint",
+            Kind::Choice(&["0", "1", "sequential", "random"]),
+            "1",
+            "tell the kernel the access pattern (1: the job's own; random turns readahead off)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.fadvise = match v {
+                "sequential" => Fadvise::Sequential,
+                "random" => Fadvise::Random,
+                _ if boolean(v)? => Fadvise::Pattern,
+                _ => Fadvise::Off,
+            };
             Ok(())
         },
     },
@@ -331,6 +382,24 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.seed = count(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("randrepeat", Kind::Flag, "1", "0 seeds each run differently (unless randseed is given)"),
+        aliases: &[],
+        set: |s, v| {
+            if !boolean(v)? && !s.given.has("randseed") {
+                s.seed = fresh_seed();
+            }
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("norandommap", Kind::Flag, "0", "1 lets random offsets repeat before every block was visited once"),
+        aliases: &[],
+        set: |s, v| {
+            s.randommap = !boolean(v)?;
             Ok(())
         },
     },

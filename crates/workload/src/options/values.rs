@@ -77,6 +77,25 @@ pub fn rw(v: &str) -> Parsed<RwMode> {
     RwMode::parse(&v.to_ascii_lowercase()).ok_or_else(|| format!("'{v}' is not one of read, write, randread, randwrite, readwrite, randrw"))
 }
 
+/// fio's offset modifier after `rw=...:`: for sequential patterns a size
+/// added to each offset (negative walks backwards: `read:-8k`), for random
+/// ones the number of I/Os in a row before a new random offset (`randread:8`).
+pub fn rw_modifier(mode: RwMode, m: &str) -> Parsed<(i64, u32)> {
+    if mode.is_random() {
+        let n = count(m)?;
+        if n == 0 || n > u32::MAX as u64 {
+            return Err(format!("'{m}' after ':' must be a count of I/Os of at least 1 (e.g. randread:8)"));
+        }
+        return Ok((0, n as u32));
+    }
+    let (neg, size) = match m.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, m),
+    };
+    let bytes = parse_size(size).map_err(|e| format!("'{m}' after ':' is not a size to skip (e.g. write:4k or read:-8k): {e}"))? as i64;
+    Ok((if neg { -bytes } else { bytes }, 1))
+}
+
 /// `4k` or `4k,64k` (reads, writes).
 pub fn bs(v: &str) -> Parsed<BlockSizes> {
     let mut parts = v.split(',');
@@ -198,9 +217,15 @@ fn example(kind: &str) -> &'static str {
 
 fn zones(arg: &str) -> Parsed<Vec<Zone>> {
     let mut zones = Vec::new();
-    for z in arg.split(':').filter(|s| !s.is_empty()) {
+    let parts: Vec<&str> = arg.split(':').filter(|s| !s.is_empty()).collect();
+    for (i, z) in parts.iter().enumerate() {
         let (a, s) = z.split_once('/').ok_or_else(|| format!("zone '{z}' is not access%/size%"))?;
-        zones.push(Zone { access_pct: percent(a)?, size_pct: percent(s)? });
+        // As in fio, the last zone may leave its size out: the rest of the space.
+        let size_pct = match s {
+            "" if i + 1 == parts.len() => 100.0 - zones.iter().map(|z: &Zone| z.size_pct).sum::<f64>(),
+            _ => percent(s)?,
+        };
+        zones.push(Zone { access_pct: percent(a)?, size_pct });
     }
     let access: f64 = zones.iter().map(|z| z.access_pct).sum();
     let size: f64 = zones.iter().map(|z| z.size_pct).sum();
@@ -281,4 +306,10 @@ pub fn mix(v: &str) -> Parsed<Vec<(OpKind, u32)>> {
         return Err(format!("'{v}' gives no operation a weight above zero (form: read:70,create:30; operations: {OPS})"));
     }
     Ok(mix)
+}
+
+/// A seed that differs from run to run (fio `randrepeat=0`).
+pub fn fresh_seed() -> u64 {
+    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32) ^ DEFAULT_SEED
 }

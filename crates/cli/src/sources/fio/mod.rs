@@ -1,0 +1,391 @@
+//! fio job files (`storbench run --fio job.fio`, `storbench fio job.fio`):
+//! `[global]` and job sections of `key=value` lines, read as fio reads them
+//! (`include`, `${VAR}`, a `[global]` applies to the jobs below it) and
+//! mapped through the same option table as every other front end.
+//!
+//! fio runs the jobs of a file together unless `stonewall` separates them,
+//! and so does storbench. Where fio means something storbench spells
+//! differently, [`table`] says what it becomes; options that only shape
+//! fio's own reporting are ignored; anything storbench does not do is
+//! refused by name with the reason (or, with `--fio-allow-unsupported`,
+//! dropped with a note each, and the results marked approximate).
+
+mod table;
+pub mod text;
+
+use crate::error::CliError;
+use crate::sources::Pairs;
+use std::path::Path;
+use storbench_workload::options::core;
+use storbench_workload::units::parse_size;
+use storbench_workload::{apply_option, JobSpec};
+use table::Action;
+pub use text::Line;
+
+/// A parsed fio file: options per section, and notes for the user.
+pub struct FioJobs {
+    pub specs: Vec<JobSpec>,
+    pub notes: Vec<String>,
+}
+
+/// How a fio job file is read.
+pub struct Reading<'a> {
+    pub base: &'a JobSpec,
+    /// Options from storbench's command line, applied to every job.
+    pub cli_global: &'a Pairs,
+    pub allow_unsupported: bool,
+    /// fio's own precedence: a file's `[global]` wins over command-line
+    /// options (`storbench fio`). `storbench run --fio` lets the command
+    /// line win, to override a file's runtime or target.
+    pub file_wins: bool,
+    /// Run only these sections (fio `--section`); empty: all.
+    pub sections: &'a [String],
+}
+
+impl<'a> Reading<'a> {
+    pub fn new(base: &'a JobSpec, cli_global: &'a Pairs, allow_unsupported: bool) -> Reading<'a> {
+        Reading { base, cli_global, allow_unsupported, file_wins: false, sections: &[] }
+    }
+}
+
+/// A marker line between two job files: fio starts each file from fresh
+/// defaults and a new group.
+pub const NEXT_FILE: &str = "\u{0}next file";
+
+pub fn load(path: &Path, reading: &Reading) -> Result<FioJobs, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read fio job file {}: {e}", path.display())))?;
+    let name = path.display().to_string();
+    // Every error names the file (line errors already do).
+    parse(text::lines(&text, path)?, reading).map_err(|e| {
+        if e.message.contains(&name) {
+            e
+        } else {
+            CliError::usage(format!("{name}: {}", e.message))
+        }
+    })
+}
+
+/// One job section: the `[global]` options above it, then its own.
+struct Section {
+    name: String,
+    globals: Pairs,
+    own: Pairs,
+    /// First job of a job file after the first (fio puts a stonewall there).
+    new_file: bool,
+}
+
+/// Options refused (or dropped, when allowed), with where and why.
+#[derive(Default)]
+struct Refusals(Vec<String>);
+
+pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
+    let mut globals = Pairs::new();
+    let mut sections: Vec<Section> = Vec::new();
+    let mut in_global = false;
+    let mut new_file = false;
+    let mut refused = Refusals::default();
+    let mut notes = Vec::new();
+    for line in &lines {
+        if line.text == NEXT_FILE {
+            globals.clear();
+            new_file = !sections.is_empty();
+            in_global = false;
+            continue;
+        }
+        if let Some(name) = line.text.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
+            in_global = name.trim() == "global";
+            if !in_global {
+                sections.push(Section { name: name.trim().into(), globals: globals.clone(), own: Pairs::new(), new_file });
+                new_file = false;
+            }
+            continue;
+        }
+        let (key, value) = match line.text.split_once('=') {
+            Some((k, v)) => (k.trim().to_string(), v.trim().to_string()),
+            None => (line.text.clone(), "1".to_string()),
+        };
+        // storbench's `size` is per file, so fio's `filesize` is an alias of
+        // it there; here fio's `size` (the job's total) must stay apart.
+        let canon = match storbench_workload::options::canonical_name(&key) {
+            c if c == "size" && key.eq_ignore_ascii_case("filesize") => "filesize".to_string(),
+            c => c,
+        };
+        let pair = match table::action(&canon, &value) {
+            Action::Keep(k, v) if known(&k) => (k, v),
+            Action::Keep(..) => {
+                refused.0.push(format!("{} '{key}' (not an option storbench knows; `storbench help options`)", line.at));
+                continue;
+            }
+            Action::Ignore => continue,
+            Action::Note(n) => {
+                add_note(&mut notes, n);
+                continue;
+            }
+            Action::Refuse(why) => {
+                refused.0.push(format!("{} '{key}' ({why})", line.at));
+                continue;
+            }
+        };
+        match (in_global, sections.last_mut()) {
+            (true, _) => globals.push(pair),
+            (false, Some(s)) => s.own.push(pair),
+            (false, None) => return Err(CliError::usage(format!("{}: '{key}' comes before any [section]", line.at))),
+        }
+    }
+    if !refused.0.is_empty() {
+        let list = refused.0.join("; ");
+        if !reading.allow_unsupported {
+            return Err(CliError::usage(format!(
+                "fio options storbench does not support: {list}. Remove them, or pass --fio-allow-unsupported to run without them (results marked approximate)"
+            )));
+        }
+        notes.push(format!("results are APPROXIMATE: fio options dropped (--fio-allow-unsupported): {list}"));
+    }
+    if !reading.sections.is_empty() {
+        sections.retain(|s| reading.sections.contains(&s.name));
+        if sections.is_empty() {
+            return Err(CliError::usage(format!("no job section named {} in the job file(s)", reading.sections.join(", "))));
+        }
+    }
+    if sections.is_empty() {
+        return Err(CliError::usage("no job sections (only [global]); add a [jobname] section"));
+    }
+    let mut specs = Vec::with_capacity(sections.len());
+    for s in &sections {
+        specs.push(build_job(s, reading, &mut notes)?);
+    }
+    Ok(FioJobs { specs, notes })
+}
+
+fn add_note(notes: &mut Vec<String>, note: String) {
+    if !notes.contains(&note) {
+        notes.push(note);
+    }
+}
+
+fn known(key: &str) -> bool {
+    key.starts_with("fio:") || core(key).is_some() || storbench_engine::all_option_names().contains(&key)
+}
+
+/// One section into a job: the options in fio's precedence, then what needs
+/// the whole job (fio's size over several files, loops, blockalign, the
+/// rados and rbd engines' fio defaults).
+fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<JobSpec, CliError> {
+    let mut spec = reading.base.clone();
+    spec.name = s.name.clone();
+    let ordered: Vec<&(String, String)> = if reading.file_wins {
+        reading.cli_global.iter().chain(&s.globals).chain(&s.own).collect()
+    } else {
+        s.globals.iter().chain(reading.cli_global).chain(&s.own).collect()
+    };
+    let mut later: Vec<(&str, &str)> = Vec::new();
+    let context = |e: String| CliError::usage(format!("job '{}': {e}", s.name));
+    for (k, v) in ordered {
+        match k.strip_prefix("fio:") {
+            Some(k) => later.push((k, v)),
+            None => apply_option(&mut spec, k, v).map_err(|e| context(e.to_string()))?,
+        }
+    }
+    if s.new_file {
+        spec.stonewall = true;
+    }
+    let get = |name: &str| later.iter().rev().find(|(k, _)| *k == name).map(|(_, v)| *v);
+    if let Some(size) = get("size") {
+        fio_size(&mut spec, size).map_err(context)?;
+    }
+    if let Some(loops) = get("loops") {
+        fio_loops(&mut spec, loops).map_err(context)?;
+    }
+    if let Some(ba) = get("blockalign") {
+        fio_blockalign(&spec, ba).map_err(context)?;
+    }
+    engine_defaults(&mut spec, notes)?;
+    Ok(spec)
+}
+
+fn size_value(v: &str) -> Result<u64, String> {
+    parse_size(v).map_err(|e| format!("size '{v}': {e}"))
+}
+
+/// fio's `size` is the job's total over its files; storbench's is per file
+/// (fio's `filesize`). With `filesize` given, `size` bounds the I/O instead.
+fn fio_size(spec: &mut JobSpec, v: &str) -> Result<(), String> {
+    let total = size_value(v)?;
+    let files = if spec.filenames.is_empty() { spec.nrfiles } else { spec.filenames.len() as u32 } as u64;
+    if spec.given.has("size") {
+        if spec.io_size.is_none() && !spec.time_based {
+            spec.io_size = Some(total);
+        }
+        return Ok(());
+    }
+    let per_file = total / files.max(1);
+    if per_file == 0 {
+        return Err(format!("size {v} over {files} files leaves nothing per file"));
+    }
+    apply_option(spec, "size", &per_file.to_string()).map_err(|e| e.to_string())
+}
+
+/// fio `loops=N`: the job's I/O N times over (each pass starts cold, as the
+/// page cache is dropped between passes).
+fn fio_loops(spec: &mut JobSpec, v: &str) -> Result<(), String> {
+    let n = storbench_workload::units::parse_count(v).map_err(|e| format!("loops '{v}': {e}"))?;
+    if n <= 1 || spec.time_based {
+        return Ok(());
+    }
+    let files = if spec.filenames.is_empty() { spec.nrfiles } else { spec.filenames.len() as u32 } as u64;
+    let once = spec.io_size.or(spec.size.map(|s| s * files)).ok_or("loops needs size (or io_size) to know what one loop is")?;
+    spec.io_size = Some(once.saturating_mul(n));
+    Ok(())
+}
+
+/// storbench aligns offsets to the smallest block size, which is fio's
+/// default for `blockalign`; another alignment is refused.
+fn fio_blockalign(spec: &JobSpec, v: &str) -> Result<(), String> {
+    let first = v.split(',').next().unwrap_or(v);
+    let ba = size_value(first)?;
+    if ba != spec.bs.min() {
+        return Err(format!(
+            "blockalign={v}: offsets are aligned to the smallest block size ({}); other alignments are not supported",
+            spec.bs.min()
+        ));
+    }
+    Ok(())
+}
+
+/// What fio's engines do by default where storbench's differ.
+fn engine_defaults(spec: &mut JobSpec, notes: &mut Vec<String>) -> Result<(), CliError> {
+    if spec.ioengine == "posixaio" {
+        add_note(
+            notes,
+            "ioengine=posixaio runs on libaio (kernel AIO: like glibc's POSIX AIO, a buffered I/O completes before the next on its file)"
+                .into(),
+        );
+    }
+    if spec.ioengine == "rbd" && !spec.engine_options.contains_key("rbd_cache") {
+        spec.engine_options.insert("rbd_cache".into(), "conf".into());
+        add_note(
+            notes,
+            "ioengine=rbd: the librbd cache follows the Ceph configuration, as in fio (rbd_cache=0 measures the cluster without it)".into(),
+        );
+    }
+    if !matches!(spec.ioengine.as_str(), "io_uring" | "uring" | "iouring") && spec.engine_options.remove("iodepth_batch_submit").is_some() {
+        add_note(notes, format!("iodepth_batch: ioengine={} submits each I/O as it is queued", spec.ioengine));
+    }
+    if spec.ioengine == "rados" && spec.objects.is_none() {
+        rados_objects(spec)?;
+        add_note(notes, "ioengine=rados: each job works on one object per worker of `size` bytes, in `bs` pieces (as fio does); reads are preceded by an unmeasured prefill".into());
+    }
+    Ok(())
+}
+
+/// fio's rados engine in the object model: one object of `size` bytes per
+/// worker, read or written in `bs` pieces, `size` bytes per worker in all.
+fn rados_objects(s: &mut JobSpec) -> Result<(), CliError> {
+    let size = s.size.ok_or_else(|| CliError::usage(format!("job '{}': ioengine=rados needs size= (the size of each object)", s.name)))?;
+    let bs = s.bs.max().min(size);
+    let reads = s.read_percent().round() as u32;
+    let mix = [("read", reads), ("write", 100 - reads.min(100))]
+        .iter()
+        .filter(|m| m.1 > 0)
+        .map(|(o, w)| format!("{o}:{w}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let opts = [
+        ("objects", s.numjobs.to_string()),
+        ("object_size", size.to_string()),
+        ("object_op_size", format!("{bs}-{bs}")),
+        ("object_ops", mix),
+        ("object_prefix", format!("{}.", s.name)),
+        ("prefill", ((reads > 0) as u8).to_string()),
+    ];
+    for (k, v) in opts {
+        apply_option(s, k, &v).map_err(|e| CliError::usage(format!("job '{}': {e}", s.name)))?;
+    }
+    if !s.time_based && s.io_size.is_none() {
+        s.io_size = Some(size);
+    }
+    s.size = None;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(text: &str, allow: bool) -> Result<FioJobs, CliError> {
+        let base = JobSpec::default();
+        let none = Pairs::new();
+        parse(text::lines(text, Path::new("t.fio"))?, &Reading::new(&base, &none, allow))
+    }
+
+    const FIO: &str = "
+; classic fio job file
+[global]
+ioengine=libaio
+direct=1
+size=1g
+group_reporting
+[rr]
+rw=randread
+bs=4k
+iodepth=32
+[mix]
+stonewall
+rw=randrw
+rwmixread=70
+bs=8k
+";
+
+    #[test]
+    fn reads_sections_and_engines() {
+        let f = read(FIO, false).unwrap();
+        assert_eq!(f.specs.len(), 2);
+        assert_eq!(f.specs[0].ioengine, "libaio");
+        assert_eq!(f.specs[0].iodepth, 32);
+        assert!(f.specs[1].stonewall && !f.specs[0].stonewall);
+        assert_eq!(f.specs[1].rwmixread, 70.0);
+    }
+
+    #[test]
+    fn unsupported_options_are_named_with_reasons_or_dropped_and_marked_when_allowed() {
+        let text = "[a]\nrw=read\nverify=md5\nzonemode=zbd\nbogus=1\n";
+        let e = read(text, false).err().unwrap();
+        for part in ["t.fio line 3 'verify' (checking written data", "'zonemode' (zoned", "'bogus' (not an option"] {
+            assert!(e.message.contains(part), "{part}: {}", e.message);
+        }
+        let f = read(text, true).unwrap();
+        assert!(f.notes.iter().any(|n| n.starts_with("results are APPROXIMATE") && n.contains("verify")), "{:?}", f.notes);
+    }
+
+    #[test]
+    fn a_global_section_applies_to_the_jobs_below_it() {
+        let f = read("[a]\nrw=read\n[global]\nbs=8k\n[b]\nrw=write\n", false).unwrap();
+        assert_eq!((f.specs[0].bs.max(), f.specs[1].bs.max()), (4096, 8192));
+    }
+
+    #[test]
+    fn size_is_the_total_over_a_jobs_files_and_loops_repeat_it() {
+        let f = read("[a]\nnrfiles=4\nsize=16m\nloops=3\n[b]\nfilename=x:y\nsize=8m\nfilesize=1m\n", false).unwrap();
+        assert_eq!((f.specs[0].size, f.specs[0].nrfiles, f.specs[0].io_size), (Some(4 << 20), 4, Some(48 << 20)));
+        assert_eq!((f.specs[1].size, f.specs[1].io_size), (Some(1 << 20), Some(8 << 20)));
+    }
+
+    #[test]
+    fn fio_spellings_and_values_from_its_examples() {
+        let f = read("[a]\nrw=read:-8k\ntimeout=5\nrandom_distribution=zoned:50/5:30/15:20/\nbsrange=4k-8k\nba=4k\n", false).unwrap();
+        let s = &f.specs[0];
+        assert_eq!((s.seq_skip, s.runtime), (-8192, Some(std::time::Duration::from_secs(5))));
+        assert_eq!(s.distribution.describe(), "zoned:50/5:30/15:20/80");
+        assert_eq!(s.bs.read.0.iter().map(|e| e.0).collect::<Vec<_>>(), vec![4096, 8192]);
+        assert_eq!(s.bs.read.0[0].1, s.bs.read.0[1].1, "sizes equally likely");
+        let e = read("[a]\nbs=4k\nba=8k\n", false).err().unwrap();
+        assert!(e.message.contains("blockalign=8k"), "{}", e.message);
+    }
+
+    #[test]
+    fn rbd_jobs_follow_the_ceph_configuration_for_the_cache_as_fio_does() {
+        let f = read("[a]\nioengine=rbd\nrbdname=img\n[b]\nioengine=rbd\nrbd_cache=0\n", false).unwrap();
+        assert_eq!(f.specs[0].engine_options.get("rbd_cache").map(String::as_str), Some("conf"));
+        assert_eq!(f.specs[1].engine_options.get("rbd_cache").map(String::as_str), Some("0"));
+    }
+}

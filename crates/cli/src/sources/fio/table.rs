@@ -1,0 +1,221 @@
+//! What each fio option becomes: a storbench option (renamed or rewritten
+//! where fio spells or means it differently), nothing (it shapes only fio's
+//! own reporting), a note (dropped, and storbench's behaviour said), or a
+//! refusal with the reason. Options that need the whole job (fio's `size`
+//! over several files, `loops`, `blockalign`) are passed on under a `fio:`
+//! name and settled once the job is built.
+
+/// What one `key=value` of a fio job file becomes.
+#[derive(Debug, PartialEq)]
+pub enum Action {
+    Keep(String, String),
+    Ignore,
+    Note(String),
+    Refuse(&'static str),
+}
+
+/// Options that change only fio's own output or bookkeeping.
+const IGNORED: &[&str] = &[
+    "group_reporting",
+    "description",
+    "thread",
+    "gtod_reduce",
+    "clat_percentiles",
+    "lat_percentiles",
+    "slat_percentiles",
+    "percentile_list",
+    "significant_figures",
+    "per_job_logs",
+    "new_group",
+    "disable_lat",
+    "disable_clat",
+    "disable_slat",
+    "disable_bw_measurement",
+    "disable_bw",
+    "create_on_open",
+    "create_serialize",
+    "allow_file_create",
+    "allrandrepeat",
+    "stats",
+    "unified_rw_reporting",
+    "kb_base",
+    "unit_base",
+    "error_dump",
+    "log_offset",
+    "log_prio",
+    "log_max_value",
+    "log_compression",
+    "log_store_compressed",
+    "log_unix_epoch",
+    "refill_buffers",
+    "scramble_buffers",
+    "fallocate",
+    // storbench reaps every completion it can see.
+    "iodepth_batch_complete",
+    "iodepth_batch_complete_min",
+    "iodepth_batch_complete_max",
+    // fio's rados engine: polling style and empty-object creation at set-up.
+    "busy_poll",
+    "touch_objects",
+];
+
+const LOGS: &[&str] =
+    &["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "log_avg_msec", "log_hist_msec", "log_hist_coarseness"];
+
+/// Families refused by name, with the reason (and what to do instead).
+const REFUSED: &[(&[&str], &str)] = &[
+    (
+        &["verify", "do_verify", "verifysort", "verify_only", "experimental_verify", "trim_verify_zero"],
+        "checking written data under load is not built yet; remove the verify options to measure without checking",
+    ),
+    (
+        &[
+            "steadystate",
+            "ss",
+            "ss_dur",
+            "ss_ramp",
+            "ss_interval",
+            "steadystate_duration",
+            "steadystate_ramp_time",
+            "steadystate_check_interval",
+        ],
+        "stopping a job at steady state is not built yet; give runtime= instead",
+    ),
+    (
+        &["latency_target", "latency_window", "latency_percentile", "latency_run"],
+        "searching for the queue depth that meets a latency target is not built yet",
+    ),
+    (
+        &[
+            "zonemode",
+            "zonesize",
+            "zonerange",
+            "zoneskip",
+            "zonecapacity",
+            "max_open_zones",
+            "job_max_open_zones",
+            "ignore_zone_limits",
+            "read_beyond_wp",
+            "zone_reset_threshold",
+            "zone_reset_frequency",
+        ],
+        "zoned block devices and zoned (strided) I/O are not supported",
+    ),
+    (
+        &["numa_cpu_nodes", "numa_mem_policy", "cpus_allowed", "cpumask", "cpus_allowed_policy"],
+        "binding jobs to CPUs or NUMA nodes is not supported",
+    ),
+    (&["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"], "CPU burners (ioengine=cpuio) are not supported"),
+    (&["exec_prerun", "exec_postrun"], "running commands before or after a job is not supported"),
+    (&["startdelay"], "delayed job starts are not supported yet: a file's jobs start together"),
+    (&["ratemin", "rate_min", "rate_iops_min", "ratecycle"], "ending a job that falls below a minimum rate is not supported yet"),
+    (&["exitall", "exit_what", "exitall_on_error"], "ending the other jobs when one ends is not supported yet"),
+    (&["flow", "flow_id", "flow_watermark", "flow_sleep"], "flow control between jobs is not supported"),
+    (&["wait_for"], "waiting for a named job is not supported; use stonewall (wait for every job before)"),
+    (&["prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit"], "I/O priorities are not supported"),
+    (&["offset_increment", "offset_align"], "per-worker offsets are not supported yet: every worker of a job uses the whole region"),
+    (
+        &["filename_format", "unlink_each_loop", "fill_device", "fill_fs"],
+        "not supported: files are named <name>.<worker>.<n> and sized by size/filesize",
+    ),
+    (&["end_fsync", "fsync_on_close"], "a final fsync of the job's files is not supported yet; use fsync=N to flush during the job"),
+    (&["buffer_pattern", "verify_pattern", "sprandom", "rw_sequencer", "ignore_error", "lockmem", "iodepth_low"], "not supported"),
+];
+
+/// What `key` (already in fio's canonical spelling) with `value` becomes.
+pub fn action(key: &str, value: &str) -> Action {
+    if IGNORED.contains(&key) {
+        return Action::Ignore;
+    }
+    if key.starts_with("verify_") {
+        return Action::Refuse(REFUSED[0].1);
+    }
+    if key.starts_with("http_") || key == "https" {
+        return Action::Refuse(HTTP);
+    }
+    if let Some((_, why)) = REFUSED.iter().find(|(keys, _)| keys.contains(&key)) {
+        return Action::Refuse(why);
+    }
+    if LOGS.contains(&key) {
+        return Action::Note(
+            "fio's log files (write_*_log) are not written: series.csv in the results directory has the per-second series".into(),
+        );
+    }
+    let keep = |k: &str| Action::Keep(k.into(), value.into());
+    match key {
+        "ioengine" => engine(value),
+        "timeout" => keep("runtime"),
+        "fileoffset" => keep("offset"),
+        "iodepth_batch" => keep("iodepth_batch_submit"),
+        "size" => keep("fio:size"),
+        "filesize" => keep("size"),
+        "loops" => keep("fio:loops"),
+        "blockalign" | "ba" => keep("fio:blockalign"),
+        "bsrange" | "blocksize_range" => bsrange(value),
+        "random_generator" => Action::Note(
+            "random_generator: storbench draws offsets with its own generator; as with fio's random map, every block is visited once per pass".into(),
+        ),
+        "continue_on_error" => Action::Note("continue_on_error: storbench always continues past I/O errors and counts them by kind".into()),
+        "openfiles" => Action::Note("openfiles: storbench keeps every file of a job open".into()),
+        "io_submit_mode" if value == "inline" => Action::Ignore,
+        "io_submit_mode" => {
+            Action::Refuse("io_submit_mode=offload is not supported; fixed-rate runs count latency from each I/O's intended start without it")
+        }
+        "file_service_type" if value.split(':').next() == Some("roundrobin") => Action::Ignore,
+        "file_service_type" => Action::Refuse("only file_service_type=roundrobin (each I/O to the next file) is supported"),
+        "mem" | "iomem" if value == "malloc" => Action::Ignore,
+        "mem" | "iomem" => Action::Refuse("I/O buffers are always ordinary (mem=malloc) memory"),
+        _ => keep(key),
+    }
+}
+
+const HTTP: &str = "fio's http engine is not mapped yet: use ioengine=s3 or ioengine=swift with storbench's options (storbench engines)";
+
+fn engine(value: &str) -> Action {
+    match value {
+        "http" => Action::Refuse(HTTP),
+        "cpuio" => Action::Refuse("CPU burners (ioengine=cpuio) are not supported"),
+        "exec" => Action::Refuse("running programs (ioengine=exec) is not supported"),
+        v => Action::Keep("ioengine".into(), v.into()),
+    }
+}
+
+/// fio's `bsrange=4k-16k` (reads[,writes]): sizes drawn evenly from the
+/// multiples of the smallest within the range, as a storbench bssplit.
+fn bsrange(value: &str) -> Action {
+    let split = |range: &str| -> Option<String> {
+        let (lo, hi) = range.split_once('-')?;
+        let (lo, hi) = (storbench_workload::units::parse_size(lo).ok()?, storbench_workload::units::parse_size(hi).ok()?);
+        if lo == 0 || hi < lo || hi / lo > 256 {
+            return None;
+        }
+        // Equal shares in hundredths of a percent, the rest on the last size.
+        let n = hi / lo;
+        let share = 10_000 / n;
+        let pct = |k: u64| if k == n { 10_000 - share * (n - 1) } else { share } as f64 / 100.0;
+        Some((1..=n).map(|k| format!("{}/{}", k * lo, pct(k))).collect::<Vec<_>>().join(":"))
+    };
+    let parts: Option<Vec<String>> = value.split(',').take(2).map(split).collect();
+    match parts {
+        Some(p) => Action::Keep("bssplit".into(), p.join(",")),
+        None => Action::Refuse("bsrange must be min-max sizes (e.g. 4k-64k) with at most 256 multiples of the minimum"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renames_rewrites_and_refusals() {
+        assert_eq!(action("timeout", "30"), Action::Keep("runtime".into(), "30".into()));
+        assert_eq!(action("bsrange", "4k-12k"), Action::Keep("bssplit".into(), "4096/33.33:8192/33.33:12288/33.34".into()));
+        assert_eq!(action("group_reporting", "1"), Action::Ignore);
+        assert!(matches!(action("verify_backlog", "8"), Action::Refuse(r) if r.contains("checking written data")));
+        assert!(matches!(action("http_mode", "s3"), Action::Refuse(r) if r.contains("ioengine=s3")));
+        assert!(matches!(action("io_submit_mode", "offload"), Action::Refuse(_)));
+        assert_eq!(action("io_submit_mode", "inline"), Action::Ignore);
+        assert!(matches!(action("write_bw_log", "x"), Action::Note(_)));
+        assert!(matches!(action("bsrange", "4k-4m"), Action::Refuse(_)));
+    }
+}
