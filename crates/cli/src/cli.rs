@@ -41,6 +41,8 @@ pub enum Command {
     Rados(RadosArgs),
     /// swift-bench's PUT, GET and DELETE phases, with latency percentiles
     SwiftBench(SwiftBenchArgs),
+    /// fio's command line and outputs (also when this binary is called as `fio`)
+    Fio(FioFlags),
     /// Help: on a command, or `options` for every job option
     Help {
         /// A command, or `options` (`options --markdown`: the README's list)
@@ -106,6 +108,69 @@ fn parse_stdout_format(v: &str) -> Result<String, String> {
         "normal" | "text" | "json" | "fio-json" | "fiojson" | "csv" => Ok(v),
         _ => Err(format!("'{v}' is not one of {}", STDOUT_FORMATS.join(", "))),
     }
+}
+
+/// fio's own flags (`storbench fio`, or this binary called as `fio`). Job
+/// options are fio's, given as `--name=job --rw=randread ...` or in job files.
+#[derive(Args, Debug, Default)]
+#[command(
+    override_usage = "fio [options] [job options] [job file(s)]",
+    after_help = "Job options before the first --name apply to every job; each --name starts a job. Exit codes as fio's:                   0 ok, the number of jobs with errors, 1 bad input. Without --results-dir no results directory is kept."
+)]
+pub struct FioFlags {
+    /// Job files
+    #[arg(value_name = "JOB.fio")]
+    pub job_files: Vec<PathBuf>,
+    /// Write the report to FILE instead of standard output
+    #[arg(long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// normal, json, json+ or terse (comma-separated for several)
+    #[arg(long = "output-format", value_name = "FORMAT", value_parser = fio_formats)]
+    pub output_format: Option<FioFormats>,
+    /// Terse output only (as --output-format=terse)
+    #[arg(long)]
+    pub minimal: bool,
+    /// Terse format version (3 only)
+    #[arg(long = "terse-version", value_name = "3", value_parser = clap::value_parser!(u32).range(3..=3))]
+    pub terse_version: Option<u32>,
+    /// Print fio's version (the fio release whose outputs these are)
+    #[arg(long)]
+    pub version: bool,
+    /// Run only this job section (repeatable)
+    #[arg(long, value_name = "NAME")]
+    pub section: Vec<String>,
+    /// Check the jobs and exit
+    #[arg(long = "parse-only")]
+    pub parse_only: bool,
+    /// always: live progress on standard error; never/auto: none
+    #[arg(long, value_name = "WHEN")]
+    pub eta: Option<String>,
+    #[arg(long = "eta-newline", value_name = "TIME", hide = true)]
+    pub eta_newline: Option<String>,
+    #[arg(long = "eta-interval", value_name = "TIME", hide = true)]
+    pub eta_interval: Option<String>,
+    /// Drop fio options storbench does not support, with a note each (results marked approximate)
+    #[arg(long = "fio-allow-unsupported")]
+    pub allow_unsupported: bool,
+    /// Also keep storbench's results directory here
+    #[arg(long = "results-dir", value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+}
+
+/// fio's output formats, in the order given.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FioFormats(pub Vec<String>);
+
+/// fio's output formats, a comma list as fio takes it.
+fn fio_formats(v: &str) -> Result<FioFormats, String> {
+    v.split(',')
+        .map(|f| match f.trim() {
+            "normal" | "json" | "json+" | "terse" => Ok(f.trim().to_string()),
+            "minimal" | "csv" => Ok("terse".to_string()),
+            other => Err(format!("'{other}' is not one of normal, json, json+, terse")),
+        })
+        .collect::<Result<_, _>>()
+        .map(FioFormats)
 }
 
 /// `storbench cleanup`'s own flags: none. Its words are job options: the

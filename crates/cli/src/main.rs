@@ -16,7 +16,8 @@ use error::CliError;
 
 fn main() {
     let words: Vec<String> = std::env::args().skip(1).collect();
-    let code = match dispatch(&words) {
+    let result = if called_as_fio() { compat::fio::run(&words) } else { dispatch(&words) };
+    let code = match result {
         Ok(code) => code,
         Err(e) => {
             // One line, always: scripts read the first line of stderr.
@@ -28,6 +29,13 @@ fn main() {
     std::process::exit(code);
 }
 
+/// Through a link named `fio` (fio's drop-in for tools that run fio), the
+/// whole command line is fio's.
+fn called_as_fio() -> bool {
+    let argv0 = std::env::args_os().next().unwrap_or_default();
+    std::path::Path::new(&argv0).file_name().is_some_and(|n| n == "fio")
+}
+
 fn dispatch(words: &[String]) -> Result<i32, CliError> {
     // `run` and `swift-bench` take job or engine options beside their own
     // flags: they set those apart before clap parses the rest.
@@ -36,6 +44,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
         Some("run") => return commands::run::run(&words[1..]),
         Some("swift-bench") => return compat::swift_bench::run(&words[1..]),
         Some("cleanup") => return commands::cleanup::run(&words[1..]),
+        Some("fio") => return compat::fio::run(&words[1..]),
         _ => {}
     }
     let argv = std::iter::once("storbench".to_string()).chain(words.iter().cloned());
@@ -50,6 +59,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
     use cli::Command::*;
     match cli.command {
         None | Some(Run(_)) | Some(SwiftBench(_)) => commands::run::run(&[]),
+        Some(Fio(_)) => compat::fio::run(&[]),
         Some(Cleanup(_)) => commands::cleanup::run(&[]),
         Some(Show(a)) => commands::show::show(&a),
         Some(Rbd { command: cli::RbdCommand::Bench(a) }) => compat::rbd_bench::run(&a),

@@ -1,212 +1,178 @@
-//! fio-compatible JSON (`--output-format fio-json`), shaped like fio 3.x's
-//! `--output-format=json` so fio-plot, CBT and in-house scripts read it unchanged.
+//! fio-compatible JSON: `fio-json` is fio 3.33's `--output-format=json`,
+//! `fio-json+` is `--output-format=json+` (the same plus `bins`), so CBT,
+//! fio-plot, kubestr and in-house scripts read them unchanged. Keys come in
+//! fio's order, laid out as fio lays them out (see `fio::writer`).
 //!
-//! Mapping: `lat_ns` is storbench's latency (from the intended start in
-//! fixed-rate runs); `clat_ns` is the service time in fixed-rate runs and the
-//! same latency otherwise; storbench has no separate submission phase, so
-//! `slat_ns` is zero. Bandwidth and IOPS min/max/mean come from the per-second series.
+//! Mapping (see `fio::stats`): each storbench job is one fio group_reporting
+//! entry with `jobs` = its workers. `clat_ns` is the service time in fixed-rate
+//! runs and the latency otherwise, `lat_ns` is storbench's latency (from the
+//! intended start in fixed-rate runs), `slat_ns` is empty. `clat_ns`
+//! percentiles and bins come from fio's own buckets, rebuilt exactly from the
+//! histogram, so they are the values fio would print for the same latencies;
+//! min/max/mean/stddev come from the histogram (within 0.1%; fio's are exact).
+//! Bandwidth and IOPS samples are the per-second points of the whole job (fio
+//! samples every 500 ms per worker and adds the workers' statistics up).
+//! `fio version` says "fio-3.33" (tools check the prefix); storbench's own
+//! version is under `storbench version`. `timestamp`/`time` are the run's end
+//! as start + job durations (no set-up time), and `time` is in UTC. `desc`
+//! appears only for a description of the job's own, not for the summary
+//! storbench makes up for every job.
+//!
+//! Not known to storbench, so as fio prints them when there is nothing:
+//! `disk_util` and `global options` are left out, `ctx`/`majf`/`minf` are 0,
+//! `error` is 5 (EIO) for any failure (no errno is kept), `iodepth_level` is
+//! all at the job's queue depth and `iodepth_submit`/`iodepth_complete` all in
+//! the 1-4 bucket; `job options` lists the normalised spec, not what was typed.
 
-use serde_json::{json, Map, Value};
-use storbench_metrics::{LatencyHistogram, STANDARD_PERCENTILES};
+use crate::fio::plat::Plat;
+use crate::fio::stats::{self, Dir, Group, Job, Lat, BATCH_KEYS, DEPTH_KEYS, FIO_VERSION, LAT_KEYS, LAT_MS_KEYS};
+use crate::fio::{num, writer::Obj, writer::Value};
+use storbench_metrics::STANDARD_PERCENTILES;
 use storbench_model::{JobResult, RunResult};
-use storbench_workload::OpKind;
 
+/// `--output-format=json`.
 pub fn render(r: &RunResult) -> String {
-    let jobs: Vec<Value> = r.jobs.iter().map(job).collect();
-    let doc = json!({
-        "fio version": format!("storbench-{}", r.storbench_version),
-        "timestamp": r.started_unix,
-        "timestamp_ms": r.started_unix * 1000,
-        "time": "",
-        "global options": {},
-        "jobs": jobs,
-        "disk_util": [],
-    });
-    let mut s = serde_json::to_string_pretty(&doc).expect("plain JSON values");
-    s.push('\n');
-    s
+    document(r, false)
 }
 
-fn job(j: &JobResult) -> Value {
-    let runtime_ms = j.runtime_ns / 1_000_000;
-    let cpu_pct = |ns: u64| {
-        if j.runtime_ns > 0 {
-            ns as f64 / j.runtime_ns as f64 * 100.0
-        } else {
-            0.0
-        }
-    };
-    let all = merged(j);
-    json!({
-        "jobname": j.name,
-        "groupid": j.group,
-        "error": if j.failures.is_empty() && j.total_errors() == 0 { 0 } else { 5 },
-        "eta": 0,
-        "elapsed": (j.runtime_ns + j.ramp_ns) / 1_000_000_000,
-        "job options": job_options(j),
-        "read": dir(j, OpKind::Read),
-        "write": dir(j, OpKind::Write),
-        "trim": empty_dir(),
-        "sync": sync(j),
-        "job_runtime": runtime_ms,
-        "usr_cpu": cpu_pct(j.worker_cpu.user_ns),
-        "sys_cpu": cpu_pct(j.worker_cpu.sys_ns),
-        "ctx": 0,
-        "majf": 0,
-        "minf": 0,
-        "iodepth_level": { "1": 0.0, "2": 0.0, "4": 0.0, "8": 0.0, "16": 0.0, "32": 0.0, ">=64": 0.0 },
-        "latency_ns": buckets(&all, 1, &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"]),
-        "latency_us": buckets(&all, 1_000, &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"]),
-        "latency_ms": buckets(&all, 1_000_000, &["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000"]),
-        "latency_depth": j.queue_depth,
-        "latency_target": 0,
-        "latency_percentile": 100.0,
-        "latency_window": 0,
-    })
+/// `--output-format=json+`: with `bins` next to every `percentile`.
+pub fn render_plus(r: &RunResult) -> String {
+    document(r, true)
 }
 
-fn job_options(j: &JobResult) -> Value {
+fn document(r: &RunResult, plus: bool) -> String {
+    let jobs: Vec<Job> = r.jobs.iter().map(Job::of).collect();
+    let groups = stats::groups(&jobs);
+    let end_ms = stats::end_ms(r);
+    let mut root = Obj::new();
+    root.str("fio version", FIO_VERSION)
+        .int("timestamp", end_ms / 1000)
+        .int("timestamp_ms", end_ms)
+        .str("time", &num::ctime(end_ms / 1000))
+        .arr("jobs", jobs.iter().map(|j| Value::Obj(job(j, &groups[&j.r.group], plus))).collect())
+        .str("storbench version", &r.storbench_version);
+    root.render()
+}
+
+fn job(j: &Job, g: &Group, plus: bool) -> Obj {
+    let r = j.r;
+    let (usr, sys) = j.cpu();
+    let (lat_n, lat_u, lat_m) = j.latency_shares();
+    let mut o = Obj::new();
+    o.str("jobname", &r.name)
+        .int("groupid", r.group as u64)
+        .int("error", j.error())
+        .int("eta", 0)
+        .int("elapsed", j.elapsed_s())
+        .obj("job options", job_options(r))
+        .obj("read", dir(&j.read, &g.dirs[0], plus))
+        .obj("write", dir(&j.write, &g.dirs[1], plus))
+        .obj("trim", dir(&Dir::empty(), &Default::default(), plus))
+        .obj("sync", sync(j, plus))
+        .int("job_runtime", j.job_runtime_ms())
+        .float("usr_cpu", usr)
+        .float("sys_cpu", sys)
+        .int("ctx", 0)
+        .int("majf", 0)
+        .int("minf", 0)
+        .obj("iodepth_level", Obj::floats(DEPTH_KEYS.into_iter().zip(j.depth_level())))
+        .obj("iodepth_submit", Obj::floats(BATCH_KEYS.into_iter().zip(j.batches())))
+        .obj("iodepth_complete", Obj::floats(BATCH_KEYS.into_iter().zip(j.batches())))
+        .obj("latency_ns", Obj::floats(LAT_KEYS.into_iter().zip(lat_n)))
+        .obj("latency_us", Obj::floats(LAT_KEYS.into_iter().zip(lat_u)))
+        .obj("latency_ms", Obj::floats(LAT_MS_KEYS.into_iter().zip(lat_m)))
+        .int("latency_depth", r.queue_depth as u64)
+        .int("latency_target", 0)
+        .float("latency_percentile", 100.0)
+        .int("latency_window", 0)
+        .str("desc", j.description());
+    o
+}
+
+/// The options of the job as storbench normalised them, in the order fio
+/// lists command-line options (name first).
+fn job_options(j: &JobResult) -> Obj {
     let s = &j.spec;
-    let mut m = Map::new();
-    let mut put = |k: &str, v: String| {
-        m.insert(k.into(), Value::String(v));
-    };
-    put("name", s.name.clone());
-    put("rw", s.rw.name().into());
-    put("bs", s.bs.describe());
-    put("iodepth", s.iodepth.to_string());
-    put("numjobs", s.numjobs.to_string());
-    put("ioengine", j.engine.clone());
-    put("direct", (s.direct as u8).to_string());
+    let mut o = Obj::new();
+    o.str("name", &s.name)
+        .str("rw", s.rw.name())
+        .str("bs", &s.bs.describe())
+        .str("iodepth", &s.iodepth.to_string())
+        .str("numjobs", &s.numjobs.to_string())
+        .str("ioengine", &j.engine)
+        .str("direct", &(s.direct as u8).to_string());
     if s.rw.is_mixed() {
-        put("rwmixread", s.rwmixread.to_string());
+        o.str("rwmixread", &s.rwmixread.to_string());
     }
     if let Some(size) = s.size {
-        put("size", size.to_string());
+        o.str("size", &size.to_string());
     }
     if let Some(rt) = s.runtime {
-        put("runtime", rt.as_secs().to_string());
+        o.str("runtime", &rt.as_secs().to_string());
     }
-    if !s.filenames.is_empty() {
-        put("filename", s.filenames.join(":"));
-    }
-    Value::Object(m)
+    o.str("filename", &s.filenames.join(":"));
+    o
 }
 
-fn merged(j: &JobResult) -> LatencyHistogram {
-    let mut h = LatencyHistogram::new();
-    for o in &j.ops {
-        h.add(&o.histogram);
+/// fio's `add_ddir_status_json` for read, write and trim.
+fn dir(d: &Dir, g: &stats::GroupDir, plus: bool) -> Obj {
+    let mut o = Obj::new();
+    o.int("io_bytes", d.io_bytes)
+        .int("io_kbytes", d.io_bytes >> 10)
+        .int("bw_bytes", d.bw_bytes())
+        .int("bw", d.bw_bytes() / 1024)
+        .float("iops", d.iops())
+        .int("runtime", d.runtime_ms)
+        .int("total_ios", d.total_ios)
+        .int("short_ios", d.short_ios)
+        .int("drop_ios", 0)
+        .obj("slat_ns", lat(&Lat::empty(), false, false))
+        .obj("clat_ns", lat(&d.clat, true, plus))
+        .obj("lat_ns", lat(&d.lat, false, false))
+        .int("bw_min", d.bw.min)
+        .int("bw_max", d.bw.max)
+        .float("bw_agg", g.share_json(&d.bw))
+        .float("bw_mean", d.bw.mean)
+        .float("bw_dev", d.bw.dev)
+        .int("bw_samples", d.bw.n)
+        .int("iops_min", d.iops.min)
+        .int("iops_max", d.iops.max)
+        .float("iops_mean", d.iops.mean)
+        .float("iops_stddev", d.iops.dev)
+        .int("iops_samples", d.iops.n);
+    o
+}
+
+fn sync(j: &Job, plus: bool) -> Obj {
+    let mut o = Obj::new();
+    o.int("total_ios", j.sync_ios).obj("lat_ns", lat(&j.sync, true, plus));
+    o
+}
+
+/// fio's `add_ddir_lat_json`: percentiles (and json+'s bins) only where fio
+/// prints them by default (clat and sync) and only with samples.
+fn lat(l: &Lat, percentiles: bool, plus: bool) -> Obj {
+    let mut o = Obj::new();
+    o.int("min", l.min).int("max", l.max).float("mean", l.mean).float("stddev", l.dev).int("N", l.n);
+    if percentiles && l.n > 0 {
+        let mut p = Obj::new();
+        for (pct, v) in STANDARD_PERCENTILES.iter().zip(l.percentiles()) {
+            p.int(&format!("{pct:.6}"), v);
+        }
+        o.obj("percentile", p);
+        if plus {
+            o.obj("bins", bins(&l.plat));
+        }
     }
-    h
+    o
 }
 
-fn stat(h: &LatencyHistogram, with_percentiles: bool) -> Value {
-    let mut v = json!({
-        "min": h.min(),
-        "max": h.max(),
-        "mean": if h.count() > 0 { h.mean() } else { 0.0 },
-        "stddev": if h.count() > 0 { h.stdev() } else { 0.0 },
-        "N": h.count(),
-    });
-    if with_percentiles && h.count() > 0 {
-        let p: Map<String, Value> = STANDARD_PERCENTILES.iter().map(|p| (format!("{p:.6}"), json!(h.percentile(*p)))).collect();
-        v["percentile"] = Value::Object(p);
+fn bins(p: &Plat) -> Obj {
+    let mut o = Obj::new();
+    for (value, count) in p.bins() {
+        o.int(&value.to_string(), count);
     }
-    v
-}
-
-fn empty_dir() -> Value {
-    let zero = LatencyHistogram::new();
-    json!({
-        "io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0,
-        "total_ios": 0, "short_ios": 0, "drop_ios": 0,
-        "slat_ns": stat(&zero, false), "clat_ns": stat(&zero, false), "lat_ns": stat(&zero, false),
-        "bw_min": 0, "bw_max": 0, "bw_agg": 0.0, "bw_mean": 0.0, "bw_dev": 0.0, "bw_samples": 0,
-        "iops_min": 0, "iops_max": 0, "iops_mean": 0.0, "iops_stddev": 0.0, "iops_samples": 0,
-    })
-}
-
-fn dir(j: &JobResult, op: OpKind) -> Value {
-    let Some(o) = j.op(op) else {
-        return empty_dir();
-    };
-    let samples: Vec<(f64, f64)> = j
-        .series
-        .iter()
-        .filter(|p| !p.warmup && p.duration > 0.5)
-        .filter_map(|p| p.ops.iter().find(|s| s.op == op))
-        .map(|s| (s.bytes_per_sec / 1024.0, s.iops))
-        .collect();
-    let (bw_min, bw_max, bw_mean, bw_dev) = spread(samples.iter().map(|s| s.0));
-    let (iops_min, iops_max, iops_mean, iops_dev) = spread(samples.iter().map(|s| s.1));
-    let clat = o.service_histogram.as_ref().unwrap_or(&o.histogram);
-    let short = o.errors.get("short I/O").copied().unwrap_or(0);
-    json!({
-        "io_bytes": o.bytes,
-        "io_kbytes": o.bytes / 1024,
-        "bw_bytes": o.bytes_per_sec as u64,
-        "bw": (o.bytes_per_sec / 1024.0) as u64,
-        "iops": o.iops,
-        "runtime": j.runtime_ns / 1_000_000,
-        "total_ios": o.ios,
-        "short_ios": short,
-        "drop_ios": 0,
-        "slat_ns": stat(&LatencyHistogram::new(), false),
-        "clat_ns": stat(clat, true),
-        "lat_ns": stat(&o.histogram, true),
-        "bw_min": bw_min as u64,
-        "bw_max": bw_max as u64,
-        "bw_agg": 100.0,
-        "bw_mean": bw_mean,
-        "bw_dev": bw_dev,
-        "bw_samples": samples.len(),
-        "iops_min": iops_min as u64,
-        "iops_max": iops_max as u64,
-        "iops_mean": iops_mean,
-        "iops_stddev": iops_dev,
-        "iops_samples": samples.len(),
-    })
-}
-
-fn sync(j: &JobResult) -> Value {
-    match j.op(OpKind::Sync) {
-        Some(o) => json!({ "total_ios": o.ios, "lat_ns": stat(&o.histogram, true) }),
-        None => json!({ "total_ios": 0, "lat_ns": stat(&LatencyHistogram::new(), false) }),
-    }
-}
-
-fn spread(values: impl Iterator<Item = f64>) -> (f64, f64, f64, f64) {
-    let v: Vec<f64> = values.collect();
-    if v.is_empty() {
-        return (0.0, 0.0, 0.0, 0.0);
-    }
-    let mean = v.iter().sum::<f64>() / v.len() as f64;
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / v.len() as f64;
-    let min = v.iter().cloned().fold(f64::MAX, f64::min);
-    let max = v.iter().cloned().fold(f64::MIN, f64::max);
-    (min, max, mean, var.sqrt())
-}
-
-/// fio's latency distribution: percentage of I/Os in each bucket ending at
-/// `key * unit` ns (a bucket holds values above the previous key).
-fn buckets(h: &LatencyHistogram, unit: u64, keys: &[&str]) -> Value {
-    let total = h.count().max(1) as f64;
-    let mut m = Map::new();
-    let mut low = if unit == 1 { 0 } else { unit };
-    for k in keys {
-        let count = if let Some(rest) = k.strip_prefix(">=") {
-            let from: u64 = rest.parse::<u64>().unwrap_or(0) * unit;
-            h.count_between(from, h.max().max(from))
-        } else {
-            let high = k.parse::<u64>().unwrap_or(0) * unit;
-            let c = if high > low { h.count_between(low + 1, high) } else { 0 };
-            low = high;
-            c
-        };
-        m.insert(k.to_string(), json!(count as f64 * 100.0 / total));
-    }
-    Value::Object(m)
+    o
 }
 
 /// fio's JSON as a format.
@@ -217,12 +183,133 @@ impl crate::Exporter for FioJson {
         "fio-json"
     }
     fn describe(&self) -> &'static str {
-        "fio's --output-format=json shape (as fio.json)"
+        "fio 3.33's --output-format=json shape (as fio.json)"
     }
     fn file_name(&self) -> Option<&'static str> {
         Some("fio.json")
     }
     fn write(&self, runs: &storbench_model::RunSet, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         crate::export::each(runs, out, |r, out| out.write_all(render(r).as_bytes()))
+    }
+}
+
+/// fio's json+ as a format.
+pub struct FioJsonPlus;
+
+impl crate::Exporter for FioJsonPlus {
+    fn name(&self) -> &'static str {
+        "fio-json+"
+    }
+    fn describe(&self) -> &'static str {
+        "fio 3.33's --output-format=json+ shape (fio-json with clat bins)"
+    }
+    fn write(&self, runs: &storbench_model::RunSet, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        crate::export::each(runs, out, |r, out| out.write_all(render_plus(r).as_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::sample;
+    use serde_json::Value as J;
+
+    /// A real fio 3.33 json+ document: one psync randread job.
+    const REAL: &str = include_str!("fio/testdata/fio-3.33-randread.json+");
+
+    /// Every key with its path, in document order (fio puts one pair on each
+    /// line, so the indentation gives the depth); the contents of objects
+    /// whose keys are data (job options, percentiles, bins) are left out.
+    fn key_paths(text: &str) -> Vec<String> {
+        let mut stack: Vec<String> = Vec::new();
+        let mut out = Vec::new();
+        for line in text.lines() {
+            let depth = (line.len() - line.trim_start().len()) / 2;
+            let Some(key) = line.trim_start().strip_prefix('"').and_then(|l| l.split_once("\" : ")).map(|(k, _)| k) else {
+                continue;
+            };
+            stack.truncate(depth.saturating_sub(1));
+            stack.resize(depth - 1, "[]".into());
+            stack.push(key.to_string());
+            let path = format!("/{}", stack.join("/"));
+            if !["job options/", "percentile/", "bins/"].iter().any(|p| path.contains(p)) {
+                out.push(path);
+            }
+        }
+        out
+    }
+
+    fn one_job_run() -> RunResult {
+        let mut r = sample::run();
+        r.jobs.truncate(1);
+        r
+    }
+
+    #[test]
+    fn keys_come_in_fios_order_and_layout() {
+        let real = key_paths(REAL);
+        assert_eq!(real.len(), 217);
+        assert_eq!(real[0], "/fio version");
+        assert!(real.contains(&"/jobs/[]/read/clat_ns/bins".to_string()));
+        assert_eq!(real[real.len() - 1], "/disk_util/[]/util");
+        let ours = key_paths(&render_plus(&one_job_run()));
+        // fio's disk_util (no data here) and storbench's own version differ.
+        let without = |v: &[String], skip: &str| v.iter().filter(|p| !p.starts_with(skip)).cloned().collect::<Vec<_>>();
+        assert_eq!(without(&ours, "/storbench version"), without(&real, "/disk_util"));
+    }
+
+    #[test]
+    fn json_plus_adds_the_bins_fio_would_print() {
+        let doc: J = serde_json::from_str(&render_plus(&sample::run())).unwrap();
+        let clat = &doc["jobs"][0]["read"]["clat_ns"];
+        let bins = serde_json::json!({ "40192": 950, "80384": 40, "602112": 9, "1499136": 1 });
+        assert_eq!(clat["bins"], bins);
+        assert_eq!(clat["N"], 1000);
+        // fio's long-double comparison puts 99.9% of 1000 at the 1000th I/O.
+        assert_eq!((clat["percentile"]["50.000000"].as_u64(), clat["percentile"]["99.900000"].as_u64()), (Some(40192), Some(1499136)));
+        assert_eq!(clat["percentile"]["99.500000"], 602112);
+        assert_eq!(doc["jobs"][2]["sync"]["lat_ns"]["bins"], serde_json::json!({ "5013504": 4 }));
+        // As in fio: no bins in plain json; no percentiles or bins for lat_ns.
+        let plain: J = serde_json::from_str(&render(&sample::run())).unwrap();
+        assert!(plain["jobs"][0]["read"]["clat_ns"].get("bins").is_none());
+        assert!(plain["jobs"][0]["read"]["clat_ns"]["percentile"].is_object());
+        assert!(doc["jobs"][0]["read"]["lat_ns"].get("percentile").is_none());
+    }
+
+    #[test]
+    fn values_are_computed_as_fio_computes_them() {
+        let text = render(&sample::run());
+        assert!(text.starts_with("{\n  \"fio version\" : \"fio-3.33\",\n  \"timestamp\" : 1795368038,\n"), "{text}");
+        let doc: J = serde_json::from_str(&text).unwrap();
+        assert_eq!((doc["time"].as_str(), doc["storbench version"].as_str()), (Some("Sun Nov 22 17:20:38 2026"), Some("0.1.0")));
+        assert!(doc.get("disk_util").is_none() && doc.get("global options").is_none());
+        let rr = &doc["jobs"][0];
+        let read = &rr["read"];
+        assert_eq!((read["bw_bytes"].as_u64(), read["bw"].as_u64(), read["iops"].as_f64()), (Some(2_048_000), Some(2000), Some(500.0)));
+        assert_eq!((read["bw_min"].as_u64(), read["bw_max"].as_u64(), read["bw_agg"].as_f64()), (Some(1920), Some(2080), Some(25.0)));
+        assert_eq!((read["bw_dev"].as_f64(), read["iops_stddev"].as_f64()), (Some(113.137085), Some(28.284271)));
+        assert_eq!((rr["job_runtime"].as_u64(), rr["usr_cpu"].as_f64(), rr["sys_cpu"].as_f64()), (Some(4000), Some(2.5), Some(12.5)));
+        assert_eq!(rr["iodepth_level"]["1"], 100.0);
+        assert_eq!((rr["iodepth_submit"]["4"].as_f64(), rr["iodepth_complete"]["4"].as_f64()), (Some(100.0), Some(100.0)));
+        assert_eq!((rr["latency_us"]["50"].as_f64(), rr["latency_us"]["100"].as_f64()), (Some(95.0), Some(4.0)));
+        assert_eq!((rr["latency_us"]["750"].as_f64(), rr["latency_ms"]["2"].as_f64()), (Some(0.9), Some(0.1)));
+        assert!(rr.get("desc").is_none());
+        assert_eq!(doc["jobs"][1]["read"]["bw_agg"], 75.0);
+        let w = &doc["jobs"][2];
+        assert_eq!((w["desc"].as_str(), w["error"].as_u64(), w["groupid"].as_u64()), (Some("beta job"), Some(5), Some(1)));
+        assert_eq!((w["write"]["total_ios"].as_u64(), w["sync"]["total_ios"].as_u64()), (Some(502), Some(4)));
+        // 2 ms is in [2, 4) ms, as fio counts it.
+        assert_eq!(w["latency_ms"]["4"].as_f64(), Some(99.601594));
+        assert_eq!(w["latency_ms"]["2"], 0.0);
+    }
+
+    #[test]
+    fn both_formats_are_registered() {
+        let mut out = Vec::new();
+        let runs = storbench_model::RunSet::one(sample::run());
+        crate::find("fio-json+").unwrap().write(&runs, &mut out).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), render_plus(&sample::run()));
+        assert_eq!(crate::find("fio-json").unwrap().file_name(), Some("fio.json"));
+        assert_eq!(crate::find("fio-json+").unwrap().file_name(), None);
     }
 }

@@ -9,7 +9,10 @@
 pub mod compat;
 pub mod csv;
 mod export;
+mod fio;
 pub mod fio_json;
+pub mod fio_normal;
+pub mod fio_terse;
 pub mod fmt;
 pub mod json;
 pub mod text;

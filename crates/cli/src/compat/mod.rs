@@ -3,6 +3,7 @@
 //! What they print from results is a pure renderer in
 //! `storbench_report::compat`, so `storbench show` prints it again.
 
+pub mod fio;
 pub mod load_gen;
 pub mod rados_bench;
 pub mod rados_cleanup;

@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""fio job files through fio and through storbench's fio drop-in
+(`storbench fio JOB.fio`, fio's own command line), side by side.
+
+Each job file below is written once and run, unchanged, by both tools on
+the same files, alternately (which tool goes first swaps every repeat),
+REPEAT times. The table shows median IOPS and median p50 completion latency
+per tool, their ratios, and how far the IOPS ratio moved between repeats
+(min..max of the per-repeat ratios): a row whose spread is wide is noise,
+not a difference. The files cover fio's semantics that change numbers:
+buffered I/O with the page cache dropped before a job and after each pass
+(invalidate), fadvise_hint, the random map, psync/libaio/io_uring, loops,
+nrfiles, bsrange, rw offset modifiers, a zoned distribution with a
+remainder zone, and reduced copies of fio's examples fio-rand-read,
+fio-rand-write and fio-seq-write.
+
+With the one-node Ceph cluster up (scripts/testenv/ceph, env sourced or
+--ceph) rbd and rados jobs are added.
+
+usage: bench/compare_fio_jobs.py [--runtime S] [--repeat N] [--only NAME] [--ceph]
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import tempfile
+from pathlib import Path
+
+from common import ROOT, SCRATCH, STORBENCH, Hung, build, fio_json, fmt_ns, run, table
+
+COMMON = "[global]\nsize={size}\nruntime={runtime}\ntime_based\nramp_time=1\n"
+
+JOBS = {
+    "randread 4k buffered io_uring qd16": "ioengine=io_uring\niodepth=16\n[j]\nrw=randread\nbs=4k\n",
+    "randread 4k buffered psync": "ioengine=psync\n[j]\nrw=randread\nbs=4k\n",
+    "randread 4k direct libaio qd32": "ioengine=libaio\ndirect=1\niodepth=32\n[j]\nrw=randread\nbs=4k\n",
+    "randwrite 4k direct io_uring qd16": "ioengine=io_uring\ndirect=1\niodepth=16\n[j]\nrw=randwrite\nbs=4k\n",
+    # fio's examples/fio-rand-read.fio, smaller and shorter.
+    "ex fio-rand-read (buffered libaio)": "ioengine=libaio\ndirect=0\nnumjobs=1\n[j]\nrw=randread\nbs=4k\niodepth=16\n",
+    # fio's examples/fio-rand-write.fio: 4 jobs, buffered libaio QD16.
+    "ex fio-rand-write (4 jobs buffered)": "ioengine=libaio\ndirect=0\nnumjobs=4\ngroup_reporting\n[j]\nrw=randwrite\nbs=4k\niodepth=16\n",
+    # fio's examples/fio-seq-write.fio: 256k buffered libaio QD16.
+    "ex fio-seq-write (256k buffered)": "ioengine=libaio\ndirect=0\n[j]\nrw=write\nbs=256k\niodepth=16\n",
+    "seq read 1m buffered psync": "ioengine=psync\n[j]\nrw=read\nbs=1m\n",
+    "70/30 8k direct io_uring qd8": "ioengine=io_uring\ndirect=1\niodepth=8\n[j]\nrw=randrw\nrwmixread=70\nbs=8k\n",
+    "bsrange 4k-16k direct psync": "ioengine=psync\ndirect=1\n[j]\nrw=randread\nbsrange=4k-16k\n",
+    "read:-8k backwards direct": "ioengine=psync\ndirect=1\n[j]\nrw=read:-8k\nbs=4k\n",
+    "randread:8 runs direct": "ioengine=psync\ndirect=1\n[j]\nrw=randread:8\nbs=4k\n",
+    "zoned 50/5:30/15:20/ buffered": "ioengine=psync\n[j]\nrw=randread\nbs=4k\nrandom_distribution=zoned:50/5:30/15:20/\n",
+    "nrfiles=4 randread buffered": "ioengine=psync\n[j]\nnrfiles=4\nrw=randread\nbs=4k\n",
+    "norandommap buffered psync": "ioengine=psync\nnorandommap\n[j]\nrw=randread\nbs=4k\n",
+}
+
+CEPH_JOBS = {
+    "rbd randwrite 4k qd16 (cache as conf)": "[global]\nioengine=rbd\npool={pool}\nrbdname=sb-cmp\nsize=256m\nruntime={runtime}\ntime_based\n[j]\nrw=randwrite\nbs=4k\niodepth=16\n",
+    "rbd randread 4k qd16": "[global]\nioengine=rbd\npool={pool}\nrbdname=sb-cmp\nsize=256m\nruntime={runtime}\ntime_based\n[j]\nrw=randread\nbs=4k\niodepth=16\n",
+    "rados write 4m qd8": "[global]\nioengine=rados\npool={pool}\nsize=64m\nruntime={runtime}\ntime_based\n[j]\nrw=write\nbs=4m\niodepth=8\n",
+}
+
+
+def stats(doc):
+    """(IOPS, p50 completion latency in ns) of the first job, read+write."""
+    j = doc["jobs"][0]
+    iops, p50 = 0.0, 0
+    for d in ("read", "write"):
+        s = j[d]
+        if s["total_ios"]:
+            iops += s["iops"]
+            p50 = max(p50, s["clat_ns"]["percentile"]["50.000000"])
+    return iops, p50
+
+
+def one(tool, job, cwd, runtime):
+    cmd = ["fio"] if tool == "fio" else [str(STORBENCH), "fio"]
+    out, _ = run(cmd + ["--output-format=json", job], cwd, limit=3 * runtime + 60)
+    return stats(fio_json(out))
+
+
+def measure(job, cwd, repeat, runtime):
+    res = {"fio": [], "storbench": []}
+    for i in range(repeat):
+        for tool in (("fio", "storbench") if i % 2 == 0 else ("storbench", "fio")):
+            res[tool].append(one(tool, job, cwd, runtime))
+    ratios = [s[0] / f[0] for f, s in zip(res["fio"], res["storbench"]) if f[0]]
+    med = lambda t, k: statistics.median(x[k] for x in res[t])
+    return med("fio", 0), med("storbench", 0), med("fio", 1), med("storbench", 1), ratios
+
+
+def ceph_ready():
+    if "CEPH_CONF" in os.environ:
+        return os.environ.get("STORBENCH_TEST_POOL", "rbd")
+    env_file = subprocess.run([str(ROOT / "scripts/testenv/ceph"), "up"], check=True, capture_output=True, text=True).stdout.strip()
+    for line in open(env_file):
+        k, v = line.removeprefix("export ").strip().split("=", 1)
+        os.environ[k] = v
+    return os.environ.get("STORBENCH_TEST_POOL", "rbd")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runtime", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--size", default="512m")
+    ap.add_argument("--only", default=None, help="run the jobs whose name contains this")
+    ap.add_argument("--ceph", action="store_true", help="add rbd and rados jobs (starts the test cluster if needed)")
+    a = ap.parse_args()
+    build()
+    # One shared file, except where the job makes its own (nrfiles).
+    shared = lambda v: "" if "nrfiles" in v else "filename=cmp.dat\n"
+    jobs = {k: COMMON.format(size=a.size, runtime=a.runtime) + shared(v) + v for k, v in JOBS.items()}
+    if a.ceph or "CEPH_CONF" in os.environ:
+        pool = ceph_ready()
+        jobs.update({k: v.format(pool=pool, runtime=a.runtime) for k, v in CEPH_JOBS.items()})
+    if a.only:
+        jobs = {k: v for k, v in jobs.items() if a.only in k}
+    rows = [["job file", "fio IOPS", "sb IOPS", "IOPS ratio", "moved", "fio p50", "sb p50", "p50 ratio", "within 10%"]]
+    with tempfile.TemporaryDirectory(prefix="sb-fio-jobs-", dir=SCRATCH) as d:
+        cwd = Path(d)
+        for n, (name, text) in enumerate(jobs.items()):
+            job = f"job{n}.fio"
+            (cwd / job).write_text(text)
+            try:
+                fi, si, fp, sp, ratios = measure(job, cwd, a.repeat, a.runtime)
+            except Hung as e:
+                rows.append([name, "hung", "", "", "", "", "", "", str(e)])
+                continue
+            ir, pr = si / fi if fi else 0, sp / fp if fp else 0
+            ok = "yes" if abs(ir - 1) <= 0.10 and abs(pr - 1) <= 0.10 else "NO"
+            moved = f"{min(ratios):.2f}..{max(ratios):.2f}" if ratios else ""
+            rows.append([name, f"{fi:.0f}", f"{si:.0f}", f"{ir:.3f}", moved, fmt_ns(fp), fmt_ns(sp), f"{pr:.3f}", ok])
+            print(table(rows[:1] + rows[-1:]).splitlines()[-1], flush=True)
+    print()
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,152 @@
+//! storbench as a drop-in for fio: a tool that runs `fio` by name (here a
+//! small Python one, tests/fio_tool/fio_tool.py, written as CBT or kubestr
+//! drive fio) runs storbench through a `fio` link and reads the JSON it
+//! always read; with the real fio on PATH instead, it sees the same work.
+
+mod common;
+use common::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+/// The tool's lines, `job/dir` -> field -> value (plus "version").
+type ToolLines = BTreeMap<String, BTreeMap<String, String>>;
+
+fn run_tool(work: &Path, path_dir: Option<&Path>) -> ToolLines {
+    let tool = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fio_tool/fio_tool.py");
+    let mut path = std::env::var("PATH").unwrap_or_default();
+    if let Some(d) = path_dir {
+        path = format!("{}:{path}", d.display());
+    }
+    let out = Command::new("python3").arg(&tool).arg(work).env("PATH", path).output().expect("python3 runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "tool failed: {stdout}{}", String::from_utf8_lossy(&out.stderr));
+    let mut lines = ToolLines::new();
+    for line in stdout.lines() {
+        let fields: BTreeMap<String, String> =
+            line.split_whitespace().filter_map(|f| f.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let key = match (fields.get("job"), fields.get("dir")) {
+            (Some(j), Some(d)) => format!("{j}/{d}"),
+            _ => "version".into(),
+        };
+        lines.insert(key, fields);
+    }
+    lines
+}
+
+fn fio_link(dir: &Path) -> std::path::PathBuf {
+    let bin_dir = dir.join("bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    std::os::unix::fs::symlink(bin(), bin_dir.join("fio")).unwrap();
+    bin_dir
+}
+
+fn num(lines: &ToolLines, key: &str, field: &str) -> f64 {
+    lines[key][field].parse().unwrap_or_else(|_| panic!("{key} {field} = {}", lines[key][field]))
+}
+
+#[test]
+fn a_tool_that_runs_fio_runs_storbench_through_a_fio_link_and_sees_the_same_work() {
+    let d = scratch();
+    let work = d.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let sb = run_tool(&work, Some(&fio_link(d.path())));
+    assert_eq!(sb["version"]["version"], "fio-3.33");
+    // 8 MiB in 4 KiB blocks: written once in order, then read once at random
+    // (every block once: fio's random map).
+    assert_eq!((num(&sb, "writer/write", "ios"), num(&sb, "reader/read", "ios")), (2048.0, 2048.0));
+    for key in ["writer/write", "reader/read"] {
+        let (p50, p99, mean) = (num(&sb, key, "clat_p50_ns"), num(&sb, key, "clat_p99_ns"), num(&sb, key, "lat_mean_ns"));
+        assert!(p50 > 0.0 && p99 >= p50 && mean > 0.0, "{key}: {:?}", sb[key]);
+        let (iops, ios, ms) = (num(&sb, key, "iops"), num(&sb, key, "ios"), num(&sb, key, "runtime_ms"));
+        assert!(ms > 0.0 && (iops * ms / 1000.0 - ios).abs() / ios < 0.05, "{key}: iops {iops} over {ms} ms is not {ios} I/Os");
+        assert_eq!(sb[key]["error"], "0");
+    }
+    // The tool's directory holds what the tool made, no storbench results.
+    assert_eq!(listing(&work), vec!["tool.dat", "tool.fio", "tool.json"]);
+
+    if !have("fio") {
+        assert!(std::env::var_os("CI").is_none(), "fio is missing in CI: scripts/test.sh must install it");
+        eprintln!("SKIP (comparison half): fio is not installed");
+        return;
+    }
+    let real_work = d.path().join("real");
+    std::fs::create_dir_all(&real_work).unwrap();
+    let fio = run_tool(&real_work, None);
+    assert!(fio["version"]["version"].starts_with("fio-3."), "{:?}", fio["version"]);
+    let keys = |l: &ToolLines| l.keys().filter(|k| *k != "version").cloned().collect::<Vec<_>>();
+    assert_eq!(keys(&fio), keys(&sb), "the same jobs and directions");
+    for key in keys(&fio) {
+        assert_eq!(num(&fio, &key, "ios"), num(&sb, &key, "ios"), "{key}: I/Os");
+    }
+}
+
+#[test]
+fn fios_command_line_its_precedence_sections_and_exit_codes() {
+    let d = scratch();
+    let fio = |args: &[&str]| storbench(d.path(), &[&["fio"][..], args].concat());
+    let v = fio(&["--version"]);
+    assert_eq!((v.code, v.stdout.as_str()), (0, "fio-3.33\n"));
+
+    // Options before the first --name apply to every job; each --name starts one.
+    let two = fio(&[
+        "--size=1m",
+        "--bs=8k",
+        "--ioengine=psync",
+        "--output-format=json",
+        "--name=a",
+        "--rw=read",
+        "--name=b",
+        "--rw=write",
+        "--bs=4k",
+    ]);
+    assert_eq!(two.code, 0, "{}", two.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&two.stdout).expect("fio JSON on stdout");
+    let ios = |j: usize, dir: &str| doc["jobs"][j][dir]["total_ios"].as_u64().unwrap();
+    assert_eq!((ios(0, "read"), ios(1, "write")), (128, 256));
+    assert_eq!(doc["fio version"], "fio-3.33");
+
+    // A job file's [global] wins over the command line's, as in fio;
+    // --section runs one job; --parse-only runs nothing.
+    std::fs::write(d.path().join("j.fio"), "[global]\nbs=4k\nsize=1m\n[first]\nrw=read\n[second]\nrw=write\n").unwrap();
+    let one = fio(&["--bs=64k", "--section=second", "--output-format=json", "--output=out.json", "j.fio"]);
+    assert_eq!((one.code, one.stdout.as_str()), (0, ""), "{}", one.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("out.json")).unwrap()).unwrap();
+    assert_eq!(doc["jobs"].as_array().unwrap().len(), 1);
+    assert_eq!((doc["jobs"][0]["jobname"].as_str(), doc["jobs"][0]["write"]["total_ios"].as_u64()), (Some("second"), Some(256)));
+    let before = listing(d.path());
+    let parse = fio(&["--parse-only", "j.fio"]);
+    assert_eq!((parse.code, parse.stdout.as_str()), (0, ""));
+    assert_eq!(listing(d.path()), before, "--parse-only touches nothing");
+
+    // Bad input exits 1 with one line naming what is wrong; nothing is written.
+    for (args, says) in [
+        (&["--name=x", "--rw=sideways"][..], "sideways"),
+        (&["--name=x", "--verify=md5", "--size=1m"][..], "'verify' (checking written data"),
+        (&["--output-format=xml", "--name=x"][..], "xml"),
+        (&["missing.fio"][..], "unable to open 'missing.fio'"),
+        (&[][..], "No job(s) defined"),
+    ] {
+        let r = fio(args);
+        assert_eq!(r.code, 1, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says) && r.stderr.trim().lines().count() == 1, "{args:?}: {}", r.stderr);
+        assert_eq!(listing(d.path()), before, "{args:?} wrote something");
+    }
+}
+
+#[test]
+fn terse_and_json_plus_are_fio_shaped() {
+    let d = scratch();
+    let args = ["fio", "--name=t", "--size=1m", "--rw=randread", "--ioengine=psync", "--output-format=terse,json+"];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let (terse, json) = r.stdout.split_once('\n').expect("a terse line, then JSON");
+    let fields: Vec<&str> = terse.split(';').collect();
+    // Terse v3: version, fio version, job name, group id, error, then the read block.
+    assert_eq!(&fields[..5], &["3", "fio-3.33", "t", "0", "0"], "{terse}");
+    assert_eq!(fields[5], "1024", "read KiB");
+    let doc: serde_json::Value = serde_json::from_str(json).expect("json+ document");
+    let bins = doc["jobs"][0]["read"]["clat_ns"]["bins"].as_object().expect("json+ has clat bins");
+    let counted: u64 = bins.values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(counted, 256, "every read is in one bin");
+}
