@@ -107,6 +107,20 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), CliError> {
             written.push(name);
         }
     }
+    write_fio_logs(dir, r)
+}
+
+/// fio's log files the jobs asked for (`write_bw_log=PREFIX`...), under
+/// `base`: the results directory, or for the fio drop-in the current
+/// directory, where fio writes them. A prefix naming a directory that does
+/// not exist gets it.
+pub fn write_fio_logs(base: &Path, r: &RunResult) -> Result<(), CliError> {
+    for f in storbench_report::fio_logs::files(r) {
+        let path = base.join(&f.name);
+        let made = path.parent().map_or(Ok(()), std::fs::create_dir_all);
+        made.and_then(|_| std::fs::write(&path, &f.body))
+            .map_err(|e| CliError::system(format!("cannot write fio log {}: {e}", path.display())))?;
+    }
     Ok(())
 }
 

@@ -150,3 +150,65 @@ fn terse_and_json_plus_are_fio_shaped() {
     let counted: u64 = bins.values().map(|v| v.as_u64().unwrap()).sum();
     assert_eq!(counted, 256, "every read is in one bin");
 }
+
+/// fio's averaged logs, named and shaped as fio writes them, and read by
+/// fio's own tools (Debian's fio package ships them): fio2gnuplot reads the
+/// bandwidth log, fio_jsonplus_clat2csv the json+ bins.
+#[test]
+fn fio_logs_and_json_plus_are_read_by_fios_own_tools() {
+    let d = scratch();
+    let args = [
+        "fio",
+        "--name=lg",
+        "--size=4m",
+        "--rw=randrw",
+        "--ioengine=psync",
+        "--runtime=2",
+        "--time_based",
+        "--write_bw_log=bw",
+        "--write_iops_log",
+        "--write_lat_log=lat",
+        "--log_avg_msec=500",
+        "--output-format=json+",
+        "--output=out.json",
+    ];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mut logs: Vec<String> = listing(d.path()).into_iter().filter(|f| f.ends_with(".log")).collect();
+    logs.sort();
+    assert_eq!(logs, ["bw_bw.1.log", "lat_clat.1.log", "lat_lat.1.log", "lat_slat.1.log", "lg_iops.1.log"]);
+    let rows = |name: &str| -> Vec<Vec<u64>> {
+        let text = std::fs::read_to_string(d.path().join(name)).unwrap();
+        text.lines().map(|l| l.split(", ").map(|v| v.parse().unwrap()).collect()).collect()
+    };
+    let (bw, iops) = (rows("bw_bw.1.log"), rows("lg_iops.1.log"));
+    assert!(iops.len() >= 6, "two directions over about four windows: {iops:?}");
+    for (b, i) in bw.iter().zip(&iops) {
+        assert_eq!(b.len(), 5, "time, value, ddir, bs, prio");
+        assert_eq!((b[0] % 500, b[0], b[2]), (0, i[0], i[2]), "windows end on multiples of log_avg_msec");
+        assert!(b[1].abs_diff(i[1] * 4) <= 4, "4 KiB I/Os: KiB/s is 4 x IOPS ({b:?} {i:?})");
+    }
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("out.json")).unwrap()).unwrap();
+    let total = |dir: &str| doc["jobs"][0][dir]["total_ios"].as_u64().unwrap();
+    let logged: u64 = iops.iter().map(|i| i[1] / 2).sum();
+    let ios = total("read") + total("write");
+    assert!(logged.abs_diff(ios) * 10 < ios, "the IOPS log over 500 ms windows accounts for the I/Os: {logged} vs {ios}");
+    assert!(rows("lat_clat.1.log").iter().all(|l| l[1] > 0) && rows("lat_slat.1.log").is_empty());
+
+    if !have("fio_jsonplus_clat2csv") || !have("fio2gnuplot") {
+        assert!(std::env::var_os("CI").is_none(), "fio's tools are missing in CI: scripts/test.sh installs Debian's fio");
+        eprintln!("SKIP (tools half): fio's tools are not installed");
+        return;
+    }
+    let csv = Command::new("fio_jsonplus_clat2csv").args(["out.json", "clat"]).current_dir(d.path()).output().unwrap();
+    assert!(csv.status.success(), "{}", String::from_utf8_lossy(&csv.stderr));
+    let text = std::fs::read_to_string(d.path().join("clat_job0")).expect("one CSV per job");
+    // Columns: nsec, then count, cumulative, percentile for slat, clat, lat of read, write, trim.
+    let read_cumulative = text.lines().skip(1).filter_map(|l| l.split(", ").nth(5)?.trim().parse::<u64>().ok()).max();
+    assert_eq!(read_cumulative, Some(total("read")), "read clat cumulative count reaches every read");
+    let plot = Command::new("fio2gnuplot").args(["-b", "-d", "plot"]).current_dir(d.path()).output().unwrap();
+    let said = String::from_utf8_lossy(&plot.stdout);
+    assert!(said.contains("bw_bw.1.log"), "fio2gnuplot found the log: {said}");
+    let avg = std::fs::read_to_string(d.path().join("plot/result.average")).unwrap_or_default();
+    assert!(!avg.trim().is_empty(), "fio2gnuplot computed averages from it: {said}");
+}

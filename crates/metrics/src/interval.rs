@@ -97,6 +97,26 @@ pub struct IntervalReport {
     /// by class - 1, then by [`OpKind::index`]. Empty without classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<Vec<OpStats>>,
+    /// Windows of fio's averaged logs (`log_avg_msec`) that closed in this
+    /// interval; empty unless the job asked for logs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log: Vec<LogSample>,
+}
+
+/// One direction over one `log_avg_msec` window of one worker: what fio's
+/// averaged bw, iops and latency logs are made of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LogSample {
+    /// End of the window, ms since the measured phase began.
+    pub t_ms: u64,
+    /// 0 reads, 1 writes (fio's ddir).
+    pub dir: u8,
+    pub ios: u64,
+    pub bytes: u64,
+    /// Sum of the window's completion latencies.
+    pub lat_sum_ns: u64,
+    /// Window length in ms (shorter for the last, partial one).
+    pub window_ms: u64,
 }
 
 impl IntervalReport {
@@ -111,6 +131,7 @@ impl IntervalReport {
             behind_ns: 0,
             ops: Self::op_set(with_service),
             classes: Vec::new(),
+            log: Vec::new(),
         }
     }
 
@@ -140,6 +161,7 @@ impl IntervalReport {
         for o in self.ops.iter_mut().chain(self.classes.iter_mut().flatten()) {
             o.reset();
         }
+        self.log.clear();
         self.behind_ns = 0;
     }
 

@@ -16,5 +16,5 @@ pub mod summary;
 pub use cpu::CpuTimes;
 pub use errors::{Detail, ErrorKind, ErrorTally, IoFailure};
 pub use hist::LatencyHistogram;
-pub use interval::{IntervalReport, OpStats};
+pub use interval::{IntervalReport, LogSample, OpStats};
 pub use summary::{LatencySummary, STANDARD_PERCENTILES};

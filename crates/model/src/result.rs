@@ -6,7 +6,7 @@
 use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use storbench_metrics::{CpuTimes, ErrorKind, LatencyHistogram, LatencySummary, OpStats};
+use storbench_metrics::{CpuTimes, ErrorKind, LatencyHistogram, LatencySummary, LogSample, OpStats};
 use storbench_workload::{JobSpec, OpKind};
 
 /// Version of the JSON result schema (`schema/result-v1.json`).
@@ -73,6 +73,9 @@ pub struct JobResult {
     /// to remove them (cleanup interrupted or failed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub objects_left: u64,
+    /// fio's averaged log windows, per worker (jobs with `write_*_log`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub logs: Vec<Vec<LogSample>>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -11,6 +11,7 @@ pub mod csv;
 mod export;
 mod fio;
 pub mod fio_json;
+pub mod fio_logs;
 pub mod fio_normal;
 pub mod fio_terse;
 pub mod fmt;

@@ -63,6 +63,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         failures: vec![],
         warnings: vec![],
         objects_left: 0,
+        logs: vec![],
         spec,
     }
 }

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 use storbench_engine::{EngineConfig, EngineFactory};
-use storbench_metrics::{CpuTimes, IntervalReport, OpStats};
+use storbench_metrics::{CpuTimes, IntervalReport, LogSample, OpStats};
 use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, Stage, ToAgent, WorkerDone, WorkerId};
 use storbench_model::*;
 use storbench_workload::OpKind;
@@ -143,6 +143,8 @@ struct JobAcc {
     done: Vec<WorkerDone>,
     /// Emptied per-point stats, reused so a long run allocates nothing per second.
     spare: Vec<Vec<OpStats>>,
+    /// fio's log windows, per worker (jobs that asked for logs only).
+    logs: Vec<Vec<LogSample>>,
 }
 
 impl JobAcc {
@@ -156,10 +158,17 @@ impl JobAcc {
             series: Vec::new(),
             done: Vec::new(),
             spare: Vec::new(),
+            logs: Vec::new(),
         }
     }
 
     fn absorb(&mut self, r: &IntervalReport) {
+        if !r.log.is_empty() {
+            if self.logs.len() <= r.worker as usize {
+                self.logs.resize(r.worker as usize + 1, Vec::new());
+            }
+            self.logs[r.worker as usize].extend_from_slice(&r.log);
+        }
         if !r.warmup {
             for (t, o) in self.totals.iter_mut().zip(&r.ops) {
                 t.merge(o);
@@ -436,6 +445,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         failures,
         warnings: job.warnings.clone(),
         objects_left,
+        logs: acc.logs,
     };
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result

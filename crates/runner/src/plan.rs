@@ -285,6 +285,12 @@ fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
     if spec.data.zeros && (spec.data.compress_pct > 0.0 || spec.data.dedupe_pct > 0.0) {
         return Err(err(spec, "zero_buffers conflicts with buffer_compress_percentage/dedupe_percentage; choose one"));
     }
+    if !spec.logs.is_empty() && spec.logs.avg_msec == 0 {
+        return Err(err(
+            spec,
+            "write_*_log: storbench writes fio's averaged logs; give log_avg_msec=N (ms per line; fio's default 0, a line per I/O, is not written)",
+        ));
+    }
     Ok(())
 }
 

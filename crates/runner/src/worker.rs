@@ -12,7 +12,7 @@ use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 use storbench_engine::files;
 use storbench_engine::{Completion, Engine, EngineConfig, EngineFactory, IoRequest, WorkerSetup};
-use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, OpStats};
+use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSample, OpStats};
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::rate::Schedule;
@@ -70,6 +70,8 @@ struct Consts {
     data_only: bool,
     /// Drop the files' page cache at the end of each pass (fio `invalidate`).
     invalidate: bool,
+    /// fio's log window (`log_avg_msec`) in ns; 0 when no log was asked for.
+    log_window_ns: u64,
 }
 
 impl Consts {
@@ -82,6 +84,7 @@ impl Consts {
             think_blocks: spec.thinktime_blocks,
             data_only: spec.sync.is_some_and(|x| x.data_only),
             invalidate: spec.invalidate,
+            log_window_ns: if spec.logs.is_empty() { 0 } else { spec.logs.avg_msec as u64 * 1_000_000 },
         }
     }
 }
@@ -104,6 +107,7 @@ pub struct Worker {
     link: WorkerLink,
     seq: u64,
     interval_start: u64,
+    log: LogWindow,
 }
 
 /// Where the loop stands, apart from the slots.
@@ -189,7 +193,22 @@ impl Worker {
         let report = Box::new(new_report(&share, worker));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let k = Consts::of(&share);
-        Ok(Worker { share, worker, k, files, buffers, engine, gen, filler, schedule, report, link, seq: 0, interval_start: 0 })
+        Ok(Worker {
+            share,
+            worker,
+            k,
+            files,
+            buffers,
+            engine,
+            gen,
+            filler,
+            schedule,
+            report,
+            link,
+            seq: 0,
+            interval_start: 0,
+            log: LogWindow::default(),
+        })
     }
 
     /// For object jobs that ask for it, write the objects the measured phase
@@ -227,6 +246,12 @@ impl Worker {
         let cpu0 = CpuTimes::thread();
         let result = self.run_loop(&clock).map_err(|e| e.to_string());
         let end = clock.now();
+        if self.log.end > 0 {
+            // The last, partial window (fio writes it to latency logs only).
+            let (ramp, window) = (self.k.ramp_ns, self.k.log_window_ns);
+            let part = end.saturating_sub(self.log.end - window) / 1_000_000;
+            self.log.close(&mut self.report.log, end.saturating_sub(ramp) / 1_000_000, part);
+        }
         self.hand_over(end, end);
         let result = result.and_then(|_| self.clean_up());
         self.done(end, CpuTimes::thread().since(cpu0), result.err())
@@ -422,6 +447,9 @@ impl Worker {
         if let Some(stats) = self.report.class_op(s.class[i], op) {
             outcome.add_to(stats);
         }
+        if self.k.log_window_ns > 0 {
+            self.log_completion(op, &outcome, now);
+        }
         s.free.push(c.slot);
         if let Gen::Objects(g) = &mut self.gen {
             let settled = match outcome.result {
@@ -431,6 +459,34 @@ impl Worker {
                 Err(_) => Settled::Failed,
             };
             g.completed(op, s.file[i], settled);
+        }
+    }
+
+    /// Add a completion to the current window of fio's logs, first closing
+    /// the windows that ended before it (measured phase only, reads and
+    /// writes that succeeded, as fio logs them).
+    fn log_completion(&mut self, op: OpKind, outcome: &Outcome, now: u64) {
+        let dir = match op {
+            OpKind::Read => 0,
+            OpKind::Write => 1,
+            _ => return,
+        };
+        let (ramp, window) = (self.k.ramp_ns, self.k.log_window_ns);
+        if now < ramp {
+            return;
+        }
+        if self.log.end == 0 {
+            self.log.end = ramp + window;
+        }
+        while now >= self.log.end {
+            self.log.close(&mut self.report.log, (self.log.end - ramp) / 1_000_000, window / 1_000_000);
+            self.log.end += window;
+        }
+        if let Ok(bytes) = outcome.result {
+            let acc = &mut self.log.acc[dir];
+            acc.ios += 1;
+            acc.bytes += bytes;
+            acc.lat_sum_ns += outcome.latency;
         }
     }
 
@@ -456,6 +512,26 @@ impl Worker {
         self.report.reset();
         // The coordinator outlives the workers; a failed send only means it gave up.
         let _ = self.link.tx.send(FromAgent::Interval(r));
+    }
+}
+
+/// The open window of fio's averaged logs, per direction.
+#[derive(Default)]
+struct LogWindow {
+    /// When the window ends (ns since the job's start); 0 before the first.
+    end: u64,
+    acc: [LogSample; 2],
+}
+
+impl LogWindow {
+    /// Hand over each direction that saw I/O in the window, and start afresh.
+    fn close(&mut self, out: &mut Vec<LogSample>, t_ms: u64, window_ms: u64) {
+        for (dir, acc) in self.acc.iter_mut().enumerate() {
+            if acc.ios > 0 {
+                out.push(LogSample { t_ms, dir: dir as u8, window_ms, ..*acc });
+            }
+            *acc = LogSample::default();
+        }
     }
 }
 

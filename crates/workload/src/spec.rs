@@ -272,6 +272,24 @@ impl DataPattern {
     }
 }
 
+/// fio's log files: each is named by its prefix (the job's name when the
+/// option is given without one), averaged over `avg_msec` windows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FioLogs {
+    pub bw: Option<String>,
+    pub iops: Option<String>,
+    pub lat: Option<String>,
+    /// fio `log_avg_msec`: 0 asks for one line per I/O, which storbench does
+    /// not write (the plan refuses it when a log is asked for).
+    pub avg_msec: u32,
+}
+
+impl FioLogs {
+    pub fn is_empty(&self) -> bool {
+        self.bw.is_none() && self.iops.is_none() && self.lat.is_none()
+    }
+}
+
 /// What the kernel is told of the job's access pattern (fio `fadvise_hint`).
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -361,6 +379,9 @@ pub struct JobSpec {
     pub randommap: bool,
     /// Stop after this many operations per worker (fio `number_ios`).
     pub number_ios: Option<u64>,
+    /// fio's averaged log files asked for (`write_bw_log` and friends).
+    #[serde(default, skip_serializing_if = "FioLogs::is_empty")]
+    pub logs: FioLogs,
     /// Present for object jobs (rados, s3, swift): the object model.
     pub objects: Option<crate::objects::ObjectSpec>,
     /// Core options a front end set, to check the ones that must agree.
@@ -422,6 +443,7 @@ impl Default for JobSpec {
             seed: DEFAULT_SEED,
             randommap: true,
             number_ios: None,
+            logs: FioLogs::default(),
             objects: None,
             given: Given::default(),
             engine_options: BTreeMap::new(),

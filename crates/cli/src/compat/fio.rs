@@ -68,6 +68,8 @@ fn run_fio(words: &[String]) -> Result<i32, CliError> {
     let written = write_report(&result, &formats, flags.output.as_deref());
     finish_dir(&dir, &result, keep || written.is_err())?;
     written?;
+    // Where fio writes its logs: prefixes are relative to the current directory.
+    output::write_fio_logs(Path::new("."), &result)?;
     Ok(exit_code(&result))
 }
 

@@ -60,6 +60,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         failures: vec![],
         warnings: vec![],
         objects_left: 0,
+        logs: vec![],
         spec,
     }
 }

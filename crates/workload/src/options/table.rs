@@ -404,6 +404,38 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info("write_bw_log", Kind::Text, "", "write fio's bandwidth log PREFIX_bw.N.log (KiB/s per log_avg_msec window)"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.bw = Some(log_prefix(v));
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("write_iops_log", Kind::Text, "", "write fio's IOPS log PREFIX_iops.N.log"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.iops = Some(log_prefix(v));
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("write_lat_log", Kind::Text, "", "write fio's latency logs PREFIX_lat/clat/slat.N.log (mean ns per window)"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.lat = Some(log_prefix(v));
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("log_avg_msec", Kind::Count, "0", "window of fio's log files, in ms (needed with write_*_log)"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.avg_msec = u32::try_from(count(v)?).map_err(|_| format!("'{v}' is too large"))?;
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("number_ios", Kind::Count, "", "stop after this many operations per worker"),
         aliases: &[],
         set: |s, v| {

@@ -313,3 +313,12 @@ pub fn fresh_seed() -> u64 {
     let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     (t.as_nanos() as u64) ^ ((std::process::id() as u64) << 32) ^ DEFAULT_SEED
 }
+
+/// A log option's prefix; given bare (`write_bw_log` alone, or 1) it is
+/// empty, and the job's name is used, as in fio.
+pub fn log_prefix(v: &str) -> String {
+    match v.trim() {
+        "" | "1" => String::new(),
+        p => p.to_string(),
+    }
+}

@@ -78,6 +78,22 @@ struct Section {
 #[derive(Default)]
 struct Refusals(Vec<String>);
 
+const UNKNOWN: &str = "not an option storbench knows";
+
+impl Refusals {
+    /// One list. When an engine is refused, options storbench does not know
+    /// are most likely that engine's: counted, not listed one by one.
+    fn list(&self) -> String {
+        let engine_refused = self.0.iter().any(|r| r.contains("'ioengine'"));
+        let (unknown, named): (Vec<&String>, Vec<&String>) = self.0.iter().partition(|r| engine_refused && r.contains(UNKNOWN));
+        let mut list = named.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("; ");
+        if !unknown.is_empty() {
+            list += &format!(" (and {} options of that engine)", unknown.len());
+        }
+        list
+    }
+}
+
 pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
     let mut globals = Pairs::new();
     let mut sections: Vec<Section> = Vec::new();
@@ -113,7 +129,7 @@ pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
         let pair = match table::action(&canon, &value) {
             Action::Keep(k, v) if known(&k) => (k, v),
             Action::Keep(..) => {
-                refused.0.push(format!("{} '{key}' (not an option storbench knows; `storbench help options`)", line.at));
+                refused.0.push(format!("{} '{key}' ({UNKNOWN}; `storbench help options`)", line.at));
                 continue;
             }
             Action::Ignore => continue,
@@ -133,7 +149,7 @@ pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
         }
     }
     if !refused.0.is_empty() {
-        let list = refused.0.join("; ");
+        let list = refused.list();
         if !reading.allow_unsupported {
             return Err(CliError::usage(format!(
                 "fio options storbench does not support: {list}. Remove them, or pass --fio-allow-unsupported to run without them (results marked approximate)"

@@ -59,8 +59,7 @@ const IGNORED: &[&str] = &[
     "touch_objects",
 ];
 
-const LOGS: &[&str] =
-    &["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log", "log_avg_msec", "log_hist_msec", "log_hist_coarseness"];
+const LOGS: &[&str] = &["write_hist_log", "log_hist_msec", "log_hist_coarseness"];
 
 /// Families refused by name, with the reason (and what to do instead).
 const REFUSED: &[(&[&str], &str)] = &[
@@ -119,6 +118,7 @@ const REFUSED: &[(&[&str], &str)] = &[
         "not supported: files are named <name>.<worker>.<n> and sized by size/filesize",
     ),
     (&["end_fsync", "fsync_on_close"], "a final fsync of the job's files is not supported yet; use fsync=N to flush during the job"),
+    (&["sync"], "O_SYNC writes (fio sync=1) are not supported yet; fsync=1 flushes after every write"),
     (&["buffer_pattern", "verify_pattern", "sprandom", "rw_sequencer", "ignore_error", "lockmem", "iodepth_low"], "not supported"),
 ];
 
@@ -171,12 +171,44 @@ pub fn action(key: &str, value: &str) -> Action {
 
 const HTTP: &str = "fio's http engine is not mapped yet: use ioengine=s3 or ioengine=swift with storbench's options (storbench engines)";
 
+/// fio engines storbench does not have, and why (their own options are
+/// then not listed one by one).
+const ENGINES_REFUSED: &[(&[&str], &str)] = &[
+    (&["http"], HTTP),
+    (&["cpuio"], "CPU burners (ioengine=cpuio) are not supported"),
+    (&["exec"], "running programs (ioengine=exec) is not supported"),
+    (
+        &["io_uring_cmd", "xnvme", "spdk", "libblkio"],
+        "NVMe passthrough and user-space drivers are not supported; use io_uring or libaio on the block device",
+    ),
+    (&["sg", "bsg"], "SCSI generic commands are not supported"),
+    (&["net", "netsplice", "rdma"], "network engines are not supported (storbench measures storage)"),
+    (&["libcufile", "libhipfile"], "GPU I/O is not supported"),
+    (&["dev-dax", "libpmem", "pmemblk", "mmap"], "memory-mapped and persistent-memory I/O is not supported"),
+    (&["mtd", "libzbc"], "raw flash and zoned devices are not supported"),
+    (&["nbd", "libnbd"], "fio's NBD engine is not supported"),
+    (
+        &["libhdfs", "libiscsi", "nfs", "gfapi", "gfapi_async", "dfs", "ime_psync", "ime_psyncv", "ime_aio"],
+        "this network file system's client library is not supported",
+    ),
+    (
+        &["filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete", "ftruncate", "falloc", "e4defrag", "splice"],
+        "file-system metadata and special-purpose engines are not supported",
+    ),
+];
+
+/// Said when a line names a refused engine (fio's "external:" engines too).
+pub fn refused_engine(value: &str) -> Option<&'static str> {
+    if value.starts_with("external") {
+        return Some("external engines are not supported");
+    }
+    ENGINES_REFUSED.iter().find(|(names, _)| names.contains(&value)).map(|(_, why)| *why)
+}
+
 fn engine(value: &str) -> Action {
-    match value {
-        "http" => Action::Refuse(HTTP),
-        "cpuio" => Action::Refuse("CPU burners (ioengine=cpuio) are not supported"),
-        "exec" => Action::Refuse("running programs (ioengine=exec) is not supported"),
-        v => Action::Keep("ioengine".into(), v.into()),
+    match refused_engine(value) {
+        Some(why) => Action::Refuse(why),
+        None => Action::Keep("ioengine".into(), value.into()),
     }
 }
 
@@ -215,7 +247,8 @@ mod tests {
         assert!(matches!(action("http_mode", "s3"), Action::Refuse(r) if r.contains("ioengine=s3")));
         assert!(matches!(action("io_submit_mode", "offload"), Action::Refuse(_)));
         assert_eq!(action("io_submit_mode", "inline"), Action::Ignore);
-        assert!(matches!(action("write_bw_log", "x"), Action::Note(_)));
+        assert!(matches!(action("write_hist_log", "x"), Action::Note(_)));
+        assert_eq!(action("write_bw_log", "x"), Action::Keep("write_bw_log".into(), "x".into()));
         assert!(matches!(action("bsrange", "4k-4m"), Action::Refuse(_)));
     }
 }
