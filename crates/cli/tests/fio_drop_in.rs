@@ -212,3 +212,34 @@ fn fio_logs_and_json_plus_are_read_by_fios_own_tools() {
     let avg = std::fs::read_to_string(d.path().join("plot/result.average")).unwrap_or_default();
     assert!(!avg.trim().is_empty(), "fio2gnuplot computed averages from it: {said}");
 }
+
+/// fio's startdelay holds a job back (its runtime counts from its own
+/// start); rate_min ends a worker that falls below it, as an error.
+#[test]
+fn startdelay_and_rate_min_as_in_fio() {
+    let d = scratch();
+    let t0 = std::time::Instant::now();
+    let args = [
+        "fio",
+        "--size=4m",
+        "--rw=randread",
+        "--ioengine=psync",
+        "--runtime=1",
+        "--time_based",
+        "--output-format=json",
+        "--name=now",
+        "--name=later",
+        "--startdelay=1",
+        "--name=slow",
+        "--rate_iops_min=1000000000",
+    ];
+    let r = storbench(d.path(), &args);
+    let wall = t0.elapsed().as_secs_f64();
+    assert_eq!(r.code, 1, "one job ended with an error: {}", r.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let job = |i: usize, k: &str| doc["jobs"][i][k].as_u64().unwrap();
+    assert_eq!((job(0, "error"), job(1, "error"), job(2, "error")), (0, 0, 5));
+    assert!(job(1, "job_runtime") >= 900, "the delayed job still ran its second");
+    assert!(wall >= 1.9, "the delayed job ran after the first: {wall:.2} s in all");
+    assert!(job(2, "job_runtime") <= 1100 && doc["jobs"][2]["read"]["total_ios"].as_u64().unwrap() > 0);
+}

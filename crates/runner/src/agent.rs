@@ -315,16 +315,11 @@ fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFa
                     return w.abandoned(error);
                 }
                 let _ = tx.send(FromAgent::Ready(id));
-                match control.wait_start() {
-                    Some(at) => {
-                        // Start together: a start in the future is waited for.
-                        let now = Instant::now();
-                        if at > now {
-                            std::thread::sleep(at - now);
-                        }
-                        w.run(crate::clock::Clock::at(at))
-                    }
-                    None => w.cancelled(),
+                match control.wait_start().map(|at| at + w.start_delay()) {
+                    // Start together (a start in the future is waited for),
+                    // then after the job's own delay; a stop meanwhile cancels.
+                    Some(at) if wait_until(at, &control) => w.run(crate::clock::Clock::at(at)),
+                    _ => w.cancelled(),
                 }
             }
         }
@@ -334,6 +329,21 @@ fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFa
         WorkerDone::failed(id, format!("the worker failed unexpectedly (a bug; please report it): {what}"))
     });
     let _ = tx.send(FromAgent::Done(done));
+}
+
+/// Sleep until `at` in short slices, so a stop is heard within 50 ms; false
+/// when the run was stopped first.
+fn wait_until(at: Instant, control: &RunControl) -> bool {
+    loop {
+        if control.stopping() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        std::thread::sleep((at - now).min(Duration::from_millis(50)));
+    }
 }
 
 /// The local instant of a Unix time (a start slightly in the past is now).

@@ -16,7 +16,7 @@ use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSampl
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::rate::Schedule;
-use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, Settled};
+use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, RateLimit, Settled};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
@@ -72,6 +72,7 @@ struct Consts {
     invalidate: bool,
     /// fio's log window (`log_avg_msec`) in ns; 0 when no log was asked for.
     log_window_ns: u64,
+    rate_min: Option<RateLimit>,
 }
 
 impl Consts {
@@ -85,6 +86,7 @@ impl Consts {
             data_only: spec.sync.is_some_and(|x| x.data_only),
             invalidate: spec.invalidate,
             log_window_ns: if spec.logs.is_empty() { 0 } else { spec.logs.avg_msec as u64 * 1_000_000 },
+            rate_min: spec.rate_min,
         }
     }
 }
@@ -108,6 +110,8 @@ pub struct Worker {
     seq: u64,
     interval_start: u64,
     log: LogWindow,
+    /// Set when an interval fell below `rate_min`: the worker's end.
+    below_min: Option<String>,
 }
 
 /// Where the loop stands, apart from the slots.
@@ -208,6 +212,7 @@ impl Worker {
             seq: 0,
             interval_start: 0,
             log: LogWindow::default(),
+            below_min: None,
         })
     }
 
@@ -245,6 +250,7 @@ impl Worker {
         precise_timers();
         let cpu0 = CpuTimes::thread();
         let result = self.run_loop(&clock).map_err(|e| e.to_string());
+        let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
         let end = clock.now();
         if self.log.end > 0 {
             // The last, partial window (fio writes it to latency logs only).
@@ -255,6 +261,11 @@ impl Worker {
         self.hand_over(end, end);
         let result = result.and_then(|_| self.clean_up());
         self.done(end, CpuTimes::thread().since(cpu0), result.err())
+    }
+
+    /// How long after the group's start this job begins (fio `startdelay`).
+    pub fn start_delay(&self) -> std::time::Duration {
+        self.share.spec.start_delay
     }
 
     /// Stopped before the start: nothing measured, but what set-up wrote
@@ -316,7 +327,7 @@ impl Worker {
                 self.hand_over(boundary, now);
                 boundary = self.next_boundary(now);
             }
-            if !st.stopping && (control.stopping() || self.k.end_ns.is_some_and(|e| now >= e)) {
+            if !st.stopping && (control.stopping() || self.k.end_ns.is_some_and(|e| now >= e) || self.below_min.is_some()) {
                 st.stopping = true;
             }
             if st.may_issue(now) {
@@ -509,10 +520,28 @@ impl Worker {
         r.behind_ns = self.schedule.as_ref().map(|s| now.saturating_sub(s.peek())).unwrap_or(0);
         self.seq += 1;
         self.interval_start = r.end_ns;
+        if self.below_min.is_none() {
+            self.below_min = self.k.rate_min.and_then(|min| below_min(&r, min));
+        }
         self.report.reset();
         // The coordinator outlives the workers; a failed send only means it gave up.
         let _ = self.link.tx.send(FromAgent::Interval(r));
     }
+}
+
+/// fio's `rate_min`: a measured interval of at least half a second that did
+/// less than the minimum ends the worker, with what it did.
+fn below_min(r: &IntervalReport, min: RateLimit) -> Option<String> {
+    let secs = (r.end_ns - r.start_ns) as f64 / 1e9;
+    if r.warmup || secs < 0.5 {
+        return None;
+    }
+    let (done, want, unit) = match min {
+        RateLimit::Iops(n) => (r.total_ios() as f64 / secs, n, "IOPS"),
+        RateLimit::Bytes(b) => (r.ops.iter().map(|o| o.bytes).sum::<u64>() as f64 / secs, b, "bytes/s"),
+    };
+    (done < want)
+        .then(|| format!("rate_min not met: {done:.0} {unit} in the second ending at {:.1} s, below {want:.0}", r.end_ns as f64 / 1e9))
 }
 
 /// The open window of fio's averaged logs, per direction.

@@ -354,7 +354,15 @@ pub struct JobSpec {
     #[serde(with = "duration_ns")]
     pub ramp_time: Duration,
     pub time_based: bool,
+    /// Wait this long after the group starts before the job begins (fio
+    /// `startdelay`); its runtime counts from then.
+    #[serde(default, with = "duration_ns")]
+    pub start_delay: Duration,
     pub rate: Option<RateLimit>,
+    /// The least a worker must do each second (fio `rate_min` /
+    /// `rate_iops_min`): below it the worker ends with an error.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_min: Option<RateLimit>,
     pub rate_process: Arrival,
     pub distribution: Distribution,
     pub sync: Option<SyncEvery>,
@@ -429,7 +437,9 @@ impl Default for JobSpec {
             runtime: None,
             ramp_time: Duration::ZERO,
             time_based: false,
+            start_delay: Duration::ZERO,
             rate: None,
+            rate_min: None,
             rate_process: Arrival::Linear,
             distribution: Distribution::Uniform,
             sync: None,

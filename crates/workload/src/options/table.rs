@@ -245,6 +245,19 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info(
+            "startdelay",
+            Kind::Duration,
+            "0",
+            "wait this long after the group starts before the job begins (runtime counts from then)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.start_delay = duration(v, SECOND)?;
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("rate", Kind::Text, "", "fixed rate per worker: bytes/s (e.g. 100m) or IOPS with an 'iops' suffix"),
         aliases: &[],
         set: |s, v| {
@@ -257,6 +270,27 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.rate = Some(RateLimit::Iops(positive_f64(v)?));
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "rate_min",
+            Kind::Text,
+            "",
+            "least rate per worker each second, bytes/s or N iops: below it the worker ends with an error",
+        ),
+        aliases: &["ratemin"],
+        set: |s, v| {
+            s.rate_min = Some(rate(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("rate_iops_min", Kind::Number, "", "least IOPS per worker each second: below it the worker ends with an error"),
+        aliases: &[],
+        set: |s, v| {
+            s.rate_min = Some(RateLimit::Iops(positive_f64(v)?));
             Ok(())
         },
     },
