@@ -243,3 +243,35 @@ fn startdelay_and_rate_min_as_in_fio() {
     assert!(wall >= 1.9, "the delayed job ran after the first: {wall:.2} s in all");
     assert!(job(2, "job_runtime") <= 1100 && doc["jobs"][2]["read"]["total_ios"].as_u64().unwrap() > 0);
 }
+
+/// fio's exitall: when the job that has it ends, the jobs running with it
+/// stop too (their figures whole, not marked interrupted).
+#[test]
+fn exitall_ends_the_jobs_running_with_it() {
+    let d = scratch();
+    let t0 = std::time::Instant::now();
+    let args = [
+        "fio",
+        "--size=4m",
+        "--ioengine=psync",
+        "--output-format=json",
+        "--name=short",
+        "--rw=read",
+        "--io_size=8m",
+        "--exitall",
+        "--rate_iops=2000",
+        "--name=long",
+        "--rw=randread",
+        "--runtime=20",
+        "--time_based",
+    ];
+    let r = storbench(d.path(), &args);
+    let wall = t0.elapsed().as_secs_f64();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    // 2048 reads at 2000 IOPS: about a second, then the 20-second job ends too.
+    assert_eq!(doc["jobs"][0]["read"]["total_ios"].as_u64(), Some(2048));
+    assert!(wall < 8.0, "the long job ran on for {wall:.1} s");
+    let long_ms = doc["jobs"][1]["job_runtime"].as_u64().unwrap();
+    assert!((500..6000).contains(&long_ms) && doc["jobs"][1]["read"]["total_ios"].as_u64().unwrap() > 0, "{long_ms} ms");
+}

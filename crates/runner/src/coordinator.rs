@@ -360,6 +360,7 @@ impl<'a> GroupRun<'a> {
                         acc.done.push(d);
                     }
                     self.observe(job, false, observer);
+                    self.exit_all_after(job, link);
                 }
             }
             FromAgent::Stage { id, stage } => {
@@ -374,6 +375,20 @@ impl<'a> GroupRun<'a> {
             }
             FromAgent::Failed { message } => self.failure = Some(format!("{}: {message}", link.name())),
             FromAgent::Hello(_) => {}
+        }
+    }
+
+    /// fio's `exitall`: once every worker of such a job is done, the other
+    /// jobs of the group stop measuring (their results are whole, not
+    /// interrupted) and clean up.
+    fn exit_all_after(&mut self, job: u32, link: &mut dyn AgentLink) {
+        let Some(j) = self.members.iter().find(|j| j.share.job == job) else { return };
+        let finished = self.accs.get(&job).is_some_and(|a| a.done.len() as u32 >= a.workers);
+        if j.share.spec.exitall && finished && self.started && self.stop_sent == 0 && !self.waiting.is_empty() {
+            if link.send(ToAgent::Stop).is_err() {
+                self.failure = Some(format!("{} hung up", link.name()));
+            }
+            self.stop_sent = 1;
         }
     }
 

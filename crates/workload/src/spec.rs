@@ -380,6 +380,9 @@ pub struct JobSpec {
     pub unlink: bool,
     /// Start a new group: wait for the jobs before this one to finish.
     pub stonewall: bool,
+    /// When this job ends, end the other jobs of its group (fio `exitall`).
+    #[serde(default)]
+    pub exitall: bool,
     pub seed: u64,
     /// Random offsets visit every block once before any repeats (fio's
     /// random map, on unless `norandommap`); uniform, fixed block size only.
@@ -450,6 +453,7 @@ impl Default for JobSpec {
             destroy_in_use: false,
             unlink: false,
             stonewall: false,
+            exitall: false,
             seed: DEFAULT_SEED,
             randommap: true,
             number_ios: None,

@@ -412,6 +412,14 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info("exitall", Kind::Flag, "0", "when this job ends, end the other jobs running with it (its group)"),
+        aliases: &[],
+        set: |s, v| {
+            s.exitall = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("randseed", Kind::Count, "fixed", "seed for the job's random numbers"),
         aliases: &[],
         set: |s, v| {

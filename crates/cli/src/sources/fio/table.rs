@@ -107,7 +107,7 @@ const REFUSED: &[(&[&str], &str)] = &[
     (&["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"], "CPU burners (ioengine=cpuio) are not supported"),
     (&["exec_prerun", "exec_postrun"], "running commands before or after a job is not supported"),
     (&["ratecycle"], "rate_min is checked over each second"),
-    (&["exitall", "exit_what", "exitall_on_error"], "ending the other jobs when one ends is not supported yet"),
+    (&["exitall_on_error"], "ending the other jobs when one fails is not supported yet; exitall ends them when one ends"),
     (&["flow", "flow_id", "flow_watermark", "flow_sleep"], "flow control between jobs is not supported"),
     (&["wait_for"], "waiting for a named job is not supported; use stonewall (wait for every job before)"),
     (&["prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit"], "I/O priorities are not supported"),
@@ -154,6 +154,8 @@ pub fn action(key: &str, value: &str) -> Action {
         "random_generator" => Action::Note(
             "random_generator: storbench draws offsets with its own generator; as with fio's random map, every block is visited once per pass".into(),
         ),
+        "exit_what" if matches!(value, "group" | "stonewall" | "all") => Action::Ignore,
+        "exit_what" => Action::Refuse("exit_what takes group, stonewall or all (the jobs running together; the same here)"),
         "continue_on_error" => Action::Note("continue_on_error: storbench always continues past I/O errors and counts them by kind".into()),
         "openfiles" => Action::Note("openfiles: storbench keeps every file of a job open".into()),
         "io_submit_mode" if value == "inline" => Action::Ignore,
