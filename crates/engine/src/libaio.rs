@@ -88,6 +88,8 @@ struct Libaio {
     iocbs: Vec<Iocb>,
     /// Queued, not yet accepted by io_submit (slot numbers).
     pending: Vec<u32>,
+    /// The pointers handed to io_submit (kept to reuse the allocation).
+    ptrs: Vec<*mut Iocb>,
     events: Vec<IoEvent>,
     /// Operations io_submit refused outright, completed with their errno.
     refused: Vec<Completion>,
@@ -112,6 +114,7 @@ impl Libaio {
             buffers: setup.buffers,
             iocbs: vec![Iocb::default(); setup.buffers.slots.max(qd)],
             pending: Vec::with_capacity(qd),
+            ptrs: Vec::with_capacity(qd),
             events: vec![IoEvent::default(); qd.max(1)],
             refused: Vec::new(),
         })
@@ -123,13 +126,13 @@ impl Libaio {
     /// EAGAIN (the context is full) leaves the rest pending for the next call.
     fn submit(&mut self) -> Result<(), EngineError> {
         while !self.pending.is_empty() {
-            let mut ptrs: Vec<*mut Iocb> = Vec::with_capacity(self.pending.len());
+            self.ptrs.clear();
             for &slot in &self.pending {
-                ptrs.push(&mut self.iocbs[slot as usize] as *mut Iocb);
+                self.ptrs.push(&mut self.iocbs[slot as usize] as *mut Iocb);
             }
             // SAFETY: every pointer is to a live control block whose buffer
             // outlives the I/O (the worker drops the engine first).
-            let n = unsafe { libc::syscall(libc::SYS_io_submit, self.ctx, ptrs.len() as libc::c_long, ptrs.as_mut_ptr()) };
+            let n = unsafe { libc::syscall(libc::SYS_io_submit, self.ctx, self.ptrs.len() as libc::c_long, self.ptrs.as_mut_ptr()) };
             if n >= 0 {
                 self.pending.drain(..n as usize);
                 continue;

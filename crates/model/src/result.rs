@@ -33,6 +33,27 @@ pub struct RunResult {
     /// dropped, the quick suite's scratch file): part of the summary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// The block devices under the run's files, their counters over the run
+    /// (fio's `disk_util`); device-wide, so other processes' I/O is in them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disk_util: Vec<DiskUtil>,
+}
+
+/// One block device's counters over a run: differences of
+/// `/sys/block/NAME/stat` (ticks in ms), and `util` the share of the run the
+/// device was busy, as fio reports them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskUtil {
+    pub name: String,
+    pub read_ios: u64,
+    pub write_ios: u64,
+    pub read_merges: u64,
+    pub write_merges: u64,
+    pub read_ticks: u64,
+    pub write_ticks: u64,
+    pub in_queue: u64,
+    /// Percent of the elapsed time with I/O in flight (capped at 100).
+    pub util: f64,
 }
 
 impl RunResult {

@@ -107,6 +107,7 @@ fn sample() -> RunResult {
         warnings: vec![],
         parameters: Default::default(),
         notes: vec![],
+        disk_util: vec![],
     }
 }
 

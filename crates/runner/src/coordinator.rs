@@ -105,6 +105,7 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
         warnings,
         parameters: BTreeMap::new(),
         notes: Vec::new(),
+        disk_util: Vec::new(),
     }
 }
 

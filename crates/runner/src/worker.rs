@@ -73,6 +73,9 @@ struct Consts {
     /// fio's log window (`log_avg_msec`) in ns; 0 when no log was asked for.
     log_window_ns: u64,
     rate_min: Option<RateLimit>,
+    /// The job reads / writes (which directions rate_min applies to).
+    reads: bool,
+    writes: bool,
 }
 
 impl Consts {
@@ -84,9 +87,14 @@ impl Consts {
             think_ns: spec.thinktime.as_nanos() as u64,
             think_blocks: spec.thinktime_blocks,
             data_only: spec.sync.is_some_and(|x| x.data_only),
-            invalidate: spec.invalidate,
+            // As fio: O_DIRECT reads bypass the cache, and dropping it again
+            // would put a system call (a device flush, on a block device)
+            // inside the measured loop for nothing.
+            invalidate: spec.invalidate && !spec.direct,
             log_window_ns: if spec.logs.is_empty() { 0 } else { spec.logs.avg_msec as u64 * 1_000_000 },
             rate_min: spec.rate_min,
+            reads: spec.objects.is_none() && spec.read_percent() > 0.0,
+            writes: spec.objects.is_none() && spec.read_percent() < 100.0,
         }
     }
 }
@@ -253,9 +261,14 @@ impl Worker {
         let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
         let end = clock.now();
         if self.log.end > 0 {
-            // The last, partial window (fio writes it to latency logs only).
+            // Windows that ended while no I/O completed, then the last,
+            // partial one (fio writes that to latency logs only).
             let (ramp, window) = (self.k.ramp_ns, self.k.log_window_ns);
-            let part = end.saturating_sub(self.log.end - window) / 1_000_000;
+            while end >= self.log.end {
+                self.log.close(&mut self.report.log, (self.log.end - ramp) / 1_000_000, window / 1_000_000);
+                self.log.end += window;
+            }
+            let part = (end - (self.log.end - window)) / 1_000_000;
             self.log.close(&mut self.report.log, end.saturating_sub(ramp) / 1_000_000, part);
         }
         self.hand_over(end, end);
@@ -521,7 +534,7 @@ impl Worker {
         self.seq += 1;
         self.interval_start = r.end_ns;
         if self.below_min.is_none() {
-            self.below_min = self.k.rate_min.and_then(|min| below_min(&r, min));
+            self.below_min = self.k.rate_min.and_then(|min| below_min(&r, min, &self.k));
         }
         self.report.reset();
         // The coordinator outlives the workers; a failed send only means it gave up.
@@ -529,19 +542,25 @@ impl Worker {
     }
 }
 
-/// fio's `rate_min`: a measured interval of at least half a second that did
-/// less than the minimum ends the worker, with what it did.
-fn below_min(r: &IntervalReport, min: RateLimit) -> Option<String> {
+/// fio's `rate_min`: after the first two seconds of the measured phase (fio
+/// gives a job that long to get going), a second of at least half its length
+/// in which reads or writes (each on its own, as in fio) did less than the
+/// minimum ends the worker, with what it did.
+fn below_min(r: &IntervalReport, min: RateLimit, k: &Consts) -> Option<String> {
     let secs = (r.end_ns - r.start_ns) as f64 / 1e9;
-    if r.warmup || secs < 0.5 {
+    if r.warmup || secs < 0.5 || r.end_ns < k.ramp_ns + 2_000_000_000 {
         return None;
     }
-    let (done, want, unit) = match min {
-        RateLimit::Iops(n) => (r.total_ios() as f64 / secs, n, "IOPS"),
-        RateLimit::Bytes(b) => (r.ops.iter().map(|o| o.bytes).sum::<u64>() as f64 / secs, b, "bytes/s"),
-    };
-    (done < want)
-        .then(|| format!("rate_min not met: {done:.0} {unit} in the second ending at {:.1} s, below {want:.0}", r.end_ns as f64 / 1e9))
+    let dirs = [(OpKind::Read, "reads", k.reads), (OpKind::Write, "writes", k.writes)];
+    dirs.into_iter().filter(|d| d.2).find_map(|(op, name, _)| {
+        let o = &r.ops[op.index()];
+        let (done, want, unit) = match min {
+            RateLimit::Iops(n) => (o.ios as f64 / secs, n, "IOPS"),
+            RateLimit::Bytes(b) => (o.bytes as f64 / secs, b, "bytes/s"),
+        };
+        let at = r.end_ns as f64 / 1e9;
+        (done < want).then(|| format!("rate_min not met: {name} did {done:.0} {unit} in the second ending at {at:.1} s, below {want:.0}"))
+    })
 }
 
 /// The open window of fio's averaged logs, per direction.
@@ -632,7 +651,7 @@ fn maybe_done(f: IoFailure) -> bool {
 /// told to the kernel as fio does (`fadvise_hint`).
 fn open_file(t: &storbench_engine::TargetFile, spec: &JobSpec) -> Result<File, String> {
     let f = files::open(t, spec.writes(), spec.direct).map_err(|e| e.to_string())?;
-    if spec.invalidate {
+    if spec.invalidate && !spec.direct {
         files::drop_cache(&f, &t.path).map_err(|e| e.to_string())?;
     }
     match spec.fadvise {

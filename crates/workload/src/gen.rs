@@ -67,8 +67,9 @@ pub struct IoGen {
     write_sizes: SizeSampler,
     random: bool,
     sampler: BlockSampler,
-    /// Uniform random offsets without repeats within a pass (fio's random map).
-    map: Option<RandomMap>,
+    /// Uniform random offsets without repeats within a pass (fio's random
+    /// map), one per file as in fio.
+    maps: Vec<RandomMap>,
     align: u64,
     region: Region,
     next_file: u32,
@@ -80,9 +81,10 @@ pub struct IoGen {
     ops_left: Option<u64>,
     /// fio's offset modifier: bytes added between sequential I/Os.
     skip: i64,
-    /// I/Os in a row from one random offset, and how many of the current run are left.
+    /// I/Os in a row from one random offset, and how many of each file's
+    /// current run are left.
     rand_run: u32,
-    run_left: u32,
+    run_left: Vec<u32>,
     /// A pass over the region ended (a sequential cursor or the random map
     /// started over) since [`IoGen::take_wrapped`] was last asked.
     wrapped: bool,
@@ -95,7 +97,11 @@ impl IoGen {
         let read_pct = spec.read_percent();
         let align = spec.bs.min().max(1);
         let mut rng = Rng::new(spec.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
-        let map = uses_random_map(spec).then(|| RandomMap::new((region.len / align).max(1), &mut rng));
+        let files = region.files.max(1) as usize;
+        let maps = match uses_random_map(spec) {
+            true => (0..files).map(|_| RandomMap::new((region.len / align).max(1), &mut rng)).collect(),
+            false => Vec::new(),
+        };
         IoGen {
             rng,
             read_threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
@@ -104,7 +110,7 @@ impl IoGen {
             write_sizes: SizeSampler::new(&spec.bs.write),
             random: spec.rw.is_random(),
             sampler: BlockSampler::new(&spec.distribution, (region.len / align).max(1)),
-            map,
+            maps,
             align,
             region,
             next_file: 0,
@@ -116,7 +122,7 @@ impl IoGen {
             wrapped: false,
             skip: spec.seq_skip,
             rand_run: spec.rand_run.max(1),
-            run_left: 0,
+            run_left: vec![0; region.files.max(1) as usize],
         }
     }
 
@@ -160,16 +166,17 @@ impl IoGen {
     /// A random offset, or with `rw=randread:N` the next of N in a row.
     #[inline]
     fn place_random(&mut self, file: u32, dir: usize, len: u64, last_start: u64) -> u64 {
-        let cur = &mut self.cursors[file as usize][dir];
-        if self.run_left > 0 {
-            self.run_left -= 1;
+        let f = file as usize;
+        let cur = &mut self.cursors[f][dir];
+        if self.run_left[f] > 0 {
+            self.run_left[f] -= 1;
             if *cur <= last_start {
                 let off = *cur;
                 *cur += len;
                 return off;
             }
         }
-        let b = match self.map.as_mut() {
+        let b = match self.maps.get_mut(f) {
             Some(m) => {
                 self.wrapped |= m.pass_done();
                 m.next(&mut self.rng)
@@ -177,7 +184,7 @@ impl IoGen {
             None => self.sampler.sample(&mut self.rng),
         };
         let off = (b * self.align).min(last_start / self.align * self.align);
-        self.run_left = self.rand_run - 1;
+        self.run_left[f] = self.rand_run - 1;
         self.cursors[file as usize][dir] = off + len;
         off
     }
@@ -330,5 +337,21 @@ mod tests {
         let single = jumps(offsets(&[("rw", "randread")], 400));
         assert!((90..=140).contains(&in_runs), "{in_runs} jumps in 400 I/Os in runs of 4");
         assert!(single > 300, "{single} jumps without the modifier");
+    }
+
+    #[test]
+    fn each_file_has_its_own_random_map() {
+        let mut spec = JobSpec::default();
+        apply_option(&mut spec, "rw", "randread").unwrap();
+        let mut g = IoGen::new(&spec, Region { files: 2, start: 0, len: 8 * 4096 }, 0, None);
+        let mut seen = [Vec::new(), Vec::new()];
+        for _ in 0..16 {
+            let io = g.next().unwrap();
+            seen[io.file as usize].push(io.offset / 4096);
+        }
+        for s in &mut seen {
+            s.sort_unstable();
+            assert_eq!(*s, (0..8).collect::<Vec<_>>(), "every block of every file once");
+        }
     }
 }

@@ -8,7 +8,7 @@
 use crate::cli::FioFlags;
 use crate::error::*;
 use crate::session::{execute, RunSetup};
-use crate::sources::fio::{self as fio_file, text, Line, Reading, NEXT_FILE};
+use crate::sources::fio::{self as fio_file, text, Line, Reading, FILESIZE_ON_COMMAND_LINE, NEXT_FILE};
 use crate::words::{self, JobArgs};
 use crate::{output, progress};
 use clap::CommandFactory;
@@ -73,6 +73,11 @@ fn run_fio(words: &[String]) -> Result<i32, CliError> {
     Ok(exit_code(&result))
 }
 
+/// fio options that take no value on its command line: the word after
+/// them is never theirs (`fio --thread job.fio`).
+const SET_ONLY: &[&str] =
+    &["group_reporting", "thread", "new_group", "exitall", "stonewall", "wait_for_previous", "time_based", "norandommap"];
+
 /// fio takes `-name=x` as `--name=x`, and an option given bare (`--thread`,
 /// `--group_reporting`) as set: spelled here so that the shared splitter,
 /// which asks a bare option that is not a flag for a value, takes them.
@@ -84,10 +89,15 @@ fn fio_words(cmd: &clap::Command, words: &[String]) -> Vec<String> {
             Some(rest) if !rest.starts_with('-') && rest.len() > 1 => format!("--{rest}"),
             _ => w.clone(),
         };
+        // fio's --filesize is not storbench's alias of size: passed on apart.
+        let w = match w.strip_prefix("--filesize") {
+            Some(rest) if rest.is_empty() || rest.starts_with('=') => format!("--{FILESIZE_ON_COMMAND_LINE}{rest}"),
+            _ => w,
+        };
         let key = w.strip_prefix("--").filter(|k| !k.contains('='));
         let next_is_option = words.get(i + 1).is_none_or(|n| n.starts_with('-'));
         match key {
-            Some(k) if next_is_option && !own.contains(&k.replace('_', "-")) => out.push(format!("{w}=1")),
+            Some(k) if (next_is_option || SET_ONLY.contains(&k)) && !own.contains(&k.replace('_', "-")) => out.push(format!("{w}=1")),
             _ => out.push(w),
         }
     }
@@ -188,7 +198,7 @@ mod tests {
     #[test]
     fn single_dash_and_bare_options_are_spelled_for_the_splitter() {
         let cmd = crate::cli::Cli::command().find_subcommand("fio").cloned().unwrap();
-        let got = fio_words(&cmd, &w("-name=a --group_reporting --rw randread --minimal --thread"));
-        assert_eq!(got, w("--name=a --group_reporting=1 --rw randread --minimal --thread=1"));
+        let got = fio_words(&cmd, &w("-name=a --group_reporting --rw randread --minimal --thread job.fio --filesize 1m"));
+        assert_eq!(got, w("--name=a --group_reporting=1 --rw randread --minimal --thread=1 job.fio --fio_filesize 1m"));
     }
 }

@@ -91,6 +91,7 @@ pub fn run() -> RunResult {
         warnings: vec![],
         parameters: Default::default(),
         notes: vec![],
+        disk_util: vec![],
     }
 }
 

@@ -221,7 +221,7 @@ mod tests {
                 Kind::Choice(c) => c[0],
                 Kind::Text => match o.info.name {
                     "bssplit" => "4k/50:8k/50",
-                    "rate" => "100iops",
+                    "rate" | "rate_min" => "100iops",
                     "random_distribution" => "zipf:1.2",
                     "object_size" => "4k/50:8k/50",
                     "object_ops" => "read:1",

@@ -222,7 +222,13 @@ fn zones(arg: &str) -> Parsed<Vec<Zone>> {
         let (a, s) = z.split_once('/').ok_or_else(|| format!("zone '{z}' is not access%/size%"))?;
         // As in fio, the last zone may leave its size out: the rest of the space.
         let size_pct = match s {
-            "" if i + 1 == parts.len() => 100.0 - zones.iter().map(|z: &Zone| z.size_pct).sum::<f64>(),
+            "" if i + 1 == parts.len() => {
+                let rest = 100.0 - zones.iter().map(|z: &Zone| z.size_pct).sum::<f64>();
+                if rest <= 0.0 {
+                    return Err(format!("the last zone '{z}' takes the rest of the space, but the zones before it already cover 100%"));
+                }
+                rest
+            }
             _ => percent(s)?,
         };
         zones.push(Zone { access_pct: percent(a)?, size_pct });

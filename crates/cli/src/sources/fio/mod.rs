@@ -48,6 +48,10 @@ impl<'a> Reading<'a> {
     }
 }
 
+/// How the drop-in passes fio's `--filesize` on: the shared command-line
+/// splitter would otherwise read it as storbench's alias of `size`.
+pub const FILESIZE_ON_COMMAND_LINE: &str = "fio_filesize";
+
 /// A marker line between two job files: fio starts each file from fresh
 /// defaults and a new group.
 pub const NEXT_FILE: &str = "\u{0}next file";
@@ -101,10 +105,15 @@ pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
     let mut new_file = false;
     let mut refused = Refusals::default();
     let mut notes = Vec::new();
+    // Each job file starts from the command line's global options; the
+    // second and later files start a new group (fio puts a stonewall there).
+    let mut cli_globals: Option<Pairs> = None;
+    let mut files = 0;
     for line in &lines {
         if line.text == NEXT_FILE {
-            globals.clear();
-            new_file = !sections.is_empty();
+            globals = cli_globals.get_or_insert_with(|| globals.clone()).clone();
+            files += 1;
+            new_file = files > 1;
             in_global = false;
             continue;
         }
@@ -124,6 +133,8 @@ pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
         // it there; here fio's `size` (the job's total) must stay apart.
         let canon = match storbench_workload::options::canonical_name(&key) {
             c if c == "size" && key.eq_ignore_ascii_case("filesize") => "filesize".to_string(),
+            // fio's filesize from the drop-in's command line (see compat::fio).
+            c if c == FILESIZE_ON_COMMAND_LINE => "filesize".to_string(),
             c => c,
         };
         let pair = match table::action(&canon, &value) {
@@ -206,7 +217,9 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
         spec.stonewall = true;
     }
     let get = |name: &str| later.iter().rev().find(|(k, _)| *k == name).map(|(_, v)| *v);
-    if let Some(size) = get("size") {
+    // `storbench run --fio f --size X`: the command line's (per file) size wins.
+    let cli_size = !reading.file_wins && reading.cli_global.iter().any(|(k, _)| k == "size");
+    if let Some(size) = get("size").filter(|_| !cli_size) {
         fio_size(&mut spec, size).map_err(context)?;
     }
     if let Some(loops) = get("loops") {
