@@ -8,6 +8,7 @@ use crate::output;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use storbench_engine::files::diskstats::DiskSnapshot;
 use storbench_model::{RunResult, RunSet, Warning};
 use storbench_runner::interrupt::Scope;
 use storbench_runner::{build_plan, run_plan, Observer};
@@ -48,7 +49,9 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     // The series is written as the run goes: whatever happens later, the
     // seconds measured so far are on disk.
     let mut tee = SeriesTee::open(&dir, observer);
+    let disks = DiskSnapshot::take(file_paths(&prepared));
     let mut result = run_plan(&prepared, &mut tee, &scope);
+    result.disk_util = disks.since();
     let left = |name: &str| result.jobs.iter().filter(|j| j.name == name).map(|j| j.objects_left).sum();
     for message in prepared.cleanup(&left) {
         result.warnings.push(Warning::Cleanup { message });
@@ -56,6 +59,14 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     result.notes = setup.notes;
     result.parameters = setup.parameters;
     Ok((result, dir))
+}
+
+/// Every file the run's jobs work on (for the disks under them).
+fn file_paths(prepared: &storbench_runner::Prepared) -> impl Iterator<Item = &Path> {
+    prepared.jobs.iter().flat_map(|j| match &j.share.targets {
+        storbench_model::Targets::Files(per_worker) => per_worker.iter().flatten().map(|t| t.path.as_path()).collect::<Vec<_>>(),
+        _ => Vec::new(),
+    })
 }
 
 /// A target another client holds a lock on can stall the first operations

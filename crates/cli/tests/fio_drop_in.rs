@@ -281,3 +281,26 @@ fn exitall_ends_the_jobs_running_with_it() {
     let long_ms = doc["jobs"][1]["job_runtime"].as_u64().unwrap();
     assert!((500..6000).contains(&long_ms) && doc["jobs"][1]["read"]["total_ios"].as_u64().unwrap() > 0, "{long_ms} ms");
 }
+
+/// fio's disk_util: the disk under the job's file, its counters over the run
+/// (device-wide, so at least the job's own direct reads).
+#[test]
+fn disk_util_names_the_disk_under_the_files() {
+    let d = scratch();
+    let on_disk = Command::new("findmnt").args(["-n", "-o", "SOURCE", "--target"]).arg(d.path()).output().unwrap();
+    let source = String::from_utf8_lossy(&on_disk.stdout).trim().to_string();
+    if !source.starts_with("/dev/") {
+        eprintln!("SKIP: {} is on {source}, not a block device", d.path().display());
+        return;
+    }
+    let args = ["fio", "--name=du", "--size=4m", "--rw=randread", "--direct=1", "--ioengine=psync", "--output-format=json"];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let disk = &doc["disk_util"][0];
+    let name = disk["name"].as_str().expect("a disk entry");
+    assert!(source.contains(name) || std::path::Path::new(&format!("/sys/block/{name}")).exists(), "{name} vs {source}");
+    assert!(disk["read_ios"].as_u64().unwrap() >= 1024, "the job's 1024 direct reads are counted: {disk}");
+    let util = disk["util"].as_f64().unwrap();
+    assert!(util > 0.0 && util <= 100.0, "{util}");
+}

@@ -18,8 +18,14 @@
 //! appears only for a description of the job's own, not for the summary
 //! storbench makes up for every job.
 //!
+//! `disk_util` comes after `jobs`, one entry per block device under the run's
+//! files (`RunResult::disk_util`: counter differences over the run, device-wide
+//! as fio's), with fio's keys and `util` as fio's float; it is left out when
+//! the run has none, as fio leaves it out when it finds no disk. Disks are
+//! never given slaves (no `aggr_*` keys).
+//!
 //! Not known to storbench, so as fio prints them when there is nothing:
-//! `disk_util` and `global options` are left out, `ctx`/`majf`/`minf` are 0,
+//! `global options` is left out, `ctx`/`majf`/`minf` are 0,
 //! `error` is 5 (EIO) for any failure (no errno is kept), `iodepth_level` is
 //! all at the job's queue depth and `iodepth_submit`/`iodepth_complete` all in
 //! the 1-4 bucket; `job options` lists the normalised spec, not what was typed.
@@ -28,7 +34,7 @@ use crate::fio::plat::Plat;
 use crate::fio::stats::{self, Dir, Group, Job, Lat, BATCH_KEYS, DEPTH_KEYS, FIO_VERSION, LAT_KEYS, LAT_MS_KEYS};
 use crate::fio::{num, writer::Obj, writer::Value};
 use storbench_metrics::STANDARD_PERCENTILES;
-use storbench_model::{JobResult, RunResult};
+use storbench_model::{DiskUtil, JobResult, RunResult};
 
 /// `--output-format=json`.
 pub fn render(r: &RunResult) -> String {
@@ -49,8 +55,11 @@ fn document(r: &RunResult, plus: bool) -> String {
         .int("timestamp", end_ms / 1000)
         .int("timestamp_ms", end_ms)
         .str("time", &num::ctime(end_ms / 1000))
-        .arr("jobs", jobs.iter().map(|j| Value::Obj(job(j, &groups[&j.r.group], plus))).collect())
-        .str("storbench version", &r.storbench_version);
+        .arr("jobs", jobs.iter().map(|j| Value::Obj(job(j, &groups[&j.r.group], plus))).collect());
+    if !r.disk_util.is_empty() {
+        root.arr("disk_util", r.disk_util.iter().map(|d| Value::Obj(disk(d))).collect());
+    }
+    root.str("storbench version", &r.storbench_version);
     root.render()
 }
 
@@ -86,6 +95,21 @@ fn job(j: &Job, g: &Group, plus: bool) -> Obj {
         .float("latency_percentile", 100.0)
         .int("latency_window", 0)
         .str("desc", j.description());
+    o
+}
+
+/// fio's `json_array_add_disk_util` (a disk without slaves).
+fn disk(d: &DiskUtil) -> Obj {
+    let mut o = Obj::new();
+    o.str("name", &d.name)
+        .int("read_ios", d.read_ios)
+        .int("write_ios", d.write_ios)
+        .int("read_merges", d.read_merges)
+        .int("write_merges", d.write_merges)
+        .int("read_ticks", d.read_ticks)
+        .int("write_ticks", d.write_ticks)
+        .int("in_queue", d.in_queue)
+        .float("util", stats::disk_util(d));
     o
 }
 
@@ -252,10 +276,62 @@ mod tests {
         assert_eq!(real[0], "/fio version");
         assert!(real.contains(&"/jobs/[]/read/clat_ns/bins".to_string()));
         assert_eq!(real[real.len() - 1], "/disk_util/[]/util");
-        let ours = key_paths(&render_plus(&one_job_run()));
-        // fio's disk_util (no data here) and storbench's own version differ.
-        let without = |v: &[String], skip: &str| v.iter().filter(|p| !p.starts_with(skip)).cloned().collect::<Vec<_>>();
-        assert_eq!(without(&ours, "/storbench version"), without(&real, "/disk_util"));
+        let mut r = one_job_run();
+        r.disk_util = vec![real_disk()];
+        let ours = key_paths(&render_plus(&r));
+        // Only storbench's own version (last) is not fio's.
+        assert_eq!(ours.last().map(String::as_str), Some("/storbench version"));
+        assert_eq!(ours[..ours.len() - 1], real[..]);
+        // Without disks there is no disk_util, as in fio.
+        let without = key_paths(&render_plus(&one_job_run()));
+        assert_eq!(without[..without.len() - 1], real[..real.len() - 10]);
+    }
+
+    /// The real document's disk.
+    fn real_disk() -> storbench_model::DiskUtil {
+        let doc: J = serde_json::from_str(REAL).unwrap();
+        sample::real_disk(&doc["disk_util"][0])
+    }
+
+    #[test]
+    fn disk_util_from_fios_own_numbers_is_fios_text() {
+        let mut r = one_job_run();
+        r.disk_util = vec![real_disk()];
+        // From `"disk_util" : [` to its `]`, character for character.
+        let start = REAL.find("  \"disk_util\" : [").unwrap();
+        let end = start + REAL[start..].find("\n  ]").unwrap() + 4;
+        let block = &REAL[start..end];
+        assert!(block.contains("\"util\" : 61.130922\n"), "{block}");
+        for text in [render(&r), render_plus(&r)] {
+            assert!(text.contains(&format!("\n  ],\n{block},\n  \"storbench version\" : \"0.1.0\"\n}}\n")), "{text}");
+        }
+    }
+
+    #[test]
+    fn every_disk_is_listed_in_order_util_capped_as_fio() {
+        let mut r = sample::run();
+        r.disk_util = vec![real_disk(), sample::busy_disk()];
+        let text = render(&r);
+        let doc: J = serde_json::from_str(&text).unwrap();
+        let disks = doc["disk_util"].as_array().unwrap();
+        assert_eq!(disks.len(), 2);
+        assert_eq!((disks[0]["name"].as_str(), disks[1]["name"].as_str()), (Some("vda"), Some("nvme0n1")));
+        let d = &disks[1];
+        let second = &text[text.find("\"name\" : \"nvme0n1\"").unwrap()..];
+        let keys: Vec<&str> = second.lines().take(10).map(|l| l.trim_start().split('"').nth(1).unwrap_or("")).collect();
+        let fio_keys =
+            ["name", "read_ios", "write_ios", "read_merges", "write_merges", "read_ticks", "write_ticks", "in_queue", "util", ""];
+        assert_eq!(keys, fio_keys);
+        assert_eq!(
+            (d["write_ios"].as_u64(), d["write_merges"].as_u64(), d["write_ticks"].as_u64()),
+            (Some(120_345), Some(4567), Some(98_765))
+        );
+        assert_eq!((d["in_queue"].as_u64(), d["read_merges"].as_u64()), (Some(99_001), Some(3)));
+        // fio caps util at 100 and prints it with %f.
+        assert!(text.contains("      \"util\" : 100.000000\n"), "{text}");
+        // Not a number (no time measured): 0, as fio prints for no time.
+        r.disk_util[1].util = f64::NAN;
+        assert!(render(&r).contains("      \"util\" : 0.000000\n"));
     }
 
     #[test]

@@ -2,20 +2,22 @@
 //! `show_thread_status_normal`, `show_ddir_status`, `show_group_stats`): the
 //! job lines fio prints before it starts, then per job the header, the
 //! `  read: IOPS=..., BW=...` lines, clat/lat lines, clat percentiles, bw and
-//! iops lines, latency buckets, cpu, I/O depths, issued I/Os, and the "Run
-//! status group" lines. Tools scrape `IOPS=` and `BW=` from it.
+//! iops lines, latency buckets, cpu, I/O depths, issued I/Os, the "Run
+//! status group" lines, and last the "Disk stats (read/write)" lines of the
+//! run's disks (`print_disk_util`; none, and no heading, when the run has no
+//! disks, as fio when it finds none). Tools scrape `IOPS=` and `BW=` from it.
 //!
 //! The numbers are the JSON's (see `fio_json` and `fio::stats`). Not known to
 //! storbench: the pid (0), ctx/majf/minf (0), slat (not shown, as fio does
-//! for sync engines), the disk stats (left out, as fio does when it finds no
-//! disk); the time in the header is the run's end in UTC; the engine named in
-//! the job line is storbench's.
+//! for sync engines), disk slaves (no `aggrios=` part); the time in the
+//! header is the run's end in UTC; the engine named in the job line is
+//! storbench's.
 
 use crate::fio::num::{self, num2str, Unit};
 use crate::fio::stats::{self, Dir, Group, GroupDir, Job, Lat, FIO_VERSION, LAT_KEYS, LAT_MS_KEYS};
 use std::fmt::Write as _;
 use storbench_metrics::STANDARD_PERCENTILES;
-use storbench_model::{JobResult, RunResult};
+use storbench_model::{DiskUtil, JobResult, RunResult};
 
 /// fio's default `significant_figures`.
 const SIG_FIGS: usize = 4;
@@ -31,6 +33,31 @@ pub fn render(r: &RunResult) -> String {
     }
     for g in groups.values() {
         s += &group(g);
+    }
+    s + &disk_stats(&r.disk_util)
+}
+
+/// fio's `show_disk_util` for the normal output: the heading, then
+/// `print_disk_util`'s line per disk (disks without slaves).
+fn disk_stats(disks: &[DiskUtil]) -> String {
+    if disks.is_empty() {
+        return String::new();
+    }
+    let mut s = "\nDisk stats (read/write):\n".to_string();
+    for d in disks {
+        let _ = writeln!(
+            s,
+            "  {}: ios={}/{}, merge={}/{}, ticks={}/{}, in_queue={}, util={:3.2}%",
+            d.name,
+            d.read_ios,
+            d.write_ios,
+            d.read_merges,
+            d.write_merges,
+            d.read_ticks,
+            d.write_ticks,
+            d.in_queue,
+            stats::disk_util(d)
+        );
     }
     s
 }
@@ -301,6 +328,45 @@ mod tests {
         let d = sample::real_dir(&json["jobs"][0]["read"]);
         let g = Group { id: 0, dirs: [sample::real_group(&d), GroupDir::default()] };
         assert_eq!(group(&g), real_lines("\nRun status group", "\nDisk stats"));
+    }
+
+    #[test]
+    fn disk_stats_from_fios_own_numbers_are_fios() {
+        let vda = sample::real_disk(&sample::real_json()["disk_util"][0]);
+        let real = &sample::real_normal()[sample::real_normal().find("\nDisk stats").unwrap()..];
+        assert_eq!(real, "\nDisk stats (read/write):\n  vda: ios=30213/0, merge=0/0, ticks=981/0, in_queue=980, util=65.59%\n");
+        assert_eq!(disk_stats(std::slice::from_ref(&vda)), real);
+        // The whole run ends with them, after the group lines, as fio's does.
+        let mut r = sample::run();
+        r.disk_util = vec![vda, sample::busy_disk()];
+        let out = render(&r);
+        assert!(
+            out.ends_with(
+                "run=1000-1000msec
+
+Disk stats (read/write):
+  vda: ios=30213/0, merge=0/0, ticks=981/0, in_queue=980, util=65.59%
+  nvme0n1: ios=12/120345, merge=3/4567, ticks=8/98765, in_queue=99001, util=100.00%
+"
+            ),
+            "{out}"
+        );
+        // The notes' example line.
+        let d = DiskUtil {
+            name: "vda".into(),
+            read_ios: 44940,
+            write_ios: 6,
+            read_ticks: 1359,
+            write_ticks: 4,
+            in_queue: 1364,
+            util: 62.99,
+            ..Default::default()
+        };
+        assert_eq!(
+            disk_stats(&[d]),
+            "\nDisk stats (read/write):\n  vda: ios=44940/6, merge=0/0, ticks=1359/4, in_queue=1364, util=62.99%\n"
+        );
+        assert!(!render(&sample::run()).contains("Disk stats"));
     }
 
     #[test]

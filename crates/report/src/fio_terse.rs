@@ -2,21 +2,24 @@
 //! line of `;`-separated fields per job, in fio 3.33's order (stat.c
 //! `show_thread_status_terse_all`): 5 general fields, 41 for reads, 41 for
 //! writes (v3 has no trim), 5 CPU fields, 7 I/O depths, 10 µs and 12 ms
-//! latency buckets: 121 fields, then the job's description if it has one.
+//! latency buckets: 121 fields, then 9 per disk of the run
+//! (`name;read_ios;write_ios;read_merges;write_merges;read_ticks;write_ticks;in_queue;util%`,
+//! every disk on every job's line, as fio), then the job's description if it
+//! has one.
 //!
 //! The numbers are the JSON's (see `fio_json` and `fio::stats`), formatted as
 //! fio formats them: latencies in µs (min/max truncated, percentiles
-//! truncated), bandwidth in KiB/s, IOPS as an integer.
+//! truncated), bandwidth in KiB/s, IOPS as an integer, disk util `%3.2f%%`.
 //!
-//! Not known to storbench: the disk utilisation fields are absent (fio too
-//! leaves them out when it finds no disk), ctx/majf/minf are 0, slat is 0,
-//! and the depth fields follow the JSON's approximation (all at the job's
-//! queue depth).
+//! Not known to storbench: ctx/majf/minf are 0, slat is 0, the depth fields
+//! follow the JSON's approximation (all at the job's queue depth), and disks
+//! have no slaves (no `;slaves;…` fields). A run without disks has no disk
+//! fields, as fio when it finds no disk.
 
 use crate::fio::plat::Plat;
 use crate::fio::stats::{self, Dir, GroupDir, Job, Lat, FIO_VERSION};
 use storbench_metrics::STANDARD_PERCENTILES;
-use storbench_model::RunResult;
+use storbench_model::{DiskUtil, RunResult};
 
 /// Percentile slots per direction (fio's `FIO_IO_U_LIST_MAX_LEN`).
 const SLOTS: usize = 20;
@@ -25,10 +28,26 @@ const SLOTS: usize = 20;
 pub fn render(r: &RunResult) -> String {
     let jobs: Vec<Job> = r.jobs.iter().map(Job::of).collect();
     let groups = stats::groups(&jobs);
-    jobs.iter().map(|j| line(j, &groups[&j.r.group].dirs)).collect()
+    let disks: Vec<String> = r.disk_util.iter().flat_map(disk).collect();
+    jobs.iter().map(|j| line(j, &groups[&j.r.group].dirs, &disks)).collect()
 }
 
-fn line(j: &Job, g: &[GroupDir; 2]) -> String {
+/// fio's `print_disk_util` (terse, a disk without slaves): 9 fields.
+fn disk(d: &DiskUtil) -> [String; 9] {
+    [
+        d.name.clone(),
+        d.read_ios.to_string(),
+        d.write_ios.to_string(),
+        d.read_merges.to_string(),
+        d.write_merges.to_string(),
+        d.read_ticks.to_string(),
+        d.write_ticks.to_string(),
+        d.in_queue.to_string(),
+        format!("{:3.2}%", stats::disk_util(d)),
+    ]
+}
+
+fn line(j: &Job, g: &[GroupDir; 2], disks: &[String]) -> String {
     let mut f: Vec<String> = vec!["3".into(), FIO_VERSION.into(), j.r.name.clone(), j.r.group.to_string(), j.error().to_string()];
     f.extend(dir(&j.read, &g[0]));
     f.extend(dir(&j.write, &g[1]));
@@ -36,6 +55,7 @@ fn line(j: &Job, g: &[GroupDir; 2]) -> String {
     f.extend([format!("{usr:.6}%"), format!("{sys:.6}%"), "0".into(), "0".into(), "0".into()]);
     f.extend(j.depth_level().iter().map(|v| format!("{v:3.1}%")));
     f.extend(us_buckets(j).iter().chain(&j.latency_shares().2).map(|v| format!("{v:3.2}%")));
+    f.extend_from_slice(disks);
     if !j.description().is_empty() {
         f.push(j.description().to_string());
     }
@@ -188,6 +208,40 @@ mod tests {
         let real = fields(sample::real_terse());
         assert_eq!(dir(&d, &sample::real_group(&d)), real[5..46]);
         assert_eq!(dir(&Dir::empty(), &GroupDir::default()), real[46..87]);
+    }
+
+    #[test]
+    fn a_disk_from_fios_own_numbers_is_fios_9_fields() {
+        let real = fields(sample::real_terse());
+        let vda = sample::real_disk(&sample::real_json()["disk_util"][0]);
+        assert_eq!(disk(&vda), real[121..130]);
+        assert_eq!(real[129], "65.59%");
+        // The whole tail of the line, character for character.
+        let mut r = sample::run();
+        r.jobs.truncate(1);
+        r.disk_util = vec![vda];
+        let ours = render(&r);
+        assert_eq!(fields(&ours).len(), 130);
+        assert!(ours.ends_with(";0.00%;vda;30213;0;0;0;981;0;980;65.59%\n"), "{ours}");
+        assert!(sample::real_terse().ends_with(";0.00%;vda;30213;0;0;0;981;0;980;65.59%"));
+    }
+
+    #[test]
+    fn every_job_line_has_every_disk_before_the_description() {
+        let mut r = sample::run();
+        r.disk_util = vec![sample::real_disk(&sample::real_json()["disk_util"][0]), sample::busy_disk()];
+        let out = render(&r);
+        let lines: Vec<Vec<&str>> = out.lines().map(fields).collect();
+        assert_eq!(lines.iter().map(Vec::len).collect::<Vec<_>>(), [139, 139, 140]);
+        for l in &lines {
+            assert_eq!(l[121..130], ["vda", "30213", "0", "0", "0", "981", "0", "980", "65.59%"]);
+            // fio caps util at 100.
+            assert_eq!(l[130..139], ["nvme0n1", "12", "120345", "3", "4567", "8", "98765", "99001", "100.00%"]);
+        }
+        assert_eq!(lines[2][139], "beta job");
+        // A small share keeps fio's two decimals.
+        r.disk_util = vec![storbench_model::DiskUtil { name: "sdb".into(), util: 0.5, ..Default::default() }];
+        assert!(render(&r).lines().next().unwrap().ends_with(";sdb;0;0;0;0;0;0;0;0.50%"));
     }
 
     #[test]

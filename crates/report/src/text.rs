@@ -1,9 +1,10 @@
 //! The human summary (`summary.txt`): one row per job and operation kind,
-//! read at a glance, then the job lines, CPU cost, errors, warnings and notes.
+//! read at a glance, then the job lines, CPU cost, the block devices under the
+//! run's files, errors, warnings and notes.
 
 use crate::fmt;
 use std::fmt::Write as _;
-use storbench_model::{JobResult, OpResult, RunResult};
+use storbench_model::{DiskUtil, JobResult, OpResult, RunResult};
 
 const HEADER: [&str; 13] = ["job", "op", "IOPS", "MiB/s", "min", "avg", "p50", "p90", "p99", "p99.9", "max", "errors", ""];
 
@@ -42,6 +43,9 @@ pub fn render(r: &RunResult) -> String {
     }
     out.push('\n');
     cpu_line(&mut out, r);
+    for d in &r.disk_util {
+        disk_line(&mut out, d);
+    }
     let mut warnings: Vec<String> = r.jobs.iter().flat_map(|j| j.warnings.iter().map(|w| w.message())).collect();
     warnings.extend(r.warnings.iter().map(|w| w.message()));
     warnings.dedup();
@@ -171,6 +175,20 @@ fn cpu_line(out: &mut String, r: &RunResult) {
     let _ = writeln!(out, "client CPU: user {:.2}s, sys {:.2}s{per_io}", r.cpu.user_ns as f64 / 1e9, r.cpu.sys_ns as f64 / 1e9);
 }
 
+/// A block device's counters over the run (fio's `disk_util`):
+/// `disk vda: util 62.99%, ios 44940 read / 6 written, in queue 1364 ms (...)`.
+fn disk_line(out: &mut String, d: &DiskUtil) {
+    let _ = writeln!(
+        out,
+        "disk {}: util {:.2}%, ios {} read / {} written, in queue {} ms (device-wide: other processes' I/O included)",
+        d.name,
+        crate::fio::stats::disk_util(d),
+        d.read_ios,
+        d.write_ios,
+        d.in_queue
+    );
+}
+
 /// The summary as a format.
 pub struct Text;
 
@@ -186,5 +204,41 @@ impl crate::Exporter for Text {
     }
     fn write(&self, runs: &storbench_model::RunSet, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         crate::export::each(runs, out, |r, out| out.write_all(render(r).as_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fio::sample;
+
+    #[test]
+    fn each_disk_has_a_line_after_the_cpu_cost() {
+        let mut r = sample::run();
+        // The notes' real fio run: `vda: ios=44940/6, ..., in_queue=1364, util=62.99%`.
+        let vda = DiskUtil {
+            name: "vda".into(),
+            read_ios: 44940,
+            write_ios: 6,
+            read_ticks: 1359,
+            write_ticks: 4,
+            in_queue: 1364,
+            util: 62.99,
+            ..Default::default()
+        };
+        r.disk_util = vec![vda, sample::busy_disk()];
+        let out = render(&r);
+        let lines: Vec<&str> = out.lines().collect();
+        let cpu = lines.iter().position(|l| l.starts_with("client CPU: ")).unwrap();
+        assert_eq!(
+            lines[cpu + 1..cpu + 3],
+            [
+                "disk vda: util 62.99%, ios 44940 read / 6 written, in queue 1364 ms (device-wide: other processes' I/O included)",
+                // Capped at 100, as fio caps it.
+                "disk nvme0n1: util 100.00%, ios 12 read / 120345 written, in queue 99001 ms (device-wide: other processes' I/O included)",
+            ]
+        );
+        assert!(lines[cpu + 3].starts_with("errors wsync write: "), "{out}");
+        assert!(!render(&sample::run()).contains("\ndisk "));
     }
 }

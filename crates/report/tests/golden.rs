@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use storbench_metrics::{CpuTimes, LatencySummary, OpStats};
-use storbench_model::{JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, SizeClassResult, Warning, SCHEMA_VERSION};
+use storbench_model::{DiskUtil, JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, SizeClassResult, Warning, SCHEMA_VERSION};
 use storbench_report::{csv, text};
 use storbench_workload::{apply_option, JobSpec, OpKind};
 
@@ -107,7 +107,17 @@ fn sample() -> RunResult {
         warnings: vec![],
         parameters: Default::default(),
         notes: vec![],
-        disk_util: vec![],
+        disk_util: vec![DiskUtil {
+            name: "nvme0n1".into(),
+            read_ios: 281_204,
+            write_ios: 120_310,
+            read_merges: 0,
+            write_merges: 12,
+            read_ticks: 95_521,
+            write_ticks: 41_873,
+            in_queue: 137_402,
+            util: 97.312468,
+        }],
     }
 }
 

@@ -19,6 +19,7 @@ use storbench_workload::rng::Rng;
 use storbench_workload::DataPattern;
 
 mod device;
+pub mod diskstats;
 
 const MARKER_XATTR: &str = "user.storbench";
 const LAYOUT_CHUNK: usize = 1 << 20;

@@ -10,7 +10,7 @@ use super::plat::Plat;
 use super::stats::{Dir, GroupDir, Lat, Samples};
 use std::collections::BTreeMap;
 use storbench_metrics::{CpuTimes, OpStats};
-use storbench_model::{JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, SCHEMA_VERSION};
+use storbench_model::{DiskUtil, JobResult, OpResult, RunResult, SeriesOp, SeriesPoint, SCHEMA_VERSION};
 use storbench_workload::{apply_option, JobSpec, OpKind};
 
 /// An operation with `(latency ns, count)` pairs of `bytes` each.
@@ -134,6 +134,37 @@ pub fn real_dir(d: &serde_json::Value) -> Dir {
         lat: real_lat(&d["lat_ns"]),
         bw: samples("bw", "bw_dev"),
         iops: samples("iops", "iops_stddev"),
+    }
+}
+
+/// A disk as fio's `disk_util` entry `d` (a real document's) gives it.
+pub fn real_disk(d: &serde_json::Value) -> DiskUtil {
+    let u = |k: &str| d[k].as_u64().unwrap();
+    DiskUtil {
+        name: d["name"].as_str().unwrap().into(),
+        read_ios: u("read_ios"),
+        write_ios: u("write_ios"),
+        read_merges: u("read_merges"),
+        write_merges: u("write_merges"),
+        read_ticks: u("read_ticks"),
+        write_ticks: u("write_ticks"),
+        in_queue: u("in_queue"),
+        util: d["util"].as_f64().unwrap(),
+    }
+}
+
+/// A second disk, with writes and merges and a utilisation above fio's cap.
+pub fn busy_disk() -> DiskUtil {
+    DiskUtil {
+        name: "nvme0n1".into(),
+        read_ios: 12,
+        write_ios: 120_345,
+        read_merges: 3,
+        write_merges: 4567,
+        read_ticks: 8,
+        write_ticks: 98_765,
+        in_queue: 99_001,
+        util: 100.4,
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use storbench_metrics::{LatencyHistogram, STANDARD_PERCENTILES};
-use storbench_model::{JobResult, RunResult};
+use storbench_model::{DiskUtil, JobResult, RunResult};
 use storbench_workload::OpKind;
 
 use super::plat::Plat;
@@ -429,6 +429,17 @@ pub fn end_ms(r: &RunResult) -> u64 {
         *e = (*e).max(ms);
     }
     r.started_unix * 1000 + longest.values().sum::<u64>()
+}
+
+/// A disk's `util` as fio prints it: percent busy, capped at 100 as fio caps
+/// it, and 0 for a value that is not a number (fio prints 0 when no time
+/// passed).
+pub fn disk_util(d: &DiskUtil) -> f64 {
+    if d.util.is_finite() {
+        d.util.clamp(0.0, 100.0)
+    } else {
+        0.0
+    }
 }
 
 /// fio's rw names (`ddir_str`): `readwrite` is `rw`.
