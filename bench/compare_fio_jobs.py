@@ -15,7 +15,8 @@ remainder zone, and reduced copies of fio's examples fio-rand-read,
 fio-rand-write and fio-seq-write.
 
 With the one-node Ceph cluster up (scripts/testenv/ceph, env sourced or
---ceph) rbd and rados jobs are added.
+--ceph) rbd jobs are added (fio 3.33's rados engine fails to read the test
+cluster's configuration and crashes, so rados has bench/compare_rados_bench.py).
 
 usage: bench/compare_fio_jobs.py [--runtime S] [--repeat N] [--only NAME] [--ceph]
 """
@@ -51,10 +52,11 @@ JOBS = {
     "norandommap buffered psync": "ioengine=psync\nnorandommap\n[j]\nrw=randread\nbs=4k\n",
 }
 
+RBD = "[global]\nioengine=rbd\nclientname=admin\npool={rbd_pool}\nrbdname=sb-cmp\nsize=256m\nruntime={runtime}\ntime_based\n"
 CEPH_JOBS = {
-    "rbd randwrite 4k qd16 (cache as conf)": "[global]\nioengine=rbd\npool={pool}\nrbdname=sb-cmp\nsize=256m\nruntime={runtime}\ntime_based\n[j]\nrw=randwrite\nbs=4k\niodepth=16\n",
-    "rbd randread 4k qd16": "[global]\nioengine=rbd\npool={pool}\nrbdname=sb-cmp\nsize=256m\nruntime={runtime}\ntime_based\n[j]\nrw=randread\nbs=4k\niodepth=16\n",
-    "rados write 4m qd8": "[global]\nioengine=rados\npool={pool}\nsize=64m\nruntime={runtime}\ntime_based\n[j]\nrw=write\nbs=4m\niodepth=8\n",
+    "rbd randwrite 4k qd16 (cache as conf)": RBD + "[j]\nrw=randwrite\nbs=4k\niodepth=16\n",
+    "rbd randread 4k qd16": RBD + "[j]\nrw=randread\nbs=4k\niodepth=16\n",
+    "rbd randwrite 4k qd16 direct (cache off)": RBD + "direct=1\n[j]\nrw=randwrite\nbs=4k\niodepth=16\n",
 }
 
 
@@ -87,13 +89,18 @@ def measure(job, cwd, repeat, runtime):
 
 
 def ceph_ready():
-    if "CEPH_CONF" in os.environ:
-        return os.environ.get("STORBENCH_TEST_POOL", "rbd")
-    env_file = subprocess.run([str(ROOT / "scripts/testenv/ceph"), "up"], check=True, capture_output=True, text=True).stdout.strip()
-    for line in open(env_file):
-        k, v = line.removeprefix("export ").strip().split("=", 1)
-        os.environ[k] = v
-    return os.environ.get("STORBENCH_TEST_POOL", "rbd")
+    """The test cluster's pools (started if needed), with the image both
+    tools use made (and marked) by storbench, as fio does not create one."""
+    if "CEPH_CONF" not in os.environ:
+        env_file = subprocess.run([str(ROOT / "scripts/testenv/ceph"), "up"], check=True, capture_output=True, text=True).stdout.strip()
+        for line in open(env_file):
+            k, v = line.removeprefix("export ").strip().split("=", 1)
+            os.environ[k] = v
+    rbd_pool = os.environ.get("STORBENCH_RBD_POOL", "rbd")
+    with tempfile.TemporaryDirectory(prefix="sb-rbd-layout-", dir=SCRATCH) as d:
+        run([str(STORBENCH), "run", "--quiet", "--results-dir", "r", "--name", "layout", "--ioengine", "rbd", "--pool", rbd_pool,
+             "--rbdname", "sb-cmp", "--size", "256m", "--rw", "write", "--bs", "4m", "--iodepth", "16"], d)
+    return os.environ.get("STORBENCH_CEPH_POOL", "storbench"), rbd_pool
 
 
 def main():
@@ -101,18 +108,19 @@ def main():
     ap.add_argument("--runtime", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--size", default="512m")
-    ap.add_argument("--only", default=None, help="run the jobs whose name contains this")
-    ap.add_argument("--ceph", action="store_true", help="add rbd and rados jobs (starts the test cluster if needed)")
+    ap.add_argument("--only", default=None, help="run the jobs whose name contains one of these (comma-separated)")
+    ap.add_argument("--ceph", action="store_true", help="add rbd jobs (starts the test cluster if needed)")
     a = ap.parse_args()
     build()
     # One shared file, except where the job makes its own (nrfiles).
     shared = lambda v: "" if "nrfiles" in v else "filename=cmp.dat\n"
     jobs = {k: COMMON.format(size=a.size, runtime=a.runtime) + shared(v) + v for k, v in JOBS.items()}
-    if a.ceph or "CEPH_CONF" in os.environ:
-        pool = ceph_ready()
-        jobs.update({k: v.format(pool=pool, runtime=a.runtime) for k, v in CEPH_JOBS.items()})
+    ceph = a.ceph or "CEPH_CONF" in os.environ
+    if ceph:
+        pool, rbd_pool = ceph_ready()
+        jobs.update({k: v.format(pool=pool, rbd_pool=rbd_pool, runtime=a.runtime) for k, v in CEPH_JOBS.items()})
     if a.only:
-        jobs = {k: v for k, v in jobs.items() if a.only in k}
+        jobs = {k: v for k, v in jobs.items() if any(w in k for w in a.only.split(","))}
     rows = [["job file", "fio IOPS", "sb IOPS", "IOPS ratio", "moved", "fio p50", "sb p50", "p50 ratio", "within 10%"]]
     with tempfile.TemporaryDirectory(prefix="sb-fio-jobs-", dir=SCRATCH) as d:
         cwd = Path(d)
@@ -131,6 +139,8 @@ def main():
             print(table(rows[:1] + rows[-1:]).splitlines()[-1], flush=True)
     print()
     print(table(rows))
+    if ceph:
+        subprocess.run(["rbd", "rm", "--no-progress", f"{rbd_pool}/sb-cmp"], capture_output=True)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,9 @@
 //! cluster (the plan warns so in the report). With it on, the engine flushes
 //! once after opening, as a guest's first flush would, so librbd leaves its
 //! writethrough-until-flush mode and the job sees the writeback cache.
-//! `rbd_cache=conf` leaves the cache to the Ceph configuration and flushes
-//! nothing, which is what fio's rbd engine does (fio job files get it).
+//! `rbd_cache=conf` leaves the cache to the Ceph configuration (and flushes
+//! once, likewise), which is what fio's rbd engine does for buffered jobs
+//! (fio job files get it; with direct=1 fio turns the cache off).
 //!
 //! Several images (`rbdname=a:b:c`) make one job's volumes, as a guest with
 //! several disks: the workload's files map to images, one eventfd serves all.
@@ -308,9 +309,12 @@ unsafe impl Send for Rbd {}
 impl Rbd {
     fn open(cfg: &RbdConfig, setup: &WorkerSetup) -> Result<Rbd, EngineError> {
         let mut cluster = Cluster::connect(NAME, &cfg.conn)?;
-        let cache = cfg.cache == Cache::On;
+        // With the cache on, or left to the configuration (as fio's rbd
+        // engine does for buffered jobs), an initial flush takes librbd out
+        // of writethrough-until-flush mode, as a guest's first flush would.
+        let flush = cfg.cache != Cache::Off;
         if cfg.cache != Cache::Conf {
-            cluster.set(NAME, "rbd_cache", if cache { "true" } else { "false" })?;
+            cluster.set(NAME, "rbd_cache", if cfg.cache == Cache::On { "true" } else { "false" })?;
         }
         // SAFETY: eventfd has no memory arguments.
         let efd = unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) };
@@ -335,7 +339,7 @@ impl Rbd {
             // SAFETY: valid ioctx, C string, out-pointer.
             ffi::check(NAME, "rbd_open", unsafe { (api.rbd_open)(engine.cluster.ioctx, name.as_ptr(), &mut image, ptr::null()) })?;
             engine.images.push(image);
-            if cache {
+            if flush {
                 // SAFETY: open image, no I/O in flight.
                 ffi::check(NAME, "rbd_flush", unsafe { (api.rbd_flush)(image) })?;
             }

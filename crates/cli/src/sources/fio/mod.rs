@@ -291,11 +291,13 @@ fn engine_defaults(spec: &mut JobSpec, notes: &mut Vec<String>) -> Result<(), Cl
         );
     }
     if spec.ioengine == "rbd" && !spec.engine_options.contains_key("rbd_cache") {
-        spec.engine_options.insert("rbd_cache".into(), "conf".into());
-        add_note(
-            notes,
-            "ioengine=rbd: the librbd cache follows the Ceph configuration, as in fio (rbd_cache=0 measures the cluster without it)".into(),
-        );
+        // fio's rbd engine: direct=1 turns librbd's cache off; otherwise the
+        // Ceph configuration decides (on by default).
+        let cache = if spec.direct { "0" } else { "conf" };
+        spec.engine_options.insert("rbd_cache".into(), cache.into());
+        if !spec.direct {
+            add_note(notes, "ioengine=rbd: the librbd cache follows the Ceph configuration, as in fio (direct=1 or rbd_cache=0 measures the cluster without it)".into());
+        }
     }
     if !matches!(spec.ioengine.as_str(), "io_uring" | "uring" | "iouring") && spec.engine_options.remove("iodepth_batch_submit").is_some() {
         add_note(notes, format!("iodepth_batch: ioengine={} submits each I/O as it is queued", spec.ioengine));
@@ -413,8 +415,8 @@ bs=8k
 
     #[test]
     fn rbd_jobs_follow_the_ceph_configuration_for_the_cache_as_fio_does() {
-        let f = read("[a]\nioengine=rbd\nrbdname=img\n[b]\nioengine=rbd\nrbd_cache=0\n", false).unwrap();
-        assert_eq!(f.specs[0].engine_options.get("rbd_cache").map(String::as_str), Some("conf"));
-        assert_eq!(f.specs[1].engine_options.get("rbd_cache").map(String::as_str), Some("0"));
+        let f = read("[a]\nioengine=rbd\nrbdname=img\n[b]\nioengine=rbd\nrbd_cache=1\n[c]\nioengine=rbd\ndirect=1\n", false).unwrap();
+        let cache = |i: usize| f.specs[i].engine_options.get("rbd_cache").cloned();
+        assert_eq!((cache(0), cache(1), cache(2)), (Some("conf".into()), Some("1".into()), Some("0".into())));
     }
 }
