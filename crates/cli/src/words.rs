@@ -71,6 +71,9 @@ pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, 
             }
             continue;
         }
+        // Kept as spelled (aliases are resolved where options are applied),
+        // so a front end whose names differ (fio's filesize) still sees it.
+        let spelled = key.to_ascii_lowercase().replace('-', "_");
         let name = canonical_name(key);
         let value = match inline {
             Some(v) => v,
@@ -78,8 +81,8 @@ pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, 
         };
         match (name.as_str(), jobs.jobs.last_mut()) {
             ("name", _) => jobs.jobs.push(vec![("name".into(), value)]),
-            (_, Some(job)) => job.push((name, value)),
-            (_, None) => jobs.global.push((name, value)),
+            (_, Some(job)) => job.push((spelled, value)),
+            (_, None) => jobs.global.push((spelled, value)),
         }
     }
     Ok((own, jobs))

@@ -65,14 +65,7 @@ fn a_killed_proxy_fails_operations_and_the_run_still_reports() {
     for (k, v) in &env {
         cmd.env(k, v);
     }
-    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    let restart = Restart;
-    let pid = std::fs::read_to_string(format!("{dir}/run/proxy.pid")).expect("proxy pid file").trim().to_string();
-    assert!(Command::new("kill").arg(&pid).status().unwrap().success());
-    std::thread::sleep(Duration::from_secs(2));
-    drop(restart);
-    let out = child.wait_with_output().unwrap();
+    let out = through_a_proxy_outage(&mut cmd, &dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "failed operations make exit 1: {stderr}");
     let doc = result_json(&d.path().join("out"));
@@ -113,14 +106,7 @@ fn a_refusing_server_is_backed_off_and_the_run_still_removes_its_objects() {
     for (k, v) in &env {
         cmd.env(k, v);
     }
-    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    let restart = Restart;
-    let pid = std::fs::read_to_string(format!("{dir}/run/proxy.pid")).expect("proxy pid file").trim().to_string();
-    assert!(Command::new("kill").arg(&pid).status().unwrap().success());
-    std::thread::sleep(Duration::from_secs(2));
-    drop(restart);
-    let out = child.wait_with_output().unwrap();
+    let out = through_a_proxy_outage(&mut cmd, &dir);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "failed operations make exit 1: {stderr}");
     let r = run_result(&d.path().join("out"));
@@ -205,4 +191,17 @@ fn tokens_lost_mid_run_are_renewed_without_errors() {
         .map(|o| o["iops"].as_f64().unwrap())
         .sum();
     assert!(late > 0.0, "writes went on after the flush: {series:?}");
+}
+
+/// Run `cmd` while the Swift proxy is down for two seconds of it (from its
+/// second second); the proxy is restarted whatever happens.
+fn through_a_proxy_outage(cmd: &mut Command, dir: &str) -> std::process::Output {
+    let child = cmd.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    let restart = Restart;
+    let pid = std::fs::read_to_string(format!("{dir}/run/proxy.pid")).expect("proxy pid file").trim().to_string();
+    assert!(Command::new("kill").arg(&pid).status().unwrap().success());
+    std::thread::sleep(Duration::from_secs(2));
+    drop(restart);
+    child.wait_with_output().unwrap()
 }

@@ -110,14 +110,10 @@ fn thread_room() -> Option<u64> {
 mod tests {
     use super::*;
     use crate::plan::build_plan;
-    use storbench_workload::{apply_option, JobSpec};
+    use storbench_workload::JobSpec;
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
-        let mut s = JobSpec::default();
-        for (k, v) in opts {
-            apply_option(&mut s, k, v).unwrap();
-        }
-        s
+        storbench_workload::options::spec_from(opts.iter().copied()).unwrap()
     }
 
     #[test]

@@ -328,14 +328,9 @@ fn ops_per_sec(spec: &JobSpec, rate: RateLimit) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storbench_workload::apply_option;
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
-        let mut s = JobSpec::default();
-        for (k, v) in opts {
-            apply_option(&mut s, k, v).unwrap();
-        }
-        s
+        storbench_workload::options::spec_from(opts.iter().copied()).unwrap()
     }
 
     #[test]

@@ -674,14 +674,9 @@ impl Iterator for ObjGen {
 mod tests {
     use super::Settled;
     use super::*;
-    use crate::options::apply_option;
 
     fn spec(pairs: &[(&str, &str)]) -> JobSpec {
-        let mut s = JobSpec::default();
-        for (k, v) in pairs {
-            apply_option(&mut s, k, v).unwrap();
-        }
-        s
+        crate::options::spec_from(pairs.iter().copied()).unwrap()
     }
 
     #[test]

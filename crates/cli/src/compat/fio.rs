@@ -8,7 +8,7 @@
 use crate::cli::FioFlags;
 use crate::error::*;
 use crate::session::{execute, RunSetup};
-use crate::sources::fio::{self as fio_file, text, Line, Reading, FILESIZE_ON_COMMAND_LINE, NEXT_FILE};
+use crate::sources::fio::{self as fio_file, text, Line, Reading, NEXT_FILE};
 use crate::words::{self, JobArgs};
 use crate::{output, progress};
 use clap::CommandFactory;
@@ -88,11 +88,6 @@ fn fio_words(cmd: &clap::Command, words: &[String]) -> Vec<String> {
         let w = match w.strip_prefix('-') {
             Some(rest) if !rest.starts_with('-') && rest.len() > 1 => format!("--{rest}"),
             _ => w.clone(),
-        };
-        // fio's --filesize is not storbench's alias of size: passed on apart.
-        let w = match w.strip_prefix("--filesize") {
-            Some(rest) if rest.is_empty() || rest.starts_with('=') => format!("--{FILESIZE_ON_COMMAND_LINE}{rest}"),
-            _ => w,
         };
         let key = w.strip_prefix("--").filter(|k| !k.contains('='));
         let next_is_option = words.get(i + 1).is_none_or(|n| n.starts_with('-'));
@@ -199,6 +194,6 @@ mod tests {
     fn single_dash_and_bare_options_are_spelled_for_the_splitter() {
         let cmd = crate::cli::Cli::command().find_subcommand("fio").cloned().unwrap();
         let got = fio_words(&cmd, &w("-name=a --group_reporting --rw randread --minimal --thread job.fio --filesize 1m"));
-        assert_eq!(got, w("--name=a --group_reporting=1 --rw randread --minimal --thread=1 job.fio --fio_filesize 1m"));
+        assert_eq!(got, w("--name=a --group_reporting=1 --rw randread --minimal --thread=1 job.fio --filesize 1m"));
     }
 }

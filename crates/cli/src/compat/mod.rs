@@ -13,7 +13,7 @@ pub mod swift_bench;
 use crate::cli::{CephConn, RadosArgs, RadosCommand};
 use crate::error::CliError;
 use storbench_engine::ObjectAdmin;
-use storbench_workload::{apply_option, JobSpec};
+use storbench_workload::JobSpec;
 
 pub fn rados(a: &RadosArgs) -> Result<i32, CliError> {
     if a.conn.pool.is_none() {
@@ -28,11 +28,8 @@ pub fn rados(a: &RadosArgs) -> Result<i32, CliError> {
 
 /// A job from a tool's options and its connection flags.
 pub fn spec_from(opts: &[(&str, String)], conn: &[(String, String)]) -> Result<JobSpec, CliError> {
-    let mut s = JobSpec::default();
-    for (k, v) in opts.iter().map(|(k, v)| (*k, v.as_str())).chain(conn.iter().map(|(k, v)| (k.as_str(), v.as_str()))) {
-        apply_option(&mut s, k, v).map_err(|e| CliError::usage(e.to_string()))?;
-    }
-    Ok(s)
+    let pairs = opts.iter().map(|(k, v)| (*k, v.as_str())).chain(conn.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    storbench_workload::options::spec_from(pairs).map_err(|e| CliError::usage(e.to_string()))
 }
 
 /// Single-object access to the pool, through the rados engine's own options.

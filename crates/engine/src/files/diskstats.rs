@@ -41,7 +41,9 @@ impl DiskSnapshot {
     /// The disks under `paths`, each once, in the order first seen.
     pub fn take<'a>(paths: impl Iterator<Item = &'a Path>) -> DiskSnapshot {
         let mut disks: Vec<(String, [u64; 11])> = Vec::new();
-        for p in paths {
+        // Workers share files: each path is looked up once.
+        let mut seen = std::collections::HashSet::new();
+        for p in paths.filter(|p| seen.insert(*p)) {
             if let Some(name) = disk_of(p).filter(|n| !disks.iter().any(|d| &d.0 == n)) {
                 if let Some(c) = counters(&name) {
                     disks.push((name, c));

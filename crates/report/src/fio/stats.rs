@@ -282,27 +282,22 @@ impl<'a> Job<'a> {
 
 /// fio's `stat_calc_dist`: percentages of `total`, a nonzero one at least 0.1.
 pub fn distribution(map: &[u64; 7], total: u64) -> [f64; 7] {
-    map.map(|c| {
-        if total == 0 {
-            return 0.0;
-        }
-        let v = c as f64 / total as f64 * 100.0;
-        if v < 0.1 && c > 0 {
-            0.1
-        } else {
-            v
-        }
-    })
+    map.map(|c| floored_share(c, total, 0.1))
 }
 
 /// fio's `stat_calc_lat`: a percentage of `total`, a nonzero one at least 0.01.
 pub fn share(c: u64, total: u64) -> f64 {
+    floored_share(c, total, 0.01)
+}
+
+/// `c` as a percentage of `total`; a count that is not zero shows as at least `floor`.
+fn floored_share(c: u64, total: u64, floor: f64) -> f64 {
     if total == 0 {
         return 0.0;
     }
     let v = c as f64 / total as f64 * 100.0;
-    if v < 0.01 && c > 0 {
-        0.01
+    if v < floor && c > 0 {
+        floor
     } else {
         v
     }

@@ -98,6 +98,15 @@ pub fn core_names() -> impl Iterator<Item = &'static str> + Clone {
     CORE.iter().map(|o| o.info.name)
 }
 
+/// A job from `key = value` pairs applied in order to the defaults.
+pub fn spec_from<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<JobSpec, OptionError> {
+    let mut s = JobSpec::default();
+    for (k, v) in pairs {
+        apply_option(&mut s, k, v)?;
+    }
+    Ok(s)
+}
+
 /// Apply one `key = value` to a spec. Unknown keys go to `engine_options`.
 pub fn apply_option(spec: &mut JobSpec, key: &str, value: &str) -> Result<(), OptionError> {
     let name = canonical_name(key);
@@ -145,11 +154,7 @@ mod tests {
     use std::time::Duration;
 
     fn spec_with(pairs: &[(&str, &str)]) -> Result<JobSpec, OptionError> {
-        let mut s = JobSpec::default();
-        for (k, v) in pairs {
-            apply_option(&mut s, k, v)?;
-        }
-        Ok(s)
+        spec_from(pairs.iter().copied())
     }
 
     #[test]

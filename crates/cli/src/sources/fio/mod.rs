@@ -48,10 +48,6 @@ impl<'a> Reading<'a> {
     }
 }
 
-/// How the drop-in passes fio's `--filesize` on: the shared command-line
-/// splitter would otherwise read it as storbench's alias of `size`.
-pub const FILESIZE_ON_COMMAND_LINE: &str = "fio_filesize";
-
 /// A marker line between two job files: fio starts each file from fresh
 /// defaults and a new group.
 pub const NEXT_FILE: &str = "\u{0}next file";
@@ -133,8 +129,6 @@ pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
         // it there; here fio's `size` (the job's total) must stay apart.
         let canon = match storbench_workload::options::canonical_name(&key) {
             c if c == "size" && key.eq_ignore_ascii_case("filesize") => "filesize".to_string(),
-            // fio's filesize from the drop-in's command line (see compat::fio).
-            c if c == FILESIZE_ON_COMMAND_LINE => "filesize".to_string(),
             c => c,
         };
         let pair = match table::action(&canon, &value) {
@@ -218,7 +212,7 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
     }
     let get = |name: &str| later.iter().rev().find(|(k, _)| *k == name).map(|(_, v)| *v);
     // `storbench run --fio f --size X`: the command line's (per file) size wins.
-    let cli_size = !reading.file_wins && reading.cli_global.iter().any(|(k, _)| k == "size");
+    let cli_size = !reading.file_wins && reading.cli_global.iter().any(|(k, _)| storbench_workload::options::canonical_name(k) == "size");
     if let Some(size) = get("size").filter(|_| !cli_size) {
         fio_size(&mut spec, size).map_err(context)?;
     }
@@ -240,7 +234,7 @@ fn size_value(v: &str) -> Result<u64, String> {
 /// (fio's `filesize`). With `filesize` given, `size` bounds the I/O instead.
 fn fio_size(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     let total = size_value(v)?;
-    let files = if spec.filenames.is_empty() { spec.nrfiles } else { spec.filenames.len() as u32 } as u64;
+    let files = files_per_worker(spec);
     if spec.given.has("size") {
         if spec.io_size.is_none() && !spec.time_based {
             spec.io_size = Some(total);
@@ -254,6 +248,15 @@ fn fio_size(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     apply_option(spec, "size", &per_file.to_string()).map_err(|e| e.to_string())
 }
 
+/// The files each worker of the job opens: those named, or `nrfiles`.
+fn files_per_worker(spec: &JobSpec) -> u64 {
+    if spec.filenames.is_empty() {
+        spec.nrfiles as u64
+    } else {
+        spec.filenames.len() as u64
+    }
+}
+
 /// fio `loops=N`: the job's I/O N times over (each pass starts cold, as the
 /// page cache is dropped between passes).
 fn fio_loops(spec: &mut JobSpec, v: &str) -> Result<(), String> {
@@ -261,7 +264,7 @@ fn fio_loops(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     if n <= 1 || spec.time_based {
         return Ok(());
     }
-    let files = if spec.filenames.is_empty() { spec.nrfiles } else { spec.filenames.len() as u32 } as u64;
+    let files = files_per_worker(spec);
     let once = spec.io_size.or(spec.size.map(|s| s * files)).ok_or("loops needs size (or io_size) to know what one loop is")?;
     spec.io_size = Some(once.saturating_mul(n));
     Ok(())
