@@ -217,6 +217,62 @@ fn fio_logs_and_json_plus_are_read_by_fios_own_tools() {
     assert!(!avg.trim().is_empty(), "fio2gnuplot computed averages from it: {said}");
 }
 
+/// write_hist_log: the same files and columns as the real fio writes for
+/// the same job (time, ddir, bs, 1856 >> coarseness buckets), a line per
+/// direction at the first completion a window after its last, counts that
+/// add up to the job's I/Os but for the last, unwritten window.
+#[test]
+fn histogram_logs_have_fios_shape_and_count_every_io() {
+    let job = |dir: &Path, program: &str| {
+        let args = [
+            "--name=h",
+            "--size=4m",
+            "--rw=randrw",
+            "--ioengine=psync",
+            "--runtime=2",
+            "--time_based",
+            "--write_hist_log=hg",
+            "--log_hist_msec=500",
+            "--log_hist_coarseness=3",
+            "--output-format=json",
+            "--output=out.json",
+        ];
+        let out = Command::new(program).args(args).current_dir(dir).output().expect("runs");
+        assert!(out.status.success(), "{program}: {}", String::from_utf8_lossy(&out.stderr));
+        let mut logs: Vec<String> = listing(dir).into_iter().filter(|f| f.ends_with(".log")).collect();
+        logs.sort();
+        let text = std::fs::read_to_string(dir.join("hg_clat_hist.1.log")).unwrap_or_default();
+        let rows: Vec<Vec<u64>> = text.lines().map(|l| l.split(", ").map(|v| v.parse().unwrap()).collect()).collect();
+        let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("out.json")).unwrap()).unwrap();
+        let ios: u64 = ["read", "write"].iter().map(|d| doc["jobs"][0][*d]["total_ios"].as_u64().unwrap()).sum();
+        (logs, rows, ios)
+    };
+    let d = scratch();
+    let fio = fio_link(d.path()).join("fio");
+    let work = d.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let (sb_logs, sb_rows, sb_ios) = job(&work, fio.to_str().unwrap());
+    assert_eq!(sb_logs, ["hg_clat_hist.1.log"]);
+    assert!(sb_rows.len() >= 4, "two directions over about four windows: {}", sb_rows.len());
+    assert!(sb_rows.iter().all(|r| r.len() == 3 + 1856 / 8), "time, ddir, bs and 232 columns");
+    assert!(sb_rows.iter().all(|r| r[1] <= 1 && r[2] == 4096));
+    for dir in 0..2 {
+        let times: Vec<u64> = sb_rows.iter().filter(|r| r[1] == dir).map(|r| r[0]).collect();
+        assert!(times.windows(2).all(|w| w[1] - w[0] >= 500), "a window apart: {times:?}");
+    }
+    let logged: u64 = sb_rows.iter().map(|r| r[3..].iter().sum::<u64>()).sum();
+    assert!(logged <= sb_ios && logged * 10 > sb_ios * 6, "lines count the I/Os but the last window's: {logged} of {sb_ios}");
+    if !have("fio") {
+        assert!(std::env::var_os("CI").is_none(), "fio is missing in CI: scripts/test.sh installs it");
+        eprintln!("SKIP (fio half): fio is not installed");
+        return;
+    }
+    let f = scratch();
+    let (fio_logs, fio_rows, _) = job(f.path(), "fio");
+    assert_eq!(fio_logs, sb_logs, "fio writes the same file");
+    assert_eq!(fio_rows.first().map(Vec::len), sb_rows.first().map(Vec::len), "and the same columns");
+}
+
 /// fio's startdelay holds a job back (its runtime counts from its own
 /// start); rate_min ends a worker that falls below it, as an error.
 #[test]

@@ -84,8 +84,8 @@ pub struct WorkerSetup<'a> {
     pub queue_depth: u32,
     /// Files were opened with O_DIRECT.
     pub direct: bool,
-    /// Object jobs: names are this prefix followed by `IoRequest::file`.
-    pub object_prefix: Option<&'a str>,
+    /// Object jobs: how `IoRequest::file` (the key number) becomes a name.
+    pub object_names: Option<&'a storbench_workload::ObjectNames>,
 }
 
 /// One operation to carry out. `slot` names both the buffer and the request.
@@ -344,6 +344,9 @@ pub struct TargetRequest<'a> {
     /// Object jobs: the object model and the name prefix in use.
     pub objects: Option<&'a ObjectSpec>,
     pub object_prefix: Option<&'a str>,
+    /// An earlier job of the run writes these objects (and keeps them):
+    /// `objects_exist` cannot be checked before the run starts.
+    pub written_before: bool,
 }
 
 /// A block engine handed an object operation: the plan gives those only to

@@ -27,8 +27,9 @@ pub fn check_names(
     exists: &mut dyn FnMut(u64, &str) -> Result<bool, EngineError>,
 ) -> Result<(), EngineError> {
     let (o, prefix) = object_target(engine, t)?;
-    if o.exist {
-        let first = format!("{prefix}0");
+    let names = storbench_workload::ObjectNames::new(prefix, Some(o));
+    if o.exist && !t.written_before {
+        let first = names.name(0);
         if !exists(0, &first)? {
             return Err(EngineError::BadOption {
                 engine,
@@ -42,7 +43,7 @@ pub fn check_names(
         }
     } else if t.writes && !t.allow_overwrite {
         for k in 0..o.count.min(OWNERSHIP_PROBES) {
-            let name = format!("{prefix}{k}");
+            let name = names.name(k);
             if exists(k, &name)? {
                 return Err(EngineError::Refused {
                     engine,

@@ -101,6 +101,9 @@ pub struct IntervalReport {
     /// interval; empty unless the job asked for logs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log: Vec<LogSample>,
+    /// Lines of fio's histogram log (`write_hist_log`) written in this interval.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hist_log: Vec<crate::plat::HistSample>,
 }
 
 /// One direction over one `log_avg_msec` window of one worker: what fio's
@@ -132,6 +135,7 @@ impl IntervalReport {
             ops: Self::op_set(with_service),
             classes: Vec::new(),
             log: Vec::new(),
+            hist_log: Vec::new(),
         }
     }
 
@@ -162,6 +166,7 @@ impl IntervalReport {
             o.reset();
         }
         self.log.clear();
+        self.hist_log.clear();
         self.behind_ns = 0;
     }
 

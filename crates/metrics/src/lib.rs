@@ -11,10 +11,12 @@ pub mod cpu;
 pub mod errors;
 pub mod hist;
 pub mod interval;
+pub mod plat;
 pub mod summary;
 
 pub use cpu::CpuTimes;
 pub use errors::{Detail, ErrorKind, ErrorTally, IoFailure};
 pub use hist::LatencyHistogram;
 pub use interval::{IntervalReport, LogSample, OpStats};
+pub use plat::{HistSample, PlatWindow};
 pub use summary::{LatencySummary, STANDARD_PERCENTILES};

@@ -6,7 +6,7 @@
 use crate::warning::Warning;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use storbench_metrics::{CpuTimes, ErrorKind, LatencyHistogram, LatencySummary, LogSample, OpStats};
+use storbench_metrics::{CpuTimes, ErrorKind, HistSample, LatencyHistogram, LatencySummary, LogSample, OpStats};
 use storbench_workload::{JobSpec, OpKind};
 
 /// Version of the JSON result schema (`schema/result-v1.json`).
@@ -97,6 +97,9 @@ pub struct JobResult {
     /// fio's averaged log windows, per worker (jobs with `write_*_log`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub logs: Vec<Vec<LogSample>>,
+    /// fio's histogram log lines, per worker (jobs with `write_hist_log`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hist_logs: Vec<Vec<HistSample>>,
 }
 
 fn is_zero(n: &u64) -> bool {

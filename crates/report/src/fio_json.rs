@@ -76,7 +76,7 @@ fn job(j: &Job, g: &Group, plus: bool) -> Obj {
         .obj("job options", job_options(r))
         .obj("read", dir(&j.read, &g.dirs[0], plus))
         .obj("write", dir(&j.write, &g.dirs[1], plus))
-        .obj("trim", dir(&Dir::empty(), &Default::default(), plus))
+        .obj("trim", dir(&j.trim, &Default::default(), plus))
         .obj("sync", sync(j, plus))
         .int("job_runtime", j.job_runtime_ms())
         .float("usr_cpu", usr)

@@ -12,7 +12,8 @@
 //! submission phase apart, so lat equals clat and the slat log is empty, as
 //! fio's is for synchronous engines.
 
-use storbench_metrics::LogSample;
+use storbench_metrics::plat::PLAT_NR;
+use storbench_metrics::{HistSample, LogSample};
 use storbench_model::{JobResult, RunResult};
 
 /// One log file: its name (the prefix may hold a directory) and contents.
@@ -31,6 +32,14 @@ pub fn files(r: &RunResult) -> Vec<LogFile> {
             thread += 1;
             let samples = j.logs.get(w as usize).map_or(&[][..], Vec::as_slice);
             out.extend(worker_files(j, thread, samples));
+            if let Some(p) = &j.spec.logs.hist {
+                let lines = j.hist_logs.get(w as usize).map_or(&[][..], Vec::as_slice);
+                let prefix = if p.is_empty() { j.name.as_str() } else { p.as_str() };
+                out.push(LogFile {
+                    name: format!("{prefix}_clat_hist.{thread}.log"),
+                    body: hist_lines(lines, j.spec.logs.hist_coarseness),
+                });
+            }
         }
     }
     out
@@ -61,6 +70,27 @@ fn worker_files(j: &JobResult, n: u32, samples: &[LogSample]) -> Vec<LogFile> {
 /// fio rounds a window's mean to the nearest integer: `(u64)(mean + 0.5)`.
 fn lines<'a>(samples: impl Iterator<Item = &'a LogSample>, value: impl Fn(&LogSample) -> f64) -> String {
     samples.filter(|s| s.window_ms > 0).map(|s| format!("{}, {}, {}, 0, 0\n", s.t_ms, (value(s) + 0.5) as u64, s.dir)).collect()
+}
+
+/// fio's histogram log: `time_ms, ddir, bs` and 1856 >> C columns, column
+/// k the sum of fio's buckets [k * 2^C, (k + 1) * 2^C).
+fn hist_lines(lines: &[HistSample], coarseness: u8) -> String {
+    let columns = PLAT_NR >> coarseness;
+    let mut out = String::new();
+    let mut row = vec![0u64; columns];
+    for l in lines {
+        row.iter_mut().for_each(|c| *c = 0);
+        for (idx, count) in &l.bins {
+            row[(*idx as usize >> coarseness).min(columns - 1)] += count;
+        }
+        out.push_str(&format!("{}, {}, {}", l.t_ms, l.dir, l.bs));
+        for c in &row {
+            out.push_str(", ");
+            out.push_str(&c.to_string());
+        }
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

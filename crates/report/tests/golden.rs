@@ -64,6 +64,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         warnings: vec![],
         objects_left: 0,
         logs: vec![],
+        hist_logs: vec![],
         spec,
     }
 }

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 use storbench_engine::{EngineConfig, EngineFactory};
-use storbench_metrics::{CpuTimes, IntervalReport, LogSample, OpStats};
+use storbench_metrics::{CpuTimes, HistSample, IntervalReport, LogSample, OpStats};
 use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, Stage, ToAgent, WorkerDone, WorkerId};
 use storbench_model::*;
 use storbench_workload::OpKind;
@@ -146,6 +146,8 @@ struct JobAcc {
     spare: Vec<Vec<OpStats>>,
     /// fio's log windows, per worker (jobs that asked for logs only).
     logs: Vec<Vec<LogSample>>,
+    /// fio's histogram log lines, per worker.
+    hist_logs: Vec<Vec<HistSample>>,
 }
 
 impl JobAcc {
@@ -160,6 +162,7 @@ impl JobAcc {
             done: Vec::new(),
             spare: Vec::new(),
             logs: Vec::new(),
+            hist_logs: Vec::new(),
         }
     }
 
@@ -169,6 +172,12 @@ impl JobAcc {
                 self.logs.resize(r.worker as usize + 1, Vec::new());
             }
             self.logs[r.worker as usize].extend_from_slice(&r.log);
+        }
+        if !r.hist_log.is_empty() {
+            if self.hist_logs.len() <= r.worker as usize {
+                self.hist_logs.resize(r.worker as usize + 1, Vec::new());
+            }
+            self.hist_logs[r.worker as usize].extend_from_slice(&r.hist_log);
         }
         if !r.warmup {
             for (t, o) in self.totals.iter_mut().zip(&r.ops) {
@@ -462,6 +471,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         warnings: job.warnings.clone(),
         objects_left,
         logs: acc.logs,
+        hist_logs: acc.hist_logs,
     };
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result

@@ -37,7 +37,39 @@ impl ReadyJob {
 
 /// What a job asks of its engine's own target (`size`: bytes it uses).
 fn target_request<'a>(spec: &'a JobSpec, object_prefix: Option<&'a str>, size: Option<u64>) -> TargetRequest<'a> {
-    TargetRequest { size, writes: spec.writes(), allow_overwrite: spec.allow_overwrite, objects: spec.objects.as_ref(), object_prefix }
+    TargetRequest {
+        size,
+        writes: spec.writes(),
+        allow_overwrite: spec.allow_overwrite,
+        objects: spec.objects.as_ref(),
+        object_prefix,
+        written_before: false,
+    }
+}
+
+/// Object sets that jobs of earlier groups write and keep (cleanup=0), by
+/// engine, engine options and prefix: a later job's `objects_exist` cannot
+/// be checked before the run (fio job files write, then read, then trim).
+#[derive(Default)]
+struct KeptObjects(Vec<(String, u32)>);
+
+impl KeptObjects {
+    fn key(job: &JobPlan) -> Option<String> {
+        job.spec.objects.as_ref()?;
+        let prefix = job.object_prefix.as_deref()?;
+        Some(format!("{}\0{:?}\0{prefix}", job.spec.ioengine, job.spec.engine_options))
+    }
+
+    fn written_before(&self, job: &JobPlan) -> bool {
+        Self::key(job).is_some_and(|k| self.0.iter().any(|(key, group)| *key == k && *group < job.group))
+    }
+
+    fn add(&mut self, job: &JobPlan) {
+        let keeps = job.spec.objects.as_ref().is_some_and(|o| !o.cleans_up());
+        if let (Some(k), true, true) = (Self::key(job), keeps, job.spec.writes()) {
+            self.0.push((k, job.group));
+        }
+    }
 }
 
 /// Every job of a plan, ready, and what the preparation created.
@@ -65,8 +97,11 @@ impl Plan {
         let mut created = Vec::new();
         let mut seen: HashMap<PathBuf, TargetFile> = HashMap::new();
         let mut jobs = Vec::new();
+        let mut kept = KeptObjects::default();
         for job in self.jobs {
-            match ready(job, &mut seen, &mut created, stop) {
+            let written_before = kept.written_before(&job);
+            kept.add(&job);
+            match ready(job, written_before, &mut seen, &mut created, stop) {
                 Ok(j) => jobs.push(j),
                 Err((error, interrupted)) => {
                     // No partial writes: files made before the failure go too.
@@ -87,6 +122,7 @@ fn target_err(job: &str, e: impl std::fmt::Display, user_error: bool) -> PlanErr
 /// whether it was stopped).
 fn ready(
     job: JobPlan,
+    written_before: bool,
     seen: &mut HashMap<PathBuf, TargetFile>,
     created: &mut Vec<(PathBuf, bool)>,
     stop: &dyn Fn() -> bool,
@@ -94,7 +130,7 @@ fn ready(
     let spec = &job.spec;
     let bytes = spec.size.map(|s| spec.offset + s);
     let targets = if job.paths.is_empty() {
-        let req = target_request(spec, job.object_prefix.as_deref(), bytes);
+        let req = TargetRequest { written_before, ..target_request(spec, job.object_prefix.as_deref(), bytes) };
         let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| (target_err(&spec.name, &e, e.is_user_error()), false))?;
         prepared.map_or(Targets::None, Targets::Store)
     } else {

@@ -12,10 +12,11 @@ use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 use storbench_engine::files;
 use storbench_engine::{Completion, Engine, EngineConfig, EngineFactory, IoRequest, WorkerSetup};
-use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSample, OpStats};
+use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSample, OpStats, PlatWindow};
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::rate::Schedule;
+use storbench_workload::ObjectNames;
 use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, RateLimit, Settled};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
@@ -72,6 +73,8 @@ struct Consts {
     invalidate: bool,
     /// fio's log window (`log_avg_msec`) in ns; 0 when no log was asked for.
     log_window_ns: u64,
+    /// fio's histogram log window (`log_hist_msec`) in ms; 0: none.
+    hist_window_ms: u64,
     rate_min: Option<RateLimit>,
     /// The job reads / writes (which directions rate_min applies to).
     reads: bool,
@@ -92,6 +95,7 @@ impl Consts {
             // inside the measured loop for nothing.
             invalidate: spec.invalidate && !spec.direct,
             log_window_ns: if spec.logs.is_empty() { 0 } else { spec.logs.avg_msec as u64 * 1_000_000 },
+            hist_window_ms: spec.logs.hist_window_ms().unwrap_or(0),
             rate_min: spec.rate_min,
             reads: spec.objects.is_none() && spec.read_percent() > 0.0,
             writes: spec.objects.is_none() && spec.read_percent() < 100.0,
@@ -118,6 +122,8 @@ pub struct Worker {
     seq: u64,
     interval_start: u64,
     log: LogWindow,
+    /// fio's histogram log, reads and writes (allocated when asked for).
+    hist: Option<Box<[PlatWindow; 2]>>,
     /// Set when an interval fell below `rate_min`: the worker's end.
     below_min: Option<String>,
 }
@@ -186,12 +192,13 @@ impl Worker {
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));
         }
+        let names = share.object_prefix.as_deref().map(|p| ObjectNames::new(p, spec.objects.as_ref()));
         let setup = WorkerSetup {
             fds: &fds,
             buffers: buffers.lend(),
             queue_depth: share.queue_depth,
             direct: spec.direct,
-            object_prefix: share.object_prefix.as_deref(),
+            object_names: names.as_ref(),
         };
         let engine = config.open(&setup).map_err(|e| e.to_string())?;
         let gen = match &spec.objects {
@@ -220,6 +227,7 @@ impl Worker {
             seq: 0,
             interval_start: 0,
             log: LogWindow::default(),
+            hist: None,
             below_min: None,
         })
     }
@@ -474,6 +482,9 @@ impl Worker {
         if self.k.log_window_ns > 0 {
             self.log_completion(op, &outcome, now);
         }
+        if self.k.hist_window_ms > 0 {
+            self.hist_completion(op, &outcome, now);
+        }
         s.free.push(c.slot);
         if let Gen::Objects(g) = &mut self.gen {
             let settled = match outcome.result {
@@ -511,6 +522,25 @@ impl Worker {
             acc.ios += 1;
             acc.bytes += bytes;
             acc.lat_sum_ns += outcome.latency;
+        }
+    }
+
+    /// Count a completion in fio's histogram log (measured phase, reads and
+    /// writes that succeeded), writing a line when its direction's window
+    /// has passed.
+    fn hist_completion(&mut self, op: OpKind, outcome: &Outcome, now: u64) {
+        let dir = match op {
+            OpKind::Read => 0,
+            OpKind::Write => 1,
+            _ => return,
+        };
+        let (Ok(bytes), true) = (outcome.result, now >= self.k.ramp_ns) else {
+            return;
+        };
+        let t_ms = (now - self.k.ramp_ns) / 1_000_000;
+        let windows = self.hist.get_or_insert_with(Default::default);
+        if let Some(line) = windows[dir].record(outcome.latency, t_ms, self.k.hist_window_ms, dir as u8, bytes) {
+            self.report.hist_log.push(line);
         }
     }
 

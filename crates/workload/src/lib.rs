@@ -17,6 +17,6 @@ pub mod spec;
 pub mod units;
 
 pub use gen::{IoGen, NextIo};
-pub use objects::{ObjGen, ObjectSizes, ObjectSpec, Settled};
+pub use objects::{Naming, ObjGen, ObjectNames, ObjectSizes, ObjectSpec, Settled};
 pub use options::{apply_option, OptionError};
 pub use spec::*;

@@ -88,6 +88,61 @@ pub struct ObjectSpec {
     /// Remove the objects when the run ends; by default only when this run
     /// wrote them (not when `exist` says an earlier run left them).
     pub cleanup: Option<bool>,
+    /// How names are made from key numbers.
+    #[serde(default)]
+    pub naming: Naming,
+}
+
+/// How an object's name is made from its key number.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Naming {
+    /// The prefix followed by the key number.
+    #[default]
+    Numbered,
+    /// fio's http engine: one object per block of a file, named
+    /// `<file>_<offset>_<length>`. With `jobnum` (fio's `$jobnum` in
+    /// `filename_format`) each of `workers` workers has a file of its own,
+    /// `<prefix><worker><jobnum tail>`, and offsets count its own blocks;
+    /// without it the workers share one file (the prefix).
+    FioBlocks { block: u64, workers: u32, jobnum: Option<String> },
+}
+
+/// Names of a job's objects: the prefix and the naming rule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ObjectNames {
+    pub prefix: String,
+    pub naming: Naming,
+}
+
+impl ObjectNames {
+    pub fn new(prefix: &str, spec: Option<&ObjectSpec>) -> ObjectNames {
+        ObjectNames { prefix: prefix.to_string(), naming: spec.map(|o| o.naming.clone()).unwrap_or_default() }
+    }
+
+    /// Appends the name of object `key` to `out`.
+    pub fn write(&self, key: u64, out: &mut String) {
+        use std::fmt::Write;
+        out.push_str(&self.prefix);
+        match &self.naming {
+            Naming::Numbered => {
+                let _ = write!(out, "{key}");
+            }
+            Naming::FioBlocks { block, jobnum: None, .. } => {
+                let _ = write!(out, "_{}_{block}", key * block);
+            }
+            Naming::FioBlocks { block, workers, jobnum: Some(tail) } => {
+                let w = (*workers).max(1) as u64;
+                let _ = write!(out, "{}{tail}_{}_{block}", key % w, key / w * block);
+            }
+        }
+    }
+
+    pub fn name(&self, key: u64) -> String {
+        let mut s = String::with_capacity(self.prefix.len() + 24);
+        self.write(key, &mut s);
+        s
+    }
 }
 
 impl Default for ObjectSpec {
@@ -102,6 +157,7 @@ impl Default for ObjectSpec {
             initial: None,
             exist: false,
             cleanup: None,
+            naming: Naming::Numbered,
         }
     }
 }
@@ -677,6 +733,19 @@ mod tests {
 
     fn spec(pairs: &[(&str, &str)]) -> JobSpec {
         crate::options::spec_from(pairs.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn names_are_numbered_or_fio_blocks_per_file_or_per_worker() {
+        let numbered = ObjectNames { prefix: "p.".into(), naming: Naming::Numbered };
+        assert_eq!(numbered.name(12), "p.12");
+        let shared = ObjectNames { prefix: "k/e.y".into(), naming: Naming::FioBlocks { block: 4096, workers: 2, jobnum: None } };
+        assert_eq!(shared.name(3), "k/e.y_12288_4096");
+        let own = ObjectNames { prefix: "b.".into(), naming: Naming::FioBlocks { block: 4096, workers: 2, jobnum: Some(".x".into()) } };
+        assert_eq!(
+            (own.name(0), own.name(1), own.name(2), own.name(5)),
+            ("b.0.x_0_4096".into(), "b.1.x_0_4096".into(), "b.0.x_4096_4096".into(), "b.1.x_8192_4096".into())
+        );
     }
 
     #[test]

@@ -282,11 +282,26 @@ pub struct FioLogs {
     /// fio `log_avg_msec`: 0 asks for one line per I/O, which storbench does
     /// not write (the plan refuses it when a log is asked for).
     pub avg_msec: u32,
+    /// fio `write_hist_log`: latency histograms every `hist_msec` ms
+    /// (`log_hist_msec`; 0 writes an empty file, as fio does), buckets
+    /// merged 2^`hist_coarseness` at a time (`log_hist_coarseness`).
+    #[serde(default)]
+    pub hist: Option<String>,
+    #[serde(default)]
+    pub hist_msec: u32,
+    #[serde(default)]
+    pub hist_coarseness: u8,
 }
 
 impl FioLogs {
+    /// No averaged log (bw, iops, lat) was asked for.
     pub fn is_empty(&self) -> bool {
         self.bw.is_none() && self.iops.is_none() && self.lat.is_none()
+    }
+
+    /// The histogram log's window in ms, when lines are to be written.
+    pub fn hist_window_ms(&self) -> Option<u64> {
+        self.hist.as_ref().filter(|_| self.hist_msec > 0).map(|_| self.hist_msec as u64)
     }
 }
 
@@ -523,7 +538,7 @@ impl PartialEq for Given {
 }
 
 /// Engine options whose values are secrets: never written to results or logs.
-pub const SECRET_OPTIONS: &[&str] = &["secret_key", "session_token", "key", "password", "keyring_key"];
+pub const SECRET_OPTIONS: &[&str] = &["secret_key", "session_token", "key", "password", "keyring_key", "token"];
 
 fn redacted<S: serde::Serializer>(opts: &BTreeMap<String, String>, s: S) -> Result<S::Ok, S::Error> {
     let shown: BTreeMap<&str, &str> =

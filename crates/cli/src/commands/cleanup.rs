@@ -49,8 +49,14 @@ pub fn run(args: &[String]) -> Result<i32, CliError> {
         return Ok(EXIT_IO_ERRORS);
     }
     // A bucket or container storbench created for the run goes once it is empty.
-    let request =
-        TargetRequest { size: None, writes: true, allow_overwrite: false, objects: spec.objects.as_ref(), object_prefix: Some(&prefix) };
+    let request = TargetRequest {
+        size: None,
+        writes: true,
+        allow_overwrite: false,
+        objects: spec.objects.as_ref(),
+        object_prefix: Some(&prefix),
+        written_before: false,
+    };
     if let Some(note) = config.finish_target(&request, true)? {
         eprintln!("storbench: {note}");
     }

@@ -16,9 +16,9 @@ use super::conn::{Cluster, ConnOptions, CONN_OPTIONS};
 use super::ffi::{self, Completion as RadosCompletion};
 use crate::*;
 use std::ffi::c_void;
-use std::io::Write as _;
 use std::ptr;
 use std::sync::{Condvar, Mutex};
+use storbench_workload::ObjectNames;
 
 pub struct RadosFactory;
 
@@ -138,8 +138,9 @@ struct Rados {
     args: Box<[SlotArg]>,
     /// The completion in flight per slot (null when idle).
     comps: Vec<RadosCompletion>,
-    names: Vec<Vec<u8>>,
-    prefix: Vec<u8>,
+    /// Each slot's object name (NUL-terminated), reused between operations.
+    names: Vec<String>,
+    object_names: ObjectNames,
     ops: Vec<OpKind>,
     lens: Vec<u32>,
     stat_size: Vec<u64>,
@@ -158,7 +159,7 @@ impl Rados {
     fn open(conn: &ConnOptions, setup: &WorkerSetup) -> Result<Rados, EngineError> {
         let cluster = Cluster::connect(NAME, conn)?;
         let qd = setup.queue_depth as usize;
-        let prefix = setup.object_prefix.unwrap_or_default().as_bytes().to_vec();
+        let names = setup.object_names.cloned().unwrap_or_else(|| ObjectNames::new("", None));
         let ready = Box::new(Ready { slots: Mutex::new(Vec::with_capacity(qd)), cond: Condvar::new() });
         let ready_ptr: *const Ready = &*ready;
         let args = (0..qd as u32).map(|slot| SlotArg { ready: ready_ptr, slot }).collect();
@@ -167,8 +168,8 @@ impl Rados {
             ready,
             args,
             comps: vec![ptr::null_mut(); qd],
-            names: (0..qd).map(|_| Vec::with_capacity(prefix.len() + 12)).collect(),
-            prefix,
+            names: (0..qd).map(|_| String::with_capacity(names.prefix.len() + 24)).collect(),
+            object_names: names,
             ops: vec![OpKind::Read; qd],
             lens: vec![0; qd],
             stat_size: vec![0; qd],
@@ -179,13 +180,13 @@ impl Rados {
         })
     }
 
-    /// `prefix` + key number + NUL, in the slot's own buffer (no allocation
+    /// The object's name + NUL, in the slot's own buffer (no allocation
     /// once the buffer has grown to the longest name).
     fn name(&mut self, slot: usize, key: u32) -> *const std::ffi::c_char {
         let n = &mut self.names[slot];
         n.clear();
-        n.extend_from_slice(&self.prefix);
-        let _ = write!(n, "{key}\0");
+        self.object_names.write(key as u64, n);
+        n.push('\0');
         n.as_ptr().cast()
     }
 

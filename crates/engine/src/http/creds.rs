@@ -106,6 +106,9 @@ pub enum SwiftAuth {
     V1 { user: String, key: String },
     /// Keystone v3 password authentication, scoped to a project.
     V3(Keystone),
+    /// A token issued beforehand (fio's `http_swift_auth_token`), used as
+    /// it is with the storage URL given: no authentication request.
+    Token(String),
 }
 
 /// Keystone v3 password credentials and where to find Swift in the catalog.
@@ -135,6 +138,7 @@ impl SwiftAccess {
     pub fn who(&self) -> String {
         match &self.auth {
             SwiftAuth::V1 { user, .. } => format!("'{user}'"),
+            SwiftAuth::Token(_) => "a token issued beforehand".into(),
             SwiftAuth::V3(k) => {
                 format!("'{}' (domain '{}') in project '{}' (domain '{}')", k.user, k.user_domain, k.project, k.project_domain)
             }
@@ -144,8 +148,12 @@ impl SwiftAccess {
 
 impl std::fmt::Debug for SwiftAccess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let version = if matches!(self.auth, SwiftAuth::V1 { .. }) { 1 } else { 3 };
-        write!(f, "SwiftAccess {{ auth_url: {}, v{version} as {}, secret: <redacted> }}", self.auth_url, self.who())
+        let version = match self.auth {
+            SwiftAuth::V1 { .. } => "v1",
+            SwiftAuth::V3(_) => "v3",
+            SwiftAuth::Token(_) => "token",
+        };
+        write!(f, "SwiftAccess {{ auth_url: {}, {version} as {}, secret: <redacted> }}", self.auth_url, self.who())
     }
 }
 
@@ -170,6 +178,16 @@ pub fn swift_from(
 
 fn swift_with(engine: &'static str, opts: &BTreeMap<String, String>, env: Env) -> Result<SwiftAccess, EngineError> {
     let bad = |option: &str, message: String| EngineError::BadOption { engine, option: option.into(), message };
+    if let Some(token) = opts.get("token") {
+        let storage_url = pick(opts, "storage_url", env, &["OS_STORAGE_URL"]).ok_or_else(|| {
+            bad(
+                "storage_url",
+                "a token given with token= needs the storage URL it is for: pass --storage_url http://host:port/v1/AUTH_account".into(),
+            )
+        })?;
+        check_endpoint(engine, "storage_url", &storage_url)?;
+        return Ok(SwiftAccess { auth_url: storage_url.clone(), auth: SwiftAuth::Token(token.clone()), storage_url: Some(storage_url) });
+    }
     let from_os = pick(opts, "auth", env, &["ST_AUTH"]).is_none();
     let auth_url = pick(opts, "auth", env, &["ST_AUTH", "OS_AUTH_URL"]).ok_or_else(|| {
         bad(
@@ -334,6 +352,18 @@ mod tests {
         let ftp = BTreeMap::from([("endpoint".to_string(), "ftp://s3.example.com".to_string())]);
         let e = s3_from("s3", &ftp, &env, &file).unwrap_err().to_string();
         assert!(e.contains("needs an http:// or https:// scheme"), "{e}");
+    }
+
+    #[test]
+    fn a_token_given_beforehand_needs_its_storage_url_and_is_never_shown() {
+        let opts = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+        let a = swift_from("swift", &opts(&[("token", "AUTH_tk123"), ("storage_url", "http://h:7480/swift/v1")]), &|_| None, &|_| None)
+            .unwrap();
+        assert!(matches!(&a.auth, SwiftAuth::Token(t) if t == "AUTH_tk123"));
+        assert_eq!(a.storage_url.as_deref(), Some("http://h:7480/swift/v1"));
+        assert!(!format!("{a:?}").contains("tk123"));
+        let e = swift_from("swift", &opts(&[("token", "AUTH_tk123")]), &|_| None, &|_| None).unwrap_err().to_string();
+        assert!(e.contains("storage_url") && !e.contains("tk123"), "{e}");
     }
 
     #[test]

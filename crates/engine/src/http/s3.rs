@@ -23,6 +23,7 @@ use bytes::Bytes;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use storbench_metrics::IoFailure;
+use storbench_workload::ObjectNames;
 
 pub struct S3Factory;
 
@@ -151,8 +152,8 @@ impl EngineConfig for S3Config {
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let s3 = self.0.clone();
         let io = Io::new(NAME, &s3.settings.common)?;
-        let prefix = setup.object_prefix.unwrap_or_default().to_string();
-        Ok(Box::new(S3Engine { s3, io, prefix, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
+        let names = setup.object_names.cloned().unwrap_or_else(|| ObjectNames::new("", None));
+        Ok(Box::new(S3Engine { s3, io, names, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
     }
 }
 
@@ -460,7 +461,7 @@ fn rejected(message: String, status: u16) -> EngineError {
 struct S3Engine {
     s3: Arc<S3>,
     io: Io,
-    prefix: String,
+    names: ObjectNames,
     buffers: Buffers,
     refused: Vec<Completion>,
     cursor: super::ListCursor,
@@ -468,10 +469,7 @@ struct S3Engine {
 
 impl S3Engine {
     fn key(&self, n: u32) -> String {
-        let mut k = String::with_capacity(self.prefix.len() + 10);
-        k.push_str(&self.prefix);
-        k.push_str(itoa(n, &mut [0u8; 10]));
-        k
+        self.names.name(n as u64)
     }
 
     fn spawn_put(&mut self, slot: u32, url: String, len: u32) {
@@ -500,7 +498,7 @@ impl S3Engine {
     /// previous page of this worker ended (from the start after the last).
     fn spawn_list(&mut self, slot: u32, bucket: String) {
         let (s3, client, cursor) = (self.s3.clone(), self.io.client.clone(), self.cursor.clone());
-        let prefix = super::encode_query(&self.prefix);
+        let prefix = super::encode_query(&self.names.prefix);
         self.io.spawn(slot, async move {
             let token = cursor.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let mut q = format!("list-type=2&max-keys=1000&prefix={prefix}");
@@ -648,20 +646,6 @@ fn unescape_xml(s: &str) -> String {
     s.replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", "\"").replace("&apos;", "'").replace("&amp;", "&")
 }
 
-/// Decimal digits of `n` without allocating.
-fn itoa(mut n: u32, buf: &mut [u8; 10]) -> &str {
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    std::str::from_utf8(&buf[i..]).expect("digits are ASCII")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -733,7 +717,5 @@ mod tests {
     fn bad_settings_name_the_option() {
         let e = Settings::from_options(&BTreeMap::from([("addressing".to_string(), "dns".to_string())])).unwrap_err();
         assert!(e.to_string().contains("addressing") && e.to_string().contains("path or virtual"));
-        assert_eq!(itoa(0, &mut [0; 10]), "0");
-        assert_eq!(itoa(4_294_967_295, &mut [0; 10]), "4294967295");
     }
 }

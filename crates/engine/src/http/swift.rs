@@ -17,6 +17,7 @@ use crate::*;
 use bytes::Bytes;
 use std::sync::{Arc, RwLock};
 use storbench_metrics::IoFailure;
+use storbench_workload::ObjectNames;
 
 pub struct SwiftFactory;
 
@@ -79,6 +80,12 @@ const OPTIONS: &[OptionInfo] = &[
         kind: Kind::Text,
         default: "",
         help: "use this storage URL instead of the one authentication returns ($OS_STORAGE_URL)",
+    },
+    OptionInfo {
+        name: "token",
+        kind: Kind::Text,
+        default: "",
+        help: "a token issued beforehand (openstack token issue), used with storage_url instead of authenticating",
     },
     OptionInfo { name: "container", kind: Kind::Text, default: "", help: "container (default storbench; created when missing)" },
     OptionInfo {
@@ -180,11 +187,11 @@ impl EngineConfig for SwiftConfig {
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let (io, swift) = self.connect()?;
-        let prefix = setup.object_prefix.unwrap_or_default().to_string();
+        let names = setup.object_names.cloned().unwrap_or_else(|| ObjectNames::new("", None));
         Ok(Box::new(SwiftEngine {
             swift: Arc::new(swift),
             io,
-            prefix,
+            names,
             buffers: setup.buffers,
             refused: Vec::new(),
             cursor: Default::default(),
@@ -359,7 +366,7 @@ impl Swift {
 struct SwiftEngine {
     swift: Arc<Swift>,
     io: Io,
-    prefix: String,
+    names: ObjectNames,
     buffers: Buffers,
     refused: Vec<Completion>,
     cursor: super::ListCursor,
@@ -385,7 +392,7 @@ impl SwiftEngine {
     fn spawn_list(&mut self, slot: u32, c: String) {
         const PAGE: usize = 1000;
         let (swift, client, cursor) = (self.swift.clone(), self.io.client.clone(), self.cursor.clone());
-        let prefix = super::encode_query(&self.prefix);
+        let prefix = super::encode_query(&self.names.prefix);
         self.io.spawn(slot, async move {
             let marker = cursor.lock().unwrap_or_else(|e| e.into_inner()).clone();
             let mut q = format!("format=json&limit={PAGE}&prefix={prefix}");
@@ -528,8 +535,7 @@ fn rejected(message: String, status: u16) -> EngineError {
 
 impl Engine for SwiftEngine {
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        let mut key = self.prefix.clone();
-        key.push_str(&req.file.to_string());
+        let key = self.names.name(req.file as u64);
         let slo = self.swift.settings.slo_threshold > 0;
         let c = self.swift.settings.containers.of(req.file);
         match req.op {

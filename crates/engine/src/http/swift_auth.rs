@@ -22,6 +22,7 @@ pub async fn authenticate(client: &Client, a: &SwiftAccess, limit: Duration) -> 
     let mut s = match &a.auth {
         SwiftAuth::V1 { user, key } => v1(client, a, user, key, limit).await?,
         SwiftAuth::V3(k) => v3(client, a, k, limit).await?,
+        SwiftAuth::Token(token) => Session { storage_url: String::new(), token: token.clone() },
     };
     if let Some(u) = &a.storage_url {
         s.storage_url = u.clone();

@@ -12,26 +12,12 @@
 
 use storbench_metrics::LatencyHistogram;
 
-/// `FIO_IO_U_PLAT_BITS`.
-const BITS: u32 = 6;
-/// `FIO_IO_U_PLAT_VAL`: buckets per group.
-const VAL: u64 = 1 << BITS;
-/// `FIO_IO_U_PLAT_NR`: 29 groups of 64.
-pub const NR: usize = 29 * VAL as usize;
-
-/// fio's `plat_val_to_idx`: the bucket of a latency in ns (storbench fills
-/// the buckets from histogram ranges instead; this checks them).
+/// fio's `plat_val_to_idx` (storbench fills the buckets from histogram
+/// ranges instead; this checks them).
 #[cfg(test)]
-pub fn val_to_idx(v: u64) -> usize {
-    let msb = if v == 0 { 0 } else { 63 - v.leading_zeros() };
-    if msb <= BITS {
-        return v as usize;
-    }
-    let error_bits = msb - BITS;
-    let base = ((error_bits + 1) << BITS) as usize;
-    let offset = ((v >> error_bits) & (VAL - 1)) as usize;
-    (base + offset).min(NR - 1)
-}
+pub use storbench_metrics::plat::plat_index as val_to_idx;
+pub use storbench_metrics::plat::PLAT_NR as NR;
+use storbench_metrics::plat::{PLAT_BITS as BITS, PLAT_VAL as VAL};
 
 /// fio's `plat_idx_to_val`: a bucket's value (its midpoint), which fio prints
 /// as a percentile and as the key of a json+ bin.

@@ -61,6 +61,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         warnings: vec![],
         objects_left: 0,
         logs: vec![],
+        hist_logs: vec![],
         spec,
     }
 }

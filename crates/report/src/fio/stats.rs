@@ -6,7 +6,7 @@
 
 use std::collections::BTreeMap;
 use storbench_metrics::{LatencyHistogram, STANDARD_PERCENTILES};
-use storbench_model::{DiskUtil, JobResult, RunResult};
+use storbench_model::{DiskUtil, JobResult, OpResult, RunResult};
 use storbench_workload::OpKind;
 
 use super::plat::Plat;
@@ -111,21 +111,35 @@ impl Dir {
         }
     }
 
-    fn of(j: &JobResult, op: OpKind) -> Dir {
-        let Some(o) = j.op(op) else {
+    /// fio's direction `ops` make up: object jobs' creates and updates are
+    /// writes (PUTs) and their deletes trims, as under fio's http engine.
+    fn of(j: &JobResult, ops: &[OpKind]) -> Dir {
+        let mine: Vec<_> = j.ops.iter().filter(|o| ops.contains(&o.op)).collect();
+        if mine.is_empty() {
             return Dir::empty();
-        };
-        let points: Vec<_> =
-            j.series.iter().filter(|p| !p.warmup && p.duration > 0.5).filter_map(|p| p.ops.iter().find(|s| s.op == op)).collect();
-        let bw: Vec<u64> = points.iter().map(|s| (s.bytes_per_sec / 1024.0) as u64).collect();
-        let iops: Vec<u64> = points.iter().map(|s| s.iops as u64).collect();
+        }
+        let (mut clat, mut lat) = (LatencyHistogram::new(), LatencyHistogram::new());
+        for o in &mine {
+            clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
+            lat.add(&o.histogram);
+        }
+        let points: Vec<(f64, f64)> = j
+            .series
+            .iter()
+            .filter(|p| !p.warmup && p.duration > 0.5)
+            .filter(|p| p.ops.iter().any(|s| ops.contains(&s.op)))
+            .map(|p| p.ops.iter().filter(|s| ops.contains(&s.op)).fold((0.0, 0.0), |(b, i), s| (b + s.bytes_per_sec, i + s.iops)))
+            .collect();
+        let bw: Vec<u64> = points.iter().map(|s| (s.0 / 1024.0) as u64).collect();
+        let iops: Vec<u64> = points.iter().map(|s| s.1 as u64).collect();
+        let sum = |f: &dyn Fn(&&OpResult) -> u64| mine.iter().map(f).sum::<u64>();
         Dir {
-            io_bytes: o.bytes,
+            io_bytes: sum(&|o| o.bytes),
             runtime_ms: j.runtime_ns / 1_000_000,
-            total_ios: o.ios + o.errors.values().sum::<u64>(),
-            short_ios: o.errors.get("short I/O").copied().unwrap_or(0),
-            clat: Lat::of(o.service_histogram.as_ref().unwrap_or(&o.histogram)),
-            lat: Lat::of(&o.histogram),
+            total_ios: sum(&|o| o.ios + o.errors.values().sum::<u64>()),
+            short_ios: sum(&|o| o.errors.get("short I/O").copied().unwrap_or(0)),
+            clat: Lat::of(&clat),
+            lat: Lat::of(&lat),
             bw: Samples::of(&bw),
             iops: Samples::of(&iops),
         }
@@ -160,11 +174,16 @@ fn per_ms(n: u64, ms: u64) -> u64 {
     }
 }
 
+const READS: &[OpKind] = &[OpKind::Read];
+const WRITES: &[OpKind] = &[OpKind::Write, OpKind::Create, OpKind::Update];
+
 /// One job as a fio group_reporting entry.
 pub struct Job<'a> {
     pub r: &'a JobResult,
     pub read: Dir,
     pub write: Dir,
+    /// Object deletes (fio's http engine trims); empty for block jobs.
+    pub trim: Dir,
     pub sync: Lat,
     pub sync_ios: u64,
     /// Read and write completions in fio's latency buckets (`io_u_lat_n/u/m`).
@@ -176,15 +195,16 @@ pub struct Job<'a> {
 impl<'a> Job<'a> {
     pub fn of(j: &'a JobResult) -> Job<'a> {
         let mut clat = LatencyHistogram::new();
-        for o in j.ops.iter().filter(|o| matches!(o.op, OpKind::Read | OpKind::Write)) {
+        for o in j.ops.iter().filter(|o| READS.contains(&o.op) || WRITES.contains(&o.op)) {
             clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
         }
         let (lat_ns, lat_us, lat_ms) = latency_buckets(&clat);
         let sync = j.op(OpKind::Sync);
         Job {
             r: j,
-            read: Dir::of(j, OpKind::Read),
-            write: Dir::of(j, OpKind::Write),
+            read: Dir::of(j, READS),
+            write: Dir::of(j, WRITES),
+            trim: Dir::of(j, &[OpKind::Delete]),
             sync: sync.map_or_else(Lat::empty, |o| Lat::of(&o.histogram)),
             sync_ios: sync.map_or(0, |o| o.ios),
             lat_ns,

@@ -478,6 +478,33 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info("write_hist_log", Kind::Text, "", "write fio's latency histogram log PREFIX_clat_hist.N.log (every log_hist_msec ms)"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.hist = Some(log_prefix(v));
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("log_hist_msec", Kind::Count, "0", "window of the histogram log, in ms (0: the file stays empty, as in fio)"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.hist_msec = u32::try_from(count(v)?).map_err(|_| format!("'{v}' is too large"))?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("log_hist_coarseness", Kind::Count, "0", "merge 2^N of fio's latency buckets per column of the histogram log (0-6)"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.hist_coarseness = match count(v)? {
+                n @ 0..=6 => n as u8,
+                _ => return Err(format!("'{v}' is not 0 to 6")),
+            };
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("number_ios", Kind::Count, "", "stop after this many operations per worker"),
         aliases: &[],
         set: |s, v| {

@@ -10,6 +10,7 @@
 //! refused by name with the reason (or, with `--fio-allow-unsupported`,
 //! dropped with a note each, and the results marked approximate).
 
+mod http;
 mod table;
 pub mod text;
 
@@ -175,7 +176,26 @@ pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
     for s in &sections {
         specs.push(build_job(s, reading, &mut notes)?);
     }
+    unique_names(&mut specs, &mut notes);
     Ok(FioJobs { specs, notes })
+}
+
+/// fio lets jobs share a name (`name=` in `[global]`); storbench's results
+/// are kept by job name, so a repeated name gets its section's name added.
+fn unique_names(specs: &mut [JobSpec], notes: &mut Vec<String>) {
+    let mut seen = std::collections::HashSet::new();
+    let mut renamed = Vec::new();
+    for spec in specs.iter_mut() {
+        if !seen.insert(spec.name.clone()) {
+            let name = (2..).map(|n| format!("{}.{n}", spec.name)).find(|n| !seen.contains(n)).expect("a free name");
+            renamed.push(format!("{} -> {name}", spec.name));
+            spec.name = name.clone();
+            seen.insert(name);
+        }
+    }
+    if !renamed.is_empty() {
+        add_note(notes, format!("jobs renamed to keep their results apart (fio allows one name for several jobs): {}", renamed.join(", ")));
+    }
 }
 
 fn add_note(notes: &mut Vec<String>, note: String) {
@@ -204,7 +224,13 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
     for (k, v) in ordered {
         match k.strip_prefix("fio:") {
             Some(k) => later.push((k, v)),
-            None => apply_option(&mut spec, k, v).map_err(|e| context(e.to_string()))?,
+            None => {
+                // A later engine or pattern replaces fio's http engine or a trim.
+                if matches!(k.as_str(), "ioengine" | "rw") {
+                    later.retain(|(l, _)| l != k);
+                }
+                apply_option(&mut spec, k, v).map_err(|e| context(e.to_string()))?
+            }
         }
     }
     if s.new_file {
@@ -221,6 +247,15 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
     }
     if let Some(ba) = get("blockalign") {
         fio_blockalign(&spec, ba).map_err(context)?;
+    }
+    if get("ioengine") == Some("http") {
+        http::apply(&mut spec, &get, notes).map_err(context)?;
+    } else if let Some(rw) = get("rw") {
+        return Err(context(format!("rw={rw}: trims (discards) are supported only on fio's http engine (as DELETEs)")));
+    } else if let Some(f) = get("filename_format").filter(|f| *f != "$jobname.$jobnum.$filenum") {
+        return Err(context(format!(
+            "filename_format={f}: files are named <job>.<worker>.<n> (fio's default format); give filename= instead"
+        )));
     }
     engine_defaults(&mut spec, notes)?;
     Ok(spec)
@@ -414,6 +449,51 @@ bs=8k
         assert_eq!(s.bs.read.0[0].1, s.bs.read.0[1].1, "sizes equally likely");
         let e = read("[a]\nbs=4k\nba=8k\n", false).err().unwrap();
         assert!(e.message.contains("blockalign=8k"), "{}", e.message);
+    }
+
+    #[test]
+    fn fio_http_jobs_become_object_jobs_with_fios_names() {
+        let text = "[global]\nioengine=http\nhttp_mode=s3\nhttp_host=127.0.0.1:7480\nhttp_s3_keyid=AK\nhttp_s3_key=SK\nfilename=/bkt/k/e.y\nbs=4k\nsize=64k\n\
+                    [create]\nrw=write\nio_size=8k\n[trim]\nstonewall\nrw=trim\nio_size=8k\n";
+        let f = read(text, false).unwrap();
+        let (w, t) = (&f.specs[0], &f.specs[1]);
+        assert_eq!(w.ioengine, "s3");
+        let opt = |s: &JobSpec, k: &str| s.engine_options.get(k).cloned().unwrap_or_default();
+        assert_eq!(
+            (opt(w, "endpoint"), opt(w, "bucket"), opt(w, "access_key")),
+            ("http://127.0.0.1:7480".into(), "bkt".into(), "AK".into())
+        );
+        let o = w.objects.as_ref().unwrap();
+        assert_eq!((o.count, o.sizes.fixed(), o.exist, o.cleans_up(), w.io_size), (16, Some(4096), false, false, Some(8192)));
+        let names = storbench_workload::ObjectNames::new(&o.prefix_for("x"), Some(o));
+        assert_eq!(names.name(2), "k/e.y_8192_4096");
+        let to = t.objects.as_ref().unwrap();
+        assert!(to.exist && to.mix == vec![(storbench_workload::OpKind::Delete, 100)]);
+        assert_eq!((t.number_ios, t.io_size), (Some(2), None));
+        assert!(t.filenames.is_empty());
+
+        let swift =
+            "[j]\nioengine=http\nhttp_mode=swift\nhttps=insecure\nhttp_host=h:8081\nfilename_format=/swift/v1/fio-test/bucket.$jobnum\n\
+                     http_swift_auth_token=TOK\nbs=64k\nsize=1m\nnumjobs=2\nrw=randwrite\n";
+        let s = &read(swift, false).unwrap().specs[0];
+        assert_eq!(
+            (opt(s, "storage_url"), opt(s, "container"), opt(s, "token"), opt(s, "insecure")),
+            ("https://h:8081/swift/v1".into(), "fio-test".into(), "TOK".into(), "1".into())
+        );
+        let o = s.objects.as_ref().unwrap();
+        assert_eq!(o.count, 32, "16 blocks per worker's own file");
+        let names = storbench_workload::ObjectNames::new(&o.prefix_for("j"), Some(o));
+        assert_eq!((names.name(1), names.name(2)), ("bucket.1_0_65536".into(), "bucket.0_65536_65536".into()));
+
+        for (bad, why) in [
+            ("[j]\nioengine=http\nfilename=/b/k\nsize=1m\n", "webdav"),
+            ("[j]\nioengine=http\nhttp_mode=s3\nfilename=b/k\nsize=1m\n", "start with '/'"),
+            ("[j]\nioengine=http\nhttp_mode=swift\nfilename=/v1/c/o\nsize=1m\n", "http_swift_auth_token"),
+            ("[j]\nrw=trim\nsize=1m\n", "only on fio's http engine"),
+        ] {
+            let e = read(bad, false).err().unwrap();
+            assert!(e.message.contains(why), "{why}: {}", e.message);
+        }
     }
 
     #[test]

@@ -59,8 +59,6 @@ const IGNORED: &[&str] = &[
     "touch_objects",
 ];
 
-const LOGS: &[&str] = &["write_hist_log", "log_hist_msec", "log_hist_coarseness"];
-
 /// Families refused by name, with the reason (and what to do instead).
 const REFUSED: &[(&[&str], &str)] = &[
     (
@@ -112,9 +110,10 @@ const REFUSED: &[(&[&str], &str)] = &[
     (&["wait_for"], "waiting for a named job is not supported; use stonewall (wait for every job before)"),
     (&["prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit"], "I/O priorities are not supported"),
     (&["offset_increment", "offset_align"], "per-worker offsets are not supported yet: every worker of a job uses the whole region"),
+    (&["unlink_each_loop", "fill_device", "fill_fs"], "not supported: files are sized by size/filesize and kept"),
     (
-        &["filename_format", "unlink_each_loop", "fill_device", "fill_fs"],
-        "not supported: files are named <name>.<worker>.<n> and sized by size/filesize",
+        &["http_s3_sse_customer_key", "http_s3_sse_customer_algorithm", "http_s3_storage_class"],
+        "S3 server-side encryption with customer keys and storage classes are not supported",
     ),
     (&["end_fsync", "fsync_on_close"], "a final fsync of the job's files is not supported yet; use fsync=N to flush during the job"),
     (&["sync"], "O_SYNC writes (fio sync=1) are not supported yet; fsync=1 flushes after every write"),
@@ -129,16 +128,18 @@ pub fn action(key: &str, value: &str) -> Action {
     if key.starts_with("verify_") {
         return Action::Refuse(REFUSED[0].1);
     }
-    if key.starts_with("http_") || key == "https" {
-        return Action::Refuse(HTTP);
-    }
     if let Some((_, why)) = REFUSED.iter().find(|(keys, _)| keys.contains(&key)) {
         return Action::Refuse(why);
     }
-    if LOGS.contains(&key) {
-        return Action::Note(
-            "fio's log files (write_*_log) are not written: series.csv in the results directory has the per-second series".into(),
-        );
+    // fio's http engine and trims are settled once the job is built (see http.rs).
+    if key == "http_verbose" {
+        return Action::Ignore;
+    }
+    if key.starts_with("http_") || matches!(key, "https" | "filename_format") || (key == "ioengine" && value == "http") {
+        return Action::Keep(format!("fio:{key}"), value.into());
+    }
+    if key == "rw" && value.contains("trim") {
+        return Action::Keep("fio:rw".into(), value.into());
     }
     let keep = |k: &str| Action::Keep(k.into(), value.into());
     match key {
@@ -170,12 +171,9 @@ pub fn action(key: &str, value: &str) -> Action {
     }
 }
 
-const HTTP: &str = "fio's http engine is not mapped yet: use ioengine=s3 or ioengine=swift with storbench's options (storbench engines)";
-
 /// fio engines storbench does not have, and why (their own options are
 /// then not listed one by one).
 const ENGINES_REFUSED: &[(&[&str], &str)] = &[
-    (&["http"], HTTP),
     (&["cpuio"], "CPU burners (ioengine=cpuio) are not supported"),
     (&["exec"], "running programs (ioengine=exec) is not supported"),
     (
@@ -245,10 +243,10 @@ mod tests {
         assert_eq!(action("bsrange", "4k-12k"), Action::Keep("bssplit".into(), "4096/33.33:8192/33.33:12288/33.34".into()));
         assert_eq!(action("group_reporting", "1"), Action::Ignore);
         assert!(matches!(action("verify_backlog", "8"), Action::Refuse(r) if r.contains("checking written data")));
-        assert!(matches!(action("http_mode", "s3"), Action::Refuse(r) if r.contains("ioengine=s3")));
+        assert_eq!(action("http_mode", "s3"), Action::Keep("fio:http_mode".into(), "s3".into()));
+        assert!(matches!(action("http_s3_storage_class", "GLACIER"), Action::Refuse(_)));
         assert!(matches!(action("io_submit_mode", "offload"), Action::Refuse(_)));
         assert_eq!(action("io_submit_mode", "inline"), Action::Ignore);
-        assert!(matches!(action("write_hist_log", "x"), Action::Note(_)));
         assert_eq!(action("write_bw_log", "x"), Action::Keep("write_bw_log".into(), "x".into()));
         assert!(matches!(action("bsrange", "4k-4m"), Action::Refuse(_)));
     }
