@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs what the tests and benchmarks need from Debian's packages:
 # fio (the reference tool), e2fsprogs (mkfs.ext4), util-linux (losetup) and
-# time (/usr/bin/time, for the benchmarks' CPU and memory figures) and curl
-# (SigV4 requests the tests make behind storbench's back).
+# time (/usr/bin/time, for the benchmarks' CPU and memory figures), curl
+# (SigV4 requests the tests make behind storbench's back) and strace (the
+# system calls fio's sync and end_fsync must make).
 # Idempotent: installs only what is missing.
 set -euo pipefail
 
@@ -12,6 +13,7 @@ command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
 command -v losetup >/dev/null || need+=(util-linux)
 [ -x /usr/bin/time ] || need+=(time)
 command -v curl >/dev/null || need+=(curl)
+command -v strace >/dev/null || need+=(strace)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

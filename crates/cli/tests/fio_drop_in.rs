@@ -273,6 +273,54 @@ fn histogram_logs_have_fios_shape_and_count_every_io() {
     assert_eq!(fio_rows.first().map(Vec::len), sb_rows.first().map(Vec::len), "and the same columns");
 }
 
+/// offset_increment puts each worker on its own stripe (what lies between
+/// is never written), sync=1 opens the file O_SYNC and end_fsync flushes it
+/// once per worker at the end: the file's bytes and strace's record say so.
+#[test]
+fn stripes_synchronous_writes_and_a_final_fsync_as_in_fio() {
+    if !have("strace") {
+        assert!(std::env::var_os("CI").is_none(), "strace is missing in CI: scripts/install-deps.sh installs it");
+        eprintln!("SKIP: strace is not installed");
+        return;
+    }
+    let traced = |dir: &Path, extra: &[&str]| -> String {
+        let mut args = vec![
+            "-f",
+            "-e",
+            "trace=openat,fsync",
+            "-o",
+            "trace",
+            bin(),
+            "fio",
+            "--name=s",
+            "--filename=f",
+            "--size=256k",
+            "--offset_increment=1m",
+            "--numjobs=2",
+            "--rw=write",
+            "--bs=64k",
+            "--zero_buffers=1",
+        ];
+        args.extend(extra);
+        let out = Command::new("strace").args(args).current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        std::fs::read_to_string(dir.join("trace")).unwrap()
+    };
+    let d = scratch();
+    let trace = traced(d.path(), &["--sync=1", "--end_fsync=1"]);
+    let data = std::fs::read(d.path().join("f")).unwrap();
+    assert_eq!(data.len(), (1 << 20) + (256 << 10), "the second stripe starts 1 MiB in");
+    let zeros = |a: usize, b: usize| data[a..b].iter().all(|x| *x == 0);
+    assert!(zeros(0, 256 << 10) && zeros(1 << 20, data.len()), "both stripes written (zero buffers)");
+    assert!(!zeros(256 << 10, 1 << 20), "nothing written between the stripes (the layout's data is still there)");
+    let sync_opens = |t: &str| t.lines().filter(|l| l.contains("openat(") && l.contains("\"f\"") && l.contains("O_SYNC")).count();
+    let fsyncs = |t: &str| t.lines().filter(|l| l.contains("fsync(")).count();
+    let plain = scratch();
+    let plain = traced(plain.path(), &[]);
+    assert_eq!((sync_opens(&trace), sync_opens(&plain)), (2, 0), "each worker opens the file O_SYNC with sync=1 only:\n{trace}");
+    assert_eq!(fsyncs(&trace), fsyncs(&plain) + 2, "one final fsync per worker:\n{trace}\n---\n{plain}");
+}
+
 /// fio's startdelay holds a job back (its runtime counts from its own
 /// start); rate_min ends a worker that falls below it, as an error.
 #[test]

@@ -117,6 +117,14 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     if spec.direct && !caps.direct_io {
         return Err(err(&spec, format!("engine {} cannot do direct I/O; use direct=0", engine.name())));
     }
+    let needs = [
+        (spec.open_sync != storbench_workload::OpenSync::None && !caps.needs_files, "sync", "files and block devices"),
+        (spec.end_fsync && !caps.needs_files, "end_fsync", "files and block devices"),
+        (spec.offset_increment > 0 && !caps.blocks, "offset_increment", "block targets"),
+    ];
+    if let Some((_, name, what)) = needs.iter().find(|n| n.0) {
+        return Err(err(&spec, format!("{name} applies to {what}; engine {} has none", engine.name())));
+    }
     check_model(&spec, engine)?;
     if let Some(o) = &spec.objects {
         check_objects(&spec, engine)?;

@@ -128,7 +128,7 @@ fn ready(
     stop: &dyn Fn() -> bool,
 ) -> Result<ReadyJob, (PlanError, bool)> {
     let spec = &job.spec;
-    let bytes = spec.size.map(|s| spec.offset + s);
+    let bytes = spec.size.map(|s| spec.offset + stripes(spec) + s);
     let targets = if job.paths.is_empty() {
         let req = TargetRequest { written_before, ..target_request(spec, job.object_prefix.as_deref(), bytes) };
         let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| (target_err(&spec.name, &e, e.is_user_error()), false))?;
@@ -185,6 +185,11 @@ fn prepare_files(
 }
 
 /// Where block I/O goes, and the byte budget per worker.
+/// How far the last worker's region starts after the first's.
+fn stripes(spec: &JobSpec) -> u64 {
+    spec.offset_increment * (spec.numjobs.max(1) as u64 - 1)
+}
+
 fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), PlanError> {
     let spec = &job.spec;
     let mut region = Region { files: 1, start: spec.offset, len: spec.size.unwrap_or(1 << 30) };
@@ -200,7 +205,26 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
         if smallest <= spec.offset {
             return Err(target_err(&spec.name, format!("offset {} is beyond the end of the target ({smallest} bytes)", spec.offset), true));
         }
-        let len = spec.size.unwrap_or(smallest - spec.offset);
+        // Without a size, each worker's stripe runs to where the last one's
+        // must start (fio `offset_increment`), or to the end.
+        let room = smallest - spec.offset;
+        let len = match spec.size {
+            Some(s) => s,
+            None if spec.offset_increment > 0 => spec.offset_increment.min(room.saturating_sub(stripes(spec))),
+            None => room,
+        };
+        if spec.offset + stripes(spec) + len > smallest {
+            return Err(target_err(
+                &spec.name,
+                format!(
+                    "offset_increment {}: the last of {} workers would start at {} and end beyond the target ({smallest} bytes)",
+                    spec.offset_increment,
+                    spec.numjobs,
+                    spec.offset + stripes(spec)
+                ),
+                true,
+            ));
+        }
         if len < spec.bs.max() {
             return Err(target_err(&spec.name, format!("the target region ({len} bytes) is smaller than the block size"), true));
         }

@@ -207,7 +207,7 @@ impl Worker {
                 g.exclusive(!factory.capabilities().ordered);
                 Gen::Objects(g)
             }
-            None => Gen::Blocks(IoGen::new(spec, share.region, worker, share.io_limit)),
+            None => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), worker, share.io_limit)),
         };
         let report = Box::new(new_report(&share, worker));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
@@ -267,6 +267,7 @@ impl Worker {
         let cpu0 = CpuTimes::thread();
         let result = self.run_loop(&clock).map_err(|e| e.to_string());
         let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
+        let result = result.and_then(|_| self.end_fsync());
         let end = clock.now();
         if self.log.end > 0 {
             // Windows that ended while no I/O completed, then the last,
@@ -282,6 +283,19 @@ impl Worker {
         self.hand_over(end, end);
         let result = result.and_then(|_| self.clean_up());
         self.done(end, CpuTimes::thread().since(cpu0), result.err())
+    }
+
+    /// fio `end_fsync`: each file flushed once the I/O is done, inside the
+    /// job's time but not among its operations (as in fio); a failure is the
+    /// worker's error.
+    fn end_fsync(&self) -> Result<(), String> {
+        if !(self.share.spec.end_fsync && self.share.spec.writes()) {
+            return Ok(());
+        }
+        for (f, t) in self.files.iter().zip(self.share.targets.files_of(self.worker)) {
+            f.sync_all().map_err(|e| format!("end_fsync of {}: {e}", t.path.display()))?;
+        }
+        Ok(())
     }
 
     /// How long after the group's start this job begins (fio `startdelay`).
@@ -679,8 +693,16 @@ fn maybe_done(f: IoFailure) -> bool {
 /// its page cache is dropped first, so a buffered job does not start warm
 /// from the layout or from the job before it; then the access pattern is
 /// told to the kernel as fio does (`fadvise_hint`).
+/// The job's region, moved along by `offset_increment` for each worker
+/// before this one (the plan made sure the last one fits).
+fn worker_region(share: &JobShare, worker: u32) -> storbench_workload::gen::Region {
+    let mut r = share.region;
+    r.start += worker as u64 * share.spec.offset_increment;
+    r
+}
+
 fn open_file(t: &storbench_engine::TargetFile, spec: &JobSpec) -> Result<File, String> {
-    let f = files::open(t, spec.writes(), spec.direct).map_err(|e| e.to_string())?;
+    let f = files::open(t, spec.writes(), spec.direct, spec.open_sync).map_err(|e| e.to_string())?;
     if spec.invalidate && !spec.direct {
         files::drop_cache(&f, &t.path).map_err(|e| e.to_string())?;
     }

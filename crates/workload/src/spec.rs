@@ -272,6 +272,18 @@ impl DataPattern {
     }
 }
 
+/// How files are opened for writing (fio `sync`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpenSync {
+    #[default]
+    None,
+    /// O_SYNC: each write returns once data and metadata are stable.
+    Sync,
+    /// O_DSYNC: once the data (and what is needed to read it) is stable.
+    Dsync,
+}
+
 /// fio's log files: each is named by its prefix (the job's name when the
 /// option is given without one), averaged over `avg_msec` windows.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -346,6 +358,10 @@ pub struct JobSpec {
     /// file or device.
     pub size: Option<u64>,
     pub offset: u64,
+    /// Worker k of the job starts at `offset + k * offset_increment` (fio
+    /// `offset_increment`: numjobs workers on stripes of one file or device).
+    #[serde(default)]
+    pub offset_increment: u64,
     /// Stop after this many bytes per worker (fio `io_size`); defaults to `size`
     /// unless the job is time based.
     pub io_size: Option<u64>,
@@ -381,6 +397,13 @@ pub struct JobSpec {
     pub rate_process: Arrival,
     pub distribution: Distribution,
     pub sync: Option<SyncEvery>,
+    /// Files opened for synchronous writes (fio `sync=1|sync|dsync`).
+    #[serde(default)]
+    pub open_sync: OpenSync,
+    /// fsync every file when the worker's I/O ends, inside the measured
+    /// time (fio `end_fsync`).
+    #[serde(default)]
+    pub end_fsync: bool,
     #[serde(with = "duration_ns")]
     pub thinktime: Duration,
     pub thinktime_blocks: u32,
@@ -444,6 +467,7 @@ impl Default for JobSpec {
             numjobs: 1,
             size: None,
             offset: 0,
+            offset_increment: 0,
             io_size: None,
             filenames: Vec::new(),
             nrfiles: 1,
@@ -461,6 +485,8 @@ impl Default for JobSpec {
             rate_process: Arrival::Linear,
             distribution: Distribution::Uniform,
             sync: None,
+            open_sync: OpenSync::None,
+            end_fsync: false,
             thinktime: Duration::ZERO,
             thinktime_blocks: 1,
             data: DataPattern::default(),

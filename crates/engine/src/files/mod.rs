@@ -264,12 +264,15 @@ pub fn remove_created(path: &Path) -> std::io::Result<()> {
 }
 
 /// Open a prepared target for one worker.
-pub fn open(p: &TargetFile, writes: bool, direct: bool) -> Result<File, TargetError> {
+pub fn open(p: &TargetFile, writes: bool, direct: bool, sync: storbench_workload::OpenSync) -> Result<File, TargetError> {
     let mut o = OpenOptions::new();
     o.read(true).write(writes);
-    if direct {
-        o.custom_flags(libc::O_DIRECT);
-    }
+    let sync_flag = match sync {
+        storbench_workload::OpenSync::None => 0,
+        storbench_workload::OpenSync::Sync => libc::O_SYNC,
+        storbench_workload::OpenSync::Dsync => libc::O_DSYNC,
+    };
+    o.custom_flags(if direct { libc::O_DIRECT } else { 0 } | sync_flag);
     o.open(&p.path).map_err(|e| {
         if direct && e.raw_os_error() == Some(libc::EINVAL) {
             TargetError::Invalid {

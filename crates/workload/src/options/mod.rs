@@ -231,6 +231,7 @@ mod tests {
                     "object_size" => "4k/50:8k/50",
                     "object_ops" => "read:1",
                     "object_op_size" => "1k-2k",
+                    "sync" => "dsync",
                     _ => "x",
                 },
             };

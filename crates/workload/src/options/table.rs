@@ -132,6 +132,14 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info("offset_increment", Kind::Size, "0", "worker k starts at offset + k * offset_increment (stripes of one file or device)"),
+        aliases: &[],
+        set: |s, v| {
+            s.offset_increment = size(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("io_size", Kind::Size, "size", "stop after this many bytes per worker (alias: io_limit)"),
         aliases: &["io_limit"],
         set: |s, v| {
@@ -323,6 +331,27 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.sync = sync_every(v, true)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("sync", Kind::Text, "none", "open files for synchronous writes: sync (O_SYNC, also 1), dsync (O_DSYNC), none (also 0)"),
+        aliases: &[],
+        set: |s, v| {
+            s.open_sync = match v.trim() {
+                "0" | "none" => crate::spec::OpenSync::None,
+                "1" | "sync" => crate::spec::OpenSync::Sync,
+                "dsync" => crate::spec::OpenSync::Dsync,
+                _ => return Err(format!("'{v}' is not none, sync or dsync")),
+            };
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("end_fsync", Kind::Flag, "0", "fsync each file when the job's I/O ends (counted in its time)"),
+        aliases: &[],
+        set: |s, v| {
+            s.end_fsync = boolean(v)?;
             Ok(())
         },
     },

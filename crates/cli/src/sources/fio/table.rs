@@ -109,14 +109,13 @@ const REFUSED: &[(&[&str], &str)] = &[
     (&["flow", "flow_id", "flow_watermark", "flow_sleep"], "flow control between jobs is not supported"),
     (&["wait_for"], "waiting for a named job is not supported; use stonewall (wait for every job before)"),
     (&["prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit"], "I/O priorities are not supported"),
-    (&["offset_increment", "offset_align"], "per-worker offsets are not supported yet: every worker of a job uses the whole region"),
+    (&["offset_align"], "offsets are aligned to the smallest block size"),
     (&["unlink_each_loop", "fill_device", "fill_fs"], "not supported: files are sized by size/filesize and kept"),
     (
         &["http_s3_sse_customer_key", "http_s3_sse_customer_algorithm", "http_s3_storage_class"],
         "S3 server-side encryption with customer keys and storage classes are not supported",
     ),
-    (&["end_fsync", "fsync_on_close"], "a final fsync of the job's files is not supported yet; use fsync=N to flush during the job"),
-    (&["sync"], "O_SYNC writes (fio sync=1) are not supported yet; fsync=1 flushes after every write"),
+    (&["fsync_on_close"], "an fsync at every close is not supported; end_fsync=1 flushes each file once at the end"),
     (&["buffer_pattern", "verify_pattern", "sprandom", "rw_sequencer", "ignore_error", "lockmem", "iodepth_low"], "not supported"),
 ];
 
