@@ -28,6 +28,8 @@ pub struct Cli {
 pub enum Command {
     /// Run jobs: the quick suite, a TOML or fio job file, an ssbench scenario, or jobs from flags
     Run(RunFlags),
+    /// Run the same jobs over a grid of option values, stopping each curve at its knee
+    Sweep(SweepFlags),
     /// Print a results directory again, in any format
     Show(ShowArgs),
     /// Remove objects a run left behind (its cleanup was cut short), by name prefix
@@ -90,6 +92,40 @@ pub struct RunFlags {
     /// No live progress
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// `storbench sweep`'s own flags: a job source as `run` takes it, and the
+/// dimensions.
+#[derive(Args, Debug, Default)]
+#[command(after_help = "Example: storbench sweep --name r --rw randread --filename f --size 1g --ioengine io_uring --direct 1 \
+                  --runtime 10 --sweep numjobs=1,2,4 --sweep iodepth=1..256x2")]
+pub struct SweepFlags {
+    #[command(flatten)]
+    pub run: RunFlags,
+    /// A swept option and its values: a list (1,2,4), a range with a geometric step (1..256x2) or a linear one (4k..64k+4k); repeat for a grid
+    #[arg(long = "sweep", value_name = "OPTION=VALUES")]
+    pub sweep: Vec<String>,
+    /// Vary one dimension at a time from the first value of each, instead of every combination
+    #[arg(long = "one-at-a-time")]
+    pub one_at_a_time: bool,
+    /// Run every point this many times (tables show the median)
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    pub repeat: u32,
+    /// Run the points in random order (spreads drift over the grid; knees are then not searched)
+    #[arg(long)]
+    pub shuffle: bool,
+    /// Seed of --shuffle (default: from the clock; kept in sweep.json)
+    #[arg(long, value_name = "N", requires = "shuffle")]
+    pub seed: Option<u64>,
+    /// A curve stops once a step gains less than this percentage of IOPS while mean latency grows as much
+    #[arg(long = "knee-gain", default_value_t = 5.0, value_name = "PCT")]
+    pub knee_gain: f64,
+    /// Run every point (no knee search)
+    #[arg(long = "no-knee")]
+    pub no_knee: bool,
+    /// Continue an interrupted sweep in DIR (its command line is in DIR/sweep.json)
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
 }
 
 fn parse_suite(v: &str) -> Result<String, String> {

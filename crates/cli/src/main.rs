@@ -42,6 +42,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
     match words.first().map(String::as_str) {
         None => return commands::run::run(&[]),
         Some("run") => return commands::run::run(&words[1..]),
+        Some("sweep") => return commands::sweep::run(&words[1..]),
         Some("swift-bench") => return compat::swift_bench::run(&words[1..]),
         Some("cleanup") => return commands::cleanup::run(&words[1..]),
         Some("fio") => return compat::fio::run(&words[1..]),
@@ -59,6 +60,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
     use cli::Command::*;
     match cli.command {
         None | Some(Run(_)) | Some(SwiftBench(_)) => commands::run::run(&[]),
+        Some(Sweep(_)) => commands::sweep::run(&[]),
         Some(Fio(_)) => compat::fio::run(&[]),
         Some(Cleanup(_)) => commands::cleanup::run(&[]),
         Some(Show(a)) => commands::show::show(&a),

@@ -9,7 +9,8 @@
 //!   of sweeps and comparisons, loaded back from results directories;
 //! - [`protocol`]: the versioned, two-way messages between a coordinator and
 //!   its agents, and the share of a job an agent runs;
-//! - [`target`]: the files, devices and stores a job works on, once prepared.
+//! - [`target`]: the files, devices and stores a job works on, once prepared;
+//! - [`sweep`]: a sweep's index (`sweep.json`): dimensions, points, knees.
 //!
 //! Renderers depend on this crate, never on the runner, so a report can be
 //! built (and re-built from a results directory) without any engine.
@@ -17,6 +18,7 @@
 pub mod protocol;
 pub mod result;
 pub mod runset;
+pub mod sweep;
 pub mod target;
 pub mod warning;
 

@@ -4,3 +4,4 @@ pub mod cleanup;
 pub mod help;
 pub mod run;
 pub mod show;
+pub mod sweep;

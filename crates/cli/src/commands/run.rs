@@ -35,7 +35,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))
 }
 
-fn resolve_specs(flags: &RunFlags, jobs: &JobArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
+pub(crate) fn resolve_specs(flags: &RunFlags, jobs: &JobArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
     let base = JobSpec::default();
     let job_file = flags.job_file.as_ref().or(flags.job.as_ref());
     let sources_given = [flags.fio.is_some(), job_file.is_some(), use_suite].iter().filter(|b| **b).count();

@@ -1,0 +1,320 @@
+//! `storbench sweep`: the same jobs over a grid of option values, one run
+//! per point, under one directory with an index (`sweep.json`) written after
+//! every point. A curve (the last dimension varied, the others fixed) stops
+//! at its knee: once a step gains less than `--knee-gain` percent of IOPS
+//! while p99 latency grows, the rest of that curve is skipped. An
+//! interrupted or killed sweep resumes with `--resume DIR`, redoing only
+//! the points that did not finish.
+
+use crate::cli::SweepFlags;
+use crate::commands::run::resolve_specs;
+use crate::error::*;
+use crate::session::{execute, finish, RunSetup};
+use crate::words::{self, JobArgs};
+use crate::{output, progress};
+use clap::CommandFactory;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use storbench_model::sweep::*;
+use storbench_workload::{apply_option, JobSpec};
+
+mod dims;
+mod knee;
+mod table;
+
+pub fn run(words: &[String]) -> Result<i32, CliError> {
+    let cmd = crate::cli::Cli::command().find_subcommand("sweep").cloned().expect("sweep is a command");
+    let (own, jobs) = words::split(&cmd, words)?;
+    let flags: SweepFlags = match crate::parse_command("sweep", own)? {
+        Ok(f) => f,
+        Err(code) => return Ok(code),
+    };
+    match &flags.resume {
+        Some(dir) => resume(dir, &flags, words),
+        None => {
+            let dir = flags.run.results_dir.clone().unwrap_or_else(output::default_dir);
+            let index = new_index(&flags, words)?;
+            Sweep::prepare(&flags, &jobs, dir, index)?.go()
+        }
+    }
+}
+
+/// The index of a new sweep: dimensions, points, mode, seed.
+fn new_index(flags: &SweepFlags, words: &[String]) -> Result<SweepIndex, CliError> {
+    check_flags(flags)?;
+    let dims: Vec<Dimension> = flags.sweep.iter().map(|s| dims::parse(s)).collect::<Result<_, _>>()?;
+    let mode = if flags.one_at_a_time { SweepMode::OneAtATime } else { SweepMode::Grid };
+    let grid = dims::points(&dims, mode);
+    let shuffle = flags.shuffle.then(|| flags.seed.unwrap_or_else(seed_from_time));
+    let mut order: Vec<usize> = (0..grid.len()).collect();
+    if let Some(seed) = shuffle {
+        dims::shuffle(&mut order, seed);
+    }
+    let width = (grid.len() * flags.repeat as usize).to_string().len().max(3);
+    let mut points = Vec::new();
+    for &i in &order {
+        for rep in 1..=flags.repeat {
+            let step = points.len() + 1;
+            let dir = dims::dir_name(step, width, &dims, &grid[i], flags.repeat, rep);
+            points.push(SweepPoint {
+                index: i,
+                repeat: rep,
+                values: grid[i].clone(),
+                dir,
+                state: PointState::Pending,
+                figures: None,
+                seconds: 0.0,
+            });
+        }
+    }
+    let knee_gain_pct = (!flags.no_knee && !flags.shuffle).then_some(flags.knee_gain);
+    let command = redacted(words);
+    Ok(SweepIndex { version: SWEEP_VERSION, command, dims, mode, repeat: flags.repeat, shuffle, knee_gain_pct, points, knees: Vec::new() })
+}
+
+fn check_flags(flags: &SweepFlags) -> Result<(), CliError> {
+    if flags.sweep.is_empty() {
+        return Err(CliError::usage("give at least one --sweep OPTION=VALUES (e.g. --sweep iodepth=1,2,4,8 or --sweep numjobs=1..16x2)"));
+    }
+    if flags.run.ssbench.is_some() || !flags.run.users.is_empty() {
+        return Err(CliError::usage("a sweep runs job options; ramp an ssbench scenario with `storbench run --ssbench F --users 4,8,16`"));
+    }
+    if flags.repeat == 0 {
+        return Err(CliError::usage("--repeat must be at least 1"));
+    }
+    if !(flags.knee_gain > 0.0 && flags.knee_gain < 1000.0) {
+        return Err(CliError::usage(format!("--knee-gain {}: give a percentage above 0 (default 5)", flags.knee_gain)));
+    }
+    Ok(())
+}
+
+fn seed_from_time() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+}
+
+/// The command line with the values of secret options replaced: the index
+/// keeps it for `--resume`, and secrets never reach the results.
+fn redacted(words: &[String]) -> Vec<String> {
+    let secret = |w: &str| {
+        let name = w.trim_start_matches('-').split('=').next().unwrap_or("").replace('-', "_");
+        storbench_workload::spec::SECRET_OPTIONS.contains(&name.as_str())
+    };
+    let mut out = Vec::with_capacity(words.len());
+    let mut hide_next = false;
+    for w in words {
+        if hide_next {
+            out.push(REDACTED.to_string());
+            hide_next = false;
+        } else if w.starts_with("--") && secret(w) {
+            match w.split_once('=') {
+                Some((k, _)) => out.push(format!("{k}={REDACTED}")),
+                None => {
+                    out.push(w.clone());
+                    hide_next = true;
+                }
+            }
+        } else {
+            out.push(w.clone());
+        }
+    }
+    out
+}
+
+const REDACTED: &str = "<redacted>";
+
+/// `--resume DIR`: the saved command line again, the finished points kept.
+fn resume(dir: &Path, flags: &SweepFlags, words: &[String]) -> Result<i32, CliError> {
+    let extra: Vec<&String> =
+        words.iter().filter(|w| !matches!(w.as_str(), "--quiet" | "--resume") && !w.starts_with("--resume=")).collect();
+    if extra.len() > 1 || extra.first().is_some_and(|w| Path::new(w.as_str()) != dir) {
+        return Err(CliError::usage(
+            "--resume DIR takes the sweep's own command line from DIR/sweep.json: give only --resume DIR (and --quiet)",
+        ));
+    }
+    let index = SweepIndex::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
+    if index.command.iter().any(|w| w.contains(REDACTED)) {
+        return Err(CliError::usage(
+            "this sweep had secrets on its command line, which the index does not keep: give them through the environment \
+             (AWS_SECRET_ACCESS_KEY, ST_KEY, OS_PASSWORD...) and start the sweep again",
+        ));
+    }
+    let cmd = crate::cli::Cli::command().find_subcommand("sweep").cloned().expect("sweep is a command");
+    let (own, jobs) = words::split(&cmd, &index.command)?;
+    let mut saved: SweepFlags = match crate::parse_command("sweep", own)? {
+        Ok(f) => f,
+        Err(code) => return Ok(code),
+    };
+    saved.run.quiet |= flags.run.quiet;
+    let left = index.points.iter().filter(|p| !matches!(p.state, PointState::Done | PointState::Skipped { .. })).count();
+    eprintln!("storbench: resuming the sweep in {}: {left} of {} runs left", dir.display(), index.points.len());
+    Sweep::prepare(&saved, &jobs, dir.to_path_buf(), index)?.go()
+}
+
+/// A sweep ready to run: every point's jobs built (so bad input fails before
+/// anything is touched), the directory and index in place.
+struct Sweep<'a> {
+    flags: &'a SweepFlags,
+    dir: PathBuf,
+    index: SweepIndex,
+    specs: Vec<Vec<JobSpec>>,
+    notes: Vec<String>,
+}
+
+impl<'a> Sweep<'a> {
+    fn prepare(flags: &'a SweepFlags, jobs: &JobArgs, dir: PathBuf, index: SweepIndex) -> Result<Sweep<'a>, CliError> {
+        let no_source = flags.run.job_file.is_none() && flags.run.job.is_none() && flags.run.fio.is_none() && flags.run.suite.is_none();
+        if no_source && jobs.jobs.is_empty() && jobs.global.is_empty() {
+            return Err(CliError::usage("give the jobs to sweep: a job file, --fio FILE, --suite quick, or options and --name jobs"));
+        }
+        let (base, notes) = resolve_specs(&flags.run, jobs, flags.run.suite.is_some())?;
+        let grid = dims::points(&index.dims, index.mode);
+        let specs = grid.iter().map(|values| point_specs(&base, &index.dims, values)).collect::<Result<_, _>>()?;
+        output::check_writable(&dir)?;
+        output::create(&dir)?;
+        index.save(&dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", dir.join(INDEX_FILE).display())))?;
+        Ok(Sweep { flags, dir, index, specs, notes })
+    }
+
+    fn go(mut self) -> Result<i32, CliError> {
+        let scope = storbench_runner::interrupt::Scope::begin();
+        let started = Instant::now();
+        let mut code = 0;
+        let total = self.index.points.len();
+        for n in 0..total {
+            if !matches!(self.index.points[n].state, PointState::Pending | PointState::Interrupted | PointState::Failed { .. }) {
+                continue;
+            }
+            if scope.interrupted() {
+                code = code.max(EXIT_INTERRUPTED);
+                break;
+            }
+            if let Some(reason) = knee::past(&self.index, n) {
+                self.index.points[n].state = PointState::Skipped { reason };
+                self.save()?;
+                continue;
+            }
+            self.announce(n, started);
+            let (point_code, interrupted) = self.run_point(n)?;
+            code = code.max(point_code);
+            if let Some(k) = knee::found(&self.index, n) {
+                eprintln!("storbench: knee of {}: {} ({})", k.option, table::values(&self.index.dims, &k.values), k.rule);
+                self.index.knees.push(k);
+            }
+            self.save()?;
+            if interrupted {
+                code = code.max(EXIT_INTERRUPTED);
+                break;
+            }
+        }
+        print!("{}", table::render(&self.index));
+        if code == EXIT_INTERRUPTED {
+            eprintln!("storbench: sweep interrupted; `storbench sweep --resume {}` runs the points left", self.dir.display());
+        }
+        eprintln!("storbench: sweep results in {} ({INDEX_FILE})", self.dir.display());
+        Ok(code)
+    }
+
+    fn save(&self) -> Result<(), CliError> {
+        self.index.save(&self.dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", self.dir.join(INDEX_FILE).display())))
+    }
+
+    /// One line per run: which, and when the sweep should end.
+    fn announce(&self, n: usize, started: Instant) {
+        let p = &self.index.points[n];
+        let done: Vec<&SweepPoint> = self.index.points.iter().filter(|p| p.state == PointState::Done).collect();
+        let left = self
+            .index
+            .points
+            .iter()
+            .filter(|p| matches!(p.state, PointState::Pending | PointState::Interrupted | PointState::Failed { .. }))
+            .count();
+        let eta = match done.len() {
+            0 => String::new(),
+            d => {
+                let per = done.iter().map(|p| p.seconds).sum::<f64>() / d as f64;
+                format!(", about {} left", storbench_report::fmt::duration(per * left as f64))
+            }
+        };
+        let rep = if self.index.repeat > 1 { format!(" (repeat {}/{})", p.repeat, self.index.repeat) } else { String::new() };
+        eprintln!(
+            "storbench: sweep run {}/{}: {}{rep}; {} so far{eta}",
+            n + 1,
+            self.index.points.len(),
+            table::values(&self.index.dims, &p.values),
+            storbench_report::fmt::duration(started.elapsed().as_secs_f64())
+        );
+    }
+
+    /// Run point `n`; its state and figures go into the index. Returns its
+    /// exit code and whether it was interrupted.
+    fn run_point(&mut self, n: usize) -> Result<(i32, bool), CliError> {
+        let p = self.index.points[n].clone();
+        let dir = self.dir.join(&p.dir);
+        set_aside(&dir)?;
+        let mut params = BTreeMap::from([("step".to_string(), (n + 1).to_string()), ("repeat".into(), p.repeat.to_string())]);
+        for (d, v) in self.index.dims.iter().zip(&p.values) {
+            params.insert(format!("sweep.{}", d.option), v.clone());
+        }
+        let setup = RunSetup { notes: self.notes.clone(), results_dir: Some(dir.clone()), parameters: params };
+        let mut observer = progress::Live::new(self.flags.run.quiet);
+        let t0 = Instant::now();
+        let outcome = execute(self.specs[p.index].clone(), setup, &mut observer);
+        let point = &mut self.index.points[n];
+        point.seconds = t0.elapsed().as_secs_f64();
+        match outcome {
+            Ok((result, dir)) => {
+                let code = finish(&dir, &result, None)?;
+                point.figures = Some(PointFigures::of(&result));
+                point.state = if result.interrupted { PointState::Interrupted } else { PointState::Done };
+                Ok((code, result.interrupted))
+            }
+            Err(e) if e.code == EXIT_USAGE || e.code == EXIT_SYSTEM => {
+                eprintln!("storbench: sweep run {} failed: {}", n + 1, e.message);
+                point.state = PointState::Failed { message: e.message.clone() };
+                Ok((e.code, false))
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A point's jobs: the source's, with the point's values on top (a swept
+/// option overrides the same option wherever the jobs set it).
+fn point_specs(base: &[JobSpec], dims: &[Dimension], values: &[String]) -> Result<Vec<JobSpec>, CliError> {
+    base.iter()
+        .map(|spec| {
+            let mut s = spec.clone();
+            for (d, v) in dims.iter().zip(values) {
+                apply_option(&mut s, &d.option, v).map_err(|e| CliError::usage(format!("--sweep {}={v}: {e}", d.option)))?;
+            }
+            Ok(s)
+        })
+        .collect()
+}
+
+/// A point's directory left by an interrupted attempt is kept (nothing
+/// measured is lost) under another name, so the point runs afresh.
+fn set_aside(dir: &Path) -> Result<(), CliError> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    let aside = (1..).map(|k| PathBuf::from(format!("{}.interrupted-{k}", dir.display()))).find(|p| !p.exists()).expect("a free name");
+    std::fs::rename(dir, &aside).map_err(|e| CliError::system(format!("cannot move {} aside: {e}", dir.display())))?;
+    eprintln!("storbench: the earlier, interrupted attempt is kept in {}", aside.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_on_the_command_line_are_not_kept() {
+        let w: Vec<String> =
+            ["--sweep", "iodepth=1,2", "--secret_key", "S3CR3T", "--key=K2", "--bucket", "b"].iter().map(|s| s.to_string()).collect();
+        let r = redacted(&w);
+        assert!(!r.iter().any(|x| x.contains("S3CR3T") || x.contains("K2")), "{r:?}");
+        assert_eq!(r[5..], ["--bucket".to_string(), "b".to_string()]);
+    }
+}

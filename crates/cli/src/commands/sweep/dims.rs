@@ -1,0 +1,156 @@
+//! Dimensions from `--sweep OPTION=VALUES`: lists (`1,2,4`), ranges with a
+//! geometric (`1..256x2`) or linear (`4k..64k+4k`) step, and the points of a
+//! grid or of one dimension at a time.
+
+use crate::error::CliError;
+use storbench_model::sweep::{Dimension, SweepMode};
+use storbench_workload::units::parse_size;
+
+/// At most this many values per dimension (a typo like `1..1000000+1`).
+const MAX_VALUES: usize = 1000;
+
+pub fn parse(arg: &str) -> Result<Dimension, CliError> {
+    let bad = |why: String| CliError::usage(format!("--sweep {arg}: {why}"));
+    let (option, spec) = arg.split_once('=').ok_or_else(|| bad("give OPTION=VALUES, e.g. iodepth=1,2,4 or numjobs=1..16x2".into()))?;
+    let option = storbench_workload::options::canonical_name(option.trim());
+    let known = storbench_workload::options::core(&option).is_some() || storbench_engine::all_option_names().contains(&option.as_str());
+    if !known {
+        return Err(bad(format!("'{option}' is not a job or engine option (`storbench help options`)")));
+    }
+    let mut values = Vec::new();
+    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once("..") {
+            Some((from, rest)) => values.extend(range(from, rest).map_err(bad)?),
+            None => values.push(part.to_string()),
+        }
+    }
+    if values.is_empty() {
+        return Err(bad("no values".into()));
+    }
+    if values.len() > MAX_VALUES {
+        return Err(bad(format!("{} values; at most {MAX_VALUES} per dimension", values.len())));
+    }
+    Ok(Dimension { option, values })
+}
+
+/// `a..b`, `a..bxK` (times K) or `a..b+K` (plus K); b is included when a
+/// step lands on it. Sizes keep their units' meaning (`4k..64kx2`).
+fn range(from: &str, rest: &str) -> Result<Vec<String>, String> {
+    let num = |v: &str| parse_size(v.trim()).map_err(|e| format!("'{v}': {e}"));
+    let (to, step) = match (rest.split_once('x'), rest.split_once('+')) {
+        (Some((to, k)), _) => (to, Step::Times(num(k)?)),
+        (_, Some((to, k))) => (to, Step::Plus(num(k)?)),
+        _ => (rest, Step::Plus(1)),
+    };
+    let (from, to) = (num(from)?, num(to)?);
+    match step {
+        Step::Times(k) if k < 2 || from == 0 => return Err("a geometric step needs a factor of 2 or more and a start above 0".into()),
+        Step::Plus(0) => return Err("a step of 0 never ends".into()),
+        _ if to < from => return Err(format!("the range runs down ({from} to {to})")),
+        _ => {}
+    }
+    let mut out = Vec::new();
+    let mut v = from;
+    while v <= to {
+        out.push(v.to_string());
+        if out.len() > MAX_VALUES {
+            break;
+        }
+        v = match step {
+            Step::Times(k) => v.saturating_mul(k),
+            Step::Plus(k) => v.saturating_add(k),
+        };
+        if v == u64::MAX {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+enum Step {
+    Times(u64),
+    Plus(u64),
+}
+
+/// Every point, as one value per dimension. A grid varies the last
+/// dimension fastest (its curves run in order, so a knee can cut one short);
+/// one at a time varies each dimension from the first values of all.
+pub fn points(dims: &[Dimension], mode: SweepMode) -> Vec<Vec<String>> {
+    let base: Vec<String> = dims.iter().map(|d| d.values[0].clone()).collect();
+    match mode {
+        SweepMode::Grid => dims.iter().fold(vec![Vec::new()], |acc, d| {
+            acc.iter().flat_map(|prefix| d.values.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat())).collect()
+        }),
+        SweepMode::OneAtATime => {
+            let mut out = vec![base.clone()];
+            for (i, d) in dims.iter().enumerate() {
+                for v in &d.values[1..] {
+                    let mut p = base.clone();
+                    p[i] = v.clone();
+                    out.push(p);
+                }
+            }
+            out
+        }
+    }
+}
+
+/// A seeded Fisher-Yates shuffle (the seed is kept in the index).
+pub fn shuffle(order: &mut [usize], seed: u64) {
+    let mut rng = storbench_workload::rng::Rng::new(seed);
+    for i in (1..order.len()).rev() {
+        let j = rng.below(i as u64 + 1) as usize;
+        order.swap(i, j);
+    }
+}
+
+/// `007_iodepth-8_numjobs-2[_r2]`: the run's number, then its values, in a
+/// name any file system takes.
+pub fn dir_name(step: usize, width: usize, dims: &[Dimension], values: &[String], repeats: u32, rep: u32) -> String {
+    let clean = |s: &str| s.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-') { c } else { '_' }).collect::<String>();
+    let mut name = format!("{step:0width$}");
+    for (d, v) in dims.iter().zip(values) {
+        name += &format!("_{}-{}", clean(&d.option), clean(v));
+    }
+    if repeats > 1 {
+        name += &format!("_r{rep}");
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_ranges() {
+        assert_eq!(parse("iodepth=1..16x2").unwrap().values, ["1", "2", "4", "8", "16"]);
+        assert_eq!(parse("bs=4k..16k+4k").unwrap().values, ["4096", "8192", "12288", "16384"]);
+        assert_eq!(parse("numjobs=1,3..5").unwrap().values, ["1", "3", "4", "5"]);
+        assert_eq!(parse("rw=read,randread").unwrap().values, ["read", "randread"]);
+        for bad in ["iodepth", "bogus=1", "iodepth=0..8x2", "iodepth=8..1", "iodepth=1..2+0", "iodepth=1..100000"] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn grids_vary_the_last_dimension_fastest_and_one_at_a_time_shares_the_base() {
+        let d = |o: &str, v: &[&str]| Dimension { option: o.into(), values: v.iter().map(|s| s.to_string()).collect() };
+        let dims = [d("numjobs", &["1", "2"]), d("iodepth", &["1", "4", "16"])];
+        let g = points(&dims, SweepMode::Grid);
+        assert_eq!(g.len(), 6);
+        assert_eq!(
+            (g[0].clone(), g[1].clone(), g[3].clone()),
+            (vec!["1".to_string(), "1".into()], vec!["1".into(), "4".into()], vec!["2".into(), "1".into()])
+        );
+        let o = points(&dims, SweepMode::OneAtATime);
+        assert_eq!(o.len(), 4, "the base point once, then 1 + 2 more");
+        let mut order: Vec<usize> = (0..10).collect();
+        shuffle(&mut order, 7);
+        let mut sorted = order.clone();
+        sorted.sort();
+        assert_eq!(sorted, (0..10).collect::<Vec<_>>());
+        assert_ne!(order, sorted);
+        assert_eq!(dir_name(7, 3, &dims, &["2".into(), "16".into()], 2, 1), "007_numjobs-2_iodepth-16_r1");
+    }
+}

@@ -1,0 +1,132 @@
+//! Knees: along a curve (the last dimension of a grid, or each dimension of
+//! a one-at-a-time sweep), the point after which a step gains less than the
+//! threshold of IOPS while mean latency grows by at least as much. The run
+//! that shows it is the last of its curve; the rest of the curve is skipped.
+
+use super::dims;
+use storbench_model::sweep::*;
+
+/// Where a point lies: the dimension its curve varies and its position there.
+/// The base point of a one-at-a-time sweep starts every curve (`None`).
+fn place(index: &SweepIndex, values: &[String]) -> Option<(usize, usize)> {
+    let pos = |d: usize| index.dims[d].values.iter().position(|v| *v == values[d]).unwrap_or(0);
+    match index.mode {
+        SweepMode::Grid => Some((index.dims.len() - 1, pos(index.dims.len() - 1))),
+        SweepMode::OneAtATime => (0..index.dims.len()).find(|&d| pos(d) != 0).map(|d| (d, pos(d))),
+    }
+}
+
+/// The same curve's point at position `pos` of dimension `dim`.
+fn on_curve(values: &[String], index: &SweepIndex, dim: usize, pos: usize) -> Vec<String> {
+    let mut v = values.to_vec();
+    v[dim] = index.dims[dim].values[pos].clone();
+    v
+}
+
+/// Whether a knee was found on this curve before (the point that showed it
+/// is at the knee's position + 1).
+fn knee_on<'a>(index: &'a SweepIndex, values: &[String], dim: usize) -> Option<(usize, &'a Knee)> {
+    index.knees.iter().filter(|k| k.option == index.dims[dim].option).find_map(|k| {
+        let same_curve = (0..values.len()).all(|d| d == dim || k.values[d] == values[d] || index.mode == SweepMode::OneAtATime);
+        let pos = index.dims[dim].values.iter().position(|v| *v == k.values[dim])?;
+        same_curve.then_some((pos, k))
+    })
+}
+
+/// Why run `n` is skipped: its curve's knee lies more than one step before it.
+pub fn past(index: &SweepIndex, n: usize) -> Option<String> {
+    index.knee_gain_pct?;
+    let values = &index.points[n].values;
+    let (dim, pos) = place(index, values)?;
+    let (knee_pos, k) = knee_on(index, values, dim)?;
+    (pos > knee_pos + 1).then(|| format!("past the knee of {} at {}", k.option, index.dims[dim].values[knee_pos]))
+}
+
+/// After run `n`: the knee its grid point reveals, once every repeat of the
+/// point and of the one before it on the curve is done.
+pub fn found(index: &SweepIndex, n: usize) -> Option<Knee> {
+    let gain_pct = index.knee_gain_pct?;
+    let p = &index.points[n];
+    let (dim, pos) = place(index, &p.values)?;
+    if pos == 0 || knee_on(index, &p.values, dim).is_some() {
+        return None;
+    }
+    let grid = dims::points(&index.dims, index.mode);
+    let prev_values = on_curve(&p.values, index, dim, pos - 1);
+    let prev = grid.iter().position(|v| *v == prev_values)?;
+    let all_done = |i: usize| index.points.iter().filter(|q| q.index == i).all(|q| q.state == PointState::Done);
+    if !all_done(p.index) || !all_done(prev) {
+        return None;
+    }
+    let (now, before) = (index.figures(p.index)?, index.figures(prev)?);
+    if before.iops <= 0.0 || before.mean_ns <= 0.0 {
+        return None;
+    }
+    let gain = (now.iops / before.iops - 1.0) * 100.0;
+    let slower = (now.mean_ns / before.mean_ns - 1.0) * 100.0;
+    let option = &index.dims[dim].option;
+    (gain < gain_pct && slower >= gain_pct).then(|| Knee {
+        option: option.clone(),
+        values: prev_values,
+        rule: format!(
+            "IOPS {gain:+.1}% (< {gain_pct}%) from {option}={} to {} while mean latency {slower:+.0}%",
+            index.dims[dim].values[pos - 1],
+            index.dims[dim].values[pos]
+        ),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(mode: SweepMode, dims: &[(&str, &[&str])]) -> SweepIndex {
+        let dims: Vec<Dimension> =
+            dims.iter().map(|(o, v)| Dimension { option: o.to_string(), values: v.iter().map(|s| s.to_string()).collect() }).collect();
+        let points = dims::points(&dims, mode)
+            .into_iter()
+            .enumerate()
+            .map(|(i, values)| SweepPoint {
+                index: i,
+                repeat: 1,
+                values,
+                dir: String::new(),
+                state: PointState::Pending,
+                figures: None,
+                seconds: 0.0,
+            })
+            .collect();
+        SweepIndex { version: 1, command: vec![], dims, mode, repeat: 1, shuffle: None, knee_gain_pct: Some(5.0), points, knees: vec![] }
+    }
+
+    fn finish(ix: &mut SweepIndex, n: usize, iops: f64, mean_ns: f64) -> Option<Knee> {
+        ix.points[n].state = PointState::Done;
+        ix.points[n].figures = Some(PointFigures { iops, mean_ns, ..Default::default() });
+        let k = found(ix, n);
+        ix.knees.extend(k.clone());
+        k
+    }
+
+    #[test]
+    fn a_flat_step_with_growing_latency_is_the_knee_and_the_rest_of_its_curve_is_skipped() {
+        let mut ix = index(SweepMode::Grid, &[("numjobs", &["1", "2"]), ("iodepth", &["1", "2", "4", "8"])]);
+        assert_eq!(finish(&mut ix, 0, 1000.0, 1e6), None);
+        assert_eq!(finish(&mut ix, 1, 1900.0, 1.05e6), None, "still gaining");
+        let k = finish(&mut ix, 2, 1950.0, 2e6).expect("+2.6% while latency doubles");
+        assert_eq!((k.option.as_str(), k.values.clone()), ("iodepth", vec!["1".to_string(), "2".into()]));
+        assert!(k.rule.contains("from iodepth=2 to 4"), "{}", k.rule);
+        assert!(past(&ix, 3).is_some(), "iodepth=8 of this curve is skipped");
+        assert!(past(&ix, 4).is_none() && past(&ix, 7).is_none(), "the numjobs=2 curve runs");
+        assert_eq!(finish(&mut ix, 4, 2000.0, 1e6), None);
+        assert_eq!(finish(&mut ix, 5, 2020.0, 1.0e6), None, "no gain but no latency growth either: not a knee");
+    }
+
+    #[test]
+    fn one_at_a_time_curves_start_at_the_base_point() {
+        let mut ix = index(SweepMode::OneAtATime, &[("numjobs", &["1", "2", "4"]), ("iodepth", &["1", "2", "4"])]);
+        // Points: base, numjobs=2, numjobs=4, iodepth=2, iodepth=4.
+        finish(&mut ix, 0, 1000.0, 1e6);
+        assert!(finish(&mut ix, 1, 1010.0, 2e6).is_some());
+        assert!(past(&ix, 2).is_some() && past(&ix, 4).is_none());
+    }
+}
