@@ -17,7 +17,7 @@ use std::path::PathBuf;
                   on a scratch file in this directory.",
     disable_help_subcommand = true,
     after_help = "Job options (fio's names: --rw --bs --iodepth ...): `storbench help options`.\n\
-                  Exit codes: 0 ok, 1 I/O errors, 2 bad input, 3 system failure, 130 interrupted (results still written)."
+                  Exit codes: 0 ok, 1 I/O errors, 2 bad input, 3 system failure, 4 a compare gate failed, 130 interrupted (results still written)."
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -30,6 +30,8 @@ pub enum Command {
     Run(RunFlags),
     /// Run the same jobs over a grid of option values, stopping each curve at its knee
     Sweep(SweepFlags),
+    /// Compare results (runs, repeats or sweeps) with confidence intervals
+    Compare(CompareArgs),
     /// Print a results directory again, in any format
     Show(ShowArgs),
     /// Remove objects a run left behind (its cleanup was cut short), by name prefix
@@ -219,6 +221,33 @@ fn fio_formats(v: &str) -> Result<FioFormats, String> {
                   and files as a run's. A run whose cleanup was cut short prints this command with its options."
 )]
 pub struct CleanupArgs {}
+
+#[derive(Args, Debug)]
+#[command(after_help = "Exit codes: 0, 2 bad input, 4 a --fail-if gate failed.")]
+pub struct CompareArgs {
+    /// Results directories: the baseline first; a directory of runs counts as repeats; sweeps compare point by point
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// text, markdown or json
+    #[arg(long, short = 'f', default_value = "text", value_parser = ["text", "markdown", "json"])]
+    pub format: String,
+    /// A difference smaller than this percentage is no difference (noise between runs exceeds noise within one)
+    #[arg(long = "min-effect", default_value_t = 2.0, value_name = "PCT")]
+    pub min_effect: f64,
+    /// Exit 4 when IOPS or MiB/s is lower by more than PCT percent (and the difference is real)
+    #[arg(long = "fail-if-slower", value_name = "PCT", value_parser = percent)]
+    pub fail_if_slower: Option<f64>,
+    /// Exit 4 when p99 latency is higher by more than PCT percent (and the difference is real)
+    #[arg(long = "fail-if-p99-worse", value_name = "PCT", value_parser = percent)]
+    pub fail_if_p99_worse: Option<f64>,
+}
+
+fn percent(v: &str) -> Result<f64, String> {
+    match v.trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p >= 0.0 && p.is_finite() => Ok(p),
+        _ => Err(format!("'{v}' is not a percentage (e.g. 5 or 5%)")),
+    }
+}
 
 #[derive(Args, Debug)]
 pub struct ShowArgs {

@@ -6,6 +6,7 @@
 //! The compatibility tools' own outputs (`rados bench`, `rbd bench`,
 //! swift-bench, an ssbench ramp) are renderers too, in [`compat`].
 
+pub mod compare;
 pub mod compat;
 pub mod csv;
 mod export;

@@ -1,6 +1,7 @@
 //! Commands of storbench's own (the compatibility tools are in `compat`).
 
 pub mod cleanup;
+pub mod compare;
 pub mod help;
 pub mod run;
 pub mod show;

@@ -1,0 +1,116 @@
+//! `storbench compare A B [C ...]`: B (and C...) against A, per job,
+//! operation and sweep point, with confidence intervals and a verdict per
+//! metric (see `storbench_report::compare`), as text, markdown or JSON, and
+//! exit codes for CI gates.
+
+use crate::cli::CompareArgs;
+use crate::error::*;
+use std::collections::BTreeMap;
+use std::path::Path;
+use storbench_model::sweep::{PointState, SweepIndex, INDEX_FILE};
+use storbench_model::{RunResult, RunSet};
+use storbench_report::compare::{compare as compare_sides, render, Judge, Metric, Row, Side, Verdict};
+
+/// A compare gate failed (`--fail-if-slower`, `--fail-if-p99-worse`).
+pub const EXIT_GATE: i32 = 4;
+
+pub fn run(a: &CompareArgs) -> Result<i32, CliError> {
+    if a.dirs.len() < 2 {
+        return Err(CliError::usage("give two results directories or more: the first is the baseline"));
+    }
+    let loaded: Vec<Places> = a.dirs.iter().map(|d| load(d)).collect::<Result<_, _>>()?;
+    let judge = Judge { min_effect_pct: a.min_effect, ..Judge::default() };
+    let name = |i: usize| if a.dirs.len() == 2 { ["A", "B"][i].to_string() } else { format!("{}", (b'A' + i as u8) as char) };
+    let mut reports = Vec::new();
+    for (i, other) in loaded.iter().enumerate().skip(1) {
+        let rows = compare_places(&loaded[0], other, &judge);
+        if rows.is_empty() {
+            return Err(CliError::usage(format!(
+                "{} and {} have no job, operation or sweep point in common to compare",
+                a.dirs[0].display(),
+                a.dirs[i].display()
+            )));
+        }
+        reports.push((i, rows));
+    }
+    print_reports(a, &reports, &name)?;
+    Ok(gates(a, &reports))
+}
+
+/// Runs by place: "" for a run (or a directory of repeats of it), the
+/// point's values for a sweep.
+type Places = BTreeMap<String, Vec<RunResult>>;
+
+fn load(dir: &Path) -> Result<Places, CliError> {
+    let set = RunSet::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
+    if !dir.join(INDEX_FILE).exists() {
+        return Ok(BTreeMap::from([(String::new(), set.runs.into_iter().map(|r| r.result).collect())]));
+    }
+    let index = SweepIndex::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
+    let mut places = Places::new();
+    for p in index.points.iter().filter(|p| p.state == PointState::Done) {
+        let want = dir.join(&p.dir);
+        if let Some(run) = set.runs.iter().find(|r| r.dir.as_deref() == Some(want.as_path())) {
+            let key = index.dims.iter().zip(&p.values).map(|(d, v)| format!("{}={v}", d.option)).collect::<Vec<_>>().join(" ");
+            places.entry(key).or_default().push(run.result.clone());
+        }
+    }
+    Ok(places)
+}
+
+fn compare_places(a: &Places, b: &Places, judge: &Judge) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (place, runs_a) in a {
+        if let Some(runs_b) = b.get(place) {
+            let (sa, sb) = (Side { runs: runs_a.iter().collect() }, Side { runs: runs_b.iter().collect() });
+            rows.extend(compare_sides(place, &sa, &sb, judge));
+        }
+    }
+    rows
+}
+
+fn print_reports(a: &CompareArgs, reports: &[(usize, Vec<Row>)], name: &dyn Fn(usize) -> String) -> Result<(), CliError> {
+    match a.format.as_str() {
+        "json" => {
+            let doc = serde_json::json!({
+                "baseline": a.dirs[0],
+                "min_effect_pct": a.min_effect,
+                "comparisons": reports.iter().map(|(i, rows)| serde_json::json!({"against": a.dirs[*i], "rows": rows})).collect::<Vec<_>>(),
+            });
+            println!("{}", serde_json::to_string_pretty(&doc).expect("serializes"));
+        }
+        format => {
+            let md = format == "markdown";
+            for (i, rows) in reports {
+                println!("{} = {}\n{} = {}\n", name(0), a.dirs[0].display(), name(*i), a.dirs[*i].display());
+                print!("{}", render(rows, (&name(0), &name(*i)), md));
+                println!();
+            }
+            println!(
+                "Differences are (B - A) / A with 95% confidence intervals (bootstrap: over runs with 3 repeats or more, \
+                 else over blocks of per-second samples); a difference counts when its interval excludes 0 and it is at least {}%. \
+                 \"no interval\": fewer than 3 runs and fewer than 4 measured seconds per run (p99.9: fewer than 3 runs).",
+                a.min_effect
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The exit code the gates give: 0, or [`EXIT_GATE`] naming what failed.
+fn gates(a: &CompareArgs, reports: &[(usize, Vec<Row>)]) -> i32 {
+    let mut failed = Vec::new();
+    for r in reports.iter().flat_map(|(_, rows)| rows) {
+        let worse = r.verdict == Verdict::Worse;
+        let slower = a.fail_if_slower.filter(|p| worse && matches!(r.metric, Metric::Iops | Metric::MibPerSec) && r.diff_pct <= -p);
+        let p99 = a.fail_if_p99_worse.filter(|p| worse && r.metric == Metric::P99 && r.diff_pct >= *p);
+        if slower.is_some() || p99.is_some() {
+            failed.push(format!("{} {} {} {} {:+.1}%", r.point, r.job, r.op, r.metric.name(), r.diff_pct).trim().to_string());
+        }
+    }
+    if failed.is_empty() {
+        return 0;
+    }
+    eprintln!("storbench: compare gate failed: {}", failed.join("; "));
+    EXIT_GATE
+}
