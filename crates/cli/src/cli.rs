@@ -30,6 +30,8 @@ pub enum Command {
     Run(RunFlags),
     /// Run the same jobs over a grid of option values, stopping each curve at its knee
     Sweep(SweepFlags),
+    /// The highest fixed rate whose latency percentile stays under a bound (open loop)
+    Slo(SloFlags),
     /// Compare results (runs, repeats or sweeps) with confidence intervals
     Compare(CompareArgs),
     /// Print a results directory again, in any format
@@ -128,6 +130,37 @@ pub struct SweepFlags {
     /// Continue an interrupted sweep in DIR (its command line is in DIR/sweep.json)
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+}
+
+/// `storbench slo`'s own flags: a job source as `run` takes it, and the bound.
+#[derive(Args, Debug, Default)]
+#[command(after_help = "Example: storbench slo --latency p99=2ms --name r --rw randread --bs 8k --filename f --size 1g \
+                  --ioengine io_uring --direct 1 --iodepth 64")]
+pub struct SloFlags {
+    #[command(flatten)]
+    pub run: RunFlags,
+    /// The bound: PERCENTILE=TIME (p99=2ms, p99.9=500us), of latency from each operation's intended start
+    #[arg(long, value_name = "pNN=TIME", required = true)]
+    pub latency: String,
+    /// Seconds per probe (longer when the percentile needs more operations)
+    #[arg(long = "probe-time", default_value = "5", value_name = "SECONDS", value_parser = seconds)]
+    pub probe_time: std::time::Duration,
+    /// At most this many probes (the closed-loop one included)
+    #[arg(long = "max-probes", default_value_t = 10, value_name = "N")]
+    pub max_probes: u32,
+    /// Stop bisecting once the pass/fail interval is this narrow (percent of the rate)
+    #[arg(long, default_value_t = 2.0, value_name = "PCT")]
+    pub precision: f64,
+}
+
+fn seconds(v: &str) -> Result<std::time::Duration, String> {
+    storbench_workload::units::parse_duration(v, std::time::Duration::from_secs(1)).map_err(|e| e.to_string()).and_then(|d| {
+        if d.is_zero() {
+            Err("must be above 0".into())
+        } else {
+            Ok(d)
+        }
+    })
 }
 
 fn parse_suite(v: &str) -> Result<String, String> {

@@ -18,6 +18,7 @@
 pub mod protocol;
 pub mod result;
 pub mod runset;
+pub mod slo;
 pub mod sweep;
 pub mod target;
 pub mod warning;

@@ -5,4 +5,5 @@ pub mod compare;
 pub mod help;
 pub mod run;
 pub mod show;
+pub mod slo;
 pub mod sweep;

@@ -1,0 +1,257 @@
+//! `storbench slo --latency p99=2ms [JOBS]`: the highest fixed rate whose
+//! latency percentile stays under a bound. Open loop: each probe is a
+//! fixed-rate run (Poisson arrivals unless the job says otherwise) whose
+//! latency counts from each operation's intended start, so a store that
+//! falls behind shows it (no coordinated omission). A closed-loop probe
+//! first measures what the jobs can do at all; the search then bisects
+//! between 0 and that. Every probe is kept as a run under the search's
+//! directory, and `slo.json` indexes them.
+
+use crate::cli::SloFlags;
+use crate::commands::run::resolve_specs;
+use crate::error::*;
+use crate::session::{execute, finish, RunSetup};
+use crate::{output, progress, words};
+use clap::CommandFactory;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use storbench_metrics::LatencyHistogram;
+use storbench_model::slo::*;
+use storbench_model::RunResult;
+use storbench_report::fmt::{count, latency};
+use storbench_workload::{apply_option, JobSpec};
+
+/// A probe that cannot gather enough samples in this long is judged anyway.
+const LONGEST_PROBE: Duration = Duration::from_secs(600);
+
+pub fn run(words: &[String]) -> Result<i32, CliError> {
+    let cmd = crate::cli::Cli::command().find_subcommand("slo").cloned().expect("slo is a command");
+    let (own, jobs) = words::split(&cmd, words)?;
+    let flags: SloFlags = match crate::parse_command("slo", own)? {
+        Ok(f) => f,
+        Err(code) => return Ok(code),
+    };
+    let (percentile, bound_ns) = parse_bound(&flags.latency)?;
+    if jobs.jobs.is_empty() && jobs.global.is_empty() && flags.run.job_file.is_none() && flags.run.job.is_none() && flags.run.fio.is_none()
+    {
+        return Err(CliError::usage("give the jobs to search: a job file, --fio FILE, or options and --name jobs"));
+    }
+    if flags.max_probes < 3 {
+        return Err(CliError::usage("--max-probes must be at least 3 (one measures capacity, two bisect)"));
+    }
+    let (specs, notes) = resolve_specs(&flags.run, &jobs, false)?;
+    let dir = flags.run.results_dir.clone().unwrap_or_else(output::default_dir);
+    output::check_writable(&dir)?;
+    output::create(&dir)?;
+    let index = SloIndex { version: SLO_VERSION, percentile, bound_ns, probes: Vec::new(), answer: None, stopped: None };
+    Search { flags: &flags, dir, specs, notes, index, code: 0 }.go()
+}
+
+/// `p99=2ms` -> (99, 2_000_000).
+fn parse_bound(v: &str) -> Result<(f64, u64), CliError> {
+    let bad = || CliError::usage(format!("--latency {v}: give PERCENTILE=BOUND, e.g. p99=2ms, p99.9=500us or p50=1ms"));
+    let (p, b) = v.split_once('=').ok_or_else(bad)?;
+    let p: f64 = p.trim().trim_start_matches(['p', 'P']).parse().map_err(|_| bad())?;
+    if !(p > 0.0 && p < 100.0) {
+        return Err(bad());
+    }
+    let bound = storbench_workload::units::parse_duration(b.trim(), Duration::from_millis(1)).map_err(|_| bad())?;
+    if bound.is_zero() {
+        return Err(bad());
+    }
+    Ok((p, bound.as_nanos() as u64))
+}
+
+struct Search<'a> {
+    flags: &'a SloFlags,
+    dir: PathBuf,
+    specs: Vec<JobSpec>,
+    notes: Vec<String>,
+    index: SloIndex,
+    code: i32,
+}
+
+impl Search<'_> {
+    fn go(mut self) -> Result<i32, CliError> {
+        let scope = storbench_runner::interrupt::Scope::begin();
+        let Some(capacity) = self.probe(None)? else { return self.end(&scope) };
+        let (mut lo, mut hi) = (0.0f64, capacity.achieved_iops);
+        if hi <= 0.0 {
+            self.index.stopped = Some("the closed-loop probe completed no operation".into());
+            return self.end(&scope);
+        }
+        let mut rate = hi / 2.0;
+        while self.index.probes.len() < self.flags.max_probes as usize && !scope.interrupted() {
+            let Some(p) = self.probe(Some(rate))? else { break };
+            if p.pass {
+                lo = rate;
+                self.index.answer = Some(lo);
+            } else {
+                hi = rate;
+            }
+            self.save()?;
+            if hi - lo <= self.flags.precision / 100.0 * hi {
+                break;
+            }
+            rate = (lo + hi) / 2.0;
+        }
+        self.end(&scope)
+    }
+
+    fn end(mut self, scope: &storbench_runner::interrupt::Scope) -> Result<i32, CliError> {
+        if scope.interrupted() {
+            self.index.stopped.get_or_insert_with(|| "interrupted".into());
+            self.code = self.code.max(EXIT_INTERRUPTED);
+        }
+        self.save()?;
+        print!("{}", self.render());
+        eprintln!("storbench: SLO search results in {} ({SLO_FILE})", self.dir.display());
+        Ok(self.code)
+    }
+
+    fn save(&self) -> Result<(), CliError> {
+        self.index.save(&self.dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", self.dir.join(SLO_FILE).display())))
+    }
+
+    /// One probe (closed loop for `None`); `None` back when it was interrupted.
+    fn probe(&mut self, rate: Option<f64>) -> Result<Option<Probe>, CliError> {
+        let n = self.index.probes.len() + 1;
+        let (specs, longer) = self.probe_specs(rate)?;
+        let name = match rate {
+            None => format!("{n:02}_closed-loop"),
+            Some(r) => format!("{n:02}_rate-{r:.0}"),
+        };
+        let what = rate.map_or("closed loop (capacity)".to_string(), |r| format!("{} IOPS", count(r)));
+        eprintln!("storbench: SLO probe {n}: {what}{}", if longer.is_empty() { String::new() } else { format!(" ({longer})") });
+        let params =
+            BTreeMap::from([("step".to_string(), n.to_string()), ("slo.rate".into(), rate.map_or("closed".into(), |r| format!("{r:.0}")))]);
+        let setup = RunSetup { notes: self.notes.clone(), results_dir: Some(self.dir.join(&name)), parameters: params };
+        let t0 = Instant::now();
+        let (result, dir) = execute(specs, setup, &mut progress::Live::new(self.flags.run.quiet))?;
+        self.code = self.code.max(finish(&dir, &result, None)?.min(EXIT_IO_ERRORS));
+        if result.interrupted {
+            return Ok(None);
+        }
+        let probe = self.judge(&result, rate, name, t0.elapsed().as_secs_f64(), longer);
+        eprintln!(
+            "storbench: SLO probe {n}: {} IOPS, p{} {} over {} operations: {}",
+            count(probe.achieved_iops),
+            self.index.percentile,
+            latency(probe.value_ns),
+            probe.samples,
+            if probe.pass { "meets the bound".to_string() } else { format!("does not ({})", probe.note) }
+        );
+        self.index.probes.push(probe.clone());
+        Ok(Some(probe))
+    }
+
+    /// The jobs at `rate` (each job's workers share it), time based, long
+    /// enough for the percentile to rest on 100 operations beyond it.
+    fn probe_specs(&self, rate: Option<f64>) -> Result<(Vec<JobSpec>, String), CliError> {
+        let needed = self.needed_samples() as f64;
+        let mut runtime = self.flags.probe_time;
+        let mut longer = String::new();
+        if let Some(r) = rate {
+            let want = Duration::from_secs_f64((needed / r * 1.2).ceil()).min(LONGEST_PROBE);
+            if want > runtime {
+                longer = format!("{}s, for {needed:.0} operations", want.as_secs());
+                runtime = want;
+            }
+        }
+        let mut out = Vec::with_capacity(self.specs.len());
+        for s in &self.specs {
+            let mut s = s.clone();
+            let set =
+                |s: &mut JobSpec, k: &str, v: &str| apply_option(s, k, v).map_err(|e| CliError::usage(format!("job '{}': {e}", s.name)));
+            set(&mut s, "time_based", "1")?;
+            set(&mut s, "runtime", &format!("{}ms", runtime.as_millis()))?;
+            if let Some(r) = rate {
+                let per_worker = r / s.numjobs.max(1) as f64;
+                set(&mut s, "rate_iops", &per_worker.to_string())?;
+                if !s.given.has("rate_process") {
+                    set(&mut s, "rate_process", "poisson")?;
+                }
+            } else {
+                s.rate = None;
+            }
+            out.push(s);
+        }
+        Ok((out, longer))
+    }
+
+    /// At least 100 operations beyond the percentile (10,000 for p99).
+    fn needed_samples(&self) -> u64 {
+        (100.0 / (1.0 - self.index.percentile / 100.0)).ceil() as u64
+    }
+
+    fn judge(&self, r: &RunResult, rate: Option<f64>, dir: String, seconds: f64, longer: String) -> Probe {
+        let mut all = LatencyHistogram::new();
+        let mut achieved = 0.0;
+        for o in r.jobs.iter().flat_map(|j| &j.ops) {
+            all.add(&o.histogram);
+            achieved += o.iops;
+        }
+        let value_ns = all.percentile(self.index.percentile);
+        let samples = all.count();
+        let wanted = rate.map(|r| r * self.specs.len() as f64);
+        let (pass, note) = if samples < self.needed_samples() {
+            (false, format!("only {samples} operations, {} needed to judge p{}", self.needed_samples(), self.index.percentile))
+        } else if wanted.is_some_and(|w| achieved < 0.95 * w) {
+            (false, format!("kept up with only {} of {} IOPS", count(achieved), count(wanted.unwrap_or(0.0))))
+        } else if value_ns > self.index.bound_ns {
+            (false, format!("p{} {} > {}", self.index.percentile, latency(value_ns), latency(self.index.bound_ns)))
+        } else {
+            (true, longer)
+        };
+        Probe { rate, dir, achieved_iops: achieved, value_ns, samples, seconds, pass, note }
+    }
+
+    fn render(&self) -> String {
+        let p = self.index.percentile;
+        let mut out = format!("{:>12}  {:>12}  {:>10}  {:>10}  verdict\n", "rate", "IOPS", format!("p{p}"), "samples");
+        for pr in &self.index.probes {
+            let rate = pr.rate.map_or("closed loop".to_string(), count);
+            let verdict = if pr.pass { "meets".to_string() } else { format!("fails: {}", pr.note) };
+            out += &format!("{rate:>12}  {:>12}  {:>10}  {:>10}  {verdict}\n", count(pr.achieved_iops), latency(pr.value_ns), pr.samples);
+        }
+        let jobs: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
+        let bound = latency(self.index.bound_ns);
+        match self.index.answer {
+            Some(a) => {
+                let next = self
+                    .index
+                    .probes
+                    .iter()
+                    .filter(|x| x.rate.is_some_and(|r| r > a) && !x.pass)
+                    .min_by(|x, y| x.rate.partial_cmp(&y.rate).unwrap_or(std::cmp::Ordering::Equal));
+                let closed = self.index.probes.iter().find(|x| x.rate.is_none());
+                let next = match (next, closed) {
+                    (Some(n), _) => format!(" (next probe {}: p{p} {})", count(n.rate.unwrap_or(0.0)), latency(n.value_ns)),
+                    (None, Some(c)) => format!(" (closed loop, {} IOPS: p{p} {})", count(c.achieved_iops), latency(c.value_ns)),
+                    _ => String::new(),
+                };
+                out += &format!("max IOPS of {} with p{p} <= {bound}: {}{next}\n", jobs.join(", "), count(a));
+            }
+            None => out += &format!("no probed rate of {} met p{p} <= {bound}\n", jobs.join(", ")),
+        }
+        if let Some(s) = &self.index.stopped {
+            out += &format!("search stopped early: {s}\n");
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bounds_parse_as_percentile_and_time() {
+        assert_eq!(parse_bound("p99=2ms").unwrap(), (99.0, 2_000_000));
+        assert_eq!(parse_bound("p99.9=500us").unwrap(), (99.9, 500_000));
+        for bad in ["p99", "p100=1ms", "x=1ms", "p99=0", "p99=fast"] {
+            assert!(parse_bound(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! `storbench slo` on the simulated store: 8 servers of 10 ms each serve
+//! 800 operations a second; evenly spaced arrivals below that wait for
+//! nothing (latency 10 ms), above it a queue grows without end. With a p90
+//! bound of 15 ms the answer is planted at 800 IOPS.
+
+mod common;
+use common::*;
+use storbench_model::slo::SloIndex;
+
+#[test]
+fn the_search_finds_the_planted_rate_within_five_percent_in_ten_probes() {
+    let d = scratch();
+    let args = [
+        "slo",
+        "--latency",
+        "p90=15ms",
+        "--quiet",
+        "--results-dir",
+        "slo",
+        "--probe-time",
+        "2",
+        "--name",
+        "s",
+        "--ioengine",
+        "null",
+        "--service_time",
+        "10ms",
+        "--servers",
+        "8",
+        "--iodepth",
+        "64",
+        "--size",
+        "1g",
+        "--rate_process",
+        "linear",
+    ];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let text = std::fs::read_to_string(d.path().join("slo/slo.json")).unwrap();
+    let ix: SloIndex = serde_json::from_str(&text).unwrap();
+    assert!(ix.probes.len() <= 10, "{} probes", ix.probes.len());
+    let answer = ix.answer.expect("an answer");
+    assert!((answer / 800.0 - 1.0).abs() <= 0.05, "answer {answer} vs 800");
+    assert!(r.stdout.contains("max IOPS of s with p90 <= 15.00ms"), "{}", r.stdout);
+    // Every probe is a run kept in its own directory; the passing ones kept up.
+    for p in &ix.probes {
+        assert!(d.path().join("slo").join(&p.dir).join("result.json").exists(), "{}", p.dir);
+        if let (Some(rate), true) = (p.rate, p.pass) {
+            assert!(p.achieved_iops >= 0.95 * rate && p.samples >= 1000, "{p:?}");
+        }
+    }
+    assert!(ix.probes.iter().any(|p| p.rate.is_none_or(|r| r > answer) && !p.pass), "a failing probe above the answer");
+    let bad = storbench(d.path(), &["slo", "--latency", "p99", "--name", "s", "--ioengine", "null"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("PERCENTILE=BOUND"), "{}", bad.stderr);
+}

@@ -1,0 +1,50 @@
+//! An SLO search's index (`slo.json`): the bound, every probe (a fixed-rate
+//! run) with what it achieved, and the answer. Written after every probe.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+pub const SLO_VERSION: u32 = 1;
+pub const SLO_FILE: &str = "slo.json";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Probe {
+    /// The rate asked for (operations per second over all workers of each
+    /// job); none for the closed-loop probe that measures capacity.
+    pub rate: Option<f64>,
+    /// Its results directory, relative to the search's.
+    pub dir: String,
+    pub achieved_iops: f64,
+    /// The chosen percentile of latency from each operation's intended start.
+    pub value_ns: u64,
+    /// Operations the percentile was taken over.
+    pub samples: u64,
+    pub seconds: f64,
+    /// Met the bound (and kept up with the rate).
+    pub pass: bool,
+    /// Why it failed, or what it took to judge it (a longer run).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub note: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SloIndex {
+    pub version: u32,
+    /// The percentile judged (99 for p99) and its bound.
+    pub percentile: f64,
+    pub bound_ns: u64,
+    pub probes: Vec<Probe>,
+    /// The highest rate that met the bound.
+    pub answer: Option<f64>,
+    /// Set when the search ended early (Ctrl-C, a failed probe).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
+}
+
+impl SloIndex {
+    pub fn save(&self, dir: &Path) -> std::io::Result<()> {
+        let tmp = dir.join(format!("{SLO_FILE}.tmp"));
+        std::fs::write(&tmp, serde_json::to_string_pretty(self).expect("the index serializes") + "\n")?;
+        std::fs::rename(&tmp, dir.join(SLO_FILE))
+    }
+}
