@@ -3,7 +3,8 @@
 # fio (the reference tool), e2fsprogs (mkfs.ext4), util-linux (losetup) and
 # time (/usr/bin/time, for the benchmarks' CPU and memory figures), curl
 # (SigV4 requests the tests make behind storbench's back) and strace (the
-# system calls fio's sync and end_fsync must make).
+# system calls fio's sync and end_fsync must make) and chromium (the HTML
+# report opened headless).
 # Idempotent: installs only what is missing.
 set -euo pipefail
 
@@ -14,6 +15,7 @@ command -v losetup >/dev/null || need+=(util-linux)
 [ -x /usr/bin/time ] || need+=(time)
 command -v curl >/dev/null || need+=(curl)
 command -v strace >/dev/null || need+=(strace)
+command -v chromium >/dev/null || need+=(chromium)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

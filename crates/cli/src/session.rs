@@ -58,6 +58,7 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     }
     result.notes = setup.notes;
     result.parameters = setup.parameters;
+    result.command = crate::words::redacted(&std::env::args().collect::<Vec<_>>());
     Ok((result, dir))
 }
 

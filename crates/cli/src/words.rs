@@ -142,6 +142,36 @@ fn is_flag(name: &str) -> bool {
     storbench_engine::registry().iter().flat_map(|f| f.options()).any(|o| o.name == name && o.kind == Kind::Flag)
 }
 
+/// The command line with the values of secret options replaced: the index
+/// keeps it for `--resume`, and secrets never reach the results.
+pub fn redacted(words: &[String]) -> Vec<String> {
+    let secret = |w: &str| {
+        let name = w.trim_start_matches('-').split('=').next().unwrap_or("").replace('-', "_");
+        storbench_workload::spec::SECRET_OPTIONS.contains(&name.as_str())
+    };
+    let mut out = Vec::with_capacity(words.len());
+    let mut hide_next = false;
+    for w in words {
+        if hide_next {
+            out.push(REDACTED.to_string());
+            hide_next = false;
+        } else if w.starts_with("--") && secret(w) {
+            match w.split_once('=') {
+                Some((k, _)) => out.push(format!("{k}={REDACTED}")),
+                None => {
+                    out.push(w.clone());
+                    hide_next = true;
+                }
+            }
+        } else {
+            out.push(w.clone());
+        }
+    }
+    out
+}
+
+pub const REDACTED: &str = "<redacted>";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,25 @@ pub const MAX_TRACKABLE_NS: u64 = 3_600_000_000_000;
 /// Three significant digits: 0.1% resolution at every magnitude.
 pub const SIGNIFICANT_DIGITS: u8 = 3;
 
+/// Sub-buckets per power of two of [`LatencyHistogram::log_buckets`]
+/// (each about 19% wide).
+pub const LOG_BUCKETS_PER_OCTAVE: u32 = 4;
+
+/// The coarse bucket of a latency: floor(4 * log2(ns)).
+pub fn log_bucket(ns: u64) -> u16 {
+    let ns = ns.max(1);
+    let octave = 63 - ns.leading_zeros();
+    // The position inside the octave, from the bits below the top one.
+    let frac = if octave >= 8 { (ns >> (octave - 8)) & 0xFF } else { (ns << (8 - octave)) & 0xFF } as f64 / 256.0;
+    let sub = ((1.0 + frac).log2() * LOG_BUCKETS_PER_OCTAVE as f64) as u32;
+    (octave * LOG_BUCKETS_PER_OCTAVE + sub.min(LOG_BUCKETS_PER_OCTAVE - 1)) as u16
+}
+
+/// The lowest latency of coarse bucket `b`.
+pub fn log_bucket_low(b: u16) -> f64 {
+    2f64.powf(b as f64 / LOG_BUCKETS_PER_OCTAVE as f64)
+}
+
 /// HdrHistogram of latencies in nanoseconds, 1 ns .. 1 h at 3 significant digits.
 ///
 /// The counts (~270 KB) are allocated on the first record: a report carries a
@@ -90,6 +109,23 @@ impl LatencyHistogram {
             _ => 0,
         }
     }
+    /// Counts in coarse logarithmic buckets ([`LOG_BUCKETS_PER_OCTAVE`] per
+    /// power of two; bucket b starts at [`log_bucket_low`]`(b)`), nonzero
+    /// ones ascending: small enough to keep one per second of a run (for
+    /// latency heatmaps over time).
+    pub fn log_buckets(&self) -> Vec<(u16, u64)> {
+        let mut out: Vec<(u16, u64)> = Vec::new();
+        let Some(h) = self.h.as_deref() else { return out };
+        for v in h.iter_recorded() {
+            let b = log_bucket(v.value_iterated_to());
+            match out.last_mut() {
+                Some(last) if last.0 == b => last.1 += v.count_at_value(),
+                _ => out.push((b, v.count_at_value())),
+            }
+        }
+        out
+    }
+
     /// Recorded values in `[low, high]`.
     pub fn count_between(&self, low: u64, high: u64) -> u64 {
         self.h.as_deref().map_or(0, |h| h.count_between(low, high))
@@ -141,6 +177,24 @@ impl<'de> Deserialize<'de> for LatencyHistogram {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn coarse_buckets_are_a_quarter_octave_wide_and_add_up() {
+        assert_eq!((log_bucket(1), log_bucket(2), log_bucket(1024)), (0, 4, 40));
+        assert!(log_bucket(1_000_000) > log_bucket(999_000 / 2 * 2 - 200_000));
+        for ns in [3u64, 700, 1_000, 123_456, 5_000_000_000] {
+            let b = log_bucket(ns);
+            assert!(log_bucket_low(b) <= ns as f64 * 1.0001 && ns as f64 <= log_bucket_low(b + 1) * 1.0001, "{ns} in bucket {b}");
+        }
+        let mut h = LatencyHistogram::new();
+        for ns in [1_000u64, 1_010, 2_000, 1_000_000] {
+            h.record(ns);
+        }
+        let b = h.log_buckets();
+        assert_eq!(b.iter().map(|x| x.1).sum::<u64>(), 4);
+        assert_eq!(b[0], (log_bucket(1_000), 2), "1000 and 1010 ns share a bucket");
+    }
+
     use super::*;
 
     #[test]

@@ -19,6 +19,12 @@ pub struct RunResult {
     /// Unix time (seconds) the run started.
     pub started_unix: u64,
     pub hostname: String,
+    /// The kernel release (`uname -r`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub kernel: String,
+    /// The command line (values of secret options replaced).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
     /// Stopped early by Ctrl-C/SIGTERM: the results cover the elapsed time.
     pub interrupted: bool,
     pub jobs: Vec<JobResult>,
@@ -198,4 +204,8 @@ pub struct SeriesOp {
     pub p50_ns: u64,
     pub p99_ns: u64,
     pub max_ns: u64,
+    /// The interval's latencies in coarse log buckets (`LatencyHistogram::
+    /// log_buckets`), for heatmaps; empty in older results.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub buckets: Vec<(u16, u64)>,
 }

@@ -41,6 +41,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
                 p50_ns: 85_000,
                 p99_ns: 150_000,
                 max_ns: 4_000_000,
+                buckets: vec![],
             }],
         })
         .collect();
@@ -102,6 +103,8 @@ fn sample() -> RunResult {
         storbench_version: "0.1.0".into(),
         started_unix: 1_700_000_000,
         hostname: "host".into(),
+        kernel: String::new(),
+        command: vec![],
         interrupted: false,
         jobs,
         cpu: CpuTimes { user_ns: 630_000_000, sys_ns: 10_370_000_000 },
@@ -164,6 +167,7 @@ fn tool_run(op: OpKind, size: u64, parameters: BTreeMap<String, String>) -> RunR
                 p50_ns: 20_000_000,
                 p99_ns: 60_000_000,
                 max_ns: 80_000_000,
+                buckets: vec![],
             }],
         })
         .collect();

@@ -99,6 +99,8 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
         storbench_version: env!("CARGO_PKG_VERSION").into(),
         started_unix,
         hostname: hostname(),
+        kernel: std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| s.trim().to_string()).unwrap_or_default(),
+        command: Vec::new(),
         interrupted,
         jobs,
         cpu,
@@ -249,6 +251,7 @@ fn point(p: &Pending) -> SeriesPoint {
             p50_ns: o.latency.percentile(50.0),
             p99_ns: o.latency.percentile(99.0),
             max_ns: o.latency.max(),
+            buckets: o.latency.log_buckets(),
         })
         .collect();
     SeriesPoint { t: p.end_ns as f64 / 1e9, duration: dur, warmup: p.warmup, ops }

@@ -69,7 +69,7 @@ fn new_index(flags: &SweepFlags, words: &[String]) -> Result<SweepIndex, CliErro
         }
     }
     let knee_gain_pct = (!flags.no_knee && !flags.shuffle).then_some(flags.knee_gain);
-    let command = redacted(words);
+    let command = words::redacted(words);
     Ok(SweepIndex { version: SWEEP_VERSION, command, dims, mode, repeat: flags.repeat, shuffle, knee_gain_pct, points, knees: Vec::new() })
 }
 
@@ -93,35 +93,6 @@ fn seed_from_time() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
-/// The command line with the values of secret options replaced: the index
-/// keeps it for `--resume`, and secrets never reach the results.
-fn redacted(words: &[String]) -> Vec<String> {
-    let secret = |w: &str| {
-        let name = w.trim_start_matches('-').split('=').next().unwrap_or("").replace('-', "_");
-        storbench_workload::spec::SECRET_OPTIONS.contains(&name.as_str())
-    };
-    let mut out = Vec::with_capacity(words.len());
-    let mut hide_next = false;
-    for w in words {
-        if hide_next {
-            out.push(REDACTED.to_string());
-            hide_next = false;
-        } else if w.starts_with("--") && secret(w) {
-            match w.split_once('=') {
-                Some((k, _)) => out.push(format!("{k}={REDACTED}")),
-                None => {
-                    out.push(w.clone());
-                    hide_next = true;
-                }
-            }
-        } else {
-            out.push(w.clone());
-        }
-    }
-    out
-}
-
-const REDACTED: &str = "<redacted>";
 
 /// `--resume DIR`: the saved command line again, the finished points kept.
 fn resume(dir: &Path, flags: &SweepFlags, words: &[String]) -> Result<i32, CliError> {
@@ -133,7 +104,7 @@ fn resume(dir: &Path, flags: &SweepFlags, words: &[String]) -> Result<i32, CliEr
         ));
     }
     let index = SweepIndex::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
-    if index.command.iter().any(|w| w.contains(REDACTED)) {
+    if index.command.iter().any(|w| w.contains(words::REDACTED)) {
         return Err(CliError::usage(
             "this sweep had secrets on its command line, which the index does not keep: give them through the environment \
              (AWS_SECRET_ACCESS_KEY, ST_KEY, OS_PASSWORD...) and start the sweep again",
@@ -313,7 +284,7 @@ mod tests {
     fn secrets_on_the_command_line_are_not_kept() {
         let w: Vec<String> =
             ["--sweep", "iodepth=1,2", "--secret_key", "S3CR3T", "--key=K2", "--bucket", "b"].iter().map(|s| s.to_string()).collect();
-        let r = redacted(&w);
+        let r = words::redacted(&w);
         assert!(!r.iter().any(|x| x.contains("S3CR3T") || x.contains("K2")), "{r:?}");
         assert_eq!(r[5..], ["--bucket".to_string(), "b".to_string()]);
     }

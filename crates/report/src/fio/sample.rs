@@ -30,7 +30,7 @@ fn series(op: OpKind, bytes: u64, iops: &[f64]) -> Vec<SeriesPoint> {
         t: i as f64 + 1.0,
         duration: 1.0,
         warmup: false,
-        ops: vec![SeriesOp { op, iops: *v, bytes_per_sec: v * bytes as f64, errors: 0, mean_ns: 0, p50_ns: 0, p99_ns: 0, max_ns: 0 }],
+        ops: vec![SeriesOp { op, iops: *v, bytes_per_sec: v * bytes as f64, errors: 0, mean_ns: 0, p50_ns: 0, p99_ns: 0, max_ns: 0, buckets: vec![] }],
     };
     iops.iter().enumerate().map(point).collect()
 }
@@ -86,6 +86,8 @@ pub fn run() -> RunResult {
         storbench_version: "0.1.0".into(),
         started_unix: 1_795_368_035,
         hostname: "host".into(),
+        kernel: String::new(),
+        command: vec![],
         interrupted: false,
         jobs: vec![rr, rr2, w],
         cpu: CpuTimes::default(),
