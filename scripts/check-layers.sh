@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
-for crate in storbench-report storbench-model; do
+for crate in storbench-report storbench-model storbench-html; do
   tree=$(cargo tree -q -p "$crate" -e normal --prefix none)
   for banned in storbench-engine storbench-runner hyper rustls libloading io-uring tokio; do
     if grep -qE "^$banned v" <<<"$tree"; then
@@ -15,5 +15,5 @@ for crate in storbench-report storbench-model; do
     fi
   done
 done
-[ "$status" -eq 0 ] && echo "check-layers: report and model build without engines"
+[ "$status" -eq 0 ] && echo "check-layers: report, html and model build without engines"
 exit "$status"

@@ -34,6 +34,8 @@ pub enum Command {
     Slo(SloFlags),
     /// Compare results (runs, repeats or sweeps) with confidence intervals
     Compare(CompareArgs),
+    /// One self-contained HTML report of a run, a sweep, an SLO search, or a comparison of several
+    Report(ReportArgs),
     /// Print a results directory again, in any format
     Show(ShowArgs),
     /// Remove objects a run left behind (its cleanup was cut short), by name prefix
@@ -280,6 +282,19 @@ fn percent(v: &str) -> Result<f64, String> {
         Ok(p) if p >= 0.0 && p.is_finite() => Ok(p),
         _ => Err(format!("'{v}' is not a percentage (e.g. 5 or 5%)")),
     }
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A results directory, a sweep or SLO search directory; several: a comparison (the first is the baseline)
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// The HTML file (default: DIR/report.html, or report.html for a comparison)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write every chart as an SVG file in this directory
+    #[arg(long, value_name = "DIR")]
+    pub charts: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -51,7 +51,8 @@ impl Metric {
         matches!(self, Metric::Iops | Metric::MibPerSec)
     }
 
-    fn show(self, v: f64) -> String {
+    /// The figure for people (IOPS count, MiB/s, latency).
+    pub fn show(self, v: f64) -> String {
         match self {
             Metric::Iops => count(v),
             Metric::MibPerSec => mib_per_s(v * 1024.0 * 1024.0),

@@ -63,6 +63,12 @@ pub fn duration(secs: f64) -> String {
     }
 }
 
+/// `2026-11-22 10:15:00 UTC`.
+pub fn utc_time(secs: u64) -> String {
+    let (y, m, d, hh, mm, ss) = storbench_workload::units::utc_fields(secs);
+    format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02} UTC")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

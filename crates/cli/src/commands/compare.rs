@@ -39,9 +39,9 @@ pub fn run(a: &CompareArgs) -> Result<i32, CliError> {
 
 /// Runs by place: "" for a run (or a directory of repeats of it), the
 /// point's values for a sweep.
-type Places = BTreeMap<String, Vec<RunResult>>;
+pub(crate) type Places = BTreeMap<String, Vec<RunResult>>;
 
-fn load(dir: &Path) -> Result<Places, CliError> {
+pub(crate) fn load(dir: &Path) -> Result<Places, CliError> {
     let set = RunSet::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
     if !dir.join(INDEX_FILE).exists() {
         return Ok(BTreeMap::from([(String::new(), set.runs.into_iter().map(|r| r.result).collect())]));
@@ -58,7 +58,7 @@ fn load(dir: &Path) -> Result<Places, CliError> {
     Ok(places)
 }
 
-fn compare_places(a: &Places, b: &Places, judge: &Judge) -> Vec<Row> {
+pub(crate) fn compare_places(a: &Places, b: &Places, judge: &Judge) -> Vec<Row> {
     let mut rows = Vec::new();
     for (place, runs_a) in a {
         if let Some(runs_b) = b.get(place) {

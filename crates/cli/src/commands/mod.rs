@@ -3,6 +3,7 @@
 pub mod cleanup;
 pub mod compare;
 pub mod help;
+pub mod report;
 pub mod run;
 pub mod show;
 pub mod slo;

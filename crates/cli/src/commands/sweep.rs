@@ -93,7 +93,6 @@ fn seed_from_time() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
-
 /// `--resume DIR`: the saved command line again, the finished points kept.
 fn resume(dir: &Path, flags: &SweepFlags, words: &[String]) -> Result<i32, CliError> {
     let extra: Vec<&String> =

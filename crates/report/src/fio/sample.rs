@@ -30,7 +30,17 @@ fn series(op: OpKind, bytes: u64, iops: &[f64]) -> Vec<SeriesPoint> {
         t: i as f64 + 1.0,
         duration: 1.0,
         warmup: false,
-        ops: vec![SeriesOp { op, iops: *v, bytes_per_sec: v * bytes as f64, errors: 0, mean_ns: 0, p50_ns: 0, p99_ns: 0, max_ns: 0, buckets: vec![] }],
+        ops: vec![SeriesOp {
+            op,
+            iops: *v,
+            bytes_per_sec: v * bytes as f64,
+            errors: 0,
+            mean_ns: 0,
+            p50_ns: 0,
+            p99_ns: 0,
+            max_ns: 0,
+            buckets: vec![],
+        }],
     };
     iops.iter().enumerate().map(point).collect()
 }

@@ -1,0 +1,65 @@
+//! `storbench report DIR [DIR ...]`: one self-contained HTML file for a
+//! run, a sweep, an SLO search, or (several directories) a comparison;
+//! `--charts DIR` writes its charts as SVG files too.
+
+use crate::cli::ReportArgs;
+use crate::commands::compare::{compare_places, load};
+use crate::error::*;
+use std::path::{Path, PathBuf};
+use storbench_html::{build, Report};
+use storbench_model::slo::{SloIndex, SLO_FILE};
+use storbench_model::sweep::{SweepIndex, INDEX_FILE};
+use storbench_model::RunSet;
+use storbench_report::compare::Judge;
+
+pub fn run(a: &ReportArgs) -> Result<i32, CliError> {
+    let sets: Vec<RunSet> = a.dirs.iter().map(|d| RunSet::load(d).map_err(|e| CliError::usage(e.to_string()))).collect::<Result<_, _>>()?;
+    let (html, charts) = if a.dirs.len() == 1 { single(&a.dirs[0], &sets[0])? } else { comparison(&a.dirs, &sets)? };
+    let out =
+        a.output.clone().unwrap_or_else(|| if a.dirs.len() == 1 { a.dirs[0].join("report.html") } else { PathBuf::from("report.html") });
+    write(&out, html.as_bytes())?;
+    if let Some(dir) = &a.charts {
+        std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create {}: {e}", dir.display())))?;
+        for c in charts.iter().filter_map(|c| c.svg.as_ref().ok().map(|s| (c, s))) {
+            write(&dir.join(format!("{}.svg", c.0.name)), c.1.as_bytes())?;
+        }
+        eprintln!("storbench: charts in {}", dir.display());
+    }
+    eprintln!("storbench: report in {}", out.display());
+    Ok(0)
+}
+
+fn single(dir: &Path, set: &RunSet) -> Result<(String, Vec<storbench_html::Chart>), CliError> {
+    let bad = |e: String| CliError::usage(e);
+    if dir.join(INDEX_FILE).exists() {
+        let index = SweepIndex::load(dir).map_err(|e| bad(e.to_string()))?;
+        return Ok(build(&Report::Sweep { dir: dir.into(), index: &index, runs: set }));
+    }
+    if dir.join(SLO_FILE).exists() {
+        let text =
+            std::fs::read_to_string(dir.join(SLO_FILE)).map_err(|e| bad(format!("cannot read {}: {e}", dir.join(SLO_FILE).display())))?;
+        let index: SloIndex =
+            serde_json::from_str(&text).map_err(|e| bad(format!("{} is not an SLO index: {e}", dir.join(SLO_FILE).display())))?;
+        return Ok(build(&Report::Slo { dir: dir.into(), index: &index, runs: set }));
+    }
+    match set.runs.as_slice() {
+        [one] => Ok(build(&Report::Run { dir: dir.into(), run: &one.result })),
+        _ => Err(bad(format!(
+            "{} holds {} runs and no sweep or SLO index: give them as separate directories to compare them",
+            dir.display(),
+            set.runs.len()
+        ))),
+    }
+}
+
+fn comparison(dirs: &[PathBuf], sets: &[RunSet]) -> Result<(String, Vec<storbench_html::Chart>), CliError> {
+    let places: Vec<_> = dirs.iter().map(|d| load(d)).collect::<Result<_, _>>()?;
+    let judge = Judge::default();
+    let rows = places[1..].iter().map(|p| compare_places(&places[0], p, &judge)).collect();
+    let sides = dirs.iter().zip(sets).enumerate().map(|(i, (d, s))| (((b'A' + i as u8) as char).to_string(), d.clone(), s)).collect();
+    Ok(build(&Report::Compare { sides, rows }))
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
+    std::fs::write(path, bytes).map_err(|e| CliError::system(format!("cannot write {}: {e}", path.display())))
+}

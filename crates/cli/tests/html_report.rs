@@ -1,0 +1,136 @@
+//! `storbench report`: the HTML file of a run, a sweep, an SLO search and a
+//! comparison, each opened in headless Chromium (Debian's `chromium`, which
+//! scripts/install-deps.sh installs): no console errors, every chart there
+//! and drawn, a screenshot taken, the file self-contained and small.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// The simulated store: 4 servers of 2 ms.
+const SIM: [&str; 12] =
+    ["--ioengine", "null", "--service_time", "2ms", "--servers", "4", "--time_based", "1", "--size", "1g", "--name", "s"];
+
+fn sb(dir: &Path, args: &[&str]) {
+    let r = storbench(dir, args);
+    assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+}
+
+/// Chromium's view of a page: the DOM after loading, what it logged, and
+/// the screenshot's size in bytes.
+struct Opened {
+    dom: String,
+    log: String,
+    screenshot: u64,
+}
+
+fn open(html: &Path, work: &Path) -> Opened {
+    let profile = work.join("chromium-profile");
+    let url = format!("file://{}", html.canonicalize().unwrap().display());
+    let common = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--enable-logging=stderr", "--v=0"];
+    let run = |extra: &[String]| {
+        let out = Command::new("chromium")
+            .args(common)
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .args(extra)
+            .arg(&url)
+            .output()
+            .expect("chromium runs");
+        (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (dom, log1) = run(&["--dump-dom".into()]);
+    let shot = work.join("screenshot.png");
+    let (_, log2) = run(&[format!("--screenshot={}", shot.display()), "--window-size=1100,3000".into()]);
+    let screenshot = std::fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+    Opened { dom, log: log1 + &log2, screenshot }
+}
+
+/// Checks every report must pass; returns the figures' ids.
+fn check(html: &Path, work: &Path, must: &[&str]) -> Vec<String> {
+    let text = std::fs::read_to_string(html).unwrap();
+    assert!(text.len() < 3 << 20, "{} bytes", text.len());
+    for outside in ["http://", "https://", "<script", "<link"] {
+        assert!(!text.replace("http://www.w3.org", "").contains(outside), "self-contained: found {outside}");
+    }
+    let o = open(html, work);
+    assert!(o.dom.contains("</html>"), "chromium loaded the page: {}", o.log);
+    for bad in ["CONSOLE", "Uncaught", "Failed to load"] {
+        assert!(!o.log.lines().any(|l| l.contains(bad) && !l.contains("dbus")), "{bad} in chromium's log:\n{}", o.log);
+    }
+    assert!(o.screenshot > 20_000, "a screenshot of a drawn page ({} bytes)", o.screenshot);
+    let figures: Vec<&str> = o.dom.split("<figure class=\"chart\"").skip(1).collect();
+    let ids: Vec<String> =
+        figures.iter().map(|f| f.split("id=\"").nth(1).unwrap_or("").split('"').next().unwrap_or("").to_string()).collect();
+    for f in &figures {
+        let body = f.split("</figure>").next().unwrap_or("");
+        let drawn = ["<polyline", "<rect", "<circle", "<path"].iter().map(|t| body.matches(t).count()).sum::<usize>();
+        assert!(body.contains("<svg") && drawn > 3, "an empty chart: {}", &body[..body.len().min(200)]);
+    }
+    for m in must {
+        assert!(ids.iter().any(|i| i.contains(m)), "chart {m} missing; have {ids:?}");
+    }
+    let missing: String = o.dom.split("class=\"missing\"").nth(1).unwrap_or("").chars().take(200).collect();
+    assert!(missing.is_empty(), "a chart could not be drawn: {missing}");
+    ids
+}
+
+fn chromium() -> bool {
+    if have("chromium") {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "chromium is missing in CI: scripts/install-deps.sh installs it");
+    eprintln!("SKIP: chromium is not installed (apt-get install chromium)");
+    false
+}
+
+#[test]
+fn a_run_report_opens_with_every_chart_drawn() {
+    if !chromium() {
+        return;
+    }
+    let d = scratch();
+    let mut args = vec!["run", "--quiet", "--results-dir", "r", "--runtime", "4", "--rw", "randrw", "--iodepth", "8"];
+    args.extend(SIM);
+    sb(d.path(), &args);
+    sb(d.path(), &["report", "r", "--charts", "svg"]);
+    let ids = check(&d.path().join("r/report.html"), d.path(), &["s-iops", "s-mibs", "s-latency", "s-spectrum", "s-heatmap"]);
+    let svgs = listing(&d.path().join("svg"));
+    assert_eq!(svgs.len(), ids.len(), "every chart as a file too: {svgs:?}");
+    let html = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
+    assert!(html.contains("id=\"summary\"") && html.contains("id=\"provenance\"") && html.contains("storbench run"));
+}
+
+#[test]
+fn sweep_slo_and_comparison_reports_open_with_their_charts() {
+    if !chromium() {
+        return;
+    }
+    let d = scratch();
+    let mut sweep =
+        vec!["sweep", "--quiet", "--results-dir", "sw", "--runtime", "1", "--sweep", "numjobs=1,2", "--sweep", "iodepth=1..16x2"];
+    sweep.extend(SIM);
+    sb(d.path(), &sweep);
+    sb(d.path(), &["report", "sw"]);
+    let html = std::fs::read_to_string(d.path().join("sw/report.html")).unwrap();
+    assert!(html.contains("knee"), "the knee is named");
+    check(&d.path().join("sw/report.html"), d.path(), &["sweep-hockey", "sweep-iops", "sweep-grid-iops", "sweep-grid-p99"]);
+
+    let mut slo =
+        vec!["slo", "--quiet", "--results-dir", "slo", "--latency", "p50=3ms", "--probe-time", "1", "--max-probes", "5", "--iodepth", "32"];
+    slo.extend(SIM);
+    sb(d.path(), &slo);
+    sb(d.path(), &["report", "slo"]);
+    check(&d.path().join("slo/report.html"), d.path(), &["slo-probes"]);
+
+    for (dir, extra) in [("a", vec![]), ("b", vec!["--rate_iops", "800"])] {
+        let mut a = vec!["run", "--quiet", "--results-dir", dir, "--runtime", "4", "--iodepth", "4"];
+        a.extend(SIM);
+        a.extend(extra);
+        sb(d.path(), &a);
+    }
+    sb(d.path(), &["report", "a", "b", "-o", "cmp.html"]);
+    check(&d.path().join("cmp.html"), d.path(), &["compare-s-spectrum", "compare-s-iops"]);
+    let html = std::fs::read_to_string(d.path().join("cmp.html")).unwrap();
+    assert!(html.contains("slower") || html.contains("faster"), "the verdict is in the table");
+}

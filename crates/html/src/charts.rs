@@ -1,0 +1,337 @@
+//! The report's charts as SVG, drawn with plotters (its SVG backend only:
+//! text stays text, nothing is rasterised, no font files are needed). Each
+//! function returns the SVG of one chart, or why it has nothing to draw.
+
+use plotters::coord::ranged1d::ValueFormatter;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+pub const WIDTH: u32 = 760;
+pub const HEIGHT: u32 = 300;
+
+/// Colours of successive series (colour-blind friendly, Okabe-Ito).
+const PALETTE: [RGBColor; 8] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(230, 159, 0),
+    RGBColor(86, 180, 233),
+    RGBColor(0, 0, 0),
+    RGBColor(240, 228, 66),
+];
+
+pub fn colour(i: usize) -> RGBColor {
+    PALETTE[i % PALETTE.len()]
+}
+
+/// One line of a chart.
+#[derive(Clone, Debug)]
+pub struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// A marked point (the knee, the SLO answer) with its label.
+#[derive(Clone, Debug)]
+pub struct Mark {
+    pub x: f64,
+    pub y: f64,
+    pub label: String,
+}
+
+/// A line chart: x linear, y linear or logarithmic.
+pub struct Lines<'a> {
+    pub title: &'a str,
+    pub x_desc: &'a str,
+    pub y_desc: &'a str,
+    pub series: &'a [Series],
+    pub log_y: bool,
+    pub y_fmt: &'a dyn Fn(f64) -> String,
+    pub x_fmt: Option<&'a dyn Fn(f64) -> String>,
+    pub marks: &'a [Mark],
+    /// A horizontal line (a bound), with its label.
+    pub rule: Option<(f64, String)>,
+    pub points: bool,
+}
+
+type Fail = String;
+
+fn fail<E: std::fmt::Debug>(e: E) -> Fail {
+    format!("{e:?}")
+}
+
+/// Draw into a new SVG string.
+fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), Fail>) -> Result<String, Fail> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        root.fill(&WHITE).map_err(fail)?;
+        draw(&root)?;
+        root.present().map_err(fail)?;
+    }
+    Ok(out)
+}
+
+fn bounds(series: &[Series], marks: &[Mark], rule: Option<f64>) -> Option<(f64, f64, f64, f64)> {
+    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0)).chain(marks.iter().map(|m| m.x));
+    let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).chain(marks.iter().map(|m| m.y)).chain(rule);
+    let (x0, x1) = xs.fold((f64::MAX, f64::MIN), |(a, b), x| (a.min(x), b.max(x)));
+    let (y0, y1) = ys.fold((f64::MAX, f64::MIN), |(a, b), y| (a.min(y), b.max(y)));
+    (x0 <= x1 && y0 <= y1).then_some((x0, x1, y0, y1))
+}
+
+pub fn lines(c: &Lines) -> Result<String, Fail> {
+    let (x0, x1, y0, y1) = bounds(c.series, c.marks, c.rule.as_ref().map(|r| r.0)).ok_or("no data")?;
+    let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
+    // Room for the marks' labels on the right.
+    let x1 = if c.marks.is_empty() { x1 } else { x1 + (x1 - x0) * 0.12 };
+    svg(|root| {
+        let mut b = ChartBuilder::on(root);
+        b.caption(c.title, ("sans-serif", 15)).margin(10).x_label_area_size(34).y_label_area_size(70);
+        if c.log_y {
+            let lo = (y0.max(1.0) / 1.5).max(1.0);
+            let mut chart = b.build_cartesian_2d(x0..x1, (lo..(y1.max(lo) * 1.5)).log_scale()).map_err(fail)?;
+            mesh(&mut chart, c)?;
+            draw_lines(&mut chart, c)
+        } else {
+            let top = if y1 > 0.0 { y1 * 1.1 } else { 1.0 };
+            let mut chart = b.build_cartesian_2d(x0..x1, 0f64..top).map_err(fail)?;
+            mesh(&mut chart, c)?;
+            draw_lines(&mut chart, c)
+        }
+    })
+}
+
+fn mesh<'a, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    c: &Lines,
+) -> Result<(), Fail>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let y_fmt = |v: &f64| (c.y_fmt)(*v);
+    let x_fmt = |v: &f64| c.x_fmt.map_or_else(|| trim_number(*v), |f| f(*v));
+    chart
+        .configure_mesh()
+        .x_desc(c.x_desc)
+        .y_desc(c.y_desc)
+        .y_label_formatter(&y_fmt)
+        .x_label_formatter(&x_fmt)
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(fail)
+}
+
+fn draw_lines<'a, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    c: &Lines,
+) -> Result<(), Fail>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    for (i, s) in c.series.iter().enumerate() {
+        let col = colour(i);
+        chart
+            .draw_series(LineSeries::new(s.points.iter().copied(), col.stroke_width(2)))
+            .map_err(fail)?
+            .label(s.label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col.stroke_width(2)));
+        if c.points {
+            chart.draw_series(s.points.iter().map(|p| Circle::new(*p, 3, col.filled()))).map_err(fail)?;
+        }
+    }
+    if let Some((y, label)) = &c.rule {
+        let (xa, xb) = (chart.x_range().start, chart.x_range().end);
+        let red = RGBColor(200, 0, 0);
+        chart
+            .draw_series(LineSeries::new([(xa, *y), (xb, *y)], red.stroke_width(1)))
+            .map_err(fail)?
+            .label(label.clone())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], red));
+    }
+    for m in c.marks {
+        let red = RGBColor(200, 0, 0);
+        chart.draw_series([Circle::new((m.x, m.y), 7, red.stroke_width(2))]).map_err(fail)?;
+        chart.draw_series([Text::new(m.label.clone(), (m.x, m.y), ("sans-serif", 13).into_font().color(&red))]).map_err(fail)?;
+    }
+    if c.series.len() > 1 || c.rule.is_some() {
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .border_style(RGBColor(180, 180, 180))
+            .background_style(WHITE.mix(0.85))
+            .draw()
+            .map_err(fail)?;
+    }
+    Ok(())
+}
+
+fn trim_number(v: f64) -> String {
+    if v.fract().abs() < 1e-9 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.1}")
+    }
+}
+
+/// Latency over time: one column per second, one row per coarse latency
+/// bucket, darker for more operations (log scale of counts).
+/// One second of a heatmap: its start and end, and (bucket, count) pairs.
+pub type Column = (f64, f64, Vec<(u16, u64)>);
+
+pub fn time_heatmap(title: &str, columns: &[Column], y_fmt: &dyn Fn(f64) -> String) -> Result<String, Fail> {
+    let max = columns.iter().flat_map(|c| c.2.iter().map(|b| b.1)).max().ok_or("no data")?;
+    let low = |b: u16| storbench_metrics::hist::log_bucket_low(b);
+    let b0 = columns.iter().flat_map(|c| c.2.iter().map(|b| b.0)).min().ok_or("no data")?;
+    let b1 = columns.iter().flat_map(|c| c.2.iter().map(|b| b.0)).max().ok_or("no data")? + 1;
+    let (t0, t1) = (columns.first().map_or(0.0, |c| c.0), columns.last().map_or(1.0, |c| c.1));
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(34)
+            .y_label_area_size(70)
+            .build_cartesian_2d(t0..t1.max(t0 + 1.0), (low(b0)..low(b1)).log_scale())
+            .map_err(fail)?;
+        let y_fmt = |v: &f64| y_fmt(*v);
+        chart.configure_mesh().disable_mesh().x_desc("seconds").y_desc("latency").y_label_formatter(&y_fmt).draw().map_err(fail)?;
+        let scale = (max as f64).ln().max(1e-9);
+        let cells = columns.iter().flat_map(|(a, b, buckets)| {
+            buckets.iter().map(move |(k, n)| {
+                let shade = ((*n as f64).ln() / scale).clamp(0.0, 1.0);
+                let c = RGBColor((235.0 - 215.0 * shade) as u8, (240.0 - 190.0 * shade) as u8, (255.0 - 110.0 * shade) as u8);
+                Rectangle::new([(*a, low(*k)), (*b, low(*k + 1))], c.filled())
+            })
+        });
+        chart.draw_series(cells).map_err(fail)?;
+        Ok(())
+    })
+}
+
+/// A two-dimensional sweep: one cell per (x, y) value pair, coloured by its
+/// figure and labelled with it.
+pub struct Grid<'a> {
+    pub title: &'a str,
+    pub x_desc: &'a str,
+    pub x_values: &'a [String],
+    pub y_desc: &'a str,
+    pub y_values: &'a [String],
+    /// cells[y][x]
+    pub cells: &'a [Vec<Option<f64>>],
+    pub fmt: &'a dyn Fn(f64) -> String,
+    /// Darker is better when higher (throughput) or when lower (latency).
+    pub higher_is_better: bool,
+}
+
+pub fn grid(g: &Grid) -> Result<String, Fail> {
+    let vals: Vec<f64> = g.cells.iter().flatten().flatten().copied().collect();
+    let (lo, hi) = vals.iter().fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+    if vals.is_empty() {
+        return Err("no data".into());
+    }
+    let (nx, ny) = (g.x_values.len() as f64, g.y_values.len() as f64);
+    svg(|root| {
+        let mut chart = ChartBuilder::on(root)
+            .caption(g.title, ("sans-serif", 15))
+            .margin(10)
+            .x_label_area_size(34)
+            .y_label_area_size(70)
+            .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)
+            .map_err(fail)?;
+        let label = |values: &[String], v: f64| {
+            let i = v.round();
+            if (v - i).abs() < 0.01 && i >= 0.0 {
+                values.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        let xl = |v: &f64| label(g.x_values, *v);
+        let yl = |v: &f64| label(g.y_values, *v);
+        chart
+            .configure_mesh()
+            .disable_mesh()
+            .x_desc(g.x_desc)
+            .y_desc(g.y_desc)
+            .x_labels(g.x_values.len())
+            .y_labels(g.y_values.len())
+            .x_label_formatter(&xl)
+            .y_label_formatter(&yl)
+            .draw()
+            .map_err(fail)?;
+        for (yi, row) in g.cells.iter().enumerate() {
+            for (xi, cell) in row.iter().enumerate() {
+                let Some(v) = cell else { continue };
+                let mut share = if hi > lo { (v - lo) / (hi - lo) } else { 1.0 };
+                if !g.higher_is_better {
+                    share = 1.0 - share;
+                }
+                let c = RGBColor((230.0 - 200.0 * share) as u8, (240.0 - 150.0 * share) as u8, (250.0 - 80.0 * share) as u8);
+                let (x, y) = (xi as f64, yi as f64);
+                chart.draw_series([Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], c.filled())]).map_err(fail)?;
+                let text_colour = if share > 0.6 { WHITE } else { BLACK };
+                let style = ("sans-serif", 13).into_font().color(&text_colour).pos(plotters::style::text_anchor::Pos::new(
+                    plotters::style::text_anchor::HPos::Center,
+                    plotters::style::text_anchor::VPos::Center,
+                ));
+                chart.draw_series([Text::new((g.fmt)(*v), (x, y), style)]).map_err(fail)?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The x position of percentile `p` on a "nines" axis: p50 -> 0.3, p90 ->
+/// 1, p99 -> 2, p99.9 -> 3.
+pub fn nines(p: f64) -> f64 {
+    -(1.0 - p / 100.0).log10()
+}
+
+/// The percentile label of a position on the nines axis.
+pub fn nines_label(x: f64) -> String {
+    let p = 100.0 * (1.0 - 10f64.powf(-x));
+    if (x - x.round()).abs() > 0.01 {
+        return String::new();
+    }
+    let s = format!("{p:.4}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("p{s}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_nines_axis() {
+        assert!((nines(99.0) - 2.0).abs() < 1e-9 && (nines(90.0) - 1.0).abs() < 1e-9);
+        assert_eq!(
+            (nines_label(1.0), nines_label(2.0), nines_label(3.0), nines_label(2.5)),
+            ("p90".into(), "p99".into(), "p99.9".into(), String::new())
+        );
+    }
+
+    #[test]
+    fn charts_draw_their_data_or_say_there_is_none() {
+        let s = [Series { label: "a".into(), points: vec![(0.0, 1.0), (1.0, 2.0)] }];
+        let fmt = |v: f64| format!("{v}");
+        let c = Lines {
+            title: "t",
+            x_desc: "x",
+            y_desc: "y",
+            series: &s,
+            log_y: true,
+            y_fmt: &fmt,
+            x_fmt: None,
+            marks: &[],
+            rule: None,
+            points: false,
+        };
+        assert!(lines(&c).unwrap().contains("<polyline"));
+        let empty = Lines { series: &[], ..c };
+        assert_eq!(lines(&empty).unwrap_err(), "no data");
+        let cols = vec![(0.0, 1.0, vec![(40u16, 5u64), (41, 1)]), (1.0, 2.0, vec![(42, 3)])];
+        assert!(time_heatmap("h", &cols, &fmt).unwrap().matches("<rect").count() >= 3);
+    }
+}

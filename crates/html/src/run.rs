@@ -1,0 +1,204 @@
+//! The report of one run: summary (warnings first), per-job timelines,
+//! latency spectrum and heatmap, size classes, provenance.
+
+use crate::charts::{self, Lines, Series};
+use crate::page::Page;
+use crate::{lat, provenance, slug, Chart};
+use std::path::Path;
+use storbench_model::{JobResult, OpResult, RunResult};
+use storbench_report::fmt::{count, latency_cells, mib_per_s, LATENCY_COLUMNS};
+
+pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
+    let mut page = Page::new("storbench report: run", &dir.display().to_string());
+    page.warnings(&warnings(run));
+    page.h2("Summary");
+    summary(&mut page, run);
+    let mut all = Vec::new();
+    for j in &run.jobs {
+        page.h2(&format!("Job {}", j.name));
+        page.para(&j.description, "notes");
+        for c in job_charts(j, "") {
+            page.chart(&c);
+            all.push(c);
+        }
+        size_classes(&mut page, j);
+    }
+    if !run.notes.is_empty() {
+        page.h2("Notes");
+        for n in &run.notes {
+            page.para(n, "notes");
+        }
+    }
+    provenance(&mut page, run, "");
+    (page.render(), all)
+}
+
+/// Every warning of the run and its jobs (they name their job), and any
+/// worker failure.
+pub fn warnings(run: &RunResult) -> Vec<String> {
+    let mut out: Vec<String> = run.warnings.iter().map(|w| w.to_string()).collect();
+    for j in &run.jobs {
+        out.extend(j.warnings.iter().map(|w| w.to_string()));
+        out.extend(j.failures.iter().map(|f| format!("job {}: {f}", j.name)));
+    }
+    out
+}
+
+/// The warnings of many runs, each said once with how many runs had it.
+pub fn warnings_of<'a>(runs: impl Iterator<Item = &'a RunResult>) -> Vec<String> {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for w in runs.flat_map(warnings) {
+        match seen.iter_mut().find(|s| s.0 == w) {
+            Some(s) => s.1 += 1,
+            None => seen.push((w, 1)),
+        }
+    }
+    seen.into_iter().map(|(w, n)| if n > 1 { format!("{w} ({n} runs)") } else { w }).collect()
+}
+
+pub fn summary(page: &mut Page, run: &RunResult) {
+    let mut head: Vec<String> = ["job", "op", "IOPS", "MiB/s"].map(String::from).into();
+    head.extend(LATENCY_COLUMNS.map(String::from));
+    head.push("errors".into());
+    let rows: Vec<Vec<String>> = run.jobs.iter().flat_map(|j| j.ops.iter().map(move |o| op_row(&j.name, o))).collect();
+    page.table("summary", &head, &rows, 2);
+}
+
+fn op_row(job: &str, o: &OpResult) -> Vec<String> {
+    let mut r = vec![job.to_string(), o.op.name().to_string(), count(o.iops), mib_per_s(o.bytes_per_sec)];
+    r.extend(latency_cells(&o.latency));
+    r.push(o.errors.values().sum::<u64>().to_string());
+    r
+}
+
+fn size_classes(page: &mut Page, j: &JobResult) {
+    if j.size_classes.is_empty() {
+        return;
+    }
+    page.h3(&format!("{}: per object size class", j.name));
+    let mut head: Vec<String> = ["size", "op", "IOPS", "MiB/s"].map(String::from).into();
+    head.extend(LATENCY_COLUMNS.map(String::from));
+    head.push("errors".into());
+    let rows: Vec<Vec<String>> =
+        j.size_classes.iter().flat_map(|c| c.ops.iter().map(move |o| op_row(&storbench_workload::units::format_size(c.size), o))).collect();
+    page.table(&format!("classes-{}", slug(&j.name)), &head, &rows, 2);
+}
+
+/// The measured seconds of one operation: (t, value). A last, partial
+/// interval shorter than half a second is left out (its rates are noise).
+fn per_second(j: &JobResult, op: storbench_workload::OpKind, f: impl Fn(&storbench_model::SeriesOp) -> f64) -> Vec<(f64, f64)> {
+    j.series
+        .iter()
+        .filter(|p| !p.warmup && p.duration > 0.5)
+        .filter_map(|p| p.ops.iter().find(|s| s.op == op).map(|s| (p.t, f(s))))
+        .collect()
+}
+
+/// Timelines, spectrum and heatmap of one job; `tag` keeps names apart
+/// when several runs are in one report.
+pub fn job_charts(j: &JobResult, tag: &str) -> Vec<Chart> {
+    let id = |what: &str| slug(&format!("{tag}{}-{what}", j.name));
+    let by_op = |f: &dyn Fn(&storbench_model::SeriesOp) -> f64| -> Vec<Series> {
+        j.ops
+            .iter()
+            .map(|o| Series { label: o.op.name().into(), points: per_second(j, o.op, f) })
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    };
+    let plain = |v: f64| count(v);
+    let mib = |v: f64| format!("{v:.1}");
+    let lat_series: Vec<Series> = j
+        .ops
+        .iter()
+        .flat_map(|o| {
+            [("p50", per_second(j, o.op, |s| s.p50_ns as f64)), ("p99", per_second(j, o.op, |s| s.p99_ns as f64))]
+                .map(|(p, points)| Series { label: format!("{} {p}", o.op.name()), points })
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let line = |title: &str, y: &str, s: &[Series], log: bool, f: &dyn Fn(f64) -> String| {
+        charts::lines(&Lines {
+            title,
+            x_desc: "seconds",
+            y_desc: y,
+            series: s,
+            log_y: log,
+            y_fmt: f,
+            x_fmt: None,
+            marks: &[],
+            rule: None,
+            points: false,
+        })
+    };
+    let mut out = vec![
+        Chart {
+            name: id("iops"),
+            title: format!("{}: IOPS per second", j.name),
+            svg: line("IOPS", "IOPS", &by_op(&|s| s.iops), false, &plain),
+        },
+        Chart {
+            name: id("mibs"),
+            title: format!("{}: MiB/s per second", j.name),
+            svg: line("MiB/s", "MiB/s", &by_op(&|s| s.bytes_per_sec / 1048576.0), false, &mib),
+        },
+        Chart {
+            name: id("latency"),
+            title: format!("{}: p50 and p99 latency per second", j.name),
+            svg: line("latency", "latency", &lat_series, false, &lat),
+        },
+    ];
+    out.push(Chart { name: id("spectrum"), title: format!("{}: latency percentile spectrum", j.name), svg: spectrum(&[(j, "")]) });
+    out.push(Chart { name: id("heatmap"), title: format!("{}: latency over time (darker: more operations)", j.name), svg: heatmap(j) });
+    out
+}
+
+/// Percentiles on a "nines" axis (p50, p90, p99, p99.9...), one line per
+/// job and operation (labelled with `label`, the side when comparing).
+pub fn spectrum(jobs: &[(&JobResult, &str)]) -> Result<String, String> {
+    let series: Vec<Series> = jobs
+        .iter()
+        .flat_map(|(j, label)| j.ops.iter().map(move |o| (o, *label)))
+        .filter(|(o, _)| o.histogram.count() > 0)
+        .map(|(o, label)| {
+            let top = (o.histogram.count() as f64).log10().clamp(1.0, 6.0);
+            let points = (0..=(top * 20.0) as usize)
+                .map(|k| k as f64 / 20.0)
+                .map(|x| (x, o.histogram.percentile(100.0 * (1.0 - 10f64.powf(-x))) as f64))
+                .collect();
+            Series { label: format!("{}{}{}", label, if label.is_empty() { "" } else { " " }, o.op.name()), points }
+        })
+        .collect();
+    charts::lines(&Lines {
+        title: "latency by percentile",
+        x_desc: "percentile",
+        y_desc: "latency",
+        series: &series,
+        log_y: true,
+        y_fmt: &lat,
+        x_fmt: Some(&charts::nines_label),
+        marks: &[],
+        rule: None,
+        points: false,
+    })
+}
+
+/// Each measured second's latencies (every operation), as a heatmap.
+fn heatmap(j: &JobResult) -> Result<String, String> {
+    let mut columns = Vec::new();
+    for p in j.series.iter().filter(|p| !p.warmup) {
+        let mut merged: Vec<(u16, u64)> = Vec::new();
+        for s in &p.ops {
+            for (b, n) in &s.buckets {
+                match merged.iter_mut().find(|m| m.0 == *b) {
+                    Some(m) => m.1 += n,
+                    None => merged.push((*b, *n)),
+                }
+            }
+        }
+        columns.push((p.t - p.duration, p.t, merged));
+    }
+    if columns.iter().all(|c| c.2.is_empty()) {
+        return Err("no per-second latency buckets in these results (written by storbench before they were kept)".into());
+    }
+    charts::time_heatmap("latency over time", &columns, &lat)
+}

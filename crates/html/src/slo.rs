@@ -1,0 +1,69 @@
+//! The report of an SLO search: the probes, the latency each rate gave
+//! against the bound, and the answer marked.
+
+use crate::charts::{self, Lines, Mark, Series};
+use crate::page::Page;
+use crate::{lat, provenance, Chart};
+use std::path::Path;
+use storbench_model::slo::SloIndex;
+use storbench_model::RunSet;
+use storbench_report::fmt::count;
+
+pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>) {
+    let p = index.percentile;
+    let bound = lat(index.bound_ns as f64);
+    let answer = match index.answer {
+        Some(a) => format!("highest rate with p{p} <= {bound}: {} IOPS", count(a)),
+        None => format!("no probed rate met p{p} <= {bound}"),
+    };
+    let mut page = Page::new("storbench report: SLO search", &format!("{} — {answer}", dir.display()));
+    let mut warnings: Vec<String> = index.stopped.iter().map(|s| format!("search stopped early: {s}")).collect();
+    warnings.extend(crate::run::warnings_of(runs.runs.iter().map(|r| &r.result)));
+    page.warnings(&warnings);
+    page.h2("Probes");
+    let head: Vec<String> = ["probe", "rate", "IOPS", &format!("p{p}"), "samples", "seconds", "verdict"].map(String::from).into();
+    let rows: Vec<Vec<String>> = index
+        .probes
+        .iter()
+        .map(|pr| {
+            vec![
+                pr.dir.clone(),
+                pr.rate.map_or("closed loop".into(), count),
+                count(pr.achieved_iops),
+                lat(pr.value_ns as f64),
+                pr.samples.to_string(),
+                format!("{:.0}", pr.seconds),
+                if pr.pass { "meets".into() } else { format!("fails: {}", pr.note) },
+            ]
+        })
+        .collect();
+    page.table("probes", &head, &rows, 1);
+    let mut pts: Vec<(f64, f64)> = index.probes.iter().filter(|p| p.rate.is_some()).map(|p| (p.achieved_iops, p.value_ns as f64)).collect();
+    pts.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+    let marks: Vec<Mark> = index
+        .probes
+        .iter()
+        .filter(|pr| pr.rate.is_some() && pr.rate == index.answer)
+        .map(|pr| Mark { x: pr.achieved_iops, y: pr.value_ns as f64, label: format!(" answer {} IOPS", count(pr.achieved_iops)) })
+        .collect();
+    let series = [Series { label: format!("p{p} at each probed rate"), points: pts }];
+    let svg = charts::lines(&Lines {
+        title: &format!("p{p} latency against the rate achieved"),
+        x_desc: "IOPS",
+        y_desc: &format!("p{p}"),
+        series: &series,
+        log_y: true,
+        y_fmt: &lat,
+        x_fmt: Some(&|v| count(v)),
+        marks: &marks,
+        rule: Some((index.bound_ns as f64, format!("bound {bound}"))),
+        points: true,
+    });
+    let chart = Chart { name: "slo-probes".into(), title: format!("each fixed-rate probe's p{p}; the bound and the answer marked"), svg };
+    page.h2("Charts");
+    page.chart(&chart);
+    if let Some(first) = runs.runs.first() {
+        provenance(&mut page, &first.result, " (first probe)");
+    }
+    (page.render(), vec![chart])
+}

@@ -1,0 +1,235 @@
+//! The report of a sweep: its table (knees and skipped points said), the
+//! IOPS-latency ("hockey stick") curves with the knees marked, throughput
+//! along the last dimension, and for two dimensions heatmaps of IOPS and p99.
+
+use crate::charts::{self, Grid, Lines, Mark, Series};
+use crate::page::Page;
+use crate::{lat, provenance, Chart};
+use std::path::Path;
+use storbench_model::sweep::*;
+use storbench_model::RunSet;
+use storbench_report::fmt::{count, mib_per_s};
+
+pub fn page(dir: &Path, index: &SweepIndex, runs: &RunSet) -> (String, Vec<Chart>) {
+    let grid = grid_points(index);
+    let mut page = Page::new("storbench report: sweep", &format!("{} ({} points, {} runs)", dir.display(), grid.len(), index.points.len()));
+    let mut warnings: Vec<String> = index
+        .points
+        .iter()
+        .filter_map(|p| match &p.state {
+            PointState::Failed { message } => Some(format!("run {} failed: {message}", p.dir)),
+            PointState::Interrupted => Some(format!("run {} was interrupted", p.dir)),
+            _ => None,
+        })
+        .collect();
+    warnings.extend(crate::run::warnings_of(runs.runs.iter().map(|r| &r.result)));
+    page.warnings(&warnings);
+    page.h2("Points");
+    table(&mut page, index, &grid);
+    for k in &index.knees {
+        page.para(&format!("Knee of {}: {} ({})", k.option, values(index, &k.values), k.rule), "notes");
+    }
+    let mut all = vec![hockey(index, &grid), along(index, &grid)];
+    if index.dims.len() == 2 && index.mode == SweepMode::Grid {
+        all.extend(heatmaps(index, &grid));
+    }
+    page.h2("Charts");
+    for c in &all {
+        page.chart(c);
+    }
+    if let Some(first) = runs.runs.first() {
+        provenance(&mut page, &first.result, " (first point)");
+    }
+    (page.render(), all)
+}
+
+fn grid_points(index: &SweepIndex) -> Vec<Vec<String>> {
+    let mut seen: Vec<(usize, Vec<String>)> = index.points.iter().map(|p| (p.index, p.values.clone())).collect();
+    seen.sort_by_key(|p| p.0);
+    seen.dedup_by_key(|p| p.0);
+    seen.into_iter().map(|p| p.1).collect()
+}
+
+fn index_of(index: &SweepIndex, values: &[String]) -> Option<usize> {
+    index.points.iter().find(|p| p.values == values).map(|p| p.index)
+}
+
+fn values(index: &SweepIndex, values: &[String]) -> String {
+    index.dims.iter().zip(values).map(|(d, v)| format!("{}={v}", d.option)).collect::<Vec<_>>().join(" ")
+}
+
+fn table(page: &mut Page, index: &SweepIndex, grid: &[Vec<String>]) {
+    let mut head: Vec<String> = index.dims.iter().map(|d| d.option.clone()).collect();
+    head.extend(["IOPS", "MiB/s", "mean", "p50", "p99", "p99.9", "errors", "runs", "note"].map(String::from));
+    let rows: Vec<Vec<String>> = grid
+        .iter()
+        .map(|v| {
+            let i = index_of(index, v);
+            let mut row = v.clone();
+            match i.and_then(|i| index.figures(i)) {
+                Some(f) => row.extend([
+                    count(f.iops),
+                    mib_per_s(f.bytes_per_sec),
+                    lat(f.mean_ns),
+                    lat(f.p50_ns as f64),
+                    lat(f.p99_ns as f64),
+                    lat(f.p999_ns as f64),
+                    f.errors.to_string(),
+                ]),
+                None => row.extend(std::iter::repeat_n("-".to_string(), 7)),
+            }
+            let runs = index.points.iter().filter(|p| Some(p.index) == i).collect::<Vec<_>>();
+            row.push(format!("{}/{}", runs.iter().filter(|p| p.state == PointState::Done).count(), runs.len()));
+            let note = if index.knees.iter().any(|k| &k.values == v) {
+                "knee".to_string()
+            } else {
+                runs.iter()
+                    .find_map(|p| match &p.state {
+                        PointState::Skipped { reason } => Some(reason.clone()),
+                        PointState::Failed { message } => Some(format!("failed: {message}")),
+                        PointState::Interrupted => Some("interrupted".into()),
+                        PointState::Pending => Some("not run".into()),
+                        PointState::Done => None,
+                    })
+                    .unwrap_or_default()
+            };
+            row.push(note);
+            row
+        })
+        .collect();
+    page.table("points", &head, &rows, index.dims.len());
+}
+
+/// The curves: the last dimension varied, the others fixed (one curve per
+/// combination of theirs).
+fn curves(index: &SweepIndex, grid: &[Vec<String>]) -> Vec<(String, Vec<Vec<String>>)> {
+    let last = index.dims.len() - 1;
+    let mut out: Vec<(String, Vec<Vec<String>>)> = Vec::new();
+    for v in grid {
+        let key = index.dims[..last].iter().zip(v).map(|(d, x)| format!("{}={x}", d.option)).collect::<Vec<_>>().join(" ");
+        match out.iter_mut().find(|c| c.0 == key) {
+            Some(c) => c.1.push(v.clone()),
+            None => out.push((key, vec![v.clone()])),
+        }
+    }
+    out
+}
+
+fn knee_marks(index: &SweepIndex, f: impl Fn(&PointFigures) -> (f64, f64), long: bool) -> Vec<Mark> {
+    index
+        .knees
+        .iter()
+        .filter_map(|k| {
+            let fig = index.figures(index_of(index, &k.values)?)?;
+            let (x, y) = f(&fig);
+            let label = if long { format!(" knee {}", values(index, &k.values)) } else { " knee".into() };
+            Some(Mark { x, y, label })
+        })
+        .collect()
+}
+
+/// IOPS against p99: the hockey stick.
+fn hockey(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
+    let series: Vec<Series> = curves(index, grid)
+        .into_iter()
+        .map(|(label, pts)| Series {
+            label: if label.is_empty() { index.dims[index.dims.len() - 1].option.clone() } else { label },
+            points: pts.iter().filter_map(|v| index.figures(index_of(index, v)?)).map(|f| (f.iops, f.p99_ns as f64)).collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let marks = knee_marks(index, |f| (f.iops, f.p99_ns as f64), false);
+    let svg = charts::lines(&Lines {
+        title: "p99 latency against IOPS",
+        x_desc: "IOPS",
+        y_desc: "p99 latency",
+        series: &series,
+        log_y: false,
+        y_fmt: &lat,
+        x_fmt: Some(&|v| count(v)),
+        marks: &marks,
+        rule: None,
+        points: true,
+    });
+    Chart {
+        name: "sweep-hockey".into(),
+        title: "IOPS against p99 latency, one curve per fixed value of the other dimensions; the knee marked".into(),
+        svg,
+    }
+}
+
+/// IOPS along the last dimension (by position: values need not be numbers).
+fn along(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
+    let last = &index.dims[index.dims.len() - 1];
+    let pos = |v: &Vec<String>| last.values.iter().position(|x| *x == v[v.len() - 1]).unwrap_or(0) as f64;
+    let series: Vec<Series> = curves(index, grid)
+        .into_iter()
+        .map(|(label, pts)| Series {
+            label: if label.is_empty() { "IOPS".into() } else { label },
+            points: pts.iter().filter_map(|v| Some((pos(v), index.figures(index_of(index, v)?)?.iops))).collect(),
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let marks = knee_marks(index, |f| (0.0, f.iops), true);
+    let marks: Vec<Mark> = marks
+        .into_iter()
+        .zip(&index.knees)
+        .map(|(m, k)| Mark { x: last.values.iter().position(|x| *x == k.values[k.values.len() - 1]).unwrap_or(0) as f64, ..m })
+        .collect();
+    let label = |x: f64| {
+        if (x - x.round()).abs() < 0.01 {
+            last.values.get(x.round() as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let svg = charts::lines(&Lines {
+        title: &format!("IOPS by {}", last.option),
+        x_desc: &last.option,
+        y_desc: "IOPS",
+        series: &series,
+        log_y: false,
+        y_fmt: &|v| count(v),
+        x_fmt: Some(&label),
+        marks: &marks,
+        rule: None,
+        points: true,
+    });
+    Chart { name: "sweep-iops".into(), title: format!("IOPS along {}", last.option), svg }
+}
+
+fn heatmaps(index: &SweepIndex, _grid: &[Vec<String>]) -> Vec<Chart> {
+    let (y, x) = (&index.dims[0], &index.dims[1]);
+    let cell = |f: &dyn Fn(&PointFigures) -> f64| -> Vec<Vec<Option<f64>>> {
+        y.values
+            .iter()
+            .map(|yv| x.values.iter().map(|xv| index.figures(index_of(index, &[yv.clone(), xv.clone()])?).map(|fig| f(&fig))).collect())
+            .collect()
+    };
+    let iops = cell(&|f| f.iops);
+    let p99 = cell(&|f| f.p99_ns as f64);
+    let g = |title: &str, cells: &[Vec<Option<f64>>], fmt: &dyn Fn(f64) -> String, higher: bool| {
+        charts::grid(&Grid {
+            title,
+            x_desc: &x.option,
+            x_values: &x.values,
+            y_desc: &y.option,
+            y_values: &y.values,
+            cells,
+            fmt,
+            higher_is_better: higher,
+        })
+    };
+    vec![
+        Chart {
+            name: "sweep-grid-iops".into(),
+            title: format!("IOPS by {} and {}", y.option, x.option),
+            svg: g("IOPS", &iops, &|v| count(v), true),
+        },
+        Chart {
+            name: "sweep-grid-p99".into(),
+            title: format!("p99 latency by {} and {}", y.option, x.option),
+            svg: g("p99 latency", &p99, &lat, false),
+        },
+    ]
+}
