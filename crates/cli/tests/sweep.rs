@@ -133,3 +133,78 @@ fn a_two_dimensional_sweep_on_a_file_with_io_uring() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("--sweep iodepth=1..8x1"), "{}", bad.stderr);
 }
+
+/// The Ceph field report's surface, scaled down: RBD volumes x queue depth
+/// on the test cluster (scripts/testenv/ceph), each point's I/O spread over
+/// that many images.
+#[test]
+fn volumes_by_queue_depth_on_rbd_images() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let base = format!("sbtest-sweep-{}", std::process::id());
+    let args = [
+        "sweep",
+        "--quiet",
+        "--results-dir",
+        "sw",
+        "--name",
+        "v",
+        "--ioengine",
+        "rbd",
+        "--pool",
+        "rbd",
+        "--rbdname",
+        &base,
+        "--size",
+        "32m",
+        "--rw",
+        "randwrite",
+        "--direct",
+        "1",
+        "--runtime",
+        "1",
+        "--time_based",
+        "1",
+        "--no-knee",
+        "--sweep",
+        "images=1,2",
+        "--sweep",
+        "iodepth=1,8",
+    ];
+    let r = storbench(d.path(), &args);
+    for k in 0..2 {
+        let _ = std::process::Command::new("rbd").args(["rm", "--no-progress", &format!("rbd/{base}-{k}")]).output();
+    }
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix = index(&d.path().join("sw"));
+    assert_eq!(states(&ix), ["done"; 4]);
+    for p in &ix.points {
+        let result = run_result(&d.path().join("sw").join(&p.dir));
+        let images: Vec<String> = (0..p.values[0].parse::<usize>().unwrap()).map(|k| format!("{base}-{k}")).collect();
+        assert_eq!(result.jobs[0].targets, [format!("rbd:rbd/{}", images.join(","))], "point {:?}", p.values);
+        let f = p.figures.as_ref().unwrap();
+        assert!(f.iops > 0.0 && f.errors == 0, "{:?}: {f:?}", p.values);
+    }
+    let qd = |i: usize| ix.figures(i).unwrap().iops;
+    assert!(qd(1) > qd(0) && qd(3) > qd(2), "a deeper queue does more on a cluster: {} {} {} {}", qd(0), qd(1), qd(2), qd(3));
+}
+
+#[test]
+fn a_job_file_with_a_sweep_table() {
+    let d = scratch();
+    let toml = "[global]\nioengine = \"null\"\nservice_time = \"10ms\"\nservers = 4\nruntime = 1\ntime_based = true\nsize = \"1g\"\n\
+                [[job]]\nname = \"s\"\n[sweep]\niodepth = [1, 2]\nnumjobs = \"1..2\"\n";
+    std::fs::write(d.path().join("jobs.toml"), toml).unwrap();
+    let r = storbench(d.path(), &["sweep", "jobs.toml", "--quiet", "--no-knee", "--results-dir", "sw"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix = index(&d.path().join("sw"));
+    assert_eq!(ix.dims.iter().map(|d| d.option.as_str()).collect::<Vec<_>>(), ["iodepth", "numjobs"]);
+    assert_eq!(states(&ix), ["done"; 4]);
+    let run = storbench(d.path(), &["run", "jobs.toml"]);
+    assert_eq!(run.code, 2);
+    assert!(run.stderr.contains("storbench sweep jobs.toml"), "{}", run.stderr);
+    let twice = storbench(d.path(), &["sweep", "jobs.toml", "--sweep", "iodepth=4"]);
+    assert!(twice.code == 2 && twice.stderr.contains("iodepth is swept twice"), "{}", twice.stderr);
+}

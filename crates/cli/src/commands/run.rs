@@ -36,6 +36,16 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
 }
 
 pub(crate) fn resolve_specs(flags: &RunFlags, jobs: &JobArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
+    resolve(flags, jobs, use_suite, false)
+}
+
+/// As [`resolve_specs`]; a sweep's own job file may have a `[sweep]` table.
+pub(crate) fn resolve(
+    flags: &RunFlags,
+    jobs: &JobArgs,
+    use_suite: bool,
+    allow_sweep_table: bool,
+) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
     let base = JobSpec::default();
     let job_file = flags.job_file.as_ref().or(flags.job.as_ref());
     let sources_given = [flags.fio.is_some(), job_file.is_some(), use_suite].iter().filter(|b| **b).count();
@@ -50,6 +60,9 @@ pub(crate) fn resolve_specs(flags: &RunFlags, jobs: &JobArgs, use_suite: bool) -
         return Ok((parsed.specs, parsed.notes));
     }
     if let Some(f) = job_file {
+        if !allow_sweep_table && !toml::sweep_dimensions(f)?.is_empty() {
+            return Err(CliError::usage(format!("{} has a [sweep] table: run it with `storbench sweep {}`", f.display(), f.display())));
+        }
         if !jobs.jobs.is_empty() {
             return Err(CliError::usage("--name jobs cannot be combined with a job file; options before --name apply to the file's jobs"));
         }

@@ -7,7 +7,7 @@
 //! the points that did not finish.
 
 use crate::cli::SweepFlags;
-use crate::commands::run::resolve_specs;
+use crate::commands::run::resolve;
 use crate::error::*;
 use crate::session::{execute, finish, RunSetup};
 use crate::words::{self, JobArgs};
@@ -42,8 +42,16 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
 
 /// The index of a new sweep: dimensions, points, mode, seed.
 fn new_index(flags: &SweepFlags, words: &[String]) -> Result<SweepIndex, CliError> {
-    check_flags(flags)?;
-    let dims: Vec<Dimension> = flags.sweep.iter().map(|s| dims::parse(s)).collect::<Result<_, _>>()?;
+    let mut args = match flags.run.job_file.as_ref().or(flags.run.job.as_ref()) {
+        Some(f) => crate::sources::toml::sweep_dimensions(f)?,
+        None => Vec::new(),
+    };
+    args.extend(flags.sweep.iter().cloned());
+    check_flags(flags, args.is_empty())?;
+    let dims: Vec<Dimension> = args.iter().map(|s| dims::parse(s)).collect::<Result<_, _>>()?;
+    if let Some(d) = dims.iter().enumerate().find(|(i, d)| dims[..*i].iter().any(|e| e.option == d.option)) {
+        return Err(CliError::usage(format!("{} is swept twice (the job file's [sweep] table and --sweep, or two --sweep)", d.1.option)));
+    }
     let mode = if flags.one_at_a_time { SweepMode::OneAtATime } else { SweepMode::Grid };
     let grid = dims::points(&dims, mode);
     let shuffle = flags.shuffle.then(|| flags.seed.unwrap_or_else(seed_from_time));
@@ -73,9 +81,9 @@ fn new_index(flags: &SweepFlags, words: &[String]) -> Result<SweepIndex, CliErro
     Ok(SweepIndex { version: SWEEP_VERSION, command, dims, mode, repeat: flags.repeat, shuffle, knee_gain_pct, points, knees: Vec::new() })
 }
 
-fn check_flags(flags: &SweepFlags) -> Result<(), CliError> {
-    if flags.sweep.is_empty() {
-        return Err(CliError::usage("give at least one --sweep OPTION=VALUES (e.g. --sweep iodepth=1,2,4,8 or --sweep numjobs=1..16x2)"));
+fn check_flags(flags: &SweepFlags, no_dims: bool) -> Result<(), CliError> {
+    if no_dims {
+        return Err(CliError::usage("give at least one --sweep OPTION=VALUES (e.g. --sweep iodepth=1,2,4,8 or --sweep numjobs=1..16x2), or a [sweep] table in the job file"));
     }
     if flags.run.ssbench.is_some() || !flags.run.users.is_empty() {
         return Err(CliError::usage("a sweep runs job options; ramp an ssbench scenario with `storbench run --ssbench F --users 4,8,16`"));
@@ -137,7 +145,7 @@ impl<'a> Sweep<'a> {
         if no_source && jobs.jobs.is_empty() && jobs.global.is_empty() {
             return Err(CliError::usage("give the jobs to sweep: a job file, --fio FILE, --suite quick, or options and --name jobs"));
         }
-        let (base, notes) = resolve_specs(&flags.run, jobs, flags.run.suite.is_some())?;
+        let (base, notes) = resolve(&flags.run, jobs, flags.run.suite.is_some(), true)?;
         let grid = dims::points(&index.dims, index.mode);
         let specs = grid.iter().map(|values| point_specs(&base, &index.dims, values)).collect::<Result<_, _>>()?;
         output::check_writable(&dir)?;

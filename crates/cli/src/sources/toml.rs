@@ -11,6 +11,10 @@
 //! rw = "randread"
 //! iodepth = 32
 //! ```
+//!
+//! A `[sweep]` table makes it a sweep's file (`storbench sweep FILE`): each
+//! key an option, each value a list (`iodepth = [1, 4, 16]`) or a range as
+//! `--sweep` takes it (`numjobs = "1..16x2"`).
 
 use crate::error::CliError;
 use crate::sources::{self as specs, Pairs};
@@ -30,6 +34,8 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSp
     for (key, value) in &doc {
         match key.as_str() {
             "run" => parallel = run_mode(value)?,
+            // Read by `storbench sweep` (see [`sweep_dimensions`]).
+            "sweep" => {}
             "global" => global = pairs(value, "[global]")?,
             "job" => {
                 let list = value.as_array().ok_or_else(|| CliError::usage("'job' must be [[job]] tables"))?;
@@ -38,7 +44,7 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSp
                 }
             }
             other => {
-                let hint = storbench_workload::options::suggest(other, ["run", "global", "job"])
+                let hint = storbench_workload::options::suggest(other, ["run", "global", "job", "sweep"])
                     .map(|s| format!("; did you mean '{s}'?"))
                     .unwrap_or_default();
                 return Err(CliError::usage(format!("unknown top-level key '{other}' (expected run, [global] and [[job]] tables){hint}")));
@@ -56,6 +62,28 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSp
         }
     }
     Ok(specs)
+}
+
+/// The `[sweep]` table as `--sweep` arguments (`option=values`), in the
+/// file's order; empty when the file has none.
+pub fn sweep_dimensions(path: &Path) -> Result<Vec<String>, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read job file {}: {e}", path.display())))?;
+    let doc: toml::Table = text
+        .parse()
+        .map_err(|e: toml::de::Error| CliError::usage(format!("{}: not valid TOML: {}", path.display(), e.message().trim())))?;
+    let Some(table) = doc.get("sweep") else { return Ok(Vec::new()) };
+    let table =
+        table.as_table().ok_or_else(|| CliError::usage(format!("{}: [sweep] must be a table of option = values", path.display())))?;
+    table
+        .iter()
+        .map(|(k, v)| {
+            let values = match v {
+                toml::Value::Array(a) => a.iter().map(scalar).collect::<Result<Vec<_>, _>>().map(|v| v.join(",")),
+                other => scalar(other),
+            };
+            values.map(|v| format!("{k}={v}")).map_err(|m| CliError::usage(format!("{}: [sweep] {k}: {m}", path.display())))
+        })
+        .collect()
 }
 
 fn run_mode(v: &toml::Value) -> Result<bool, CliError> {

@@ -35,6 +35,12 @@ const OPTIONS: &[OptionInfo] = &[
     OptionInfo { name: "rbdname", kind: Kind::Text, default: "", help: "image name, or several a:b:c (alias: image; default storbench)" },
     OptionInfo { name: "image", kind: Kind::Text, default: "", help: "image name" },
     OptionInfo {
+        name: "images",
+        kind: Kind::Count,
+        default: "1",
+        help: "this many images (volumes) <rbdname>-0 .. <rbdname>-N-1, the job's I/O spread over them (sweep it: --sweep images=1,2,4,8)",
+    },
+    OptionInfo {
         name: "rbd_cache",
         kind: Kind::Flag,
         default: "0",
@@ -47,9 +53,19 @@ fn all_options() -> &'static [OptionInfo] {
     ALL.get_or_init(|| CONN_OPTIONS.iter().chain(OPTIONS).copied().collect())
 }
 
-fn image_names(opts: &EngineOptions) -> Vec<String> {
+fn image_names(opts: &EngineOptions) -> Result<Vec<String>, EngineError> {
     let names = opts.get("rbdname").or_else(|| opts.get("image")).map(String::as_str).unwrap_or("storbench");
-    names.split(':').filter(|s| !s.is_empty()).map(String::from).collect()
+    let listed: Vec<String> = names.split(':').filter(|s| !s.is_empty()).map(String::from).collect();
+    let Some(n) = opts.get("images") else { return Ok(listed) };
+    let bad = |message: String| EngineError::BadOption { engine: NAME, option: "images".into(), message };
+    let n = storbench_workload::units::parse_count(n)
+        .ok()
+        .filter(|n| (1..=4096).contains(n))
+        .ok_or_else(|| bad(format!("'{n}' is not a count from 1 to 4096")))?;
+    match listed.as_slice() {
+        [base] => Ok((0..n).map(|k| format!("{base}-{k}")).collect()),
+        _ => Err(bad("images=N numbers one rbdname (<rbdname>-0, -1...); give one name, or list the images in rbdname instead".into())),
+    }
 }
 
 impl EngineFactory for RbdFactory {
@@ -67,7 +83,7 @@ impl EngineFactory for RbdFactory {
     }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, all_options(), options)?;
-        let images = image_names(options);
+        let images = image_names(options)?;
         if images.is_empty() {
             return Err(EngineError::BadOption { engine: NAME, option: "rbdname".into(), message: "names no image".into() });
         }
@@ -453,5 +469,19 @@ impl Drop for Rbd {
             }
             libc::close(self.efd);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_n_numbers_one_name() {
+        let o = |pairs: &[(&str, &str)]| pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<EngineOptions>();
+        assert_eq!(image_names(&o(&[("rbdname", "vol"), ("images", "3")])).unwrap(), ["vol-0", "vol-1", "vol-2"]);
+        assert_eq!(image_names(&o(&[("rbdname", "a:b")])).unwrap(), ["a", "b"]);
+        assert!(image_names(&o(&[("rbdname", "a:b"), ("images", "2")])).is_err());
+        assert!(image_names(&o(&[("images", "0")])).is_err());
     }
 }
