@@ -106,6 +106,15 @@ fn unknown_command(word: &str, words: &[String]) -> CliError {
     CliError::usage(format!("unknown command '{word}'.{hint} See `storbench help`."))
 }
 
+/// A command that takes job options among its words (run, sweep, slo): its
+/// own flags parsed by clap, and the job options set apart. `Err(code)`
+/// inside: clap answered (help, version) and the command is done.
+pub fn parse_with_jobs<T: FromArgMatches>(name: &str, words: &[String]) -> Result<Result<(T, words::JobArgs), i32>, CliError> {
+    let cmd = cli::Cli::command().find_subcommand(name).cloned().expect("a command of the tree");
+    let (own, jobs) = words::split(&cmd, words)?;
+    Ok(parse_command::<T>(name, own)?.map(|flags| (flags, jobs)))
+}
+
 /// Parse a command's own words with its clap definition.
 pub fn parse_command<T: FromArgMatches>(name: &str, own: Vec<String>) -> Result<Result<T, i32>, CliError> {
     let cmd = cli::Cli::command().find_subcommand(name).cloned().expect("a command of the tree").bin_name(format!("storbench {name}"));

@@ -26,21 +26,9 @@ pub fn page(sides: &[(String, PathBuf, &RunSet)], rows: &[Vec<Row>]) -> (String,
         let table: Vec<Vec<String>> = r
             .iter()
             .map(|x| {
-                vec![
-                    x.point.clone(),
-                    x.job.clone(),
-                    x.op.to_string(),
-                    x.metric.name().to_string(),
-                    x.metric.show(x.a),
-                    x.metric.show(x.b),
-                    format!("{:+.1}%", x.diff_pct),
-                    x.ci_pct.map_or("-".into(), |(lo, hi)| format!("[{lo:+.1}%, {hi:+.1}%]")),
-                    x.verdict.word(x.metric).to_string(),
-                ]
-            })
-            .map(|mut row| {
-                if !points {
-                    row.remove(0);
+                let mut row = x.cells();
+                if points {
+                    row.insert(0, x.point.clone());
                 }
                 row
             })

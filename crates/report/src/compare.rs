@@ -253,6 +253,23 @@ fn row(point: &str, job: &str, op: OpKind, m: Metric, a: &Samples, b: &Samples, 
     Row { point: point.into(), job: job.into(), op: op.name(), metric: m, a: a.estimate, b: b.estimate, diff_pct, ci_pct, verdict }
 }
 
+impl Row {
+    /// The row's cells: job, op, metric, A, B, diff, interval, verdict.
+    pub fn cells(&self) -> Vec<String> {
+        let ci = self.ci_pct.map_or("-".to_string(), |(lo, hi)| format!("[{lo:+.1}%, {hi:+.1}%]"));
+        vec![
+            self.job.clone(),
+            self.op.to_string(),
+            self.metric.name().to_string(),
+            self.metric.show(self.a),
+            self.metric.show(self.b),
+            format!("{:+.1}%", self.diff_pct),
+            ci,
+            self.verdict.word(self.metric).to_string(),
+        ]
+    }
+}
+
 /// The table, plain (`markdown`: with pipes).
 pub fn render(rows: &[Row], names: (&str, &str), markdown: bool) -> String {
     let with_point = rows.iter().any(|r| !r.point.is_empty());
@@ -262,17 +279,7 @@ pub fn render(rows: &[Row], names: (&str, &str), markdown: bool) -> String {
     }
     let mut table: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
     for r in rows {
-        let ci = r.ci_pct.map_or("-".to_string(), |(lo, hi)| format!("[{lo:+.1}%, {hi:+.1}%]"));
-        let mut cells = vec![
-            r.job.clone(),
-            r.op.to_string(),
-            r.metric.name().to_string(),
-            r.metric.show(r.a),
-            r.metric.show(r.b),
-            format!("{:+.1}%", r.diff_pct),
-            ci,
-            r.verdict.word(r.metric).to_string(),
-        ];
+        let mut cells = r.cells();
         if with_point {
             cells.insert(0, r.point.clone());
         }

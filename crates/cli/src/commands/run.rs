@@ -5,17 +5,14 @@ use crate::cli::RunFlags;
 use crate::error::*;
 use crate::session::{execute, finish, RunSetup};
 use crate::sources::{self, fio, ssbench, suite, toml};
-use crate::words::{self, JobArgs};
+use crate::words::JobArgs;
 use crate::{output, progress};
-use clap::CommandFactory;
 use storbench_model::RunSet;
 use storbench_report::compat::ssbench as ramp;
 use storbench_workload::JobSpec;
 
 pub fn run(words: &[String]) -> Result<i32, CliError> {
-    let run_cmd = crate::cli::Cli::command().find_subcommand("run").cloned().expect("run is a command");
-    let (own, jobs) = words::split(&run_cmd, words)?;
-    let flags: RunFlags = match crate::parse_command("run", own)? {
+    let (flags, jobs): (RunFlags, JobArgs) = match crate::parse_with_jobs("run", words)? {
         Ok(f) => f,
         Err(code) => return Ok(code),
     };

@@ -11,8 +11,7 @@ use crate::cli::SloFlags;
 use crate::commands::run::resolve_specs;
 use crate::error::*;
 use crate::session::{execute, finish, RunSetup};
-use crate::{output, progress, words};
-use clap::CommandFactory;
+use crate::{output, progress};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -26,9 +25,7 @@ use storbench_workload::{apply_option, JobSpec};
 const LONGEST_PROBE: Duration = Duration::from_secs(600);
 
 pub fn run(words: &[String]) -> Result<i32, CliError> {
-    let cmd = crate::cli::Cli::command().find_subcommand("slo").cloned().expect("slo is a command");
-    let (own, jobs) = words::split(&cmd, words)?;
-    let flags: SloFlags = match crate::parse_command("slo", own)? {
+    let (flags, jobs): (SloFlags, crate::words::JobArgs) = match crate::parse_with_jobs("slo", words)? {
         Ok(f) => f,
         Err(code) => return Ok(code),
     };

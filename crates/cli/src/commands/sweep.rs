@@ -12,7 +12,6 @@ use crate::error::*;
 use crate::session::{execute, finish, RunSetup};
 use crate::words::{self, JobArgs};
 use crate::{output, progress};
-use clap::CommandFactory;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -24,9 +23,7 @@ mod knee;
 mod table;
 
 pub fn run(words: &[String]) -> Result<i32, CliError> {
-    let cmd = crate::cli::Cli::command().find_subcommand("sweep").cloned().expect("sweep is a command");
-    let (own, jobs) = words::split(&cmd, words)?;
-    let flags: SweepFlags = match crate::parse_command("sweep", own)? {
+    let (flags, jobs): (SweepFlags, JobArgs) = match crate::parse_with_jobs("sweep", words)? {
         Ok(f) => f,
         Err(code) => return Ok(code),
     };
@@ -117,9 +114,7 @@ fn resume(dir: &Path, flags: &SweepFlags, words: &[String]) -> Result<i32, CliEr
              (AWS_SECRET_ACCESS_KEY, ST_KEY, OS_PASSWORD...) and start the sweep again",
         ));
     }
-    let cmd = crate::cli::Cli::command().find_subcommand("sweep").cloned().expect("sweep is a command");
-    let (own, jobs) = words::split(&cmd, &index.command)?;
-    let mut saved: SweepFlags = match crate::parse_command("sweep", own)? {
+    let (mut saved, jobs): (SweepFlags, JobArgs) = match crate::parse_with_jobs("sweep", &index.command)? {
         Ok(f) => f,
         Err(code) => return Ok(code),
     };
