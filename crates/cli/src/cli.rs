@@ -153,6 +153,12 @@ pub struct SloFlags {
     /// Stop bisecting once the pass/fail interval is this narrow (percent of the rate)
     #[arg(long, default_value_t = 2.0, value_name = "PCT")]
     pub precision: f64,
+    /// Search the queue depth instead, closed loop (fio's latency_target question; latency from each I/O's issue)
+    #[arg(long = "closed-loop")]
+    pub closed_loop: bool,
+    /// With --closed-loop: the deepest queue tried
+    #[arg(long = "max-iodepth", default_value_t = 256, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub max_iodepth: u32,
 }
 
 fn seconds(v: &str) -> Result<std::time::Duration, String> {

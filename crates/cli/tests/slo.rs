@@ -54,3 +54,41 @@ fn the_search_finds_the_planted_rate_within_five_percent_in_ten_probes() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("PERCENTILE=BOUND"), "{}", bad.stderr);
 }
+
+/// fio's latency_target question, closed loop: with 4 servers of 5 ms the
+/// median stays at 5 ms up to 4 in flight and doubles by 8.
+#[test]
+fn the_closed_loop_search_finds_the_deepest_queue_and_says_what_it_leaves_out() {
+    let d = scratch();
+    let args = [
+        "slo",
+        "--closed-loop",
+        "--latency",
+        "p50=7ms",
+        "--quiet",
+        "--results-dir",
+        "cl",
+        "--probe-time",
+        "2",
+        "--max-probes",
+        "8",
+        "--name",
+        "s",
+        "--ioengine",
+        "null",
+        "--service_time",
+        "5ms",
+        "--servers",
+        "4",
+        "--size",
+        "1g",
+    ];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix: SloIndex = serde_json::from_str(&std::fs::read_to_string(d.path().join("cl/slo.json")).unwrap()).unwrap();
+    assert!(ix.closed_loop);
+    let depth = ix.answer_iodepth.expect("an answer");
+    assert!((4..=5).contains(&depth), "iodepth {depth}");
+    assert!(ix.probes.iter().any(|p| p.iodepth.is_some_and(|q| q > depth) && !p.pass));
+    assert!(r.stdout.contains("coordinated omission") && r.stdout.contains(&format!("at iodepth {depth}")), "{}", r.stdout);
+}

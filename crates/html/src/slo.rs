@@ -12,9 +12,10 @@ use storbench_report::fmt::count;
 pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>) {
     let p = index.percentile;
     let bound = lat(index.bound_ns as f64);
-    let answer = match index.answer {
-        Some(a) => format!("highest rate with p{p} <= {bound}: {} IOPS", count(a)),
-        None => format!("no probed rate met p{p} <= {bound}"),
+    let answer = match (index.answer, index.answer_iodepth) {
+        (Some(a), Some(d)) => format!("deepest queue with p{p} <= {bound}, closed loop: iodepth {d}, {} IOPS", count(a)),
+        (Some(a), None) => format!("highest rate with p{p} <= {bound}: {} IOPS", count(a)),
+        _ => format!("nothing probed met p{p} <= {bound}"),
     };
     let mut page = Page::new("storbench report: SLO search", &format!("{} — {answer}", dir.display()));
     let mut warnings: Vec<String> = index.stopped.iter().map(|s| format!("search stopped early: {s}")).collect();
@@ -28,7 +29,11 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
         .map(|pr| {
             vec![
                 pr.dir.clone(),
-                pr.rate.map_or("closed loop".into(), count),
+                match (pr.rate, pr.iodepth) {
+                    (Some(r), _) => count(r),
+                    (None, Some(d)) => format!("iodepth {d}"),
+                    (None, None) => "closed loop".into(),
+                },
                 count(pr.achieved_iops),
                 lat(pr.value_ns as f64),
                 pr.samples.to_string(),
@@ -38,12 +43,13 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
         })
         .collect();
     page.table("probes", &head, &rows, 1);
-    let mut pts: Vec<(f64, f64)> = index.probes.iter().filter(|p| p.rate.is_some()).map(|p| (p.achieved_iops, p.value_ns as f64)).collect();
+    let probed = |p: &&storbench_model::slo::Probe| p.rate.is_some() || p.iodepth.is_some();
+    let mut pts: Vec<(f64, f64)> = index.probes.iter().filter(probed).map(|p| (p.achieved_iops, p.value_ns as f64)).collect();
     pts.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
     let marks: Vec<Mark> = index
         .probes
         .iter()
-        .filter(|pr| pr.rate.is_some() && pr.rate == index.answer)
+        .filter(|pr| (pr.rate.is_some() && pr.rate == index.answer) || (pr.iodepth.is_some() && pr.iodepth == index.answer_iodepth))
         .map(|pr| Mark { x: pr.achieved_iops, y: pr.value_ns as f64, label: format!(" answer {} IOPS", count(pr.achieved_iops)) })
         .collect();
     let series = [Series { label: format!("p{p} at each probed rate"), points: pts }];

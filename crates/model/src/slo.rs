@@ -12,6 +12,9 @@ pub struct Probe {
     /// The rate asked for (operations per second over all workers of each
     /// job); none for the closed-loop probe that measures capacity.
     pub rate: Option<f64>,
+    /// The queue depth, for the closed-loop search over it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth: Option<u32>,
     /// Its results directory, relative to the search's.
     pub dir: String,
     pub achieved_iops: f64,
@@ -34,8 +37,15 @@ pub struct SloIndex {
     pub percentile: f64,
     pub bound_ns: u64,
     pub probes: Vec<Probe>,
-    /// The highest rate that met the bound.
+    /// The highest rate that met the bound (closed loop: the IOPS at the
+    /// deepest queue that did).
     pub answer: Option<f64>,
+    /// Closed loop: the deepest queue that met the bound.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_iodepth: Option<u32>,
+    /// The search varied the queue depth (closed loop) instead of the rate.
+    #[serde(default)]
+    pub closed_loop: bool,
     /// Set when the search ended early (Ctrl-C, a failed probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,

@@ -6,6 +6,11 @@
 //! first measures what the jobs can do at all; the search then bisects
 //! between 0 and that. Every probe is kept as a run under the search's
 //! directory, and `slo.json` indexes them.
+//!
+//! `--closed-loop` answers fio's `latency_target` question instead: the
+//! deepest queue whose percentile stays under the bound, latency counted
+//! from each I/O's issue (so what a fixed arrival rate would have queued at
+//! the client is not in it: coordinated omission, said with the answer).
 
 use crate::cli::SloFlags;
 use crate::commands::run::resolve_specs;
@@ -41,8 +46,22 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     let dir = flags.run.results_dir.clone().unwrap_or_else(output::default_dir);
     output::check_writable(&dir)?;
     output::create(&dir)?;
-    let index = SloIndex { version: SLO_VERSION, percentile, bound_ns, probes: Vec::new(), answer: None, stopped: None };
-    Search { flags: &flags, dir, specs, notes, index, code: 0 }.go()
+    let index = SloIndex {
+        version: SLO_VERSION,
+        percentile,
+        bound_ns,
+        probes: Vec::new(),
+        answer: None,
+        answer_iodepth: None,
+        closed_loop: flags.closed_loop,
+        stopped: None,
+    };
+    let search = Search { flags: &flags, dir, specs, notes, index, code: 0 };
+    if flags.closed_loop {
+        search.go_closed()
+    } else {
+        search.go()
+    }
 }
 
 /// `p99=2ms` -> (99, 2_000_000).
@@ -60,6 +79,32 @@ fn parse_bound(v: &str) -> Result<(f64, u64), CliError> {
     Ok((p, bound.as_nanos() as u64))
 }
 
+/// What a probe runs at.
+#[derive(Clone, Copy)]
+enum Load {
+    /// Closed loop at the jobs' own queue depth: their capacity.
+    Capacity,
+    /// A fixed rate (per job, shared by its workers), open loop.
+    Rate(f64),
+    /// Closed loop at this queue depth.
+    Depth(u32),
+}
+
+impl Load {
+    fn rate(self) -> Option<f64> {
+        match self {
+            Load::Rate(r) => Some(r),
+            _ => None,
+        }
+    }
+    fn depth(self) -> Option<u32> {
+        match self {
+            Load::Depth(d) => Some(d),
+            _ => None,
+        }
+    }
+}
+
 struct Search<'a> {
     flags: &'a SloFlags,
     dir: PathBuf,
@@ -72,7 +117,7 @@ struct Search<'a> {
 impl Search<'_> {
     fn go(mut self) -> Result<i32, CliError> {
         let scope = storbench_runner::interrupt::Scope::begin();
-        let Some(capacity) = self.probe(None)? else { return self.end(&scope) };
+        let Some(capacity) = self.probe(Load::Capacity)? else { return self.end(&scope) };
         let (mut lo, mut hi) = (0.0f64, capacity.achieved_iops);
         if hi <= 0.0 {
             self.index.stopped = Some("the closed-loop probe completed no operation".into());
@@ -80,7 +125,7 @@ impl Search<'_> {
         }
         let mut rate = hi / 2.0;
         while self.index.probes.len() < self.flags.max_probes as usize && !scope.interrupted() {
-            let Some(p) = self.probe(Some(rate))? else { break };
+            let Some(p) = self.probe(Load::Rate(rate))? else { break };
             if p.pass {
                 lo = rate;
                 self.index.answer = Some(lo);
@@ -92,6 +137,31 @@ impl Search<'_> {
                 break;
             }
             rate = (lo + hi) / 2.0;
+        }
+        self.end(&scope)
+    }
+
+    /// The deepest queue (closed loop) whose percentile meets the bound:
+    /// doubling from 1 up to `--max-iodepth`, then bisecting.
+    fn go_closed(mut self) -> Result<i32, CliError> {
+        let scope = storbench_runner::interrupt::Scope::begin();
+        let (mut lo, mut hi) = (0u32, None::<u32>);
+        let mut depth = 1u32;
+        while self.index.probes.len() < self.flags.max_probes as usize && !scope.interrupted() {
+            let Some(p) = self.probe(Load::Depth(depth))? else { break };
+            if p.pass {
+                lo = depth;
+                (self.index.answer, self.index.answer_iodepth) = (Some(p.achieved_iops), Some(depth));
+            } else {
+                hi = Some(depth);
+            }
+            self.save()?;
+            depth = match hi {
+                None if depth >= self.flags.max_iodepth => break,
+                None => (depth * 2).min(self.flags.max_iodepth),
+                Some(h) if h - lo <= 1 => break,
+                Some(h) => (lo + h) / 2,
+            };
         }
         self.end(&scope)
     }
@@ -111,15 +181,16 @@ impl Search<'_> {
         self.index.save(&self.dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", self.dir.join(SLO_FILE).display())))
     }
 
-    /// One probe (closed loop for `None`); `None` back when it was interrupted.
-    fn probe(&mut self, rate: Option<f64>) -> Result<Option<Probe>, CliError> {
+    /// One probe; `None` back when it was interrupted.
+    fn probe(&mut self, load: Load) -> Result<Option<Probe>, CliError> {
         let n = self.index.probes.len() + 1;
-        let (specs, longer) = self.probe_specs(rate)?;
-        let name = match rate {
-            None => format!("{n:02}_closed-loop"),
-            Some(r) => format!("{n:02}_rate-{r:.0}"),
+        let (specs, longer) = self.probe_specs(load)?;
+        let (name, what) = match load {
+            Load::Capacity => (format!("{n:02}_closed-loop"), "closed loop (capacity)".to_string()),
+            Load::Rate(r) => (format!("{n:02}_rate-{r:.0}"), format!("{} IOPS", count(r))),
+            Load::Depth(d) => (format!("{n:02}_iodepth-{d}"), format!("closed loop at iodepth {d}")),
         };
-        let what = rate.map_or("closed loop (capacity)".to_string(), |r| format!("{} IOPS", count(r)));
+        let rate = load.rate();
         eprintln!("storbench: SLO probe {n}: {what}{}", if longer.is_empty() { String::new() } else { format!(" ({longer})") });
         let params =
             BTreeMap::from([("step".to_string(), n.to_string()), ("slo.rate".into(), rate.map_or("closed".into(), |r| format!("{r:.0}")))]);
@@ -130,7 +201,7 @@ impl Search<'_> {
         if result.interrupted {
             return Ok(None);
         }
-        let probe = self.judge(&result, rate, name, t0.elapsed().as_secs_f64(), longer);
+        let probe = Probe { iodepth: load.depth(), ..self.judge(&result, rate, name, t0.elapsed().as_secs_f64(), longer) };
         eprintln!(
             "storbench: SLO probe {n}: {} IOPS, p{} {} over {} operations: {}",
             count(probe.achieved_iops),
@@ -145,7 +216,8 @@ impl Search<'_> {
 
     /// The jobs at `rate` (each job's workers share it), time based, long
     /// enough for the percentile to rest on 100 operations beyond it.
-    fn probe_specs(&self, rate: Option<f64>) -> Result<(Vec<JobSpec>, String), CliError> {
+    fn probe_specs(&self, load: Load) -> Result<(Vec<JobSpec>, String), CliError> {
+        let rate = load.rate();
         let needed = self.needed_samples() as f64;
         let mut runtime = self.flags.probe_time;
         let mut longer = String::new();
@@ -171,6 +243,9 @@ impl Search<'_> {
                 }
             } else {
                 s.rate = None;
+            }
+            if let Some(d) = load.depth() {
+                set(&mut s, "iodepth", &d.to_string())?;
             }
             out.push(s);
         }
@@ -201,19 +276,34 @@ impl Search<'_> {
         } else {
             (true, longer)
         };
-        Probe { rate, dir, achieved_iops: achieved, value_ns, samples, seconds, pass, note }
+        Probe { rate, iodepth: None, dir, achieved_iops: achieved, value_ns, samples, seconds, pass, note }
     }
 
     fn render(&self) -> String {
         let p = self.index.percentile;
         let mut out = format!("{:>12}  {:>12}  {:>10}  {:>10}  verdict\n", "rate", "IOPS", format!("p{p}"), "samples");
         for pr in &self.index.probes {
-            let rate = pr.rate.map_or("closed loop".to_string(), count);
+            let rate = match (pr.rate, pr.iodepth) {
+                (Some(r), _) => count(r),
+                (None, Some(d)) => format!("iodepth {d}"),
+                (None, None) => "closed loop".to_string(),
+            };
             let verdict = if pr.pass { "meets".to_string() } else { format!("fails: {}", pr.note) };
             out += &format!("{rate:>12}  {:>12}  {:>10}  {:>10}  {verdict}\n", count(pr.achieved_iops), latency(pr.value_ns), pr.samples);
         }
         let jobs: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
         let bound = latency(self.index.bound_ns);
+        if self.index.closed_loop {
+            out += &match (self.index.answer, self.index.answer_iodepth) {
+                (Some(a), Some(d)) => {
+                    format!("max IOPS of {} with p{p} <= {bound}, closed loop: {} at iodepth {d}\n", jobs.join(", "), count(a))
+                }
+                _ => format!("no probed queue depth of {} met p{p} <= {bound}\n", jobs.join(", ")),
+            };
+            out += "caveat: closed loop counts latency from each I/O's issue, so the queueing a fixed arrival rate would meet is \
+                    not in it (coordinated omission); without --closed-loop the search answers for a fixed rate\n";
+            return out;
+        }
         match self.index.answer {
             Some(a) => {
                 let next = self
