@@ -179,7 +179,31 @@ fn build_ring(entries: u32, sqpoll: bool) -> Result<IoUring, EngineError> {
     IoUring::new(entries).map_err(|e| EngineError::os(NAME, "io_uring_setup", io_errno(&e)))
 }
 
+/// `IORING_ENTER_GETEVENTS`.
+const ENTER_GETEVENTS: u32 = 1;
+
 impl Uring {
+    /// Submit what is queued and collect what completed, without waiting.
+    /// It must ask for events: on a DEFER_TASKRUN ring completed I/O reaches
+    /// the completion queue only when the task enters the kernel to get
+    /// events. Without it a paced (fixed-rate) worker, which polls between
+    /// arrivals, saw its completions only once every slot was busy: measured
+    /// 2.7 ms instead of 37 us issue-to-completion at 20k IOPS, QD 64.
+    fn poll(&mut self) -> Result<(), EngineError> {
+        let to_submit = self.ring.submission().len() as u32;
+        // SAFETY: no argument is passed; the queued entries point at buffers
+        // and files that stay valid until their completions are reaped.
+        let r = unsafe { self.ring.submitter().enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS, None) };
+        match r {
+            Ok(_) => self.queued = 0,
+            Err(e) if matches!(io_errno(&e), libc::EINTR | libc::EBUSY | libc::EAGAIN) => {
+                self.queued = self.ring.submission().len() as u32;
+            }
+            Err(e) => return Err(EngineError::os(NAME, "io_uring_enter", io_errno(&e))),
+        }
+        Ok(())
+    }
+
     /// One io_uring_enter: submit what is queued, wait for `want` completions.
     fn enter(&mut self, want: usize, timeout: Option<Duration>) -> Result<(), EngineError> {
         let r = match timeout {
@@ -221,7 +245,9 @@ impl Engine for Uring {
 
     fn submit_and_reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         let ready = self.ring.completion().len() as u32;
-        if self.queued > 0 || ready < min {
+        if min == 0 {
+            self.poll()?;
+        } else if self.queued > 0 || ready < min {
             let want = min.saturating_sub(ready) as usize;
             self.enter(want, timeout)?;
         }
