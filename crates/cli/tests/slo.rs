@@ -55,8 +55,9 @@ fn the_search_finds_the_planted_rate_within_five_percent_in_ten_probes() {
     assert!(bad.stderr.contains("PERCENTILE=BOUND"), "{}", bad.stderr);
 }
 
-/// fio's latency_target question, closed loop: with 4 servers of 5 ms the
-/// median stays at 5 ms up to 4 in flight and doubles by 8.
+/// fio's latency_target question, closed loop: with 4 servers of 2 ms every
+/// operation takes 2 ms up to 4 in flight; from 5 on, a fifth or more wait a
+/// whole service time, so p90 reaches 4 ms. The planted answer is 4.
 #[test]
 fn the_closed_loop_search_finds_the_deepest_queue_and_says_what_it_leaves_out() {
     let d = scratch();
@@ -64,12 +65,12 @@ fn the_closed_loop_search_finds_the_deepest_queue_and_says_what_it_leaves_out() 
         "slo",
         "--closed-loop",
         "--latency",
-        "p50=7ms",
+        "p90=3ms",
         "--quiet",
         "--results-dir",
         "cl",
         "--probe-time",
-        "2",
+        "3",
         "--max-probes",
         "8",
         "--name",
@@ -77,7 +78,7 @@ fn the_closed_loop_search_finds_the_deepest_queue_and_says_what_it_leaves_out() 
         "--ioengine",
         "null",
         "--service_time",
-        "5ms",
+        "2ms",
         "--servers",
         "4",
         "--size",
@@ -88,7 +89,7 @@ fn the_closed_loop_search_finds_the_deepest_queue_and_says_what_it_leaves_out() 
     let ix: SloIndex = serde_json::from_str(&std::fs::read_to_string(d.path().join("cl/slo.json")).unwrap()).unwrap();
     assert!(ix.closed_loop);
     let depth = ix.answer_iodepth.expect("an answer");
-    assert!((4..=5).contains(&depth), "iodepth {depth}");
+    assert_eq!(depth, 4, "{:?}", ix.probes);
     assert!(ix.probes.iter().any(|p| p.iodepth.is_some_and(|q| q > depth) && !p.pass));
     assert!(r.stdout.contains("coordinated omission") && r.stdout.contains(&format!("at iodepth {depth}")), "{}", r.stdout);
 }

@@ -14,7 +14,11 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
     let bound = lat(index.bound_ns as f64);
     let answer = match (index.answer, index.answer_iodepth) {
         (Some(a), Some(d)) => format!("deepest queue with p{p} <= {bound}, closed loop: iodepth {d}, {} IOPS", count(a)),
-        (Some(a), None) => format!("highest rate with p{p} <= {bound}: {} IOPS", count(a)),
+        (Some(a), None) => format!(
+            "highest rate with p{p} <= {bound}: {} IOPS{}",
+            count(a),
+            if index.confirmed { " (held when probed again)" } else { " (not confirmed by a second probe)" }
+        ),
         _ => format!("nothing probed met p{p} <= {bound}"),
     };
     let mut page = Page::new("storbench report: SLO search", &format!("{} — {answer}", dir.display()));

@@ -43,6 +43,10 @@ pub struct SloIndex {
     /// Closed loop: the deepest queue that met the bound.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_iodepth: Option<u32>,
+    /// The answer held when probed again (a rate at the knee of a real
+    /// device can pass once and fail the next time).
+    #[serde(default)]
+    pub confirmed: bool,
     /// The search varied the queue depth (closed loop) instead of the rate.
     #[serde(default)]
     pub closed_loop: bool,

@@ -53,6 +53,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         probes: Vec::new(),
         answer: None,
         answer_iodepth: None,
+        confirmed: false,
         closed_loop: flags.closed_loop,
         stopped: None,
     };
@@ -138,7 +139,34 @@ impl Search<'_> {
             }
             rate = (lo + hi) / 2.0;
         }
+        self.confirm(&scope)?;
         self.end(&scope)
+    }
+
+    /// Probe the answer again: near a device's knee one run can pass and
+    /// the next fail (measured on this VM's disk: p99 0.35 ms in the search,
+    /// 1.1-3.2 ms in three re-runs at the same rate). While it does not
+    /// hold, the answer falls to the next lower rate that passed and has not
+    /// failed since; at most three confirmation probes.
+    fn confirm(&mut self, scope: &storbench_runner::interrupt::Scope) -> Result<(), CliError> {
+        for _ in 0..3 {
+            let Some(a) = self.index.answer else { return Ok(()) };
+            if scope.interrupted() {
+                return Ok(());
+            }
+            eprintln!("storbench: SLO: confirming {} IOPS", count(a));
+            let Some(p) = self.probe(Load::Rate(a))? else { return Ok(()) };
+            if p.pass {
+                self.index.confirmed = true;
+                return self.save();
+            }
+            let failed: Vec<f64> = self.index.probes.iter().filter(|x| !x.pass).filter_map(|x| x.rate).collect();
+            let passed = self.index.probes.iter().filter(|x| x.pass).filter_map(|x| x.rate);
+            self.index.answer =
+                passed.filter(|r| *r < a && !failed.contains(r)).fold(None, |best: Option<f64>, r| Some(best.map_or(r, |b| b.max(r))));
+            self.save()?;
+        }
+        Ok(())
     }
 
     /// The deepest queue (closed loop) whose percentile meets the bound:
@@ -318,7 +346,8 @@ impl Search<'_> {
                     (None, Some(c)) => format!(" (closed loop, {} IOPS: p{p} {})", count(c.achieved_iops), latency(c.value_ns)),
                     _ => String::new(),
                 };
-                out += &format!("max IOPS of {} with p{p} <= {bound}: {}{next}\n", jobs.join(", "), count(a));
+                let held = if self.index.confirmed { ", held when probed again" } else { ", NOT confirmed by a second probe" };
+                out += &format!("max IOPS of {} with p{p} <= {bound}: {}{held}{next}\n", jobs.join(", "), count(a));
             }
             None => out += &format!("no probed rate of {} met p{p} <= {bound}\n", jobs.join(", ")),
         }
