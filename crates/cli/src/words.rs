@@ -145,32 +145,65 @@ fn is_flag(name: &str) -> bool {
 /// The command line with the values of secret options replaced: the index
 /// keeps it for `--resume`, and secrets never reach the results.
 pub fn redacted(words: &[String]) -> Vec<String> {
-    let secret = |w: &str| {
-        let name = w.trim_start_matches('-').split('=').next().unwrap_or("").replace('-', "_");
-        storbench_workload::spec::SECRET_OPTIONS.contains(&name.as_str())
-    };
     let mut out = Vec::with_capacity(words.len());
     let mut hide_next = false;
     for w in words {
         if hide_next {
             out.push(REDACTED.to_string());
             hide_next = false;
-        } else if w.starts_with("--") && secret(w) {
-            match w.split_once('=') {
-                Some((k, _)) => out.push(format!("{k}={REDACTED}")),
-                None => {
-                    out.push(w.clone());
-                    hide_next = true;
-                }
+            continue;
+        }
+        match secret_flag(w) {
+            // `--secret_key=V`, `-KV`: the value is in the word.
+            Some(flag) if w.len() > flag.len() => {
+                out.push(format!("{flag}{}{REDACTED}", if w[flag.len()..].starts_with('=') { "=" } else { "" }))
             }
-        } else {
-            out.push(w.clone());
+            Some(_) => {
+                out.push(w.clone());
+                hide_next = true;
+            }
+            None => out.push(w.clone()),
         }
     }
     out
 }
 
+/// Option names whose values are secrets: the engines' own, and fio's http
+/// engine's (`storbench fio --http_s3_key=...`).
+const SECRET_WORDS: &[&str] = &["http_s3_key", "http_swift_auth_token", "http_s3_security_token"];
+
+/// The flag part of `w` when it names a secret (any case, dashes or
+/// underscores; swift-bench's `-K`).
+fn secret_flag(w: &str) -> Option<&str> {
+    if let Some(rest) = w.strip_prefix("--") {
+        let name = rest.split('=').next().unwrap_or("");
+        let canon = name.to_ascii_lowercase().replace('-', "_");
+        let secret = storbench_workload::spec::SECRET_OPTIONS.contains(&canon.as_str()) || SECRET_WORDS.contains(&canon.as_str());
+        return secret.then(|| &w[..2 + name.len()]);
+    }
+    (w.starts_with("-K")).then(|| &w[..2])
+}
+
 pub const REDACTED: &str = "<redacted>";
+
+#[cfg(test)]
+mod redaction_tests {
+    use super::*;
+
+    #[test]
+    fn secrets_in_any_spelling_are_replaced() {
+        let w: Vec<String> =
+            ["--Secret-Key", "S1", "--http_s3_key=S2", "-K", "S3", "-KS4", "--key=S5", "--bucket", "b", "--http_swift_auth_token", "S6"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        let r = redacted(&w).join(" ");
+        for s in ["S1", "S2", "S3", "S4", "S5", "S6"] {
+            assert!(!r.contains(s), "{s} in {r}");
+        }
+        assert!(r.contains("--bucket b") && r.contains("--http_s3_key=<redacted>") && r.contains("-K<redacted>"), "{r}");
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -69,6 +69,12 @@ fn the_same_job_twice_is_no_difference_and_a_capped_run_is_slower() {
     assert!(diff < -25.0 && lo <= diff && diff <= hi && hi < 0.0, "about 400 -> 250 IOPS: {row}");
     let (code, ..) = compare_json(d.path(), &["a", "capped", "--fail-if-slower", "60"]);
     assert_eq!(code, 0, "a gate above the difference passes");
+    // Runs too short for an interval: a gate cannot pass them unseen.
+    for dir in ["short1", "short2"] {
+        assert_eq!(storbench(d.path(), &job(dir, &["--runtime", "1"])).code, 0);
+    }
+    let (code, _, err) = compare_json(d.path(), &["short1", "short2", "--fail-if-slower", "50"]);
+    assert!(code == 4 && err.contains("no interval"), "{code}: {err}");
     // Text names the faster side.
     let text = storbench(d.path(), &["compare", "capped", "a"]);
     assert!(text.stdout.lines().any(|l| l.contains("IOPS") && l.contains("faster")), "{}", text.stdout);

@@ -65,6 +65,9 @@ fn the_sweep_stops_at_the_planted_knee_and_names_it() {
     // The set of runs reads back in order, for show, compare and report.
     let shown = show(d.path(), "sw", "csv");
     assert!(shown.lines().count() > 4, "{shown}");
+    // A new sweep never overwrites one: it says how to go on with it.
+    let again = storbench(d.path(), &args);
+    assert!(again.code == 2 && again.stderr.contains("--resume sw"), "{}", again.stderr);
 }
 
 #[test]
@@ -195,12 +198,12 @@ fn volumes_by_queue_depth_on_rbd_images() {
 fn a_job_file_with_a_sweep_table() {
     let d = scratch();
     let toml = "[global]\nioengine = \"null\"\nservice_time = \"10ms\"\nservers = 4\nruntime = 1\ntime_based = true\nsize = \"1g\"\n\
-                [[job]]\nname = \"s\"\n[sweep]\niodepth = [1, 2]\nnumjobs = \"1..2\"\n";
+                [[job]]\nname = \"s\"\n[sweep]\nnumjobs = \"1..2\"\niodepth = [1, 2]\n";
     std::fs::write(d.path().join("jobs.toml"), toml).unwrap();
     let r = storbench(d.path(), &["sweep", "jobs.toml", "--quiet", "--no-knee", "--results-dir", "sw"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let ix = index(&d.path().join("sw"));
-    assert_eq!(ix.dims.iter().map(|d| d.option.as_str()).collect::<Vec<_>>(), ["iodepth", "numjobs"]);
+    assert_eq!(ix.dims.iter().map(|d| d.option.as_str()).collect::<Vec<_>>(), ["numjobs", "iodepth"], "the file's order");
     assert_eq!(states(&ix), ["done"; 4]);
     let run = storbench(d.path(), &["run", "jobs.toml"]);
     assert_eq!(run.code, 2);

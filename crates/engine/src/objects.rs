@@ -28,7 +28,10 @@ pub fn check_names(
 ) -> Result<(), EngineError> {
     let (o, prefix) = object_target(engine, t)?;
     let names = storbench_workload::ObjectNames::new(prefix, Some(o));
-    if o.exist && !t.written_before {
+    if o.exist {
+        if t.written_before {
+            return Ok(());
+        }
         let first = names.name(0);
         if !exists(0, &first)? {
             return Err(EngineError::BadOption {

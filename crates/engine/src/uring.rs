@@ -179,8 +179,9 @@ fn build_ring(entries: u32, sqpoll: bool) -> Result<IoUring, EngineError> {
     IoUring::new(entries).map_err(|e| EngineError::os(NAME, "io_uring_setup", io_errno(&e)))
 }
 
-/// `IORING_ENTER_GETEVENTS`.
+/// `IORING_ENTER_GETEVENTS`, `IORING_ENTER_SQ_WAKEUP`.
 const ENTER_GETEVENTS: u32 = 1;
+const ENTER_SQ_WAKEUP: u32 = 2;
 
 impl Uring {
     /// Submit what is queued and collect what completed, without waiting.
@@ -191,9 +192,11 @@ impl Uring {
     /// 2.7 ms instead of 37 us issue-to-completion at 20k IOPS, QD 64.
     fn poll(&mut self) -> Result<(), EngineError> {
         let to_submit = self.ring.submission().len() as u32;
+        // A submission-polling kernel thread that went to sleep must be woken.
+        let wake = if self.ring.submission().need_wakeup() { ENTER_SQ_WAKEUP } else { 0 };
         // SAFETY: no argument is passed; the queued entries point at buffers
         // and files that stay valid until their completions are reaped.
-        let r = unsafe { self.ring.submitter().enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS, None) };
+        let r = unsafe { self.ring.submitter().enter::<libc::sigset_t>(to_submit, 0, ENTER_GETEVENTS | wake, None) };
         match r {
             Ok(_) => self.queued = 0,
             Err(e) if matches!(io_errno(&e), libc::EINTR | libc::EBUSY | libc::EAGAIN) => {

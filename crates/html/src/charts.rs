@@ -82,6 +82,15 @@ fn bounds(series: &[Series], marks: &[Mark], rule: Option<f64>) -> Option<(f64, 
 }
 
 pub fn lines(c: &Lines) -> Result<String, Fail> {
+    // A log axis has no place for zero (a probe that did nothing).
+    if c.log_y && c.series.iter().any(|s| s.points.iter().any(|p| p.1 <= 0.0)) {
+        let kept: Vec<Series> = c
+            .series
+            .iter()
+            .map(|s| Series { label: s.label.clone(), points: s.points.iter().copied().filter(|p| p.1 > 0.0).collect() })
+            .collect();
+        return lines(&Lines { series: &kept, rule: c.rule.clone(), ..*c });
+    }
     let (x0, x1, y0, y1) = bounds(c.series, c.marks, c.rule.as_ref().map(|r| r.0)).ok_or("no data")?;
     let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
     // Room for the marks' labels on the right.

@@ -66,7 +66,8 @@ fn overlays(sides: &[(String, PathBuf, &RunSet)]) -> Vec<Chart> {
             .iter()
             .filter_map(|(n, _, set)| {
                 let r = first(set)?;
-                let job = r.jobs.iter().find(|x| x.name == j.name).or_else(|| r.jobs.first())?.clone();
+                let lone = if r.jobs.len() == 1 { r.jobs.first() } else { None };
+                let job = r.jobs.iter().find(|x| x.name == j.name).or(lone)?.clone();
                 Some((job, n.clone()))
             })
             .collect();

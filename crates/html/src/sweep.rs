@@ -100,28 +100,39 @@ fn table(page: &mut Page, index: &SweepIndex, grid: &[Vec<String>]) {
     page.table("points", &head, &rows, index.dims.len());
 }
 
-/// The curves: the last dimension varied, the others fixed (one curve per
-/// combination of theirs).
-fn curves(index: &SweepIndex, grid: &[Vec<String>]) -> Vec<(String, Vec<Vec<String>>)> {
+/// The curves, each with the dimension it varies: in a grid the last
+/// dimension, the others fixed (one curve per combination of theirs); one
+/// at a time, each dimension from the base point.
+fn curves(index: &SweepIndex, grid: &[Vec<String>]) -> Vec<(usize, String, Vec<Vec<String>>)> {
+    if index.mode == SweepMode::OneAtATime {
+        let base: Vec<String> = index.dims.iter().map(|d| d.values[0].clone()).collect();
+        return (0..index.dims.len())
+            .map(|d| {
+                let pts = grid.iter().filter(|v| v.iter().zip(&base).enumerate().all(|(i, (a, b))| i == d || a == b)).cloned().collect();
+                (d, index.dims[d].option.clone(), pts)
+            })
+            .collect();
+    }
     let last = index.dims.len() - 1;
-    let mut out: Vec<(String, Vec<Vec<String>>)> = Vec::new();
+    let mut out: Vec<(usize, String, Vec<Vec<String>>)> = Vec::new();
     for v in grid {
         let key = index.dims[..last].iter().zip(v).map(|(d, x)| format!("{}={x}", d.option)).collect::<Vec<_>>().join(" ");
-        match out.iter_mut().find(|c| c.0 == key) {
-            Some(c) => c.1.push(v.clone()),
-            None => out.push((key, vec![v.clone()])),
+        match out.iter_mut().find(|c| c.1 == key) {
+            Some(c) => c.2.push(v.clone()),
+            None => out.push((last, key, vec![v.clone()])),
         }
     }
     out
 }
 
-fn knee_marks(index: &SweepIndex, f: impl Fn(&PointFigures) -> (f64, f64), long: bool) -> Vec<Mark> {
+/// A mark per knee whose point has figures: `at` places it.
+fn knee_marks(index: &SweepIndex, at: impl Fn(&Knee, &PointFigures) -> (f64, f64), long: bool) -> Vec<Mark> {
     index
         .knees
         .iter()
         .filter_map(|k| {
             let fig = index.figures(index_of(index, &k.values)?)?;
-            let (x, y) = f(&fig);
+            let (x, y) = at(k, &fig);
             let label = if long { format!(" knee {}", values(index, &k.values)) } else { " knee".into() };
             Some(Mark { x, y, label })
         })
@@ -132,13 +143,13 @@ fn knee_marks(index: &SweepIndex, f: impl Fn(&PointFigures) -> (f64, f64), long:
 fn hockey(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
     let series: Vec<Series> = curves(index, grid)
         .into_iter()
-        .map(|(label, pts)| Series {
-            label: if label.is_empty() { index.dims[index.dims.len() - 1].option.clone() } else { label },
+        .map(|(dim, label, pts)| Series {
+            label: if label.is_empty() { index.dims[dim].option.clone() } else { label },
             points: pts.iter().filter_map(|v| index.figures(index_of(index, v)?)).map(|f| (f.iops, f.p99_ns as f64)).collect(),
         })
         .filter(|s| !s.points.is_empty())
         .collect();
-    let marks = knee_marks(index, |f| (f.iops, f.p99_ns as f64), false);
+    let marks = knee_marks(index, |_, f| (f.iops, f.p99_ns as f64), false);
     let svg = charts::lines(&Lines {
         title: "p99 latency against IOPS",
         x_desc: "IOPS",
@@ -158,34 +169,32 @@ fn hockey(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
     }
 }
 
-/// IOPS along the last dimension (by position: values need not be numbers).
+/// IOPS along the varied dimension, by the position of its value (values
+/// need not be numbers); one at a time, each dimension on its own positions.
 fn along(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
     let last = &index.dims[index.dims.len() - 1];
-    let pos = |v: &Vec<String>| last.values.iter().position(|x| *x == v[v.len() - 1]).unwrap_or(0) as f64;
+    let pos = |dim: usize, v: &[String]| index.dims[dim].values.iter().position(|x| *x == v[dim]).unwrap_or(0) as f64;
     let series: Vec<Series> = curves(index, grid)
         .into_iter()
-        .map(|(label, pts)| Series {
+        .map(|(dim, label, pts)| Series {
             label: if label.is_empty() { "IOPS".into() } else { label },
-            points: pts.iter().filter_map(|v| Some((pos(v), index.figures(index_of(index, v)?)?.iops))).collect(),
+            points: pts.iter().filter_map(|v| Some((pos(dim, v), index.figures(index_of(index, v)?)?.iops))).collect(),
         })
         .filter(|s| !s.points.is_empty())
         .collect();
-    let marks = knee_marks(index, |f| (0.0, f.iops), true);
-    let marks: Vec<Mark> = marks
-        .into_iter()
-        .zip(&index.knees)
-        .map(|(m, k)| Mark { x: last.values.iter().position(|x| *x == k.values[k.values.len() - 1]).unwrap_or(0) as f64, ..m })
-        .collect();
-    let label = |x: f64| {
-        if (x - x.round()).abs() < 0.01 {
-            last.values.get(x.round() as usize).cloned().unwrap_or_default()
-        } else {
-            String::new()
-        }
+    let dim_of = |k: &Knee| index.dims.iter().position(|d| d.option == k.option).unwrap_or(index.dims.len() - 1);
+    let marks = knee_marks(index, |k, f| (pos(dim_of(k), &k.values), f.iops), true);
+    // Value labels when one dimension is on the axis; positions otherwise.
+    let named = index.dims.len() == 1 || index.mode == SweepMode::Grid;
+    let label = |x: f64| match ((x - x.round()).abs() < 0.01, named) {
+        (false, _) => String::new(),
+        (true, true) => last.values.get(x.round() as usize).cloned().unwrap_or_default(),
+        (true, false) => format!("{}", x.round()),
     };
+    let desc = if named { last.option.clone() } else { "position in each dimension's values".into() };
     let svg = charts::lines(&Lines {
-        title: &format!("IOPS by {}", last.option),
-        x_desc: &last.option,
+        title: &format!("IOPS by {desc}"),
+        x_desc: &desc,
         y_desc: "IOPS",
         series: &series,
         log_y: false,
@@ -195,7 +204,7 @@ fn along(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
         rule: None,
         points: true,
     });
-    Chart { name: "sweep-iops".into(), title: format!("IOPS along {}", last.option), svg }
+    Chart { name: "sweep-iops".into(), title: format!("IOPS along {desc}"), svg }
 }
 
 fn heatmaps(index: &SweepIndex, _grid: &[Vec<String>]) -> Vec<Chart> {

@@ -168,6 +168,13 @@ pub fn compare(point: &str, a: &Side, b: &Side, judge: &Judge) -> Vec<Row> {
     rows
 }
 
+/// The job named `job`, or a run's lone job (it stands for the other side's
+/// job whatever its name); a run of several jobs without it has none.
+fn pick_job<'r>(r: &'r RunResult, job: &str) -> Option<&'r JobResult> {
+    let lone = if r.jobs.len() == 1 { r.jobs.first() } else { None };
+    r.jobs.iter().find(|j| j.name == job).or(lone)
+}
+
 /// A side's figure (the mean over its runs) and how to draw replicates.
 struct Samples {
     estimate: f64,
@@ -176,7 +183,7 @@ struct Samples {
 }
 
 fn samples(side: &Side, job: &str, op: OpKind, m: Metric) -> Option<Samples> {
-    let jobs: Vec<&JobResult> = side.runs.iter().filter_map(|r| r.jobs.iter().find(|j| j.name == job).or_else(|| r.jobs.first())).collect();
+    let jobs: Vec<&JobResult> = side.runs.iter().filter_map(|r| pick_job(r, job)).collect();
     let runs: Vec<f64> = jobs.iter().filter_map(|j| m.of_run(j, op)).collect();
     if runs.is_empty() {
         return None;

@@ -42,6 +42,12 @@ pub fn run(a: &CompareArgs) -> Result<i32, CliError> {
 pub(crate) type Places = BTreeMap<String, Vec<RunResult>>;
 
 pub(crate) fn load(dir: &Path) -> Result<Places, CliError> {
+    if dir.join(storbench_model::slo::SLO_FILE).exists() {
+        return Err(CliError::usage(format!(
+            "{} is an SLO search (its runs are probes at different rates, not repeats): compare its probes' own directories",
+            dir.display()
+        )));
+    }
     let set = RunSet::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
     if !dir.join(INDEX_FILE).exists() {
         return Ok(BTreeMap::from([(String::new(), set.runs.into_iter().map(|r| r.result).collect())]));
@@ -101,11 +107,17 @@ fn print_reports(a: &CompareArgs, reports: &[(usize, Vec<Row>)], name: &dyn Fn(u
 fn gates(a: &CompareArgs, reports: &[(usize, Vec<Row>)]) -> i32 {
     let mut failed = Vec::new();
     for r in reports.iter().flat_map(|(_, rows)| rows) {
-        let worse = r.verdict == Verdict::Worse;
-        let slower = a.fail_if_slower.filter(|p| worse && matches!(r.metric, Metric::Iops | Metric::MibPerSec) && r.diff_pct <= -p);
-        let p99 = a.fail_if_p99_worse.filter(|p| worse && r.metric == Metric::P99 && r.diff_pct >= *p);
-        if slower.is_some() || p99.is_some() {
-            failed.push(format!("{} {} {} {} {:+.1}%", r.point, r.job, r.op, r.metric.name(), r.diff_pct).trim().to_string());
+        let gated = match r.metric {
+            Metric::Iops | Metric::MibPerSec => a.fail_if_slower.map(|p| r.diff_pct <= -p),
+            Metric::P99 => a.fail_if_p99_worse.map(|p| r.diff_pct >= p),
+            _ => None,
+        };
+        let what = || format!("{} {} {} {} {:+.1}%", r.point, r.job, r.op, r.metric.name(), r.diff_pct).trim().to_string();
+        match (gated, r.verdict) {
+            (Some(true), Verdict::Worse) => failed.push(what()),
+            // A gate that cannot judge fails rather than pass a regression unseen.
+            (Some(_), Verdict::Unknown) => failed.push(format!("{} (no interval: runs of at least 4 s, or 3 repeats, are needed)", what())),
+            _ => {}
         }
     }
     if failed.is_empty() {

@@ -44,6 +44,9 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     }
     let (specs, notes) = resolve_specs(&flags.run, &jobs, false)?;
     let dir = flags.run.results_dir.clone().unwrap_or_else(output::default_dir);
+    if dir.join(SLO_FILE).exists() {
+        return Err(CliError::usage(format!("{} holds an SLO search already: give another --results-dir", dir.display())));
+    }
     output::check_writable(&dir)?;
     output::create(&dir)?;
     let index = SloIndex {
@@ -57,7 +60,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         closed_loop: flags.closed_loop,
         stopped: None,
     };
-    let search = Search { flags: &flags, dir, specs, notes, index, code: 0 };
+    let search = Search { flags: &flags, dir, specs, notes, index, code: 0, longer: None };
     if flags.closed_loop {
         search.go_closed()
     } else {
@@ -113,13 +116,16 @@ struct Search<'a> {
     notes: Vec<String>,
     index: SloIndex,
     code: i32,
+    /// A closed-loop probe's runtime when --probe-time gave too few operations.
+    longer: Option<Duration>,
 }
 
 impl Search<'_> {
     fn go(mut self) -> Result<i32, CliError> {
         let scope = storbench_runner::interrupt::Scope::begin();
         let Some(capacity) = self.probe(Load::Capacity)? else { return self.end(&scope) };
-        let (mut lo, mut hi) = (0.0f64, capacity.achieved_iops);
+        // Each probed rate applies to each job: bisect below one job's share.
+        let (mut lo, mut hi) = (0.0f64, capacity.achieved_iops / self.specs.len().max(1) as f64);
         if hi <= 0.0 {
             self.index.stopped = Some("the closed-loop probe completed no operation".into());
             return self.end(&scope);
@@ -176,7 +182,15 @@ impl Search<'_> {
         let (mut lo, mut hi) = (0u32, None::<u32>);
         let mut depth = 1u32;
         while self.index.probes.len() < self.flags.max_probes as usize && !scope.interrupted() {
-            let Some(p) = self.probe(Load::Depth(depth))? else { break };
+            let Some(mut p) = self.probe(Load::Depth(depth))? else { break };
+            if let Some(longer) = self.longer_for(&p) {
+                // Too few operations to judge: once more, long enough.
+                self.longer = Some(longer);
+                let again = self.probe(Load::Depth(depth))?;
+                self.longer = None;
+                let Some(q) = again else { break };
+                p = q;
+            }
             if p.pass {
                 lo = depth;
                 (self.index.answer, self.index.answer_iodepth) = (Some(p.achieved_iops), Some(depth));
@@ -192,6 +206,15 @@ impl Search<'_> {
             };
         }
         self.end(&scope)
+    }
+
+    /// How long a closed-loop probe that saw too few operations must run.
+    fn longer_for(&self, p: &Probe) -> Option<Duration> {
+        let needed = self.needed_samples();
+        if p.samples >= needed || p.achieved_iops <= 0.0 || self.longer.is_some() {
+            return None;
+        }
+        Some(Duration::from_secs_f64((needed as f64 / p.achieved_iops * 1.2).ceil()).min(LONGEST_PROBE))
     }
 
     fn end(mut self, scope: &storbench_runner::interrupt::Scope) -> Result<i32, CliError> {
@@ -224,7 +247,18 @@ impl Search<'_> {
             BTreeMap::from([("step".to_string(), n.to_string()), ("slo.rate".into(), rate.map_or("closed".into(), |r| format!("{r:.0}")))]);
         let setup = RunSetup { notes: self.notes.clone(), results_dir: Some(self.dir.join(&name)), parameters: params };
         let t0 = Instant::now();
-        let (result, dir) = execute(specs, setup, &mut progress::Live::new(self.flags.run.quiet))?;
+        let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.run.quiet)) {
+            Ok(r) => r,
+            Err(e) => {
+                // The search stops here, its index and table still written.
+                eprintln!("storbench: SLO probe {n} could not run: {}", e.message);
+                self.code = self.code.max(e.code);
+                if e.code != EXIT_INTERRUPTED {
+                    self.index.stopped = Some(format!("probe {n} could not run: {}", e.message));
+                }
+                return Ok(None);
+            }
+        };
         self.code = self.code.max(finish(&dir, &result, None)?.min(EXIT_IO_ERRORS));
         if result.interrupted {
             return Ok(None);
@@ -247,8 +281,11 @@ impl Search<'_> {
     fn probe_specs(&self, load: Load) -> Result<(Vec<JobSpec>, String), CliError> {
         let rate = load.rate();
         let needed = self.needed_samples() as f64;
-        let mut runtime = self.flags.probe_time;
-        let mut longer = String::new();
+        let mut runtime = self.longer.unwrap_or(self.flags.probe_time);
+        let mut longer = match self.longer {
+            Some(t) => format!("{}s, for {needed:.0} operations", t.as_secs()),
+            None => String::new(),
+        };
         if let Some(r) = rate {
             let want = Duration::from_secs_f64((needed / r * 1.2).ceil()).min(LONGEST_PROBE);
             if want > runtime {
@@ -295,12 +332,15 @@ impl Search<'_> {
         let value_ns = all.percentile(self.index.percentile);
         let samples = all.count();
         let wanted = rate.map(|r| r * self.specs.len() as f64);
-        let (pass, note) = if samples < self.needed_samples() {
+        let capped = longer.starts_with(&format!("{}s", LONGEST_PROBE.as_secs()));
+        let (pass, note) = if samples < self.needed_samples() && !capped {
             (false, format!("only {samples} operations, {} needed to judge p{}", self.needed_samples(), self.index.percentile))
         } else if wanted.is_some_and(|w| achieved < 0.95 * w) {
             (false, format!("kept up with only {} of {} IOPS", count(achieved), count(wanted.unwrap_or(0.0))))
         } else if value_ns > self.index.bound_ns {
             (false, format!("p{} {} > {}", self.index.percentile, latency(value_ns), latency(self.index.bound_ns)))
+        } else if samples < self.needed_samples() {
+            (true, format!("judged on {samples} operations: the longest probe ({} s) saw no more", LONGEST_PROBE.as_secs()))
         } else {
             (true, longer)
         };
@@ -347,7 +387,8 @@ impl Search<'_> {
                     _ => String::new(),
                 };
                 let held = if self.index.confirmed { ", held when probed again" } else { ", NOT confirmed by a second probe" };
-                out += &format!("max IOPS of {} with p{p} <= {bound}: {}{held}{next}\n", jobs.join(", "), count(a));
+                let per_job = if jobs.len() > 1 { " (each job)" } else { "" };
+                out += &format!("max IOPS of {}{per_job} with p{p} <= {bound}: {}{held}{next}\n", jobs.join(", "), count(a));
             }
             None => out += &format!("no probed rate of {} met p{p} <= {bound}\n", jobs.join(", ")),
         }

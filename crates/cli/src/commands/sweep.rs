@@ -31,6 +31,13 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         Some(dir) => resume(dir, &flags, words),
         None => {
             let dir = flags.run.results_dir.clone().unwrap_or_else(output::default_dir);
+            if dir.join(INDEX_FILE).exists() {
+                return Err(CliError::usage(format!(
+                    "{} holds a sweep already: `storbench sweep --resume {}` goes on with it, or give another --results-dir",
+                    dir.display(),
+                    dir.display()
+                )));
+            }
             let index = new_index(&flags, words)?;
             Sweep::prepare(&flags, &jobs, dir, index)?.go()
         }
@@ -241,6 +248,10 @@ impl<'a> Sweep<'a> {
                 point.figures = Some(PointFigures::of(&result));
                 point.state = if result.interrupted { PointState::Interrupted } else { PointState::Done };
                 Ok((code, result.interrupted))
+            }
+            Err(e) if e.code == EXIT_INTERRUPTED => {
+                point.state = PointState::Interrupted;
+                Ok((e.code, true))
             }
             Err(e) if e.code == EXIT_USAGE || e.code == EXIT_SYSTEM => {
                 eprintln!("storbench: sweep run {} failed: {}", n + 1, e.message);

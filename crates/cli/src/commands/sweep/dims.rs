@@ -3,6 +3,7 @@
 //! grid or of one dimension at a time.
 
 use crate::error::CliError;
+use storbench_engine::Kind;
 use storbench_model::sweep::{Dimension, SweepMode};
 use storbench_workload::units::parse_size;
 
@@ -17,10 +18,11 @@ pub fn parse(arg: &str) -> Result<Dimension, CliError> {
     if !known {
         return Err(bad(format!("'{option}' is not a job or engine option (`storbench help options`)")));
     }
+    let kind = option_kind(&option);
     let mut values = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         match part.split_once("..") {
-            Some((from, rest)) => values.extend(range(from, rest).map_err(bad)?),
+            Some((from, rest)) => values.extend(range(from, rest, kind).map_err(bad)?),
             None => values.push(part.to_string()),
         }
     }
@@ -33,10 +35,25 @@ pub fn parse(arg: &str) -> Result<Dimension, CliError> {
     Ok(Dimension { option, values })
 }
 
+/// What kind of value an option takes (for ranges).
+fn option_kind(option: &str) -> Kind {
+    match storbench_workload::options::core(option) {
+        Some(o) => o.info.kind,
+        None => storbench_engine::registry().iter().flat_map(|f| f.options()).find(|o| o.name == option).map_or(Kind::Text, |o| o.kind),
+    }
+}
+
 /// `a..b`, `a..bxK` (times K) or `a..b+K` (plus K); b is included when a
-/// step lands on it. Sizes keep their units' meaning (`4k..64kx2`).
-fn range(from: &str, rest: &str) -> Result<Vec<String>, String> {
-    let num = |v: &str| parse_size(v.trim()).map_err(|e| format!("'{v}': {e}"));
+/// step lands on it. Sizes keep their units' meaning (`4k..64kx2`: 1024s);
+/// counts and rates take k and m as thousands and millions; other kinds
+/// (durations, words) are given as lists.
+fn range(from: &str, rest: &str, kind: Kind) -> Result<Vec<String>, String> {
+    let parse: fn(&str) -> Result<u64, storbench_workload::units::UnitError> = match kind {
+        Kind::Size => parse_size,
+        Kind::Count | Kind::Number => storbench_workload::units::parse_count,
+        _ => return Err("ranges are for sizes and counts; give this option's values as a list (a,b,c)".into()),
+    };
+    let num = |v: &str| parse(v.trim()).map_err(|e| format!("'{v}': {e}"));
     let (to, step) = match (rest.split_once('x'), rest.split_once('+')) {
         (Some((to, k)), _) => (to, Step::Times(num(k)?)),
         (_, Some((to, k))) => (to, Step::Plus(num(k)?)),
@@ -128,7 +145,8 @@ mod tests {
         assert_eq!(parse("bs=4k..16k+4k").unwrap().values, ["4096", "8192", "12288", "16384"]);
         assert_eq!(parse("numjobs=1,3..5").unwrap().values, ["1", "3", "4", "5"]);
         assert_eq!(parse("rw=read,randread").unwrap().values, ["read", "randread"]);
-        for bad in ["iodepth", "bogus=1", "iodepth=0..8x2", "iodepth=8..1", "iodepth=1..2+0", "iodepth=1..100000"] {
+        assert_eq!(parse("rate_iops=1k..4kx2").unwrap().values, ["1000", "2000", "4000"], "rates count in thousands");
+        for bad in ["iodepth", "bogus=1", "iodepth=0..8x2", "iodepth=8..1", "iodepth=1..2+0", "iodepth=1..100000", "runtime=1..5"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
     }
