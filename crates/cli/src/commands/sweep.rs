@@ -2,7 +2,7 @@
 //! per point, under one directory with an index (`sweep.json`) written after
 //! every point. A curve (the last dimension varied, the others fixed) stops
 //! at its knee: once a step gains less than `--knee-gain` percent of IOPS
-//! while p99 latency grows, the rest of that curve is skipped. An
+//! while mean latency grows as much, the rest of that curve is skipped. An
 //! interrupted or killed sweep resumes with `--resume DIR`, redoing only
 //! the points that did not finish.
 
