@@ -63,20 +63,15 @@ pub enum Command {
     Version,
 }
 
-/// `storbench run`'s own flags. Job options (fio's names) may be mixed in:
-/// `--name` starts a job, options before the first `--name` apply to all.
+/// Where the jobs of `run`, `sweep` and `slo` come from, and where results go.
 #[derive(Args, Debug, Default)]
-#[command(after_help = "Job options (fio's names, e.g. --name a --rw randread --bs 4k --iodepth 32): `storbench help options`.")]
-pub struct RunFlags {
+pub struct JobSource {
     /// A TOML job file ([global] and [[job]] tables)
     #[arg(value_name = "JOBS.toml")]
     pub job_file: Option<PathBuf>,
     /// A TOML job file (as the positional argument)
     #[arg(long = "job", visible_alias = "jobfile", value_name = "JOBS.toml", conflicts_with = "job_file")]
     pub job: Option<PathBuf>,
-    /// What goes to standard output: normal, json, fio-json or csv
-    #[arg(long = "output-format", value_name = "FORMAT", value_parser = parse_stdout_format)]
-    pub format: Option<String>,
     /// Where results go (default storbench-results/<time>)
     #[arg(long = "results-dir", visible_aliases = ["output", "output-dir"], value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
@@ -89,15 +84,27 @@ pub struct RunFlags {
     /// The built-in suite (flags after it override its options)
     #[arg(long, value_name = "quick", value_parser = parse_suite)]
     pub suite: Option<String>,
+    /// No live progress
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// `storbench run`'s own flags. Job options (fio's names) may be mixed in:
+/// `--name` starts a job, options before the first `--name` apply to all.
+#[derive(Args, Debug, Default)]
+#[command(after_help = "Job options (fio's names, e.g. --name a --rw randread --bs 4k --iodepth 32): `storbench help options`.")]
+pub struct RunFlags {
+    #[command(flatten)]
+    pub source: JobSource,
+    /// What goes to standard output: normal, json, fio-json or csv
+    #[arg(long = "output-format", value_name = "FORMAT", value_parser = parse_stdout_format)]
+    pub format: Option<String>,
     /// An ssbench scenario, run as it is
     #[arg(long, value_name = "SCENARIO.json")]
     pub ssbench: Option<PathBuf>,
     /// Repeat the ssbench scenario with these user counts until throughput falls
     #[arg(long, value_name = "4,8,16", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
     pub users: Vec<u32>,
-    /// No live progress
-    #[arg(long)]
-    pub quiet: bool,
 }
 
 /// `storbench sweep`'s own flags: a job source as `run` takes it, and the
@@ -107,7 +114,7 @@ pub struct RunFlags {
                   --runtime 10 --sweep numjobs=1,2,4 --sweep iodepth=1..256x2")]
 pub struct SweepFlags {
     #[command(flatten)]
-    pub run: RunFlags,
+    pub source: JobSource,
     /// A swept option and its values: a list (1,2,4), a range with a geometric step (1..256x2) or a linear one (4k..64k+4k); repeat for a grid
     #[arg(long = "sweep", value_name = "OPTION=VALUES")]
     pub sweep: Vec<String>,
@@ -140,7 +147,7 @@ pub struct SweepFlags {
                   --ioengine io_uring --direct 1 --iodepth 64")]
 pub struct SloFlags {
     #[command(flatten)]
-    pub run: RunFlags,
+    pub source: JobSource,
     /// The bound: PERCENTILE=TIME (p99=2ms, p99.9=500us), of latency from each operation's intended start
     #[arg(long, value_name = "pNN=TIME", required = true)]
     pub latency: String,

@@ -1,7 +1,7 @@
 //! `storbench run`: resolve the jobs from their source, run them, write the
 //! results.
 
-use crate::cli::RunFlags;
+use crate::cli::{JobSource, RunFlags};
 use crate::error::*;
 use crate::session::{execute, finish, RunSetup};
 use crate::sources::{self, fio, ssbench, suite, toml};
@@ -17,28 +17,28 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         Err(code) => return Ok(code),
     };
     // No job source at all (storbench's own flags only): the quick suite.
-    let no_source = flags.job_file.is_none() && flags.job.is_none() && flags.fio.is_none() && flags.ssbench.is_none();
-    let use_suite = flags.suite.is_some() || (no_source && jobs.jobs.is_empty() && jobs.global.is_empty());
+    let no_source = flags.source.job_file.is_none() && flags.source.job.is_none() && flags.source.fio.is_none() && flags.ssbench.is_none();
+    let use_suite = flags.source.suite.is_some() || (no_source && jobs.jobs.is_empty() && jobs.global.is_empty());
     if let Some(path) = &flags.ssbench {
         return run_ssbench(&flags, &jobs, path, use_suite);
     }
     if !flags.users.is_empty() {
         return Err(CliError::usage("--users ramps an ssbench scenario: give --ssbench scenario.json"));
     }
-    let (specs, notes) = resolve_specs(&flags, &jobs, use_suite)?;
-    let mut observer = progress::Live::new(flags.quiet);
-    let setup = RunSetup { notes, results_dir: flags.results_dir.clone(), ..RunSetup::default() };
+    let (specs, notes) = resolve_specs(&flags.source, &jobs, use_suite)?;
+    let mut observer = progress::Live::new(flags.source.quiet);
+    let setup = RunSetup { notes, results_dir: flags.source.results_dir.clone(), ..RunSetup::default() };
     let (result, dir) = execute(specs, setup, &mut observer)?;
     finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))
 }
 
-pub(crate) fn resolve_specs(flags: &RunFlags, jobs: &JobArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
+pub(crate) fn resolve_specs(flags: &JobSource, jobs: &JobArgs, use_suite: bool) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
     resolve(flags, jobs, use_suite, false)
 }
 
 /// As [`resolve_specs`]; a sweep's own job file may have a `[sweep]` table.
 pub(crate) fn resolve(
-    flags: &RunFlags,
+    flags: &JobSource,
     jobs: &JobArgs,
     use_suite: bool,
     allow_sweep_table: bool,
@@ -79,7 +79,7 @@ pub(crate) fn resolve(
 /// throughput falls. Each step writes its own results directory, and records
 /// its users, so `storbench show DIR --format ssbench-ramp` prints the ramp again.
 fn run_ssbench(flags: &RunFlags, jobs: &JobArgs, path: &std::path::Path, use_suite: bool) -> Result<i32, CliError> {
-    if use_suite || flags.fio.is_some() || flags.job_file.is_some() || flags.job.is_some() || !jobs.jobs.is_empty() {
+    if use_suite || flags.source.fio.is_some() || flags.source.job_file.is_some() || flags.source.job.is_some() || !jobs.jobs.is_empty() {
         return Err(CliError::usage("--ssbench runs a scenario on its own: no job file, --fio, --suite or --name jobs with it"));
     }
     if flags.users.windows(2).any(|w| w[1] <= w[0]) {
@@ -88,7 +88,7 @@ fn run_ssbench(flags: &RunFlags, jobs: &JobArgs, path: &std::path::Path, use_sui
     }
     let sc = ssbench::load(path)?;
     let steps = if flags.users.is_empty() { vec![sc.user_count] } else { flags.users.clone() };
-    let base_dir = flags.results_dir.clone().unwrap_or_else(output::default_dir);
+    let base_dir = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
     let mut runs = RunSet::default();
     let mut code = 0;
     // A Ctrl-C between two steps (while one writes its results) ends the ramp too.
@@ -104,7 +104,7 @@ fn run_ssbench(flags: &RunFlags, jobs: &JobArgs, path: &std::path::Path, use_sui
         if steps.len() > 1 {
             eprintln!("storbench: ssbench '{}' with {users} users", sc.name);
         }
-        let mut observer = progress::Live::new(flags.quiet);
+        let mut observer = progress::Live::new(flags.source.quiet);
         let setup = RunSetup { notes, results_dir: Some(dir), parameters: ramp::parameters(&sc.name, users, step) };
         let (result, dir) = execute(specs, setup, &mut observer)?;
         code = code.max(finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))?);

@@ -35,15 +35,19 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         Err(code) => return Ok(code),
     };
     let (percentile, bound_ns) = parse_bound(&flags.latency)?;
-    if jobs.jobs.is_empty() && jobs.global.is_empty() && flags.run.job_file.is_none() && flags.run.job.is_none() && flags.run.fio.is_none()
+    if jobs.jobs.is_empty()
+        && jobs.global.is_empty()
+        && flags.source.job_file.is_none()
+        && flags.source.job.is_none()
+        && flags.source.fio.is_none()
     {
         return Err(CliError::usage("give the jobs to search: a job file, --fio FILE, or options and --name jobs"));
     }
     if flags.max_probes < 3 {
         return Err(CliError::usage("--max-probes must be at least 3 (one measures capacity, two bisect)"));
     }
-    let (specs, notes) = resolve_specs(&flags.run, &jobs, false)?;
-    let dir = flags.run.results_dir.clone().unwrap_or_else(output::default_dir);
+    let (specs, notes) = resolve_specs(&flags.source, &jobs, flags.source.suite.is_some())?;
+    let dir = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
     if dir.join(SLO_FILE).exists() {
         return Err(CliError::usage(format!("{} holds an SLO search already: give another --results-dir", dir.display())));
     }
@@ -247,7 +251,7 @@ impl Search<'_> {
             BTreeMap::from([("step".to_string(), n.to_string()), ("slo.rate".into(), rate.map_or("closed".into(), |r| format!("{r:.0}")))]);
         let setup = RunSetup { notes: self.notes.clone(), results_dir: Some(self.dir.join(&name)), parameters: params };
         let t0 = Instant::now();
-        let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.run.quiet)) {
+        let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.source.quiet)) {
             Ok(r) => r,
             Err(e) => {
                 // The search stops here, its index and table still written.

@@ -30,7 +30,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     match &flags.resume {
         Some(dir) => resume(dir, &flags, words),
         None => {
-            let dir = flags.run.results_dir.clone().unwrap_or_else(output::default_dir);
+            let dir = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
             if dir.join(INDEX_FILE).exists() {
                 return Err(CliError::usage(format!(
                     "{} holds a sweep already: `storbench sweep --resume {}` goes on with it, or give another --results-dir",
@@ -46,7 +46,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
 
 /// The index of a new sweep: dimensions, points, mode, seed.
 fn new_index(flags: &SweepFlags, words: &[String]) -> Result<SweepIndex, CliError> {
-    let mut args = match flags.run.job_file.as_ref().or(flags.run.job.as_ref()) {
+    let mut args = match flags.source.job_file.as_ref().or(flags.source.job.as_ref()) {
         Some(f) => crate::sources::toml::sweep_dimensions(f)?,
         None => Vec::new(),
     };
@@ -89,9 +89,6 @@ fn check_flags(flags: &SweepFlags, no_dims: bool) -> Result<(), CliError> {
     if no_dims {
         return Err(CliError::usage("give at least one --sweep OPTION=VALUES (e.g. --sweep iodepth=1,2,4,8 or --sweep numjobs=1..16x2), or a [sweep] table in the job file"));
     }
-    if flags.run.ssbench.is_some() || !flags.run.users.is_empty() {
-        return Err(CliError::usage("a sweep runs job options; ramp an ssbench scenario with `storbench run --ssbench F --users 4,8,16`"));
-    }
     if flags.repeat == 0 {
         return Err(CliError::usage("--repeat must be at least 1"));
     }
@@ -125,7 +122,7 @@ fn resume(dir: &Path, flags: &SweepFlags, words: &[String]) -> Result<i32, CliEr
         Ok(f) => f,
         Err(code) => return Ok(code),
     };
-    saved.run.quiet |= flags.run.quiet;
+    saved.source.quiet |= flags.source.quiet;
     let left = index.points.iter().filter(|p| !matches!(p.state, PointState::Done | PointState::Skipped { .. })).count();
     eprintln!("storbench: resuming the sweep in {}: {left} of {} runs left", dir.display(), index.points.len());
     Sweep::prepare(&saved, &jobs, dir.to_path_buf(), index)?.go()
@@ -143,11 +140,12 @@ struct Sweep<'a> {
 
 impl<'a> Sweep<'a> {
     fn prepare(flags: &'a SweepFlags, jobs: &JobArgs, dir: PathBuf, index: SweepIndex) -> Result<Sweep<'a>, CliError> {
-        let no_source = flags.run.job_file.is_none() && flags.run.job.is_none() && flags.run.fio.is_none() && flags.run.suite.is_none();
+        let no_source =
+            flags.source.job_file.is_none() && flags.source.job.is_none() && flags.source.fio.is_none() && flags.source.suite.is_none();
         if no_source && jobs.jobs.is_empty() && jobs.global.is_empty() {
             return Err(CliError::usage("give the jobs to sweep: a job file, --fio FILE, --suite quick, or options and --name jobs"));
         }
-        let (base, notes) = resolve(&flags.run, jobs, flags.run.suite.is_some(), true)?;
+        let (base, notes) = resolve(&flags.source, jobs, flags.source.suite.is_some(), true)?;
         let grid = dims::points(&index.dims, index.mode);
         let specs = grid.iter().map(|values| point_specs(&base, &index.dims, values)).collect::<Result<_, _>>()?;
         output::check_writable(&dir)?;
@@ -237,7 +235,7 @@ impl<'a> Sweep<'a> {
             params.insert(format!("sweep.{}", d.option), v.clone());
         }
         let setup = RunSetup { notes: self.notes.clone(), results_dir: Some(dir.clone()), parameters: params };
-        let mut observer = progress::Live::new(self.flags.run.quiet);
+        let mut observer = progress::Live::new(self.flags.source.quiet);
         let t0 = Instant::now();
         let outcome = execute(self.specs[p.index].clone(), setup, &mut observer);
         let point = &mut self.index.points[n];
