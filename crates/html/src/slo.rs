@@ -77,3 +77,48 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
     }
     (page.render(), vec![chart])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storbench_model::slo::Probe;
+
+    fn probe(rate: Option<f64>, iodepth: Option<u32>, iops: f64, value_ns: u64, pass: bool) -> Probe {
+        Probe { rate, iodepth, dir: "p".into(), achieved_iops: iops, value_ns, samples: 10_000, seconds: 5.0, pass, note: String::new() }
+    }
+
+    #[test]
+    fn open_and_closed_loop_searches_chart_their_probes_and_mark_the_answer() {
+        let open = SloIndex {
+            version: 1,
+            percentile: 99.0,
+            bound_ns: 2_000_000,
+            probes: vec![
+                probe(None, None, 1000.0, 9_000_000, false),
+                probe(Some(500.0), None, 500.0, 1_000_000, true),
+                probe(Some(750.0), None, 0.0, 0, false),
+            ],
+            answer: Some(500.0),
+            answer_iodepth: None,
+            confirmed: true,
+            closed_loop: false,
+            stopped: None,
+        };
+        let (html, charts) = page(Path::new("slo"), &open, &RunSet::default());
+        let svg = charts[0].svg.as_ref().expect("drawn, the zero-latency probe left off the log axis");
+        assert!(svg.contains("answer") && html.contains("held when probed again"));
+        let closed = SloIndex {
+            probes: vec![
+                probe(None, Some(1), 200.0, 1_000_000, true),
+                probe(None, Some(2), 400.0, 1_500_000, true),
+                probe(None, Some(4), 450.0, 4_000_000, false),
+            ],
+            answer: Some(400.0),
+            answer_iodepth: Some(2),
+            closed_loop: true,
+            ..open
+        };
+        let (html, charts) = page(Path::new("slo"), &closed, &RunSet::default());
+        assert!(charts[0].svg.as_ref().unwrap().contains("answer") && html.contains("iodepth 2"));
+    }
+}

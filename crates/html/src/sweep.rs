@@ -242,3 +242,75 @@ fn heatmaps(index: &SweepIndex, _grid: &[Vec<String>]) -> Vec<Chart> {
         },
     ]
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn index(mode: SweepMode, dims: &[(&str, &[&str])], figures: &dyn Fn(&[String]) -> Option<PointFigures>) -> SweepIndex {
+        let dims: Vec<Dimension> =
+            dims.iter().map(|(o, v)| Dimension { option: o.to_string(), values: v.iter().map(|s| s.to_string()).collect() }).collect();
+        let mut grid: Vec<Vec<String>> = vec![dims.iter().map(|d| d.values[0].clone()).collect()];
+        if mode == SweepMode::Grid {
+            grid = dims.iter().fold(vec![Vec::new()], |acc, d| {
+                acc.iter().flat_map(|p| d.values.iter().map(move |v| [p.clone(), vec![v.clone()]].concat())).collect()
+            });
+        } else {
+            for (i, d) in dims.iter().enumerate() {
+                for v in &d.values[1..] {
+                    let mut p = grid[0].clone();
+                    p[i] = v.clone();
+                    grid.push(p);
+                }
+            }
+        }
+        let points = grid
+            .into_iter()
+            .enumerate()
+            .map(|(i, values)| {
+                let f = figures(&values);
+                let state = if f.is_some() { PointState::Done } else { PointState::Skipped { reason: "past the knee".into() } };
+                SweepPoint { index: i, repeat: 1, values, dir: format!("{i:03}"), state, figures: f, seconds: 1.0 }
+            })
+            .collect();
+        SweepIndex { version: 1, command: vec![], dims, mode, repeat: 1, shuffle: None, knee_gain_pct: Some(5.0), points, knees: vec![] }
+    }
+
+    fn fig(iops: f64) -> Option<PointFigures> {
+        Some(PointFigures {
+            iops,
+            bytes_per_sec: iops * 4096.0,
+            mean_ns: 1e6,
+            p50_ns: 900_000,
+            p99_ns: 2_000_000,
+            p999_ns: 3_000_000,
+            errors: 0,
+        })
+    }
+
+    #[test]
+    fn one_at_a_time_sweeps_chart_a_curve_per_dimension() {
+        let ix = index(SweepMode::OneAtATime, &[("numjobs", &["1", "2", "4"]), ("iodepth", &["1", "8"])], &|v| {
+            fig(1000.0 * v[0].parse::<f64>().unwrap() * v[1].parse::<f64>().unwrap())
+        });
+        let (html, charts) = page(Path::new("sw"), &ix, &RunSet::default());
+        assert!(charts.iter().all(|c| c.svg.is_ok()), "{:?}", charts.iter().map(|c| c.svg.as_ref().err()).collect::<Vec<_>>());
+        let along = charts.iter().find(|c| c.name == "sweep-iops").unwrap().svg.as_ref().unwrap();
+        assert!(along.contains("numjobs") && along.contains("iodepth"), "a series per dimension");
+        assert!(!charts.iter().any(|c| c.name.starts_with("sweep-grid")), "no grid for one at a time");
+        assert!(html.contains("id=\"points\""));
+    }
+
+    #[test]
+    fn a_two_dimensional_grid_with_skipped_points_and_a_knee() {
+        let mut ix = index(SweepMode::Grid, &[("numjobs", &["1", "2"]), ("iodepth", &["1", "2", "4"])], &|v| {
+            (v[1] != "4").then(|| fig(100.0)).flatten()
+        });
+        ix.knees.push(Knee { option: "iodepth".into(), values: vec!["1".into(), "2".into()], rule: "IOPS +1% (< 5%)".into() });
+        let (html, charts) = page(Path::new("sw"), &ix, &RunSet::default());
+        assert!(["sweep-hockey", "sweep-iops", "sweep-grid-iops", "sweep-grid-p99"]
+            .iter()
+            .all(|n| charts.iter().any(|c| c.name == *n && c.svg.is_ok())));
+        assert!(html.contains("past the knee") && html.contains("Knee of iodepth"));
+    }
+}
