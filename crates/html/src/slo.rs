@@ -33,11 +33,7 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
         .map(|pr| {
             vec![
                 pr.dir.clone(),
-                match (pr.rate, pr.iodepth) {
-                    (Some(r), _) => count(r),
-                    (None, Some(d)) => format!("iodepth {d}"),
-                    (None, None) => "closed loop".into(),
-                },
+                storbench_report::fmt::probe_load(pr),
                 count(pr.achieved_iops),
                 lat(pr.value_ns as f64),
                 pr.samples.to_string(),

@@ -8,10 +8,10 @@ use crate::{lat, provenance, Chart};
 use std::path::Path;
 use storbench_model::sweep::*;
 use storbench_model::RunSet;
-use storbench_report::fmt::{count, mib_per_s};
+use storbench_report::fmt::{count, figure_cells};
 
 pub fn page(dir: &Path, index: &SweepIndex, runs: &RunSet) -> (String, Vec<Chart>) {
-    let grid = grid_points(index);
+    let grid = index.grid();
     let mut page = Page::new("storbench report: sweep", &format!("{} ({} points, {} runs)", dir.display(), grid.len(), index.points.len()));
     let mut warnings: Vec<String> = index
         .points
@@ -27,7 +27,7 @@ pub fn page(dir: &Path, index: &SweepIndex, runs: &RunSet) -> (String, Vec<Chart
     page.h2("Points");
     table(&mut page, index, &grid);
     for k in &index.knees {
-        page.para(&format!("Knee of {}: {} ({})", k.option, values(index, &k.values), k.rule), "notes");
+        page.para(&format!("Knee of {}: {} ({})", k.option, index.label(&k.values), k.rule), "notes");
     }
     let mut all = vec![hockey(index, &grid), along(index, &grid)];
     if index.dims.len() == 2 && index.mode == SweepMode::Grid {
@@ -43,57 +43,22 @@ pub fn page(dir: &Path, index: &SweepIndex, runs: &RunSet) -> (String, Vec<Chart
     (page.render(), all)
 }
 
-fn grid_points(index: &SweepIndex) -> Vec<Vec<String>> {
-    let mut seen: Vec<(usize, Vec<String>)> = index.points.iter().map(|p| (p.index, p.values.clone())).collect();
-    seen.sort_by_key(|p| p.0);
-    seen.dedup_by_key(|p| p.0);
-    seen.into_iter().map(|p| p.1).collect()
-}
-
-fn index_of(index: &SweepIndex, values: &[String]) -> Option<usize> {
-    index.points.iter().find(|p| p.values == values).map(|p| p.index)
-}
-
-fn values(index: &SweepIndex, values: &[String]) -> String {
-    index.dims.iter().zip(values).map(|(d, v)| format!("{}={v}", d.option)).collect::<Vec<_>>().join(" ")
-}
-
 fn table(page: &mut Page, index: &SweepIndex, grid: &[Vec<String>]) {
     let mut head: Vec<String> = index.dims.iter().map(|d| d.option.clone()).collect();
     head.extend(["IOPS", "MiB/s", "mean", "p50", "p99", "p99.9", "errors", "runs", "note"].map(String::from));
     let rows: Vec<Vec<String>> = grid
         .iter()
         .map(|v| {
-            let i = index_of(index, v);
+            let i = index.index_of(v);
             let mut row = v.clone();
             match i.and_then(|i| index.figures(i)) {
-                Some(f) => row.extend([
-                    count(f.iops),
-                    mib_per_s(f.bytes_per_sec),
-                    lat(f.mean_ns),
-                    lat(f.p50_ns as f64),
-                    lat(f.p99_ns as f64),
-                    lat(f.p999_ns as f64),
-                    f.errors.to_string(),
-                ]),
+                Some(f) => row.extend(figure_cells(&f)),
                 None => row.extend(std::iter::repeat_n("-".to_string(), 7)),
             }
             let runs = index.points.iter().filter(|p| Some(p.index) == i).collect::<Vec<_>>();
             row.push(format!("{}/{}", runs.iter().filter(|p| p.state == PointState::Done).count(), runs.len()));
-            let note = if index.knees.iter().any(|k| &k.values == v) {
-                "knee".to_string()
-            } else {
-                runs.iter()
-                    .find_map(|p| match &p.state {
-                        PointState::Skipped { reason } => Some(reason.clone()),
-                        PointState::Failed { message } => Some(format!("failed: {message}")),
-                        PointState::Interrupted => Some("interrupted".into()),
-                        PointState::Pending => Some("not run".into()),
-                        PointState::Done => None,
-                    })
-                    .unwrap_or_default()
-            };
-            row.push(note);
+            let note = if index.is_knee(v) { Some("knee".to_string()) } else { i.and_then(|i| index.note(i)) };
+            row.push(note.unwrap_or_default());
             row
         })
         .collect();
@@ -131,9 +96,9 @@ fn knee_marks(index: &SweepIndex, at: impl Fn(&Knee, &PointFigures) -> (f64, f64
         .knees
         .iter()
         .filter_map(|k| {
-            let fig = index.figures(index_of(index, &k.values)?)?;
+            let fig = index.figures(index.index_of(&k.values)?)?;
             let (x, y) = at(k, &fig);
-            let label = if long { format!(" knee {}", values(index, &k.values)) } else { " knee".into() };
+            let label = if long { format!(" knee {}", index.label(&k.values)) } else { " knee".into() };
             Some(Mark { x, y, label })
         })
         .collect()
@@ -145,7 +110,7 @@ fn hockey(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
         .into_iter()
         .map(|(dim, label, pts)| Series {
             label: if label.is_empty() { index.dims[dim].option.clone() } else { label },
-            points: pts.iter().filter_map(|v| index.figures(index_of(index, v)?)).map(|f| (f.iops, f.p99_ns as f64)).collect(),
+            points: pts.iter().filter_map(|v| index.figures(index.index_of(v)?)).map(|f| (f.iops, f.p99_ns as f64)).collect(),
         })
         .filter(|s| !s.points.is_empty())
         .collect();
@@ -178,7 +143,7 @@ fn along(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
         .into_iter()
         .map(|(dim, label, pts)| Series {
             label: if label.is_empty() { "IOPS".into() } else { label },
-            points: pts.iter().filter_map(|v| Some((pos(dim, v), index.figures(index_of(index, v)?)?.iops))).collect(),
+            points: pts.iter().filter_map(|v| Some((pos(dim, v), index.figures(index.index_of(v)?)?.iops))).collect(),
         })
         .filter(|s| !s.points.is_empty())
         .collect();
@@ -212,7 +177,7 @@ fn heatmaps(index: &SweepIndex, _grid: &[Vec<String>]) -> Vec<Chart> {
     let cell = |f: &dyn Fn(&PointFigures) -> f64| -> Vec<Vec<Option<f64>>> {
         y.values
             .iter()
-            .map(|yv| x.values.iter().map(|xv| index.figures(index_of(index, &[yv.clone(), xv.clone()])?).map(|fig| f(&fig))).collect())
+            .map(|yv| x.values.iter().map(|xv| index.figures(index.index_of(&[yv.clone(), xv.clone()])?).map(|fig| f(&fig))).collect())
             .collect()
     };
     let iops = cell(&|f| f.iops);
@@ -250,21 +215,7 @@ mod tests {
     fn index(mode: SweepMode, dims: &[(&str, &[&str])], figures: &dyn Fn(&[String]) -> Option<PointFigures>) -> SweepIndex {
         let dims: Vec<Dimension> =
             dims.iter().map(|(o, v)| Dimension { option: o.to_string(), values: v.iter().map(|s| s.to_string()).collect() }).collect();
-        let mut grid: Vec<Vec<String>> = vec![dims.iter().map(|d| d.values[0].clone()).collect()];
-        if mode == SweepMode::Grid {
-            grid = dims.iter().fold(vec![Vec::new()], |acc, d| {
-                acc.iter().flat_map(|p| d.values.iter().map(move |v| [p.clone(), vec![v.clone()]].concat())).collect()
-            });
-        } else {
-            for (i, d) in dims.iter().enumerate() {
-                for v in &d.values[1..] {
-                    let mut p = grid[0].clone();
-                    p[i] = v.clone();
-                    grid.push(p);
-                }
-            }
-        }
-        let points = grid
+        let points = grid(&dims, mode)
             .into_iter()
             .enumerate()
             .map(|(i, values)| {

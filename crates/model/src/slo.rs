@@ -56,6 +56,13 @@ pub struct SloIndex {
 }
 
 impl SloIndex {
+    /// `DIR/slo.json`; the error says which file and why.
+    pub fn load(dir: &Path) -> Result<SloIndex, String> {
+        let path = dir.join(SLO_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{} is not an SLO index: {e}", path.display()))
+    }
+
     pub fn save(&self, dir: &Path) -> std::io::Result<()> {
         let tmp = dir.join(format!("{SLO_FILE}.tmp"));
         std::fs::write(&tmp, serde_json::to_string_pretty(self).expect("the index serializes") + "\n")?;

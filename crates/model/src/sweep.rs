@@ -144,6 +144,29 @@ pub struct SweepIndex {
     pub knees: Vec<Knee>,
 }
 
+/// Every point of a sweep, as one value per dimension. A grid varies the
+/// last dimension fastest (its curves run in order, so a knee can cut one
+/// short); one at a time varies each dimension from the first values of all.
+pub fn grid(dims: &[Dimension], mode: SweepMode) -> Vec<Vec<String>> {
+    let base: Vec<String> = dims.iter().map(|d| d.values[0].clone()).collect();
+    match mode {
+        SweepMode::Grid => dims.iter().fold(vec![Vec::new()], |acc, d| {
+            acc.iter().flat_map(|prefix| d.values.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat())).collect()
+        }),
+        SweepMode::OneAtATime => {
+            let mut out = vec![base.clone()];
+            for (i, d) in dims.iter().enumerate() {
+                for v in &d.values[1..] {
+                    let mut p = base.clone();
+                    p[i] = v.clone();
+                    out.push(p);
+                }
+            }
+            out
+        }
+    }
+}
+
 /// Why a sweep index could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum IndexError {
@@ -179,10 +202,60 @@ impl SweepIndex {
         std::fs::rename(&tmp, dir.join(INDEX_FILE))
     }
 
+    /// Its points, in grid order.
+    pub fn grid(&self) -> Vec<Vec<String>> {
+        grid(&self.dims, self.mode)
+    }
+
+    /// The grid position of the point with these values.
+    pub fn index_of(&self, values: &[String]) -> Option<usize> {
+        self.points.iter().find(|p| p.values == values).map(|p| p.index)
+    }
+
+    /// `iodepth=8 numjobs=2`.
+    pub fn label(&self, values: &[String]) -> String {
+        self.dims.iter().zip(values).map(|(d, v)| format!("{}={v}", d.option)).collect::<Vec<_>>().join(" ")
+    }
+
+    pub fn is_knee(&self, values: &[String]) -> bool {
+        self.knees.iter().any(|k| k.values == values)
+    }
+
+    /// Why grid point `index` has no figures, or not all of them: the state
+    /// of its first run that did not finish.
+    pub fn note(&self, index: usize) -> Option<String> {
+        self.points.iter().filter(|p| p.index == index).find_map(|p| match &p.state {
+            PointState::Done => None,
+            PointState::Skipped { reason } => Some(reason.clone()),
+            PointState::Failed { message } => Some(format!("failed: {message}")),
+            PointState::Interrupted => Some("interrupted".into()),
+            PointState::Pending => Some("not run".into()),
+        })
+    }
+
     /// The figures of each grid point (median over its finished repeats).
     pub fn figures(&self, index: usize) -> Option<PointFigures> {
         let done: Vec<PointFigures> =
             self.points.iter().filter(|p| p.index == index && p.state == PointState::Done).filter_map(|p| p.figures.clone()).collect();
         (!done.is_empty()).then(|| PointFigures::median(&done))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grids_vary_the_last_dimension_fastest_and_one_at_a_time_shares_the_base() {
+        let d = |o: &str, v: &[&str]| Dimension { option: o.into(), values: v.iter().map(|s| s.to_string()).collect() };
+        let dims = [d("numjobs", &["1", "2"]), d("iodepth", &["1", "4", "16"])];
+        let g = grid(&dims, SweepMode::Grid);
+        assert_eq!(g.len(), 6);
+        assert_eq!(
+            (g[0].clone(), g[1].clone(), g[3].clone()),
+            (vec!["1".to_string(), "1".into()], vec!["1".into(), "4".into()], vec!["2".into(), "1".into()])
+        );
+        let o = grid(&dims, SweepMode::OneAtATime);
+        assert_eq!(o.len(), 4, "the base point once, then 1 + 2 more");
     }
 }

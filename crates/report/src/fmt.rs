@@ -69,6 +69,29 @@ pub fn utc_time(secs: u64) -> String {
     format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}:{ss:02} UTC")
 }
 
+/// A sweep point's figures as its table shows them: IOPS, MiB/s, mean,
+/// p50, p99, p99.9, errors (the text table and the HTML report alike).
+pub fn figure_cells(f: &storbench_model::sweep::PointFigures) -> [String; 7] {
+    [
+        count(f.iops),
+        mib_per_s(f.bytes_per_sec),
+        latency(f.mean_ns as u64),
+        latency(f.p50_ns),
+        latency(f.p99_ns),
+        latency(f.p999_ns),
+        f.errors.to_string(),
+    ]
+}
+
+/// What an SLO probe ran at: its rate, its queue depth, or the closed loop.
+pub fn probe_load(p: &storbench_model::slo::Probe) -> String {
+    match (p.rate, p.iodepth) {
+        (Some(r), _) => count(r),
+        (None, Some(d)) => format!("iodepth {d}"),
+        (None, None) => "closed loop".into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,10 +36,7 @@ fn single(dir: &Path, set: &RunSet) -> Result<(String, Vec<storbench_html::Chart
         return Ok(build(&Report::Sweep { dir: dir.into(), index: &index, runs: set }));
     }
     if dir.join(SLO_FILE).exists() {
-        let text =
-            std::fs::read_to_string(dir.join(SLO_FILE)).map_err(|e| bad(format!("cannot read {}: {e}", dir.join(SLO_FILE).display())))?;
-        let index: SloIndex =
-            serde_json::from_str(&text).map_err(|e| bad(format!("{} is not an SLO index: {e}", dir.join(SLO_FILE).display())))?;
+        let index = SloIndex::load(dir).map_err(bad)?;
         return Ok(build(&Report::Slo { dir: dir.into(), index: &index, runs: set }));
     }
     match set.runs.as_slice() {

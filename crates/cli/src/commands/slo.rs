@@ -239,7 +239,12 @@ impl Search<'_> {
     /// One probe; `None` back when it was interrupted.
     fn probe(&mut self, load: Load) -> Result<Option<Probe>, CliError> {
         let n = self.index.probes.len() + 1;
-        let (specs, longer) = self.probe_specs(load)?;
+        let (specs, runtime) = self.probe_specs(load)?;
+        // Said when the probe runs longer than --probe-time to see enough operations.
+        let longer = match runtime > self.flags.probe_time {
+            true => format!("{}s, for {} operations", runtime.as_secs(), self.needed_samples()),
+            false => String::new(),
+        };
         let (name, what) = match load {
             Load::Capacity => (format!("{n:02}_closed-loop"), "closed loop (capacity)".to_string()),
             Load::Rate(r) => (format!("{n:02}_rate-{r:.0}"), format!("{} IOPS", count(r))),
@@ -267,7 +272,8 @@ impl Search<'_> {
         if result.interrupted {
             return Ok(None);
         }
-        let probe = Probe { iodepth: load.depth(), ..self.judge(&result, rate, name, t0.elapsed().as_secs_f64(), longer) };
+        let capped = runtime >= LONGEST_PROBE;
+        let probe = Probe { iodepth: load.depth(), ..self.judge(&result, rate, name, t0.elapsed().as_secs_f64(), longer, capped) };
         eprintln!(
             "storbench: SLO probe {n}: {} IOPS, p{} {} over {} operations: {}",
             count(probe.achieved_iops),
@@ -282,20 +288,12 @@ impl Search<'_> {
 
     /// The jobs at `rate` (each job's workers share it), time based, long
     /// enough for the percentile to rest on 100 operations beyond it.
-    fn probe_specs(&self, load: Load) -> Result<(Vec<JobSpec>, String), CliError> {
+    fn probe_specs(&self, load: Load) -> Result<(Vec<JobSpec>, Duration), CliError> {
         let rate = load.rate();
-        let needed = self.needed_samples() as f64;
         let mut runtime = self.longer.unwrap_or(self.flags.probe_time);
-        let mut longer = match self.longer {
-            Some(t) => format!("{}s, for {needed:.0} operations", t.as_secs()),
-            None => String::new(),
-        };
         if let Some(r) = rate {
-            let want = Duration::from_secs_f64((needed / r * 1.2).ceil()).min(LONGEST_PROBE);
-            if want > runtime {
-                longer = format!("{}s, for {needed:.0} operations", want.as_secs());
-                runtime = want;
-            }
+            let want = Duration::from_secs_f64((self.needed_samples() as f64 / r * 1.2).ceil()).min(LONGEST_PROBE);
+            runtime = runtime.max(want);
         }
         let mut out = Vec::with_capacity(self.specs.len());
         for s in &self.specs {
@@ -318,7 +316,7 @@ impl Search<'_> {
             }
             out.push(s);
         }
-        Ok((out, longer))
+        Ok((out, runtime))
     }
 
     /// At least 100 operations beyond the percentile (10,000 for p99).
@@ -326,7 +324,7 @@ impl Search<'_> {
         (100.0 / (1.0 - self.index.percentile / 100.0)).ceil() as u64
     }
 
-    fn judge(&self, r: &RunResult, rate: Option<f64>, dir: String, seconds: f64, longer: String) -> Probe {
+    fn judge(&self, r: &RunResult, rate: Option<f64>, dir: String, seconds: f64, longer: String, capped: bool) -> Probe {
         let mut all = LatencyHistogram::new();
         let mut achieved = 0.0;
         for o in r.jobs.iter().flat_map(|j| &j.ops) {
@@ -336,7 +334,6 @@ impl Search<'_> {
         let value_ns = all.percentile(self.index.percentile);
         let samples = all.count();
         let wanted = rate.map(|r| r * self.specs.len() as f64);
-        let capped = longer.starts_with(&format!("{}s", LONGEST_PROBE.as_secs()));
         let (pass, note) = if samples < self.needed_samples() && !capped {
             (false, format!("only {samples} operations, {} needed to judge p{}", self.needed_samples(), self.index.percentile))
         } else if wanted.is_some_and(|w| achieved < 0.95 * w) {
@@ -355,11 +352,7 @@ impl Search<'_> {
         let p = self.index.percentile;
         let mut out = format!("{:>12}  {:>12}  {:>10}  {:>10}  verdict\n", "rate", "IOPS", format!("p{p}"), "samples");
         for pr in &self.index.probes {
-            let rate = match (pr.rate, pr.iodepth) {
-                (Some(r), _) => count(r),
-                (None, Some(d)) => format!("iodepth {d}"),
-                (None, None) => "closed loop".to_string(),
-            };
+            let rate = storbench_report::fmt::probe_load(pr);
             let verdict = if pr.pass { "meets".to_string() } else { format!("fails: {}", pr.note) };
             out += &format!("{rate:>12}  {:>12}  {:>10}  {:>10}  {verdict}\n", count(pr.achieved_iops), latency(pr.value_ns), pr.samples);
         }

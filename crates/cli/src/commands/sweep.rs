@@ -57,7 +57,7 @@ fn new_index(flags: &SweepFlags, words: &[String]) -> Result<SweepIndex, CliErro
         return Err(CliError::usage(format!("{} is swept twice (the job file's [sweep] table and --sweep, or two --sweep)", d.1.option)));
     }
     let mode = if flags.one_at_a_time { SweepMode::OneAtATime } else { SweepMode::Grid };
-    let grid = dims::points(&dims, mode);
+    let grid = grid(&dims, mode);
     let shuffle = flags.shuffle.then(|| flags.seed.unwrap_or_else(seed_from_time));
     let mut order: Vec<usize> = (0..grid.len()).collect();
     if let Some(seed) = shuffle {
@@ -146,7 +146,7 @@ impl<'a> Sweep<'a> {
             return Err(CliError::usage("give the jobs to sweep: a job file, --fio FILE, --suite quick, or options and --name jobs"));
         }
         let (base, notes) = resolve(&flags.source, jobs, flags.source.suite.is_some(), true)?;
-        let grid = dims::points(&index.dims, index.mode);
+        let grid = index.grid();
         let specs = grid.iter().map(|values| point_specs(&base, &index.dims, values)).collect::<Result<_, _>>()?;
         output::check_writable(&dir)?;
         output::create(&dir)?;
@@ -176,7 +176,7 @@ impl<'a> Sweep<'a> {
             let (point_code, interrupted) = self.run_point(n)?;
             code = code.max(point_code);
             if let Some(k) = knee::found(&self.index, n) {
-                eprintln!("storbench: knee of {}: {} ({})", k.option, table::values(&self.index.dims, &k.values), k.rule);
+                eprintln!("storbench: knee of {}: {} ({})", k.option, self.index.label(&k.values), k.rule);
                 self.index.knees.push(k);
             }
             self.save()?;
@@ -219,7 +219,7 @@ impl<'a> Sweep<'a> {
             "storbench: sweep run {}/{}: {}{rep}; {} so far{eta}",
             n + 1,
             self.index.points.len(),
-            table::values(&self.index.dims, &p.values),
+            self.index.label(&p.values),
             storbench_report::fmt::duration(started.elapsed().as_secs_f64())
         );
     }

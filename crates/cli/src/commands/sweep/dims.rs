@@ -1,10 +1,10 @@
 //! Dimensions from `--sweep OPTION=VALUES`: lists (`1,2,4`), ranges with a
-//! geometric (`1..256x2`) or linear (`4k..64k+4k`) step, and the points of a
-//! grid or of one dimension at a time.
+//! geometric (`1..256x2`) or linear (`4k..64k+4k`) step; the order and
+//! directory names of the points (the grid itself is `model::sweep::grid`).
 
 use crate::error::CliError;
 use storbench_engine::Kind;
-use storbench_model::sweep::{Dimension, SweepMode};
+use storbench_model::sweep::Dimension;
 use storbench_workload::units::parse_size;
 
 /// At most this many values per dimension (a typo like `1..1000000+1`).
@@ -89,29 +89,6 @@ enum Step {
     Plus(u64),
 }
 
-/// Every point, as one value per dimension. A grid varies the last
-/// dimension fastest (its curves run in order, so a knee can cut one short);
-/// one at a time varies each dimension from the first values of all.
-pub fn points(dims: &[Dimension], mode: SweepMode) -> Vec<Vec<String>> {
-    let base: Vec<String> = dims.iter().map(|d| d.values[0].clone()).collect();
-    match mode {
-        SweepMode::Grid => dims.iter().fold(vec![Vec::new()], |acc, d| {
-            acc.iter().flat_map(|prefix| d.values.iter().map(move |v| [prefix.clone(), vec![v.clone()]].concat())).collect()
-        }),
-        SweepMode::OneAtATime => {
-            let mut out = vec![base.clone()];
-            for (i, d) in dims.iter().enumerate() {
-                for v in &d.values[1..] {
-                    let mut p = base.clone();
-                    p[i] = v.clone();
-                    out.push(p);
-                }
-            }
-            out
-        }
-    }
-}
-
 /// A seeded Fisher-Yates shuffle (the seed is kept in the index).
 pub fn shuffle(order: &mut [usize], seed: u64) {
     let mut rng = storbench_workload::rng::Rng::new(seed);
@@ -152,17 +129,9 @@ mod tests {
     }
 
     #[test]
-    fn grids_vary_the_last_dimension_fastest_and_one_at_a_time_shares_the_base() {
+    fn shuffles_keep_every_point_and_names_carry_the_values() {
         let d = |o: &str, v: &[&str]| Dimension { option: o.into(), values: v.iter().map(|s| s.to_string()).collect() };
         let dims = [d("numjobs", &["1", "2"]), d("iodepth", &["1", "4", "16"])];
-        let g = points(&dims, SweepMode::Grid);
-        assert_eq!(g.len(), 6);
-        assert_eq!(
-            (g[0].clone(), g[1].clone(), g[3].clone()),
-            (vec!["1".to_string(), "1".into()], vec!["1".into(), "4".into()], vec!["2".into(), "1".into()])
-        );
-        let o = points(&dims, SweepMode::OneAtATime);
-        assert_eq!(o.len(), 4, "the base point once, then 1 + 2 more");
         let mut order: Vec<usize> = (0..10).collect();
         shuffle(&mut order, 7);
         let mut sorted = order.clone();

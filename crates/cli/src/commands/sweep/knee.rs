@@ -3,7 +3,6 @@
 //! threshold of IOPS while mean latency grows by at least as much. The run
 //! that shows it is the last of its curve; the rest of the curve is skipped.
 
-use super::dims;
 use storbench_model::sweep::*;
 
 /// Where a point lies: the dimension its curve varies and its position there.
@@ -51,9 +50,8 @@ pub fn found(index: &SweepIndex, n: usize) -> Option<Knee> {
     if pos == 0 || knee_on(index, &p.values, dim).is_some() {
         return None;
     }
-    let grid = dims::points(&index.dims, index.mode);
     let prev_values = on_curve(&p.values, index, dim, pos - 1);
-    let prev = grid.iter().position(|v| *v == prev_values)?;
+    let prev = index.index_of(&prev_values)?;
     let all_done = |i: usize| index.points.iter().filter(|q| q.index == i).all(|q| q.state == PointState::Done);
     if !all_done(p.index) || !all_done(prev) {
         return None;
@@ -83,7 +81,7 @@ mod tests {
     fn index(mode: SweepMode, dims: &[(&str, &[&str])]) -> SweepIndex {
         let dims: Vec<Dimension> =
             dims.iter().map(|(o, v)| Dimension { option: o.to_string(), values: v.iter().map(|s| s.to_string()).collect() }).collect();
-        let points = dims::points(&dims, mode)
+        let points = grid(&dims, mode)
             .into_iter()
             .enumerate()
             .map(|(i, values)| SweepPoint {

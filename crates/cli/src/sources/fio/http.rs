@@ -188,7 +188,5 @@ fn notes_for(spec: &JobSpec, notes: &mut Vec<String>) {
          the workers of a job share its objects out instead of each addressing all of them",
         spec.ioengine
     );
-    if !notes.contains(&note) {
-        notes.push(note);
-    }
+    super::add_note(notes, note);
 }
