@@ -57,6 +57,8 @@ pub enum Command {
         #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
         topic: Vec<String>,
     },
+    /// Serve runs for a coordinator on another machine (a fleet agent), or make a fleet's credentials (--init)
+    Agent(AgentArgs),
     /// Engines and their own options
     Engines,
     /// The version
@@ -87,6 +89,65 @@ pub struct JobSource {
     /// No live progress
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+}
+
+/// Running the jobs on agents (`storbench agent`) instead of this machine.
+#[derive(Args, Debug, Default)]
+pub struct FleetArgs {
+    /// Run on these agents (HOST[:PORT],...) as one run, histograms merged exactly
+    #[arg(long, value_name = "HOST[:PORT],...", conflicts_with = "agents_file")]
+    pub agents: Option<String>,
+    /// Run on the agents of this file: one a line, `ADDRESS [name=NAME] [option=value ...]`
+    #[arg(long = "agents-file", value_name = "FILE")]
+    pub agents_file: Option<PathBuf>,
+    /// The fleet directory made by `storbench agent --init` (default $STORBENCH_FLEET_DIR or ~/.config/storbench/fleet)
+    #[arg(long = "fleet-dir", value_name = "DIR")]
+    pub fleet_dir: Option<PathBuf>,
+    /// When an agent is lost mid-run: continue with the others, or abort (stop them); the run is partial either way
+    #[arg(long = "on-lost", value_name = "continue|abort", default_value = "continue", value_parser = ["continue", "abort"])]
+    pub on_lost: String,
+    /// An agent silent this long is lost
+    #[arg(long = "agent-timeout", value_name = "TIME", default_value = "10s", value_parser = seconds)]
+    pub agent_timeout: std::time::Duration,
+    /// Each job's numjobs is the total, shared out among the agents (default: numjobs on every agent)
+    #[arg(long = "share-numjobs")]
+    pub share_numjobs: bool,
+}
+
+/// `storbench agent`.
+#[derive(Args, Debug)]
+#[command(after_help = "Make the fleet's credentials once (`storbench agent --init DIR`), copy DIR to every agent and the \
+coordinator, start `storbench agent --fleet-dir DIR` on each client machine, then `storbench run --agents HOST,... --fleet-dir DIR`.")]
+pub struct AgentArgs {
+    /// Make a fleet directory (CA, agent and coordinator certificates, token) and exit
+    #[arg(long, value_name = "DIR")]
+    pub init: Option<PathBuf>,
+    /// With --init: more names or addresses for the agents' certificate
+    #[arg(long, value_delimiter = ',', value_name = "HOST,...", requires = "init")]
+    pub host: Vec<String>,
+    /// Address to listen on
+    #[arg(long, default_value = "0.0.0.0:7450", value_name = "ADDR:PORT")]
+    pub listen: std::net::SocketAddr,
+    /// The fleet directory (default $STORBENCH_FLEET_DIR or ~/.config/storbench/fleet)
+    #[arg(long = "fleet-dir", value_name = "DIR")]
+    pub fleet_dir: Option<PathBuf>,
+    /// Ask coordinators for a client certificate of the fleet's CA instead of the token
+    #[arg(long)]
+    pub mtls: bool,
+    /// This agent's name in logs and results (default: the host name)
+    #[arg(long)]
+    pub name: Option<String>,
+    /// A coordinator silent this long is gone: its run is stopped and cleaned up
+    #[arg(long, value_name = "TIME", default_value = "10s", value_parser = seconds)]
+    pub timeout: std::time::Duration,
+    /// Serve one run, then exit
+    #[arg(long)]
+    pub once: bool,
+    /// Claim another run protocol version (tests of the refusal)
+    #[arg(long = "protocol-version", hide = true)]
+    pub protocol_version: Option<u32>,
 }
 
 /// `storbench run`'s own flags. Job options (fio's names) may be mixed in:

@@ -5,6 +5,7 @@ mod cli;
 mod commands;
 mod compat;
 mod error;
+mod fleet;
 mod output;
 mod progress;
 mod session;
@@ -71,6 +72,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
         Some(Rbd { command: cli::RbdCommand::Bench(a) }) => compat::rbd_bench::run(&a),
         Some(Rados(a)) => compat::rados(&a),
         Some(Help { topic }) => commands::help::help(&topic),
+        Some(Agent(a)) => fleet::agent(&a),
         Some(Engines) => commands::help::engines(),
         Some(Version) => {
             println!("storbench {}", env!("CARGO_PKG_VERSION"));

@@ -23,12 +23,14 @@ pub struct RunSetup {
     pub results_dir: Option<PathBuf>,
     /// What produced the run (a compatibility tool's arguments, a ramp step).
     pub parameters: BTreeMap<String, String>,
+    /// Run on these agents instead of this machine.
+    pub fleet: Option<std::rc::Rc<crate::fleet::FleetSetup>>,
 }
 
 /// Plan, prepare, run and clean up. Bad input is reported before anything
 /// is touched; the results directory is written by [`finish`].
 pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer) -> Result<(RunResult, PathBuf), CliError> {
-    let plan = build_plan(specs)?;
+    let plan = build_plan(specs.clone())?;
     let dir = setup.results_dir.unwrap_or_else(output::default_dir);
     output::check_writable(&dir)?;
     for n in &setup.notes {
@@ -38,28 +40,40 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     let scope = Scope::begin();
     // The results directory exists before any target is touched.
     let made = output::create(&dir)?;
-    let prepared = match plan.prepare(&|| scope.interrupted()) {
-        Ok(p) => p,
-        Err(e) => {
-            output::remove_if_empty(&dir, made);
-            return Err(e.into());
-        }
-    };
-    say_held_targets(&prepared);
     // The series is written as the run goes: whatever happens later, the
     // seconds measured so far are on disk.
     let mut tee = SeriesTee::open(&dir, observer);
+    let ran = match &setup.fleet {
+        Some(fleet) => crate::fleet::run(fleet, &specs, plan, &mut tee, &scope),
+        None => run_here(plan, &mut tee, &scope),
+    };
+    let mut result = match ran {
+        Ok(r) => r,
+        Err(e) => {
+            drop(tee);
+            let _ = std::fs::remove_file(dir.join("series.csv"));
+            output::remove_if_empty(&dir, made);
+            return Err(e);
+        }
+    };
+    result.notes = setup.notes;
+    result.parameters = setup.parameters;
+    result.command = crate::words::redacted(&std::env::args().collect::<Vec<_>>());
+    Ok((result, dir))
+}
+
+/// Prepare the targets on this machine, run, clean up.
+fn run_here(plan: storbench_runner::Plan, observer: &mut dyn Observer, scope: &Scope) -> Result<RunResult, CliError> {
+    let prepared = plan.prepare(&|| scope.interrupted())?;
+    say_held_targets(&prepared);
     let disks = DiskSnapshot::take(file_paths(&prepared));
-    let mut result = run_plan(&prepared, &mut tee, &scope);
+    let mut result = run_plan(&prepared, observer, scope);
     result.disk_util = disks.since();
     let left = |name: &str| result.jobs.iter().filter(|j| j.name == name).map(|j| j.objects_left).sum();
     for message in prepared.cleanup(&left) {
         result.warnings.push(Warning::Cleanup { message });
     }
-    result.notes = setup.notes;
-    result.parameters = setup.parameters;
-    result.command = crate::words::redacted(&std::env::args().collect::<Vec<_>>());
-    Ok((result, dir))
+    Ok(result)
 }
 
 /// Every file the run's jobs work on (for the disks under them).

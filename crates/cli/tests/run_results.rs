@@ -4,21 +4,6 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-fn schema() -> serde_json::Value {
-    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/result-v1.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
-}
-
-fn assert_valid(doc: &serde_json::Value) {
-    let schema = schema();
-    let compiled = jsonschema::JSONSchema::options().with_draft(jsonschema::Draft::Draft202012).compile(&schema).expect("schema compiles");
-    let msgs: Vec<String> = match compiled.validate(doc) {
-        Ok(()) => Vec::new(),
-        Err(errors) => errors.map(|e| format!("{} at {}", e, e.instance_path)).collect(),
-    };
-    assert!(msgs.is_empty(), "result does not match schema/result-v1.json:\n{}", msgs.join("\n"));
-}
-
 #[test]
 fn quick_suite_writes_a_results_directory_and_removes_its_scratch_file() {
     let d = scratch();

@@ -26,13 +26,15 @@
 
 use crate::target::Targets;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use storbench_metrics::{CpuTimes, IntervalReport};
 use storbench_workload::gen::Region;
 use storbench_workload::JobSpec;
 
 /// Version of every message in this module. 1: the first two-way protocol
 /// (before it, interval reports went one way with a version never checked).
-pub const PROTOCOL_VERSION: u32 = 1;
+/// 2: remote agents (Ping, Prepare, Finish and their answers).
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,10 +136,69 @@ impl Assignment {
     }
 }
 
+/// Secret engine options (keys, passwords, tokens) of one job, sent to a
+/// remote agent apart from its spec (whose serialization redacts them):
+/// they travel only inside the authenticated, encrypted channel and never
+/// show in `Debug` output or logs.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secrets(pub BTreeMap<String, String>);
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.0.keys().map(|k| format!("{k}=<redacted>"))).finish()
+    }
+}
+
+impl Secrets {
+    /// The secret options among a spec's engine options.
+    pub fn of(spec: &JobSpec) -> Secrets {
+        let secret = |k: &String| storbench_workload::spec::SECRET_OPTIONS.contains(&k.as_str());
+        Secrets(spec.engine_options.iter().filter(|(k, _)| secret(k)).map(|(k, v)| (k.clone(), v.clone())).collect())
+    }
+
+    /// Put them back into a spec that came over the wire.
+    pub fn restore(self, spec: &mut JobSpec) {
+        spec.engine_options.extend(self.0);
+    }
+}
+
+/// The run's jobs for a remote agent to plan and prepare on its own machine
+/// (its files, its view of the store), with the secrets its specs lack.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct PrepareJobs {
+    pub jobs: Vec<JobSpec>,
+    /// Per job, in the same order.
+    pub secrets: Vec<Secrets>,
+}
+
+/// Job names and which secrets travel, never their values (a spec's own
+/// `Debug` shows its engine options as they are).
+impl std::fmt::Debug for PrepareJobs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PrepareJobs")
+            .field("jobs", &self.jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>())
+            .field("secrets", &self.secrets)
+            .finish()
+    }
+}
+
 /// Coordinator -> agent.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub enum ToAgent {
     Hello(Hello),
+    /// Remote agents: answer with `Pong` at once (clock offset and delay).
+    Ping {
+        sent_unix_ns: u64,
+    },
+    /// Remote agents: plan and prepare these jobs; answer `Prepared` or `Failed`.
+    Prepare(PrepareJobs),
+    /// Remote agents: the run is over; clean up what the preparation made
+    /// (`objects_left` per job: objects its cleanup did not remove) and
+    /// answer `Finished`.
+    Finish {
+        objects_left: Vec<u64>,
+    },
     Assign(Assignment),
     /// Start the measured phase at this wall-clock time (ns since the Unix
     /// epoch), so workers on every agent begin together.
@@ -201,6 +262,17 @@ pub enum FromAgent {
     Failed {
         message: String,
     },
+    /// The answer to `Ping`, with the agent's clock when it answered.
+    Pong {
+        sent_unix_ns: u64,
+        agent_unix_ns: u64,
+    },
+    /// Every job planned and its targets ready on the agent's machine.
+    Prepared(Vec<JobShare>),
+    /// Clean-up done; what went wrong or was left, one line each.
+    Finished {
+        notes: Vec<String>,
+    },
 }
 
 /// Unmeasured work a worker does around the measured phase.
@@ -229,6 +301,23 @@ mod tests {
         let old = Hello { protocol: PROTOCOL_VERSION + 1, storbench: "9.9.9".into(), name: "agent 10.0.0.7".into() };
         let e = old.check().unwrap_err().to_string();
         assert!(e.contains("agent 10.0.0.7") && e.contains("9.9.9") && e.contains("same storbench version"), "{e}");
+    }
+
+    #[test]
+    fn secrets_travel_apart_and_never_show_in_debug_output() {
+        let mut spec = JobSpec { ioengine: "s3".into(), ..JobSpec::default() };
+        spec.engine_options.insert("bucket".into(), "b1".into());
+        spec.engine_options.insert("secret_key".into(), "s3cr3t".into());
+        let secrets = Secrets::of(&spec);
+        let msg = ToAgent::Prepare(PrepareJobs { jobs: vec![spec], secrets: vec![secrets] });
+        assert!(!format!("{msg:?}").contains("s3cr3t"), "{msg:?}");
+        let wire = serde_json::to_string(&msg).unwrap();
+        let ToAgent::Prepare(mut back) = serde_json::from_str(&wire).unwrap() else { panic!("not a Prepare") };
+        assert_eq!(back.jobs[0].engine_options["secret_key"], "<redacted>", "the spec alone redacts it");
+        let (mut spec, secrets) = (back.jobs.remove(0), back.secrets.remove(0));
+        secrets.restore(&mut spec);
+        assert_eq!(spec.engine_options["secret_key"], "s3cr3t");
+        assert_eq!(spec.engine_options["bucket"], "b1");
     }
 
     #[test]

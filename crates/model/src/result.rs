@@ -43,6 +43,31 @@ pub struct RunResult {
     /// (fio's `disk_util`); device-wide, so other processes' I/O is in them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disk_util: Vec<DiskUtil>,
+    /// The client machines of a fleet run (`run --agents`), in the order
+    /// they were given; empty for a run on this machine alone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentInfo>,
+}
+
+/// One agent of a fleet run: who it was, how its clock stood against the
+/// coordinator's, and whether it was lost.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    /// The name it is known by in the results (given, or its address).
+    pub name: String,
+    pub address: String,
+    /// The host name the agent reported.
+    pub hostname: String,
+    pub storbench_version: String,
+    /// Agent clock minus coordinator clock, from the round trip with the
+    /// smallest delay at connection time (NTP's estimate).
+    pub clock_offset_ns: i64,
+    /// That round trip's time: the offset is known to within half of it.
+    pub rtt_ns: u64,
+    /// Why and when the agent was lost, if it was: its data up to its last
+    /// interval is kept, the run is partial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost: Option<String>,
 }
 
 /// One block device's counters over a run: differences of
@@ -106,6 +131,24 @@ pub struct JobResult {
     /// fio's histogram log lines, per worker (jobs with `write_hist_log`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hist_logs: Vec<Vec<HistSample>>,
+    /// A fleet run: the same job's figures per agent (the job's own `ops`
+    /// are the exact merge of these: histograms added, never averaged).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_agent: Vec<AgentJobResult>,
+}
+
+/// One agent's part of a job in a fleet run.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct AgentJobResult {
+    pub agent: String,
+    pub workers: u32,
+    pub targets: Vec<String>,
+    /// Measured time of this agent's workers (ramp excluded).
+    pub runtime_ns: u64,
+    pub ops: Vec<OpResult>,
+    /// The agent was lost during the job: its figures end at its last interval.
+    #[serde(default)]
+    pub lost: bool,
 }
 
 fn is_zero(n: &u64) -> bool {

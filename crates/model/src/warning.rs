@@ -27,6 +27,10 @@ pub enum Warning {
     Cleanup { message: String },
     /// The engine says how its settings shape the figures.
     Engine { job: String, engine: String, message: String },
+    /// A fleet agent stopped answering (or failed) during the run.
+    AgentLost { agent: String, reason: String },
+    /// An agent's clock is further from the coordinator's than one interval.
+    ClockSkew { agent: String, offset_ms: f64 },
 }
 
 impl Warning {
@@ -69,6 +73,14 @@ impl Warning {
             ),
             Warning::Cleanup { message } => message.clone(),
             Warning::Engine { job, engine, message } => format!("job {job} ({engine}): {message}"),
+            Warning::AgentLost { agent, reason } => format!(
+                "agent {agent} was lost ({reason}): the run is partial; its figures end at its last interval and the \
+                 other agents' run to the end"
+            ),
+            Warning::ClockSkew { agent, offset_ms } => format!(
+                "agent {agent}'s clock is {offset_ms:+.0} ms from the coordinator's: starts were corrected for it, but \
+                 timestamps in its logs are off by as much; synchronize the clocks (chrony, NTP)"
+            ),
         }
     }
 }

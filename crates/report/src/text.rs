@@ -21,6 +21,7 @@ pub fn render(r: &RunResult) -> String {
                 rows.push(op_row(j, o, Row::FirstByte));
             }
             rows.extend(class_rows(j, o));
+            rows.extend(agent_rows(j, o));
         }
         if j.ops.is_empty() {
             rows.push(vec![j.name.clone(), "-".into(), "0".into()]);
@@ -42,6 +43,7 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "{:<width$}  {}", j.name, describe(j), width = name_width(r));
     }
     out.push('\n');
+    agents_line(&mut out, r);
     cpu_line(&mut out, r);
     for d in &r.disk_util {
         disk_line(&mut out, d);
@@ -93,6 +95,9 @@ fn name_width(r: &RunResult) -> usize {
 
 fn describe(j: &JobResult) -> String {
     let mut d = format!("{}, {} over {}", j.description, fmt::duration(j.runtime_ns as f64 / 1e9), targets(j));
+    if !j.per_agent.is_empty() {
+        d += &format!(", on {} agents ({} workers in all)", j.per_agent.len(), j.workers);
+    }
     if let Some(rate) = j.rate_per_worker {
         d += &format!(", fixed rate {} IOPS per worker ({:?})", fmt::count(rate), j.spec.rate_process).to_lowercase();
     }
@@ -170,9 +175,50 @@ fn table(rows: &[Vec<String>]) -> String {
 
 fn cpu_line(out: &mut String, r: &RunResult) {
     let ios: u64 = r.jobs.iter().map(|j| j.total_ios()).sum();
-    let total_ns = r.cpu.user_ns + r.cpu.sys_ns;
-    let per_io = total_ns.checked_div(ios).map(|ns| format!(", {} per I/O", fmt::latency(ns))).unwrap_or_default();
-    let _ = writeln!(out, "client CPU: user {:.2}s, sys {:.2}s{per_io}", r.cpu.user_ns as f64 / 1e9, r.cpu.sys_ns as f64 / 1e9);
+    let per_io = |total_ns: u64| total_ns.checked_div(ios).map(|ns| format!(", {} per I/O", fmt::latency(ns))).unwrap_or_default();
+    let secs = |ns: u64| ns as f64 / 1e9;
+    if r.agents.is_empty() {
+        let p = per_io(r.cpu.user_ns + r.cpu.sys_ns);
+        let _ = writeln!(out, "client CPU: user {:.2}s, sys {:.2}s{p}", secs(r.cpu.user_ns), secs(r.cpu.sys_ns));
+        return;
+    }
+    // A fleet: the workers ran on the agents; this process only merged.
+    let (user, sys) = r.jobs.iter().fold((0, 0), |(u, s), j| (u + j.worker_cpu.user_ns, s + j.worker_cpu.sys_ns));
+    let _ = writeln!(
+        out,
+        "agents' worker CPU: user {:.2}s, sys {:.2}s{}; coordinator CPU: user {:.2}s, sys {:.2}s",
+        secs(user),
+        secs(sys),
+        per_io(user + sys),
+        secs(r.cpu.user_ns),
+        secs(r.cpu.sys_ns)
+    );
+}
+
+/// A fleet run's agents: their names and clocks against the coordinator's.
+fn agents_line(out: &mut String, r: &RunResult) {
+    if r.agents.is_empty() {
+        return;
+    }
+    let each: Vec<String> = r
+        .agents
+        .iter()
+        .map(|a| {
+            let lost = if a.lost.is_some() { ", LOST" } else { "" };
+            format!("{} ({}, clock {:+.2} ms +/- {:.2}{lost})", a.name, a.hostname, a.clock_offset_ns as f64 / 1e6, a.rtt_ns as f64 / 2e6)
+        })
+        .collect();
+    let _ = writeln!(out, "agents: {}", each.join(", "));
+}
+
+/// One row per agent under each operation of a fleet run (the job's row is
+/// their exact merge).
+fn agent_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec<String>> + 'a {
+    j.per_agent.iter().filter_map(move |a| {
+        let ao = a.ops.iter().find(|x| x.op == o.op)?;
+        let lost = if a.lost { " (lost)" } else { "" };
+        Some(row_cells("", &format!("{} @{}{lost}", o.op.name(), a.agent), ao, Row::Latency))
+    })
 }
 
 /// A block device's counters over the run (fio's `disk_util`):

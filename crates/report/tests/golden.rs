@@ -66,6 +66,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         objects_left: 0,
         logs: vec![],
         hist_logs: vec![],
+        per_agent: vec![],
         spec,
     }
 }
@@ -122,6 +123,7 @@ fn sample() -> RunResult {
             in_queue: 137_402,
             util: 97.312468,
         }],
+        agents: vec![],
     }
 }
 

@@ -231,6 +231,13 @@ impl LocalAgent {
                     self.with_run(|c| c.stop(ABORTING));
                     None
                 }
+                ToAgent::Ping { sent_unix_ns } => {
+                    let _ = self.outbox.send(FromAgent::Pong { sent_unix_ns, agent_unix_ns: protocol::unix_now_ns() });
+                    None
+                }
+                // Preparing and cleaning up targets is the remote agent's
+                // service around this one (the coordinator prepares for it here).
+                ToAgent::Prepare(_) | ToAgent::Finish { .. } => Some("this agent runs prepared jobs only".to_string()),
             };
             if let Some(message) = fatal {
                 let _ = self.outbox.send(FromAgent::Failed { message });

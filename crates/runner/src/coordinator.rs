@@ -7,7 +7,7 @@
 //! for this run only. Percentiles are always computed from merged
 //! histograms, never averaged.
 
-use crate::agent::{spawn_local, AgentLink, LinkClosed, Resolver};
+use crate::agent::{spawn_local, AgentLink, LinkClosed, LocalLink, Resolver};
 use crate::interrupt::Scope;
 use crate::prepare::{Prepared, ReadyJob};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -60,9 +60,15 @@ impl Resolver for PlanEngines {
 /// Run every group of the plan and return the result (always, even when
 /// interrupted or when workers failed).
 pub fn run_plan(plan: &Prepared, observer: &mut dyn Observer, scope: &Scope) -> RunResult {
-    let engines = plan.jobs.iter().map(|j| (j.share.job, (j.engine, j.config.clone()))).collect();
-    let mut link = spawn_local(Arc::new(PlanEngines(engines)));
+    let mut link = local_agent(plan);
     run_plan_on(&mut link, plan, observer, scope)
+}
+
+/// An in-process agent that runs a prepared plan's jobs with the plan's own
+/// engines (a remote agent serves its coordinator through one of these).
+pub fn local_agent(plan: &Prepared) -> LocalLink {
+    let engines = plan.jobs.iter().map(|j| (j.share.job, (j.engine, j.config.clone()))).collect();
+    spawn_local(Arc::new(PlanEngines(engines)))
 }
 
 /// [`run_plan`] over a given agent link.
@@ -108,6 +114,7 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
         parameters: BTreeMap::new(),
         notes: Vec::new(),
         disk_util: Vec::new(),
+        agents: Vec::new(),
     }
 }
 
@@ -387,7 +394,7 @@ impl<'a> GroupRun<'a> {
                 }
             }
             FromAgent::Failed { message } => self.failure = Some(format!("{}: {message}", link.name())),
-            FromAgent::Hello(_) => {}
+            FromAgent::Hello(_) | FromAgent::Pong { .. } | FromAgent::Prepared(_) | FromAgent::Finished { .. } => {}
         }
     }
 
@@ -475,12 +482,14 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         objects_left,
         logs: acc.logs,
         hist_logs: acc.hist_logs,
+        per_agent: Vec::new(),
     };
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result
 }
 
-fn op_results(totals: &[OpStats], runtime_ns: u64) -> Vec<OpResult> {
+/// Results of the operations anything was done to.
+pub fn op_results(totals: &[OpStats], runtime_ns: u64) -> Vec<OpResult> {
     OpKind::ALL
         .iter()
         .zip(totals)

@@ -25,6 +25,6 @@ pub mod prepare;
 pub mod warnings;
 pub mod worker;
 
-pub use coordinator::{run_plan, Observer, Progress, Silent};
+pub use coordinator::{local_agent, op_results, run_plan, run_plan_on, Observer, Progress, Silent};
 pub use plan::{build_plan, Plan, PlanError};
 pub use prepare::{PrepareFailed, Prepared, ReadyJob};

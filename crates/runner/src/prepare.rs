@@ -118,6 +118,28 @@ fn target_err(job: &str, e: impl std::fmt::Display, user_error: bool) -> PlanErr
     PlanError { job: job.into(), message: e.to_string(), user_error }
 }
 
+impl Plan {
+    /// The coordinator's view of jobs that agents prepared on their own
+    /// machines: each job's share as the first agent prepared it, with
+    /// `workers` the workers of every agent together. Nothing is created
+    /// here, so nothing is removed here either: each agent cleans up its own.
+    pub fn prepared_elsewhere(self, first: Vec<JobShare>, workers: &[u32]) -> Result<Prepared, PlanError> {
+        if first.len() != self.jobs.len() || workers.len() != self.jobs.len() {
+            let message = format!("the agent prepared {} jobs of {}", first.len(), self.jobs.len());
+            return Err(PlanError { job: "-".into(), message, user_error: false });
+        }
+        let mut jobs = Vec::new();
+        for (job, (mut share, workers)) in self.jobs.into_iter().zip(first.into_iter().zip(workers)) {
+            if share.job != job.id {
+                return Err(target_err(&job.spec.name, format!("the agent prepared job {} in its place", share.job), false));
+            }
+            share.workers = *workers;
+            jobs.push(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings });
+        }
+        Ok(Prepared { jobs, groups: self.groups, created: Vec::new() })
+    }
+}
+
 /// One job's targets prepared and its share resolved (or why not, and
 /// whether it was stopped).
 fn ready(

@@ -27,7 +27,8 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     }
     let (specs, notes) = resolve_specs(&flags.source, &jobs, use_suite)?;
     let mut observer = progress::Live::new(flags.source.quiet);
-    let setup = RunSetup { notes, results_dir: flags.source.results_dir.clone(), ..RunSetup::default() };
+    let fleet = flags.source.fleet.setup()?.map(std::rc::Rc::new);
+    let setup = RunSetup { notes, results_dir: flags.source.results_dir.clone(), fleet, ..RunSetup::default() };
     let (result, dir) = execute(specs, setup, &mut observer)?;
     finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))
 }
@@ -105,7 +106,7 @@ fn run_ssbench(flags: &RunFlags, jobs: &JobArgs, path: &std::path::Path, use_sui
             eprintln!("storbench: ssbench '{}' with {users} users", sc.name);
         }
         let mut observer = progress::Live::new(flags.source.quiet);
-        let setup = RunSetup { notes, results_dir: Some(dir), parameters: ramp::parameters(&sc.name, users, step) };
+        let setup = RunSetup { notes, results_dir: Some(dir), parameters: ramp::parameters(&sc.name, users, step), ..RunSetup::default() };
         let (result, dir) = execute(specs, setup, &mut observer)?;
         code = code.max(finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))?);
         let ops = ramp::ops_per_sec(&result);

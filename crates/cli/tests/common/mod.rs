@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod fleet;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -284,4 +286,20 @@ pub fn signal_name(signal: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM",
         _ => "signal",
     }
+}
+
+fn schema() -> serde_json::Value {
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../schema/result-v1.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The result document matches schema/result-v1.json.
+pub fn assert_valid(doc: &serde_json::Value) {
+    let schema = schema();
+    let compiled = jsonschema::JSONSchema::options().with_draft(jsonschema::Draft::Draft202012).compile(&schema).expect("schema compiles");
+    let msgs: Vec<String> = match compiled.validate(doc) {
+        Ok(()) => Vec::new(),
+        Err(errors) => errors.map(|e| format!("{} at {}", e, e.instance_path)).collect(),
+    };
+    assert!(msgs.is_empty(), "result does not match schema/result-v1.json:\n{}", msgs.join("\n"));
 }

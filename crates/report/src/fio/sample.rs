@@ -72,6 +72,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         objects_left: 0,
         logs: vec![],
         hist_logs: vec![],
+        per_agent: vec![],
         spec,
     }
 }
@@ -105,6 +106,7 @@ pub fn run() -> RunResult {
         parameters: Default::default(),
         notes: vec![],
         disk_util: vec![],
+        agents: vec![],
     }
 }
 

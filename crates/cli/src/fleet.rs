@@ -1,0 +1,120 @@
+//! `storbench agent`, and runs on a fleet of agents (`--agents`).
+//!
+//! The coordinator plans the jobs here first (bad input fails before any
+//! agent is contacted), connects to every agent, has each prepare its own
+//! targets, runs the plan over the fleet as one run, puts the per-agent
+//! breakdown and clock offsets into the result, and has every agent clean
+//! up. The merging itself is the coordinator's, as for a local run.
+
+use crate::cli::{AgentArgs, FleetArgs};
+use crate::error::*;
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use storbench_fleet::agents::{self, AgentSpec};
+use storbench_fleet::client::Fleet;
+use storbench_fleet::link::{FleetLink, OnLost};
+use storbench_model::{RunResult, Warning};
+use storbench_runner::interrupt::Scope;
+use storbench_runner::{run_plan_on, Observer, Plan};
+use storbench_workload::JobSpec;
+
+/// Where a fleet run goes.
+pub struct FleetSetup {
+    agents: Vec<AgentSpec>,
+    dir: PathBuf,
+    on_lost: OnLost,
+    timeout: Duration,
+    share_numjobs: bool,
+}
+
+impl FleetArgs {
+    /// The fleet these flags name, if any.
+    pub fn setup(&self) -> Result<Option<FleetSetup>, CliError> {
+        let agents = match (&self.agents, &self.agents_file) {
+            (Some(list), _) => agents::parse_list(list).map_err(CliError::usage)?,
+            (None, Some(path)) => {
+                let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
+                agents::parse_file(&text, &path.display().to_string()).map_err(CliError::usage)?
+            }
+            (None, None) => {
+                if self.fleet_dir.is_some() || self.share_numjobs {
+                    return Err(CliError::usage("--fleet-dir and --share-numjobs go with --agents or --agents-file"));
+                }
+                return Ok(None);
+            }
+        };
+        let on_lost = if self.on_lost == "abort" { OnLost::Abort } else { OnLost::Continue };
+        let dir = self.fleet_dir.clone().unwrap_or_else(storbench_fleet::creds::default_dir);
+        Ok(Some(FleetSetup { agents, dir, on_lost, timeout: self.agent_timeout, share_numjobs: self.share_numjobs }))
+    }
+}
+
+/// Run `plan` (built from `specs`) on the fleet.
+pub fn run(fleet: &FleetSetup, specs: &[JobSpec], plan: Plan, observer: &mut dyn Observer, scope: &Scope) -> Result<RunResult, CliError> {
+    let creds = storbench_fleet::creds::coordinator(&fleet.dir).map_err(CliError::usage)?;
+    let n = fleet.agents.len();
+    let jobs = fleet
+        .agents
+        .iter()
+        .enumerate()
+        .map(|(i, a)| agents::jobs_for(specs, a, i, n, fleet.share_numjobs))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(CliError::usage)?;
+    eprintln!("storbench: connecting to {n} agent{}", if n == 1 { "" } else { "s" });
+    let mut connected = Fleet::connect(fleet.agents.clone(), creds, fleet.timeout).map_err(CliError::system)?;
+    for a in &connected.agents {
+        let i = &a.info;
+        eprintln!(
+            "storbench: agent {} ({}, storbench {}): clock {:+.3} ms from ours (round trip {:.3} ms)",
+            a.spec.name,
+            i.hostname,
+            i.storbench_version,
+            i.clock_offset_ns as f64 / 1e6,
+            i.rtt_ns as f64 / 1e6
+        );
+    }
+    let shares = connected.prepare(jobs, &|| scope.interrupted()).map_err(CliError::system)?;
+    let workers = FleetLink::total_workers(&shares);
+    let first = shares.first().cloned().unwrap_or_default();
+    let prepared = plan.prepared_elsewhere(first, &workers)?;
+    let ids: HashMap<String, u32> = prepared.jobs.iter().map(|j| (j.name().to_string(), j.share.job)).collect();
+    let mut link = FleetLink::new(&mut connected, shares, fleet.on_lost);
+    let mut result = run_plan_on(&mut link, &prepared, observer, scope);
+    link.annotate(&mut result, &ids);
+    let (left, live) = link.leftovers();
+    for message in connected.finish(&left, &live) {
+        result.warnings.push(Warning::Cleanup { message });
+    }
+    Ok(result)
+}
+
+/// `storbench agent`: make a fleet directory, or serve.
+pub fn agent(a: &AgentArgs) -> Result<i32, CliError> {
+    if let Some(dir) = &a.init {
+        let files = storbench_fleet::creds::init(dir, &a.host).map_err(CliError::usage)?;
+        for f in files {
+            println!("{}", f.display());
+        }
+        eprintln!(
+            "storbench: fleet credentials in {}: copy the directory to every agent and the coordinator \
+             (ca.key need not leave this machine); keep it private",
+            dir.display()
+        );
+        return Ok(0);
+    }
+    let name = a.name.clone().unwrap_or_else(|| {
+        std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "agent".into())
+    });
+    let opts = storbench_fleet::server::AgentOptions {
+        listen: a.listen,
+        dir: a.fleet_dir.clone().unwrap_or_else(storbench_fleet::creds::default_dir),
+        mtls: a.mtls,
+        name,
+        timeout: a.timeout,
+        once: a.once,
+        protocol: a.protocol_version.unwrap_or(storbench_model::protocol::PROTOCOL_VERSION),
+    };
+    storbench_fleet::server::serve(opts).map_err(CliError::system)?;
+    Ok(0)
+}

@@ -1,0 +1,364 @@
+//! Fleet runs: real `storbench agent` processes, each in a network namespace
+//! of its own (or on its own 127.0.0.x address), one coordinator.
+//!
+//! Needs root (namespaces, veth, a bridge); without it the tests skip and say
+//! why, under CI they fail.
+
+mod common;
+
+use common::fleet::{can_use_namespaces, fleet_dir, Agent, Namespaces};
+use common::*;
+use std::path::Path;
+use std::time::Duration;
+use storbench_metrics::LatencyHistogram;
+use storbench_model::RunResult;
+
+/// The merged histogram of each operation must be the union of the agents'
+/// histograms: same count, min, max, every percentile, same encoding.
+fn assert_merged_exactly(r: &RunResult) {
+    for job in &r.jobs {
+        assert!(!job.per_agent.is_empty(), "job {} has no per-agent breakdown", job.name);
+        for op in &job.ops {
+            let mut union = LatencyHistogram::new();
+            let mut ios = 0;
+            for a in &job.per_agent {
+                if let Some(ao) = a.ops.iter().find(|o| o.op == op.op) {
+                    union.add(&ao.histogram);
+                    ios += ao.ios;
+                }
+            }
+            let merged = &op.histogram;
+            assert_eq!(ios, op.ios, "job {} {:?}: agents' operations add up", job.name, op.op);
+            assert_eq!((union.count(), union.min(), union.max()), (merged.count(), merged.min(), merged.max()));
+            for p in [1.0, 10.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0] {
+                assert_eq!(union.percentile(p), merged.percentile(p), "job {} {:?} p{p}", job.name, op.op);
+            }
+            assert_eq!(union.encode(), merged.encode(), "the merged histogram is the union, bucket for bucket");
+        }
+    }
+}
+
+fn agents_file(dir: &Path, lines: &[String]) -> String {
+    let path = dir.join("agents.txt");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn four_agents_in_namespaces_are_one_run_merged_exactly() {
+    if !can_use_namespaces() {
+        return;
+    }
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let ns = Namespaces::new("sbm", 1, 4);
+    let agents: Vec<Agent> = (1..=4)
+        .map(|i| {
+            let log = dir.path().join(format!("agent{i}.log"));
+            Agent::start(Some(&ns.name(i)), &format!("{}:7450", ns.address(i)), &fleet, log, &["--name", &format!("node{i}")])
+        })
+        .collect();
+    // Each agent its own file (they share this machine's file system).
+    let lines: Vec<String> =
+        (1..=4).map(|i| format!("{}:7450 name=a{i} filename={}", ns.address(i), dir.path().join(format!("a{i}.dat")).display())).collect();
+    let file = agents_file(dir.path(), &lines);
+    let run = storbench(
+        dir.path(),
+        &[
+            "run",
+            "--agents-file",
+            &file,
+            "--fleet-dir",
+            fleet.to_str().unwrap(),
+            "--results-dir",
+            "out",
+            "--quiet",
+            "--name",
+            "rr",
+            "--ioengine",
+            "psync",
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k",
+            "--size",
+            "8m",
+            "--runtime",
+            "3",
+            "--time_based",
+            "1",
+            "--numjobs",
+            "2",
+            "--unlink",
+            "1",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    assert_valid(&result_json(&dir.path().join("out")));
+    let r = run_result(&dir.path().join("out"));
+    assert_eq!(r.agents.len(), 4);
+    for (i, a) in r.agents.iter().enumerate() {
+        assert_eq!(a.name, format!("a{}", i + 1));
+        assert_eq!(a.hostname, format!("node{}", i + 1), "the agent's own name");
+        assert!(a.rtt_ns > 0 && a.lost.is_none());
+        assert!(a.clock_offset_ns.unsigned_abs() < a.rtt_ns.max(5_000_000), "same clock here: offset {} ns", a.clock_offset_ns);
+    }
+    let job = &r.jobs[0];
+    assert_eq!(job.workers, 8, "2 workers on each of 4 agents");
+    assert_eq!(job.per_agent.len(), 4);
+    assert!(job.per_agent.iter().all(|a| a.workers == 2 && a.ops.iter().any(|o| o.ios > 0)));
+    assert!(job.targets.iter().any(|t| t.starts_with("a3: ") && t.contains("a3.dat")), "{:?}", job.targets);
+    assert_merged_exactly(&r);
+    // Per-second points cover every agent's operations.
+    let series_ios: f64 = job.series.iter().filter(|p| !p.warmup).flat_map(|p| &p.ops).map(|o| o.iops * 0.0 + 1.0).sum();
+    assert!(series_ios >= 3.0, "a point a second");
+    // Agents removed the files they made (unlink=1), on their own machine.
+    for i in 1..=4 {
+        assert!(!dir.path().join(format!("a{i}.dat")).exists(), "agent {i} cleaned up");
+    }
+    let text = show(dir.path(), "out", "normal");
+    assert!(text.contains("read @a2") && text.contains("on 4 agents (8 workers in all)") && text.contains("agents: a1 (node1"), "{text}");
+    let token = std::fs::read_to_string(fleet.join("token")).unwrap();
+    for a in &agents {
+        assert!(a.log_text().contains("run finished"), "{}", a.log_text());
+        assert!(!a.log_text().contains(token.trim()));
+    }
+    assert!(
+        !run.stderr.contains(token.trim()) && !std::fs::read_to_string(dir.path().join("out/result.json")).unwrap().contains(token.trim())
+    );
+}
+
+#[test]
+fn a_cut_link_leaves_a_partial_run_with_that_agents_data_up_to_the_cut() {
+    if !can_use_namespaces() {
+        return;
+    }
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let ns = Namespaces::new("sbc", 2, 3);
+    let agents: Vec<Agent> = (1..=3)
+        .map(|i| {
+            let log = dir.path().join(format!("agent{i}.log"));
+            Agent::start(Some(&ns.name(i)), &format!("{}:7450", ns.address(i)), &fleet, log, &["--timeout", "2s"])
+        })
+        .collect();
+    let lines: Vec<String> =
+        (1..=3).map(|i| format!("{}:7450 name=c{i} filename={}", ns.address(i), dir.path().join(format!("c{i}.dat")).display())).collect();
+    let file = agents_file(dir.path(), &lines);
+    let coordinator = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--agents-file",
+            &file,
+            "--fleet-dir",
+            fleet.to_str().unwrap(),
+            "--agent-timeout",
+            "2s",
+            "--results-dir",
+            "out",
+            "--quiet",
+            "--name",
+            "r",
+            "--ioengine",
+            "psync",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "8m",
+            "--runtime",
+            "9",
+            "--time_based",
+            "1",
+            "--unlink",
+            "1",
+        ])
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    agents[1].wait_for("connected", Duration::from_secs(20));
+    // Let it measure for a few seconds, then cut agent 2 off without a word.
+    std::thread::sleep(Duration::from_secs(4));
+    ns.cut(2);
+    let out = coordinator.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "a partial run exits 1: {stderr}");
+    assert_valid(&result_json(&dir.path().join("out")));
+    let r = run_result(&dir.path().join("out"));
+    assert!(r.agents[1].lost.is_some() && r.agents[0].lost.is_none() && r.agents[2].lost.is_none(), "{:?}", r.agents);
+    assert!(r.warnings.iter().any(|w| matches!(w, storbench_model::Warning::AgentLost { agent, .. } if agent == "c2")));
+    let job = &r.jobs[0];
+    let (lost, kept) = (&job.per_agent[1], &job.per_agent[0]);
+    assert!(lost.lost && !kept.lost);
+    assert!(lost.ops[0].ios > 0, "the lost agent's data up to the cut is kept");
+    let secs = |ns: u64| ns as f64 / 1e9;
+    assert!(secs(lost.runtime_ns) > 1.5 && secs(lost.runtime_ns) < 7.0, "lost agent measured until the cut: {} s", secs(lost.runtime_ns));
+    assert!(secs(kept.runtime_ns) > 8.5, "the others ran to the end: {} s", secs(kept.runtime_ns));
+    assert!(job.failures.iter().any(|f| f.contains("agent c2 was lost")), "{:?}", job.failures);
+    assert_merged_exactly(&r);
+    // The cut-off agent finds its coordinator gone, stops and cleans up by itself.
+    agents[1].wait_for("went away", Duration::from_secs(30));
+    assert!(!dir.path().join("c2.dat").exists(), "the cut-off agent removed its file");
+    assert!(!dir.path().join("c1.dat").exists() && !dir.path().join("c3.dat").exists());
+}
+
+#[test]
+fn wrong_token_unknown_certificate_and_another_version_are_refused() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let other = fleet_dir(dir.path(), "other");
+    // The same certificates with another token.
+    let forged = dir.path().join("forged");
+    std::fs::create_dir(&forged).unwrap();
+    for f in ["ca.pem", "coordinator.pem", "coordinator.key"] {
+        std::fs::copy(fleet.join(f), forged.join(f)).unwrap();
+    }
+    std::fs::write(forged.join("token"), "not-the-token\n").unwrap();
+    let agent = Agent::start(None, "127.0.0.61:7450", &fleet, dir.path().join("agent.log"), &[]);
+    let mtls = Agent::start(None, "127.0.0.62:7450", &fleet, dir.path().join("mtls.log"), &["--mtls"]);
+    let old = Agent::start(None, "127.0.0.63:7450", &fleet, dir.path().join("old.log"), &["--protocol-version", "99"]);
+    let run = |agent: &str, fleet: &Path| {
+        let args = ["run", "--agents", agent, "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", "out", "--quiet"];
+        let r = storbench(dir.path(), &[&args[..], &["--name", "n", "--ioengine", "null", "--runtime", "1"]].concat());
+        let wrote = dir.path().join("out").exists();
+        let _ = std::fs::remove_dir_all(dir.path().join("out"));
+        assert_eq!(wrote, r.code == 0, "only an accepted run writes results: {}", r.stderr);
+        r
+    };
+    let r = run("127.0.0.61:7450", &forged);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("agent 127.0.0.61:7450") && r.stderr.contains("wrong fleet token"), "{}", r.stderr);
+    assert!(agent.log_text().contains("refused a coordinator from 127.0.0.1") && !agent.log_text().contains("not-the-token"));
+    let r = run("127.0.0.61:7450", &other);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("could not connect") && r.stderr.to_lowercase().contains("certificate"), "{}", r.stderr);
+    // An agent asking for client certificates refuses one of another fleet's CA.
+    let r = run("127.0.0.62:7450", &other);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    let r = run("127.0.0.62:7450", &fleet);
+    assert_eq!(r.code, 0, "the fleet's own coordinator certificate is accepted: {}", r.stderr);
+    let r = run("127.0.0.63:7450", &fleet);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains("run protocol version 99") && r.stderr.contains("same storbench version"), "{}", r.stderr);
+    drop((agent, mtls, old));
+}
+
+#[test]
+fn an_agent_runs_one_run_at_a_time_and_once_exits_after_it() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let mut agent = Agent::start(None, "127.0.0.64:7450", &fleet, dir.path().join("agent.log"), &["--once"]);
+    let f = fleet.to_str().unwrap();
+    let long = std::process::Command::new(bin())
+        .args([
+            "run",
+            "--agents",
+            "127.0.0.64",
+            "--fleet-dir",
+            f,
+            "--quiet",
+            "--results-dir",
+            "a",
+            "--name",
+            "n",
+            "--ioengine",
+            "null",
+            "--runtime",
+            "4",
+        ])
+        .current_dir(dir.path())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    agent.wait_for("connected", Duration::from_secs(20));
+    let second = storbench(
+        dir.path(),
+        &[
+            "run",
+            "--agents",
+            "127.0.0.64",
+            "--fleet-dir",
+            f,
+            "--quiet",
+            "--results-dir",
+            "b",
+            "--name",
+            "n",
+            "--ioengine",
+            "null",
+            "--runtime",
+            "1",
+        ],
+    );
+    assert_eq!(second.code, 3);
+    assert!(second.stderr.contains("busy with a run from"), "{}", second.stderr);
+    let out = long.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(agent.exits_within(Duration::from_secs(10)), "--once: the agent exits after its run:\n{}", agent.log_text());
+}
+
+#[test]
+fn four_agents_against_the_ceph_cluster_keep_their_objects_apart() {
+    if !ceph_cluster() {
+        return;
+    }
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    // On their own loopback addresses: the test cluster listens on 127.0.0.1 only.
+    let agents: Vec<Agent> =
+        (1..=4).map(|i| Agent::start(None, &format!("127.0.0.7{i}:7450"), &fleet, dir.path().join(format!("agent{i}.log")), &[])).collect();
+    let list = (1..=4).map(|i| format!("127.0.0.7{i}")).collect::<Vec<_>>().join(",");
+    let p = format!("sbfleet.{}.", std::process::id());
+    let run = storbench(
+        dir.path(),
+        &[
+            "run",
+            "--agents",
+            &list,
+            "--fleet-dir",
+            fleet.to_str().unwrap(),
+            "--results-dir",
+            "out",
+            "--quiet",
+            "--name",
+            "get",
+            "--ioengine",
+            "rados",
+            "--pool",
+            "storbench",
+            "--object_prefix",
+            &p,
+            "--objects",
+            "16",
+            "--object_size",
+            "4k",
+            "--prefill",
+            "1",
+            "--cleanup",
+            "0",
+            "--rw",
+            "randread",
+            "--iodepth",
+            "4",
+            "--number_ios",
+            "300",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run_result(&dir.path().join("out"));
+    assert_merged_exactly(&r);
+    assert_eq!(r.jobs[0].op(storbench_workload::OpKind::Read).unwrap().ios, 4 * 300);
+    // Each agent wrote its own 16 objects under its own prefix, and kept them (cleanup=0).
+    let objects = rados_objects("storbench", &p);
+    assert_eq!(objects.len(), 64, "{objects:?}");
+    for a in 0..4 {
+        assert_eq!(objects.iter().filter(|o| o.starts_with(&format!("{p}a{a}."))).count(), 16, "agent {a}'s objects");
+    }
+    let clean = storbench(dir.path(), &["cleanup", "--ioengine", "rados", "--pool", "storbench", "--object_prefix", &p]);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+    assert!(rados_objects("storbench", &p).is_empty());
+    drop(agents);
+}
