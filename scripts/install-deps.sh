@@ -3,8 +3,9 @@
 # fio (the reference tool), e2fsprogs (mkfs.ext4), util-linux (losetup) and
 # time (/usr/bin/time, for the benchmarks' CPU and memory figures), curl
 # (SigV4 requests the tests make behind storbench's back) and strace (the
-# system calls fio's sync and end_fsync must make) and chromium (the HTML
-# report opened headless).
+# system calls fio's sync and end_fsync must make), chromium (the HTML
+# report opened headless), openssh-server and iproute2 (fleet agents
+# launched over SSH into network namespaces).
 # Idempotent: installs only what is missing.
 set -euo pipefail
 
@@ -16,6 +17,8 @@ command -v losetup >/dev/null || need+=(util-linux)
 command -v curl >/dev/null || need+=(curl)
 command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v ip >/dev/null || need+=(iproute2)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

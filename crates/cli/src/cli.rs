@@ -114,6 +114,15 @@ pub struct FleetArgs {
     /// Each job's numjobs is the total, shared out among the agents (default: numjobs on every agent)
     #[arg(long = "share-numjobs")]
     pub share_numjobs: bool,
+    /// Start an agent on each of these hosts over SSH for this command (fresh credentials), remove it afterwards
+    #[arg(long, value_name = "[USER@]HOST,...", conflicts_with_all = ["agents", "agents_file", "fleet_dir"])]
+    pub ssh: Option<String>,
+    /// The ssh command and its options, e.g. "ssh -i ~/.ssh/bench -p 2222"
+    #[arg(long = "ssh-command", value_name = "CMD", default_value = "ssh", requires = "ssh")]
+    pub ssh_command: String,
+    /// A storbench already on the hosts (default: this binary is copied for the command)
+    #[arg(long = "ssh-binary", value_name = "PATH", requires = "ssh")]
+    pub ssh_binary: Option<String>,
 }
 
 /// `storbench agent`.

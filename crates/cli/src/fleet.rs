@@ -8,12 +8,14 @@
 
 use crate::cli::{AgentArgs, FleetArgs};
 use crate::error::*;
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_fleet::agents::{self, AgentSpec};
 use storbench_fleet::client::Fleet;
 use storbench_fleet::link::{FleetLink, OnLost};
+use storbench_fleet::ssh::{self, Launched, SshOptions};
 use storbench_model::{RunResult, Warning};
 use storbench_runner::interrupt::Scope;
 use storbench_runner::{run_plan_on, Observer, Plan};
@@ -21,16 +23,52 @@ use storbench_workload::JobSpec;
 
 /// Where a fleet run goes.
 pub struct FleetSetup {
-    agents: Vec<AgentSpec>,
-    dir: PathBuf,
+    agents: Agents,
     on_lost: OnLost,
     timeout: Duration,
     share_numjobs: bool,
 }
 
+/// The agents: given (with the fleet directory to reach them), or started
+/// over SSH when the first run needs them and stopped when the command ends.
+enum Agents {
+    Given(Vec<AgentSpec>, PathBuf),
+    Ssh(Box<(SshOptions, RefCell<Option<Launched>>)>),
+}
+
+impl FleetSetup {
+    /// The agents to connect to and the fleet directory to connect with.
+    fn agents(&self) -> Result<(Vec<AgentSpec>, PathBuf), CliError> {
+        match &self.agents {
+            Agents::Given(a, dir) => Ok((a.clone(), dir.clone())),
+            Agents::Ssh(ssh) => {
+                let (opts, launched) = &**ssh;
+                let mut l = launched.borrow_mut();
+                if l.is_none() {
+                    eprintln!("storbench: starting agents over ssh on {}", opts.hosts.join(", "));
+                    *l = Some(ssh::launch(opts).map_err(CliError::system)?);
+                }
+                let l = l.as_ref().expect("launched above");
+                Ok((l.agents.clone(), l.dir.clone()))
+            }
+        }
+    }
+}
+
 impl FleetArgs {
     /// The fleet these flags name, if any.
     pub fn setup(&self) -> Result<Option<FleetSetup>, CliError> {
+        let on_lost = if self.on_lost == "abort" { OnLost::Abort } else { OnLost::Continue };
+        let (timeout, share_numjobs) = (self.agent_timeout, self.share_numjobs);
+        if let Some(hosts) = &self.ssh {
+            let hosts: Vec<String> = hosts.split(',').map(str::trim).filter(|h| !h.is_empty()).map(String::from).collect();
+            let command: Vec<String> = self.ssh_command.split_whitespace().map(String::from).collect();
+            if hosts.is_empty() || command.is_empty() {
+                return Err(CliError::usage("--ssh needs hosts ([USER@]HOST,...) and --ssh-command a command"));
+            }
+            let opts = SshOptions { hosts, command, binary: self.ssh_binary.clone(), timeout };
+            return Ok(Some(FleetSetup { agents: Agents::Ssh(Box::new((opts, RefCell::new(None)))), on_lost, timeout, share_numjobs }));
+        }
         let agents = match (&self.agents, &self.agents_file) {
             (Some(list), _) => agents::parse_list(list).map_err(CliError::usage)?,
             (None, Some(path)) => {
@@ -44,25 +82,24 @@ impl FleetArgs {
                 return Ok(None);
             }
         };
-        let on_lost = if self.on_lost == "abort" { OnLost::Abort } else { OnLost::Continue };
         let dir = self.fleet_dir.clone().unwrap_or_else(storbench_fleet::creds::default_dir);
-        Ok(Some(FleetSetup { agents, dir, on_lost, timeout: self.agent_timeout, share_numjobs: self.share_numjobs }))
+        Ok(Some(FleetSetup { agents: Agents::Given(agents, dir), on_lost, timeout, share_numjobs }))
     }
 }
 
 /// Run `plan` (built from `specs`) on the fleet.
 pub fn run(fleet: &FleetSetup, specs: &[JobSpec], plan: Plan, observer: &mut dyn Observer, scope: &Scope) -> Result<RunResult, CliError> {
-    let creds = storbench_fleet::creds::coordinator(&fleet.dir).map_err(CliError::usage)?;
-    let n = fleet.agents.len();
-    let jobs = fleet
-        .agents
+    let (agent_list, dir) = fleet.agents()?;
+    let creds = storbench_fleet::creds::coordinator(&dir).map_err(CliError::usage)?;
+    let n = agent_list.len();
+    let jobs = agent_list
         .iter()
         .enumerate()
         .map(|(i, a)| agents::jobs_for(specs, a, i, n, fleet.share_numjobs))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::usage)?;
     eprintln!("storbench: connecting to {n} agent{}", if n == 1 { "" } else { "s" });
-    let mut connected = Fleet::connect(fleet.agents.clone(), creds, fleet.timeout).map_err(CliError::system)?;
+    let mut connected = Fleet::connect(agent_list, creds, fleet.timeout).map_err(CliError::system)?;
     for a in &connected.agents {
         let i = &a.info;
         eprintln!(

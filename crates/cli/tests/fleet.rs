@@ -362,3 +362,200 @@ fn four_agents_against_the_ceph_cluster_keep_their_objects_apart() {
     assert!(rados_objects("storbench", &p).is_empty());
     drop(agents);
 }
+
+/// Start a coordinator in the background.
+fn coordinator(dir: &Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn ctrl_c_on_the_coordinator_stops_every_agent_and_keeps_the_merged_results() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let agents: Vec<Agent> =
+        (1..=2).map(|i| Agent::start(None, &format!("127.0.0.8{i}:7450"), &fleet, dir.path().join(format!("agent{i}.log")), &[])).collect();
+    let f = fleet.to_str().unwrap();
+    let c = coordinator(
+        dir.path(),
+        &[
+            "run",
+            "--agents",
+            "127.0.0.81,127.0.0.82",
+            "--fleet-dir",
+            f,
+            "--results-dir",
+            "out",
+            "--quiet",
+            "--name",
+            "n",
+            "--ioengine",
+            "null",
+            "--runtime",
+            "60",
+        ],
+    );
+    agents[1].wait_for("connected", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_secs(3));
+    let started = std::time::Instant::now();
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe { libc::kill(c.id() as i32, libc::SIGINT) };
+    let out = c.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(15), "the fleet stopped promptly: {:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = run_result(&dir.path().join("out"));
+    assert!(r.interrupted && r.jobs[0].interrupted);
+    assert_eq!(r.jobs[0].per_agent.len(), 2);
+    assert!(r.jobs[0].per_agent.iter().all(|a| a.ops[0].ios > 0 && a.runtime_ns < 20_000_000_000));
+    assert_merged_exactly(&r);
+    for a in &agents {
+        a.wait_for("run finished", Duration::from_secs(10));
+    }
+}
+
+#[test]
+fn a_killed_coordinator_leaves_agents_that_stop_and_clean_up() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let agent = Agent::start(None, "127.0.0.83:7450", &fleet, dir.path().join("agent.log"), &["--timeout", "3s"]);
+    let file = dir.path().join("k.dat");
+    let mut c = coordinator(
+        dir.path(),
+        &[
+            "run",
+            "--agents",
+            "127.0.0.83",
+            "--fleet-dir",
+            fleet.to_str().unwrap(),
+            "--results-dir",
+            "out",
+            "--quiet",
+            "--name",
+            "k",
+            "--ioengine",
+            "psync",
+            "--rw",
+            "randread",
+            "--size",
+            "8m",
+            "--filename",
+            file.to_str().unwrap(),
+            "--unlink",
+            "1",
+            "--runtime",
+            "60",
+            "--time_based",
+            "1",
+        ],
+    );
+    agent.wait_for("connected", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_secs(3));
+    assert!(file.exists(), "the agent laid its file out");
+    c.kill().unwrap();
+    c.wait().unwrap();
+    agent.wait_for("went away", Duration::from_secs(20));
+    assert!(!file.exists(), "the agent removed what it created");
+}
+
+/// An sshd in namespace `ns`, listening on `address`, letting in the key at `dir/client_key`.
+fn sshd(ns: &str, address: &str, dir: &Path, n: usize) -> std::process::Child {
+    let keygen = |path: &Path| {
+        if !path.exists() {
+            let ok = std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", ""]).arg("-f").arg(path).status().unwrap();
+            assert!(ok.success());
+        }
+    };
+    keygen(&dir.join("client_key"));
+    keygen(&dir.join(format!("host_key{n}")));
+    std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
+    let config = dir.join(format!("sshd{n}.conf"));
+    std::fs::write(
+        &config,
+        format!(
+            "ListenAddress {address}\nHostKey {}\nAuthorizedKeysFile {}\nPermitRootLogin prohibit-password\nPasswordAuthentication no\n\
+             KbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\nPidFile none\n",
+            dir.join(format!("host_key{n}")).display(),
+            dir.join("authorized_keys").display()
+        ),
+    )
+    .unwrap();
+    std::fs::create_dir_all("/run/sshd").unwrap();
+    let log = std::fs::File::create(dir.join(format!("sshd{n}.log"))).unwrap();
+    std::process::Command::new("ip")
+        .args(["netns", "exec", ns, "/usr/sbin/sshd", "-D", "-e", "-f"])
+        .arg(&config)
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
+/// What SSH launches leave in /tmp if they do not clean up: remote agent
+/// directories (the same file system here) and local one-time fleet directories.
+fn launch_dirs() -> Vec<String> {
+    let mut v: Vec<String> =
+        listing(Path::new("/tmp")).into_iter().filter(|f| f.starts_with("storbench-agent.") || f.starts_with("storbench-fleet-")).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn agents_launched_over_ssh_run_and_leave_nothing_behind() {
+    if !can_use_namespaces() {
+        return;
+    }
+    if !Path::new("/usr/sbin/sshd").exists() {
+        assert!(std::env::var_os("CI").is_none(), "sshd missing in CI: scripts/install-deps.sh installs openssh-server");
+        eprintln!("SKIP: no sshd (apt-get install openssh-server)");
+        return;
+    }
+    let dir = scratch();
+    let ns = Namespaces::new("sbs", 3, 2);
+    let mut daemons: Vec<std::process::Child> = (1..=2).map(|i| sshd(&ns.name(i), &ns.address(i), dir.path(), i)).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let before = launch_dirs();
+    let ssh = format!(
+        "ssh -i {} -o UserKnownHostsFile=/dev/null -o StrictHostKeyChecking=no -o LogLevel=ERROR -o ConnectTimeout=10",
+        dir.path().join("client_key").display()
+    );
+    let hosts = format!("root@{},root@{}", ns.address(1), ns.address(2));
+    let run = storbench(
+        dir.path(),
+        &[
+            "run",
+            "--ssh",
+            &hosts,
+            "--ssh-command",
+            &ssh,
+            "--results-dir",
+            "out",
+            "--quiet",
+            "--name",
+            "n",
+            "--ioengine",
+            "null",
+            "--runtime",
+            "2",
+        ],
+    );
+    for d in &mut daemons {
+        let _ = d.kill();
+        let _ = d.wait();
+    }
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, std::fs::read_to_string(dir.path().join("sshd1.log")).unwrap_or_default());
+    let r = run_result(&dir.path().join("out"));
+    assert_eq!(
+        r.agents.iter().map(|a| a.name.as_str()).collect::<Vec<_>>(),
+        vec![format!("root@{}", ns.address(1)), format!("root@{}", ns.address(2))]
+    );
+    assert!(r.jobs[0].per_agent.iter().all(|a| a.ops[0].ios > 0));
+    assert_merged_exactly(&r);
+    // The agents' directories (binary, credentials) are gone, and so are the agents.
+    assert_eq!(launch_dirs(), before, "remote and local launch directories removed");
+    let left = std::process::Command::new("pgrep").args(["-f", "storbench-agent\\..*/storbench agent"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty(), "agents still running: {}", String::from_utf8_lossy(&left.stdout));
+}

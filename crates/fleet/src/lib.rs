@@ -15,6 +15,7 @@ pub mod creds;
 pub mod link;
 pub mod server;
 mod session;
+pub mod ssh;
 
 /// The generated gRPC client and server (see build.rs).
 pub mod rpc {
