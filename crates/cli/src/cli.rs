@@ -59,6 +59,11 @@ pub enum Command {
     },
     /// Serve runs for a coordinator on another machine (a fleet agent), or make a fleet's credentials (--init)
     Agent(AgentArgs),
+    /// Launch helpers for fleets: Kubernetes manifests
+    Fleet {
+        #[command(subcommand)]
+        command: FleetCommand,
+    },
     /// Engines and their own options
     Engines,
     /// The version
@@ -123,6 +128,13 @@ pub struct FleetArgs {
     /// A storbench already on the hosts (default: this binary is copied for the command)
     #[arg(long = "ssh-binary", value_name = "PATH", requires = "ssh")]
     pub ssh_binary: Option<String>,
+}
+
+/// `storbench fleet`: ways to start a fleet's agents (and its coordinator).
+#[derive(Subcommand, Debug)]
+pub enum FleetCommand {
+    /// A Kubernetes manifest for `kubectl apply -f`: agents as an Indexed Job, a coordinator Job for a job file
+    K8s(crate::k8s::K8sArgs),
 }
 
 /// `storbench agent`.

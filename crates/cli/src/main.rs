@@ -6,6 +6,7 @@ mod commands;
 mod compat;
 mod error;
 mod fleet;
+mod k8s;
 mod output;
 mod progress;
 mod session;
@@ -73,6 +74,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
         Some(Rados(a)) => compat::rados(&a),
         Some(Help { topic }) => commands::help::help(&topic),
         Some(Agent(a)) => fleet::agent(&a),
+        Some(Fleet { command: cli::FleetCommand::K8s(a) }) => k8s::run(&a),
         Some(Engines) => commands::help::engines(),
         Some(Version) => {
             println!("storbench {}", env!("CARGO_PKG_VERSION"));

@@ -33,7 +33,7 @@ fn assert_merged_exactly(r: &RunResult) {
             for p in [1.0, 10.0, 50.0, 90.0, 99.0, 99.9, 99.99, 100.0] {
                 assert_eq!(union.percentile(p), merged.percentile(p), "job {} {:?} p{p}", job.name, op.op);
             }
-            assert_eq!(union.encode(), merged.encode(), "the merged histogram is the union, bucket for bucket");
+            assert_eq!(union.values(), merged.values(), "the merged histogram is the union, bucket for bucket");
         }
     }
 }

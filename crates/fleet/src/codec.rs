@@ -64,7 +64,10 @@ impl<U: DeserializeOwned> Decoder for JsonDecoder<U> {
         if !buf.has_remaining() {
             return Ok(None);
         }
-        serde_json::from_reader(buf.reader()).map(Some).map_err(|e| {
+        // One contiguous copy, then a slice parse: serde_json reading through
+        // `Read` goes byte by byte (measured: 7% of a 1,000-agent coordinator).
+        let bytes = buf.copy_to_bytes(buf.remaining());
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
             Status::invalid_argument(format!("a message this storbench cannot read ({e}): run the same version on both sides"))
         })
     }

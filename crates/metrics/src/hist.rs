@@ -1,7 +1,7 @@
 //! A latency histogram in nanoseconds, wide enough for hour-long stalls.
 
 use base64::Engine as _;
-use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer, V2Serializer};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Deserializer as SerdeDe, Serialize, Serializer as SerdeSer};
 
@@ -32,8 +32,12 @@ pub fn log_bucket_low(b: u16) -> f64 {
 
 /// HdrHistogram of latencies in nanoseconds, 1 ns .. 1 h at 3 significant digits.
 ///
-/// The counts (~270 KB) are allocated on the first record: a report carries a
-/// histogram for every operation kind, and most jobs use two or three.
+/// The counts are allocated on the first record (a report carries a
+/// histogram for every operation kind, and most jobs use two or three) and
+/// grow only as far as the largest latency recorded: 1 h would take 270 KB
+/// per histogram, 5 ms takes about 110 KB. Interval reports come and go
+/// every second from every worker (and every agent of a fleet), so their
+/// size is the coordinator's cost.
 #[derive(Clone, Debug, Default)]
 pub struct LatencyHistogram {
     h: Option<Box<Histogram<u64>>>,
@@ -41,7 +45,21 @@ pub struct LatencyHistogram {
 }
 
 fn empty() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_TRACKABLE_NS, SIGNIFICANT_DIGITS).expect("constant histogram bounds are valid")
+    // Auto-resizing from 1 ns: values up to MAX_TRACKABLE_NS fit (larger
+    // ones are clamped before they are recorded).
+    Histogram::new(SIGNIFICANT_DIGITS).expect("constant histogram precision is valid")
+}
+
+/// A decoded histogram that is one of ours: kept as it came (copying it into
+/// a fresh one cost an allocation and a full pass per histogram, per agent,
+/// per second in a fleet).
+fn ours(mut h: Histogram<u64>) -> Result<Histogram<u64>, Histogram<u64>> {
+    if h.low() == 1 && h.sigfig() == SIGNIFICANT_DIGITS && h.high() <= MAX_TRACKABLE_NS * 2 {
+        h.auto(true);
+        Ok(h)
+    } else {
+        Err(h)
+    }
 }
 
 impl LatencyHistogram {
@@ -62,13 +80,13 @@ impl LatencyHistogram {
         } else {
             ns.max(1)
         };
-        // Cannot fail: v is within the histogram's bounds.
+        // Cannot fail: the histogram grows to take v (at most MAX_TRACKABLE_NS).
         let _ = self.counts().record(v);
     }
 
     pub fn add(&mut self, other: &LatencyHistogram) {
         if let Some(o) = other.h.as_deref() {
-            // Same bounds on both sides, so add cannot fail.
+            // Both auto-resize up to MAX_TRACKABLE_NS, so add cannot fail.
             let _ = self.counts().add(o);
         }
         self.clamped += other.clamped;
@@ -83,6 +101,10 @@ impl LatencyHistogram {
 
     pub fn count(&self) -> u64 {
         self.h.as_deref().map_or(0, |h| h.len())
+    }
+    /// Nothing recorded (clamped values count as recorded).
+    pub fn is_empty(&self) -> bool {
+        self.count() == 0 && self.clamped == 0
     }
     pub fn clamped(&self) -> u64 {
         self.clamped
@@ -126,6 +148,14 @@ impl LatencyHistogram {
         out
     }
 
+    /// Every recorded value (the highest of its bucket) and its count,
+    /// ascending: two histograms with the same counts give the same list,
+    /// whatever their growth history (their encodings may differ in the
+    /// highest value the header says they can hold).
+    pub fn values(&self) -> Vec<(u64, u64)> {
+        self.h.as_deref().map_or_else(Vec::new, |h| h.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect())
+    }
+
     /// Recorded values in `[low, high]`.
     pub fn count_between(&self, low: u64, high: u64) -> u64 {
         self.h.as_deref().map_or(0, |h| h.count_between(low, high))
@@ -133,10 +163,21 @@ impl LatencyHistogram {
 
     /// Base64 of the V2+deflate encoding (the format HdrHistogram tools read).
     pub fn encode(&self) -> String {
+        self.encode_as(true)
+    }
+
+    /// Base64 of the V2 encoding, deflated or not ([`decode`](Self::decode) reads both).
+    fn encode_as(&self, deflate: bool) -> String {
         let mut bytes = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(self.h.as_deref().unwrap_or(&empty()), &mut bytes)
-            .expect("serializing into a Vec cannot fail");
+        let none = empty();
+        let h = self.h.as_deref().unwrap_or(&none);
+        // Serializing into a Vec cannot fail.
+        let written = if deflate {
+            V2DeflateSerializer::new().serialize(h, &mut bytes).is_ok()
+        } else {
+            V2Serializer::new().serialize(h, &mut bytes).is_ok()
+        };
+        debug_assert!(written, "serializing a histogram into a Vec failed");
         base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
@@ -148,7 +189,16 @@ impl LatencyHistogram {
         if h.is_empty() {
             return Ok(out);
         }
-        out.counts().add(&h).map_err(|e| format!("histogram out of range: {e:?}"))?;
+        match ours(h) {
+            Ok(h) => out.h = Some(Box::new(h)),
+            // Another tool's bounds: brought into ours.
+            Err(h) => {
+                for v in h.iter_recorded() {
+                    let value = v.value_iterated_to().clamp(1, MAX_TRACKABLE_NS);
+                    out.counts().record_n(value, v.count_at_value()).map_err(|e| format!("histogram out of range: {e:?}"))?;
+                }
+            }
+        }
         Ok(out)
     }
 }
@@ -172,6 +222,50 @@ impl<'de> Deserialize<'de> for LatencyHistogram {
         let mut h = LatencyHistogram::decode(&e.hdr_v2_deflate_base64).map_err(serde::de::Error::custom)?;
         h.clamped = e.clamped;
         Ok(h)
+    }
+}
+
+/// Histograms in the run protocol (`#[serde(with = "hist::wire")]`): V2
+/// without deflate. An interval's histogram is sparse and V2 already writes
+/// runs of empty buckets as one number; inflating every histogram of every
+/// report cost a fleet's coordinator more than the bytes it saved.
+pub mod wire {
+    use super::LatencyHistogram;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Plain {
+        hdr_v2_base64: String,
+        #[serde(default)]
+        clamped: u64,
+    }
+
+    pub fn serialize<S: Serializer>(h: &LatencyHistogram, s: S) -> Result<S::Ok, S::Error> {
+        Plain { hdr_v2_base64: h.encode_as(false), clamped: h.clamped }.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<LatencyHistogram, D::Error> {
+        let p = Plain::deserialize(d)?;
+        let mut h = LatencyHistogram::decode(&p.hdr_v2_base64).map_err(serde::de::Error::custom)?;
+        h.clamped = p.clamped;
+        Ok(h)
+    }
+
+    /// The same for an optional histogram.
+    pub mod option {
+        use super::LatencyHistogram;
+        use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+        #[derive(Serialize, Deserialize)]
+        struct Wrapped(#[serde(with = "super")] LatencyHistogram);
+
+        pub fn serialize<S: Serializer>(h: &Option<LatencyHistogram>, s: S) -> Result<S::Ok, S::Error> {
+            h.as_ref().map(|h| Wrapped(h.clone())).serialize(s)
+        }
+
+        pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LatencyHistogram>, D::Error> {
+            Ok(Option::<Wrapped>::deserialize(d)?.map(|w| w.0))
+        }
     }
 }
 
@@ -221,6 +315,50 @@ mod tests {
             assert_eq!(back.percentile(p), h.percentile(p));
         }
         assert!(LatencyHistogram::decode("not base64!").is_err());
+    }
+
+    #[test]
+    fn the_wire_form_is_plain_v2_and_keeps_every_count() {
+        #[derive(serde::Serialize, serde::Deserialize)]
+        struct M {
+            #[serde(with = "wire")]
+            h: LatencyHistogram,
+            #[serde(with = "wire::option")]
+            o: Option<LatencyHistogram>,
+        }
+        let mut h = LatencyHistogram::new();
+        (1..5000u64).for_each(|i| h.record(i * 1009));
+        h.record(MAX_TRACKABLE_NS + 5);
+        let text = serde_json::to_string(&M { h: h.clone(), o: Some(h.clone()) }).unwrap();
+        assert!(text.contains("hdr_v2_base64"));
+        let back: M = serde_json::from_str(&text).unwrap();
+        assert_eq!((back.h.values(), back.h.clamped()), (h.values(), 1));
+        assert_eq!(back.o.unwrap().values(), h.values());
+        let none: M = serde_json::from_str(&serde_json::to_string(&M { h: LatencyHistogram::new(), o: None }).unwrap()).unwrap();
+        assert!(none.h.is_empty() && none.o.is_none());
+    }
+
+    #[test]
+    fn a_decoded_histogram_takes_every_value_and_merge_as_a_new_one() {
+        let mut h = LatencyHistogram::new();
+        h.record(5_000);
+        let mut back = LatencyHistogram::decode(&h.encode()).unwrap();
+        back.record(MAX_TRACKABLE_NS);
+        back.record(MAX_TRACKABLE_NS + 1);
+        back.add(&h);
+        assert_eq!((back.count(), back.clamped(), back.min()), (4, 1, h.min()));
+        assert_eq!(back.max(), LatencyHistogram::decode(&back.encode()).unwrap().max());
+        // Another tool's bounds are brought into ours.
+        let mut other = Histogram::<u64>::new_with_bounds(1000, 60_000_000_000, 2).unwrap();
+        other.record(2_000_000).unwrap();
+        let mut bytes = Vec::new();
+        V2DeflateSerializer::new().serialize(&other, &mut bytes).unwrap();
+        let foreign = LatencyHistogram::decode(&base64::engine::general_purpose::STANDARD.encode(bytes)).unwrap();
+        assert_eq!(foreign.count(), 1);
+        let mut ours = LatencyHistogram::new();
+        ours.add(&foreign);
+        ours.record(1);
+        assert_eq!(ours.count(), 2);
     }
 
     #[test]

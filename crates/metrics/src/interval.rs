@@ -12,12 +12,17 @@ pub struct OpStats {
     pub bytes: u64,
     pub errors: ErrorTally,
     /// Completion latency; in fixed-rate runs, from the scheduled start.
+    /// (Empty histograms are left out of the message: a report carries one
+    /// set per operation kind, most of them unused, and each would cost the
+    /// receiver a decompression.)
+    #[serde(default, skip_serializing_if = "LatencyHistogram::is_empty", with = "crate::hist::wire")]
     pub latency: LatencyHistogram,
     /// Service time (issue to completion), kept apart only in fixed-rate runs.
+    #[serde(with = "crate::hist::wire::option")]
     pub service: Option<LatencyHistogram>,
     /// Time to the first byte of a streamed response (HTTP GETs); empty for
     /// engines that cannot tell it apart.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "LatencyHistogram::is_empty", with = "crate::hist::wire")]
     pub first_byte: LatencyHistogram,
     /// Resends after failures (engines that retry only when asked).
     #[serde(default)]

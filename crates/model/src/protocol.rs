@@ -33,8 +33,9 @@ use storbench_workload::JobSpec;
 
 /// Version of every message in this module. 1: the first two-way protocol
 /// (before it, interval reports went one way with a version never checked).
-/// 2: remote agents (Ping, Prepare, Finish and their answers).
-pub const PROTOCOL_VERSION: u32 = 2;
+/// 2: remote agents (Ping, Prepare, Finish and their answers). 3: empty
+/// histograms left out of interval reports.
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
