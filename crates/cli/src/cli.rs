@@ -94,6 +94,9 @@ pub struct JobSource {
     /// No live progress
     #[arg(long)]
     pub quiet: bool,
+    /// Serve the live figures for Prometheus at http://ADDR/metrics (by job, operation and agent)
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub prometheus: Option<std::net::SocketAddr>,
     #[command(flatten)]
     pub fleet: FleetArgs,
 }

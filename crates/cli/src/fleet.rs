@@ -11,10 +11,12 @@ use crate::error::*;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use storbench_fleet::agents::{self, AgentSpec};
 use storbench_fleet::client::Fleet;
 use storbench_fleet::link::{FleetLink, OnLost};
+use storbench_fleet::prometheus::Registry;
 use storbench_fleet::ssh::{self, Launched, SshOptions};
 use storbench_model::{RunResult, Warning};
 use storbench_runner::interrupt::Scope;
@@ -88,7 +90,14 @@ impl FleetArgs {
 }
 
 /// Run `plan` (built from `specs`) on the fleet.
-pub fn run(fleet: &FleetSetup, specs: &[JobSpec], plan: Plan, observer: &mut dyn Observer, scope: &Scope) -> Result<RunResult, CliError> {
+pub fn run(
+    fleet: &FleetSetup,
+    specs: &[JobSpec],
+    plan: Plan,
+    observer: &mut dyn Observer,
+    scope: &Scope,
+    metrics: Option<Arc<Registry>>,
+) -> Result<RunResult, CliError> {
     let (agent_list, dir) = fleet.agents()?;
     let creds = storbench_fleet::creds::coordinator(&dir).map_err(CliError::usage)?;
     let n = agent_list.len();
@@ -117,6 +126,10 @@ pub fn run(fleet: &FleetSetup, specs: &[JobSpec], plan: Plan, observer: &mut dyn
     let prepared = plan.prepared_elsewhere(first, &workers)?;
     let ids: HashMap<String, u32> = prepared.jobs.iter().map(|j| (j.name().to_string(), j.share.job)).collect();
     let mut link = FleetLink::new(&mut connected, shares, fleet.on_lost);
+    if let Some(registry) = metrics {
+        registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
+        link.set_tap(registry);
+    }
     let mut result = run_plan_on(&mut link, &prepared, observer, scope);
     link.annotate(&mut result, &ids);
     let (left, live) = link.leftovers();

@@ -8,10 +8,13 @@ use crate::output;
 use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use storbench_engine::files::diskstats::DiskSnapshot;
+use storbench_fleet::prometheus::Registry;
 use storbench_model::{RunResult, RunSet, Warning};
+use storbench_runner::agent::Tapped;
 use storbench_runner::interrupt::Scope;
-use storbench_runner::{build_plan, run_plan, Observer};
+use storbench_runner::{build_plan, local_agent, run_plan_on, Observer};
 use storbench_workload::JobSpec;
 
 /// What a run is, besides its jobs.
@@ -25,6 +28,25 @@ pub struct RunSetup {
     pub parameters: BTreeMap<String, String>,
     /// Run on these agents instead of this machine.
     pub fleet: Option<std::rc::Rc<crate::fleet::FleetSetup>>,
+    /// Live figures for Prometheus (`--prometheus`), for every run of the command.
+    pub metrics: Option<std::rc::Rc<storbench_fleet::prometheus::Endpoint>>,
+}
+
+impl RunSetup {
+    /// The fleet and metrics endpoint a command's job source asks for (one
+    /// each for all its runs), with the rest left to fill in.
+    pub fn from_source(source: &crate::cli::JobSource) -> Result<RunSetup, CliError> {
+        let fleet = source.fleet.setup()?.map(std::rc::Rc::new);
+        let metrics = match source.prometheus {
+            Some(addr) => {
+                let e = storbench_fleet::prometheus::serve(addr).map_err(CliError::usage)?;
+                eprintln!("storbench: live figures for Prometheus on http://{}/metrics", e.address);
+                Some(std::rc::Rc::new(e))
+            }
+            None => None,
+        };
+        Ok(RunSetup { fleet, metrics, results_dir: source.results_dir.clone(), ..RunSetup::default() })
+    }
 }
 
 /// Plan, prepare, run and clean up. Bad input is reported before anything
@@ -43,9 +65,10 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     // The series is written as the run goes: whatever happens later, the
     // seconds measured so far are on disk.
     let mut tee = SeriesTee::open(&dir, observer);
+    let metrics = setup.metrics.as_ref().map(|m| m.registry.clone());
     let ran = match &setup.fleet {
-        Some(fleet) => crate::fleet::run(fleet, &specs, plan, &mut tee, &scope),
-        None => run_here(plan, &mut tee, &scope),
+        Some(fleet) => crate::fleet::run(fleet, &specs, plan, &mut tee, &scope, metrics),
+        None => run_here(plan, &mut tee, &scope, metrics),
     };
     let mut result = match ran {
         Ok(r) => r,
@@ -63,11 +86,24 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
 }
 
 /// Prepare the targets on this machine, run, clean up.
-fn run_here(plan: storbench_runner::Plan, observer: &mut dyn Observer, scope: &Scope) -> Result<RunResult, CliError> {
+fn run_here(
+    plan: storbench_runner::Plan,
+    observer: &mut dyn Observer,
+    scope: &Scope,
+    metrics: Option<Arc<Registry>>,
+) -> Result<RunResult, CliError> {
     let prepared = plan.prepare(&|| scope.interrupted())?;
     say_held_targets(&prepared);
     let disks = DiskSnapshot::take(file_paths(&prepared));
-    let mut result = run_plan(&prepared, observer, scope);
+    let mut link = local_agent(&prepared);
+    let mut result = match metrics {
+        Some(registry) => {
+            registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
+            let mut tapped = Tapped { inner: &mut link, tap: &*registry, agent: "local".into() };
+            run_plan_on(&mut tapped, &prepared, observer, scope)
+        }
+        None => run_plan_on(&mut link, &prepared, observer, scope),
+    };
     result.disk_util = disks.since();
     let left = |name: &str| result.jobs.iter().filter(|j| j.name == name).map(|j| j.objects_left).sum();
     for message in prepared.cleanup(&left) {

@@ -13,6 +13,7 @@ pub mod client;
 pub mod codec;
 pub mod creds;
 pub mod link;
+pub mod prometheus;
 pub mod server;
 mod session;
 pub mod ssh;

@@ -13,11 +13,12 @@
 
 use crate::client::{Event, Fleet};
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 use std::time::Duration;
 use storbench_metrics::{IntervalReport, OpStats};
 use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, ToAgent, WorkerDone, WorkerId};
 use storbench_model::{AgentJobResult, RunResult, Warning};
-use storbench_runner::agent::{AgentLink, LinkClosed};
+use storbench_runner::agent::{AgentLink, LinkClosed, Tap};
 use storbench_runner::op_results;
 use storbench_workload::OpKind;
 
@@ -57,6 +58,8 @@ pub struct FleetLink<'a> {
     queue: VecDeque<FromAgent>,
     /// `--on-lost abort` has stopped the others.
     stopped: bool,
+    /// Sees every interval report with its agent's name (`--prometheus`).
+    tap: Option<Arc<dyn Tap>>,
 }
 
 /// Time given to every agent to receive `Start` before it is due.
@@ -91,7 +94,13 @@ impl<'a> FleetLink<'a> {
             last: HashMap::new(),
             queue: VecDeque::new(),
             stopped: false,
+            tap: None,
         }
+    }
+
+    /// Show every interval report to `tap` as well, labelled with its agent.
+    pub fn set_tap(&mut self, tap: Arc<dyn Tap>) {
+        self.tap = Some(tap);
     }
 
     /// Every job's workers over all agents, in job order.
@@ -189,6 +198,9 @@ impl<'a> FleetLink<'a> {
                 let g = self.global(agent, WorkerId { job: r.job, worker: r.worker });
                 self.last.insert(g, (r.seq, r.end_ns));
                 self.absorb(agent, &r);
+                if let Some(t) = &self.tap {
+                    t.interval(&self.fleet.agents[agent].spec.name, &r);
+                }
                 r.worker = g.worker;
                 Some(FromAgent::Interval(r))
             }

@@ -36,6 +36,39 @@ pub trait AgentLink {
     fn recycle(&mut self, _report: Box<IntervalReport>) {}
 }
 
+/// Sees every interval report as it arrives, with the agent that sent it
+/// (live metrics: `--prometheus`). Must be cheap: it runs on the
+/// coordinator's path.
+pub trait Tap: Send + Sync {
+    fn interval(&self, agent: &str, report: &IntervalReport);
+}
+
+/// A link whose interval reports also go to a tap, as from `agent`.
+pub struct Tapped<'a> {
+    pub inner: &'a mut dyn AgentLink,
+    pub tap: &'a dyn Tap,
+    pub agent: String,
+}
+
+impl AgentLink for Tapped<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn send(&mut self, msg: ToAgent) -> Result<(), LinkClosed> {
+        self.inner.send(msg)
+    }
+    fn recv(&mut self, timeout: Duration) -> Result<Option<FromAgent>, LinkClosed> {
+        let m = self.inner.recv(timeout)?;
+        if let Some(FromAgent::Interval(r)) = &m {
+            self.tap.interval(&self.agent, r);
+        }
+        Ok(m)
+    }
+    fn recycle(&mut self, report: Box<IntervalReport>) {
+        self.inner.recycle(report)
+    }
+}
+
 /// How an agent gets a live engine for a job share.
 pub trait Resolver: Send + Sync {
     fn engine(&self, share: &JobShare) -> Result<(&'static dyn EngineFactory, Arc<dyn EngineConfig>), String>;

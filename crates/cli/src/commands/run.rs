@@ -27,8 +27,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     }
     let (specs, notes) = resolve_specs(&flags.source, &jobs, use_suite)?;
     let mut observer = progress::Live::new(flags.source.quiet);
-    let fleet = flags.source.fleet.setup()?.map(std::rc::Rc::new);
-    let setup = RunSetup { notes, results_dir: flags.source.results_dir.clone(), fleet, ..RunSetup::default() };
+    let setup = RunSetup { notes, ..RunSetup::from_source(&flags.source)? };
     let (result, dir) = execute(specs, setup, &mut observer)?;
     finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))
 }

@@ -47,7 +47,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         return Err(CliError::usage("--max-probes must be at least 3 (one measures capacity, two bisect)"));
     }
     let (specs, notes) = resolve_specs(&flags.source, &jobs, flags.source.suite.is_some())?;
-    let fleet = flags.source.fleet.setup()?.map(std::rc::Rc::new);
+    let shared = RunSetup::from_source(&flags.source)?;
     let dir = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
     if dir.join(SLO_FILE).exists() {
         return Err(CliError::usage(format!("{} holds an SLO search already: give another --results-dir", dir.display())));
@@ -65,7 +65,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         closed_loop: flags.closed_loop,
         stopped: None,
     };
-    let search = Search { flags: &flags, dir, specs, notes, fleet, index, code: 0, longer: None };
+    let search = Search { flags: &flags, dir, specs, notes, shared, index, code: 0, longer: None };
     if flags.closed_loop {
         search.go_closed()
     } else {
@@ -119,7 +119,8 @@ struct Search<'a> {
     dir: PathBuf,
     specs: Vec<JobSpec>,
     notes: Vec<String>,
-    fleet: Option<std::rc::Rc<crate::fleet::FleetSetup>>,
+    /// Fleet and metrics endpoint, one for every probe.
+    shared: RunSetup,
     index: SloIndex,
     code: i32,
     /// A closed-loop probe's runtime when --probe-time gave too few operations.
@@ -256,8 +257,13 @@ impl Search<'_> {
         eprintln!("storbench: SLO probe {n}: {what}{}", if longer.is_empty() { String::new() } else { format!(" ({longer})") });
         let params =
             BTreeMap::from([("step".to_string(), n.to_string()), ("slo.rate".into(), rate.map_or("closed".into(), |r| format!("{r:.0}")))]);
-        let setup =
-            RunSetup { notes: self.notes.clone(), results_dir: Some(self.dir.join(&name)), parameters: params, fleet: self.fleet.clone() };
+        let setup = RunSetup {
+            notes: self.notes.clone(),
+            results_dir: Some(self.dir.join(&name)),
+            parameters: params,
+            fleet: self.shared.fleet.clone(),
+            metrics: self.shared.metrics.clone(),
+        };
         let t0 = Instant::now();
         let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.source.quiet)) {
             Ok(r) => r,

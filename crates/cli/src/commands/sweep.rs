@@ -136,7 +136,8 @@ struct Sweep<'a> {
     index: SweepIndex,
     specs: Vec<Vec<JobSpec>>,
     notes: Vec<String>,
-    fleet: Option<std::rc::Rc<crate::fleet::FleetSetup>>,
+    /// Fleet and metrics endpoint, one for every point.
+    shared: RunSetup,
 }
 
 impl<'a> Sweep<'a> {
@@ -147,13 +148,13 @@ impl<'a> Sweep<'a> {
             return Err(CliError::usage("give the jobs to sweep: a job file, --fio FILE, --suite quick, or options and --name jobs"));
         }
         let (base, notes) = resolve(&flags.source, jobs, flags.source.suite.is_some(), true)?;
-        let fleet = flags.source.fleet.setup()?.map(std::rc::Rc::new);
+        let shared = RunSetup::from_source(&flags.source)?;
         let grid = index.grid();
         let specs = grid.iter().map(|values| point_specs(&base, &index.dims, values)).collect::<Result<_, _>>()?;
         output::check_writable(&dir)?;
         output::create(&dir)?;
         index.save(&dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", dir.join(INDEX_FILE).display())))?;
-        Ok(Sweep { flags, dir, index, specs, notes, fleet })
+        Ok(Sweep { flags, dir, index, specs, notes, shared })
     }
 
     fn go(mut self) -> Result<i32, CliError> {
@@ -236,7 +237,13 @@ impl<'a> Sweep<'a> {
         for (d, v) in self.index.dims.iter().zip(&p.values) {
             params.insert(format!("sweep.{}", d.option), v.clone());
         }
-        let setup = RunSetup { notes: self.notes.clone(), results_dir: Some(dir.clone()), parameters: params, fleet: self.fleet.clone() };
+        let setup = RunSetup {
+            notes: self.notes.clone(),
+            results_dir: Some(dir.clone()),
+            parameters: params,
+            fleet: self.shared.fleet.clone(),
+            metrics: self.shared.metrics.clone(),
+        };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let t0 = Instant::now();
         let outcome = execute(self.specs[p.index].clone(), setup, &mut observer);
