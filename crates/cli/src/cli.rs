@@ -172,6 +172,9 @@ pub struct AgentArgs {
     /// Claim another run protocol version (tests of the refusal)
     #[arg(long = "protocol-version", hide = true)]
     pub protocol_version: Option<u32>,
+    /// Pretend the clock is off by this many ms (tests of clock skew)
+    #[arg(long = "clock-skew-ms", hide = true, allow_hyphen_values = true)]
+    pub clock_skew_ms: Option<i64>,
 }
 
 /// `storbench run`'s own flags. Job options (fio's names) may be mixed in:

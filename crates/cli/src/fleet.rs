@@ -164,6 +164,7 @@ pub fn agent(a: &AgentArgs) -> Result<i32, CliError> {
         timeout: a.timeout,
         once: a.once,
         protocol: a.protocol_version.unwrap_or(storbench_model::protocol::PROTOCOL_VERSION),
+        clock_skew_ns: a.clock_skew_ms.unwrap_or(0).saturating_mul(1_000_000),
     };
     storbench_fleet::server::serve(opts).map_err(CliError::system)?;
     Ok(0)

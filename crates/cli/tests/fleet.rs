@@ -559,3 +559,53 @@ fn agents_launched_over_ssh_run_and_leave_nothing_behind() {
     let left = std::process::Command::new("pgrep").args(["-f", "storbench-agent\\..*/storbench agent"]).output().unwrap();
     assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty(), "agents still running: {}", String::from_utf8_lossy(&left.stdout));
 }
+
+#[test]
+fn an_agent_whose_clock_is_off_is_reported_warned_about_and_still_starts_with_the_others() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let _fast = Agent::start(None, "127.0.0.86:7450", &fleet, dir.path().join("fast.log"), &["--clock-skew-ms", "6000"]);
+    let _slow = Agent::start(None, "127.0.0.87:7450", &fleet, dir.path().join("slow.log"), &["--clock-skew-ms", "-6000"]);
+    let started = std::time::Instant::now();
+    let run = storbench(
+        dir.path(),
+        &[
+            "run",
+            "--agents",
+            "127.0.0.86,127.0.0.87",
+            "--fleet-dir",
+            fleet.to_str().unwrap(),
+            "--results-dir",
+            "out",
+            "--quiet",
+            "--name",
+            "n",
+            "--ioengine",
+            "null",
+            "--runtime",
+            "2",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    // Uncorrected, one agent would start 6 s after the other (its clock says
+    // the start time is still ahead), and the run would last 8 s or more.
+    assert!(started.elapsed() < Duration::from_secs(6), "no agent waited out its clock's error: {:?}", started.elapsed());
+    let r = run_result(&dir.path().join("out"));
+    let offset_ms = |i: usize| r.agents[i].clock_offset_ns as f64 / 1e6;
+    assert!((offset_ms(0) - 6000.0).abs() < 50.0 && (offset_ms(1) + 6000.0).abs() < 50.0, "{} {}", offset_ms(0), offset_ms(1));
+    let skews: Vec<&str> = r
+        .warnings
+        .iter()
+        .filter_map(|w| match w {
+            storbench_model::Warning::ClockSkew { agent, .. } => Some(agent.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skews, vec!["127.0.0.86:7450", "127.0.0.87:7450"]);
+    // Both measured the whole 2 s.
+    for a in &r.jobs[0].per_agent {
+        let s = a.runtime_ns as f64 / 1e9;
+        assert!((1.9..2.5).contains(&s), "agent {} measured {s} s", a.agent);
+    }
+    assert!(run.stderr.contains("clock +6000") || run.stderr.contains("clock +5999"), "{}", run.stderr);
+}

@@ -134,3 +134,24 @@ fn sweep_slo_and_comparison_reports_open_with_their_charts() {
     let html = std::fs::read_to_string(d.path().join("cmp.html")).unwrap();
     assert!(html.contains("slower") || html.contains("faster"), "the verdict is in the table");
 }
+
+#[test]
+fn a_fleet_run_report_shows_each_agent() {
+    if !chromium() {
+        return;
+    }
+    let d = scratch();
+    let fleet = common::fleet::fleet_dir(d.path(), "fleet");
+    let _agents: Vec<common::fleet::Agent> = (1..=2)
+        .map(|i| common::fleet::Agent::start(None, &format!("127.0.0.4{i}:7450"), &fleet, d.path().join(format!("a{i}.log")), &[]))
+        .collect();
+    let f = fleet.to_str().unwrap();
+    let mut args = vec!["run", "--agents", "127.0.0.41,127.0.0.42", "--fleet-dir", f, "--quiet", "--results-dir", "r", "--runtime", "3"];
+    args.extend(SIM);
+    sb(d.path(), &args);
+    sb(d.path(), &["report", "r"]);
+    check(&d.path().join("r/report.html"), d.path(), &["s-iops", "s-latency"]);
+    let html = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
+    assert!(html.contains("id=\"agents-s\"") && html.contains("id=\"agents\""), "per-agent and agents tables");
+    assert!(html.contains("127.0.0.41:7450") && html.contains("127.0.0.42:7450"));
+}

@@ -35,6 +35,8 @@ pub struct AgentOptions {
     pub once: bool,
     /// The protocol version it claims (tests: an agent of another version).
     pub protocol: u32,
+    /// Pretend this machine's clock is off by this much (tests of skew).
+    pub clock_skew_ns: i64,
 }
 
 /// Largest message either side accepts (a Prepare with many jobs, an
@@ -101,7 +103,15 @@ impl Service {
             }
             gone_reader.store(true, std::sync::atomic::Ordering::Relaxed);
         });
-        let session = Session { name: self.opts.name.clone(), protocol: self.opts.protocol, inbox, out, gone, scope: Scope::begin() };
+        let session = Session {
+            name: self.opts.name.clone(),
+            protocol: self.opts.protocol,
+            clock_skew_ns: self.opts.clock_skew_ns,
+            inbox,
+            out,
+            gone,
+            scope: Scope::begin(),
+        };
         let (busy, finished, once) = (self.busy.clone(), self.finished.clone(), self.opts.once);
         let thread = std::thread::Builder::new().name("sb-session".into()).spawn(move || {
             let outcome = session.run();

@@ -23,6 +23,9 @@ pub(crate) struct Session {
     pub name: String,
     /// The protocol version it claims (its own, unless a test says otherwise).
     pub protocol: u32,
+    /// Added to this machine's clock wherever the protocol carries a time
+    /// (tests: an agent whose clock is off).
+    pub clock_skew_ns: i64,
     pub inbox: Receiver<ToAgent>,
     pub out: Sender<Result<FromAgent, Status>>,
     /// The coordinator's stream has ended.
@@ -124,7 +127,10 @@ impl Session {
                     self.send(FromAgent::Failed { message: "the coordinator sent a message before Hello".into() });
                     return "refused: a message before Hello".into();
                 }
-                ToAgent::Ping { sent_unix_ns } => self.send(FromAgent::Pong { sent_unix_ns, agent_unix_ns: protocol::unix_now_ns() }),
+                ToAgent::Ping { sent_unix_ns } => {
+                    let agent_unix_ns = protocol::unix_now_ns().saturating_add_signed(self.clock_skew_ns);
+                    self.send(FromAgent::Pong { sent_unix_ns, agent_unix_ns })
+                }
                 ToAgent::Prepare(jobs) => match self.prepare(jobs) {
                     Ok(l) => {
                         self.send(FromAgent::Prepared(l.prepared.jobs.iter().map(|j| j.share.clone()).collect()));
@@ -144,9 +150,17 @@ impl Session {
                 }
                 other => match &mut live {
                     Some(l) => {
-                        if let ToAgent::Assign(a) = &other {
-                            (l.assigned, l.done) = (a.workers.len(), 0);
-                        }
+                        let other = match other {
+                            ToAgent::Assign(a) => {
+                                (l.assigned, l.done) = (a.workers.len(), 0);
+                                ToAgent::Assign(a)
+                            }
+                            // A start time on the clock this agent claims, back to the real one.
+                            ToAgent::Start { at_unix_ns } => {
+                                ToAgent::Start { at_unix_ns: at_unix_ns.saturating_add_signed(-self.clock_skew_ns) }
+                            }
+                            other => other,
+                        };
                         let _ = l.link.send(other);
                     }
                     None => {

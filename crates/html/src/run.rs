@@ -22,7 +22,9 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
             all.push(c);
         }
         size_classes(&mut page, j);
+        per_agent(&mut page, j);
     }
+    agents(&mut page, run);
     if !run.notes.is_empty() {
         page.h2("Notes");
         for n in &run.notes {
@@ -82,6 +84,55 @@ fn size_classes(page: &mut Page, j: &JobResult) {
     let rows: Vec<Vec<String>> =
         j.size_classes.iter().flat_map(|c| c.ops.iter().map(move |o| op_row(&storbench_workload::units::format_size(c.size), o))).collect();
     page.table(&format!("classes-{}", slug(&j.name)), &head, &rows, 2);
+}
+
+/// A fleet run: the job's figures per agent (the summary row is their exact merge).
+fn per_agent(page: &mut Page, j: &JobResult) {
+    if j.per_agent.is_empty() {
+        return;
+    }
+    page.h3(&format!("{}: per agent", j.name));
+    let mut head: Vec<String> = ["agent", "op", "workers", "IOPS", "MiB/s"].map(String::from).into();
+    head.extend(LATENCY_COLUMNS.map(String::from));
+    head.extend(["errors", "lost"].map(String::from));
+    let rows: Vec<Vec<String>> = j
+        .per_agent
+        .iter()
+        .flat_map(|a| {
+            a.ops.iter().map(move |o| {
+                let mut r = op_row(&a.agent, o);
+                r.insert(2, a.workers.to_string());
+                r.push(if a.lost { "LOST".into() } else { String::new() });
+                r
+            })
+        })
+        .collect();
+    page.table(&format!("agents-{}", slug(&j.name)), &head, &rows, 2);
+}
+
+/// A fleet run's agents: who they were and how their clocks stood.
+fn agents(page: &mut Page, run: &RunResult) {
+    if run.agents.is_empty() {
+        return;
+    }
+    page.h2("Agents");
+    let head: Vec<String> = ["agent", "address", "name it gave", "version", "clock offset", "+/-", "lost"].map(String::from).into();
+    let rows: Vec<Vec<String>> = run
+        .agents
+        .iter()
+        .map(|a| {
+            vec![
+                a.name.clone(),
+                a.address.clone(),
+                a.hostname.clone(),
+                a.storbench_version.clone(),
+                format!("{:+.3} ms", a.clock_offset_ns as f64 / 1e6),
+                format!("{:.3} ms", a.rtt_ns as f64 / 2e6),
+                a.lost.clone().unwrap_or_default(),
+            ]
+        })
+        .collect();
+    page.table("agents", &head, &rows, 4);
 }
 
 /// The measured seconds of one operation: (t, value). A last, partial
