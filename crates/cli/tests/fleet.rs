@@ -38,7 +38,12 @@ fn assert_merged_exactly(r: &RunResult) {
     }
 }
 
-fn agents_file(dir: &Path, lines: &[String]) -> String {
+/// An agents file for the namespaces' agents: agent i named `<tag>i`, with a
+/// file of its own, `dir/<tag>i.dat` (they share this machine's file system).
+fn agents_file(dir: &Path, ns: &Namespaces, tag: &str) -> String {
+    let lines: Vec<String> = (1..=ns.count)
+        .map(|i| format!("{}:7450 name={tag}{i} filename={}", ns.address(i), dir.join(format!("{tag}{i}.dat")).display()))
+        .collect();
     let path = dir.join("agents.txt");
     std::fs::write(&path, lines.join("\n")).unwrap();
     path.to_str().unwrap().to_string()
@@ -52,16 +57,8 @@ fn four_agents_in_namespaces_are_one_run_merged_exactly() {
     let dir = scratch();
     let fleet = fleet_dir(dir.path(), "fleet");
     let ns = Namespaces::new("sbm", 1, 4);
-    let agents: Vec<Agent> = (1..=4)
-        .map(|i| {
-            let log = dir.path().join(format!("agent{i}.log"));
-            Agent::start(Some(&ns.name(i)), &format!("{}:7450", ns.address(i)), &fleet, log, &["--name", &format!("node{i}")])
-        })
-        .collect();
-    // Each agent its own file (they share this machine's file system).
-    let lines: Vec<String> =
-        (1..=4).map(|i| format!("{}:7450 name=a{i} filename={}", ns.address(i), dir.path().join(format!("a{i}.dat")).display())).collect();
-    let file = agents_file(dir.path(), &lines);
+    let agents = ns.agents(&fleet, dir.path(), |i| vec!["--name".into(), format!("node{i}")]);
+    let file = agents_file(dir.path(), &ns, "a");
     let run = storbench(
         dir.path(),
         &[
@@ -109,9 +106,12 @@ fn four_agents_in_namespaces_are_one_run_merged_exactly() {
     assert!(job.per_agent.iter().all(|a| a.workers == 2 && a.ops.iter().any(|o| o.ios > 0)));
     assert!(job.targets.iter().any(|t| t.starts_with("a3: ") && t.contains("a3.dat")), "{:?}", job.targets);
     assert_merged_exactly(&r);
-    // Per-second points cover every agent's operations.
-    let series_ios: f64 = job.series.iter().filter(|p| !p.warmup).flat_map(|p| &p.ops).map(|o| o.iops * 0.0 + 1.0).sum();
-    assert!(series_ios >= 3.0, "a point a second");
+    // The per-second points, merged across agents, hold every operation.
+    let measured = job.series.iter().filter(|p| !p.warmup);
+    let from_series: f64 = measured.flat_map(|p| p.ops.iter().map(move |o| o.iops * p.duration)).sum();
+    let total = job.total_ios() as f64;
+    assert!((from_series - total).abs() <= total * 0.001 + 1.0, "series {from_series} vs total {total}");
+    assert!(job.series.len() >= 3, "a point a second");
     // Agents removed the files they made (unlink=1), on their own machine.
     for i in 1..=4 {
         assert!(!dir.path().join(format!("a{i}.dat")).exists(), "agent {i} cleaned up");
@@ -136,15 +136,8 @@ fn a_cut_link_leaves_a_partial_run_with_that_agents_data_up_to_the_cut() {
     let dir = scratch();
     let fleet = fleet_dir(dir.path(), "fleet");
     let ns = Namespaces::new("sbc", 2, 3);
-    let agents: Vec<Agent> = (1..=3)
-        .map(|i| {
-            let log = dir.path().join(format!("agent{i}.log"));
-            Agent::start(Some(&ns.name(i)), &format!("{}:7450", ns.address(i)), &fleet, log, &["--timeout", "2s"])
-        })
-        .collect();
-    let lines: Vec<String> =
-        (1..=3).map(|i| format!("{}:7450 name=c{i} filename={}", ns.address(i), dir.path().join(format!("c{i}.dat")).display())).collect();
-    let file = agents_file(dir.path(), &lines);
+    let agents = ns.agents(&fleet, dir.path(), |_| vec!["--timeout".into(), "2s".into()]);
+    let file = agents_file(dir.path(), &ns, "c");
     let coordinator = std::process::Command::new(bin())
         .args([
             "run",

@@ -53,6 +53,19 @@ impl Namespaces {
         format!("10.77.{}.{}", self.subnet, 10 + i)
     }
 
+    /// One agent in each namespace on port 7450, logging to `dir/agent<i>.log`,
+    /// with `extra(i)` on its command line.
+    pub fn agents(&self, fleet: &Path, dir: &Path, extra: impl Fn(usize) -> Vec<String>) -> Vec<Agent> {
+        (1..=self.count)
+            .map(|i| {
+                let words = extra(i);
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                let log = dir.join(format!("agent{i}.log"));
+                Agent::start(Some(&self.name(i)), &format!("{}:7450", self.address(i)), fleet, log, &words)
+            })
+            .collect()
+    }
+
     /// Cut agent i off (its link down on the bridge side): no FIN, no RST.
     pub fn cut(&self, i: usize) {
         ip(&["link", "set", &self.veth(i), "down"]);
