@@ -602,3 +602,45 @@ fn an_agent_whose_clock_is_off_is_reported_warned_about_and_still_starts_with_th
     }
     assert!(run.stderr.contains("clock +6000") || run.stderr.contains("clock +5999"), "{}", run.stderr);
 }
+
+#[test]
+fn on_lost_abort_stops_the_others_when_one_agent_dies() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let mut agents: Vec<Agent> = (1..=3)
+        .map(|i| Agent::start(None, &format!("127.0.0.7{}:7450", i + 5), &fleet, dir.path().join(format!("agent{i}.log")), &[]))
+        .collect();
+    let started = std::time::Instant::now();
+    let c = coordinator(
+        dir.path(),
+        &[
+            "run",
+            "--agents",
+            "127.0.0.76,127.0.0.77,127.0.0.78",
+            "--fleet-dir",
+            fleet.to_str().unwrap(),
+            "--on-lost",
+            "abort",
+            "--results-dir",
+            "out",
+            "--quiet",
+            "--name",
+            "n",
+            "--ioengine",
+            "null",
+            "--runtime",
+            "60",
+        ],
+    );
+    agents[2].wait_for("connected", Duration::from_secs(20));
+    std::thread::sleep(Duration::from_secs(3));
+    agents[1].kill();
+    let out = c.wait_with_output().unwrap();
+    assert!(started.elapsed() < Duration::from_secs(30), "the others stopped at once: {:?}", started.elapsed());
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = run_result(&dir.path().join("out"));
+    assert!(r.agents[1].lost.is_some() && r.agents[0].lost.is_none());
+    let job = &r.jobs[0];
+    assert!(job.per_agent.iter().all(|a| a.ops[0].ios > 0 && a.runtime_ns < 30_000_000_000), "all stopped early, data kept");
+    assert_merged_exactly(&r);
+}

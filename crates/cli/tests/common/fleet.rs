@@ -129,6 +129,13 @@ impl Agent {
         panic!("agent {} never said '{what}' within {within:?}:\n{}", self.address, self.log_text());
     }
 
+    /// Kill the agent now (its connections are reset, as when a machine's
+    /// storbench dies).
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// The process has exited on its own within `within`.
     pub fn exits_within(&mut self, within: Duration) -> bool {
         let deadline = Instant::now() + within;
