@@ -175,6 +175,9 @@ pub struct AgentArgs {
     /// Pretend the clock is off by this many ms (tests of clock skew)
     #[arg(long = "clock-skew-ms", hide = true, allow_hyphen_values = true)]
     pub clock_skew_ms: Option<i64>,
+    /// Remove this directory when the agent exits (agents launched over SSH)
+    #[arg(long = "remove-on-exit", hide = true, value_name = "DIR")]
+    pub remove_on_exit: Option<PathBuf>,
 }
 
 /// `storbench run`'s own flags. Job options (fio's names) may be mixed in:

@@ -120,10 +120,30 @@ pub fn run(
             i.rtt_ns as f64 / 1e6
         );
     }
-    let shares = connected.prepare(jobs, &|| scope.interrupted()).map_err(CliError::system)?;
+    // On failure, the agents that did prepare clean up in order (the first
+    // last), as after a run: it may hold a target the others share.
+    let all_live = vec![true; n];
+    let none_left = vec![Vec::new(); n];
+    let shares = match connected.prepare(jobs, &|| scope.interrupted()) {
+        Ok(s) => s,
+        Err(e) => {
+            connected.finish(&none_left, &all_live);
+            return Err(if scope.interrupted() {
+                CliError { code: EXIT_INTERRUPTED, message: format!("{e}: nothing was measured, and the agents cleaned up") }
+            } else {
+                CliError::system(e)
+            });
+        }
+    };
     let workers = FleetLink::total_workers(&shares);
     let first = shares.first().cloned().unwrap_or_default();
-    let prepared = plan.prepared_elsewhere(first, &workers)?;
+    let prepared = match plan.prepared_elsewhere(first, &workers) {
+        Ok(p) => p,
+        Err(e) => {
+            connected.finish(&none_left, &all_live);
+            return Err(e.into());
+        }
+    };
     let ids: HashMap<String, u32> = prepared.jobs.iter().map(|j| (j.name().to_string(), j.share.job)).collect();
     let mut link = FleetLink::new(&mut connected, shares, fleet.on_lost);
     if let Some(registry) = metrics {
@@ -165,6 +185,7 @@ pub fn agent(a: &AgentArgs) -> Result<i32, CliError> {
         once: a.once,
         protocol: a.protocol_version.unwrap_or(storbench_model::protocol::PROTOCOL_VERSION),
         clock_skew_ns: a.clock_skew_ms.unwrap_or(0).saturating_mul(1_000_000),
+        remove_on_exit: a.remove_on_exit.clone(),
     };
     storbench_fleet::server::serve(opts).map_err(CliError::system)?;
     Ok(0)

@@ -104,6 +104,8 @@ fn run_here(
         }
         None => run_plan_on(&mut link, &prepared, observer, scope),
     };
+    // The workers are joined before their targets are cleaned up.
+    drop(link);
     result.disk_util = disks.since();
     let left = |name: &str| result.jobs.iter().filter(|j| j.name == name).map(|j| j.objects_left).sum();
     for message in prepared.cleanup(&left) {

@@ -549,6 +549,43 @@ fn agents_launched_over_ssh_run_and_leave_nothing_behind() {
     assert_merged_exactly(&r);
     // The agents' directories (binary, credentials) are gone, and so are the agents.
     assert_eq!(launch_dirs(), before, "remote and local launch directories removed");
+
+    // Ctrl-C at a terminal signals the whole process group: the coordinator
+    // must still stop its agents in order (its ssh sessions are not in that
+    // group), keep every agent's data and leave nothing behind.
+    let mut daemons: Vec<std::process::Child> = (1..=2).map(|i| sshd(&ns.name(i), &ns.address(i), dir.path(), i)).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let c = {
+        use std::os::unix::process::CommandExt as _;
+        std::process::Command::new(bin())
+            .args(["run", "--ssh", &hosts, "--ssh-command", &ssh, "--results-dir", "out2", "--quiet", "--name", "n", "--ioengine", "null"])
+            .args(["--runtime", "60"])
+            .current_dir(dir.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .unwrap()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !dir.path().join("out2/series.csv").exists()
+        || std::fs::read_to_string(dir.path().join("out2/series.csv")).unwrap().lines().count() < 3
+    {
+        assert!(std::time::Instant::now() < deadline, "the ssh run never measured");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    // SAFETY: killpg has no memory-safety preconditions.
+    unsafe { libc::killpg(c.id() as i32, libc::SIGINT) };
+    let out = c.wait_with_output().unwrap();
+    for d in &mut daemons {
+        let _ = d.kill();
+        let _ = d.wait();
+    }
+    assert_eq!(out.status.code(), Some(130), "{}", String::from_utf8_lossy(&out.stderr));
+    let r = run_result(&dir.path().join("out2"));
+    assert!(r.interrupted && r.agents.iter().all(|a| a.lost.is_none()), "stopped, not lost: {:?}", r.agents);
+    assert!(r.jobs[0].per_agent.iter().all(|a| a.ops[0].ios > 0));
+    assert_eq!(launch_dirs(), before, "nothing left after an interrupted ssh run either");
     let left = std::process::Command::new("pgrep").args(["-f", "storbench-agent\\..*/storbench agent"]).output().unwrap();
     assert!(String::from_utf8_lossy(&left.stdout).trim().is_empty(), "agents still running: {}", String::from_utf8_lossy(&left.stdout));
 }

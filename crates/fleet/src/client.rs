@@ -22,6 +22,13 @@ use tonic::transport::{Channel, Endpoint};
 /// What an agent's stream brings.
 pub enum Event {
     Msg(FromAgent),
+    /// A Pong, stamped with our clock when it arrived (not when it was
+    /// handled: with many agents, handling waits its turn).
+    Pong {
+        sent_unix_ns: u64,
+        agent_unix_ns: u64,
+        back_unix_ns: u64,
+    },
     /// The stream ended or broke: why.
     Lost(String),
 }
@@ -100,10 +107,10 @@ impl Fleet {
         for a in &self.agents {
             a.send(ToAgent::Hello(Hello::ours("coordinator")));
         }
-        let answers = self.collect(|m| matches!(m, FromAgent::Hello(_)), self.timeout)?;
+        let answers = self.collect(|e| matches!(e, Event::Msg(FromAgent::Hello(_))), self.timeout)?;
         let mut errors = Vec::new();
-        for (a, m) in self.agents.iter_mut().zip(answers) {
-            if let FromAgent::Hello(h) = m {
+        for (a, e) in self.agents.iter_mut().zip(answers) {
+            if let Event::Msg(FromAgent::Hello(h)) = e {
                 match h.check() {
                     Ok(()) => {
                         a.info.hostname = h.name.clone();
@@ -129,10 +136,9 @@ impl Fleet {
             for a in &self.agents {
                 a.send(ToAgent::Ping { sent_unix_ns: sent });
             }
-            let pongs = self.collect(|m| matches!(m, FromAgent::Pong { .. }), self.timeout)?;
-            let back = protocol::unix_now_ns();
-            for (b, m) in best.iter_mut().zip(pongs) {
-                if let FromAgent::Pong { sent_unix_ns, agent_unix_ns } = m {
+            let pongs = self.collect(|e| matches!(e, Event::Pong { .. }), self.timeout)?;
+            for (b, e) in best.iter_mut().zip(pongs) {
+                if let Event::Pong { sent_unix_ns, agent_unix_ns, back_unix_ns: back } = e {
                     let rtt = back.saturating_sub(sent_unix_ns);
                     let offset = agent_unix_ns as i128 - (sent_unix_ns as i128 + back as i128) / 2;
                     if b.is_none_or(|(r, _)| rtt < r) {
@@ -173,7 +179,7 @@ impl Fleet {
                     }
                     Event::Msg(FromAgent::Failed { message }) => return Err(format!("agent {name}: {message}")),
                     Event::Lost(why) => return Err(format!("agent {name} was lost while preparing: {why}")),
-                    Event::Msg(_) => {}
+                    Event::Msg(_) | Event::Pong { .. } => {}
                 }
             }
         }
@@ -225,8 +231,8 @@ impl Fleet {
 
     /// One message of a kind from every agent (in agent order), or the
     /// first failure among them.
-    fn collect(&self, wanted: impl Fn(&FromAgent) -> bool, timeout: Duration) -> Result<Vec<FromAgent>, String> {
-        let mut got: Vec<Option<FromAgent>> = (0..self.agents.len()).map(|_| None).collect();
+    fn collect(&self, wanted: impl Fn(&Event) -> bool, timeout: Duration) -> Result<Vec<Event>, String> {
+        let mut got: Vec<Option<Event>> = (0..self.agents.len()).map(|_| None).collect();
         let deadline = Instant::now() + timeout;
         while got.iter().any(Option::is_none) {
             let left = deadline.saturating_duration_since(Instant::now());
@@ -243,8 +249,8 @@ impl Fleet {
             match ev {
                 Event::Msg(FromAgent::Failed { message }) => return Err(format!("agent {name}: {message}")),
                 Event::Lost(why) => return Err(format!("agent {name}: {why}")),
-                Event::Msg(m) if wanted(&m) => got[i] = Some(m),
-                Event::Msg(_) => {}
+                e if wanted(&e) => got[i] = Some(e),
+                _ => {}
             }
         }
         Ok(got.into_iter().flatten().collect())
@@ -286,7 +292,13 @@ async fn open(
         let why = loop {
             match stream.message().await {
                 Ok(Some(m)) => {
-                    if events.send((index, Event::Msg(m))).is_err() {
+                    let ev = match m {
+                        FromAgent::Pong { sent_unix_ns, agent_unix_ns } => {
+                            Event::Pong { sent_unix_ns, agent_unix_ns, back_unix_ns: protocol::unix_now_ns() }
+                        }
+                        m => Event::Msg(m),
+                    };
+                    if events.send((index, ev)).is_err() {
                         return;
                     }
                 }

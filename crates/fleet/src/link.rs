@@ -117,12 +117,21 @@ impl<'a> FleetLink<'a> {
         self.jobs.get_mut(agent)?.iter_mut().find(|j| j.share.job == job)
     }
 
-    /// An agent's local worker as the job's global worker.
-    fn global(&self, agent: usize, id: WorkerId) -> WorkerId {
-        WorkerId { job: id.job, worker: self.job(agent, id.job).map_or(0, |j| j.offset) + id.worker }
+    /// An agent's local worker as the job's global worker (`None`: a job or
+    /// worker the agent was never given).
+    fn global(&self, agent: usize, id: WorkerId) -> Option<WorkerId> {
+        let j = self.job(agent, id.job).filter(|j| id.worker < j.share.workers)?;
+        Some(WorkerId { job: id.job, worker: j.offset + id.worker })
     }
 
     fn assign(&mut self, a: &Assignment) {
+        if self.stopped {
+            // `--on-lost abort`: the groups after the loss are not run.
+            for w in &a.workers {
+                self.queue.push_back(FromAgent::Done(WorkerDone::failed(*w, "not run: an agent was lost and --on-lost is abort")));
+            }
+            return;
+        }
         let ids: Vec<u32> = a.jobs.iter().map(|j| j.job).collect();
         for agent in 0..self.jobs.len() {
             let mine: Vec<&AgentJob> = ids.iter().filter_map(|id| self.job(agent, *id)).collect();
@@ -130,8 +139,9 @@ impl<'a> FleetLink<'a> {
                 mine.iter().flat_map(|j| (0..j.share.workers).map(move |w| WorkerId { job: j.share.job, worker: w })).collect();
             let assignment = Assignment { jobs: mine.iter().map(|j| j.share.clone()).collect(), workers: workers.clone() };
             for w in &workers {
-                let g = self.global(agent, *w);
-                self.open.insert(g, agent);
+                if let Some(g) = self.global(agent, *w) {
+                    self.open.insert(g, agent);
+                }
             }
             if self.lost[agent].is_some() || !self.fleet.agents[agent].send(ToAgent::Assign(assignment)) {
                 let why = self.lost[agent].clone().unwrap_or_else(|| "its connection closed".into());
@@ -191,11 +201,25 @@ impl<'a> FleetLink<'a> {
 
     /// An agent's message in the run's terms (worker numbers made global).
     fn translate(&mut self, agent: usize, msg: FromAgent) -> Option<FromAgent> {
+        let who = match &msg {
+            FromAgent::Ready(id) | FromAgent::Stage { id, .. } => Some(*id),
+            FromAgent::Interval(r) => Some(WorkerId { job: r.job, worker: r.worker }),
+            FromAgent::Done(d) => Some(WorkerId { job: d.job, worker: d.worker }),
+            _ => None,
+        };
+        let g = match who.map(|id| (id, self.global(agent, id))) {
+            Some((id, None)) => {
+                self.lose(agent, format!("it spoke of job {} worker {}, which it was never given (a bug)", id.job, id.worker));
+                return None;
+            }
+            Some((_, g)) => g,
+            None => None,
+        };
         match msg {
-            FromAgent::Ready(id) => Some(FromAgent::Ready(self.global(agent, id))),
-            FromAgent::Stage { id, stage } => Some(FromAgent::Stage { id: self.global(agent, id), stage }),
+            FromAgent::Ready(_) => g.map(FromAgent::Ready),
+            FromAgent::Stage { stage, .. } => g.map(|id| FromAgent::Stage { id, stage }),
             FromAgent::Interval(mut r) => {
-                let g = self.global(agent, WorkerId { job: r.job, worker: r.worker });
+                let g = g?;
                 self.last.insert(g, (r.seq, r.end_ns));
                 self.absorb(agent, &r);
                 if let Some(t) = &self.tap {
@@ -205,7 +229,7 @@ impl<'a> FleetLink<'a> {
                 Some(FromAgent::Interval(r))
             }
             FromAgent::Done(mut d) => {
-                let g = self.global(agent, WorkerId { job: d.job, worker: d.worker });
+                let g = g?;
                 self.open.remove(&g);
                 if let Some(j) = self.job_mut(agent, d.job) {
                     j.end_ns = j.end_ns.max(d.end_ns);
@@ -301,6 +325,7 @@ impl AgentLink for FleetLink<'_> {
         };
         let msg = match ev {
             Event::Msg(m) => self.translate(agent, m),
+            Event::Pong { .. } => None,
             Event::Lost(why) => {
                 self.lose(agent, why);
                 None

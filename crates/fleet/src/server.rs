@@ -37,6 +37,8 @@ pub struct AgentOptions {
     pub protocol: u32,
     /// Pretend this machine's clock is off by this much (tests of skew).
     pub clock_skew_ns: i64,
+    /// A directory to remove when the agent exits (its own, when launched over SSH).
+    pub remove_on_exit: Option<PathBuf>,
 }
 
 /// Largest message either side accepts (a Prepare with many jobs, an
@@ -74,20 +76,31 @@ impl Agent for Service {
                 )));
             }
         }
-        {
-            let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(other) = busy.as_ref() {
-                log(&format!("refused a coordinator from {peer}: busy with the run from {other}"));
-                return Err(Status::unavailable(format!("the agent is busy with a run from {other}; an agent runs one run at a time")));
-            }
-            *busy = Some(peer.clone());
-        }
+        self.claim(&peer).await?;
         log(&format!("coordinator {peer} connected"));
         Ok(Response::new(self.start(peer, request.into_inner())))
     }
 }
 
 impl Service {
+    /// Take the one run slot. A run that just ended may still be saying
+    /// goodbye (a sweep's next point connects at once), so wait a little.
+    async fn claim(&self, peer: &str) -> Result<(), Status> {
+        for _ in 0..40 {
+            {
+                let mut busy = self.busy.lock().unwrap_or_else(|e| e.into_inner());
+                if busy.is_none() {
+                    *busy = Some(peer.to_string());
+                    return Ok(());
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let other = self.busy.lock().unwrap_or_else(|e| e.into_inner()).clone().unwrap_or_default();
+        log(&format!("refused a coordinator from {peer}: busy with the run from {other}"));
+        Err(Status::unavailable(format!("the agent is busy with a run from {other}; an agent runs one run at a time")))
+    }
+
     /// Read the coordinator's messages into a session thread; its answers
     /// come back through the returned stream.
     fn start(&self, peer: String, mut incoming: Streaming<ToAgent>) -> ReceiverStream<Result<FromAgent, Status>> {
@@ -123,7 +136,10 @@ impl Service {
         });
         match thread {
             Ok(t) => self.sessions.lock().unwrap_or_else(|e| e.into_inner()).push(t),
-            Err(e) => log(&format!("could not start a session thread: {e}")),
+            Err(e) => {
+                log(&format!("could not start a session thread: {e}"));
+                *self.busy.lock().unwrap_or_else(|e| e.into_inner()) = None;
+            }
         }
         ReceiverStream::new(out_rx)
     }
@@ -131,6 +147,7 @@ impl Service {
 
 /// Serve until a signal (or, with `once`, until the first run ends).
 pub fn serve(opts: AgentOptions) -> Result<(), String> {
+    let opts_exit = opts.remove_on_exit.clone();
     let creds = creds::agent(&opts.dir, opts.mtls)?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -175,6 +192,9 @@ pub fn serve(opts: AgentOptions) -> Result<(), String> {
     let threads = std::mem::take(&mut *sessions.lock().unwrap_or_else(|e| e.into_inner()));
     for t in threads {
         let _ = t.join();
+    }
+    if let Some(dir) = &opts_exit {
+        let _ = std::fs::remove_dir_all(dir);
     }
     log("stopped");
     result

@@ -9,8 +9,10 @@
 //! started in the foreground of that SSH session on a port the kernel
 //! picks. The coordinator reads the port from the agent's first line and
 //! connects to it directly. The session has a terminal (`ssh -tt`), so when
-//! the coordinator ends it, the agent gets a hangup and stops; then the
-//! remote directory is removed and the local one too.
+//! the coordinator ends it (or dies), the agent gets a hang-up, stops as on
+//! SIGTERM (a run in progress is wound down and cleaned up) and removes its
+//! own directory (`--remove-on-exit`); the coordinator removes it too, and
+//! the local one. The local one-time directory keeps no CA key.
 
 use crate::agents::AgentSpec;
 use std::io::{BufRead, BufReader};
@@ -56,6 +58,8 @@ pub fn launch(opts: &SshOptions) -> Result<Launched, String> {
     let dir = std::env::temp_dir().join(format!("storbench-fleet-{}-{}", std::process::id(), nonce()));
     let hostnames: Vec<String> = opts.hosts.iter().map(|h| host_part(h).to_string()).collect();
     crate::creds::init(&dir, &hostnames)?;
+    // Nothing here signs certificates later: the CA's key goes at once.
+    let _ = std::fs::remove_file(dir.join("ca.key"));
     let mut launched = Launched { dir, agents: Vec::new(), remote: Vec::new(), opts: opts.clone() };
     for (host, name) in opts.hosts.iter().zip(&hostnames) {
         let port = launched.start(host).map_err(|e| format!("ssh {host}: {e}"))?;
@@ -69,8 +73,9 @@ impl Launched {
     /// Copy what the agent needs to `host` and start it; its port.
     fn start(&mut self, host: &str) -> Result<u16, String> {
         let remote = format!("/tmp/storbench-agent.{}", nonce());
-        self.ssh(host, &format!("umask 077 && mkdir {remote} {remote}/fleet"), None)?;
+        // Recorded first, so it is removed even if making it seems to fail.
         self.remote.push(Remote { host: host.into(), dir: remote.clone(), session: placeholder()? });
+        self.ssh(host, &format!("umask 077 && mkdir {remote} {remote}/fleet"), None)?;
         let binary = match &self.opts.binary {
             Some(b) => b.clone(),
             None => {
@@ -83,7 +88,7 @@ impl Launched {
             self.ssh(host, &format!("cat > {remote}/fleet/{f}"), Some(&self.dir.join(f)))?;
         }
         let agent = format!(
-            "exec {binary} agent --listen 0.0.0.0:0 --fleet-dir {remote}/fleet --name {} --timeout {}s",
+            "exec {binary} agent --listen 0.0.0.0:0 --fleet-dir {remote}/fleet --name {} --timeout {}s --remove-on-exit {remote}",
             shell_word(host),
             self.opts.timeout.as_secs().max(1)
         );
@@ -104,8 +109,13 @@ impl Launched {
     }
 
     fn command(&self, host: &str) -> Command {
+        use std::os::unix::process::CommandExt as _;
         let mut c = Command::new(&self.opts.command[0]);
         c.args(&self.opts.command[1..]).args(["-o", "BatchMode=yes"]).arg(host);
+        // Out of the terminal's process group: a Ctrl-C meant for the
+        // coordinator must not end the sessions (ssh would hang up the agents
+        // before the coordinator stops them in order and they clean up).
+        c.process_group(0);
         c
     }
 

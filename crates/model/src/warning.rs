@@ -74,8 +74,8 @@ impl Warning {
             Warning::Cleanup { message } => message.clone(),
             Warning::Engine { job, engine, message } => format!("job {job} ({engine}): {message}"),
             Warning::AgentLost { agent, reason } => format!(
-                "agent {agent} was lost ({reason}): the run is partial; its figures end at its last interval and the \
-                 other agents' run to the end"
+                "agent {agent} was lost ({reason}): the run is partial; its figures end at its last interval \
+                 (the other agents ran on, or stopped with --on-lost abort)"
             ),
             Warning::ClockSkew { agent, offset_ms } => format!(
                 "agent {agent}'s clock is {offset_ms:+.0} ms from the coordinator's: starts were corrected for it, but \

@@ -157,8 +157,6 @@ struct JobAcc {
     logs: Vec<Vec<LogSample>>,
     /// fio's histogram log lines, per worker.
     hist_logs: Vec<Vec<HistSample>>,
-    /// Fixed-rate job: service times are kept apart.
-    service: bool,
 }
 
 impl JobAcc {
@@ -174,7 +172,6 @@ impl JobAcc {
             spare: Vec::new(),
             logs: Vec::new(),
             hist_logs: Vec::new(),
-            service: svc,
         }
     }
 
@@ -191,27 +188,34 @@ impl JobAcc {
             }
             self.hist_logs[r.worker as usize].extend_from_slice(&r.hist_log);
         }
+        // Totals go by each report's own flag: a worker that was blocked past
+        // a boundary sends one report for several seconds, so the reports of
+        // one `seq` need not all be warm-up or all measured.
         if !r.warmup {
+            for (t, o) in self.totals.iter_mut().zip(&r.ops) {
+                t.merge(o);
+            }
             for (tc, rc) in self.class_totals.iter_mut().zip(&r.classes) {
                 tc.iter_mut().zip(rc).for_each(|(t, o)| t.merge(o));
             }
         }
-        // A report is merged once, into its second; the second goes into the
-        // totals when it completes. (Every worker's interval `seq` ends at the
-        // same boundary, so a second is warm-up for all its reports or none.)
-        let (spare, svc) = (&mut self.spare, self.service);
+        let spare = &mut self.spare;
         let p = self.pending.entry(r.seq).or_insert_with(|| Pending {
             received: 0,
             start_ns: r.start_ns,
             end_ns: r.end_ns,
             warmup: r.warmup,
-            ops: spare.pop().unwrap_or_else(|| op_stats(svc)),
+            ops: spare.pop().unwrap_or_else(|| op_stats(false)),
         });
         p.received += 1;
         p.start_ns = p.start_ns.min(r.start_ns);
         p.end_ns = p.end_ns.max(r.end_ns);
+        // A second's point needs counts and latency only.
         for (a, o) in p.ops.iter_mut().zip(&r.ops) {
-            a.merge(o);
+            a.ios += o.ios;
+            a.bytes += o.bytes;
+            a.errors.merge(&o.errors);
+            a.latency.add(&o.latency);
         }
     }
 
@@ -225,9 +229,6 @@ impl JobAcc {
                 break;
             }
             let mut p = self.pending.remove(&seq).expect("key seen above");
-            if !p.warmup {
-                self.totals.iter_mut().zip(&p.ops).for_each(|(t, o)| t.merge(o));
-            }
             // A run that ends exactly on a boundary leaves an empty last interval.
             if p.end_ns > p.start_ns || p.ops.iter().any(|o| o.ios > 0) {
                 out.push(point(&p));

@@ -1,4 +1,4 @@
-//! Ctrl-C and SIGTERM. Signals belong to the process, so the handler only
+//! Ctrl-C, SIGTERM and SIGHUP. Signals belong to the process, so the handler only
 //! counts them; each run takes a [`Scope`] when it starts and sees only the
 //! signals that came after. The coordinator turns the first into a `Stop`
 //! message to its agents (the measured phase ends, clean-up still runs) and
@@ -22,6 +22,14 @@ fn install_handlers() {
         unsafe {
             libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
             libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+            // A hang-up (the terminal, or the SSH session an agent runs in,
+            // went away) stops gracefully too: what was prepared is cleaned
+            // up. Unless it was ignored when we started (nohup): then the
+            // user wants the run to outlive the terminal.
+            let before = libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
+            if before == libc::SIG_IGN {
+                libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            }
         }
     });
 }

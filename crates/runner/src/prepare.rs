@@ -125,8 +125,10 @@ impl Plan {
     /// here, so nothing is removed here either: each agent cleans up its own.
     pub fn prepared_elsewhere(self, first: Vec<JobShare>, workers: &[u32]) -> Result<Prepared, PlanError> {
         if first.len() != self.jobs.len() || workers.len() != self.jobs.len() {
-            let message = format!("the agent prepared {} jobs of {}", first.len(), self.jobs.len());
-            return Err(PlanError { job: "-".into(), message, user_error: false });
+            let message =
+                format!("the first agent prepared {} of the run's {} jobs (an agent of another storbench?)", first.len(), self.jobs.len());
+            let job = self.jobs.first().map(|j| j.spec.name.clone()).unwrap_or_default();
+            return Err(PlanError { job, message, user_error: false });
         }
         let mut jobs = Vec::new();
         for (job, (mut share, workers)) in self.jobs.into_iter().zip(first.into_iter().zip(workers)) {
