@@ -307,7 +307,7 @@ impl AgentLink for FleetLink<'_> {
             ToAgent::Hello(_) => self.queue.push_back(FromAgent::Hello(Hello::ours("fleet"))),
             ToAgent::Assign(a) => self.assign(a),
             ToAgent::Start { at_unix_ns } => self.start(*at_unix_ns),
-            ToAgent::Stop | ToAgent::Abort => self.broadcast(&msg),
+            ToAgent::Stop | ToAgent::Abort | ToAgent::StopJob { .. } => self.broadcast(&msg),
             ToAgent::Ping { .. } | ToAgent::Prepare(_) | ToAgent::Finish { .. } => {}
         }
         if self.lost.iter().all(Option::is_some) && self.queue.is_empty() {

@@ -22,6 +22,7 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
             all.push(c);
         }
         size_classes(&mut page, j);
+        steady_state(&mut page, j);
         per_agent(&mut page, j);
     }
     agents(&mut page, run);
@@ -84,6 +85,34 @@ fn size_classes(page: &mut Page, j: &JobResult) {
     let rows: Vec<Vec<String>> =
         j.size_classes.iter().flat_map(|c| c.ops.iter().map(move |o| op_row(&storbench_workload::units::format_size(c.size), o))).collect();
     page.table(&format!("classes-{}", slug(&j.name)), &head, &rows, 2);
+}
+
+/// The steady-state verdict and the window it was judged on.
+fn steady_state(page: &mut Page, j: &JobResult) {
+    let Some(ss) = &j.steady_state else { return };
+    page.h3(&format!("{}: steady state ({})", j.name, ss.criteria));
+    let values: Vec<String> =
+        ss.judged.iter().map(|v| format!("{} = {:.3}{}", v.criterion, v.value, if v.holds { "" } else { " (no)" })).collect();
+    let verdict = match ss.at_s {
+        Some(t) => format!("Attained at {t:.0} s of measured time; the job ended then."),
+        None => "NOT attained: the figures were still moving when the job ended.".to_string(),
+    };
+    page.para(&format!("{verdict} Last window ({} s, samples of {} s): {}.", ss.dur_s, ss.interval_s, values.join(", ")), "notes");
+    let head: Vec<String> = ["t (s)", "IOPS", "MiB/s", "mean", "p99"].map(String::from).into();
+    let rows: Vec<Vec<String>> = ss
+        .window
+        .iter()
+        .map(|s| {
+            vec![
+                format!("{:.0}", s.t),
+                count(s.iops),
+                mib_per_s(s.bw),
+                storbench_report::fmt::latency(s.lat_ns as u64),
+                storbench_report::fmt::latency(s.p99_ns as u64),
+            ]
+        })
+        .collect();
+    page.table(&format!("steady-{}", slug(&j.name)), &head, &rows, 1);
 }
 
 /// A fleet run: the job's figures per agent (the summary row is their exact merge).

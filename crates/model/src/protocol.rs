@@ -34,8 +34,8 @@ use storbench_workload::JobSpec;
 /// Version of every message in this module. 1: the first two-way protocol
 /// (before it, interval reports went one way with a version never checked).
 /// 2: remote agents (Ping, Prepare, Finish and their answers). 3: empty
-/// histograms left out of interval reports.
-pub const PROTOCOL_VERSION: u32 = 3;
+/// histograms left out of interval reports. 4: StopJob.
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -208,6 +208,11 @@ pub enum ToAgent {
     },
     /// End the measured phase now; clean-up still runs.
     Stop,
+    /// End one job's measured phase (it reached steady state); the other
+    /// jobs of the group go on.
+    StopJob {
+        job: u32,
+    },
     /// End everything now, set-up and clean-up work included.
     Abort,
 }

@@ -131,10 +131,41 @@ pub struct JobResult {
     /// fio's histogram log lines, per worker (jobs with `write_hist_log`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hist_logs: Vec<Vec<HistSample>>,
+    /// Steady state, when the job asked for it (fio `steadystate`): the
+    /// verdict and the window it was judged on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyStateResult>,
     /// A fleet run: the same job's figures per agent (the job's own `ops`
     /// are the exact merge of these: histograms added, never averaged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_agent: Vec<AgentJobResult>,
+}
+
+/// Whether a job reached steady state, and on what window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateResult {
+    /// The criteria, as given (`iops:10%,bw_slope:1%`).
+    pub criteria: String,
+    pub dur_s: f64,
+    pub ramp_s: f64,
+    pub interval_s: f64,
+    pub attained: bool,
+    /// Measured seconds when every criterion held (the job ended then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_s: Option<f64>,
+    /// Each criterion's value on the last window judged.
+    pub judged: Vec<SteadyValue>,
+    /// That window's samples.
+    pub window: Vec<storbench_workload::steady::Sample>,
+}
+
+/// A criterion's value on a window (largest deviation or |slope|; a
+/// percentage of the window's mean when the criterion is one).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteadyValue {
+    pub criterion: String,
+    pub value: f64,
+    pub holds: bool,
 }
 
 /// One agent's part of a job in a fleet run.

@@ -31,6 +31,8 @@ pub enum Warning {
     AgentLost { agent: String, reason: String },
     /// An agent's clock is further from the coordinator's than one interval.
     ClockSkew { agent: String, offset_ms: f64 },
+    /// A job asked for steady state and ran to its end without it.
+    SteadyStateNotAttained { job: String, criteria: String },
 }
 
 impl Warning {
@@ -76,6 +78,10 @@ impl Warning {
             Warning::AgentLost { agent, reason } => format!(
                 "agent {agent} was lost ({reason}): the run is partial; its figures end at its last interval \
                  (the other agents ran on, or stopped with --on-lost abort)"
+            ),
+            Warning::SteadyStateNotAttained { job, criteria } => format!(
+                "job {job}: steady state ({criteria}) was NOT attained: its figures were still moving when it ended; \
+                 run longer, or judge a longer window (ss_dur)"
             ),
             Warning::ClockSkew { agent, offset_ms } => format!(
                 "agent {agent}'s clock is {offset_ms:+.0} ms from the coordinator's: starts were corrected for it, but \

@@ -93,8 +93,48 @@ fn job(j: &Job, g: &Group, plus: bool) -> Obj {
         .int("latency_depth", r.queue_depth as u64)
         .int("latency_target", 0)
         .float("latency_percentile", 100.0)
-        .int("latency_window", 0)
-        .str("desc", j.description());
+        .int("latency_window", 0);
+    if let Some(ss) = &r.steady_state {
+        o.obj("steadystate", steadystate(ss));
+    }
+    o.str("desc", j.description());
+    o
+}
+
+/// fio's steady-state block (fio judges one criterion: the first is shown;
+/// storbench's own results have them all).
+fn steadystate(ss: &storbench_model::SteadyStateResult) -> Obj {
+    let first = ss.criteria.split(',').next().unwrap_or("");
+    let (metric, limit) = first.split_once(':').unwrap_or((first, ""));
+    let ss_name = match limit.strip_suffix('%') {
+        Some(pct) => format!("{metric}:{:.6}%", pct.parse::<f64>().unwrap_or(0.0)),
+        None => first.to_string(),
+    };
+    let value = ss.judged.first().map_or(0.0, |v| v.value);
+    let criterion = if limit.ends_with('%') { format!("{value:.6}%") } else { format!("{value:.6}") };
+    let n = ss.window.len().max(1) as f64;
+    let iops: Vec<u64> = ss.window.iter().map(|s| s.iops.round() as u64).collect();
+    let bw: Vec<u64> = ss.window.iter().map(|s| s.bw.round() as u64).collect();
+    // fio's max_deviation and slope are in the metric's own units.
+    let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / n;
+    let raw = match (limit.ends_with('%'), metric.trim_end_matches("_slope")) {
+        (true, "iops") => value * mean(&iops) / 100.0,
+        (true, "bw") => value * mean(&bw) / 100.0,
+        _ => value,
+    };
+    let mut data = Obj::new();
+    data.int("bw_mean", (bw.iter().sum::<u64>() as f64 / n).round() as u64)
+        .int("iops_mean", (iops.iter().sum::<u64>() as f64 / n).round() as u64)
+        .arr("iops", iops.into_iter().map(Value::Int).collect())
+        .arr("bw", bw.into_iter().map(Value::Int).collect());
+    let mut o = Obj::new();
+    o.str("ss", &ss_name)
+        .int("duration", ss.dur_s as u64)
+        .int("attained", u64::from(ss.attained))
+        .str("criterion", &criterion)
+        .float("max_deviation", if metric.ends_with("_slope") { 0.0 } else { raw })
+        .float("slope", if metric.ends_with("_slope") { raw } else { 0.0 })
+        .obj("data", data);
     o
 }
 

@@ -43,6 +43,9 @@ pub fn render(r: &RunResult) -> String {
         let _ = writeln!(out, "{:<width$}  {}", j.name, describe(j), width = name_width(r));
     }
     out.push('\n');
+    for j in &r.jobs {
+        steady_line(&mut out, j);
+    }
     agents_line(&mut out, r);
     cpu_line(&mut out, r);
     for d in &r.disk_util {
@@ -193,6 +196,25 @@ fn cpu_line(out: &mut String, r: &RunResult) {
         secs(r.cpu.user_ns),
         secs(r.cpu.sys_ns)
     );
+}
+
+/// A job's steady-state verdict: `steady state rr: attained at 12 s (iops:10% = 3.21%)`.
+fn steady_line(out: &mut String, j: &JobResult) {
+    let Some(ss) = &j.steady_state else { return };
+    let values: Vec<String> = ss
+        .judged
+        .iter()
+        .map(|v| {
+            let pct = if v.criterion.ends_with('%') { "%" } else { "" };
+            format!("{} = {:.3}{pct}{}", v.criterion, v.value, if v.holds { "" } else { " (no)" })
+        })
+        .collect();
+    let judged = if values.is_empty() { "the window never filled".to_string() } else { values.join(", ") };
+    let verdict = match ss.at_s {
+        Some(t) => format!("attained at {}", fmt::duration(t)),
+        None => format!("NOT attained in {}", fmt::duration(j.runtime_ns as f64 / 1e9)),
+    };
+    let _ = writeln!(out, "steady state {}: {verdict} ({judged}; {} s window)", j.name, ss.dur_s);
 }
 
 /// A fleet run's agents: their names and clocks against the coordinator's.

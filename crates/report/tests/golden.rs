@@ -66,6 +66,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         objects_left: 0,
         logs: vec![],
         hist_logs: vec![],
+        steady_state: None,
         per_agent: vec![],
         spec,
     }

@@ -10,7 +10,7 @@
 
 use crate::worker::{Worker, WorkerLink};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
@@ -227,9 +227,10 @@ impl Drop for LocalLink {
     }
 }
 
-/// The current assignment: its control and its worker threads.
+/// The current assignment: its control, its per-job stops and its worker threads.
 struct Run {
     control: Arc<RunControl>,
+    job_stops: HashMap<u32, Arc<AtomicBool>>,
     threads: Vec<JoinHandle<()>>,
 }
 
@@ -262,6 +263,12 @@ impl LocalAgent {
                 }
                 ToAgent::Abort => {
                     self.with_run(|c| c.stop(ABORTING));
+                    None
+                }
+                ToAgent::StopJob { job } => {
+                    if let Some(stop) = self.run.as_ref().and_then(|r| r.job_stops.get(&job)) {
+                        stop.store(true, Ordering::Relaxed);
+                    }
                     None
                 }
                 ToAgent::Ping { sent_unix_ns } => {
@@ -309,24 +316,31 @@ impl LocalAgent {
         let control = Arc::new(RunControl::new());
         let mut threads = Vec::new();
         let jobs: HashMap<u32, Arc<JobShare>> = a.jobs.into_iter().map(|j| (j.job, Arc::new(j))).collect();
+        let job_stops: HashMap<u32, Arc<AtomicBool>> = jobs.keys().map(|j| (*j, Arc::default())).collect();
         for id in a.workers {
-            let Some(share) = jobs.get(&id.job).cloned() else {
+            let (Some(share), Some(stop)) = (jobs.get(&id.job).cloned(), job_stops.get(&id.job).cloned()) else {
                 self.fail_worker(id, format!("assigned a worker of job {} that the assignment does not describe", id.job));
                 continue;
             };
-            match self.spawn_worker(id, share, &control) {
+            match self.spawn_worker(id, share, &control, stop) {
                 Ok(t) => threads.push(t),
                 Err(message) => self.fail_worker(id, message),
             }
         }
-        self.run = Some(Run { control, threads });
+        self.run = Some(Run { control, job_stops, threads });
     }
 
-    fn spawn_worker(&self, id: WorkerId, share: Arc<JobShare>, control: &Arc<RunControl>) -> Result<JoinHandle<()>, String> {
+    fn spawn_worker(
+        &self,
+        id: WorkerId,
+        share: Arc<JobShare>,
+        control: &Arc<RunControl>,
+        job_stop: Arc<AtomicBool>,
+    ) -> Result<JoinHandle<()>, String> {
         let (engine, config) = self.resolver.engine(&share)?;
         let (spare_tx, spare_rx) = mpsc::channel();
         self.spares.lock().unwrap_or_else(|e| e.into_inner()).insert((id.job, id.worker), spare_tx);
-        let link = WorkerLink { tx: self.outbox.clone(), spare: spare_rx, control: control.clone() };
+        let link = WorkerLink { tx: self.outbox.clone(), spare: spare_rx, control: control.clone(), job_stop };
         let name = format!("sb-{}-{}", share.spec.name.chars().take(8).collect::<String>(), id.worker);
         std::thread::Builder::new()
             .name(name)

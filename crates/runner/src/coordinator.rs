@@ -157,6 +157,8 @@ struct JobAcc {
     logs: Vec<Vec<LogSample>>,
     /// fio's histogram log lines, per worker.
     hist_logs: Vec<Vec<HistSample>>,
+    /// Steady state, judged as the points complete (jobs that asked).
+    steady: Option<crate::steady::Tracker>,
 }
 
 impl JobAcc {
@@ -172,6 +174,7 @@ impl JobAcc {
             spare: Vec::new(),
             logs: Vec::new(),
             hist_logs: Vec::new(),
+            steady: share.spec.steady.as_ref().and_then(|ss| crate::steady::Tracker::new(ss, share.ramp_ns)),
         }
     }
 
@@ -231,7 +234,11 @@ impl JobAcc {
             let mut p = self.pending.remove(&seq).expect("key seen above");
             // A run that ends exactly on a boundary leaves an empty last interval.
             if p.end_ns > p.start_ns || p.ops.iter().any(|o| o.ios > 0) {
-                out.push(point(&p));
+                let pt = point(&p);
+                if let Some(t) = self.steady.as_mut() {
+                    t.point(&pt);
+                }
+                out.push(pt);
             }
             p.ops.iter_mut().for_each(OpStats::reset);
             self.spare.push(p.ops);
@@ -373,6 +380,7 @@ impl<'a> GroupRun<'a> {
                 let job = r.job;
                 link.recycle(r);
                 self.observe(job, false, observer);
+                self.stop_if_steady(job, link);
             }
             FromAgent::Done(d) => {
                 let id = WorkerId { job: d.job, worker: d.worker };
@@ -413,6 +421,15 @@ impl<'a> GroupRun<'a> {
                 self.failure = Some(format!("{} hung up", link.name()));
             }
             self.stop_sent = 1;
+        }
+    }
+
+    /// A job whose figures just became steady ends its measured phase (its
+    /// workers clean up and say Done; the other jobs go on).
+    fn stop_if_steady(&mut self, job: u32, link: &mut dyn AgentLink) {
+        let Some(t) = self.accs.get_mut(&job).and_then(|a| a.steady.as_mut()) else { return };
+        if std::mem::take(&mut t.newly_attained) && self.stop_sent == 0 && link.send(ToAgent::StopJob { job }).is_err() {
+            self.failure = Some(format!("{} hung up", link.name()));
         }
     }
 
@@ -486,6 +503,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         objects_left,
         logs: acc.logs,
         hist_logs: acc.hist_logs,
+        steady_state: acc.steady.as_ref().map(crate::steady::Tracker::result),
         per_agent: Vec::new(),
     };
     result.warnings.extend(crate::warnings::analyse(&result, job));

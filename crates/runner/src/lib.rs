@@ -22,6 +22,7 @@ pub mod interrupt;
 pub mod limits;
 pub mod plan;
 pub mod prepare;
+pub mod steady;
 pub mod warnings;
 pub mod worker;
 

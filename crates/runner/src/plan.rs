@@ -114,6 +114,14 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
             ),
         ));
     }
+    if let Some(ss) = &spec.steady {
+        if !ss.dur.is_zero() && ss.criteria.is_empty() {
+            return Err(err(&spec, "ss_dur needs steadystate= (e.g. steadystate=iops:10%): what must be steady"));
+        }
+        if ss.enabled() && ss.dur < ss.interval * 2 {
+            return Err(err(&spec, "ss_dur must hold at least two samples of ss_interval"));
+        }
+    }
     if spec.direct && !caps.direct_io {
         return Err(err(&spec, format!("engine {} cannot do direct I/O; use direct=0", engine.name())));
     }

@@ -26,6 +26,9 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
             w.push(Warning::PageCacheReads { job: name.clone(), p50_ns: p50 });
         }
     }
+    if let Some(ss) = result.steady_state.as_ref().filter(|ss| !ss.attained && !result.interrupted) {
+        w.push(Warning::SteadyStateNotAttained { job: name.clone(), criteria: ss.criteria.clone() });
+    }
     if let Some(w0) = first_ops_waited(result, share) {
         w.push(w0);
     }

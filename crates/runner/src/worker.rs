@@ -27,6 +27,8 @@ pub struct WorkerLink {
     pub tx: SyncSender<FromAgent>,
     pub spare: Receiver<Box<IntervalReport>>,
     pub control: Arc<RunControl>,
+    /// This worker's job alone must end its measured phase (steady state).
+    pub job_stop: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Blocks of files and devices, or named objects.
@@ -362,7 +364,8 @@ impl Worker {
                 self.hand_over(boundary, now);
                 boundary = self.next_boundary(now);
             }
-            if !st.stopping && (control.stopping() || self.k.end_ns.is_some_and(|e| now >= e) || self.below_min.is_some()) {
+            let job_stopped = self.link.job_stop.load(std::sync::atomic::Ordering::Relaxed);
+            if !st.stopping && (control.stopping() || job_stopped || self.k.end_ns.is_some_and(|e| now >= e) || self.below_min.is_some()) {
                 st.stopping = true;
             }
             if st.may_issue(now) {

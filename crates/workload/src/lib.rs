@@ -14,6 +14,7 @@ pub mod options;
 pub mod rate;
 pub mod rng;
 pub mod spec;
+pub mod steady;
 pub mod units;
 
 pub use gen::{IoGen, NextIo};

@@ -421,6 +421,9 @@ pub struct JobSpec {
     /// When this job ends, end the other jobs of its group (fio `exitall`).
     #[serde(default)]
     pub exitall: bool,
+    /// End the job once its figures are steady (fio `steadystate`, `ss_dur`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<crate::steady::SteadyState>,
     pub seed: u64,
     /// Random offsets visit every block once before any repeats (fio's
     /// random map, on unless `norandommap`); uniform, fixed block size only.
@@ -495,6 +498,7 @@ impl Default for JobSpec {
             unlink: false,
             stonewall: false,
             exitall: false,
+            steady: None,
             seed: DEFAULT_SEED,
             randommap: true,
             number_ios: None,

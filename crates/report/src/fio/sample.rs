@@ -72,6 +72,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         objects_left: 0,
         logs: vec![],
         hist_logs: vec![],
+        steady_state: None,
         per_agent: vec![],
         spec,
     }

@@ -232,6 +232,7 @@ mod tests {
                     "object_ops" => "read:1",
                     "object_op_size" => "1k-2k",
                     "sync" => "dsync",
+                    "steadystate" => "iops:10%",
                     _ => "x",
                 },
             };

@@ -15,6 +15,19 @@ const fn info(name: &'static str, kind: Kind, default: &'static str, help: &'sta
     OptionInfo { name, kind, default, help }
 }
 
+fn ss(spec: &mut JobSpec) -> &mut crate::steady::SteadyState {
+    spec.steady.get_or_insert_with(Default::default)
+}
+
+/// A duration in whole seconds (steady state is judged on the per-second figures).
+fn whole_seconds(v: &str) -> Result<std::time::Duration, String> {
+    let d = duration(v, SECOND)?;
+    if d.subsec_nanos() != 0 {
+        return Err(format!("{v}: give whole seconds (the figures are per second)"));
+    }
+    Ok(d)
+}
+
 fn obj(spec: &mut JobSpec) -> &mut ObjectSpec {
     spec.objects.get_or_insert_with(ObjectSpec::default)
 }
@@ -445,6 +458,47 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.exitall = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "steadystate",
+            Kind::Text,
+            "",
+            "end the job at steady state: iops:10%, bw_slope:1%, lat:, p99: (several: all must hold)",
+        ),
+        aliases: &["ss"],
+        set: |s, v| {
+            ss(s).criteria = crate::steady::parse(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("ss_dur", Kind::Duration, "0", "steady state: the rolling window judged (0: not judged)"),
+        aliases: &["steadystate_duration"],
+        set: |s, v| {
+            ss(s).dur = whole_seconds(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("ss_ramp", Kind::Duration, "0", "steady state: measured time before the window starts"),
+        aliases: &["steadystate_ramp_time"],
+        set: |s, v| {
+            ss(s).ramp = duration(v, SECOND)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("ss_interval", Kind::Duration, "1", "steady state: seconds per sample of the window"),
+        aliases: &["steadystate_check_interval"],
+        set: |s, v| {
+            let d = whole_seconds(v)?;
+            if d.is_zero() {
+                return Err("must be at least 1s".into());
+            }
+            ss(s).interval = d;
             Ok(())
         },
     },

@@ -66,19 +66,6 @@ const REFUSED: &[(&[&str], &str)] = &[
         "checking written data under load is not built yet; remove the verify options to measure without checking",
     ),
     (
-        &[
-            "steadystate",
-            "ss",
-            "ss_dur",
-            "ss_ramp",
-            "ss_interval",
-            "steadystate_duration",
-            "steadystate_ramp_time",
-            "steadystate_check_interval",
-        ],
-        "stopping a job at steady state is not built yet; give runtime= instead",
-    ),
-    (
         &["latency_target", "latency_window", "latency_percentile", "latency_run"],
         "searching for the queue depth that meets a latency target is not built yet",
     ),
