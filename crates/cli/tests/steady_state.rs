@@ -148,3 +148,41 @@ fn a_fio_job_file_with_ss_stops_where_fio_stops() {
     assert!(f < 10.0 && o < 10.0 && (o - f).abs() <= 2.0, "fio stopped at {f} s, storbench at {o} s");
     let _ = Duration::ZERO;
 }
+
+/// A simulated store whose rate alternates every second until `until`, then settles.
+fn unsettled(until: &str) -> Vec<String> {
+    ["--ioengine", "null", "--service_time", "1ms", "--servers", "4", "--iodepth", "8", "--unsteady_until", until].map(String::from).into()
+}
+
+#[test]
+fn snia_mode_names_the_round_a_settling_store_reaches_steady_state() {
+    let d = scratch();
+    let mut args: Vec<String> =
+        ["run", "--quiet", "--results-dir", "out", "--name", "s", "--steady-state", "snia:1s"].map(String::from).into();
+    args.extend(unsettled("7s"));
+    let r = storbench(d.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let res = run_result(&d.path().join("out"));
+    let ss = res.jobs[0].steady_state.as_ref().unwrap();
+    assert!(ss.snia && ss.attained && ss.window.len() == 5, "{ss:?}");
+    // Rounds 1..7 alternate (the store's seconds run a little ahead of the
+    // run's); 8..12 is the first window of five settled rounds.
+    let round = ss.at_s.unwrap() / ss.interval_s;
+    assert!((11.0..=13.0).contains(&round), "attained at round {round}");
+    assert!(res.jobs[0].runtime_ns < 15_000_000_000, "the job ended there, not at round 25");
+    assert!(r.stdout.contains("attained at round"), "{}", r.stdout);
+}
+
+#[test]
+fn snia_mode_on_a_store_that_never_settles_says_not_attained() {
+    let d = scratch();
+    let mut args: Vec<String> =
+        ["run", "--quiet", "--results-dir", "out", "--name", "s", "--steady-state", "snia:1s", "--runtime", "8"].map(String::from).into();
+    args.extend(unsettled("60s"));
+    let r = storbench(d.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let res = run_result(&d.path().join("out"));
+    let ss = res.jobs[0].steady_state.as_ref().unwrap();
+    assert!(!ss.attained && !ss.judged[0].holds && ss.judged[0].value > 20.0, "{ss:?}");
+    assert!(r.stdout.contains("NOT attained in round 8"), "{}", r.stdout);
+}

@@ -24,6 +24,12 @@ const OPTIONS: &[OptionInfo] = &[
         help: "simulate a store: each operation takes this long on one of `servers` servers (e.g. 200us)",
     },
     OptionInfo { name: "servers", kind: Kind::Count, default: "1", help: "simulated servers the job's operations queue for" },
+    OptionInfo {
+        name: "unsteady_until",
+        kind: Kind::Duration,
+        default: "0",
+        help: "simulated store: until this long after set-up, every other second operations take twice service_time (a store that settles)",
+    },
 ];
 
 impl EngineFactory for NullFactory {
@@ -58,7 +64,16 @@ impl EngineFactory for NullFactory {
         if service.is_zero() && options.contains_key("servers") {
             return Err(bad("servers", "simulated servers need service_time (how long each operation takes)".into()));
         }
-        let sim = (!service.is_zero()).then(|| Arc::new(Sim::new(service, servers)));
+        let unsteady = match options.get("unsteady_until") {
+            None => Duration::ZERO,
+            Some(v) => {
+                storbench_workload::units::parse_duration(v, Duration::from_secs(1)).map_err(|e| bad("unsteady_until", e.to_string()))?
+            }
+        };
+        if service.is_zero() && !unsteady.is_zero() {
+            return Err(bad("unsteady_until", "a store that settles needs service_time (how long each operation takes)".into()));
+        }
+        let sim = (!service.is_zero()).then(|| Arc::new(Sim::new(service, servers, unsteady)));
         Ok(Arc::new(NullConfig { sim }))
     }
 }
@@ -98,14 +113,18 @@ impl Engine for Null {
 /// The servers of one job: when each is next free, ns since `epoch`.
 struct Sim {
     service_ns: u64,
+    /// Until then (ns since `epoch`), operations starting in an even second
+    /// take twice as long: the rate alternates, then settles.
+    unsteady_until_ns: u64,
     free_at: Mutex<BinaryHeap<Reverse<u64>>>,
     epoch: Instant,
 }
 
 impl Sim {
-    fn new(service: Duration, servers: usize) -> Sim {
+    fn new(service: Duration, servers: usize, unsteady: Duration) -> Sim {
         Sim {
             service_ns: service.as_nanos() as u64,
+            unsteady_until_ns: unsteady.as_nanos() as u64,
             free_at: Mutex::new((0..servers).map(|_| Reverse(0)).collect()),
             epoch: Instant::now(),
         }
@@ -121,7 +140,9 @@ impl Sim {
         let now = self.now();
         let mut free = self.free_at.lock().unwrap_or_else(|e| e.into_inner());
         let Reverse(first) = free.pop().unwrap_or(Reverse(0));
-        let done = first.max(now) + self.service_ns;
+        let start = first.max(now);
+        let slow = start < self.unsteady_until_ns && (start / 1_000_000_000) % 2 == 0;
+        let done = start + if slow { 2 * self.service_ns } else { self.service_ns };
         free.push(Reverse(done));
         done
     }
@@ -173,7 +194,7 @@ mod tests {
 
     #[test]
     fn servers_share_the_work_and_a_queue_forms_beyond_them() {
-        let sim = Sim::new(Duration::from_millis(10), 2);
+        let sim = Sim::new(Duration::from_millis(10), 2, Duration::ZERO);
         let ends: Vec<u64> = (0..4).map(|_| sim.admit()).collect();
         // Two start at once, the next two wait one service time.
         let ms = |ns: u64| (ns as f64 / 1e6).round() as u64;

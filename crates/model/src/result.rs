@@ -149,6 +149,9 @@ pub struct SteadyStateResult {
     pub dur_s: f64,
     pub ramp_s: f64,
     pub interval_s: f64,
+    /// SNIA PTS mode: each sample is a round.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub snia: bool,
     pub attained: bool,
     /// Measured seconds when every criterion held (the job ended then).
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -210,9 +210,10 @@ fn steady_line(out: &mut String, j: &JobResult) {
         })
         .collect();
     let judged = if values.is_empty() { "the window never filled".to_string() } else { values.join(", ") };
+    let round = |t: f64| if ss.snia { format!("round {} ({})", (t / ss.interval_s).round(), fmt::duration(t)) } else { fmt::duration(t) };
     let verdict = match ss.at_s {
-        Some(t) => format!("attained at {}", fmt::duration(t)),
-        None => format!("NOT attained in {}", fmt::duration(j.runtime_ns as f64 / 1e9)),
+        Some(t) => format!("attained at {}", round(t)),
+        None => format!("NOT attained in {}", round(j.runtime_ns as f64 / 1e9)),
     };
     let _ = writeln!(out, "steady state {}: {verdict} ({judged}; {} s window)", j.name, ss.dur_s);
 }

@@ -85,6 +85,13 @@ fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
 }
 
 fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError> {
+    // SNIA PTS: at most 25 rounds, unless the job says how long.
+    if let Some(round) = spec.steady.as_ref().filter(|s| s.snia).map(|s| s.interval) {
+        if spec.runtime.is_none() {
+            spec.runtime = Some(round * storbench_workload::steady::SNIA_MAX_ROUNDS);
+            spec.time_based = true;
+        }
+    }
     let engine = find_engine(&spec)?;
     let config = configure(&spec, engine)?;
     let caps = engine.capabilities();
@@ -347,6 +354,15 @@ mod tests {
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
         storbench_workload::options::spec_from(opts.iter().copied()).unwrap()
+    }
+
+    #[test]
+    fn snia_mode_runs_at_most_25_rounds_unless_the_job_says_how_long() {
+        let plan = build_plan(vec![spec(&[("name", "a"), ("ioengine", "null"), ("ss", "snia:2s")])]).unwrap();
+        assert_eq!(plan.jobs[0].end_ns, Some(50_000_000_000));
+        assert!(plan.jobs[0].spec.time_based);
+        let given = build_plan(vec![spec(&[("name", "a"), ("ioengine", "null"), ("ss", "snia:2s"), ("runtime", "7")])]).unwrap();
+        assert_eq!(given.jobs[0].end_ns, Some(7_000_000_000));
     }
 
     #[test]

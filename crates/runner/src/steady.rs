@@ -78,6 +78,7 @@ impl Tracker {
             dur_s: self.spec.dur.as_secs_f64(),
             ramp_s: self.spec.ramp.as_secs_f64(),
             interval_s: self.spec.interval.as_secs_f64(),
+            snia: self.spec.snia,
             attained: self.attained_at.is_some(),
             at_s: self.attained_at,
             judged: self.judged.clone(),
@@ -142,6 +143,7 @@ mod tests {
             dur: std::time::Duration::from_secs(dur),
             ramp: std::time::Duration::from_secs(ramp),
             interval: std::time::Duration::from_secs(interval),
+            snia: false,
         }
     }
 

@@ -468,8 +468,20 @@ pub static CORE: &[CoreOption] = &[
             "",
             "end the job at steady state: iops:10%, bw_slope:1%, lat:, p99: (several: all must hold)",
         ),
-        aliases: &["ss"],
+        aliases: &["ss", "steady_state"],
         set: |s, v| {
+            if let Some(round) = v.strip_prefix("snia") {
+                let round = match round.strip_prefix(':') {
+                    Some(r) => whole_seconds(r)?,
+                    None if round.is_empty() => std::time::Duration::from_secs(60),
+                    None => return Err(format!("'{v}': give snia or snia:ROUND (a round's length, e.g. snia:60s)")),
+                };
+                if round.is_zero() {
+                    return Err("a SNIA round lasts at least 1s".into());
+                }
+                s.steady = Some(crate::steady::SteadyState::snia(round));
+                return Ok(());
+            }
             ss(s).criteria = crate::steady::parse(v)?;
             Ok(())
         },
