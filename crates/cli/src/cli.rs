@@ -196,6 +196,9 @@ pub struct RunFlags {
     /// Repeat the ssbench scenario with these user counts until throughput falls
     #[arg(long, value_name = "4,8,16", value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..))]
     pub users: Vec<u32>,
+    /// First write every block target twice over in 128 KiB sequential writes (SNIA's workload-independent preconditioning)
+    #[arg(long)]
+    pub precondition: bool,
 }
 
 /// `storbench sweep`'s own flags: a job source as `run` takes it, and the

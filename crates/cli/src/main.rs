@@ -8,6 +8,7 @@ mod error;
 mod fleet;
 mod k8s;
 mod output;
+mod precondition;
 mod progress;
 mod session;
 mod sources;

@@ -261,7 +261,8 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
     }
     // A runtime with nothing that sizes the job (null engine) bounds it by time alone.
     let time_only = spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && target_size.is_none();
-    let io_limit = if spec.time_based || time_only { None } else { Some(spec.io_size.unwrap_or(region.len * region.files as u64)) };
+    let whole = region.len * region.files as u64 * spec.passes.max(1) as u64;
+    let io_limit = if spec.time_based || time_only { None } else { Some(spec.io_size.unwrap_or(whole)) };
     Ok((region, io_limit))
 }
 

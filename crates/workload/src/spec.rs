@@ -365,6 +365,14 @@ pub struct JobSpec {
     /// Stop after this many bytes per worker (fio `io_size`); defaults to `size`
     /// unless the job is time based.
     pub io_size: Option<u64>,
+    /// Passes over the whole region when nothing else bounds the job
+    /// (`--precondition` writes its targets twice over).
+    #[serde(default = "one_pass", skip_serializing_if = "is_one_pass")]
+    pub passes: u32,
+    /// A job that preconditions its target (`--precondition`): its figures
+    /// are kept, but not judged (too few samples is expected).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub precondition: bool,
     pub filenames: Vec<String>,
     /// Files per worker when none are named (fio `nrfiles`): `<name>.<worker>.<n>`.
     #[serde(default = "one")]
@@ -472,6 +480,8 @@ impl Default for JobSpec {
             offset: 0,
             offset_increment: 0,
             io_size: None,
+            passes: 1,
+            precondition: false,
             filenames: Vec::new(),
             nrfiles: 1,
             directory: None,
@@ -602,6 +612,14 @@ mod opt_duration_ns {
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
         Ok(Option::<u64>::deserialize(d)?.map(Duration::from_nanos))
     }
+}
+
+fn one_pass() -> u32 {
+    1
+}
+
+fn is_one_pass(n: &u32) -> bool {
+    *n == 1
 }
 
 #[cfg(test)]

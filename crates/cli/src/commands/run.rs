@@ -26,6 +26,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         return Err(CliError::usage("--users ramps an ssbench scenario: give --ssbench scenario.json"));
     }
     let (specs, notes) = resolve_specs(&flags.source, &jobs, use_suite)?;
+    let specs = if flags.precondition { crate::precondition::prepend(specs)? } else { specs };
     let mut observer = progress::Live::new(flags.source.quiet);
     let setup = RunSetup { notes, ..RunSetup::from_source(&flags.source)? };
     let (result, dir) = execute(specs, setup, &mut observer)?;
