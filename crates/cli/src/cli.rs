@@ -34,6 +34,8 @@ pub enum Command {
     Slo(SloFlags),
     /// Compare results (runs, repeats or sweeps) with confidence intervals
     Compare(CompareArgs),
+    /// A run's figures against the ceiling of the devices under the store (replicas or erasure coding counted)
+    Efficiency(EfficiencyArgs),
     /// One self-contained HTML report of a run, a sweep, an SLO search, or a comparison of several
     Report(ReportArgs),
     /// Print a results directory again, in any format
@@ -138,6 +140,39 @@ pub struct FleetArgs {
 pub enum FleetCommand {
     /// A Kubernetes manifest for `kubectl apply -f`: agents as an Indexed Job, a coordinator Job for a job file
     K8s(crate::k8s::K8sArgs),
+}
+
+/// `storbench efficiency`.
+#[derive(Args, Debug)]
+#[command(after_help = "Example: storbench efficiency cluster-run/ --baseline one-ssd-run/ --devices 28 --replicas 3")]
+pub struct EfficiencyArgs {
+    /// The run to judge (a results directory)
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// A run on one raw device of the store: its best read and write figures are one device's
+    #[arg(long, value_name = "DIR")]
+    pub baseline: Option<PathBuf>,
+    /// Devices the store's data lives on
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub devices: u32,
+    /// Copies of every write (replicated pools, mirrors)
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "ec")]
+    pub replicas: u32,
+    /// Erasure coding K+M instead of replicas
+    #[arg(long, value_name = "K+M")]
+    pub ec: Option<String>,
+    /// One device's read IOPS (instead of, or over, the baseline's)
+    #[arg(long = "device-read-iops", value_name = "IOPS")]
+    pub device_read_iops: Option<f64>,
+    /// One device's write IOPS
+    #[arg(long = "device-write-iops", value_name = "IOPS")]
+    pub device_write_iops: Option<f64>,
+    /// One device's read bandwidth, MiB/s
+    #[arg(long = "device-read-mibs", value_name = "MIB/S")]
+    pub device_read_mibs: Option<f64>,
+    /// One device's write bandwidth, MiB/s
+    #[arg(long = "device-write-mibs", value_name = "MIB/S")]
+    pub device_write_mibs: Option<f64>,
 }
 
 /// `storbench agent`.

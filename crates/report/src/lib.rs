@@ -9,6 +9,7 @@
 pub mod compare;
 pub mod compat;
 pub mod csv;
+pub mod efficiency;
 mod export;
 mod fio;
 pub mod fio_json;

@@ -157,7 +157,8 @@ fn class_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec
     })
 }
 
-fn table(rows: &[Vec<String>]) -> String {
+/// Rows as columns: the first two left-aligned (names), the rest right-aligned (figures).
+pub fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
     let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.len()).max().unwrap_or(0)).collect();
     let mut out = String::new();

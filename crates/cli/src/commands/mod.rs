@@ -2,6 +2,7 @@
 
 pub mod cleanup;
 pub mod compare;
+pub mod efficiency;
 pub mod help;
 pub mod report;
 pub mod run;
