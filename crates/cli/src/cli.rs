@@ -36,6 +36,8 @@ pub enum Command {
     Compare(CompareArgs),
     /// A run's figures against the ceiling of the devices under the store (replicas or erasure coding counted)
     Efficiency(EfficiencyArgs),
+    /// What raw devices can do (read-only unless --allow-writes), kept as a run for `efficiency --baseline`
+    Baseline(BaselineArgs),
     /// One self-contained HTML report of a run, a sweep, an SLO search, or a comparison of several
     Report(ReportArgs),
     /// Print a results directory again, in any format
@@ -140,6 +142,28 @@ pub struct FleetArgs {
 pub enum FleetCommand {
     /// A Kubernetes manifest for `kubectl apply -f`: agents as an Indexed Job, a coordinator Job for a job file
     K8s(crate::k8s::K8sArgs),
+}
+
+/// `storbench baseline`.
+#[derive(Args, Debug)]
+#[command(after_help = "Runs 4 KiB random reads at QD32 and 1 MiB sequential reads at QD8 (with --allow-writes also the \
+writes) on each device, direct, io_uring, one after another.")]
+pub struct BaselineArgs {
+    /// Block devices (or files) under the store
+    #[arg(value_name = "DEVICE", required = true)]
+    pub devices: Vec<String>,
+    /// Also measure writes: DESTROYS the data on the devices
+    #[arg(long = "allow-writes")]
+    pub allow_writes: bool,
+    /// Measured time per job (after 2 s of warm-up)
+    #[arg(long, value_name = "TIME", default_value = "20s", value_parser = seconds)]
+    pub runtime: std::time::Duration,
+    /// Where results go (default storbench-results/<time>)
+    #[arg(long = "results-dir", value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// No live progress
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// `storbench efficiency`.

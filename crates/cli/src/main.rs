@@ -71,6 +71,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
         Some(Show(a)) => commands::show::show(&a),
         Some(Compare(a)) => commands::compare::run(&a),
         Some(Efficiency(a)) => commands::efficiency::run(&a),
+        Some(Baseline(a)) => commands::baseline::run(&a),
         Some(Report(a)) => commands::report::run(&a),
         Some(Rbd { command: cli::RbdCommand::Bench(a) }) => compat::rbd_bench::run(&a),
         Some(Rados(a)) => compat::rados(&a),

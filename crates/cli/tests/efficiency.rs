@@ -29,3 +29,22 @@ fn a_run_is_judged_against_its_devices_with_replication_counted() {
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("--baseline"), "{}", bad.stderr);
 }
+
+#[test]
+fn a_baseline_reads_the_device_without_changing_it_and_feeds_efficiency() {
+    let d = scratch();
+    let dev = d.path().join("dev.img");
+    let data: Vec<u8> = (0..16u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    std::fs::write(&dev, &data).unwrap();
+    let r = storbench(d.path(), &["baseline", dev.to_str().unwrap(), "--runtime", "1", "--results-dir", "bl", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let res = run_result(&d.path().join("bl"));
+    let names: Vec<&str> = res.jobs.iter().map(|j| j.name.as_str()).collect();
+    assert_eq!(names, ["randread-4k", "read-1m"], "reads only without --allow-writes");
+    assert!(res.jobs.iter().all(|j| j.spec.direct && j.total_ios() > 0));
+    assert_eq!(res.parameters.get("baseline").map(String::as_str), Some(dev.to_str().unwrap()));
+    assert!(std::fs::read(&dev).unwrap() == data, "the device is untouched");
+    let e = storbench(d.path(), &["efficiency", "bl", "--baseline", "bl", "--devices", "1"]);
+    assert_eq!(e.code, 0, "{}", e.stderr);
+    assert!(e.stdout.lines().any(|l| l.starts_with("randread-4k") && l.contains("100.0%")), "a device against itself: {}", e.stdout);
+}

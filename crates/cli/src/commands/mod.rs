@@ -1,5 +1,6 @@
 //! Commands of storbench's own (the compatibility tools are in `compat`).
 
+pub mod baseline;
 pub mod cleanup;
 pub mod compare;
 pub mod efficiency;

@@ -1,0 +1,53 @@
+//! `storbench baseline DEVICE...`: what the raw devices under a store can do,
+//! kept as a run (so `storbench efficiency --baseline DIR` reads it, and
+//! `show`, `report` and `compare` work on it). Read-only unless
+//! `--allow-writes` (which destroys the data on the devices: it is the
+//! explicit permission the safety checks ask for).
+
+use crate::cli::BaselineArgs;
+use crate::error::*;
+use crate::session::{execute, finish, RunSetup};
+use storbench_workload::{apply_option, JobSpec};
+
+/// (name, rw, bs, iodepth): small random and large sequential, both ways.
+const READS: [(&str, &str, &str, &str); 2] = [("randread-4k", "randread", "4k", "32"), ("read-1m", "read", "1m", "8")];
+const WRITES: [(&str, &str, &str, &str); 2] = [("randwrite-4k", "randwrite", "4k", "32"), ("write-1m", "write", "1m", "8")];
+
+pub fn run(a: &BaselineArgs) -> Result<i32, CliError> {
+    let specs = jobs(a)?;
+    let mut observer = crate::progress::Live::new(a.quiet);
+    let mut setup = RunSetup { results_dir: a.results_dir.clone(), ..RunSetup::default() };
+    setup.parameters.insert("baseline".into(), a.devices.join(","));
+    let (result, dir) = execute(specs, setup, &mut observer)?;
+    finish(&dir, &result, Some("normal"))
+}
+
+fn jobs(a: &BaselineArgs) -> Result<Vec<JobSpec>, CliError> {
+    let runtime = format!("{}s", a.runtime.as_secs().max(1));
+    let mut specs = Vec::new();
+    for (d, device) in a.devices.iter().enumerate() {
+        let writes = if a.allow_writes { &WRITES[..] } else { &[][..] };
+        for (name, rw, bs, depth) in READS.iter().chain(writes) {
+            let mut s =
+                JobSpec { name: if a.devices.len() > 1 { format!("{name}.{}", d + 1) } else { name.to_string() }, ..JobSpec::default() };
+            let opts = [
+                ("filename", device.as_str()),
+                ("rw", rw),
+                ("bs", bs),
+                ("iodepth", depth),
+                ("ioengine", "io_uring"),
+                ("direct", "1"),
+                ("runtime", runtime.as_str()),
+                ("time_based", "1"),
+                ("ramp_time", "2s"),
+                ("stonewall", "1"),
+                ("allow_overwrite", if a.allow_writes { "1" } else { "0" }),
+            ];
+            for (k, v) in opts {
+                apply_option(&mut s, k, v).map_err(|e| CliError::usage(format!("baseline: {e}")))?;
+            }
+            specs.push(s);
+        }
+    }
+    Ok(specs)
+}
