@@ -56,8 +56,32 @@ fn a_fleet_job_ends_at_the_merged_figures_steady_state() {
 #[test]
 fn a_job_that_never_settles_runs_to_its_end_and_says_not_attained() {
     let d = scratch();
-    let mut args = vec!["run", "--quiet", "--results-dir", "out", "--name", "rr", "--runtime", "4", "--ss", "iops:0.0001%"];
-    args.extend(STEADY);
+    // A store whose rate alternates every second for longer than the job runs
+    // (a fixed-rate null job can be exactly steady: 0% deviation).
+    let args = [
+        "run",
+        "--quiet",
+        "--results-dir",
+        "out",
+        "--name",
+        "rr",
+        "--runtime",
+        "4",
+        "--ss",
+        "iops:5%",
+        "--ss_dur",
+        "2",
+        "--ioengine",
+        "null",
+        "--service_time",
+        "1ms",
+        "--servers",
+        "4",
+        "--iodepth",
+        "8",
+        "--unsteady_until",
+        "60s",
+    ];
     let r = storbench(d.path(), &args);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let res = run_result(&d.path().join("out"));
