@@ -173,9 +173,8 @@ pub fn agent(a: &AgentArgs) -> Result<i32, CliError> {
         );
         return Ok(0);
     }
-    let name = a.name.clone().unwrap_or_else(|| {
-        std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_else(|_| "agent".into())
-    });
+    let name =
+        a.name.clone().unwrap_or_else(|| Some(storbench_runner::hostname()).filter(|h| !h.is_empty()).unwrap_or_else(|| "agent".into()));
     let opts = storbench_fleet::server::AgentOptions {
         listen: a.listen,
         dir: a.fleet_dir.clone().unwrap_or_else(storbench_fleet::creds::default_dir),

@@ -356,6 +356,19 @@ fn four_agents_against_the_ceph_cluster_keep_their_objects_apart() {
     drop(agents);
 }
 
+/// `storbench run` on `agents` with the fleet directory `fleet`: a null-engine
+/// job `n` of `runtime` seconds, results in `out`, and `extra` flags.
+fn null_run(agents: &str, fleet: &Path, runtime: &str, extra: &[&str]) -> Vec<String> {
+    let fleet = fleet.to_str().unwrap();
+    let flags = ["run", "--agents", agents, "--fleet-dir", fleet, "--results-dir", "out", "--quiet"];
+    let job = ["--name", "n", "--ioengine", "null", "--runtime", runtime];
+    flags.iter().chain(extra).chain(&job).map(|w| w.to_string()).collect()
+}
+
+fn words(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
 /// Start a coordinator in the background.
 fn coordinator(dir: &Path, args: &[&str]) -> std::process::Child {
     std::process::Command::new(bin())
@@ -373,26 +386,7 @@ fn ctrl_c_on_the_coordinator_stops_every_agent_and_keeps_the_merged_results() {
     let fleet = fleet_dir(dir.path(), "fleet");
     let agents: Vec<Agent> =
         (1..=2).map(|i| Agent::start(None, &format!("127.0.0.8{i}:7450"), &fleet, dir.path().join(format!("agent{i}.log")), &[])).collect();
-    let f = fleet.to_str().unwrap();
-    let c = coordinator(
-        dir.path(),
-        &[
-            "run",
-            "--agents",
-            "127.0.0.81,127.0.0.82",
-            "--fleet-dir",
-            f,
-            "--results-dir",
-            "out",
-            "--quiet",
-            "--name",
-            "n",
-            "--ioengine",
-            "null",
-            "--runtime",
-            "60",
-        ],
-    );
+    let c = coordinator(dir.path(), &words(&null_run("127.0.0.81,127.0.0.82", &fleet, "60", &[])));
     agents[1].wait_for("connected", Duration::from_secs(20));
     std::thread::sleep(Duration::from_secs(3));
     let started = std::time::Instant::now();
@@ -597,25 +591,7 @@ fn an_agent_whose_clock_is_off_is_reported_warned_about_and_still_starts_with_th
     let _fast = Agent::start(None, "127.0.0.86:7450", &fleet, dir.path().join("fast.log"), &["--clock-skew-ms", "6000"]);
     let _slow = Agent::start(None, "127.0.0.87:7450", &fleet, dir.path().join("slow.log"), &["--clock-skew-ms", "-6000"]);
     let started = std::time::Instant::now();
-    let run = storbench(
-        dir.path(),
-        &[
-            "run",
-            "--agents",
-            "127.0.0.86,127.0.0.87",
-            "--fleet-dir",
-            fleet.to_str().unwrap(),
-            "--results-dir",
-            "out",
-            "--quiet",
-            "--name",
-            "n",
-            "--ioengine",
-            "null",
-            "--runtime",
-            "2",
-        ],
-    );
+    let run = storbench(dir.path(), &words(&null_run("127.0.0.86,127.0.0.87", &fleet, "2", &[])));
     assert_eq!(run.code, 0, "{}", run.stderr);
     // Uncorrected, one agent would start 6 s after the other (its clock says
     // the start time is still ahead), and the run would last 8 s or more.
@@ -648,27 +624,7 @@ fn on_lost_abort_stops_the_others_when_one_agent_dies() {
         .map(|i| Agent::start(None, &format!("127.0.0.7{}:7450", i + 5), &fleet, dir.path().join(format!("agent{i}.log")), &[]))
         .collect();
     let started = std::time::Instant::now();
-    let c = coordinator(
-        dir.path(),
-        &[
-            "run",
-            "--agents",
-            "127.0.0.76,127.0.0.77,127.0.0.78",
-            "--fleet-dir",
-            fleet.to_str().unwrap(),
-            "--on-lost",
-            "abort",
-            "--results-dir",
-            "out",
-            "--quiet",
-            "--name",
-            "n",
-            "--ioengine",
-            "null",
-            "--runtime",
-            "60",
-        ],
-    );
+    let c = coordinator(dir.path(), &words(&null_run("127.0.0.76,127.0.0.77,127.0.0.78", &fleet, "60", &["--on-lost", "abort"])));
     agents[2].wait_for("connected", Duration::from_secs(20));
     std::thread::sleep(Duration::from_secs(3));
     agents[1].kill();

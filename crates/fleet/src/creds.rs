@@ -76,8 +76,13 @@ fn make(hosts: &[String]) -> Result<Vec<(&'static str, String, bool)>, rcgen::Er
 
 /// 32 random bytes, hex.
 fn new_token() -> String {
+    random_hex(32)
+}
+
+/// `n` bytes from the system's random source, as hex (tokens, names nobody else picks).
+pub fn random_hex(n: usize) -> String {
     use ring::rand::SecureRandom as _;
-    let mut bytes = [0u8; 32];
+    let mut bytes = vec![0u8; n];
     ring::rand::SystemRandom::new().fill(&mut bytes).expect("the system's random source works");
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use storbench_model::protocol::{self, FromAgent, Hello, PrepareJobs, ToAgent};
 use storbench_runner::agent::{AgentLink, LocalLink};
 use storbench_runner::interrupt::Scope;
-use storbench_runner::{build_plan, local_agent, Prepared};
+use storbench_runner::{build_plan, handshake, local_agent, Prepared};
 use tokio::sync::mpsc::Sender;
 use tonic::Status;
 
@@ -193,7 +193,8 @@ impl Session {
             m
         })?;
         let mut link = local_agent(&prepared);
-        greet(&mut link)?;
+        // The in-process agent speaks only after a Hello; its answer stays here.
+        handshake(&mut link)?;
         let objects_left = vec![0; prepared.jobs.len()];
         Ok(Live { prepared, link, assigned: 0, done: 0, objects_left })
     }
@@ -207,17 +208,6 @@ impl Session {
             }
         }
         said.to_string()
-    }
-}
-
-/// The in-process agent speaks only after a Hello; its answer stays here.
-fn greet(link: &mut LocalLink) -> Result<(), String> {
-    let lost = |_| "the agent's worker thread could not start".to_string();
-    link.send(ToAgent::Hello(Hello::ours("coordinator"))).map_err(lost)?;
-    match link.recv(Duration::from_secs(30)).map_err(lost)? {
-        Some(FromAgent::Hello(_)) => Ok(()),
-        Some(FromAgent::Failed { message }) => Err(message),
-        _ => Err("the in-process agent did not answer".into()),
     }
 }
 

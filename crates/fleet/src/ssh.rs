@@ -46,7 +46,8 @@ pub struct Launched {
 struct Remote {
     host: String,
     dir: String,
-    session: Child,
+    /// The SSH session the agent runs in, once started.
+    session: Option<Child>,
 }
 
 /// How long an agent may take to start (copying a binary included).
@@ -55,7 +56,7 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// Start one agent on every host; on any failure, what was started is stopped
 /// and removed again.
 pub fn launch(opts: &SshOptions) -> Result<Launched, String> {
-    let dir = std::env::temp_dir().join(format!("storbench-fleet-{}-{}", std::process::id(), nonce()));
+    let dir = std::env::temp_dir().join(format!("storbench-fleet-{}-{}", std::process::id(), crate::creds::random_hex(6)));
     let hostnames: Vec<String> = opts.hosts.iter().map(|h| host_part(h).to_string()).collect();
     crate::creds::init(&dir, &hostnames)?;
     // Nothing here signs certificates later: the CA's key goes at once.
@@ -72,9 +73,9 @@ pub fn launch(opts: &SshOptions) -> Result<Launched, String> {
 impl Launched {
     /// Copy what the agent needs to `host` and start it; its port.
     fn start(&mut self, host: &str) -> Result<u16, String> {
-        let remote = format!("/tmp/storbench-agent.{}", nonce());
+        let remote = format!("/tmp/storbench-agent.{}", crate::creds::random_hex(6));
         // Recorded first, so it is removed even if making it seems to fail.
-        self.remote.push(Remote { host: host.into(), dir: remote.clone(), session: placeholder()? });
+        self.remote.push(Remote { host: host.into(), dir: remote.clone(), session: None });
         self.ssh(host, &format!("umask 077 && mkdir {remote} {remote}/fleet"), None)?;
         let binary = match &self.opts.binary {
             Some(b) => b.clone(),
@@ -103,7 +104,7 @@ impl Launched {
             .map_err(|e| format!("could not run {}: {e}", self.opts.command[0]))?;
         let port = listening_port(&mut session);
         if let Some(r) = self.remote.last_mut() {
-            r.session = session;
+            r.session = Some(session);
         }
         port
     }
@@ -140,8 +141,10 @@ impl Drop for Launched {
     fn drop(&mut self) {
         for r in &mut self.remote {
             // Ending the session hangs up the agent's terminal: the agent stops.
-            let _ = r.session.kill();
-            let _ = r.session.wait();
+            if let Some(s) = r.session.as_mut() {
+                let _ = s.kill();
+                let _ = s.wait();
+            }
         }
         let remote = std::mem::take(&mut self.remote);
         for r in remote {
@@ -150,11 +153,6 @@ impl Drop for Launched {
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
-}
-
-/// A child that has already exited, until the real session is started.
-fn placeholder() -> Result<Child, String> {
-    Command::new("true").spawn().map_err(|e| format!("could not start a process: {e}"))
 }
 
 /// Read the agent's output until it says where it listens; keep draining
@@ -205,14 +203,6 @@ fn host_part(h: &str) -> &str {
 
 fn shell_word(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
-}
-
-/// Random hex for names nobody else picks.
-fn nonce() -> String {
-    use ring::rand::SecureRandom as _;
-    let mut b = [0u8; 6];
-    let _ = ring::rand::SystemRandom::new().fill(&mut b);
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }
 
 #[cfg(test)]

@@ -104,27 +104,31 @@ fn job(j: &Job, g: &Group, plus: bool) -> Obj {
 /// fio's steady-state block (fio judges one criterion: the first is shown;
 /// storbench's own results have them all).
 fn steadystate(ss: &storbench_model::SteadyStateResult) -> Obj {
-    let first = ss.criteria.split(',').next().unwrap_or("");
-    let (metric, limit) = first.split_once(':').unwrap_or((first, ""));
-    let ss_name = match limit.strip_suffix('%') {
-        Some(pct) => format!("{metric}:{:.6}%", pct.parse::<f64>().unwrap_or(0.0)),
-        None => first.to_string(),
+    use storbench_workload::steady::{parse, Judge, Metric};
+    let first = parse(&ss.criteria).ok().and_then(|c| c.first().copied());
+    let (ss_name, percent, slope, metric) = match first {
+        Some(c) => {
+            let name = c.metric.name().to_string() + c.judge.suffix();
+            let ss_name = if c.percent { format!("{name}:{:.6}%", c.limit) } else { c.to_string() };
+            (ss_name, c.percent, matches!(c.judge, Judge::Slope | Judge::SlopeExcursion), Some(c.metric))
+        }
+        None => (ss.criteria.clone(), false, false, None),
     };
     let value = ss.judged.first().map_or(0.0, |v| v.value);
-    let criterion = if limit.ends_with('%') { format!("{value:.6}%") } else { format!("{value:.6}") };
+    let criterion = if percent { format!("{value:.6}%") } else { format!("{value:.6}") };
     let n = ss.window.len().max(1) as f64;
     let iops: Vec<u64> = ss.window.iter().map(|s| s.iops.round() as u64).collect();
     let bw: Vec<u64> = ss.window.iter().map(|s| s.bw.round() as u64).collect();
-    // fio's max_deviation and slope are in the metric's own units.
     let mean = |v: &[u64]| v.iter().sum::<u64>() as f64 / n;
-    let raw = match (limit.ends_with('%'), metric.trim_end_matches("_slope")) {
-        (true, "iops") => value * mean(&iops) / 100.0,
-        (true, "bw") => value * mean(&bw) / 100.0,
+    // fio's max_deviation and slope are in the metric's own units.
+    let raw = match (percent, metric) {
+        (true, Some(Metric::Iops)) => value * mean(&iops) / 100.0,
+        (true, Some(Metric::Bw)) => value * mean(&bw) / 100.0,
         _ => value,
     };
     let mut data = Obj::new();
-    data.int("bw_mean", (bw.iter().sum::<u64>() as f64 / n).round() as u64)
-        .int("iops_mean", (iops.iter().sum::<u64>() as f64 / n).round() as u64)
+    data.int("bw_mean", mean(&bw).round() as u64)
+        .int("iops_mean", mean(&iops).round() as u64)
         .arr("iops", iops.into_iter().map(Value::Int).collect())
         .arr("bw", bw.into_iter().map(Value::Int).collect());
     let mut o = Obj::new();
@@ -132,8 +136,8 @@ fn steadystate(ss: &storbench_model::SteadyStateResult) -> Obj {
         .int("duration", ss.dur_s as u64)
         .int("attained", u64::from(ss.attained))
         .str("criterion", &criterion)
-        .float("max_deviation", if metric.ends_with("_slope") { 0.0 } else { raw })
-        .float("slope", if metric.ends_with("_slope") { raw } else { 0.0 })
+        .float("max_deviation", if slope { 0.0 } else { raw })
+        .float("slope", if slope { raw } else { 0.0 })
         .obj("data", data);
     o
 }

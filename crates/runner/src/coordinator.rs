@@ -119,7 +119,7 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
 }
 
 /// Greet the agent and check it speaks our protocol version.
-fn handshake(link: &mut dyn AgentLink) -> Result<(), String> {
+pub fn handshake(link: &mut dyn AgentLink) -> Result<(), String> {
     let name = link.name().to_string();
     let lost = |_: LinkClosed| format!("{name} hung up before greeting");
     link.send(ToAgent::Hello(Hello::ours("coordinator"))).map_err(lost)?;
@@ -531,7 +531,8 @@ fn size_classes(share: &JobShare, totals: &[Vec<OpStats>], runtime_ns: u64) -> V
         .collect()
 }
 
-fn hostname() -> String {
+/// This machine's host name (empty if it cannot be read).
+pub fn hostname() -> String {
     std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
 }
 

@@ -26,6 +26,6 @@ pub mod steady;
 pub mod warnings;
 pub mod worker;
 
-pub use coordinator::{local_agent, op_results, run_plan, run_plan_on, Observer, Progress, Silent};
+pub use coordinator::{handshake, hostname, local_agent, op_results, run_plan, run_plan_on, Observer, Progress, Silent};
 pub use plan::{build_plan, Plan, PlanError};
 pub use prepare::{PrepareFailed, Prepared, ReadyJob};

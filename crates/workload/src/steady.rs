@@ -54,7 +54,8 @@ pub enum Judge {
 }
 
 impl Judge {
-    fn suffix(self) -> &'static str {
+    /// How the judge is written after the metric: `iops_slope`.
+    pub fn suffix(self) -> &'static str {
         match self {
             Judge::Deviation => "",
             Judge::Slope => "_slope",

@@ -54,8 +54,7 @@ impl BenchMeta {
 
 /// rados bench's object prefix for a pid: host name cut at 29 bytes, as it does.
 pub fn bench_prefix(pid: i32) -> String {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let host: String = host.trim().chars().take(29).collect();
+    let host: String = storbench_runner::hostname().chars().take(29).collect();
     format!("{PREFIX}_{host}_{pid}_object")
 }
 
