@@ -189,8 +189,8 @@ fn snia_mode_names_the_round_a_settling_store_reaches_steady_state() {
     let res = run_result(&d.path().join("out"));
     let ss = res.jobs[0].steady_state.as_ref().unwrap();
     assert!(ss.snia && ss.attained && ss.window.len() == 5, "{ss:?}");
-    // Rounds 1..7 alternate (the store's seconds run a little ahead of the
-    // run's); 8..12 is the first window of five settled rounds.
+    // Rounds 1..7 alternate (the store's seconds start with the first
+    // operation); 8..12 is the first window of five settled rounds.
     let round = ss.at_s.unwrap() / ss.interval_s;
     assert!((11.0..=13.0).contains(&round), "attained at round {round}");
     assert!(res.jobs[0].runtime_ns < 15_000_000_000, "the job ended there, not at round 25");

@@ -110,14 +110,16 @@ impl Engine for Null {
     }
 }
 
-/// The servers of one job: when each is next free, ns since `epoch`.
+/// The servers of one job: when each is next free, ns since `epoch`, the
+/// first operation (so the store's seconds are the run's, however long the
+/// set-up between configuring it and the start took).
 struct Sim {
     service_ns: u64,
     /// Until then (ns since `epoch`), operations starting in an even second
     /// take twice as long: the rate alternates, then settles.
     unsteady_until_ns: u64,
     free_at: Mutex<BinaryHeap<Reverse<u64>>>,
-    epoch: Instant,
+    epoch: std::sync::OnceLock<Instant>,
 }
 
 impl Sim {
@@ -126,12 +128,12 @@ impl Sim {
             service_ns: service.as_nanos() as u64,
             unsteady_until_ns: unsteady.as_nanos() as u64,
             free_at: Mutex::new((0..servers).map(|_| Reverse(0)).collect()),
-            epoch: Instant::now(),
+            epoch: std::sync::OnceLock::new(),
         }
     }
 
     fn now(&self) -> u64 {
-        self.epoch.elapsed().as_nanos() as u64
+        self.epoch.get_or_init(Instant::now).elapsed().as_nanos() as u64
     }
 
     /// An operation arriving now: it starts on the server free first (or
