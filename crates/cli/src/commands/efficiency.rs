@@ -55,8 +55,9 @@ pub fn run(a: &EfficiencyArgs) -> Result<i32, CliError> {
             fmt::mib_per_s(r.per_device_bytes_per_sec),
             fmt::count(r.ceiling_iops),
             fmt::mib_per_s(r.ceiling_bytes_per_sec),
-            format!("{:.1}%", r.efficiency * 100.0),
-            r.bound.into(),
+            // No device figure for this operation (a read-only baseline has no writes): nothing to judge.
+            if r.ceiling_iops > 0.0 || r.ceiling_bytes_per_sec > 0.0 { format!("{:.1}%", r.efficiency * 100.0) } else { "-".into() },
+            if r.ceiling_iops > 0.0 || r.ceiling_bytes_per_sec > 0.0 { r.bound.into() } else { "no device figure".into() },
         ]);
     }
     out.push_str(&storbench_report::text::table(&lines));
