@@ -45,6 +45,7 @@ impl Observer for Live {
             // A terminal shows the measured phase second by second instead.
             Stage::Measure if !self.enabled => self.line(&format!("job '{job}': measuring")),
             Stage::Measure => {}
+            Stage::Verify => self.line(&format!("job '{job}': reading back and checking what it wrote (verify)")),
             Stage::Cleanup => {
                 self.cleaning = true;
                 self.line(&format!("job '{job}': removing the objects it wrote (Ctrl-C skips this and lists them)"));

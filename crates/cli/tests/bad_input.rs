@@ -47,11 +47,11 @@ fn malformed_job_files() {
     let d = scratch();
     std::fs::write(d.path().join("bad.toml"), "[global\nrw = \"read\"\n").unwrap();
     std::fs::write(d.path().join("typo.toml"), "[[job]]\nname = \"a\"\nrwmixrd = 70\n").unwrap();
-    std::fs::write(d.path().join("unsupported.fio"), "[a]\nrw=read\nverify=crc32c\nsize=1m\n").unwrap();
+    std::fs::write(d.path().join("unsupported.fio"), "[a]\nrw=read\nzonemode=zbd\nsize=1m\n").unwrap();
     for (file, flag, expect) in [
         ("bad.toml", None, "not valid TOML"),
         ("typo.toml", None, "did you mean 'rwmixread'"),
-        ("unsupported.fio", Some("--fio"), "verify"),
+        ("unsupported.fio", Some("--fio"), "zonemode"),
     ] {
         let mut args = vec!["run"];
         args.extend(flag);

@@ -176,7 +176,7 @@ const CASES: &[Case] = &[
     with(&["run", "value.toml"], &[("value.toml", "[[job]]\nname = \"a\"\niodepth = \"many\"\n")], &["iodepth", "many"]),
     with(&["run", "dup.toml"], &[("dup.toml", "[[job]]\nname = \"a\"\nioengine = \"null\"\nsize = \"1m\"\n[[job]]\nname = \"a\"\nioengine = \"null\"\nsize = \"1m\"\n")], &["two jobs have this name"]),
     case(&["run", "missing.toml"], &["cannot read job file missing.toml"]),
-    with(&["run", "--fio", "u.fio"], &[("u.fio", "[a]\nrw=read\nverify=crc32c\nsize=1m\n")], &["verify"]),
+    with(&["run", "--fio", "u.fio"], &[("u.fio", "[a]\nrw=read\nzonemode=zbd\nsize=1m\n")], &["zonemode"]),
     with(&["run", "--fio", "early.fio"], &[("early.fio", "rw=read\n[a]\nsize=1m\n")], &["comes before any [section]"]),
     with(&["run", "--fio", "global.fio"], &[("global.fio", "[global]\nrw=read\n")], &["no job sections"]),
     with(&["run", "--fio", "rados.fio"], &[("rados.fio", "[a]\nioengine=rados\npool=p\nrw=write\n")], &["ioengine=rados needs size="]),

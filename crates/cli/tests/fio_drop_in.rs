@@ -126,7 +126,7 @@ fn fios_command_line_its_precedence_sections_and_exit_codes() {
     // Bad input exits 1 with one line naming what is wrong; nothing is written.
     for (args, says) in [
         (&["--name=x", "--rw=sideways"][..], "sideways"),
-        (&["--name=x", "--verify=md5", "--size=1m"][..], "'verify' (checking written data"),
+        (&["--name=x", "--zonemode=zbd", "--size=1m"][..], "'zonemode' (zoned"),
         (&["--output-format=xml", "--name=x"][..], "xml"),
         (&["missing.fio"][..], "unable to open 'missing.fio'"),
         (&[][..], "No job(s) defined"),

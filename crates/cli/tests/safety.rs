@@ -46,31 +46,6 @@ fn files_storbench_created_are_reused_and_unlinked_on_request() {
     assert!(!d.path().join("tmp.0.0").exists(), "unlink removes what this run created");
 }
 
-/// A loop device over a file: a real block device. Needs root and losetup.
-struct Loop {
-    dev: String,
-}
-
-impl Loop {
-    fn new(backing: &std::path::Path, sector: u32) -> Option<Loop> {
-        if !is_root() || !have("losetup") {
-            eprintln!("SKIP: loop devices need root and losetup");
-            return None;
-        }
-        let out = Command::new("losetup").args(["--find", "--show", "--sector-size", &sector.to_string()]).arg(backing).output().ok()?;
-        if !out.status.success() {
-            panic!("losetup failed as root: {}", String::from_utf8_lossy(&out.stderr));
-        }
-        Some(Loop { dev: String::from_utf8_lossy(&out.stdout).trim().to_string() })
-    }
-}
-
-impl Drop for Loop {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
 #[test]
 fn block_device_with_a_filesystem_is_refused_blank_one_is_used() {
     let d = scratch();

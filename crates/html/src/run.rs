@@ -23,6 +23,7 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
         }
         size_classes(&mut page, j);
         steady_state(&mut page, j);
+        verification(&mut page, j);
         per_agent(&mut page, j);
     }
     agents(&mut page, run);
@@ -113,6 +114,46 @@ fn steady_state(page: &mut Page, j: &JobResult) {
         })
         .collect();
     page.table(&format!("steady-{}", slug(&j.name)), &head, &rows, 1);
+}
+
+/// What reading back found: the verdict, what was not judged and why,
+/// what the checking cost, and the failures kept, each with its place.
+fn verification(page: &mut Page, j: &JobResult) {
+    use storbench_metrics::VerifyKind;
+    let Some(v) = &j.verify else { return };
+    let t = &v.tally;
+    page.h3(&format!("{}: verification ({}, {} B units)", j.name, v.checksum, v.unit));
+    let verdict = match t.failures_total() {
+        0 => format!("{} units checked: no failures.", t.checked),
+        n => {
+            let kinds: Vec<String> =
+                VerifyKind::ALL.iter().filter(|k| t.count(**k) > 0).map(|k| format!("{} {}", t.count(*k), k.name())).collect();
+            format!("{} units checked: {n} FAILED ({}).", t.checked, kinds.join(", "))
+        }
+    };
+    let cost = t.cpu_ms_per_gib().map(|ms| format!(" Checking cost {ms:.0} ms of CPU per GiB stamped or checked.")).unwrap_or_default();
+    page.para(
+        &format!(
+            "{verdict} Not judged: {} with a write in flight, {} unknown (a failed or interrupted write), {} never written.{cost}",
+            t.in_flight, t.unknown, t.unwritten
+        ),
+        "notes",
+    );
+    if t.failures.is_empty() {
+        return;
+    }
+    let head: Vec<String> = ["kind", "target", "offset", "found", "expected", "what"].map(String::from).into();
+    let rows: Vec<Vec<String>> = t
+        .failures
+        .iter()
+        .map(|f| {
+            let found = f.found.map_or("-".to_string(), |g| g.to_string());
+            let expected =
+                if f.expected[0] == f.expected[1] { f.expected[1].to_string() } else { format!("{}..{}", f.expected[0], f.expected[1]) };
+            vec![f.kind.name().into(), f.target.clone(), f.offset.to_string(), found, expected, f.what.clone()]
+        })
+        .collect();
+    page.table(&format!("verify-{}", slug(&j.name)), &head, &rows, 2);
 }
 
 /// A fleet run: the job's figures per agent (the summary row is their exact merge).

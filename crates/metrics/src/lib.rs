@@ -13,6 +13,7 @@ pub mod hist;
 pub mod interval;
 pub mod plat;
 pub mod summary;
+pub mod verify;
 
 pub use cpu::CpuTimes;
 pub use errors::{Detail, ErrorKind, ErrorTally, IoFailure};
@@ -20,3 +21,4 @@ pub use hist::LatencyHistogram;
 pub use interval::{IntervalReport, LogSample, OpStats};
 pub use plat::{HistSample, PlatWindow};
 pub use summary::{LatencySummary, STANDARD_PERCENTILES};
+pub use verify::{VerifyFailure, VerifyKind, VerifyTally};

@@ -27,7 +27,7 @@
 use crate::target::Targets;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use storbench_metrics::{CpuTimes, IntervalReport};
+use storbench_metrics::{CpuTimes, IntervalReport, VerifyTally};
 use storbench_workload::gen::Region;
 use storbench_workload::JobSpec;
 
@@ -35,7 +35,7 @@ use storbench_workload::JobSpec;
 /// (before it, interval reports went one way with a version never checked).
 /// 2: remote agents (Ping, Prepare, Finish and their answers). 3: empty
 /// histograms left out of interval reports. 4: StopJob.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -233,6 +233,9 @@ pub struct WorkerDone {
     /// short or failed): the run lists them with the command that removes them.
     #[serde(default)]
     pub objects_left: u64,
+    /// What checking the data it read back found (jobs that verify).
+    #[serde(default, skip_serializing_if = "VerifyTally::is_empty")]
+    pub verify: VerifyTally,
 }
 
 impl WorkerDone {
@@ -246,6 +249,7 @@ impl WorkerDone {
             cpu: CpuTimes::default(),
             error: Some(error.into()),
             objects_left: 0,
+            verify: VerifyTally::default(),
         }
     }
 }
@@ -288,6 +292,8 @@ pub enum Stage {
     Prefill,
     /// The measured phase (said by the coordinator as it starts a group).
     Measure,
+    /// Reading back and checking what the job wrote (verify, do_verify).
+    Verify,
     /// Removing the objects the job wrote.
     Cleanup,
 }
@@ -339,6 +345,7 @@ mod tests {
             cpu: CpuTimes::default(),
             error: Some("boom".into()),
             objects_left: 5,
+            verify: Default::default(),
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
         assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, .. })));

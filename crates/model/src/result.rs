@@ -135,10 +135,24 @@ pub struct JobResult {
     /// verdict and the window it was judged on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyStateResult>,
+    /// Verification, when the job asked for it (fio `verify`): what reading
+    /// back found, by kind, with the first failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<VerifyResult>,
     /// A fleet run: the same job's figures per agent (the job's own `ops`
     /// are the exact merge of these: histograms added, never averaged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_agent: Vec<AgentJobResult>,
+}
+
+/// What a job's verification found.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct VerifyResult {
+    pub checksum: String,
+    /// Bytes per header.
+    pub unit: u32,
+    #[serde(flatten)]
+    pub tally: storbench_metrics::VerifyTally,
 }
 
 /// Whether a job reached steady state, and on what window.

@@ -33,6 +33,10 @@ pub enum Warning {
     ClockSkew { agent: String, offset_ms: f64 },
     /// A job asked for steady state and ran to its end without it.
     SteadyStateNotAttained { job: String, criteria: String },
+    /// Data read back was not what was acknowledged.
+    VerifyFailed { job: String, counts: String, first: String },
+    /// A job asked for verification and nothing it read could be judged.
+    NothingVerified { job: String },
 }
 
 impl Warning {
@@ -82,6 +86,14 @@ impl Warning {
             Warning::SteadyStateNotAttained { job, criteria } => format!(
                 "job {job}: steady state ({criteria}) was NOT attained: its figures were still moving when it ended; \
                  run longer, or judge a longer window (ss_dur)"
+            ),
+            Warning::VerifyFailed { job, counts, first } => format!(
+                "job {job}: VERIFY FAILED: {counts}; the first: {first}. The storage returned data other than what it \
+                 acknowledged; the results list each failure with its target and offset"
+            ),
+            Warning::NothingVerified { job } => format!(
+                "job {job}: verify was asked for but nothing read could be judged (no unit read had a write acknowledged \
+                 by this run); read what a write job of the same run wrote, or give verify_state to check an earlier run's writes"
             ),
             Warning::ClockSkew { agent, offset_ms } => format!(
                 "agent {agent}'s clock is {offset_ms:+.0} ms from the coordinator's: starts were corrected for it, but \

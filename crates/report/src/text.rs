@@ -45,6 +45,7 @@ pub fn render(r: &RunResult) -> String {
     out.push('\n');
     for j in &r.jobs {
         steady_line(&mut out, j);
+        verify_lines(&mut out, j);
     }
     agents_line(&mut out, r);
     cpu_line(&mut out, r);
@@ -217,6 +218,47 @@ fn steady_line(out: &mut String, j: &JobResult) {
         None => format!("NOT attained in {}", round(j.runtime_ns as f64 / 1e9)),
     };
     let _ = writeln!(out, "steady state {}: {verdict} ({judged}; {} s window)", j.name, ss.dur_s);
+}
+
+/// A job's verification: what was judged, what failed (the first few
+/// failures, each with its place), and what the checking cost.
+fn verify_lines(out: &mut String, j: &JobResult) {
+    use storbench_metrics::VerifyKind;
+    let Some(v) = &j.verify else { return };
+    let t = &v.tally;
+    let failed = t.failures_total();
+    let verdict = if failed == 0 {
+        "no failures".to_string()
+    } else {
+        let kinds: Vec<String> =
+            VerifyKind::ALL.iter().filter(|k| t.count(**k) > 0).map(|k| format!("{} {}", t.count(*k), k.name())).collect();
+        format!("FAILED {failed} ({})", kinds.join(", "))
+    };
+    let pass = if t.pass_bytes > 0 {
+        format!("; read back {} in {}", storbench_workload::units::format_amount(t.pass_bytes), fmt::duration(t.pass_ns as f64 / 1e9))
+    } else {
+        String::new()
+    };
+    let cost =
+        t.cpu_ms_per_gib().map(|ms| format!("; checking cost {:.0} ms CPU ({ms:.0} ms/GiB)", t.cpu_ns as f64 / 1e6)).unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "verify {} ({}, {} B units): {} units ({}) checked, {verdict}; not judged: {} in flight, {} unknown, {} never written{pass}{cost}",
+        j.name,
+        v.checksum,
+        v.unit,
+        t.checked,
+        storbench_workload::units::format_amount(t.checked_bytes),
+        t.in_flight,
+        t.unknown,
+        t.unwritten
+    );
+    for f in t.failures.iter().take(5) {
+        let _ = writeln!(out, "  {} at {} offset {}: {}", f.kind.name(), f.target, f.offset, f.what);
+    }
+    if t.failures.len() > 5 {
+        let _ = writeln!(out, "  ... {} more kept in the results (result.json)", t.failures.len() - 5);
+    }
 }
 
 /// A fleet run's agents: their names and clocks against the coordinator's.

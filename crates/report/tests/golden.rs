@@ -67,6 +67,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         logs: vec![],
         hist_logs: vec![],
         steady_state: None,
+        verify: None,
         per_agent: vec![],
         spec,
     }

@@ -168,7 +168,7 @@ pub fn spawn_local(resolver: Arc<dyn Resolver>) -> LocalLink {
     // coordinator; room for a few seconds of reports from every worker.
     let (outbox, from_agent) = mpsc::sync_channel(4096);
     let spares: Spares = Arc::default();
-    let agent = LocalAgent { resolver, outbox, spares: spares.clone(), run: None };
+    let agent = LocalAgent { resolver, outbox, spares: spares.clone(), run: None, verify: Arc::default() };
     let thread = std::thread::Builder::new().name("sb-agent".into()).spawn(move || agent.serve(inbox));
     match thread {
         Ok(t) => LocalLink { to_agent, from_agent, spares, thread: Some(t), failed: None },
@@ -239,6 +239,8 @@ struct LocalAgent {
     outbox: SyncSender<FromAgent>,
     spares: Spares,
     run: Option<Run>,
+    /// Acknowledged writes of every verified target, kept across the run's groups.
+    verify: Arc<crate::verify::VerifyTables>,
 }
 
 impl LocalAgent {
@@ -287,6 +289,7 @@ impl LocalAgent {
         // The coordinator is gone (or refused): stop whatever still runs.
         self.with_run(|c| c.stop(ABORTING));
         self.finish_run();
+        self.verify.flush();
     }
 
     fn hello(&self, h: &Hello) -> Result<(), String> {
@@ -340,7 +343,7 @@ impl LocalAgent {
         let (engine, config) = self.resolver.engine(&share)?;
         let (spare_tx, spare_rx) = mpsc::channel();
         self.spares.lock().unwrap_or_else(|e| e.into_inner()).insert((id.job, id.worker), spare_tx);
-        let link = WorkerLink { tx: self.outbox.clone(), spare: spare_rx, control: control.clone(), job_stop };
+        let link = WorkerLink { tx: self.outbox.clone(), spare: spare_rx, control: control.clone(), job_stop, verify: self.verify.clone() };
         let name = format!("sb-{}-{}", share.spec.name.chars().take(8).collect::<String>(), id.worker);
         std::thread::Builder::new()
             .name(name)

@@ -34,6 +34,10 @@ impl AlignedBuffers {
         Buffers { base: self.ptr, slot_len: self.slot_len, slots: self.slots }
     }
 
+    pub fn slot_len(&self) -> usize {
+        self.slot_len
+    }
+
     pub fn slot_mut(&mut self, slot: u32) -> &mut [u8] {
         assert!((slot as usize) < self.slots);
         // SAFETY: in bounds, and &mut self guarantees no other Rust reference.

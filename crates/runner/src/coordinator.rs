@@ -161,6 +161,18 @@ struct JobAcc {
     steady: Option<crate::steady::Tracker>,
 }
 
+/// A verified job's result from its workers' tallies.
+fn verify_result(share: &JobShare, done: &[WorkerDone]) -> Option<storbench_model::VerifyResult> {
+    let v = share.spec.verify.as_ref()?;
+    let checksum = v.checksum?;
+    let mut tally = storbench_metrics::VerifyTally::default();
+    for d in done {
+        tally.merge(&d.verify);
+    }
+    let unit = crate::verify::unit_of(share).unwrap_or(0);
+    Some(storbench_model::VerifyResult { checksum: checksum.name().to_string(), unit, tally })
+}
+
 impl JobAcc {
     fn new(share: &JobShare) -> JobAcc {
         let svc = share.ops_per_sec.is_some();
@@ -396,7 +408,7 @@ impl<'a> GroupRun<'a> {
                 }
             }
             FromAgent::Stage { id, stage } => {
-                if stage == Stage::Cleanup {
+                if matches!(stage, Stage::Cleanup | Stage::Verify) {
                     self.measured.insert(id);
                 }
                 if self.announced.insert((id.job, stage)) {
@@ -504,6 +516,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         logs: acc.logs,
         hist_logs: acc.hist_logs,
         steady_state: acc.steady.as_ref().map(crate::steady::Tracker::result),
+        verify: verify_result(share, &acc.done),
         per_agent: Vec::new(),
     };
     result.warnings.extend(crate::warnings::analyse(&result, job));

@@ -23,6 +23,7 @@ pub mod limits;
 pub mod plan;
 pub mod prepare;
 pub mod steady;
+pub mod verify;
 pub mod warnings;
 pub mod worker;
 

@@ -78,7 +78,7 @@ fn refused(job: &str, message: String) -> PlanError {
 }
 
 /// MemAvailable, in bytes.
-fn available_memory() -> Option<u64> {
+pub fn available_memory() -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;

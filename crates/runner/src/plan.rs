@@ -121,6 +121,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
             ),
         ));
     }
+    check_verify(&spec, caps)?;
     if let Some(ss) = &spec.steady {
         if !ss.dur.is_zero() && ss.criteria.is_empty() {
             return Err(err(&spec, "ss_dur needs steadystate= (e.g. steadystate=iops:10%): what must be steady"));
@@ -184,6 +185,43 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         warnings,
         spec,
     })
+}
+
+/// Verification needs blocks that keep what is written, in whole units.
+fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<(), PlanError> {
+    let Some(v) = spec.verify.as_ref() else { return Ok(()) };
+    if v.checksum.is_none() {
+        let given = ["verify_only", "verify_state", "verify_backlog", "verify_fatal", "verify_pattern", "verify_interval"];
+        return match given.iter().find(|o| spec.given.has(o)) {
+            Some(o) => Err(err(spec, format!("{o} needs verify= (crc32c, xxhash or sha256): which checksum the blocks carry"))),
+            None => Ok(()),
+        };
+    }
+    if spec.objects.is_some() || !caps.blocks {
+        return Err(err(spec, "verify works on block targets (files, devices, RBD images); verifying objects is not built yet"));
+    }
+    if !caps.does_io {
+        return Err(err(spec, "the null engine keeps no data, so there is nothing to verify; give a real engine (psync, io_uring, rbd)"));
+    }
+    if v.only && v.state.is_none() {
+        return Err(err(spec, "verify_only checks what an earlier run acknowledged: give verify_state=DIR, the one that run kept"));
+    }
+    let unit = v.interval.map_or(spec.bs.min(), u64::from);
+    if unit < storbench_workload::verify::MIN_UNIT as u64 {
+        return Err(err(
+            spec,
+            format!("verify: blocks of {unit} bytes cannot hold a header; raise bs or give verify_interval (at least 512)"),
+        ));
+    }
+    for size in spec.bs.read.0.iter().chain(&spec.bs.write.0).map(|e| e.0) {
+        if size % unit != 0 {
+            return Err(err(
+                spec,
+                format!("verify: block size {size} is not a multiple of verify_interval {unit}; give one that divides every block size"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Block jobs go to block engines, object jobs to object engines.

@@ -175,6 +175,7 @@ fn ready(
         targets,
         spec: job.spec,
     };
+    crate::verify::check_job(&share).map_err(|e| (target_err(&share.spec.name, e, true), false))?;
     Ok(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings })
 }
 

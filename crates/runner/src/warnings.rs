@@ -29,6 +29,11 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
     if let Some(ss) = result.steady_state.as_ref().filter(|ss| !ss.attained && !result.interrupted) {
         w.push(Warning::SteadyStateNotAttained { job: name.clone(), criteria: ss.criteria.clone() });
     }
+    if let (Some(v), Some(asked)) = (&result.verify, share.spec.verify.as_ref()) {
+        // A write job told not to read back (do_verify=0) judges nothing, on purpose.
+        let reads = share.spec.read_percent() > 0.0 || asked.only || (asked.after && share.spec.writes());
+        w.extend(verify_warning(&name, &v.tally, reads && !result.interrupted));
+    }
     if let Some(w0) = first_ops_waited(result, share) {
         w.push(w0);
     }
@@ -43,6 +48,19 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
         }
     }
     w
+}
+
+/// Failures found, or nothing judged at all.
+fn verify_warning(job: &str, t: &storbench_metrics::VerifyTally, reads: bool) -> Option<Warning> {
+    use storbench_metrics::VerifyKind;
+    if t.failures_total() > 0 {
+        let counts: Vec<String> =
+            VerifyKind::ALL.iter().filter(|k| t.count(**k) > 0).map(|k| format!("{} {}", t.count(*k), k.name())).collect();
+        let first =
+            t.failures.first().map(|f| format!("{} at {} offset {}: {}", f.kind.name(), f.target, f.offset, f.what)).unwrap_or_default();
+        return Some(Warning::VerifyFailed { job: job.to_string(), counts: counts.join(", "), first });
+    }
+    (reads && t.checked == 0 && t.in_flight == 0).then(|| Warning::NothingVerified { job: job.to_string() })
 }
 
 /// Operations that waited more than this at the start of a run on a locked

@@ -6,6 +6,7 @@
 use crate::agent::RunControl;
 use crate::buffers::AlignedBuffers;
 use crate::clock::{precise_timers, sleep_until, Clock, SPIN_NS};
+use crate::verify::Checker;
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::mpsc::{Receiver, SyncSender};
@@ -29,6 +30,8 @@ pub struct WorkerLink {
     pub control: Arc<RunControl>,
     /// This worker's job alone must end its measured phase (steady state).
     pub job_stop: Arc<std::sync::atomic::AtomicBool>,
+    /// The run's tables of acknowledged writes (jobs that verify).
+    pub verify: Arc<crate::verify::VerifyTables>,
 }
 
 /// Blocks of files and devices, or named objects.
@@ -128,6 +131,8 @@ pub struct Worker {
     hist: Option<Box<[PlatWindow; 2]>>,
     /// Set when an interval fell below `rate_min`: the worker's end.
     below_min: Option<String>,
+    /// Stamps writes and judges reads (jobs that verify).
+    verify: Option<Checker>,
 }
 
 /// Where the loop stands, apart from the slots.
@@ -158,6 +163,7 @@ struct Slots {
     op: Vec<OpKind>,
     len: Vec<u32>,
     file: Vec<u32>,
+    offset: Vec<u64>,
     class: Vec<u8>,
 }
 
@@ -170,6 +176,7 @@ impl Slots {
             op: vec![OpKind::Read; qd],
             len: vec![0; qd],
             file: vec![0; qd],
+            offset: vec![0; qd],
             class: vec![0; qd],
         }
     }
@@ -189,7 +196,12 @@ impl Worker {
         let files: Vec<File> = share.targets.files_of(worker).iter().map(|t| open_file(t, spec)).collect::<Result<_, _>>()?;
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let qd = share.queue_depth as usize;
-        let mut buffers = AlignedBuffers::new(qd, (spec.max_transfer() as usize).max(1))?;
+        // A job that reads its writes back does so in larger reads than its blocks.
+        let slot_len = match spec.verify.is_some() {
+            true => spec.max_transfer().max(crate::verify::READ_BACK_BYTES),
+            false => spec.max_transfer(),
+        };
+        let mut buffers = AlignedBuffers::new(qd, (slot_len as usize).max(1))?;
         let filler = Filler::new(&spec.data);
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));
@@ -203,6 +215,7 @@ impl Worker {
             object_names: names.as_ref(),
         };
         let engine = config.open(&setup).map_err(|e| e.to_string())?;
+        let verify = Checker::new(&share, worker, &link.verify, qd, slot_len)?;
         let gen = match &spec.objects {
             Some(_) => {
                 let mut g = ObjGen::new(spec, worker, share.io_limit, spec.number_ios);
@@ -231,6 +244,7 @@ impl Worker {
             log: LogWindow::default(),
             hist: None,
             below_min: None,
+            verify,
         })
     }
 
@@ -247,8 +261,14 @@ impl Worker {
         let what = format!("prefill of {} objects", g.live());
         announce(&self.link, &self.share, self.worker, Stage::Prefill);
         let control = self.link.control.clone();
-        let (tried, left) =
-            unmeasured(self.engine.as_mut(), self.share.queue_depth, || g.prefill_next(), || control.stopping(), OnFailure::Stop);
+        let (tried, left) = unmeasured(
+            self.engine.as_mut(),
+            self.share.queue_depth,
+            || g.prefill_next(),
+            || control.stopping(),
+            OnFailure::Stop,
+            &mut NoHooks,
+        );
         left.error(tried).map_or(Ok(()), |e| Err(format!("{what}: {e}")))
     }
 
@@ -267,7 +287,8 @@ impl Worker {
     pub fn run(mut self, clock: Clock) -> WorkerDone {
         precise_timers();
         let cpu0 = CpuTimes::thread();
-        let result = self.run_loop(&clock).map_err(|e| e.to_string());
+        let only = self.verify.as_ref().is_some_and(|v| v.spec.only);
+        let result = if only { Ok(()) } else { self.run_loop(&clock).map_err(|e| e.to_string()) };
         let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
         let result = result.and_then(|_| self.end_fsync());
         let end = clock.now();
@@ -283,6 +304,7 @@ impl Worker {
             self.log.close(&mut self.report.log, end.saturating_sub(ramp) / 1_000_000, part);
         }
         self.hand_over(end, end);
+        let result = result.and_then(|_| self.read_back());
         let result = result.and_then(|_| self.clean_up());
         self.done(end, CpuTimes::thread().since(cpu0), result.err())
     }
@@ -319,7 +341,35 @@ impl Worker {
             (Gen::Objects(g), Some(o)) if o.cleans_up() => g.left(),
             _ => 0,
         };
-        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error, objects_left }
+        let verify = self.verify.as_ref().map(|v| v.tally.clone()).unwrap_or_default();
+        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error, objects_left, verify }
+    }
+
+    /// fio's `do_verify` (and `verify_only`): once every writer of the job
+    /// is done, read back and check what the job wrote, not measured. A
+    /// stop skips it (the verify state, if kept, still allows it later).
+    fn read_back(&mut self) -> Result<(), String> {
+        let Some(v) = self.verify.as_mut() else { return Ok(()) };
+        v.writes_done();
+        let control = self.link.control.clone();
+        if !(v.spec.only || (v.spec.after && self.share.spec.writes())) || control.stopping() {
+            return v.fatal.take().map_or(Ok(()), Err);
+        }
+        while !v.writers_done() && !control.stopping() {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        announce(&self.link, &self.share, self.worker, Stage::Verify);
+        let reads = v.pass(&self.share, self.worker, self.buffers.slot_len() as u64);
+        let t0 = std::time::Instant::now();
+        let mut reads = reads.into_iter();
+        let mut hooks = ReadBack { v: &mut *v, buffers: &mut self.buffers };
+        let (tried, left) =
+            unmeasured(self.engine.as_mut(), self.share.queue_depth, || reads.next(), || control.stopping(), OnFailure::Stop, &mut hooks);
+        v.tally.pass_ns = t0.elapsed().as_nanos() as u64;
+        if let Some(e) = left.error(tried) {
+            return Err(format!("reading back to verify: {e}"));
+        }
+        v.fatal.take().map_or(Ok(()), Err)
     }
 
     /// Remove the objects this worker wrote, when the job asks for it. Not
@@ -343,7 +393,7 @@ impl Worker {
         }
         announce(&self.link, &self.share, self.worker, Stage::Cleanup);
         let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
-        let (tried, unfinished) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || g.cleanup_next(), cut, policy);
+        let (tried, unfinished) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || g.cleanup_next(), cut, policy, &mut NoHooks);
         // Objects whose delete failed are still there: counted as left.
         for key in &unfinished.failed {
             g.delete_failed(*key);
@@ -403,7 +453,11 @@ impl Worker {
                 Some(s) => s.advance(self.gen.rng()),
                 None => now,
             };
-            let Some(io) = self.gen.next() else {
+            let next = match self.verify.as_mut().and_then(Checker::backlog_next) {
+                Some(io) => Some(io),
+                None => self.gen.next(),
+            };
+            let Some(io) = next else {
                 st.exhausted = true;
                 break;
             };
@@ -474,7 +528,13 @@ impl Worker {
     fn issue(&mut self, s: &mut Slots, slot: u32, io: NextIo, scheduled: u64, now: u64) -> Result<(), storbench_engine::EngineError> {
         if io.op.writes_data() {
             let buf = self.buffers.slot_mut(slot);
-            self.filler.refresh(buf, io.len as usize, io.file, self.gen.rng());
+            match self.verify.as_mut() {
+                Some(v) => v.stamp(buf, &io, slot, self.gen.rng()),
+                None => self.filler.refresh(buf, io.len as usize, io.file, self.gen.rng()),
+            }
+        }
+        if let Some(v) = self.verify.as_mut() {
+            v.issued(&io, slot);
         }
         let i = slot as usize;
         s.scheduled[i] = scheduled;
@@ -482,6 +542,7 @@ impl Worker {
         s.op[i] = io.op;
         s.len[i] = io.len;
         s.file[i] = io.file;
+        s.offset[i] = io.offset;
         s.class[i] = io.class;
         let data_only = self.k.data_only;
         self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot })
@@ -503,6 +564,13 @@ impl Worker {
             self.hist_completion(op, &outcome, now);
         }
         s.free.push(c.slot);
+        if let Some(v) = self.verify.as_mut() {
+            let io = NextIo { op, file: s.file[i], offset: s.offset[i], len: s.len[i], whole: false, class: 0 };
+            v.completed(&io, c.slot, self.buffers.slot_mut(c.slot), outcome.result.is_ok());
+            if v.fatal.is_some() && self.below_min.is_none() {
+                self.below_min = v.fatal.clone();
+            }
+        }
         if let Gen::Objects(g) = &mut self.gen {
             let settled = match outcome.result {
                 Ok(_) => Settled::Done,
@@ -739,6 +807,33 @@ enum OnFailure {
     GoOn { in_a_row: u32 },
 }
 
+/// What [`unmeasured`] tells the caller about each operation, beside
+/// carrying it out (reading back checks what each read found).
+trait Hooks {
+    fn issued(&mut self, _io: &NextIo, _slot: u32) {}
+    fn done(&mut self, _io: &NextIo, _slot: u32, _c: &Completion) {}
+}
+
+struct NoHooks;
+impl Hooks for NoHooks {}
+
+/// The read-back pass: each read judged, its bytes counted.
+struct ReadBack<'a> {
+    v: &'a mut Checker,
+    buffers: &'a mut AlignedBuffers,
+}
+
+impl Hooks for ReadBack<'_> {
+    fn issued(&mut self, io: &NextIo, slot: u32) {
+        self.v.issued(io, slot);
+    }
+    fn done(&mut self, io: &NextIo, slot: u32, c: &Completion) {
+        let ok = matches!(c.result, Ok(n) if n == io.len as u64);
+        self.v.completed(io, slot, self.buffers.slot_mut(slot), ok);
+        self.v.tally.pass_bytes += c.result.unwrap_or(0);
+    }
+}
+
 /// Cleanup gives up after this many failed deletes in a row.
 const CLEANUP_GIVES_UP_AFTER: u32 = 64;
 
@@ -775,6 +870,7 @@ fn unmeasured(
     mut next: impl FnMut() -> Option<NextIo>,
     stop: impl Fn() -> bool,
     policy: OnFailure,
+    hooks: &mut dyn Hooks,
 ) -> (u64, Unfinished) {
     let mut free: Vec<u32> = (0..qd).collect();
     let mut done = Vec::with_capacity(qd as usize);
@@ -782,7 +878,8 @@ fn unmeasured(
     let mut out = Unfinished::default();
     let mut in_a_row = 0u32;
     let mut issued = 0u64;
-    let mut slots = vec![(OpKind::Read, 0u32); qd as usize];
+    let none = NextIo { op: OpKind::Read, file: 0, offset: 0, len: 0, whole: false, class: 0 };
+    let mut slots = vec![none; qd as usize];
     while more || free.len() < qd as usize {
         if stop() || out.engine.is_some() {
             more = false;
@@ -793,7 +890,8 @@ fn unmeasured(
                 break;
             };
             let slot = free.pop().expect("checked non-empty");
-            slots[slot as usize] = (io.op, io.file);
+            slots[slot as usize] = io;
+            hooks.issued(&io, slot);
             let req = IoRequest { op: io.op, data_only: false, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot };
             issued += 1;
             if let Err(e) = engine.queue(req) {
@@ -810,7 +908,9 @@ fn unmeasured(
             break;
         }
         for c in done.drain(..) {
-            let (op, key) = slots[c.slot as usize];
+            let io = slots[c.slot as usize];
+            let (op, key) = (io.op, io.file);
+            hooks.done(&io, c.slot, &c);
             free.push(c.slot);
             // A delete of an object that is already gone leaves what cleanup wants.
             let gone = matches!(c.result, Err(f) if f.kind == ErrorKind::NotFound) && op == OpKind::Delete;

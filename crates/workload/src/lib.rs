@@ -16,6 +16,7 @@ pub mod rng;
 pub mod spec;
 pub mod steady;
 pub mod units;
+pub mod verify;
 
 pub use gen::{IoGen, NextIo};
 pub use objects::{Naming, ObjGen, ObjectNames, ObjectSizes, ObjectSpec, Settled};

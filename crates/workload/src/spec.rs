@@ -432,6 +432,9 @@ pub struct JobSpec {
     /// End the job once its figures are steady (fio `steadystate`, `ss_dur`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::steady::SteadyState>,
+    /// Written blocks carry headers and are checked when read (fio `verify`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<crate::verify::VerifySpec>,
     pub seed: u64,
     /// Random offsets visit every block once before any repeats (fio's
     /// random map, on unless `norandommap`); uniform, fixed block size only.
@@ -509,6 +512,7 @@ impl Default for JobSpec {
             stonewall: false,
             exitall: false,
             steady: None,
+            verify: None,
             seed: DEFAULT_SEED,
             randommap: true,
             number_ios: None,

@@ -303,3 +303,28 @@ pub fn assert_valid(doc: &serde_json::Value) {
     };
     assert!(msgs.is_empty(), "result does not match schema/result-v1.json:\n{}", msgs.join("\n"));
 }
+
+/// A loop device over a file: a real block device. Needs root and losetup.
+pub struct Loop {
+    pub dev: String,
+}
+
+impl Loop {
+    pub fn new(backing: &std::path::Path, sector: u32) -> Option<Loop> {
+        if !is_root() || !have("losetup") {
+            eprintln!("SKIP: loop devices need root and losetup");
+            return None;
+        }
+        let out = Command::new("losetup").args(["--find", "--show", "--sector-size", &sector.to_string()]).arg(backing).output().ok()?;
+        if !out.status.success() {
+            panic!("losetup failed as root: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Some(Loop { dev: String::from_utf8_lossy(&out.stdout).trim().to_string() })
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}

@@ -73,6 +73,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         logs: vec![],
         hist_logs: vec![],
         steady_state: None,
+        verify: None,
         per_agent: vec![],
         spec,
     }

@@ -233,6 +233,7 @@ mod tests {
                     "object_op_size" => "1k-2k",
                     "sync" => "dsync",
                     "steadystate" => "iops:10%",
+                    "verify_pattern" => "0xab",
                     _ => "x",
                 },
             };

@@ -7,6 +7,7 @@ use super::values::*;
 use super::{CoreOption, Kind, OptionInfo};
 use crate::objects::ObjectSpec;
 use crate::spec::{Fadvise, JobSpec, RateLimit};
+use crate::verify::{parse_pattern, Checksum, MIN_UNIT};
 use std::time::Duration;
 
 const SECOND: Duration = Duration::from_secs(1);
@@ -26,6 +27,10 @@ fn whole_seconds(v: &str) -> Result<std::time::Duration, String> {
         return Err(format!("{v}: give whole seconds (the figures are per second)"));
     }
     Ok(d)
+}
+
+fn vfy(spec: &mut JobSpec) -> &mut crate::verify::VerifySpec {
+    spec.verify.get_or_insert_with(Default::default)
 }
 
 fn obj(spec: &mut JobSpec) -> &mut ObjectSpec {
@@ -511,6 +516,102 @@ pub static CORE: &[CoreOption] = &[
                 return Err("must be at least 1s".into());
             }
             ss(s).interval = d;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "verify",
+            Kind::Choice(&["crc32c", "xxhash", "sha256", "0"]),
+            "0",
+            "check what is read against what was acknowledged: every written block carries a header with this checksum (0: off)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            vfy(s).checksum = match v {
+                "0" | "none" => None,
+                _ => Some(Checksum::parse(v)?),
+            };
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("verify_interval", Kind::Size, "bs", "verify: bytes per header (the job's smallest block size unless given)"),
+        aliases: &[],
+        set: |s, v| {
+            let n = size(v)?;
+            if n < MIN_UNIT as u64 || n % 512 != 0 || n > u32::MAX as u64 {
+                return Err(format!("{v}: give a multiple of 512 bytes, at least {MIN_UNIT}"));
+            }
+            vfy(s).interval = Some(n as u32);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("do_verify", Kind::Flag, "1", "verify: read everything written back after the measured phase"),
+        aliases: &[],
+        set: |s, v| {
+            vfy(s).after = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "verify_backlog",
+            Kind::Count,
+            "0",
+            "verify: read back the blocks of every N acknowledged writes during the run (0: only after it)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            vfy(s).backlog = u32::try_from(count(v)?).map_err(|_| format!("{v}: too many"))?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("verify_fatal", Kind::Flag, "0", "verify: end the worker at the first failure (else count them all)"),
+        aliases: &[],
+        set: |s, v| {
+            vfy(s).fatal = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "verify_pattern",
+            Kind::Text,
+            "seeded",
+            "verify: the data after each header, a hex number (0xdeadbeef) or a quoted string",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            vfy(s).pattern = Some(parse_pattern(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "verify_only",
+            Kind::Flag,
+            "0",
+            "verify: do not run the workload, only check what an earlier run left (with verify_state)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            vfy(s).only = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "verify_state",
+            Kind::Text,
+            "none",
+            "verify: a directory where the table of acknowledged writes is kept, so a later run (after a crash too) checks exactly that",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            vfy(s).state = Some(std::path::PathBuf::from(nonempty(v)?));
             Ok(())
         },
     },

@@ -417,13 +417,13 @@ bs=8k
 
     #[test]
     fn unsupported_options_are_named_with_reasons_or_dropped_and_marked_when_allowed() {
-        let text = "[a]\nrw=read\nverify=md5\nzonemode=zbd\nbogus=1\n";
+        let text = "[a]\nrw=read\nverify_state_save=1\nzonemode=zbd\nbogus=1\n";
         let e = read(text, false).err().unwrap();
-        for part in ["t.fio line 3 'verify' (checking written data", "'zonemode' (zoned", "'bogus' (not an option"] {
+        for part in ["t.fio line 3 'verify_state_save' (this form of verification", "'zonemode' (zoned", "'bogus' (not an option"] {
             assert!(e.message.contains(part), "{part}: {}", e.message);
         }
         let f = read(text, true).unwrap();
-        assert!(f.notes.iter().any(|n| n.starts_with("results are APPROXIMATE") && n.contains("verify")), "{:?}", f.notes);
+        assert!(f.notes.iter().any(|n| n.starts_with("results are APPROXIMATE") && n.contains("verify_state_save")), "{:?}", f.notes);
     }
 
     #[test]

@@ -57,13 +57,21 @@ const IGNORED: &[&str] = &[
     // fio's rados engine: polling style and empty-object creation at set-up.
     "busy_poll",
     "touch_objects",
+    // How fio schedules its checking; storbench checks every read as it completes.
+    "verifysort",
+    "verify_async",
+    "verify_async_cpus",
+    "verify_backlog_batch",
+    "verify_dump",
+    "verify_write_sequence",
+    "verify_header_seed",
 ];
 
 /// Families refused by name, with the reason (and what to do instead).
 const REFUSED: &[(&[&str], &str)] = &[
     (
-        &["verify", "do_verify", "verifysort", "verify_only", "experimental_verify", "trim_verify_zero"],
-        "checking written data under load is not built yet; remove the verify options to measure without checking",
+        &["experimental_verify", "trim_verify_zero", "verify_offset", "verify_state_save", "verify_state_load"],
+        "this form of verification is not supported; storbench keeps what was acknowledged with verify_state=DIR",
     ),
     (
         &["latency_target", "latency_window", "latency_percentile", "latency_run"],
@@ -103,16 +111,26 @@ const REFUSED: &[(&[&str], &str)] = &[
         "S3 server-side encryption with customer keys and storage classes are not supported",
     ),
     (&["fsync_on_close"], "an fsync at every close is not supported; end_fsync=1 flushes each file once at the end"),
-    (&["buffer_pattern", "verify_pattern", "sprandom", "rw_sequencer", "ignore_error", "lockmem", "iodepth_low"], "not supported"),
+    (&["buffer_pattern", "sprandom", "rw_sequencer", "ignore_error", "lockmem", "iodepth_low"], "not supported"),
 ];
+
+/// fio's verify= checksums as storbench's: the check is the same (a header
+/// with a checksum per block), only its CPU cost differs.
+fn checksum(fio: &str) -> &str {
+    match fio {
+        "0" | "null" | "none" => "0",
+        "xxhash" => "xxhash",
+        "sha256" | "sha512" | "sha1" | "md5" => "sha256",
+        v if v.starts_with("sha3") => "sha256",
+        // crc7..crc64, meta, pattern (the data is verify_pattern's), and anything else fio checks by a crc.
+        _ => "crc32c",
+    }
+}
 
 /// What `key` (already in fio's canonical spelling) with `value` becomes.
 pub fn action(key: &str, value: &str) -> Action {
     if IGNORED.contains(&key) {
         return Action::Ignore;
-    }
-    if key.starts_with("verify_") {
-        return Action::Refuse(REFUSED[0].1);
     }
     if let Some((_, why)) = REFUSED.iter().find(|(keys, _)| keys.contains(&key)) {
         return Action::Refuse(why);
@@ -130,6 +148,7 @@ pub fn action(key: &str, value: &str) -> Action {
     let keep = |k: &str| Action::Keep(k.into(), value.into());
     match key {
         "ioengine" => engine(value),
+        "verify" => Action::Keep("verify".into(), checksum(value).into()),
         "timeout" => keep("runtime"),
         "fileoffset" => keep("offset"),
         "iodepth_batch" => keep("iodepth_batch_submit"),
@@ -228,7 +247,10 @@ mod tests {
         assert_eq!(action("timeout", "30"), Action::Keep("runtime".into(), "30".into()));
         assert_eq!(action("bsrange", "4k-12k"), Action::Keep("bssplit".into(), "4096/33.33:8192/33.33:12288/33.34".into()));
         assert_eq!(action("group_reporting", "1"), Action::Ignore);
-        assert!(matches!(action("verify_backlog", "8"), Action::Refuse(r) if r.contains("checking written data")));
+        assert_eq!(action("verify_backlog", "8"), Action::Keep("verify_backlog".into(), "8".into()));
+        assert_eq!(action("verify", "md5"), Action::Keep("verify".into(), "sha256".into()));
+        assert_eq!(action("verify", "crc32c-intel"), Action::Keep("verify".into(), "crc32c".into()));
+        assert!(matches!(action("verify_state_save", "1"), Action::Refuse(r) if r.contains("verify_state=DIR")));
         assert_eq!(action("http_mode", "s3"), Action::Keep("fio:http_mode".into(), "s3".into()));
         assert!(matches!(action("http_s3_storage_class", "GLACIER"), Action::Refuse(_)));
         assert!(matches!(action("io_submit_mode", "offload"), Action::Refuse(_)));

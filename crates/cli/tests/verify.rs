@@ -1,0 +1,277 @@
+//! Verification under load against real targets: files, a loop device whose
+//! backing file is changed behind storbench's back mid-run, a write run
+//! killed with SIGKILL and checked afterwards from its verify state, and an
+//! RBD image whose data object is put back to an older copy (lost writes).
+
+mod common;
+use common::*;
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+fn verify_of(results: &Path) -> Value {
+    let doc = result_json(results);
+    assert_valid(&doc);
+    doc["jobs"][0]["verify"].clone()
+}
+
+fn failed(v: &Value, kind: usize) -> u64 {
+    v["failed"][kind].as_u64().unwrap()
+}
+
+const CORRUPT: usize = 0;
+const LOST_WRITE: usize = 1;
+const MISSING: usize = 3;
+
+#[test]
+fn eight_workers_overwriting_one_region_raise_no_false_failure() {
+    let d = scratch();
+    let f = d.path().join("region.dat");
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "m",
+            "--filename",
+            f.to_str().unwrap(),
+            "--size",
+            "1m",
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k",
+            "--ioengine",
+            "io_uring",
+            "--direct",
+            "1",
+            "--iodepth",
+            "8",
+            "--numjobs",
+            "8",
+            "--runtime",
+            "3",
+            "--time_based",
+            "1",
+            "--verify",
+            "crc32c",
+            "--results-dir",
+            "o",
+            "--quiet",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = verify_of(&d.path().join("o"));
+    assert!(v["checked"].as_u64().unwrap() > 1000, "{v}");
+    assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{v}");
+    assert!(v["pass_bytes"].as_u64().unwrap() > 0, "the read-back pass ran: {v}");
+    assert!(v["stamped_bytes"].as_u64().unwrap() > 0 && v["cpu_ns"].as_u64().unwrap() > 0, "{v}");
+}
+
+#[test]
+fn bytes_flipped_under_a_loop_device_mid_run_are_corruption_at_their_offset() {
+    let d = scratch();
+    let img = d.path().join("disk.img");
+    std::fs::write(&img, vec![0u8; 8 << 20]).unwrap();
+    let Some(dev) = Loop::new(&img, 512) else { return };
+    let state = d.path().join("state");
+    let common = ["--filename", &dev.dev, "--size", "1m", "--direct", "1", "--verify", "xxhash", "--verify_state", state.to_str().unwrap()];
+    let w = storbench(
+        d.path(),
+        &[&["run", "--name", "w", "--rw", "write", "--bs", "4k", "--do_verify", "0", "--results-dir", "w", "--quiet"][..], &common]
+            .concat(),
+    );
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    // Reads for 3 s; a second in, two bytes of the unit at 40960 change in the backing file.
+    let flip = std::thread::spawn({
+        let img = img.clone();
+        move || {
+            std::thread::sleep(Duration::from_secs(1));
+            use std::os::unix::fs::FileExt;
+            let f = std::fs::OpenOptions::new().write(true).open(&img).unwrap();
+            f.write_all_at(b"XY", 40960 + 1000).unwrap();
+            f.sync_all().unwrap();
+        }
+    });
+    let more = ["--allow_overwrite", "1", "--runtime", "3", "--time_based", "1", "--results-dir", "r", "--quiet"];
+    let r = storbench(
+        d.path(),
+        &[&["run", "--name", "r", "--rw", "randread", "--bs", "4k", "--ioengine", "io_uring", "--iodepth", "4"][..], &more, &common]
+            .concat(),
+    );
+    flip.join().unwrap();
+    assert_eq!(r.code, 1, "a verify failure fails the run: {}", r.stderr);
+    assert!(r.stdout.contains("VERIFY FAILED"), "{}", r.stdout);
+    let v = verify_of(&d.path().join("r"));
+    assert!(failed(&v, CORRUPT) >= 1 && failed(&v, LOST_WRITE) == 0 && failed(&v, MISSING) == 0, "{v}");
+    let first = &v["failures"][0];
+    assert_eq!(
+        (first["kind"].as_str(), first["offset"].as_u64(), first["byte"].as_u64()),
+        (Some("corrupt"), Some(40960), Some(1000)),
+        "{v}"
+    );
+    assert_eq!(first["target"].as_str(), Some(dev.dev.as_str()));
+    assert!(v["checked"].as_u64().unwrap() > 100, "{v}");
+}
+
+#[test]
+fn a_verify_pass_after_sigkill_checks_only_what_was_acknowledged() {
+    let d = scratch();
+    let f = d.path().join("killed.dat");
+    let state = d.path().join("state");
+    let (f, state) = (f.to_str().unwrap(), state.to_str().unwrap());
+    let mut child = Command::new(bin())
+        .current_dir(d.path())
+        .args(["run", "--name", "w", "--filename", f, "--size", "2m", "--rw", "randwrite", "--bs", "4k", "--ioengine", "io_uring"])
+        .args(["--iodepth", "16", "--numjobs", "2", "--runtime", "60", "--time_based", "1", "--verify", "crc32c", "--verify_state", state])
+        .args(["--results-dir", "w", "--quiet"])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    child.kill().unwrap(); // SIGKILL: nothing of storbench's own runs after this
+    child.wait().unwrap();
+    let v = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "v",
+            "--filename",
+            f,
+            "--size",
+            "2m",
+            "--rw",
+            "read",
+            "--bs",
+            "64k",
+            "--verify",
+            "crc32c",
+            "--verify_interval",
+            "4k",
+            "--verify_state",
+            state,
+            "--verify_only",
+            "1",
+            "--results-dir",
+            "v",
+            "--quiet",
+        ],
+    );
+    assert_eq!(v.code, 0, "{}", v.stderr);
+    let t = verify_of(&d.path().join("v"));
+    assert_eq!(t["failed"], serde_json::json!([0, 0, 0, 0]), "{t}");
+    assert!(t["checked"].as_u64().unwrap() > 256, "most of the 512 units were written and checked: {t}");
+}
+
+#[test]
+fn zeros_where_a_write_was_acknowledged_are_missing_and_a_stale_state_is_refused() {
+    let d = scratch();
+    let f = d.path().join("holes.dat");
+    let state = d.path().join("state");
+    let (fs, st) = (f.to_str().unwrap(), state.to_str().unwrap());
+    let args = |name: &'static str, more: &[&'static str]| -> Vec<String> {
+        let mut a: Vec<String> =
+            ["run", "--name", name, "--filename", fs, "--size", "256k", "--verify", "sha256", "--verify_state", st, "--quiet"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        a.extend(more.iter().map(|s| s.to_string()));
+        a.extend(["--results-dir".to_string(), name.to_string()]);
+        a
+    };
+    let run = |a: Vec<String>| storbench(d.path(), &a.iter().map(String::as_str).collect::<Vec<_>>());
+    let w = run(args("w", &["--rw", "write", "--bs", "8k", "--do_verify", "0"]));
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    // Punch out one 8 KiB write behind storbench's back: its unit reads back as zeros.
+    let punched = Command::new("fallocate").args(["--punch-hole", "--offset", "65536", "--length", "8192", fs]).status().unwrap();
+    assert!(punched.success());
+    let v = run(args("v", &["--rw", "read", "--bs", "8k", "--verify_only", "1"]));
+    assert_eq!(v.code, 1, "{}", v.stderr);
+    let t = verify_of(&d.path().join("v"));
+    assert_eq!((failed(&t, MISSING), failed(&t, CORRUPT), failed(&t, LOST_WRITE)), (1, 0, 0), "{t}");
+    assert_eq!(t["failures"][0]["offset"].as_u64(), Some(65536));
+    assert_eq!(t["checked"].as_u64(), Some(32));
+    // The report names the failure with its place.
+    assert_eq!(storbench(d.path(), &["report", "v"]).code, 0);
+    let html = std::fs::read_to_string(d.path().join("v/report.html")).unwrap();
+    assert!(html.contains("v: verification (sha256, 8192 B units)") && html.contains("1 FAILED (1 missing)"), "{html}");
+    assert!(html.contains("<td>65536</td>") && html.contains("zeros where a write was acknowledged"));
+    // The state was kept in 8 KiB units: another unit size is refused, by name.
+    let other = run(args("x", &["--rw", "read", "--bs", "8k", "--verify_interval", "4k", "--verify_only", "1"]));
+    assert_eq!(other.code, 2, "{}", other.stderr);
+    assert!(other.stderr.contains("verify_interval=8192"), "{}", other.stderr);
+}
+
+#[test]
+fn a_fio_job_with_verify_writes_then_reads_back_everything() {
+    let d = scratch();
+    std::fs::write(
+        d.path().join("v.fio"),
+        "[w]\nfilename=fv.dat\nsize=1m\nrw=randwrite\nbs=4k\nverify=md5\nverify_fatal=1\nioengine=psync\n",
+    )
+    .unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "v.fio", "--results-dir", "o", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = verify_of(&d.path().join("o"));
+    assert_eq!(v["checksum"].as_str(), Some("sha256"), "fio's md5 is checked with sha256");
+    assert_eq!(v["checked"].as_u64(), Some(256), "every 4 KiB block of the 1 MiB written once, read back once: {v}");
+    assert_eq!(v["pass_bytes"].as_u64(), Some(1 << 20));
+}
+
+#[test]
+fn verification_that_cannot_work_is_refused_before_anything_runs() {
+    let d = scratch();
+    for (args, says) in [
+        (&["--ioengine", "null", "--size", "1m", "--verify", "crc32c"][..], "null engine keeps no data"),
+        (&["--size", "1m", "--verify", "crc32c", "--verify_only", "1"][..], "give verify_state=DIR"),
+        (&["--size", "1m", "--bssplit", "4k/50:6k/50", "--verify", "crc32c"][..], "not a multiple of verify_interval"),
+        (&["--size", "1m", "--verify_only", "1"][..], "verify_only needs verify="),
+        (&["--size", "1m", "--bs", "256", "--verify", "crc32c"][..], "cannot hold a header"),
+    ] {
+        let r = storbench(d.path(), &[&["run", "--name", "x", "--rw", "write"][..], args].concat());
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+        assert!(!d.path().join("storbench-results").exists() && !d.path().join("x.0.0").exists(), "{args:?}: nothing written");
+    }
+}
+
+#[test]
+fn an_rbd_image_put_back_to_an_older_copy_has_lost_writes() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = format!("sbverify-{}", std::process::id());
+    let state = d.path().join("state");
+    let base = ["--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--size", "8m", "--bs", "64k", "--verify", "crc32c"];
+    let with = |more: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = base.iter().chain(more).map(|s| s.to_string()).collect();
+        a.extend(["--verify_state".into(), state.display().to_string(), "--verify_interval".into(), "4k".into(), "--quiet".into()]);
+        a
+    };
+    let run = |name: &str, more: &[&str]| {
+        let mut a = vec!["run".to_string(), "--name".into(), name.into(), "--results-dir".into(), name.into()];
+        a.extend(with(more));
+        storbench(d.path(), &a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let first = run("w1", &["--rw", "write", "--do_verify", "0", "--iodepth", "8"]);
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    // The image's first data object (4 MiB) as the first write left it.
+    let info = Command::new("rbd").args(["info", "--format", "json", &format!("rbd/{img}")]).output().unwrap();
+    let prefix = serde_json::from_slice::<Value>(&info.stdout).unwrap()["block_name_prefix"].as_str().unwrap().to_string();
+    let object = format!("{prefix}.0000000000000000");
+    let old = d.path().join("old-object");
+    assert!(Command::new("rados").args(["-p", "rbd", "get", &object]).arg(&old).status().unwrap().success());
+    let second = run("w2", &["--rw", "write", "--iodepth", "8"]);
+    assert_eq!(second.code, 0, "the second write verifies clean: {}", second.stderr);
+    assert!(Command::new("rados").args(["-p", "rbd", "put", &object]).arg(&old).status().unwrap().success());
+    let check = run("v", &["--rw", "read", "--verify_only", "1"]);
+    let _ = Command::new("rbd").args(["rm", "--no-progress", &format!("rbd/{img}")]).output();
+    assert_eq!(check.code, 1, "{}", check.stderr);
+    let v = verify_of(&d.path().join("v"));
+    assert_eq!(failed(&v, LOST_WRITE), 1024, "every 4 KiB unit of the first 4 MiB is the first write's: {v}");
+    assert_eq!((failed(&v, CORRUPT), failed(&v, MISSING), v["checked"].as_u64()), (0, 0, Some(2048)), "{v}");
+    let f = &v["failures"][0];
+    assert!(f["found"].as_u64().unwrap() < f["expected"][0].as_u64().unwrap(), "older than acknowledged: {f}");
+}

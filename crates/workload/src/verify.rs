@@ -1,0 +1,305 @@
+//! What a verified block holds, and how a block read back is judged.
+//!
+//! Every unit (`verify_interval` bytes, by default the job's smallest block)
+//! of a verified write starts with an 80-byte header: a magic, the unit's own
+//! offset, the write's generation number, the job and worker that wrote it,
+//! a seed, and a checksum of the whole unit (the checksum field counted as
+//! zeros). The rest of the unit is a function of the seed (or the job's
+//! `verify_pattern`), so a unit whose checksum fails can be regenerated and
+//! the first wrong byte named. Which generation is the right one is not this
+//! module's business: the runner's table of acknowledged writes says that.
+
+use sha2::Digest;
+
+/// Bytes of header at the start of every unit.
+pub const HEADER: usize = 80;
+/// The smallest unit: the header and some data.
+pub const MIN_UNIT: u32 = 512;
+const MAGIC: [u8; 4] = *b"SBVF";
+const VERSION: u8 = 1;
+const SUM_AT: usize = 48;
+const SUM_LEN: usize = 32;
+
+/// The checksum a job's units carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Checksum {
+    Crc32c,
+    Xxhash,
+    Sha256,
+}
+
+impl Checksum {
+    /// storbench's names.
+    pub const NAMES: &'static [&'static str] = &["crc32c", "xxhash", "sha256"];
+
+    pub fn parse(v: &str) -> Result<Checksum, String> {
+        match v {
+            "crc32c" => Ok(Checksum::Crc32c),
+            "xxhash" => Ok(Checksum::Xxhash),
+            "sha256" => Ok(Checksum::Sha256),
+            _ => Err(format!("'{v}': give crc32c, xxhash or sha256")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Checksum::Crc32c => "crc32c",
+            Checksum::Xxhash => "xxhash",
+            Checksum::Sha256 => "sha256",
+        }
+    }
+
+    fn code(self) -> u8 {
+        self as u8 + 1
+    }
+
+    /// The checksum of `unit` with its checksum field counted as zeros.
+    fn of(self, unit: &[u8]) -> [u8; SUM_LEN] {
+        let (head, rest) = unit.split_at(SUM_AT);
+        let tail = &rest[SUM_LEN..];
+        let zeros = [0u8; SUM_LEN];
+        let mut out = [0u8; SUM_LEN];
+        match self {
+            Checksum::Crc32c => {
+                let c = crc32c::crc32c_append(crc32c::crc32c_append(crc32c::crc32c(head), &zeros), tail);
+                out[..4].copy_from_slice(&c.to_le_bytes());
+            }
+            Checksum::Xxhash => {
+                let mut h = xxhash_rust::xxh3::Xxh3::new();
+                h.update(head);
+                h.update(&zeros);
+                h.update(tail);
+                out[..16].copy_from_slice(&h.digest128().to_le_bytes());
+            }
+            Checksum::Sha256 => {
+                let mut h = sha2::Sha256::new();
+                h.update(head);
+                h.update(zeros);
+                h.update(tail);
+                out.copy_from_slice(&h.finalize());
+            }
+        }
+        out
+    }
+}
+
+/// The job's verification settings (fio's `verify` family).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct VerifySpec {
+    /// `None` until `verify` names one: the other options alone check nothing (as in fio).
+    pub checksum: Option<Checksum>,
+    /// Bytes per header; `None`: the job's smallest block size.
+    #[serde(default)]
+    pub interval: Option<u32>,
+    /// Read everything written back after the measured phase (fio `do_verify`).
+    pub after: bool,
+    /// Read back every N acknowledged writes during the run (fio `verify_backlog`).
+    #[serde(default)]
+    pub backlog: u32,
+    /// End the worker at the first failure (fio `verify_fatal`).
+    #[serde(default)]
+    pub fatal: bool,
+    /// The data after each header (fio `verify_pattern`); `None`: from the seed.
+    #[serde(default)]
+    pub pattern: Option<Vec<u8>>,
+    /// Do not run the workload: only check what an earlier run left (fio `verify_only`).
+    #[serde(default)]
+    pub only: bool,
+    /// Where the table of acknowledged writes is kept between runs.
+    #[serde(default)]
+    pub state: Option<std::path::PathBuf>,
+}
+
+impl Default for VerifySpec {
+    fn default() -> Self {
+        VerifySpec { checksum: None, interval: None, after: true, backlog: 0, fatal: false, pattern: None, only: false, state: None }
+    }
+}
+
+/// fio's `verify_pattern`: a hex number (0x...), or a quoted string.
+pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
+    let v = v.trim();
+    if let Some(hex) = v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        let hex = if hex.len() % 2 == 1 { format!("0{hex}") } else { hex.to_string() };
+        return (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).map_err(|_| format!("'{v}': not a hex number")))
+            .collect();
+    }
+    let quoted = v.strip_prefix('"').and_then(|s| s.strip_suffix('"')).or_else(|| v.strip_prefix('\'').and_then(|s| s.strip_suffix('\'')));
+    match quoted {
+        Some(s) if !s.is_empty() => Ok(s.as_bytes().to_vec()),
+        _ => Err(format!("'{v}': give a hex number (0xdeadbeef) or a quoted string (\"abc\")")),
+    }
+}
+
+/// Who wrote a unit, and when.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// The unit's own byte offset in its target.
+    pub offset: u64,
+    pub generation: u64,
+    pub seed: u64,
+    pub job: u32,
+    pub worker: u32,
+}
+
+/// Write one unit: header, data, checksum.
+pub fn stamp(unit: &mut [u8], s: &Stamp, sum: Checksum, pattern: Option<&[u8]>) {
+    let len = unit.len();
+    debug_assert!(len >= MIN_UNIT as usize);
+    unit[..4].copy_from_slice(&MAGIC);
+    unit[4] = VERSION;
+    unit[5] = sum.code();
+    unit[6..8].fill(0);
+    unit[8..16].copy_from_slice(&s.offset.to_le_bytes());
+    unit[16..24].copy_from_slice(&s.generation.to_le_bytes());
+    unit[24..32].copy_from_slice(&s.seed.to_le_bytes());
+    unit[32..36].copy_from_slice(&s.job.to_le_bytes());
+    unit[36..40].copy_from_slice(&s.worker.to_le_bytes());
+    unit[40..44].copy_from_slice(&(len as u32).to_le_bytes());
+    unit[44..48].fill(0);
+    fill(&mut unit[HEADER..], s.seed, pattern);
+    let c = sum.of(unit);
+    unit[SUM_AT..SUM_AT + SUM_LEN].copy_from_slice(&c);
+}
+
+/// What a unit read back holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Found {
+    /// A whole unit of this generation, for this offset.
+    Intact { generation: u64 },
+    /// No header at all; `zeros` if the unit is all zeros (never written, or discarded).
+    NoHeader { zeros: bool },
+    /// A header for another offset (a misdirected write or read).
+    Misplaced { offset: u64, generation: u64 },
+    /// The header is there but the checksum fails: the first byte that is not
+    /// what the header's seed makes, when that can be told.
+    Corrupt { generation: u64, first_bad: Option<u32> },
+}
+
+/// Judge one unit read back from `offset`.
+pub fn check(unit: &[u8], offset: u64, pattern: Option<&[u8]>) -> Found {
+    let u64_at = |at: usize| u64::from_le_bytes(unit[at..at + 8].try_into().expect("8 bytes"));
+    if unit.len() < HEADER || unit[..4] != MAGIC || unit[4] != VERSION {
+        return Found::NoHeader { zeros: unit.iter().all(|b| *b == 0) };
+    }
+    let generation = u64_at(16);
+    let Some(sum) = [Checksum::Crc32c, Checksum::Xxhash, Checksum::Sha256].into_iter().find(|c| c.code() == unit[5]) else {
+        return Found::Corrupt { generation, first_bad: Some(5) };
+    };
+    if sum.of(unit)[..] != unit[SUM_AT..SUM_AT + SUM_LEN] {
+        return Found::Corrupt { generation, first_bad: first_bad(unit, u64_at(24), pattern) };
+    }
+    let written_for = u64_at(8);
+    if written_for != offset {
+        return Found::Misplaced { offset: written_for, generation };
+    }
+    Found::Intact { generation }
+}
+
+/// The first byte of the data that differs from what the seed makes (the
+/// header is trusted for the seed; `None` if the data is right, so the
+/// header or checksum itself was hit).
+fn first_bad(unit: &[u8], seed: u64, pattern: Option<&[u8]>) -> Option<u32> {
+    let mut want = vec![0u8; unit.len() - HEADER];
+    fill(&mut want, seed, pattern);
+    unit[HEADER..].iter().zip(&want).position(|(a, b)| a != b).map(|p| (p + HEADER) as u32)
+}
+
+/// The data after a header: the pattern repeated, or words derived from the
+/// seed and their position (SplitMix64 of seed + index), so any part can be
+/// regenerated on its own.
+fn fill(data: &mut [u8], seed: u64, pattern: Option<&[u8]>) {
+    if let Some(p) = pattern {
+        for (d, s) in data.iter_mut().zip(p.iter().cycle()) {
+            *d = *s;
+        }
+        return;
+    }
+    let mut chunks = data.chunks_exact_mut(8);
+    let mut x = seed;
+    for c in &mut chunks {
+        x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        c.copy_from_slice(&mix(x).to_le_bytes());
+    }
+    let rest = chunks.into_remainder();
+    let last = mix(x.wrapping_add(0x9E37_79B9_7F4A_7C15)).to_le_bytes();
+    rest.copy_from_slice(&last[..rest.len()]);
+}
+
+#[inline]
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stamped(sum: Checksum, pattern: Option<&[u8]>) -> Vec<u8> {
+        let mut u = vec![0u8; 4096];
+        stamp(&mut u, &Stamp { offset: 8192, generation: 7, seed: 42, job: 1, worker: 3 }, sum, pattern);
+        u
+    }
+
+    #[test]
+    fn a_stamped_unit_checks_as_intact_with_every_checksum() {
+        for sum in [Checksum::Crc32c, Checksum::Xxhash, Checksum::Sha256] {
+            assert_eq!(check(&stamped(sum, None), 8192, None), Found::Intact { generation: 7 }, "{sum:?}");
+        }
+    }
+
+    #[test]
+    fn a_flipped_data_byte_is_corrupt_and_named() {
+        for sum in [Checksum::Crc32c, Checksum::Xxhash, Checksum::Sha256] {
+            let mut u = stamped(sum, None);
+            u[1000] ^= 0x10;
+            assert_eq!(check(&u, 8192, None), Found::Corrupt { generation: 7, first_bad: Some(1000) }, "{sum:?}");
+        }
+    }
+
+    #[test]
+    fn a_hit_on_the_header_is_corrupt_without_a_data_byte() {
+        let mut u = stamped(Checksum::Crc32c, None);
+        u[20] ^= 1; // the generation
+        assert!(matches!(check(&u, 8192, None), Found::Corrupt { first_bad: None, .. }));
+    }
+
+    #[test]
+    fn a_unit_read_at_another_offset_is_misplaced() {
+        assert_eq!(check(&stamped(Checksum::Xxhash, None), 4096, None), Found::Misplaced { offset: 8192, generation: 7 });
+    }
+
+    #[test]
+    fn units_without_a_header_say_whether_they_are_zeros() {
+        assert_eq!(check(&[0u8; 4096], 0, None), Found::NoHeader { zeros: true });
+        assert_eq!(check(&[7u8; 4096], 0, None), Found::NoHeader { zeros: false });
+    }
+
+    #[test]
+    fn a_pattern_fills_the_data_and_is_checked() {
+        let p = parse_pattern("0xdeadbeef").unwrap();
+        assert_eq!(p, [0xde, 0xad, 0xbe, 0xef]);
+        let mut u = stamped(Checksum::Crc32c, Some(&p));
+        assert_eq!(&u[HEADER..HEADER + 4], &p[..]);
+        assert_eq!(check(&u, 8192, Some(&p)), Found::Intact { generation: 7 });
+        u[2000] = 0;
+        assert_eq!(check(&u, 8192, Some(&p)), Found::Corrupt { generation: 7, first_bad: Some(2000) });
+        assert_eq!(parse_pattern("\"ab\"").unwrap(), b"ab");
+        assert!(parse_pattern("abc").unwrap_err().contains("hex number"));
+    }
+
+    #[test]
+    fn the_same_seed_makes_the_same_data_and_another_does_not() {
+        let (mut a, mut b, mut c) = (vec![0u8; 100], vec![0u8; 100], vec![0u8; 100]);
+        fill(&mut a, 1, None);
+        fill(&mut b, 1, None);
+        fill(&mut c, 2, None);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}
