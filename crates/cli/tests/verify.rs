@@ -275,3 +275,106 @@ fn an_rbd_image_put_back_to_an_older_copy_has_lost_writes() {
     let f = &v["failures"][0];
     assert!(f["found"].as_u64().unwrap() < f["expected"][0].as_u64().unwrap(), "older than acknowledged: {f}");
 }
+
+#[test]
+fn rados_objects_verify_clean_under_a_mixed_load() {
+    // (No creates and deletes beside partial writes: the object model's reads can then
+    // come up short for reasons of its own, not verification's; see the closing note.)
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let p = format!("sbvmix{}.", std::process::id());
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "o",
+            "--ioengine",
+            "rados",
+            "--pool",
+            "storbench",
+            "--object_prefix",
+            &p,
+            "--objects",
+            "64",
+            "--object_size",
+            "8k",
+            "--object_ops",
+            "read:60,update:15,write:5",
+            "--object_op_size",
+            "1k-2k",
+            "--rw",
+            "randrw",
+            "--prefill",
+            "1",
+            "--numjobs",
+            "2",
+            "--iodepth",
+            "8",
+            "--runtime",
+            "3",
+            "--time_based",
+            "1",
+            "--verify",
+            "crc32c",
+            "--results-dir",
+            "o",
+            "--quiet",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let v = verify_of(&d.path().join("o"));
+    assert!(v["checked"].as_u64().unwrap() > 100, "{v}");
+    assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{v}");
+    assert!(v["unknown"].as_u64().unwrap() > 0, "partial writes make objects unknown rather than judged: {v}");
+    assert!(rados_objects("storbench", &p).is_empty(), "cleaned up");
+}
+
+#[test]
+fn a_rados_object_put_back_is_a_lost_write_and_one_removed_is_missing() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let p = format!("sbvobj{}.", std::process::id());
+    let state = d.path().join("state");
+    let run = |name: &str, more: &[&str]| {
+        let mut a = vec!["run", "--name", name, "--ioengine", "rados", "--pool", "storbench", "--object_prefix", &p, "--objects", "20"];
+        a.extend([
+            "--object_size",
+            "8k",
+            "--verify",
+            "xxhash",
+            "--verify_state",
+            state.to_str().unwrap(),
+            "--quiet",
+            "--results-dir",
+            name,
+        ]);
+        a.extend(more);
+        storbench(d.path(), &a)
+    };
+    let w = run("w", &["--rw", "write", "--number_ios", "20", "--cleanup", "0", "--do_verify", "0"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let old = d.path().join("old");
+    let (three, five) = (format!("{p}3"), format!("{p}5"));
+    assert!(Command::new("rados").args(["-p", "storbench", "get", &three]).arg(&old).status().unwrap().success());
+    // Every object updated again (and read back clean), then one put back and one removed behind storbench's back.
+    let u = run("u", &["--object_ops", "update:1", "--objects_exist", "1", "--number_ios", "400", "--cleanup", "0"]);
+    assert_eq!(u.code, 0, "{}", u.stderr);
+    assert_eq!(verify_of(&d.path().join("u"))["checked"].as_u64(), Some(20));
+    assert!(Command::new("rados").args(["-p", "storbench", "put", &three]).arg(&old).status().unwrap().success());
+    assert!(Command::new("rados").args(["-p", "storbench", "rm", &five]).status().unwrap().success());
+    let v = run("v", &["--rw", "read", "--objects_exist", "1", "--verify_only", "1", "--cleanup", "1"]);
+    assert_eq!(v.code, 1, "{}", v.stderr);
+    let t = verify_of(&d.path().join("v"));
+    assert_eq!((failed(&t, LOST_WRITE), failed(&t, MISSING), failed(&t, CORRUPT)), (1, 1, 0), "{t}");
+    assert_eq!(t["checked"].as_u64(), Some(20));
+    let targets: Vec<&str> = t["failures"].as_array().unwrap().iter().map(|f| f["target"].as_str().unwrap()).collect();
+    assert!(targets.iter().any(|t| t.ends_with(" key 3")) && targets.iter().any(|t| t.ends_with(" key 5")), "{targets:?}");
+    for o in rados_objects("storbench", &p) {
+        let _ = Command::new("rados").args(["-p", "storbench", "rm", &o]).status();
+    }
+}

@@ -122,7 +122,8 @@ fn verification(page: &mut Page, j: &JobResult) {
     use storbench_metrics::VerifyKind;
     let Some(v) = &j.verify else { return };
     let t = &v.tally;
-    page.h3(&format!("{}: verification ({}, {} B units)", j.name, v.checksum, v.unit));
+    let units = if v.unit == 0 { "whole versions".to_string() } else { format!("{} B units", v.unit) };
+    page.h3(&format!("{}: verification ({}, {units})", j.name, v.checksum));
     let verdict = match t.failures_total() {
         0 => format!("{} units checked: no failures.", t.checked),
         n => {

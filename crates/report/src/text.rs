@@ -241,12 +241,13 @@ fn verify_lines(out: &mut String, j: &JobResult) {
     };
     let cost =
         t.cpu_ms_per_gib().map(|ms| format!("; checking cost {:.0} ms CPU ({ms:.0} ms/GiB)", t.cpu_ns as f64 / 1e6)).unwrap_or_default();
+    let what = if v.unit == 0 { "objects" } else { "units" };
     let _ = writeln!(
         out,
-        "verify {} ({}, {} B units): {} units ({}) checked, {verdict}; not judged: {} in flight, {} unknown, {} never written{pass}{cost}",
+        "verify {} ({}, {}): {} {what} ({}) checked, {verdict}; not judged: {} in flight, {} unknown, {} never written{pass}{cost}",
         j.name,
         v.checksum,
-        v.unit,
+        if v.unit == 0 { "whole versions".to_string() } else { format!("{} B units", v.unit) },
         t.checked,
         storbench_workload::units::format_amount(t.checked_bytes),
         t.in_flight,

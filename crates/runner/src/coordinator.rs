@@ -169,7 +169,7 @@ fn verify_result(share: &JobShare, done: &[WorkerDone]) -> Option<storbench_mode
     for d in done {
         tally.merge(&d.verify);
     }
-    let unit = crate::verify::unit_of(share).unwrap_or(0);
+    let unit = if share.spec.objects.is_some() { 0 } else { crate::verify::unit_of(share).unwrap_or(0) };
     Some(storbench_model::VerifyResult { checksum: checksum.name().to_string(), unit, tally })
 }
 

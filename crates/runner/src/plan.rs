@@ -162,6 +162,8 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     let bounded = spec.runtime.is_some()
         || spec.io_size.is_some()
         || spec.number_ios.is_some()
+        // verify_only runs no workload: the read-back pass is bounded by what was written.
+        || spec.verify.as_ref().is_some_and(|v| v.only && v.checksum.is_some())
         || spec.objects.is_none() && (spec.size.is_some() || caps.does_io);
     if !bounded {
         let what = if spec.objects.is_some() { "an object job runs until runtime, io_size or number_ios" } else { "set runtime or size" };
@@ -197,8 +199,11 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
             None => Ok(()),
         };
     }
-    if spec.objects.is_some() || !caps.blocks {
-        return Err(err(spec, "verify works on block targets (files, devices, RBD images); verifying objects is not built yet"));
+    if spec.objects.is_some() && !caps.ordered {
+        return Err(err(spec, "verify works on block targets and RADOS objects; verifying S3 and Swift objects is not built yet"));
+    }
+    if spec.objects.is_some() {
+        return Ok(());
     }
     if !caps.does_io {
         return Err(err(spec, "the null engine keeps no data, so there is nothing to verify; give a real engine (psync, io_uring, rbd)"));

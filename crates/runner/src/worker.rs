@@ -267,7 +267,7 @@ impl Worker {
             || g.prefill_next(),
             || control.stopping(),
             OnFailure::Stop,
-            &mut NoHooks,
+            hooks(self.verify.as_mut(), &mut self.buffers, self.share.spec.seed).as_mut(),
         );
         left.error(tried).map_or(Ok(()), |e| Err(format!("{what}: {e}")))
     }
@@ -362,12 +362,16 @@ impl Worker {
         let reads = v.pass(&self.share, self.worker, self.buffers.slot_len() as u64);
         let t0 = std::time::Instant::now();
         let mut reads = reads.into_iter();
-        let mut hooks = ReadBack { v: &mut *v, buffers: &mut self.buffers };
+        let rng = storbench_workload::rng::Rng::new(self.share.spec.seed);
+        let mut hooks = Tracked { v: &mut *v, buffers: &mut self.buffers, rng, not_found: 0 };
+        // A missing object is a finding (counted by the checker), not a reason to stop reading.
+        let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
         let (tried, left) =
-            unmeasured(self.engine.as_mut(), self.share.queue_depth, || reads.next(), || control.stopping(), OnFailure::Stop, &mut hooks);
+            unmeasured(self.engine.as_mut(), self.share.queue_depth, || reads.next(), || control.stopping(), policy, &mut hooks);
+        let not_found = hooks.not_found;
         v.tally.pass_ns = t0.elapsed().as_nanos() as u64;
-        if let Some(e) = left.error(tried) {
-            return Err(format!("reading back to verify: {e}"));
+        if left.engine.is_some() || left.failed.len() as u64 > not_found {
+            return Err(format!("reading back to verify: {}", left.error(tried).unwrap_or_default()));
         }
         v.fatal.take().map_or(Ok(()), Err)
     }
@@ -393,7 +397,14 @@ impl Worker {
         }
         announce(&self.link, &self.share, self.worker, Stage::Cleanup);
         let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
-        let (tried, unfinished) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || g.cleanup_next(), cut, policy, &mut NoHooks);
+        let (tried, unfinished) = unmeasured(
+            self.engine.as_mut(),
+            self.share.queue_depth,
+            || g.cleanup_next(),
+            cut,
+            policy,
+            hooks(self.verify.as_mut(), &mut self.buffers, 0).as_mut(),
+        );
         // Objects whose delete failed are still there: counted as left.
         for key in &unfinished.failed {
             g.delete_failed(*key);
@@ -566,7 +577,7 @@ impl Worker {
         s.free.push(c.slot);
         if let Some(v) = self.verify.as_mut() {
             let io = NextIo { op, file: s.file[i], offset: s.offset[i], len: s.len[i], whole: false, class: 0 };
-            v.completed(&io, c.slot, self.buffers.slot_mut(c.slot), outcome.result.is_ok());
+            v.completed(&io, c.slot, self.buffers.slot_mut(c.slot), outcome.result);
             if v.fatal.is_some() && self.below_min.is_none() {
                 self.below_min = v.fatal.clone();
             }
@@ -817,20 +828,38 @@ trait Hooks {
 struct NoHooks;
 impl Hooks for NoHooks {}
 
-/// The read-back pass: each read judged, its bytes counted.
-struct ReadBack<'a> {
+/// Unmeasured operations of a verified job (the read-back pass, an object
+/// job's prefill and cleanup): writes stamped, each completion told to the
+/// checker, the reads' bytes counted.
+struct Tracked<'a> {
     v: &'a mut Checker,
     buffers: &'a mut AlignedBuffers,
+    rng: storbench_workload::rng::Rng,
+    /// Reads the store answered with "no such object".
+    not_found: u64,
 }
 
-impl Hooks for ReadBack<'_> {
+impl Hooks for Tracked<'_> {
     fn issued(&mut self, io: &NextIo, slot: u32) {
+        if io.op.writes_data() {
+            self.v.stamp(self.buffers.slot_mut(slot), io, slot, &mut self.rng);
+        }
         self.v.issued(io, slot);
     }
     fn done(&mut self, io: &NextIo, slot: u32, c: &Completion) {
-        let ok = matches!(c.result, Ok(n) if n == io.len as u64);
-        self.v.completed(io, slot, self.buffers.slot_mut(slot), ok);
-        self.v.tally.pass_bytes += c.result.unwrap_or(0);
+        self.v.completed(io, slot, self.buffers.slot_mut(slot), c.result);
+        if io.op == OpKind::Read {
+            self.v.tally.pass_bytes += c.result.unwrap_or(0);
+            self.not_found += u64::from(matches!(c.result, Err(f) if f.kind == ErrorKind::NotFound));
+        }
+    }
+}
+
+/// The hooks for a worker's unmeasured operations: tracked when it verifies.
+fn hooks<'a>(v: Option<&'a mut Checker>, buffers: &'a mut AlignedBuffers, seed: u64) -> Box<dyn Hooks + 'a> {
+    match v {
+        Some(v) => Box::new(Tracked { v, buffers, rng: storbench_workload::rng::Rng::new(seed), not_found: 0 }),
+        None => Box::new(NoHooks),
     }
 }
 

@@ -236,6 +236,37 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Objects: what the bytes `[offset, offset + out.len())` of object `key`'s
+/// version `generation` are. The first 16 bytes name the version (a magic
+/// and the generation), the rest are words made from key, generation and
+/// their position, so any range can be made, and checked, on its own.
+pub fn object_bytes(out: &mut [u8], key: u64, generation: u64, offset: u64) {
+    let seed = mix(key.wrapping_mul(0xA076_1D64_78BD_642F) ^ generation);
+    let word = |i: u64| -> [u8; 8] {
+        match i {
+            0 => [b'S', b'B', b'V', b'O', 0, 0, 0, 0],
+            1 => generation.to_le_bytes(),
+            _ => mix(seed.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15))).to_le_bytes(),
+        }
+    };
+    let mut p = offset;
+    let mut at = 0;
+    while at < out.len() {
+        let w = word(p / 8);
+        let from = (p % 8) as usize;
+        let n = (8 - from).min(out.len() - at);
+        out[at..at + n].copy_from_slice(&w[from..from + n]);
+        at += n;
+        p += n as u64;
+    }
+}
+
+/// The generation an object's first 16 bytes name, if they are a version's.
+pub fn object_generation(head: &[u8]) -> Option<u64> {
+    (head.len() >= 16 && head[..8] == [b'S', b'B', b'V', b'O', 0, 0, 0, 0])
+        .then(|| u64::from_le_bytes(head[8..16].try_into().expect("8 bytes")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,5 +332,20 @@ mod tests {
         fill(&mut c, 2, None);
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn object_bytes_of_any_range_agree_with_the_whole_object() {
+        let mut whole = vec![0u8; 1000];
+        object_bytes(&mut whole, 7, 3, 0);
+        assert_eq!(object_generation(&whole), Some(3));
+        for (off, len) in [(0usize, 5usize), (13, 100), (517, 483), (999, 1)] {
+            let mut part = vec![0u8; len];
+            object_bytes(&mut part, 7, 3, off as u64);
+            assert_eq!(part, whole[off..off + len], "{off}+{len}");
+        }
+        let mut other = vec![0u8; 1000];
+        object_bytes(&mut other, 7, 4, 0);
+        assert_ne!(other[16..], whole[16..], "another version differs beyond its header");
     }
 }

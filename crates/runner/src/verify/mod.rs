@@ -1,0 +1,448 @@
+//! Verification under load: which generation of each unit is the right
+//! one, and the worker's side of stamping writes and judging reads.
+//!
+//! A [`BlockTable`] keeps one 64-bit word per unit of a target, shared by
+//! every worker and job of the run that verifies that target (and kept in a
+//! file with `verify_state`, so a later run, after a crash too, checks
+//! exactly what was acknowledged). A word holds the newest acknowledged
+//! generation, how far back concurrent writes make older ones right too,
+//! and how many writes are in flight. The rules that keep it free of false
+//! failures under full concurrency:
+//! - a unit with a write in flight is never judged;
+//! - writes to one unit that overlap in time may land in either order, so
+//!   every generation of such a cluster is right once they are all done;
+//! - a read is judged only if the unit's word did not change while it was in
+//!   flight (else it may hold the old or the new data, rightly);
+//! - a failed write, or one in flight when a run died, makes the unit
+//!   unknown until the next write that completes.
+//!
+//! The generation counter is one per target, so a later write always has a
+//! higher number: an intact unit older than the newest acknowledged write
+//! is a lost write, not corruption.
+
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use storbench_metrics::{ErrorKind, IoFailure};
+use storbench_metrics::{VerifyFailure, VerifyKind, VerifyTally};
+use storbench_model::protocol::JobShare;
+use storbench_model::target::Targets;
+use storbench_workload::rng::Rng;
+use storbench_workload::verify::{self as format, Checksum, Found, Stamp, VerifySpec};
+use storbench_workload::{NextIo, OpKind};
+use table::{began, ended, expect, removed, BlockTable, Expect};
+pub use table::{state_path, VerifyTables};
+
+mod objects;
+mod table;
+
+/// The read-back pass reads in pieces of up to this many bytes (whole units).
+pub const READ_BACK_BYTES: u64 = 256 << 10;
+
+/// What a job verifies, as (label, usable bytes): worker `w`'s files or
+/// volumes in the order its I/O numbers them, or (`None`) every worker's.
+fn verified_targets(share: &JobShare, worker: Option<u32>) -> Result<Vec<(String, u64)>, String> {
+    match &share.targets {
+        Targets::Files(per_worker) => {
+            let files = match worker {
+                Some(w) => share.targets.files_of(w).to_vec(),
+                None => per_worker.iter().flatten().cloned().collect(),
+            };
+            Ok(files.into_iter().map(|f| (f.path.display().to_string(), f.size)).collect())
+        }
+        Targets::Store(s) if s.size > 0 => Ok((0..s.units.max(1)).map(|u| (format!("{}#{u}", s.label), s.size)).collect()),
+        // Objects: one word per key of the job's key space, named by store and prefix.
+        Targets::Store(s) => match (&share.spec.objects, &share.object_prefix) {
+            (Some(o), Some(prefix)) => Ok(vec![(format!("{} {prefix}", s.label), o.count)]),
+            _ => Err("verify: this job names no objects".into()),
+        },
+        _ => Err("verify works on files, block devices and RBD images; objects are not verified yet".into()),
+    }
+}
+
+/// Before anything runs: a verified job's unit fits its blocks, and any
+/// state an earlier run kept for its targets is for the same target and unit.
+pub fn check_job(share: &JobShare) -> Result<(), String> {
+    let Some(v) = share.spec.verify.as_ref().filter(|v| v.checksum.is_some()) else { return Ok(()) };
+    let unit = unit_of(share)?;
+    let targets = verified_targets(share, None)?;
+    let Some(dir) = &v.state else { return Ok(()) };
+    for (label, size) in targets {
+        table::check_saved(dir, &label, size, unit)?;
+    }
+    Ok(())
+}
+
+/// The unit a job's blocks are verified in: `verify_interval`, else its
+/// smallest block; every block size and offset must be whole units.
+pub fn unit_of(share: &JobShare) -> Result<u32, String> {
+    let spec = &share.spec;
+    let v = spec.verify.as_ref().ok_or("not verified")?;
+    if spec.objects.is_some() {
+        return Ok(1);
+    }
+    let unit = v.interval.map_or(spec.bs.min(), u64::from);
+    if unit < format::MIN_UNIT as u64 || unit > u32::MAX as u64 {
+        return Err(format!(
+            "verify needs blocks of at least {} bytes (a header is {} bytes); raise bs or give verify_interval",
+            format::MIN_UNIT,
+            format::HEADER
+        ));
+    }
+    let sizes = spec.bs.read.0.iter().chain(&spec.bs.write.0).map(|e| e.0);
+    for (what, v) in sizes.map(|s| ("block size", s)).chain([("offset", share.region.start), ("offset_increment", spec.offset_increment)]) {
+        if v % unit != 0 {
+            return Err(format!(
+                "verify: the {what} {v} is not a multiple of the {unit}-byte unit; give verify_interval (a divisor of every block size)"
+            ));
+        }
+    }
+    Ok(unit as u32)
+}
+
+/// A worker's side of verification: stamps its writes, judges its reads,
+/// keeps its tally.
+pub struct Checker {
+    sum: Checksum,
+    pattern: Option<Vec<u8>>,
+    unit: u32,
+    job: u32,
+    worker: u32,
+    pub spec: VerifySpec,
+    /// Per file (or volume) the worker's I/O names.
+    tables: Vec<Arc<BlockTable>>,
+    /// Per slot: the generation its write carries; the words its read saw.
+    gens: Vec<u64>,
+    snaps: Vec<u64>,
+    per_slot: usize,
+    /// Acknowledged writes waiting to be read back (`verify_backlog`).
+    backlog: VecDeque<NextIo>,
+    draining: bool,
+    writers: Arc<AtomicU32>,
+    /// Counted among the job's writers until its measured phase ends.
+    writing: bool,
+    /// Set at the first failure of a `verify_fatal` job.
+    pub fatal: Option<String>,
+    pub tally: VerifyTally,
+    /// Objects rather than blocks: one word per key, contents from `object_bytes`.
+    objects: Option<ObjectMode>,
+}
+
+/// What an object job's checker needs beside the blocks' fields.
+struct ObjectMode {
+    /// The read-back pass reads whole objects of up to this size.
+    max_size: u64,
+    /// Expected bytes are made here (never allocated in the loop).
+    scratch: Vec<u8>,
+}
+
+impl Checker {
+    /// The worker's checker, or `None` when its job does not verify.
+    pub fn new(share: &JobShare, worker: u32, registry: &VerifyTables, qd: usize, slot_len: u64) -> Result<Option<Checker>, String> {
+        let Some(spec) = share.spec.verify.as_ref().filter(|v| v.checksum.is_some()) else { return Ok(None) };
+        let unit = unit_of(share)?;
+        let dir = spec.state.as_deref();
+        let tables = verified_targets(share, Some(worker))?
+            .into_iter()
+            .map(|(label, size)| registry.table(&label, size, unit, dir))
+            .collect::<Result<Vec<_>, _>>()?;
+        let per_slot = if share.spec.objects.is_some() { 1 } else { (slot_len / unit as u64).max(1) as usize };
+        // Counted until its measured phase ends: the job's read-back pass waits for every writer.
+        let writers = registry.writers(share.job);
+        let writing = share.spec.writes() && !spec.only;
+        if writing {
+            writers.fetch_add(1, Ordering::AcqRel);
+        }
+        Ok(Some(Checker {
+            sum: spec.checksum.unwrap_or(Checksum::Crc32c),
+            pattern: spec.pattern.clone(),
+            unit,
+            job: share.job,
+            worker,
+            spec: spec.clone(),
+            tables,
+            gens: vec![0; qd],
+            snaps: vec![0; qd * per_slot],
+            per_slot,
+            backlog: VecDeque::new(),
+            draining: false,
+            writers,
+            writing,
+            fatal: None,
+            tally: VerifyTally::default(),
+            objects: share.spec.objects.as_ref().map(|o| ObjectMode { max_size: o.sizes.max(), scratch: vec![0; slot_len as usize] }),
+        }))
+    }
+
+    /// Make a write's buffer: every unit stamped with the write's generation.
+    /// Not in flight yet: see [`Checker::issued`].
+    #[inline]
+    pub fn stamp(&mut self, buf: &mut [u8], io: &NextIo, slot: u32, rng: &mut Rng) {
+        let t0 = std::time::Instant::now();
+        if self.objects.is_some() {
+            return self.stamp_object(buf, io, slot, t0);
+        }
+        let table = &self.tables[io.file as usize];
+        let generation = table.next_generation();
+        self.gens[slot as usize] = generation;
+        let unit = self.unit as usize;
+        for (k, chunk) in buf[..io.len as usize].chunks_exact_mut(unit).enumerate() {
+            let offset = io.offset + (k * unit) as u64;
+            let s = Stamp { offset, generation, seed: rng.next_u64(), job: self.job, worker: self.worker };
+            format::stamp(chunk, &s, self.sum, self.pattern.as_deref());
+        }
+        self.tally.cpu_ns += t0.elapsed().as_nanos() as u64;
+        self.tally.stamped_bytes += io.len as u64;
+    }
+
+    /// A whole object's version: its bytes from key and generation (a
+    /// partial write is not stamped: it makes the object unknown).
+    fn stamp_object(&mut self, buf: &mut [u8], io: &NextIo, slot: u32, t0: std::time::Instant) {
+        if matches!(io.op, OpKind::Create | OpKind::Update) {
+            let generation = self.tables[0].next_generation();
+            self.gens[slot as usize] = generation;
+            format::object_bytes(&mut buf[..io.len as usize], io.file as u64, generation, 0);
+            self.tally.stamped_bytes += io.len as u64;
+        }
+        self.tally.cpu_ns += t0.elapsed().as_nanos() as u64;
+    }
+
+    /// The table and the words an operation covers: units of a block
+    /// target, or the one word of an object's key.
+    #[inline]
+    fn span(&self, io: &NextIo) -> (usize, usize, usize) {
+        match self.objects {
+            Some(_) => (0, io.file as usize, 1),
+            None => (io.file as usize, (io.offset / self.unit as u64) as usize, (io.len / self.unit) as usize),
+        }
+    }
+
+    /// An operation goes out: a write's units are in flight from now; a
+    /// read remembers the words it will be judged against.
+    #[inline]
+    pub fn issued(&mut self, io: &NextIo, slot: u32) {
+        let (t, first, n) = self.span(io);
+        let table = &self.tables[t];
+        match io.op {
+            OpKind::Write | OpKind::Create | OpKind::Update | OpKind::Delete => (first..first + n).for_each(|i| table.update(i, began)),
+            OpKind::Read => {
+                let snaps = &mut self.snaps[slot as usize * self.per_slot..][..n];
+                for (k, s) in snaps.iter_mut().enumerate() {
+                    *s = table.word(first + k).load(Ordering::Acquire);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An operation came back: a write's generation becomes the one to
+    /// find (or its units unknown, if it failed); a read is judged.
+    pub fn completed(&mut self, io: &NextIo, slot: u32, buf: &[u8], result: Result<u64, IoFailure>) {
+        let ok = matches!(result, Ok(n) if n == io.len as u64 || self.objects.is_some());
+        let (t, first, n) = self.span(io);
+        let table = self.tables[t].clone();
+        match io.op {
+            OpKind::Write | OpKind::Create | OpKind::Update => {
+                // A partial write of an object leaves it part old, part new: unknown.
+                let whole = self.objects.is_none() || io.op != OpKind::Write;
+                let generation = self.gens[slot as usize];
+                (first..first + n).for_each(|i| table.update(i, |w| ended(w, generation, ok && whole)));
+                if ok && self.spec.backlog > 0 && whole {
+                    let read = match &self.objects {
+                        Some(o) => NextIo { op: OpKind::Read, offset: 0, len: o.max_size as u32, whole: true, ..*io },
+                        None => NextIo { op: OpKind::Read, ..*io },
+                    };
+                    self.backlog.push_back(read);
+                    self.draining |= self.backlog.len() >= self.spec.backlog as usize;
+                }
+            }
+            OpKind::Delete => {
+                let gone = ok || matches!(result, Err(f) if f.kind == ErrorKind::NotFound);
+                table.update(first, |w| if gone { removed(w) } else { ended(w, 0, false) });
+            }
+            OpKind::Read => {
+                let t0 = std::time::Instant::now();
+                match (&self.objects, result) {
+                    (None, Ok(_)) if ok => {
+                        for k in 0..n {
+                            let snap = self.snaps[slot as usize * self.per_slot + k];
+                            let unit = &buf[k * self.unit as usize..][..self.unit as usize];
+                            self.judge(&table, first + k, snap, unit);
+                        }
+                    }
+                    (Some(_), Ok(got)) => {
+                        self.judge_object(&table, io, self.snaps[slot as usize * self.per_slot], Some(&buf[..got as usize]))
+                    }
+                    (Some(_), Err(f)) if f.kind == ErrorKind::NotFound => {
+                        self.judge_object(&table, io, self.snaps[slot as usize * self.per_slot], None)
+                    }
+                    _ => {}
+                }
+                self.tally.cpu_ns += t0.elapsed().as_nanos() as u64;
+            }
+            _ => {}
+        }
+    }
+
+    /// The generations a read may rightly find in unit `i`, judged against
+    /// the word it had when the read went out; `None` (and counted) when
+    /// it cannot be judged.
+    fn expected(&mut self, table: &BlockTable, i: usize, snap: u64) -> Option<[u64; 2]> {
+        if table.word(i).load(Ordering::Acquire) != snap {
+            self.tally.in_flight += 1;
+            return None;
+        }
+        match expect(snap) {
+            Expect::InFlight => self.tally.in_flight += 1,
+            Expect::Unknown => self.tally.unknown += 1,
+            Expect::Unwritten => self.tally.unwritten += 1,
+            Expect::Range(lo, hi) => return Some([lo, hi]),
+        }
+        None
+    }
+
+    /// Judge one unit read back.
+    fn judge(&mut self, table: &BlockTable, i: usize, snap: u64, unit: &[u8]) {
+        let Some([lo, hi]) = self.expected(table, i, snap) else { return };
+        let offset = i as u64 * self.unit as u64;
+        self.tally.checked += 1;
+        self.tally.checked_bytes += unit.len() as u64;
+        let found = format::check(unit, offset, self.pattern.as_deref());
+        if let Found::Intact { generation } = found {
+            if (lo..=hi).contains(&generation) {
+                return;
+            }
+        }
+        let (kind, generation, byte, what) = block_failure(found, [lo, hi]);
+        self.failed(VerifyFailure { kind, target: table.label.clone(), offset, expected: [lo, hi], found: generation, byte, what });
+    }
+
+    /// Judge an object read (`None`: the store said it does not exist).
+    fn judge_object(&mut self, table: &BlockTable, io: &NextIo, snap: u64, got: Option<&[u8]>) {
+        let key = io.file as u64;
+        let Some(expected) = self.expected(table, key as usize, snap) else { return };
+        self.tally.checked += 1;
+        let target = format!("{} key {key}", table.label);
+        let Some(got) = got else {
+            let what = format!("not found, though generation {} was acknowledged", expected[1]);
+            return self.failed(VerifyFailure {
+                kind: VerifyKind::Missing,
+                target,
+                offset: io.offset,
+                expected,
+                found: None,
+                byte: None,
+                what,
+            });
+        };
+        self.tally.checked_bytes += got.len() as u64;
+        let scratch = &mut self.objects.as_mut().expect("object mode").scratch;
+        let Some((kind, found, byte, what)) = objects::judge(got, key, io.offset, expected, scratch) else { return };
+        self.failed(VerifyFailure { kind, target, offset: io.offset, expected, found, byte, what });
+    }
+
+    #[cold]
+    fn failed(&mut self, f: VerifyFailure) {
+        if self.spec.fatal && self.fatal.is_none() {
+            self.fatal = Some(format!("verify failed ({}) at {} offset {}: {}", f.kind.name(), f.target, f.offset, f.what));
+        }
+        self.tally.fail(f);
+    }
+
+    /// The next acknowledged write to read back (`verify_backlog`): once
+    /// the backlog is full, it is read back whole before new writes go out.
+    #[inline]
+    pub fn backlog_next(&mut self) -> Option<NextIo> {
+        if !self.draining {
+            return None;
+        }
+        let io = self.backlog.pop_front();
+        self.draining = !self.backlog.is_empty();
+        io
+    }
+
+    /// This worker's measured phase ended: it writes no more.
+    pub fn writes_done(&mut self) {
+        if std::mem::take(&mut self.writing) {
+            self.writers.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// Whether every writer of the job has finished (the read-back pass may start).
+    pub fn writers_done(&self) -> bool {
+        self.writers.load(Ordering::Acquire) == 0
+    }
+
+    /// The reads of the read-back pass: the worker's region in chunks of
+    /// up to `max_len` bytes (whole units), each chunk once across the job's
+    /// workers when they share a region, skipping what nothing wrote.
+    pub fn pass(&self, share: &JobShare, worker: u32, max_len: u64) -> Vec<NextIo> {
+        if let Some(o) = &self.objects {
+            // Objects: this worker's keys (worker, worker + workers, ...) that hold a version.
+            let table = &self.tables[0];
+            let keys = (worker as u64..table.units).step_by(share.workers.max(1) as usize);
+            let len = o.max_size.min(max_len) as u32;
+            return keys
+                .filter(|k| table.any_written(*k as usize, 1))
+                .map(|k| NextIo { op: OpKind::Read, file: k as u32, offset: 0, len, whole: true, class: 0 })
+                .collect();
+        }
+        let unit = self.unit as u64;
+        let chunk = (max_len / unit).max(1) * unit;
+        let mut region = share.region;
+        region.start += worker as u64 * share.spec.offset_increment;
+        let shared = share.spec.offset_increment == 0 && share.workers > 1;
+        let mut out = Vec::new();
+        let mut c = 0u64;
+        for (file, table) in self.tables.iter().enumerate() {
+            let end = (region.start + region.len).min(table.units * unit);
+            let mut at = region.start;
+            while at < end {
+                let len = chunk.min(end - at) / unit * unit;
+                if len == 0 {
+                    break;
+                }
+                let mine = !shared || c % share.workers as u64 == worker as u64;
+                if mine && table.any_written((at / unit) as usize, (len / unit) as usize) {
+                    out.push(NextIo { op: OpKind::Read, file: file as u32, offset: at, len: len as u32, whole: false, class: 0 });
+                }
+                c += 1;
+                at += len;
+            }
+        }
+        out
+    }
+}
+
+/// How a block unit read back was wrong: kind, the generation it holds, the
+/// first wrong byte, in words.
+#[cold]
+fn block_failure(found: Found, expected: [u64; 2]) -> (VerifyKind, Option<u64>, Option<u32>, String) {
+    let want = objects::generations(expected);
+    match found {
+        Found::Intact { generation: g } if g < expected[0] => {
+            (VerifyKind::LostWrite, Some(g), None, format!("intact but older: generation {g}, expected {want}"))
+        }
+        Found::Intact { generation: g } => {
+            (VerifyKind::Corrupt, Some(g), None, format!("generation {g} was never acknowledged here (expected {want})"))
+        }
+        Found::NoHeader { zeros: true } => {
+            (VerifyKind::Missing, None, None, format!("zeros where a write was acknowledged (generation {want})"))
+        }
+        Found::NoHeader { zeros: false } => (VerifyKind::Corrupt, None, Some(0), format!("no header (expected generation {want})")),
+        Found::Misplaced { offset: o, generation: g } => {
+            (VerifyKind::Corrupt, Some(g), Some(8), format!("a unit written for offset {o} (generation {g}, expected {want})"))
+        }
+        Found::Corrupt { generation: g, first_bad } => {
+            let at = first_bad.map_or("in the header".to_string(), |b| format!("first wrong byte at +{b}"));
+            (VerifyKind::Corrupt, Some(g), first_bad, format!("checksum fails, {at} (its header says generation {g}, expected {want})"))
+        }
+    }
+}
+
+impl Drop for Checker {
+    /// A worker that ends any other way (a panic) must not hold up the pass.
+    fn drop(&mut self) {
+        self.writes_done();
+    }
+}
