@@ -86,6 +86,9 @@ pub struct WorkerSetup<'a> {
     pub direct: bool,
     /// Object jobs: how `IoRequest::file` (the key number) becomes a name.
     pub object_names: Option<&'a storbench_workload::ObjectNames>,
+    /// Reads must leave the data in the slot (verification reads it); engines
+    /// that otherwise discard what they read (HTTP bodies) keep it then.
+    pub keep_reads: bool,
 }
 
 /// One operation to carry out. `slot` names both the buffer and the request.

@@ -199,9 +199,6 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
             None => Ok(()),
         };
     }
-    if spec.objects.is_some() && !caps.ordered {
-        return Err(err(spec, "verify works on block targets and RADOS objects; verifying S3 and Swift objects is not built yet"));
-    }
     if spec.objects.is_some() {
         return Ok(());
     }

@@ -213,6 +213,7 @@ impl Worker {
             queue_depth: share.queue_depth,
             direct: spec.direct,
             object_names: names.as_ref(),
+            keep_reads: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
         };
         let engine = config.open(&setup).map_err(|e| e.to_string())?;
         let verify = Checker::new(&share, worker, &link.verify, qd, slot_len)?;

@@ -198,6 +198,19 @@ pub enum Expect {
     Sent(u64),
     /// A response whose body bytes are the data moved.
     Received,
+    /// As `Received`, the body also copied into the `cap` bytes at `base`
+    /// (a worker's slot, which outlives the operation; beyond `cap` is counted, not kept).
+    Into { base: usize, cap: usize },
+}
+
+impl Expect {
+    /// A GET's expectation: the body kept in the slot when the worker asked.
+    pub fn read_into(keep: bool, buffers: &crate::Buffers, slot: u32) -> Expect {
+        match keep {
+            true => Expect::Into { base: buffers.slot(slot) as usize, cap: buffers.slot_len },
+            false => Expect::Received,
+        }
+    }
 }
 
 /// What an operation reports: result, body tail time, retries.
@@ -292,6 +305,9 @@ async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Exp
                 if n > 0 && first.is_none() {
                     first = Some(Instant::now());
                 }
+                if let (Expect::Into { base, cap }, Some(d)) = (expect, f.data_ref()) {
+                    keep(base, cap, received as usize, d);
+                }
                 received += n;
             }
             Err(_) => return Reply::failed(IoFailure::errno(libc::ECONNRESET)),
@@ -305,9 +321,19 @@ async fn exchange_inner(client: &Client, req: ::http::Request<Body>, expect: Exp
     }
     let moved = match expect {
         Expect::Sent(n) => n,
-        Expect::Received => received,
+        Expect::Received | Expect::Into { .. } => received,
     };
     Reply { result: Ok(moved), head: Some(head), tail_ns }
+}
+
+/// Copy a body frame to `at` bytes into the slot at `base` (what does not fit is dropped).
+fn keep(base: usize, cap: usize, at: usize, data: &[u8]) {
+    let n = data.len().min(cap.saturating_sub(at));
+    if n > 0 {
+        // SAFETY: the slot (`cap` bytes at `base`) belongs to this operation until
+        // it completes, and `at + n <= cap`.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), (base as *mut u8).add(at), n) };
+    }
 }
 
 /// Why a bucket or container storbench created is kept after a run: the

@@ -153,7 +153,8 @@ impl EngineConfig for S3Config {
         let s3 = self.0.clone();
         let io = Io::new(NAME, &s3.settings.common)?;
         let names = setup.object_names.cloned().unwrap_or_else(|| ObjectNames::new("", None));
-        Ok(Box::new(S3Engine { s3, io, names, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default() }))
+        let keep_reads = setup.keep_reads;
+        Ok(Box::new(S3Engine { s3, io, names, buffers: setup.buffers, refused: Vec::new(), cursor: Default::default(), keep_reads }))
     }
 }
 
@@ -465,6 +466,8 @@ struct S3Engine {
     buffers: Buffers,
     refused: Vec<Completion>,
     cursor: super::ListCursor,
+    /// GET bodies go into the slot (verification), not only counted.
+    keep_reads: bool,
 }
 
 impl S3Engine {
@@ -522,10 +525,10 @@ impl S3Engine {
     /// GET, HEAD, DELETE: no body; signed afresh for every attempt.
     fn spawn_simple(&mut self, slot: u32, method: &'static str, url: String, headers: Vec<(&'static str, String)>) {
         let (s3, client) = (self.s3.clone(), self.io.client.clone());
+        let expect = Expect::read_into(self.keep_reads && method == "GET", &self.buffers, slot);
         self.io.spawn(slot, async move {
             let make = || s3.request(method, &url, &headers, Bytes::new()).ok();
-            let (r, retries) =
-                exchange_retrying(&client, &make, Expect::Received, s3.settings.common.op_timeout, s3.settings.common.retries).await;
+            let (r, retries) = exchange_retrying(&client, &make, expect, s3.settings.common.op_timeout, s3.settings.common.retries).await;
             Outcome { result: r.result, tail_ns: r.tail_ns, retries }
         });
     }

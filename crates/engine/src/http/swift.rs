@@ -193,6 +193,7 @@ impl EngineConfig for SwiftConfig {
             io,
             names,
             buffers: setup.buffers,
+            keep_reads: setup.keep_reads,
             refused: Vec::new(),
             cursor: Default::default(),
         }))
@@ -368,6 +369,8 @@ struct SwiftEngine {
     io: Io,
     names: ObjectNames,
     buffers: Buffers,
+    /// GET bodies go into the slot (verification), not only counted.
+    keep_reads: bool,
     refused: Vec<Completion>,
     cursor: super::ListCursor,
 }
@@ -543,7 +546,8 @@ impl Engine for SwiftEngine {
             OpKind::Read => {
                 // Whole objects are read without a byte range, as clients do.
                 let range = (!req.whole && req.len > 0).then(|| format!("bytes={}-{}", req.offset, req.offset + req.len as u64 - 1));
-                self.spawn_op(req.slot, "GET", c, key, String::new(), range, Expect::Received)
+                let expect = Expect::read_into(self.keep_reads, &self.buffers, req.slot);
+                self.spawn_op(req.slot, "GET", c, key, String::new(), range, expect)
             }
             OpKind::Stat => self.spawn_op(req.slot, "HEAD", c, key, String::new(), None, Expect::Received),
             // With SLO in use, a manifest's delete also removes its segments.
