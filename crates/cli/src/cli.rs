@@ -150,8 +150,17 @@ pub enum FleetCommand {
 writes) on each device, direct, io_uring, one after another.")]
 pub struct BaselineArgs {
     /// Block devices (or files) under the store
-    #[arg(value_name = "DEVICE", required = true)]
+    #[arg(value_name = "DEVICE", required_unless_present = "network")]
     pub devices: Vec<String>,
+    /// The network to these agents (their --net-port service): round trips, and throughput each way
+    #[arg(long, value_delimiter = ',', value_name = "HOST[:PORT],...")]
+    pub network: Vec<String>,
+    /// TCP streams each way per agent
+    #[arg(long, default_value_t = 4, value_name = "N")]
+    pub streams: u32,
+    /// The fleet directory whose token the agents check (default $STORBENCH_FLEET_DIR or ~/.config/storbench/fleet)
+    #[arg(long = "fleet-dir", value_name = "DIR")]
+    pub fleet_dir: Option<PathBuf>,
     /// Also measure writes: DESTROYS the data on the devices
     #[arg(long = "allow-writes")]
     pub allow_writes: bool,
@@ -228,6 +237,9 @@ pub struct AgentArgs {
     /// Serve one run, then exit
     #[arg(long)]
     pub once: bool,
+    /// Port of the network service beside the agent (storbench baseline --network); 0: none [default: --listen's port + 1]
+    #[arg(long = "net-port", value_name = "PORT")]
+    pub net_port: Option<u16>,
     /// Claim another run protocol version (tests of the refusal)
     #[arg(long = "protocol-version", hide = true)]
     pub protocol_version: Option<u32>,

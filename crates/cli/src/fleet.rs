@@ -193,6 +193,11 @@ pub fn agent(a: &AgentArgs) -> Result<i32, CliError> {
         protocol: a.protocol_version.unwrap_or(storbench_model::protocol::PROTOCOL_VERSION),
         clock_skew_ns: a.clock_skew_ms.unwrap_or(0).saturating_mul(1_000_000),
         remove_on_exit: a.remove_on_exit.clone(),
+        net_port: match a.net_port {
+            Some(0) => None,
+            Some(p) => Some(p),
+            None => a.listen.port().checked_add(1),
+        },
     };
     storbench_fleet::server::serve(opts).map_err(CliError::system)?;
     Ok(0)

@@ -48,3 +48,69 @@ fn a_baseline_reads_the_device_without_changing_it_and_feeds_efficiency() {
     assert_eq!(e.code, 0, "{}", e.stderr);
     assert!(e.stdout.lines().any(|l| l.starts_with("randread-4k") && l.contains("100.0%")), "a device against itself: {}", e.stdout);
 }
+
+/// `baseline --network` against a real agent in a network namespace whose
+/// link is shaped (tbf: 200 Mbit/s towards the agent, 100 Mbit/s back):
+/// the figures are the link's, and efficiency takes them as the ceiling.
+#[test]
+fn a_network_baseline_measures_a_shaped_link_both_ways_and_bounds_efficiency() {
+    use common::fleet::{can_use_namespaces, fleet_dir, ip, Namespaces};
+    if !can_use_namespaces() {
+        return;
+    }
+    let d = scratch();
+    let fleet = fleet_dir(d.path(), "fleet");
+    let ns = Namespaces::new("sbnb", 41, 1);
+    let tc = |args: &[&str]| assert!(std::process::Command::new("tc").args(args).status().unwrap().success(), "tc {args:?}");
+    tc(&["qdisc", "add", "dev", "sbnbv1", "root", "tbf", "rate", "200mbit", "burst", "64kb", "latency", "50ms"]);
+    ip(&[
+        "netns",
+        "exec",
+        &ns.name(1),
+        "tc",
+        "qdisc",
+        "add",
+        "dev",
+        "eth0",
+        "root",
+        "tbf",
+        "rate",
+        "100mbit",
+        "burst",
+        "64kb",
+        "latency",
+        "50ms",
+    ]);
+    let _agents = ns.agents(&fleet, d.path(), |_| Vec::new());
+    let target = format!("{}:7451", ns.address(1));
+    let r = storbench(
+        d.path(),
+        &["baseline", "--network", &target, "--fleet-dir", fleet.to_str().unwrap(), "--runtime", "3", "--results-dir", "nb", "--quiet"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let res = run_result(&d.path().join("nb"));
+    let mib = |job: &str, op: storbench_workload::OpKind| {
+        res.jobs.iter().find(|j| j.name == job).and_then(|j| j.op(op)).map(|o| o.bytes_per_sec / 1_048_576.0).unwrap()
+    };
+    use storbench_workload::OpKind::{Read, Write};
+    let (send, receive) = (mib("net-send", Write), mib("net-receive", Read));
+    // 200 Mbit/s = 23.8 MiB/s, 100 Mbit/s = 11.9 MiB/s (TCP and framing take a little).
+    assert!((14.0..26.0).contains(&send), "send {send:.1} MiB/s over a 200 Mbit/s link");
+    assert!((7.0..13.0).contains(&receive), "receive {receive:.1} MiB/s over a 100 Mbit/s link");
+    let rtt = res.jobs.iter().find(|j| j.name == "net-rtt").and_then(|j| j.op(Read)).unwrap();
+    assert!(rtt.ios > 100 && rtt.latency.at(50.0) > 0, "round trips measured");
+    // The network jobs carry the token's proof, never the token.
+    let token = std::fs::read_to_string(fleet.join("token")).unwrap();
+    let text = std::fs::read_to_string(d.path().join("nb/result.json")).unwrap();
+    assert!(!text.contains(token.trim()));
+    let e = storbench(d.path(), &["efficiency", "nb", "--baseline", "nb", "--devices", "1"]);
+    assert_eq!(e.code, 0, "{}", e.stderr);
+    assert!(e.stdout.contains("client network:"), "{}", e.stdout);
+    let row = e.stdout.lines().find(|l| l.starts_with("net-receive")).unwrap();
+    assert!(row.contains("100.0%") && row.ends_with("network"), "a link against itself: {row}");
+    // A wrong token is refused before anything runs, by name.
+    let other = fleet_dir(d.path(), "other");
+    let bad = storbench(d.path(), &["baseline", "--network", &target, "--fleet-dir", other.to_str().unwrap(), "--runtime", "1", "--quiet"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("refused the fleet token"), "{}", bad.stderr);
+}

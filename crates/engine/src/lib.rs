@@ -17,6 +17,7 @@ pub mod libaio;
 pub mod null;
 pub mod objects;
 pub mod psync;
+pub mod tcp;
 pub mod uring;
 
 use std::collections::BTreeMap;
@@ -384,6 +385,7 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &ceph::rados::RadosFactory,
         &http::s3::S3Factory,
         &http::swift::SwiftFactory,
+        &tcp::TcpFactory,
     ]
 }
 

@@ -39,6 +39,8 @@ pub struct AgentOptions {
     pub clock_skew_ns: i64,
     /// A directory to remove when the agent exits (its own, when launched over SSH).
     pub remove_on_exit: Option<PathBuf>,
+    /// The network service's port (`storbench baseline --network`); `None`: off.
+    pub net_port: Option<u16>,
 }
 
 /// Largest message either side accepts (a Prepare with many jobs, an
@@ -155,6 +157,8 @@ pub fn serve(opts: AgentOptions) -> Result<(), String> {
         .build()
         .map_err(|e| format!("could not start the agent's runtime: {e}"))?;
     let scope = Scope::begin();
+    let net_stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let net = opts.net_port.and_then(|port| net_service(SocketAddr::new(opts.listen.ip(), port), creds.token.clone(), net_stop.clone()));
     let finished = Arc::new(tokio::sync::Notify::new());
     let sessions = Arc::new(Mutex::new(Vec::new()));
     let service = Service {
@@ -193,9 +197,28 @@ pub fn serve(opts: AgentOptions) -> Result<(), String> {
     for t in threads {
         let _ = t.join();
     }
+    net_stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(t) = net {
+        let _ = t.join();
+    }
     if let Some(dir) = &opts_exit {
         let _ = std::fs::remove_dir_all(dir);
     }
     log("stopped");
     result
+}
+
+/// The network service beside the agent (throughput and round trips for
+/// `storbench baseline --network`), on a thread of its own; one that cannot
+/// listen is said and left out, the agent serves runs all the same.
+fn net_service(addr: SocketAddr, token: String, stop: Arc<std::sync::atomic::AtomicBool>) -> Option<std::thread::JoinHandle<()>> {
+    let listener = match std::net::TcpListener::bind(addr) {
+        Ok(l) => l,
+        Err(e) => {
+            log(&format!("no network service: could not listen on {addr}: {e}"));
+            return None;
+        }
+    };
+    log(&format!("network service on {addr} (storbench baseline --network)"));
+    std::thread::Builder::new().name("sb-net-accept".into()).spawn(move || storbench_engine::tcp::serve(listener, token, stop, log)).ok()
 }

@@ -34,15 +34,45 @@ pub struct Device {
 }
 
 impl Device {
-    /// A baseline run's figures: each operation's best job.
+    /// A baseline run's figures: each operation's best device job (its
+    /// network jobs are the [`Network`]'s).
     pub fn from_run(r: &RunResult) -> Device {
-        let best = |op: OpKind, f: fn(&storbench_model::OpResult) -> f64| r.jobs.iter().filter_map(|j| j.op(op)).map(f).fold(0.0, f64::max);
+        let best = |op: OpKind, f: fn(&storbench_model::OpResult) -> f64| {
+            r.jobs.iter().filter(|j| j.engine != NETWORK_ENGINE).filter_map(|j| j.op(op)).map(f).fold(0.0, f64::max)
+        };
         Device {
             read_iops: best(OpKind::Read, |o| o.iops),
             write_iops: best(OpKind::Write, |o| o.iops),
             read_bytes_per_sec: best(OpKind::Read, |o| o.bytes_per_sec),
             write_bytes_per_sec: best(OpKind::Write, |o| o.bytes_per_sec),
         }
+    }
+}
+
+/// The engine of a baseline's network jobs.
+const NETWORK_ENGINE: &str = "tcp";
+
+/// What the client's network can carry: bytes/s out (writes) and in (reads),
+/// over every link a baseline measured (they are paths in parallel).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Network {
+    pub send_bytes_per_sec: f64,
+    pub receive_bytes_per_sec: f64,
+}
+
+impl Network {
+    /// A baseline run's network jobs (`storbench baseline --network`): each
+    /// link's send and receive throughput, added up; round trips carry none.
+    pub fn from_run(r: &RunResult) -> Network {
+        let mut n = Network::default();
+        for j in r.jobs.iter().filter(|j| j.engine == NETWORK_ENGINE) {
+            match j.spec.engine_options.get("tcp_mode").map(String::as_str) {
+                Some("send") => n.send_bytes_per_sec += j.op(OpKind::Write).map_or(0.0, |o| o.bytes_per_sec),
+                Some("receive") => n.receive_bytes_per_sec += j.op(OpKind::Read).map_or(0.0, |o| o.bytes_per_sec),
+                _ => {}
+            }
+        }
+        n
     }
 }
 
@@ -59,14 +89,16 @@ pub struct Row {
     /// The devices' ceiling for this operation, IOPS and bytes/s (writes divided by the amplification).
     pub ceiling_iops: f64,
     pub ceiling_bytes_per_sec: f64,
-    /// Achieved / ceiling, the larger of the IOPS and bandwidth shares (the one that binds).
+    /// The client network's ceiling for this operation (0: not measured).
+    pub network_bytes_per_sec: f64,
+    /// Achieved / ceiling, the largest of the IOPS, bandwidth and network shares (the one that binds).
     pub efficiency: f64,
-    /// "IOPS" or "bandwidth": which ceiling is nearer.
+    /// "IOPS", "bandwidth" or "network": which ceiling is nearest.
     pub bound: &'static str,
 }
 
 /// Every read and write of the run against `devices` devices like `device`.
-pub fn rows(r: &RunResult, device: &Device, devices: u32, protection: Protection) -> Vec<Row> {
+pub fn rows(r: &RunResult, device: &Device, network: &Network, devices: u32, protection: Protection) -> Vec<Row> {
     let n = devices.max(1) as f64;
     let mut out = Vec::new();
     for j in &r.jobs {
@@ -76,8 +108,13 @@ pub fn rows(r: &RunResult, device: &Device, devices: u32, protection: Protection
                 _ => (protection.write_amplification(), device.write_iops, device.write_bytes_per_sec),
             };
             let (ceiling_iops, ceiling_bw) = (n * dev_iops / amp, n * dev_bw / amp);
+            // The client sends a write once (replicas and parity travel the cluster's own network).
+            let net = if o.op == OpKind::Read { network.receive_bytes_per_sec } else { network.send_bytes_per_sec };
             let share = |achieved: f64, ceiling: f64| if ceiling > 0.0 { achieved / ceiling } else { 0.0 };
-            let (by_iops, by_bw) = (share(o.iops, ceiling_iops), share(o.bytes_per_sec, ceiling_bw));
+            let (by_iops, by_bw, by_net) = (share(o.iops, ceiling_iops), share(o.bytes_per_sec, ceiling_bw), share(o.bytes_per_sec, net));
+            let (efficiency, bound) = [(by_iops, "IOPS"), (by_bw, "bandwidth"), (by_net, "network")]
+                .into_iter()
+                .fold((0.0, "IOPS"), |best, (s, what)| if s > best.0 { (s, what) } else { best });
             out.push(Row {
                 job: j.name.clone(),
                 op: o.op,
@@ -87,8 +124,9 @@ pub fn rows(r: &RunResult, device: &Device, devices: u32, protection: Protection
                 per_device_bytes_per_sec: o.bytes_per_sec * amp / n,
                 ceiling_iops,
                 ceiling_bytes_per_sec: ceiling_bw,
-                efficiency: by_iops.max(by_bw),
-                bound: if by_iops >= by_bw { "IOPS" } else { "bandwidth" },
+                network_bytes_per_sec: net,
+                efficiency,
+                bound,
             });
         }
     }
@@ -116,17 +154,17 @@ mod tests {
     #[test]
     fn the_sds_reports_arithmetic() {
         let ssd = Device { read_iops: 84_000.0, write_iops: 27_000.0, ..Device::default() };
-        let reads = rows(&run(&[(OpKind::Read, 1_587_480.0, 0.0)]), &ssd, 28, Protection::Replicas(3));
+        let reads = rows(&run(&[(OpKind::Read, 1_587_480.0, 0.0)]), &ssd, &Network::default(), 28, Protection::Replicas(3));
         // "28 SSDs contribute 56,595 IOPS on average" (1,587,480 / 28 = 56,695.7: the report's typo).
         assert!((reads[0].per_device_iops - 56_695.7).abs() < 0.1);
         assert!((reads[0].efficiency - 56_695.7 / 84_000.0).abs() < 1e-6, "{}", reads[0].efficiency);
-        let writes = rows(&run(&[(OpKind::Write, 433_620.0, 0.0)]), &ssd, 28, Protection::Replicas(3));
+        let writes = rows(&run(&[(OpKind::Write, 433_620.0, 0.0)]), &ssd, &Network::default(), 28, Protection::Replicas(3));
         // "15,486 x 3 = 46459 per SSD, beyond the rated 27,000".
         assert!((writes[0].per_device_iops - 46_459.3).abs() < 0.1, "{}", writes[0].per_device_iops);
         assert!((writes[0].ceiling_iops - 28.0 * 27_000.0 / 3.0).abs() < 1e-6);
         assert!(writes[0].efficiency > 1.7, "above the data sheet's steady state: {}", writes[0].efficiency);
         // "2626 MB/s sequential write: with 3 replicas 1969 MB/s per node" (4 nodes).
-        let seq = rows(&run(&[(OpKind::Write, 0.0, 2626e6)]), &Device::default(), 4, Protection::Replicas(3));
+        let seq = rows(&run(&[(OpKind::Write, 0.0, 2626e6)]), &Device::default(), &Network::default(), 4, Protection::Replicas(3));
         assert!((seq[0].per_device_bytes_per_sec - 1969.5e6).abs() < 1.0);
     }
 
@@ -134,8 +172,18 @@ mod tests {
     fn erasure_coding_amplifies_writes_by_k_plus_m_over_k() {
         assert_eq!(Protection::Ec { k: 4, m: 2 }.write_amplification(), 1.5);
         let dev = Device { read_iops: 1000.0, write_iops: 1000.0, read_bytes_per_sec: 1e9, write_bytes_per_sec: 1e8 };
-        let r = rows(&run(&[(OpKind::Write, 1000.0, 6e8)]), &dev, 6, Protection::Ec { k: 4, m: 2 });
+        let r = rows(&run(&[(OpKind::Write, 1000.0, 6e8)]), &dev, &Network::default(), 6, Protection::Ec { k: 4, m: 2 });
         assert_eq!(r[0].ceiling_iops, 4000.0);
         assert_eq!((r[0].bound, r[0].efficiency), ("bandwidth", 1.5), "6e8 B/s against 6 x 1e8 / 1.5");
+    }
+
+    #[test]
+    fn a_slower_network_than_the_devices_is_what_binds() {
+        let dev = Device { read_iops: 100_000.0, read_bytes_per_sec: 3e9, ..Device::default() };
+        let net = Network { receive_bytes_per_sec: 1.2e9, send_bytes_per_sec: 1.1e9 };
+        let r = rows(&run(&[(OpKind::Read, 1000.0, 1.08e9)]), &dev, &net, 4, Protection::Replicas(3));
+        assert_eq!(r[0].bound, "network");
+        assert!((r[0].efficiency - 0.9).abs() < 1e-9, "{}", r[0].efficiency);
+        assert_eq!(r[0].network_bytes_per_sec, 1.2e9);
     }
 }

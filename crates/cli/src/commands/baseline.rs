@@ -1,5 +1,7 @@
-//! `storbench baseline DEVICE...`: what the raw devices under a store can do,
-//! kept as a run (so `storbench efficiency --baseline DIR` reads it, and
+//! `storbench baseline DEVICE... [--network AGENT,...]`: what the raw
+//! devices under a store can do, and the network to each agent (the `tcp`
+//! engine against the agent's network service: round trips, then
+//! throughput each way over several streams), kept as a run (so `storbench efficiency --baseline DIR` reads it, and
 //! `show`, `report` and `compare` work on it). Read-only unless
 //! `--allow-writes` (which destroys the data on the devices: it is the
 //! explicit permission the safety checks ask for).
@@ -17,14 +19,56 @@ pub fn run(a: &BaselineArgs) -> Result<i32, CliError> {
     let specs = jobs(a)?;
     let mut observer = crate::progress::Live::new(a.quiet);
     let mut setup = RunSetup { results_dir: a.results_dir.clone(), ..RunSetup::default() };
-    setup.parameters.insert("baseline".into(), a.devices.join(","));
+    setup.parameters.insert("baseline".into(), a.devices.iter().chain(&a.network).cloned().collect::<Vec<_>>().join(","));
     let (result, dir) = execute(specs, setup, &mut observer)?;
     finish(&dir, &result, Some("normal"))
 }
 
+/// Per agent: 64-byte round trips on one connection, then 1 MiB sends and
+/// receives on `--streams` connections each.
+fn network_jobs(a: &BaselineArgs, runtime: &str) -> Result<Vec<JobSpec>, CliError> {
+    let dir = a.fleet_dir.clone().unwrap_or_else(storbench_fleet::creds::default_dir);
+    let dir = dir.display().to_string();
+    let streams = a.streams.max(1).to_string();
+    let mut specs = Vec::new();
+    for (i, agent) in a.network.iter().enumerate() {
+        let (host, port) = match agent.rsplit_once(':') {
+            Some((h, p)) if !h.ends_with(':') => (h.trim_matches(['[', ']']), p),
+            _ => (agent.as_str(), "7451"),
+        };
+        let tag = if a.network.len() > 1 { format!(".{}", i + 1) } else { String::new() };
+        for (name, mode, rw, bs, jobs) in [
+            ("net-rtt", "echo", "read", "64", "1"),
+            ("net-send", "send", "write", "1m", &streams),
+            ("net-receive", "receive", "read", "1m", &streams),
+        ] {
+            let mut s = JobSpec { name: format!("{name}{tag}"), ..JobSpec::default() };
+            let opts = [
+                ("ioengine", "tcp"),
+                ("hostname", host),
+                ("port", port),
+                ("tcp_mode", mode),
+                ("fleet_dir", dir.as_str()),
+                ("rw", rw),
+                ("bs", bs),
+                ("numjobs", jobs),
+                ("runtime", runtime),
+                ("time_based", "1"),
+                ("ramp_time", "1s"),
+                ("stonewall", "1"),
+            ];
+            for (k, v) in opts {
+                apply_option(&mut s, k, v).map_err(|e| CliError::usage(format!("baseline --network {agent}: {e}")))?;
+            }
+            specs.push(s);
+        }
+    }
+    Ok(specs)
+}
+
 fn jobs(a: &BaselineArgs) -> Result<Vec<JobSpec>, CliError> {
     let runtime = format!("{}s", a.runtime.as_secs().max(1));
-    let mut specs = Vec::new();
+    let mut specs = network_jobs(a, &runtime)?;
     for (d, device) in a.devices.iter().enumerate() {
         let writes = if a.allow_writes { &WRITES[..] } else { &[][..] };
         for (name, rw, bs, depth) in READS.iter().chain(writes) {

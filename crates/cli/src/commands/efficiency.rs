@@ -6,27 +6,26 @@ use crate::cli::EfficiencyArgs;
 use crate::error::*;
 use std::fmt::Write as _;
 use storbench_model::RunSet;
-use storbench_report::efficiency::{rows, Device, Protection};
+use storbench_report::efficiency::{rows, Device, Network, Protection};
 use storbench_report::fmt;
 
 pub fn run(a: &EfficiencyArgs) -> Result<i32, CliError> {
     let protection = protection(a)?;
     let run = last_run(&a.dir)?;
-    let mut device = match &a.baseline {
-        Some(dir) => Device::from_run(&last_run(dir)?),
-        None => Device::default(),
-    };
+    let baseline = a.baseline.as_deref().map(last_run).transpose()?;
+    let mut device = baseline.as_ref().map(Device::from_run).unwrap_or_default();
+    let network = baseline.as_ref().map(Network::from_run).unwrap_or_default();
     let mib = |v: Option<f64>| v.map(|m| m * 1_048_576.0);
     device.read_iops = a.device_read_iops.unwrap_or(device.read_iops);
     device.write_iops = a.device_write_iops.unwrap_or(device.write_iops);
     device.read_bytes_per_sec = mib(a.device_read_mibs).unwrap_or(device.read_bytes_per_sec);
     device.write_bytes_per_sec = mib(a.device_write_mibs).unwrap_or(device.write_bytes_per_sec);
-    if device == Device::default() {
+    if device == Device::default() && network == Network::default() {
         return Err(CliError::usage(
             "give what one device can do: --baseline DIR (a run on one raw device) or --device-read-iops and the like",
         ));
     }
-    let table = rows(&run, &device, a.devices, protection);
+    let table = rows(&run, &device, &network, a.devices, protection);
     if table.is_empty() {
         return Err(CliError::usage(format!("{} has no reads or writes to compare with the devices", a.dir.display())));
     }
@@ -42,8 +41,27 @@ pub fn run(a: &EfficiencyArgs) -> Result<i32, CliError> {
         fmt::mib_per_s(device.read_bytes_per_sec),
         fmt::mib_per_s(device.write_bytes_per_sec),
     );
-    let head =
-        ["job", "op", "IOPS", "MiB/s", "per device IOPS", "per device MiB/s", "ceiling IOPS", "ceiling MiB/s", "efficiency", "bound"];
+    if network != Network::default() {
+        let _ = writeln!(
+            out,
+            "client network: {} MiB/s out (writes), {} MiB/s in (reads)",
+            fmt::mib_per_s(network.send_bytes_per_sec),
+            fmt::mib_per_s(network.receive_bytes_per_sec)
+        );
+    }
+    let head = [
+        "job",
+        "op",
+        "IOPS",
+        "MiB/s",
+        "per device IOPS",
+        "per device MiB/s",
+        "ceiling IOPS",
+        "ceiling MiB/s",
+        "network MiB/s",
+        "efficiency",
+        "bound",
+    ];
     let mut lines: Vec<Vec<String>> = vec![head.map(String::from).into()];
     for r in &table {
         lines.push(vec![
@@ -55,9 +73,10 @@ pub fn run(a: &EfficiencyArgs) -> Result<i32, CliError> {
             fmt::mib_per_s(r.per_device_bytes_per_sec),
             fmt::count(r.ceiling_iops),
             fmt::mib_per_s(r.ceiling_bytes_per_sec),
-            // No device figure for this operation (a read-only baseline has no writes): nothing to judge.
-            if r.ceiling_iops > 0.0 || r.ceiling_bytes_per_sec > 0.0 { format!("{:.1}%", r.efficiency * 100.0) } else { "-".into() },
-            if r.ceiling_iops > 0.0 || r.ceiling_bytes_per_sec > 0.0 { r.bound.into() } else { "no device figure".into() },
+            fmt::mib_per_s(r.network_bytes_per_sec),
+            // No figure for this operation (a read-only baseline has no writes): nothing to judge.
+            if r.efficiency > 0.0 { format!("{:.1}%", r.efficiency * 100.0) } else { "-".into() },
+            if r.efficiency > 0.0 { r.bound.into() } else { "no device figure".into() },
         ]);
     }
     out.push_str(&storbench_report::text::table(&lines));
