@@ -396,7 +396,7 @@ fn http_objects_verify_clean(env: &[(&'static str, String)], engine: &str, place
             place.0,
             place.1,
             "--objects",
-            "40",
+            "300",
             "--object_size",
             "4k/50:96k/50",
             segmented.0,
@@ -420,7 +420,7 @@ fn http_objects_verify_clean(env: &[(&'static str, String)], engine: &str, place
             "--quiet",
         ],
     );
-    assert_eq!(r.code, 0, "{engine}: {}", r.stderr);
+    assert_eq!(r.code, 0, "{engine}: {}{}", r.stderr, r.stdout);
     let v = verify_of(&d.path().join("h"));
     assert!(v["checked"].as_u64().unwrap() > 100, "{engine}: {v}");
     assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{engine}: {v}");
