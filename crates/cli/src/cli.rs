@@ -270,6 +270,22 @@ pub struct RunFlags {
     /// First write every block target twice over in 128 KiB sequential writes (SNIA's workload-independent preconditioning)
     #[arg(long)]
     pub precondition: bool,
+    /// First fill every block target to this share (80% or 0.8) in 1 MiB writes, and check the store allocated it
+    #[arg(long, value_name = "PCT", value_parser = fraction, conflicts_with = "precondition")]
+    pub fill: Option<f64>,
+}
+
+/// A share: `80%` or `0.8`, above 0 and at most 1.
+fn fraction(v: &str) -> Result<f64, String> {
+    let f = match v.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
+        None => v.trim().parse::<f64>(),
+    }
+    .map_err(|_| format!("'{v}': give a share such as 80% or 0.8"))?;
+    if !(f > 0.0 && f <= 1.0) {
+        return Err(format!("'{v}': give a share above 0 and at most 100%"));
+    }
+    Ok(f)
 }
 
 /// `storbench sweep`'s own flags: a job source as `run` takes it, and the

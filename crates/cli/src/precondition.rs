@@ -11,13 +11,41 @@
 //! allow (`allow_overwrite`, `destroy_in_use`): a target the safety checks
 //! would refuse to write is refused here too. The workload-dependent phase is
 //! the job itself with `--steady-state snia`.
+//!
+//! `run --fill PCT` is the same, once over that share of each target in
+//! 1 MiB writes (`fill.N`); after it the store's own allocation is checked
+//! (an RBD image's written extents, a file's blocks), so thin provisioning
+//! cannot pass off an empty image as a full one.
 
 use crate::error::CliError;
 use storbench_workload::{apply_option, JobSpec};
 
-/// The preconditioning jobs for `specs`' block targets, then `specs` (the
-/// first of them starting a new group).
-pub fn prepend(mut specs: Vec<JobSpec>) -> Result<Vec<JobSpec>, CliError> {
+/// What is written to each target before the jobs.
+#[derive(Clone, Copy)]
+pub enum Before {
+    /// Twice over, 128 KiB sequential writes (`--precondition`).
+    Precondition,
+    /// This share of it once, in 1 MiB writes (`--fill`).
+    Fill(f64),
+}
+
+impl Before {
+    fn flag(self) -> &'static str {
+        match self {
+            Before::Precondition => "--precondition",
+            Before::Fill(_) => "--fill",
+        }
+    }
+}
+
+/// The preconditioning (or fill) jobs for `specs`' block targets, then
+/// `specs` (the first of them starting a new group).
+pub fn prepend(specs: Vec<JobSpec>) -> Result<Vec<JobSpec>, CliError> {
+    prepend_with(specs, Before::Precondition)
+}
+
+pub fn prepend_with(mut specs: Vec<JobSpec>, before: Before) -> Result<Vec<JobSpec>, CliError> {
+    let flag = before.flag();
     let mut targets: Vec<String> = Vec::new();
     let mut pre = Vec::new();
     for spec in &specs {
@@ -28,7 +56,7 @@ pub fn prepend(mut specs: Vec<JobSpec>) -> Result<Vec<JobSpec>, CliError> {
         }
         if caps.needs_files && spec.filenames.is_empty() {
             return Err(CliError::usage(format!(
-                "--precondition: job '{}' has no filename=; give the file or device to precondition (storbench's own scratch files start fresh anyway)",
+                "{flag}: job '{}' has no filename=; give the file or device to write first (storbench's own scratch files are written whole anyway)",
                 spec.name
             )));
         }
@@ -37,10 +65,10 @@ pub fn prepend(mut specs: Vec<JobSpec>) -> Result<Vec<JobSpec>, CliError> {
             continue;
         }
         targets.push(key);
-        pre.push(job(spec, targets.len(), caps.queued, caps.direct_io)?);
+        pre.push(job(spec, targets.len(), caps.queued, caps.direct_io, before)?);
     }
     if pre.is_empty() {
-        return Err(CliError::usage("--precondition: no job uses a block target (files, devices or RBD images) to precondition"));
+        return Err(CliError::usage(format!("{flag}: no job uses a block target (files, devices or RBD images) to write first")));
     }
     if let Some(first) = specs.first_mut() {
         first.stonewall = true;
@@ -49,18 +77,19 @@ pub fn prepend(mut specs: Vec<JobSpec>) -> Result<Vec<JobSpec>, CliError> {
     Ok(pre)
 }
 
-/// Twice the job's region, sequentially, in 128 KiB writes.
-fn job(spec: &JobSpec, n: usize, queued: bool, direct: bool) -> Result<JobSpec, CliError> {
-    let mut p = JobSpec { name: format!("precondition.{n}"), ..JobSpec::default() };
+/// Twice the job's region, sequentially, in 128 KiB writes; or its fill
+/// share once in 1 MiB writes.
+fn job(spec: &JobSpec, n: usize, queued: bool, direct: bool, before: Before) -> Result<JobSpec, CliError> {
+    let (name, bs) = match before {
+        Before::Precondition => ("precondition", "128k"),
+        Before::Fill(_) => ("fill", "1m"),
+    };
+    let mut p = JobSpec { name: format!("{name}.{n}"), ..JobSpec::default() };
     let depth = if queued { "32" } else { "1" };
-    let set = |p: &mut JobSpec, k: &str, v: &str| apply_option(p, k, v).map_err(|e| CliError::usage(format!("--precondition: {e}")));
-    for (k, v) in [
-        ("ioengine", spec.ioengine.as_str()),
-        ("rw", "write"),
-        ("bs", "128k"),
-        ("iodepth", depth),
-        ("direct", if direct { "1" } else { "0" }),
-    ] {
+    let set = |p: &mut JobSpec, k: &str, v: &str| apply_option(p, k, v).map_err(|e| CliError::usage(format!("{}: {e}", before.flag())));
+    for (k, v) in
+        [("ioengine", spec.ioengine.as_str()), ("rw", "write"), ("bs", bs), ("iodepth", depth), ("direct", if direct { "1" } else { "0" })]
+    {
         set(&mut p, k, v)?;
     }
     p.filenames = spec.filenames.clone();
@@ -70,8 +99,11 @@ fn job(spec: &JobSpec, n: usize, queued: bool, direct: bool) -> Result<JobSpec, 
     p.allow_overwrite = spec.allow_overwrite;
     p.destroy_in_use = spec.destroy_in_use;
     p.engine_options = spec.engine_options.clone();
-    p.passes = 2;
     p.precondition = true;
+    match before {
+        Before::Precondition => p.passes = 2,
+        Before::Fill(f) => p.fill = Some(f),
+    }
     Ok(p)
 }
 
@@ -102,5 +134,13 @@ mod tests {
         assert!(e.message.contains("no filename="), "{}", e.message);
         let e = prepend(vec![spec(&[("name", "n"), ("ioengine", "null")])]).unwrap_err();
         assert!(e.message.contains("no job uses a block target"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_fill_writes_its_share_once_in_1m_writes() {
+        let a = spec(&[("name", "a"), ("filename", "/dev/x"), ("ioengine", "io_uring")]);
+        let all = prepend_with(vec![a], Before::Fill(0.8)).unwrap();
+        assert_eq!(all[0].name, "fill.1");
+        assert_eq!((all[0].fill, all[0].passes, all[0].bs.max()), (Some(0.8), 1, 1 << 20));
     }
 }

@@ -288,6 +288,12 @@ pub trait EngineConfig: Send + Sync {
         }
         Ok(tally)
     }
+    /// Bytes the store has allocated to the engine's own target (an RBD
+    /// image's written extents), so a fill can be checked against what thin
+    /// provisioning really stored; `None` when the engine cannot tell.
+    fn allocated(&self) -> Result<Option<u64>, EngineError> {
+        Ok(None)
+    }
     /// A worker's own engine instance.
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError>;
     /// Synchronous access to single objects, for tools that manage objects

@@ -139,10 +139,25 @@ pub struct JobResult {
     /// back found, by kind, with the first failures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<VerifyResult>,
+    /// A fill job (`run --fill`): written against allocated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<FillResult>,
     /// A fleet run: the same job's figures per agent (the job's own `ops`
     /// are the exact merge of these: histograms added, never averaged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_agent: Vec<AgentJobResult>,
+}
+
+/// What a fill job (`run --fill`) wrote, and what the store allocated for it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FillResult {
+    /// The share of the target asked for.
+    pub fraction: f64,
+    pub target: String,
+    pub written_bytes: u64,
+    /// What the store says it holds for the target (`None`: it cannot tell).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocated_bytes: Option<u64>,
 }
 
 /// What a job's verification found.

@@ -37,6 +37,9 @@ pub enum Warning {
     VerifyFailed { job: String, counts: String, first: String },
     /// A job asked for verification and nothing it read could be judged.
     NothingVerified { job: String },
+    /// A fill wrote more than the store allocated (thin provisioning,
+    /// deduplication or compression kept less than was written).
+    FillNotAllocated { job: String, target: String, written: u64, allocated: u64 },
 }
 
 impl Warning {
@@ -94,6 +97,11 @@ impl Warning {
             Warning::NothingVerified { job } => format!(
                 "job {job}: verify was asked for but nothing read could be judged (no unit read had a write acknowledged \
                  by this run); read what a write job of the same run wrote, or give verify_state to check an earlier run's writes"
+            ),
+            Warning::FillNotAllocated { job, target, written, allocated } => format!(
+                "job {job}: the fill wrote {written} bytes to {target} but the store holds only {allocated}: thin provisioning, \
+                 deduplication or compression kept less than was written, so the store is emptier than asked; \
+                 check the store's settings (or fill with incompressible data, storbench's default)"
             ),
             Warning::ClockSkew { agent, offset_ms } => format!(
                 "agent {agent}'s clock is {offset_ms:+.0} ms from the coordinator's: starts were corrected for it, but \

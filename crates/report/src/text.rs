@@ -46,6 +46,7 @@ pub fn render(r: &RunResult) -> String {
     for j in &r.jobs {
         steady_line(&mut out, j);
         verify_lines(&mut out, j);
+        fill_line(&mut out, j);
     }
     agents_line(&mut out, r);
     cpu_line(&mut out, r);
@@ -218,6 +219,15 @@ fn steady_line(out: &mut String, j: &JobResult) {
         None => format!("NOT attained in {}", round(j.runtime_ns as f64 / 1e9)),
     };
     let _ = writeln!(out, "steady state {}: {verdict} ({judged}; {} s window)", j.name, ss.dur_s);
+}
+
+/// A fill job: what it wrote, and what the store holds for the target.
+fn fill_line(out: &mut String, j: &JobResult) {
+    use storbench_workload::units::format_amount;
+    let Some(f) = &j.fill else { return };
+    let held =
+        f.allocated_bytes.map_or("the store cannot say what it holds".to_string(), |a| format!("the store holds {}", format_amount(a)));
+    let _ = writeln!(out, "fill {}: wrote {} ({:.0}% of {}); {held}", j.name, format_amount(f.written_bytes), f.fraction * 100.0, f.target);
 }
 
 /// A job's verification: what was judged, what failed (the first few

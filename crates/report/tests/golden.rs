@@ -68,6 +68,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         hist_logs: vec![],
         steady_state: None,
         verify: None,
+        fill: None,
         per_agent: vec![],
         spec,
     }

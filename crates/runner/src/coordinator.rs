@@ -517,8 +517,10 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         hist_logs: acc.hist_logs,
         steady_state: acc.steady.as_ref().map(crate::steady::Tracker::result),
         verify: verify_result(share, &acc.done),
+        fill: None,
         per_agent: Vec::new(),
     };
+    result.fill = crate::fill::result(job, result.op(OpKind::Write).map_or(0, |o| o.bytes));
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result
 }

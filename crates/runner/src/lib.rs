@@ -18,6 +18,7 @@ pub mod agent;
 pub mod buffers;
 pub mod clock;
 pub mod coordinator;
+pub mod fill;
 pub mod interrupt;
 pub mod limits;
 pub mod plan;

@@ -238,6 +238,11 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
             None if spec.offset_increment > 0 => spec.offset_increment.min(room.saturating_sub(stripes(spec))),
             None => room,
         };
+        // `run --fill`: that share of the region, in whole blocks.
+        let len = match spec.fill {
+            Some(f) => ((len as f64 * f) as u64 / spec.bs.max().max(1)).max(1) * spec.bs.max(),
+            None => len,
+        };
         if spec.offset + stripes(spec) + len > smallest {
             return Err(target_err(
                 &spec.name,

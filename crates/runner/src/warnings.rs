@@ -34,6 +34,9 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
         let reads = share.spec.read_percent() > 0.0 || asked.only || (asked.after && share.spec.writes());
         w.extend(verify_warning(&name, &v.tally, reads && !result.interrupted));
     }
+    if let Some(f) = result.fill.as_ref().filter(|_| !result.interrupted) {
+        w.extend(fill_warning(&name, f));
+    }
     if let Some(w0) = first_ops_waited(result, share) {
         w.push(w0);
     }
@@ -48,6 +51,13 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
         }
     }
     w
+}
+
+/// A fill the store kept less of than was written. Allocation goes by
+/// whole blocks or objects: a little below what was written is rounding.
+fn fill_warning(job: &str, f: &storbench_model::FillResult) -> Option<Warning> {
+    let allocated = f.allocated_bytes.filter(|a| (*a as f64) < f.written_bytes as f64 * 0.9)?;
+    Some(Warning::FillNotAllocated { job: job.to_string(), target: f.target.clone(), written: f.written_bytes, allocated })
 }
 
 /// Failures found, or nothing judged at all.
@@ -75,4 +85,24 @@ fn first_ops_waited(result: &JobResult, share: &JobShare) -> Option<Warning> {
     let first = result.series.iter().find(|p| !p.ops.is_empty())?;
     let waited_ns = first.ops.iter().map(|o| o.max_ns).max()?;
     (waited_ns > LOCK_WAIT_NS).then(|| Warning::FirstOpsWaited { job: result.name.clone(), waited_ns, held_by })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fill_the_store_kept_less_of_is_warned_about_and_rounding_is_not() {
+        let f = |allocated| storbench_model::FillResult {
+            fraction: 0.8,
+            target: "rbd:p/i".into(),
+            written_bytes: 100 << 20,
+            allocated_bytes: allocated,
+        };
+        assert!(
+            matches!(fill_warning("fill.1", &f(Some(10 << 20))), Some(Warning::FillNotAllocated { allocated, .. }) if allocated == 10 << 20)
+        );
+        assert_eq!(fill_warning("fill.1", &f(Some(95 << 20))), None, "within a block's rounding");
+        assert_eq!(fill_warning("fill.1", &f(None)), None, "nothing to judge when the store cannot tell");
+    }
 }

@@ -373,6 +373,10 @@ pub struct JobSpec {
     /// are kept, but not judged (too few samples is expected).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub precondition: bool,
+    /// A job that fills its target to this fraction (`run --fill`): it writes
+    /// that share of the region once, and the store's allocation is checked after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fill: Option<f64>,
     pub filenames: Vec<String>,
     /// Files per worker when none are named (fio `nrfiles`): `<name>.<worker>.<n>`.
     #[serde(default = "one")]
@@ -513,6 +517,7 @@ impl Default for JobSpec {
             exitall: false,
             steady: None,
             verify: None,
+            fill: None,
             seed: DEFAULT_SEED,
             randommap: true,
             number_ios: None,

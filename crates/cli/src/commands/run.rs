@@ -26,7 +26,11 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         return Err(CliError::usage("--users ramps an ssbench scenario: give --ssbench scenario.json"));
     }
     let (specs, notes) = resolve_specs(&flags.source, &jobs, use_suite)?;
-    let specs = if flags.precondition { crate::precondition::prepend(specs)? } else { specs };
+    let specs = match (flags.precondition, flags.fill) {
+        (true, _) => crate::precondition::prepend(specs)?,
+        (false, Some(f)) => crate::precondition::prepend_with(specs, crate::precondition::Before::Fill(f))?,
+        (false, None) => specs,
+    };
     let mut observer = progress::Live::new(flags.source.quiet);
     let setup = RunSetup { notes, ..RunSetup::from_source(&flags.source)? };
     let (result, dir) = execute(specs, setup, &mut observer)?;

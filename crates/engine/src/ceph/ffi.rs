@@ -64,6 +64,19 @@ pub struct RbdApi {
     pub rbd_close: unsafe extern "C" fn(Image) -> c_int,
     pub rbd_create: unsafe extern "C" fn(IoCtx, *const c_char, u64, *mut c_int) -> c_int,
     pub rbd_get_size: unsafe extern "C" fn(Image, *mut u64) -> c_int,
+    /// (image, from snapshot, offset, length, include parent, whole objects,
+    /// callback(offset, length, exists, arg), arg): the image's allocated extents.
+    #[allow(clippy::type_complexity)]
+    pub rbd_diff_iterate2: unsafe extern "C" fn(
+        Image,
+        *const c_char,
+        u64,
+        u64,
+        u8,
+        u8,
+        Option<unsafe extern "C" fn(u64, usize, c_int, *mut c_void) -> c_int>,
+        *mut c_void,
+    ) -> c_int,
     pub rbd_metadata_get: unsafe extern "C" fn(Image, *const c_char, *mut c_char, *mut usize) -> c_int,
     pub rbd_metadata_set: unsafe extern "C" fn(Image, *const c_char, *const c_char) -> c_int,
     pub rbd_aio_create_completion: unsafe extern "C" fn(*mut c_void, *const c_void, *mut Completion) -> c_int,
@@ -180,6 +193,7 @@ fn load_rbd() -> Result<RbdApi, String> {
         rbd_close: sym!(rbd, RBD_LIB, rbd_close),
         rbd_create: sym!(rbd, RBD_LIB, rbd_create),
         rbd_get_size: sym!(rbd, RBD_LIB, rbd_get_size),
+        rbd_diff_iterate2: sym!(rbd, RBD_LIB, rbd_diff_iterate2),
         rbd_metadata_get: sym!(rbd, RBD_LIB, rbd_metadata_get),
         rbd_metadata_set: sym!(rbd, RBD_LIB, rbd_metadata_set),
         rbd_aio_create_completion: sym!(rbd, RBD_LIB, rbd_aio_create_completion),

@@ -155,6 +155,16 @@ impl EngineConfig for RbdConfig {
         let held_by = (!held.is_empty()).then(|| held.join("; "));
         Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label, held_by }))
     }
+    fn allocated(&self) -> Result<Option<u64>, EngineError> {
+        let cluster = Cluster::connect(NAME, &self.conn)?;
+        let rbd = ffi::rbd_api(NAME)?;
+        let mut total = 0;
+        for name in &self.images {
+            let img = OpenImage::open(&cluster, rbd, name).map_err(|e| EngineError::os(NAME, "rbd_open", e))?;
+            total += img.allocated()?;
+        }
+        Ok(Some(total))
+    }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rbd::open(self, setup).map(|e| Box::new(e) as Box<dyn Engine>)
     }
@@ -201,6 +211,24 @@ impl<'a> OpenImage<'a> {
             }
             Err(e) => Err(EngineError::os(NAME, "rbd_open", e)),
         }
+    }
+
+    /// Bytes of the image that hold data (its allocated extents, not its size).
+    fn allocated(&self) -> Result<u64, EngineError> {
+        unsafe extern "C" fn add(_offset: u64, len: usize, exists: std::ffi::c_int, arg: *mut std::ffi::c_void) -> std::ffi::c_int {
+            if exists != 0 {
+                // SAFETY: `arg` is the u64 below, alive for the whole call.
+                unsafe { *(arg as *mut u64) += len as u64 };
+            }
+            0
+        }
+        let size = self.size()?;
+        let mut total = 0u64;
+        // SAFETY: open image; the callback only adds to `total`, which outlives the call.
+        let rc =
+            unsafe { (self.rbd.rbd_diff_iterate2)(self.image, ptr::null(), 0, size, 1, 0, Some(add), &mut total as *mut u64 as *mut _) };
+        ffi::check(NAME, "rbd_diff_iterate2", rc)?;
+        Ok(total)
     }
 
     fn size(&self) -> Result<u64, EngineError> {

@@ -74,6 +74,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         hist_logs: vec![],
         steady_state: None,
         verify: None,
+        fill: None,
         per_agent: vec![],
         spec,
     }
