@@ -16,6 +16,14 @@ fn verify_of(results: &Path) -> Value {
     doc["jobs"][0]["verify"].clone()
 }
 
+/// A run's verification judged more than `min` units and found nothing wrong.
+fn clean(results: &Path, min: u64) -> Value {
+    let v = verify_of(results);
+    assert!(v["checked"].as_u64().unwrap() > min, "{v}");
+    assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{v}");
+    v
+}
+
 fn failed(v: &Value, kind: usize) -> u64 {
     v["failed"][kind].as_u64().unwrap()
 }
@@ -62,9 +70,7 @@ fn eight_workers_overwriting_one_region_raise_no_false_failure() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let v = verify_of(&d.path().join("o"));
-    assert!(v["checked"].as_u64().unwrap() > 1000, "{v}");
-    assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{v}");
+    let v = clean(&d.path().join("o"), 1000);
     assert!(v["pass_bytes"].as_u64().unwrap() > 0, "the read-back pass ran: {v}");
     assert!(v["stamped_bytes"].as_u64().unwrap() > 0 && v["cpu_ns"].as_u64().unwrap() > 0, "{v}");
 }
@@ -325,9 +331,7 @@ fn rados_objects_verify_clean_under_a_mixed_load() {
         ],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
-    let v = verify_of(&d.path().join("o"));
-    assert!(v["checked"].as_u64().unwrap() > 100, "{v}");
-    assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{v}");
+    let v = clean(&d.path().join("o"), 100);
     assert!(v["unknown"].as_u64().unwrap() > 0, "partial writes make objects unknown rather than judged: {v}");
     assert!(rados_objects("storbench", &p).is_empty(), "cleaned up");
 }
@@ -421,9 +425,7 @@ fn http_objects_verify_clean(env: &[(&'static str, String)], engine: &str, place
         ],
     );
     assert_eq!(r.code, 0, "{engine}: {}{}", r.stderr, r.stdout);
-    let v = verify_of(&d.path().join("h"));
-    assert!(v["checked"].as_u64().unwrap() > 100, "{engine}: {v}");
-    assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{engine}: {v}");
+    let v = clean(&d.path().join("h"), 100);
     assert!(v["pass_bytes"].as_u64().unwrap() > 0, "{engine}: the read-back pass read the objects: {v}");
 }
 
