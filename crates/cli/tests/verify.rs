@@ -234,11 +234,34 @@ fn verification_that_cannot_work_is_refused_before_anything_runs() {
         (&["--size", "1m", "--bssplit", "4k/50:6k/50", "--verify", "crc32c"][..], "not a multiple of verify_interval"),
         (&["--size", "1m", "--verify_only", "1"][..], "verify_only needs verify="),
         (&["--size", "1m", "--bs", "256", "--verify", "crc32c"][..], "cannot hold a header"),
+        (&["--size", "1m", "--rw", "write:1k", "--verify", "crc32c"][..], "rw skip 1024 is not a multiple"),
+        (
+            &["--size", "1m", "--ioengine", "io_uring", "--iodepth", "128", "--numjobs", "8", "--verify", "crc32c"][..],
+            "at most 1000 operations in flight",
+        ),
+        (
+            &[
+                "--size",
+                "1m",
+                "--filename",
+                "shared.dat",
+                "--verify",
+                "crc32c",
+                "--name",
+                "y",
+                "--filename",
+                "shared.dat",
+                "--rw",
+                "randwrite",
+            ][..],
+            "writes the target job 'x' verifies, without verify=",
+        ),
     ] {
         let r = storbench(d.path(), &[&["run", "--name", "x", "--rw", "write"][..], args].concat());
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
-        assert!(!d.path().join("storbench-results").exists() && !d.path().join("x.0.0").exists(), "{args:?}: nothing written");
+        let written = ["storbench-results", "x.0.0", "shared.dat"].iter().any(|f| d.path().join(f).exists());
+        assert!(!written, "{args:?}: nothing written");
     }
 }
 
@@ -330,7 +353,7 @@ fn rados_objects_verify_clean_under_a_mixed_load() {
             "--quiet",
         ],
     );
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}{}", r.stderr, r.stdout);
     let v = clean(&d.path().join("o"), 100);
     assert!(v["unknown"].as_u64().unwrap() > 0, "partial writes make objects unknown rather than judged: {v}");
     assert!(rados_objects("storbench", &p).is_empty(), "cleaned up");
@@ -378,6 +401,17 @@ fn a_rados_object_put_back_is_a_lost_write_and_one_removed_is_missing() {
     assert_eq!(t["checked"].as_u64(), Some(20));
     let targets: Vec<&str> = t["failures"].as_array().unwrap().iter().map(|f| f["target"].as_str().unwrap()).collect();
     assert!(targets.iter().any(|t| t.ends_with(" key 3")) && targets.iter().any(|t| t.ends_with(" key 5")), "{targets:?}");
+    assert_eq!(t["listed"].as_u64(), Some(19), "the listing was checked for every object but the one already found missing: {t}");
+    // That run removed the objects (cleanup=1); one put back behind storbench's back is a stale listing.
+    assert!(rados_objects("storbench", &p).is_empty());
+    assert!(Command::new("rados").args(["-p", "storbench", "put", &format!("{p}7")]).arg(&old).status().unwrap().success());
+    let l = run("l", &["--rw", "read", "--verify_only", "1", "--cleanup", "0"]);
+    assert_eq!(l.code, 0, "{}", l.stderr);
+    let t = verify_of(&d.path().join("l"));
+    let counts = (t["listing_stale"].as_u64(), t["listed"].as_u64(), t["failed"].clone());
+    assert_eq!(counts, (Some(1), Some(20), serde_json::json!([0, 0, 0, 0])), "a listing is a warning, not a data failure: {t}");
+    assert!(t["listing_examples"][0].as_str().unwrap().contains(" key 7: still listed after its delete"), "{t}");
+    assert!(l.stdout.contains("deleted objects listed"), "{}", l.stdout);
     for o in rados_objects("storbench", &p) {
         let _ = Command::new("rados").args(["-p", "storbench", "rm", &o]).status();
     }

@@ -294,6 +294,16 @@ pub trait EngineConfig: Send + Sync {
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
         Ok(None)
     }
+    /// Names of the objects starting with `prefix` in the job's pool,
+    /// buckets or containers (verification checks a listing against what
+    /// the run believes exists); `None` when the engine cannot list. The
+    /// default goes through [`EngineConfig::admin`].
+    fn list_names(&self, prefix: &str) -> Result<Option<Vec<String>>, EngineError> {
+        match self.admin() {
+            Ok(admin) => admin.list(prefix).map(Some),
+            Err(_) => Ok(None),
+        }
+    }
     /// A worker's own engine instance.
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError>;
     /// Synchronous access to single objects, for tools that manage objects

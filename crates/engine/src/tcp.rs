@@ -23,8 +23,14 @@ const MAGIC: &[u8; 8] = b"SBNET001";
 pub const DEFAULT_PORT: u16 = 7451;
 /// A connection idle this long is dropped (both sides).
 const IDLE: Duration = Duration::from_secs(15);
-/// The longest stream an agent sends in `receive` mode.
-const LONGEST: Duration = Duration::from_secs(600);
+/// The longest stream an agent sends in `receive` mode (the client's
+/// closing ends it sooner; this only bounds one that never closes).
+const LONGEST: Duration = Duration::from_secs(24 * 3600);
+/// A connection must answer the challenge within this long.
+const HANDSHAKE: Duration = Duration::from_secs(5);
+/// Echo mode sends and receives in pieces of at most this many bytes, so a
+/// large block cannot fill both sides' socket buffers and stall.
+const ECHO_PIECE: usize = 16 << 10;
 /// Connections an agent serves at once.
 const MAX_CONNECTIONS: usize = 256;
 
@@ -177,7 +183,10 @@ impl Engine for Tcp {
         let result = match (self.mode, req.op) {
             (Mode::Send, OpKind::Write) => self.stream.write_all(buf),
             (Mode::Receive, OpKind::Read) => self.stream.read_exact(buf),
-            (Mode::Echo, OpKind::Read) => self.stream.write_all(buf).and_then(|_| self.stream.read_exact(buf)),
+            (Mode::Echo, OpKind::Read) => buf.chunks_mut(ECHO_PIECE).try_for_each(|piece| {
+                self.stream.write_all(piece)?;
+                self.stream.read_exact(piece)
+            }),
             _ => Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP)),
         };
         let rc = match result {
@@ -227,7 +236,7 @@ pub fn serve(listener: TcpListener, token: String, stop: Arc<AtomicBool>, log: f
 /// One connection: challenge, check, then sink, source or echo.
 fn serve_one(mut s: TcpStream, token: &str) -> Result<(), String> {
     let _ = s.set_nonblocking(false);
-    s.set_read_timeout(Some(IDLE)).and_then(|_| s.set_write_timeout(Some(IDLE))).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(HANDSHAKE)).and_then(|_| s.set_write_timeout(Some(HANDSHAKE))).map_err(|e| e.to_string())?;
     let mut nonce = [0u8; 32];
     ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce).map_err(|_| "no random numbers".to_string())?;
     s.write_all(&[&MAGIC[..], &nonce[..]].concat()).map_err(|e| e.to_string())?;
@@ -239,6 +248,7 @@ fn serve_one(mut s: TcpStream, token: &str) -> Result<(), String> {
         return Err("refused: not the fleet token".into());
     }
     s.write_all(&[0]).map_err(|e| e.to_string())?;
+    s.set_read_timeout(Some(IDLE)).and_then(|_| s.set_write_timeout(Some(IDLE))).map_err(|e| e.to_string())?;
     let duration = Duration::from_millis(u64::from_le_bytes(ask[40..48].try_into().expect("8 bytes"))).min(LONGEST);
     let mut buf = vec![0u8; 1 << 20];
     match ask[32] {

@@ -81,6 +81,19 @@ pub struct VerifyTally {
     /// Bytes of writes stamped with headers.
     #[serde(default)]
     pub stamped_bytes: u64,
+    /// Objects whose presence in a listing was checked (object jobs).
+    #[serde(default)]
+    pub listed: u64,
+    /// Of those: deleted objects the listing still showed, and objects it
+    /// did not show that were written (on a second look 2 s later). Listings
+    /// may be eventually consistent, so these are warnings, not failures.
+    #[serde(default)]
+    pub listing_stale: u64,
+    #[serde(default)]
+    pub listing_missing: u64,
+    /// The first few such objects, in words.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub listing_examples: Vec<String>,
     /// The read-back pass after the measured phase: bytes and time.
     pub pass_bytes: u64,
     pub pass_ns: u64,
@@ -118,6 +131,11 @@ impl VerifyTally {
         self.unwritten += o.unwritten;
         self.cpu_ns += o.cpu_ns;
         self.stamped_bytes += o.stamped_bytes;
+        self.listed += o.listed;
+        self.listing_stale += o.listing_stale;
+        self.listing_missing += o.listing_missing;
+        let room = 10usize.saturating_sub(self.listing_examples.len());
+        self.listing_examples.extend(o.listing_examples.iter().take(room).cloned());
         self.pass_bytes += o.pass_bytes;
         self.pass_ns = self.pass_ns.max(o.pass_ns);
         let room = KEPT_FAILURES.saturating_sub(self.failures.len());

@@ -233,9 +233,10 @@ pub struct WorkerDone {
     /// short or failed): the run lists them with the command that removes them.
     #[serde(default)]
     pub objects_left: u64,
-    /// What checking the data it read back found (jobs that verify).
-    #[serde(default, skip_serializing_if = "VerifyTally::is_empty")]
-    pub verify: VerifyTally,
+    /// What checking the data it read back found (jobs that verify; boxed,
+    /// so the many messages of other kinds stay small).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verify: Option<Box<VerifyTally>>,
 }
 
 impl WorkerDone {
@@ -249,7 +250,7 @@ impl WorkerDone {
             cpu: CpuTimes::default(),
             error: Some(error.into()),
             objects_left: 0,
-            verify: VerifyTally::default(),
+            verify: None,
         }
     }
 }

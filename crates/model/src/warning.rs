@@ -37,6 +37,8 @@ pub enum Warning {
     VerifyFailed { job: String, counts: String, first: String },
     /// A job asked for verification and nothing it read could be judged.
     NothingVerified { job: String },
+    /// An object listing disagreed with what the run acknowledged.
+    ListingDiffers { job: String, stale: u64, missing: u64, first: String },
     /// A fill wrote more than the store allocated (thin provisioning,
     /// deduplication or compression kept less than was written).
     FillNotAllocated { job: String, target: String, written: u64, allocated: u64 },
@@ -97,6 +99,11 @@ impl Warning {
             Warning::NothingVerified { job } => format!(
                 "job {job}: verify was asked for but nothing read could be judged (no unit read had a write acknowledged \
                  by this run); read what a write job of the same run wrote, or give verify_state to check an earlier run's writes"
+            ),
+            Warning::ListingDiffers { job, stale, missing, first } => format!(
+                "job {job}: the store's listing disagreed with what the run acknowledged, still 2 s after a first look: \
+                 {stale} deleted objects listed, {missing} written objects not listed (the first: {first}); \
+                 eventually consistent listings (Swift's container updates) catch up later, on a strongly consistent store this is a fault"
             ),
             Warning::FillNotAllocated { job, target, written, allocated } => format!(
                 "job {job}: the fill wrote {written} bytes to {target} but the store holds only {allocated}: thin provisioning, \

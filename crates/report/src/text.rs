@@ -264,6 +264,13 @@ fn verify_lines(out: &mut String, j: &JobResult) {
         t.unknown,
         t.unwritten
     );
+    if t.listed > 0 {
+        let _ = writeln!(
+            out,
+            "  listing: {} objects checked; {} deleted but still listed, {} written but not listed (2 s after a first look)",
+            t.listed, t.listing_stale, t.listing_missing
+        );
+    }
     for f in t.failures.iter().take(5) {
         let _ = writeln!(out, "  {} at {} offset {}: {}", f.kind.name(), f.target, f.offset, f.what);
     }

@@ -365,7 +365,7 @@ fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFa
     let body = std::panic::AssertUnwindSafe(|| {
         let tx = link.tx.clone();
         let control = link.control.clone();
-        match Worker::set_up(share, id.worker, engine, config.as_ref(), link) {
+        match Worker::set_up(share, id.worker, engine, config, link) {
             Err(error) => WorkerDone::failed(id, error),
             Ok(mut w) => {
                 if let Err(error) = w.prefill() {

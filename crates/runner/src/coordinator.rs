@@ -166,8 +166,8 @@ fn verify_result(share: &JobShare, done: &[WorkerDone]) -> Option<storbench_mode
     let v = share.spec.verify.as_ref()?;
     let checksum = v.checksum?;
     let mut tally = storbench_metrics::VerifyTally::default();
-    for d in done {
-        tally.merge(&d.verify);
+    for v in done.iter().filter_map(|d| d.verify.as_deref()) {
+        tally.merge(v);
     }
     let unit = if share.spec.objects.is_some() { 0 } else { crate::verify::unit_of(share).unwrap_or(0) };
     Some(storbench_model::VerifyResult { checksum: checksum.name().to_string(), unit, tally })

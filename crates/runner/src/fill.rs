@@ -15,6 +15,7 @@ pub fn result(job: &ReadyJob, written: u64) -> Option<FillResult> {
     let allocated = match &job.share.targets {
         Targets::Files(per_worker) => {
             let mut files: Vec<_> = per_worker.iter().flatten().filter(|f| f.kind == FileKind::File).collect();
+            files.sort_by(|a, b| a.path.cmp(&b.path));
             files.dedup_by(|a, b| a.path == b.path);
             let sizes: Option<Vec<u64>> = files.iter().map(|f| std::fs::metadata(&f.path).ok().map(|m| m.blocks() * 512)).collect();
             sizes.filter(|s| !s.is_empty()).map(|s| s.iter().sum())

@@ -21,7 +21,9 @@ const MEMORY_SHARE: f64 = 0.5;
 pub fn job_memory(job: &JobPlan) -> u64 {
     let spec = &job.spec;
     let workers = spec.numjobs as u64;
-    let slot = spec.max_transfer().max(1).div_ceil(4096) * 4096;
+    // A verified job reads back in larger pieces than its blocks (its slots are that large).
+    let transfer = if spec.verify.is_some() { spec.max_transfer().max(crate::verify::READ_BACK_BYTES) } else { spec.max_transfer() };
+    let slot = transfer.max(1).div_ceil(4096) * 4096;
     let buffers = slot.saturating_mul(job.queue_depth as u64);
     let kinds = match &spec.objects {
         Some(o) => o.effective_mix(spec.read_percent()).len() as u64,

@@ -76,6 +76,7 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
             return Err(err(&j.spec, "two jobs have this name; give each job its own name"));
         }
     }
+    check_unverified_writers(&jobs)?;
     crate::limits::check(&jobs, &groups)?;
     Ok(Plan { jobs, groups })
 }
@@ -189,6 +190,30 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     })
 }
 
+/// A job that writes a target a verified job checks, in the same group or
+/// a later one, without verifying itself, would change data the table
+/// says is right: reported as corruption. (Unverified writes before any
+/// verified job, a fill or a preconditioning, are simply not judged.)
+fn check_unverified_writers(jobs: &[JobPlan]) -> Result<(), PlanError> {
+    let target = |j: &JobPlan| {
+        let s = &j.spec;
+        // Without filename= each job has files of its own, named after it.
+        let own = if s.filenames.is_empty() && j.engine.capabilities().needs_files { s.name.as_str() } else { "" };
+        format!("{}\0{:?}\0{:?}\0{:?}\0{:?}\0{own}", s.ioengine, s.engine_options, s.directory, s.filenames, j.object_prefix)
+    };
+    let verifies = |s: &JobSpec| s.verify.as_ref().is_some_and(|v| v.checksum.is_some());
+    for v in jobs.iter().filter(|j| verifies(&j.spec)) {
+        let writer = jobs.iter().find(|w| w.group >= v.group && !verifies(&w.spec) && w.spec.writes() && target(w) == target(v));
+        if let Some(w) = writer {
+            return Err(err(
+                &w.spec,
+                format!("writes the target job '{}' verifies, without verify=; give it verify= too (or another target)", v.spec.name),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Verification needs blocks that keep what is written, in whole units.
 fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<(), PlanError> {
     let Some(v) = spec.verify.as_ref() else { return Ok(()) };
@@ -199,7 +224,23 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
             None => Ok(()),
         };
     }
-    if spec.objects.is_some() {
+    // The table counts at most 1023 writes in flight per unit.
+    if spec.iodepth as u64 * spec.numjobs as u64 > 1000 {
+        return Err(err(
+            spec,
+            "verify keeps track of at most 1000 operations in flight per job (iodepth x numjobs); lower iodepth or numjobs",
+        ));
+    }
+    if let Some(o) = &spec.objects {
+        if o.count < spec.numjobs as u64 {
+            return Err(err(
+                spec,
+                format!("verify: {} objects cannot be shared out among {} workers; give objects >= numjobs", o.count, spec.numjobs),
+            ));
+        }
+        if v.backlog > 0 {
+            return Err(err(spec, "verify_backlog reads back blocks; object jobs read their objects as the mix says (and after the run)"));
+        }
         return Ok(());
     }
     if !caps.does_io {
@@ -213,6 +254,12 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
         return Err(err(
             spec,
             format!("verify: blocks of {unit} bytes cannot hold a header; raise bs or give verify_interval (at least 512)"),
+        ));
+    }
+    if !spec.seq_skip.unsigned_abs().is_multiple_of(unit) {
+        return Err(err(
+            spec,
+            format!("verify: the rw skip {} is not a multiple of the {unit}-byte unit; give a skip of whole units", spec.seq_skip),
         ));
     }
     for size in spec.bs.read.0.iter().chain(&spec.bs.write.0).map(|e| e.0) {
@@ -257,7 +304,8 @@ fn check_objects(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(
     use storbench_workload::OpKind;
     let needs_existing = mix.iter().any(|m| matches!(m.0, OpKind::Read | OpKind::Update | OpKind::Stat | OpKind::Delete));
     let creates = mix.iter().any(|m| matches!(m.0, OpKind::Create | OpKind::Write));
-    if needs_existing && !creates && !o.prefill && !o.exist {
+    let checks_only = spec.verify.as_ref().is_some_and(|v| v.only);
+    if needs_existing && !creates && !o.prefill && !o.exist && !checks_only {
         return Err(err(
             spec,
             "the job reads, updates or removes objects that nothing writes first: add prefill=1, put create in object_ops, \

@@ -154,7 +154,10 @@ fn ready(
     let spec = &job.spec;
     let bytes = spec.size.map(|s| spec.offset + stripes(spec) + s);
     let targets = if job.paths.is_empty() {
-        let req = TargetRequest { written_before, ..target_request(spec, job.object_prefix.as_deref(), bytes) };
+        // verify_only runs no workload: what exists is what its check is about, not a precondition.
+        let checks_only = spec.verify.as_ref().is_some_and(|v| v.only);
+        let req =
+            TargetRequest { written_before: written_before || checks_only, ..target_request(spec, job.object_prefix.as_deref(), bytes) };
         let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| (target_err(&spec.name, &e, e.is_user_error()), false))?;
         prepared.map_or(Targets::None, Targets::Store)
     } else {

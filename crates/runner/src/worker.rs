@@ -133,6 +133,8 @@ pub struct Worker {
     below_min: Option<String>,
     /// Stamps writes and judges reads (jobs that verify).
     verify: Option<Checker>,
+    /// The job's engine configuration (a verified object job's listing).
+    config: Arc<dyn EngineConfig>,
 }
 
 /// Where the loop stands, apart from the slots.
@@ -189,7 +191,7 @@ impl Worker {
         share: Arc<JobShare>,
         worker: u32,
         factory: &'static dyn EngineFactory,
-        config: &dyn EngineConfig,
+        config: Arc<dyn EngineConfig>,
         link: WorkerLink,
     ) -> Result<Worker, String> {
         let spec = &share.spec;
@@ -216,7 +218,7 @@ impl Worker {
             keep_reads: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
         };
         let engine = config.open(&setup).map_err(|e| e.to_string())?;
-        let verify = Checker::new(&share, worker, &link.verify, qd, slot_len)?;
+        let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
         let gen = match &spec.objects {
             Some(_) => {
                 let mut g = ObjGen::new(spec, worker, share.io_limit, spec.number_ios);
@@ -246,6 +248,7 @@ impl Worker {
             hist: None,
             below_min: None,
             verify,
+            config,
         })
     }
 
@@ -289,7 +292,13 @@ impl Worker {
         precise_timers();
         let cpu0 = CpuTimes::thread();
         let only = self.verify.as_ref().is_some_and(|v| v.spec.only);
+        if let Some(v) = self.verify.as_mut() {
+            v.measuring = true;
+        }
         let result = if only { Ok(()) } else { self.run_loop(&clock).map_err(|e| e.to_string()) };
+        if let Some(v) = self.verify.as_mut() {
+            v.measuring = false;
+        }
         let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
         let result = result.and_then(|_| self.end_fsync());
         let end = clock.now();
@@ -342,7 +351,7 @@ impl Worker {
             (Gen::Objects(g), Some(o)) if o.cleans_up() => g.left(),
             _ => 0,
         };
-        let verify = self.verify.as_ref().map(|v| v.tally.clone()).unwrap_or_default();
+        let verify = self.verify.as_ref().map(|v| Box::new(v.tally.clone()));
         WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error, objects_left, verify }
     }
 
@@ -373,6 +382,11 @@ impl Worker {
         v.tally.pass_ns = t0.elapsed().as_nanos() as u64;
         if left.engine.is_some() || left.failed.len() as u64 > not_found {
             return Err(format!("reading back to verify: {}", left.error(tried).unwrap_or_default()));
+        }
+        // One listing per job: the first worker's (every writer is done).
+        let numbered = self.share.spec.objects.as_ref().is_some_and(|o| o.naming == storbench_workload::Naming::Numbered);
+        if let (true, 0, Some(prefix)) = (v.objects() && numbered, self.worker, self.share.object_prefix.as_deref()) {
+            check_listing(v, self.config.as_ref(), prefix)?;
         }
         v.fatal.take().map_or(Ok(()), Err)
     }
@@ -557,7 +571,13 @@ impl Worker {
         s.offset[i] = io.offset;
         s.class[i] = io.class;
         let data_only = self.k.data_only;
-        self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot })
+        let queued =
+            self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot });
+        if let (Err(_), Some(v)) = (&queued, self.verify.as_mut()) {
+            // Never went out: its units are not left in flight.
+            v.completed(&io, slot, self.buffers.slot_mut(slot), Err(IoFailure::errno(libc::EIO)));
+        }
+        queued
     }
 
     #[inline]
@@ -829,6 +849,26 @@ trait Hooks {
 struct NoHooks;
 impl Hooks for NoHooks {}
 
+/// An object job's listing against what the run believes exists. Listings
+/// may lag (Swift updates its container listings after the fact), so what
+/// looks wrong is looked at again 2 s later, and only what still is counts.
+fn check_listing(v: &mut Checker, config: &dyn EngineConfig, prefix: &str) -> Result<(), String> {
+    let list = || config.list_names(prefix).map_err(|e| format!("listing to verify: {e}"));
+    let before = v.words();
+    let Some(names) = list()? else { return Ok(()) };
+    let (first, judged) = v.listing(&before, &names, prefix);
+    if first.is_empty() {
+        v.listed(first, judged);
+        return Ok(());
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let names = list()?.unwrap_or_default();
+    let (again, _) = v.listing(&before, &names, prefix);
+    let held: Vec<_> = again.into_iter().filter(|f| first.iter().any(|g| g.0 == f.0)).collect();
+    v.listed(held, judged);
+    Ok(())
+}
+
 /// Unmeasured operations of a verified job (the read-back pass, an object
 /// job's prefill and cleanup): writes stamped, each completion told to the
 /// checker, the reads' bytes counted.
@@ -925,6 +965,7 @@ fn unmeasured(
             let req = IoRequest { op: io.op, data_only: false, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot };
             issued += 1;
             if let Err(e) = engine.queue(req) {
+                hooks.done(&io, slot, &Completion::new(slot, Err(IoFailure::errno(libc::EIO))));
                 out.engine = Some(e.to_string());
                 out.failed.push(io.file);
                 more = false;

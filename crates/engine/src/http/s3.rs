@@ -149,6 +149,14 @@ impl EngineConfig for S3Config {
         }
         Ok(tally)
     }
+    fn list_names(&self, prefix: &str) -> Result<Option<Vec<String>>, EngineError> {
+        let io = Io::new(NAME, &self.0.settings.common)?;
+        let mut all = Vec::new();
+        for b in self.0.settings.buckets.all() {
+            all.extend(io.block_on(list_all(&self.0, &io.client, &b, prefix))?);
+        }
+        Ok(Some(all))
+    }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let s3 = self.0.clone();
         let io = Io::new(NAME, &s3.settings.common)?;
@@ -409,25 +417,8 @@ async fn remove_prefixed(
 ) -> Result<(), EngineError> {
     let mut token: Option<String> = None;
     while !tally.stopped {
-        let mut q = format!("list-type=2&max-keys=1000&prefix={}", super::encode_query(prefix));
-        if let Some(t) = &token {
-            q.push_str("&continuation-token=");
-            q.push_str(&super::encode_query(t));
-        }
-        let (status, body) = match super::fetch_or_why(client, s3.get(&s3.url(bucket, None, &q))?, s3.settings.common.op_timeout).await {
-            Ok((p, body)) => (p.status.as_u16(), body),
-            Err(f) => return Err(f.unreachable(NAME, &format!("listing bucket '{bucket}': cannot reach the endpoint"))),
-        };
-        match status {
-            200 => {}
-            404 => return Ok(()),
-            s => return Err(rejected(format!("listing bucket '{bucket}' answered HTTP {s}{}", reason(&body)), s)),
-        }
-        let urls: Vec<String> = all_between(&body, "<Key>", "</Key>")
-            .into_iter()
-            .filter(|k| k.starts_with(prefix) && k != BUCKET_MARKER)
-            .map(|k| s3.url(bucket, Some(&k), ""))
-            .collect();
+        let Some((keys, next)) = list_page(s3, client, bucket, prefix, token.as_deref()).await? else { return Ok(()) };
+        let urls: Vec<String> = keys.iter().map(|k| s3.url(bucket, Some(k), "")).collect();
         let (s3c, c) = (s3.clone(), client.clone());
         let delete = move |url: String| {
             let (s3, client) = (s3c.clone(), c.clone());
@@ -441,12 +432,52 @@ async fn remove_prefixed(
             }
         };
         super::remove_each(urls, stop, delete, tally).await;
-        token = between(&body, "<NextContinuationToken>", "</NextContinuationToken>");
+        token = next;
         if token.is_none() {
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// Every key in `bucket` starting with `prefix`.
+async fn list_all(s3: &Arc<S3>, client: &super::Client, bucket: &str, prefix: &str) -> Result<Vec<String>, EngineError> {
+    let (mut all, mut token) = (Vec::new(), None);
+    while let Some((keys, next)) = list_page(s3, client, bucket, prefix, token.as_deref()).await? {
+        all.extend(keys);
+        token = next;
+        if token.is_none() {
+            break;
+        }
+    }
+    Ok(all)
+}
+
+/// One page (1000 keys) of `bucket` under `prefix`, and the token of the
+/// next; `None` when the bucket does not exist.
+async fn list_page(
+    s3: &Arc<S3>,
+    client: &super::Client,
+    bucket: &str,
+    prefix: &str,
+    token: Option<&str>,
+) -> Result<Option<(Vec<String>, Option<String>)>, EngineError> {
+    let mut q = format!("list-type=2&max-keys=1000&prefix={}", super::encode_query(prefix));
+    if let Some(t) = token {
+        q.push_str("&continuation-token=");
+        q.push_str(&super::encode_query(t));
+    }
+    let (status, body) = match super::fetch_or_why(client, s3.get(&s3.url(bucket, None, &q))?, s3.settings.common.op_timeout).await {
+        Ok((p, body)) => (p.status.as_u16(), body),
+        Err(f) => return Err(f.unreachable(NAME, &format!("listing bucket '{bucket}': cannot reach the endpoint"))),
+    };
+    match status {
+        200 => {}
+        404 => return Ok(None),
+        s => return Err(rejected(format!("listing bucket '{bucket}' answered HTTP {s}{}", reason(&body)), s)),
+    }
+    let keys = all_between(&body, "<Key>", "</Key>").into_iter().filter(|k| k.starts_with(prefix) && k != BUCKET_MARKER).collect();
+    Ok(Some((keys, between(&body, "<NextContinuationToken>", "</NextContinuationToken>"))))
 }
 
 fn denied(bucket: &str) -> EngineError {

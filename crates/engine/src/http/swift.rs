@@ -185,6 +185,14 @@ impl EngineConfig for SwiftConfig {
         }
         Ok(tally)
     }
+    fn list_names(&self, prefix: &str) -> Result<Option<Vec<String>>, EngineError> {
+        let (io, swift) = self.connect()?;
+        let mut all = Vec::new();
+        for c in self.settings.containers.all() {
+            all.extend(io.block_on(list_all(&swift, &io.client, &c, prefix))?);
+        }
+        Ok(Some(all))
+    }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let (io, swift) = self.connect()?;
         let names = setup.object_names.cloned().unwrap_or_else(|| ObjectNames::new("", None));
@@ -487,28 +495,9 @@ async fn remove_prefixed(
     stop: &dyn Fn() -> bool,
     tally: &mut Removed,
 ) -> Result<(), EngineError> {
-    const PAGE: usize = 1000;
     let mut marker: Option<String> = None;
     while !tally.stopped {
-        let mut q = format!("format=json&limit={PAGE}&prefix={}", super::encode_query(prefix));
-        if let Some(m) = &marker {
-            q.push_str("&marker=");
-            q.push_str(&super::encode_query(m));
-        }
-        let url = swift.url(c, None, &q);
-        let (status, body) =
-            match super::fetch_or_why(client, swift.request("GET", &url, &[], Bytes::new())?, swift.settings.common.op_timeout).await {
-                Ok((p, body)) => (p.status.as_u16(), body),
-                Err(f) => return Err(unreachable_err(&url, f)),
-            };
-        match status {
-            200 => {}
-            204 | 404 => return Ok(()),
-            s => return Err(rejected(format!("listing container '{c}' answered HTTP {s}"), s)),
-        }
-        let listed: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
-        let names: Vec<String> =
-            listed.iter().filter_map(|n| n["name"].as_str()).filter(|n| n.starts_with(prefix)).map(String::from).collect();
+        let Some((names, full)) = list_page(swift, client, c, prefix, marker.as_deref()).await? else { return Ok(()) };
         marker = names.last().cloned();
         let urls = names.iter().map(|n| swift.url(c, Some(n), "")).collect();
         let (sw, cl) = (swift.clone(), client.clone());
@@ -524,11 +513,55 @@ async fn remove_prefixed(
             }
         };
         super::remove_each(urls, stop, delete, tally).await;
-        if listed.len() < PAGE {
+        if !full {
             return Ok(());
         }
     }
     Ok(())
+}
+
+/// Every object in container `c` starting with `prefix`.
+async fn list_all(swift: &Swift, client: &Client, c: &str, prefix: &str) -> Result<Vec<String>, EngineError> {
+    let (mut all, mut marker) = (Vec::new(), None::<String>);
+    while let Some((names, full)) = list_page(swift, client, c, prefix, marker.as_deref()).await? {
+        marker = names.last().cloned();
+        all.extend(names);
+        if !full {
+            break;
+        }
+    }
+    Ok(all)
+}
+
+/// One page (1000 names) of container `c` under `prefix` after `marker`,
+/// and whether it was full (more may follow); `None` when there is no container.
+async fn list_page(
+    swift: &Swift,
+    client: &Client,
+    c: &str,
+    prefix: &str,
+    marker: Option<&str>,
+) -> Result<Option<(Vec<String>, bool)>, EngineError> {
+    const PAGE: usize = 1000;
+    let mut q = format!("format=json&limit={PAGE}&prefix={}", super::encode_query(prefix));
+    if let Some(m) = marker {
+        q.push_str("&marker=");
+        q.push_str(&super::encode_query(m));
+    }
+    let url = swift.url(c, None, &q);
+    let (status, body) =
+        match super::fetch_or_why(client, swift.request("GET", &url, &[], Bytes::new())?, swift.settings.common.op_timeout).await {
+            Ok((p, body)) => (p.status.as_u16(), body),
+            Err(f) => return Err(unreachable_err(&url, f)),
+        };
+    match status {
+        200 => {}
+        204 | 404 => return Ok(None),
+        s => return Err(rejected(format!("listing container '{c}' answered HTTP {s}"), s)),
+    }
+    let listed: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
+    let names = listed.iter().filter_map(|n| n["name"].as_str()).filter(|n| n.starts_with(prefix)).map(String::from).collect();
+    Ok(Some((names, listed.len() == PAGE)))
 }
 
 /// The store answered a set-up request with this status.

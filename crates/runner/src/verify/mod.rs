@@ -121,6 +121,8 @@ pub struct Checker {
     writers: Arc<AtomicU32>,
     /// Counted among the job's writers until its measured phase ends.
     writing: bool,
+    /// In the measured phase (only its writes are read back by `verify_backlog`).
+    pub measuring: bool,
     /// Set at the first failure of a `verify_fatal` job.
     pub fatal: Option<String>,
     pub tally: VerifyTally,
@@ -134,6 +136,8 @@ struct ObjectMode {
     max_size: u64,
     /// Expected bytes are made here (never allocated in the loop).
     scratch: Vec<u8>,
+    /// Keys a read found missing (the listing does not count them twice).
+    missing: Vec<u64>,
 }
 
 impl Checker {
@@ -168,9 +172,14 @@ impl Checker {
             draining: false,
             writers,
             writing,
+            measuring: false,
             fatal: None,
             tally: VerifyTally::default(),
-            objects: share.spec.objects.as_ref().map(|o| ObjectMode { max_size: o.sizes.max(), scratch: vec![0; slot_len as usize] }),
+            objects: share.spec.objects.as_ref().map(|o| ObjectMode {
+                max_size: o.sizes.max(),
+                scratch: vec![0; slot_len as usize],
+                missing: Vec::new(),
+            }),
         }))
     }
 
@@ -247,7 +256,7 @@ impl Checker {
                 let whole = self.objects.is_none() || io.op != OpKind::Write;
                 let generation = self.gens[slot as usize];
                 (first..first + n).for_each(|i| table.update(i, |w| ended(w, generation, ok && whole)));
-                if ok && self.spec.backlog > 0 && whole {
+                if ok && self.spec.backlog > 0 && whole && self.measuring {
                     let read = match &self.objects {
                         Some(o) => NextIo { op: OpKind::Read, offset: 0, len: o.max_size as u32, whole: true, ..*io },
                         None => NextIo { op: OpKind::Read, ..*io },
@@ -270,6 +279,8 @@ impl Checker {
                             self.judge(&table, first + k, snap, unit);
                         }
                     }
+                    // A body longer than the slot (an object an earlier run left larger) cannot be judged whole.
+                    (Some(_), Ok(got)) if got as usize > buf.len() => self.tally.unknown += 1,
                     (Some(_), Ok(got)) => {
                         self.judge_object(&table, io, self.snaps[slot as usize * self.per_slot], Some(&buf[..got as usize]))
                     }
@@ -295,7 +306,7 @@ impl Checker {
         match expect(snap) {
             Expect::InFlight => self.tally.in_flight += 1,
             Expect::Unknown => self.tally.unknown += 1,
-            Expect::Unwritten => self.tally.unwritten += 1,
+            Expect::Unwritten | Expect::Deleted => self.tally.unwritten += 1,
             Expect::Range(lo, hi) => return Some([lo, hi]),
         }
         None
@@ -324,6 +335,7 @@ impl Checker {
         self.tally.checked += 1;
         let target = format!("{} key {key}", table.label);
         let Some(got) = got else {
+            self.objects.as_mut().expect("object mode").missing.push(key);
             let what = format!("not found, though generation {} was acknowledged", expected[1]);
             return self.failed(VerifyFailure {
                 kind: VerifyKind::Missing,
@@ -347,6 +359,72 @@ impl Checker {
             self.fatal = Some(format!("verify failed ({}) at {} offset {}: {}", f.kind.name(), f.target, f.offset, f.what));
         }
         self.tally.fail(f);
+    }
+
+    /// Every object's word now: taken before a listing, so only objects
+    /// whose state did not change while it was taken are judged by it.
+    pub fn words(&self) -> Vec<u64> {
+        let table = &self.tables[0];
+        (0..table.units as usize).map(|k| table.now(k)).collect()
+    }
+
+    /// What an object job's listing (`names`, under the job's prefix) says
+    /// against what the run believed before it (`before`, from
+    /// [`Checker::words`]): an object written and not deleted that is not
+    /// listed is missing, one whose delete was acknowledged that is still
+    /// listed is a stale listing. Objects whose state changed meanwhile, in
+    /// flight or unknown, already found missing, or names that are not the
+    /// job's numbered keys, are not judged. Returns the findings and how
+    /// many objects were judged; nothing is counted yet.
+    pub fn listing(&self, before: &[u64], names: &[String], prefix: &str) -> (Vec<(u64, VerifyKind, String)>, u64) {
+        let table = &self.tables[0];
+        let mut listed = vec![false; before.len()];
+        for key in names.iter().filter_map(|n| n.strip_prefix(prefix)?.parse::<u64>().ok()) {
+            if let Some(l) = listed.get_mut(key as usize) {
+                *l = true;
+            }
+        }
+        let missing = self.objects.as_ref().map(|o| o.missing.as_slice()).unwrap_or_default();
+        let (mut findings, mut judged) = (Vec::new(), 0);
+        for (key, listed) in listed.into_iter().enumerate() {
+            if table.now(key) != before[key] || missing.contains(&(key as u64)) {
+                continue;
+            }
+            match (expect(before[key]), listed) {
+                (Expect::Range(_, hi), false) => {
+                    findings.push((key as u64, VerifyKind::Missing, format!("not in the listing, though generation {hi} was acknowledged")))
+                }
+                (Expect::Deleted, true) => {
+                    findings.push((key as u64, VerifyKind::Stale, "still listed after its delete was acknowledged".into()))
+                }
+                (Expect::Range(..) | Expect::Deleted, _) => {}
+                _ => continue,
+            }
+            judged += 1;
+        }
+        (findings, judged)
+    }
+
+    /// Count a listing's findings (those that held on a second look):
+    /// listings may be eventually consistent, so they are counted apart from
+    /// the data's failures.
+    pub fn listed(&mut self, findings: Vec<(u64, VerifyKind, String)>, judged: u64) {
+        self.tally.listed += judged;
+        let label = self.tables[0].label.clone();
+        for (key, kind, what) in findings {
+            match kind {
+                VerifyKind::Stale => self.tally.listing_stale += 1,
+                _ => self.tally.listing_missing += 1,
+            }
+            if self.tally.listing_examples.len() < 10 {
+                self.tally.listing_examples.push(format!("{label} key {key}: {what}"));
+            }
+        }
+    }
+
+    /// Whether this checker's job is on objects (a listing can be checked).
+    pub fn objects(&self) -> bool {
+        self.objects.is_some()
     }
 
     /// The next acknowledged write to read back (`verify_backlog`): once

@@ -33,7 +33,8 @@ pub(super) fn began(w: u64) -> u64 {
 
 /// The word after a write of `generation` completed (`ok`) or failed.
 pub(super) fn ended(w: u64, generation: u64, ok: bool) -> u64 {
-    let rest = w - INFLIGHT_ONE;
+    // An end without its beginning (a crashed run's leftovers): not judged again until a write completes.
+    let Some(rest) = w.checked_sub(INFLIGHT_ONE).filter(|_| inflight(w) > 0) else { return w | UNKNOWN };
     if !ok {
         return rest | UNKNOWN;
     }
@@ -53,13 +54,17 @@ pub(super) fn ended(w: u64, generation: u64, ok: bool) -> u64 {
 /// The word after a delete of its object completed: nothing to find, unless
 /// another change is still in flight.
 pub(super) fn removed(w: u64) -> u64 {
-    let rest = w - INFLIGHT_ONE;
+    let Some(rest) = w.checked_sub(INFLIGHT_ONE).filter(|_| inflight(w) > 0) else { return w | UNKNOWN };
     if inflight(rest) == 0 {
-        0
+        DELETED
     } else {
         rest | UNKNOWN
     }
 }
+
+/// An object whose delete was acknowledged: the highest generation, which
+/// the counter never reaches, with nothing else set.
+pub(super) const DELETED: u64 = GEN_MASK;
 
 /// What a read of a unit whose word was `w` when it was issued may find.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -67,6 +72,8 @@ pub(super) enum Expect {
     InFlight,
     Unknown,
     Unwritten,
+    /// An object this run deleted.
+    Deleted,
     Range(u64, u64),
 }
 
@@ -80,6 +87,9 @@ pub(super) fn expect(w: u64) -> Expect {
     let hi = w & GEN_MASK;
     if hi == 0 {
         return Expect::Unwritten;
+    }
+    if w == DELETED {
+        return Expect::Deleted;
     }
     Expect::Range(hi - ((w >> DELTA_SHIFT) & DELTA_MAX), hi)
 }
@@ -150,10 +160,21 @@ impl BlockTable {
         let base = map.as_mut_ptr();
         let table = BlockTable { map, base, units, unit, label: label.to_string(), _file: file };
         if !fresh {
+            // What was in flight when the last run ended is unknown; and after a
+            // host crash the counter may lag the words it numbered: it goes on
+            // above the highest generation any word holds.
+            let mut highest = 0;
             for i in 0..units as usize {
                 let w = table.word(i);
-                w.store(recovered(w.load(Ordering::Relaxed)), Ordering::Relaxed);
+                let now = recovered(w.load(Ordering::Relaxed));
+                w.store(now, Ordering::Relaxed);
+                if now != DELETED {
+                    highest = highest.max(now & GEN_MASK);
+                }
             }
+            // SAFETY: as in `next_generation`.
+            let counter = unsafe { &*(table.base.add(GEN_AT) as *const AtomicU64) };
+            counter.fetch_max(highest + 1, Ordering::Relaxed);
         }
         Ok(table)
     }
@@ -178,9 +199,14 @@ impl BlockTable {
     }
 
     /// Units `[first, first + n)` that any write of this run (or its saved
-    /// state) reached.
+    /// state) reached and no delete removed.
     pub(super) fn any_written(&self, first: usize, n: usize) -> bool {
-        (first..first + n).any(|i| self.word(i).load(Ordering::Relaxed) != 0)
+        (first..first + n).any(|i| !matches!(self.word(i).load(Ordering::Relaxed), 0 | DELETED))
+    }
+
+    /// The word of unit `i` now.
+    pub(super) fn now(&self, i: usize) -> u64 {
+        self.word(i).load(Ordering::Acquire)
     }
 
     /// Write the table to its file now (a run that ends normally; a crash
@@ -290,6 +316,12 @@ impl VerifyTables {
         if let Some(t) = tables.get(label) {
             if t.unit != unit {
                 return Err(format!("{label} is verified in {}-byte units by an earlier job; give verify_interval={}", t.unit, t.unit));
+            }
+            if t.units < size / unit as u64 {
+                return Err(format!(
+                    "{label} is verified over {} bytes by an earlier job; give the jobs that verify it the same size",
+                    t.units * unit as u64
+                ));
             }
             return Ok(t.clone());
         }
