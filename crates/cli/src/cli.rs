@@ -270,7 +270,7 @@ pub struct RunFlags {
     /// First write every block target twice over in 128 KiB sequential writes (SNIA's workload-independent preconditioning)
     #[arg(long)]
     pub precondition: bool,
-    /// First fill every block target to this share (80% or 0.8) in 1 MiB writes, and check the store allocated it
+    /// First fill every target to this share (80% or 0.8): blocks in 1 MiB writes, pools of their capacity, buckets of the job's objects; the store's accounting is checked
     #[arg(long, value_name = "PCT", value_parser = fraction, conflicts_with = "precondition")]
     pub fill: Option<f64>,
 }

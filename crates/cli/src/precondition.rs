@@ -51,7 +51,17 @@ pub fn prepend_with(mut specs: Vec<JobSpec>, before: Before) -> Result<Vec<JobSp
     for spec in &specs {
         let Some(engine) = storbench_engine::find(&spec.ioengine) else { continue };
         let caps = engine.capabilities();
-        if spec.objects.is_some() || !caps.blocks || !caps.does_io {
+        let objects = spec.objects.is_some() || !caps.blocks;
+        if !caps.does_io || (objects && !(matches!(before, Before::Fill(_)) && caps.objects)) {
+            continue;
+        }
+        if objects {
+            // A pool, bucket or container: filled with objects of the job's sizes.
+            let key = format!("{}\0{:?}", spec.ioengine, spec.engine_options);
+            if !targets.contains(&key) {
+                targets.push(key);
+                pre.push(object_fill(spec, targets.len(), before)?);
+            }
             continue;
         }
         if caps.needs_files && spec.filenames.is_empty() {
@@ -68,13 +78,44 @@ pub fn prepend_with(mut specs: Vec<JobSpec>, before: Before) -> Result<Vec<JobSp
         pre.push(job(spec, targets.len(), caps.queued, caps.direct_io, before)?);
     }
     if pre.is_empty() {
-        return Err(CliError::usage(format!("{flag}: no job uses a block target (files, devices or RBD images) to write first")));
+        return Err(CliError::usage(format!(
+            "{flag}: no job uses a target to write first (files, devices or RBD images; pools and buckets for --fill)"
+        )));
     }
     if let Some(first) = specs.first_mut() {
         first.stonewall = true;
     }
     pre.append(&mut specs);
     Ok(pre)
+}
+
+/// A pool's, bucket's or container's fill: objects of the job's sizes
+/// under a prefix of their own (`storbench.fill<N>.`), kept while the run's
+/// jobs run and removed at its end. How many is settled when the target is
+/// prepared: the share of a pool's capacity, or of the job's object count
+/// where the store has no capacity to speak of (a bucket).
+fn object_fill(spec: &JobSpec, n: usize, before: Before) -> Result<JobSpec, CliError> {
+    let Before::Fill(f) = before else { unreachable!("objects are filled, not preconditioned") };
+    let mut p = JobSpec { name: format!("fill.{n}"), ..JobSpec::default() };
+    apply_option(&mut p, "ioengine", &spec.ioengine).map_err(|e| CliError::usage(format!("--fill: {e}")))?;
+    p.engine_options = spec.engine_options.clone();
+    let mut o = spec.objects.clone().unwrap_or_default();
+    o.prefix = Some(format!("storbench.fill{n}."));
+    o.mix = vec![(storbench_workload::OpKind::Create, 1)];
+    o.op_len = None;
+    o.prefill = false;
+    o.initial = None;
+    o.exist = false;
+    o.cleanup = Some(false);
+    o.naming = storbench_workload::Naming::Numbered;
+    p.number_ios = Some(o.count);
+    // Creates in key order never meet, but the plan warns when few objects face many slots.
+    p.iodepth = (o.count / 4).clamp(1, 16) as u32;
+    p.objects = Some(o);
+    p.precondition = true;
+    p.fill = Some(f);
+    p.allow_overwrite = spec.allow_overwrite;
+    Ok(p)
 }
 
 /// Twice the job's region, sequentially, in 128 KiB writes; or its fill
@@ -142,5 +183,17 @@ mod tests {
         let all = prepend_with(vec![a], Before::Fill(0.8)).unwrap();
         assert_eq!(all[0].name, "fill.1");
         assert_eq!((all[0].fill, all[0].passes, all[0].bs.max()), (Some(0.8), 1, 1 << 20));
+    }
+
+    #[test]
+    fn a_fill_of_a_pool_creates_objects_of_the_jobs_size_under_a_prefix_of_its_own_and_keeps_them() {
+        let a = spec(&[("name", "a"), ("ioengine", "rados"), ("pool", "p"), ("objects", "40"), ("object_size", "64k"), ("rw", "randread")]);
+        let all = prepend_with(vec![a], Before::Fill(0.5)).unwrap();
+        let o = all[0].objects.as_ref().unwrap();
+        assert_eq!((all[0].name.as_str(), all[0].fill, o.prefix.as_deref()), ("fill.1", Some(0.5), Some("storbench.fill1.")));
+        assert_eq!((o.mix.clone(), o.cleanup, o.sizes.max()), (vec![(storbench_workload::OpKind::Create, 1)], Some(false), 64 << 10));
+        assert!(all[0].writes() && all[1].stonewall);
+        let e = prepend(vec![spec(&[("name", "a"), ("ioengine", "rados"), ("pool", "p")])]).unwrap_err();
+        assert!(e.message.contains("no job uses a target"), "objects are filled, not preconditioned: {}", e.message);
     }
 }

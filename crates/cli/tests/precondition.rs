@@ -163,3 +163,102 @@ fn an_rbd_fill_is_checked_against_the_images_allocated_extents() {
     assert_eq!(fill.allocated_bytes, Some(used), "what rbd du says the image uses");
     assert_eq!(used, 32 << 20);
 }
+
+/// `run --fill 1%` on a RADOS pool: objects of the job's size up to 1% of
+/// the pool's capacity (stored + max_avail, as `ceph df` has it), checked
+/// against how much the pool's stored bytes grew, and gone after the run.
+#[test]
+fn a_pool_fill_takes_its_share_of_the_capacity_and_the_pool_accounts_for_it() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let df = std::process::Command::new("ceph").args(["df", "--format", "json"]).output().unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&df.stdout).unwrap();
+    let pool = doc["pools"].as_array().unwrap().iter().find(|p| p["name"] == "storbench").unwrap()["stats"].clone();
+    let capacity = pool["stored"].as_u64().unwrap() + pool["max_avail"].as_u64().unwrap();
+    let p = format!("sbfillp{}.", std::process::id());
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--fill",
+            "1%",
+            "--quiet",
+            "--results-dir",
+            "out",
+            "--name",
+            "r",
+            "--ioengine",
+            "rados",
+            "--pool",
+            "storbench",
+            "--object_prefix",
+            &p,
+            "--objects",
+            "20",
+            "--object_size",
+            "4m",
+            "--rw",
+            "randread",
+            "--prefill",
+            "1",
+            "--runtime",
+            "1",
+            "--time_based",
+            "1",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let res = run_result(&d.path().join("out"));
+    let fill = res.jobs[0].fill.clone().unwrap();
+    let want = capacity as f64 * 0.01;
+    assert!(
+        (fill.written_bytes as f64 - want).abs() <= 4.0 * 1_048_576.0 + want * 0.05,
+        "{} written for 1% of {capacity}",
+        fill.written_bytes
+    );
+    let grown = fill.allocated_bytes.unwrap();
+    assert!(grown as f64 >= fill.written_bytes as f64 * 0.9, "the pool's stored bytes grew by {grown} for {} written", fill.written_bytes);
+    assert!(rados_objects("storbench", "storbench.fill").is_empty(), "the fill's objects are removed at the end");
+}
+
+#[test]
+fn a_bucket_fill_is_a_share_of_the_jobs_objects_and_the_bucket_accounts_for_it() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    let bucket = format!("sbfillb{}", std::process::id());
+    let r = storbench_env(
+        d.path(),
+        &env,
+        &[
+            "run",
+            "--fill",
+            "50%",
+            "--quiet",
+            "--results-dir",
+            "out",
+            "--name",
+            "r",
+            "--ioengine",
+            "s3",
+            "--bucket",
+            &bucket,
+            "--objects",
+            "40",
+            "--object_size",
+            "64k",
+            "--rw",
+            "randread",
+            "--prefill",
+            "1",
+            "--runtime",
+            "1",
+            "--time_based",
+            "1",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let fill = run_result(&d.path().join("out")).jobs[0].fill.clone().unwrap();
+    assert_eq!((fill.written_bytes, fill.allocated_bytes), (20 * 65536, Some(20 * 65536)), "RGW's bytes used grew by what was written");
+}

@@ -288,10 +288,17 @@ pub trait EngineConfig: Send + Sync {
         }
         Ok(tally)
     }
-    /// Bytes the store has allocated to the engine's own target (an RBD
-    /// image's written extents), so a fill can be checked against what thin
+    /// Bytes the store holds for the engine's own target by its own
+    /// accounting (an RBD image's written extents, a pool's stored bytes, a
+    /// bucket's bytes used), so a fill can be checked against what thin
     /// provisioning really stored; `None` when the engine cannot tell.
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
+        Ok(None)
+    }
+    /// What the target can hold in all, for a fill to a share of it (a
+    /// pool's stored bytes plus what it can still take); `None`: no such thing
+    /// (a bucket), and the fill is a share of the job's objects instead.
+    fn capacity(&self) -> Result<Option<u64>, EngineError> {
         Ok(None)
     }
     /// Names of the objects starting with `prefix` in the job's pool,

@@ -225,8 +225,9 @@ fn steady_line(out: &mut String, j: &JobResult) {
 fn fill_line(out: &mut String, j: &JobResult) {
     use storbench_workload::units::format_amount;
     let Some(f) = &j.fill else { return };
-    let held =
-        f.allocated_bytes.map_or("the store cannot say what it holds".to_string(), |a| format!("the store holds {}", format_amount(a)));
+    let held = f
+        .allocated_bytes
+        .map_or("the store cannot say what it holds".to_string(), |a| format!("the store's own accounting shows {}", format_amount(a)));
     let _ = writeln!(out, "fill {}: wrote {} ({:.0}% of {}); {held}", j.name, format_amount(f.written_bytes), f.fraction * 100.0, f.target);
 }
 

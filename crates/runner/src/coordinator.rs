@@ -520,7 +520,8 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         fill: None,
         per_agent: Vec::new(),
     };
-    result.fill = crate::fill::result(job, result.op(OpKind::Write).map_or(0, |o| o.bytes));
+    let written = [OpKind::Write, OpKind::Create].iter().filter_map(|op| result.op(*op)).map(|o| o.bytes).sum();
+    result.fill = crate::fill::result(job, written);
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result
 }

@@ -27,6 +27,8 @@ pub struct ReadyJob {
     pub engine: &'static dyn EngineFactory,
     pub config: Arc<dyn EngineConfig>,
     pub warnings: Vec<Warning>,
+    /// A fill of a pool or bucket: what the store's accounting said before it.
+    pub fill_before: Option<u64>,
 }
 
 impl ReadyJob {
@@ -136,7 +138,14 @@ impl Plan {
                 return Err(target_err(&job.spec.name, format!("the agent prepared job {} in its place", share.job), false));
             }
             share.workers = *workers;
-            jobs.push(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings });
+            jobs.push(ReadyJob {
+                share,
+                group: job.group,
+                engine: job.engine,
+                config: job.config,
+                warnings: job.warnings,
+                fill_before: None,
+            });
         }
         Ok(Prepared { jobs, groups: self.groups, created: Vec::new() })
     }
@@ -145,12 +154,13 @@ impl Plan {
 /// One job's targets prepared and its share resolved (or why not, and
 /// whether it was stopped).
 fn ready(
-    job: JobPlan,
+    mut job: JobPlan,
     written_before: bool,
     seen: &mut HashMap<PathBuf, TargetFile>,
     created: &mut Vec<(PathBuf, bool)>,
     stop: &dyn Fn() -> bool,
 ) -> Result<ReadyJob, (PlanError, bool)> {
+    settle_object_fill(&mut job).map_err(|e| (e, false))?;
     let spec = &job.spec;
     let bytes = spec.size.map(|s| spec.offset + stripes(spec) + s);
     let targets = if job.paths.is_empty() {
@@ -164,6 +174,9 @@ fn ready(
         let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite, destroy_in_use: spec.destroy_in_use };
         Targets::Files(prepare_files(&job, &need, seen, created, stop)?)
     };
+    // A fill of objects is judged by how much the store's accounting grows
+    // (asked once its bucket or container exists).
+    let fill_before = if job.spec.fill.is_some() && job.spec.objects.is_some() { job.config.allocated().ok().flatten() } else { None };
     let (region, io_limit) = region(&job, &targets).map_err(|e| (e, false))?;
     let share = JobShare {
         job: job.id,
@@ -179,7 +192,30 @@ fn ready(
         spec: job.spec,
     };
     crate::verify::check_job(&share).map_err(|e| (target_err(&share.spec.name, e, true), false))?;
-    Ok(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings })
+    Ok(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings, fill_before })
+}
+
+/// The most objects a fill writes (the object model keeps a bit per key).
+const FILL_MOST_OBJECTS: u64 = 100_000_000;
+
+/// A fill of objects (`run --fill`): how many, from the pool's capacity (or,
+/// for a store without one, the job's own object count).
+fn settle_object_fill(job: &mut JobPlan) -> Result<(), PlanError> {
+    let (Some(f), Some(o)) = (job.spec.fill, job.spec.objects.as_mut()) else { return Ok(()) };
+    let name = job.spec.name.clone();
+    let capacity = job.config.capacity().map_err(|e| target_err(&name, &e, e.is_user_error()))?;
+    let mean = o.sizes.mean().max(1.0);
+    let count = match capacity {
+        Some(c) => (f * c as f64 / mean).ceil() as u64,
+        None => (f * o.count as f64).ceil() as u64,
+    }
+    .max(1);
+    if count > FILL_MOST_OBJECTS {
+        return Err(target_err(&name, format!("the fill needs {count} objects of this size; give a larger object_size"), true));
+    }
+    o.count = count;
+    job.spec.number_ios = Some(count);
+    Ok(())
 }
 
 /// Each worker's files, prepared once per path (a shared file is laid out
@@ -287,6 +323,18 @@ impl Prepared {
         for job in self.jobs.iter().filter(|j| matches!(j.share.targets, Targets::Store(_))) {
             let left = objects_left(job.name());
             let prefix = job.share.object_prefix.as_deref();
+            // A fill's objects stay for the run's jobs, and go at its end.
+            if let (Some(_), Some(_), Some(p)) = (job.share.spec.fill, &job.share.spec.objects, prefix) {
+                match job.config.remove_objects(p, &|| false) {
+                    Ok(r) if r.failed == 0 && !r.stopped => {}
+                    Ok(_) | Err(_) => notes.push(format!(
+                        "job '{}': the fill's objects could not all be removed; remove them with: {}",
+                        job.name(),
+                        cleanup_command(&job.share.spec, p)
+                    )),
+                }
+                continue;
+            }
             if let (true, Some(prefix)) = (left > 0, prefix) {
                 notes.push(format!(
                     "job '{}': {left} objects it wrote were not removed (names starting '{prefix}' in {}); remove them with: {}",

@@ -23,6 +23,16 @@ pub enum ObjectSizes {
 }
 
 impl ObjectSizes {
+    /// The mean size of an object (weighted classes, or the middle of a range).
+    pub fn mean(&self) -> f64 {
+        match self {
+            ObjectSizes::Classes { split } => {
+                let total: f64 = split.0.iter().map(|e| e.1 as f64).sum::<f64>().max(1.0);
+                split.0.iter().map(|e| e.0 as f64 * e.1 as f64).sum::<f64>() / total
+            }
+            ObjectSizes::Range { min, max } => (*min + *max) as f64 / 2.0,
+        }
+    }
     pub fn max(&self) -> u64 {
         match self {
             ObjectSizes::Classes { split } => split.max(),

@@ -58,6 +58,23 @@ pub struct RadosConfig {
     conn: ConnOptions,
 }
 
+impl RadosConfig {
+    /// The pool's stored bytes (before replication) and what it can still
+    /// take (`max_avail`, replication counted), as `ceph df` has them.
+    fn pool_stats(&self) -> Result<(u64, u64), EngineError> {
+        let cluster = Cluster::connect(NAME, &self.conn)?;
+        let out = cluster.mon_command(NAME, r#"{"prefix":"df","format":"json"}"#)?;
+        let doc: serde_json::Value = serde_json::from_str(&out).map_err(|e| EngineError::failed(NAME, "the monitors' df answer", e))?;
+        let pool = doc["pools"].as_array().and_then(|p| p.iter().find(|p| p["name"] == self.conn.pool.as_str()));
+        let stats = pool.map(|p| &p["stats"]).ok_or_else(|| EngineError::Rejected {
+            engine: NAME,
+            message: format!("the monitors' df does not list pool '{}'", self.conn.pool),
+            kind: storbench_metrics::ErrorKind::NotFound,
+        })?;
+        Ok((stats["stored"].as_u64().unwrap_or(0), stats["max_avail"].as_u64().unwrap_or(0)))
+    }
+}
+
 impl EngineConfig for RadosConfig {
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         let (o, prefix) = crate::objects::object_target(NAME, t)?;
@@ -68,6 +85,13 @@ impl EngineConfig for RadosConfig {
         }
         crate::objects::check_names(NAME, t, &|_| format!("pool '{pool}'"), &mut |_, name| exists(&cluster, name))?;
         Ok(Some(StoreTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*"), held_by: None }))
+    }
+    fn allocated(&self) -> Result<Option<u64>, EngineError> {
+        Ok(Some(self.pool_stats()?.0))
+    }
+    fn capacity(&self) -> Result<Option<u64>, EngineError> {
+        let (stored, avail) = self.pool_stats()?;
+        Ok(Some(stored + avail))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rados::open(&self.conn, setup).map(|e| Box::new(e) as Box<dyn Engine>)

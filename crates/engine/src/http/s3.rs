@@ -149,6 +149,22 @@ impl EngineConfig for S3Config {
         }
         Ok(tally)
     }
+    fn allocated(&self) -> Result<Option<u64>, EngineError> {
+        let io = Io::new(NAME, &self.0.settings.common)?;
+        let mut total = 0;
+        for b in self.0.settings.buckets.all() {
+            // RGW answers with its bucket statistics only when asked (read-stats).
+            let req = self.0.request("HEAD", &self.0.url(&b, None, "read-stats=true"), &[], Bytes::new())?;
+            let used = match io.block_on(super::fetch_or_why(&io.client, req, self.0.settings.common.op_timeout)) {
+                Ok((p, _)) => p.headers.get("x-rgw-bytes-used").and_then(|v| v.to_str().ok()?.parse::<u64>().ok()),
+                Err(_) => None,
+            };
+            // Only RGW says (in a HEAD of the bucket); other S3 stores cannot be asked this way.
+            let Some(used) = used else { return Ok(None) };
+            total += used;
+        }
+        Ok(Some(total))
+    }
     fn list_names(&self, prefix: &str) -> Result<Option<Vec<String>>, EngineError> {
         let io = Io::new(NAME, &self.0.settings.common)?;
         let mut all = Vec::new();

@@ -185,6 +185,20 @@ impl EngineConfig for SwiftConfig {
         }
         Ok(tally)
     }
+    fn allocated(&self) -> Result<Option<u64>, EngineError> {
+        let (io, swift) = self.connect()?;
+        let mut total = 0;
+        for c in self.settings.containers.all() {
+            let req = swift.request("HEAD", &swift.url(&c, None, ""), &[], Bytes::new())?;
+            let used = match io.block_on(super::fetch_or_why(&io.client, req, swift.settings.common.op_timeout)) {
+                Ok((p, _)) => p.headers.get("x-container-bytes-used").and_then(|v| v.to_str().ok()?.parse::<u64>().ok()),
+                Err(_) => None,
+            };
+            let Some(used) = used else { return Ok(None) };
+            total += used;
+        }
+        Ok(Some(total))
+    }
     fn list_names(&self, prefix: &str) -> Result<Option<Vec<String>>, EngineError> {
         let (io, swift) = self.connect()?;
         let mut all = Vec::new();
