@@ -174,7 +174,7 @@ mod tests {
         let e = prepend(vec![spec(&[("name", "a"), ("ioengine", "psync")])]).unwrap_err();
         assert!(e.message.contains("no filename="), "{}", e.message);
         let e = prepend(vec![spec(&[("name", "n"), ("ioengine", "null")])]).unwrap_err();
-        assert!(e.message.contains("no job uses a block target"), "{}", e.message);
+        assert!(e.message.contains("no job uses a target to write first"), "{}", e.message);
     }
 
     #[test]
