@@ -103,12 +103,14 @@ impl EngineFactory for TcpFactory {
     }
 }
 
-/// The fleet directory when none is given (as `storbench agent` has it).
-fn default_fleet_dir() -> PathBuf {
-    match std::env::var_os("STORBENCH_FLEET_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".config/storbench/fleet"),
+/// The fleet directory when none is given: `$STORBENCH_FLEET_DIR`, else
+/// `~/.config/storbench/fleet` (the agent's too: `fleet::creds::default_dir`).
+pub fn default_fleet_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("STORBENCH_FLEET_DIR") {
+        return PathBuf::from(d);
     }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".config/storbench/fleet")
 }
 
 struct TcpConfig {

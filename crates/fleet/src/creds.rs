@@ -154,11 +154,7 @@ pub fn token_matches(expected: &str, given: &str) -> bool {
 
 /// The default fleet directory: $STORBENCH_FLEET_DIR, else ~/.config/storbench/fleet.
 pub fn default_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("STORBENCH_FLEET_DIR") {
-        return PathBuf::from(d);
-    }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
-    home.join(".config/storbench/fleet")
+    storbench_engine::tcp::default_fleet_dir()
 }
 
 #[cfg(test)]

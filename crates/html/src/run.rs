@@ -119,18 +119,13 @@ fn steady_state(page: &mut Page, j: &JobResult) {
 /// What reading back found: the verdict, what was not judged and why,
 /// what the checking cost, and the failures kept, each with its place.
 fn verification(page: &mut Page, j: &JobResult) {
-    use storbench_metrics::VerifyKind;
     let Some(v) = &j.verify else { return };
     let t = &v.tally;
     let units = if v.unit == 0 { "whole versions".to_string() } else { format!("{} B units", v.unit) };
     page.h3(&format!("{}: verification ({}, {units})", j.name, v.checksum));
     let verdict = match t.failures_total() {
         0 => format!("{} units checked: no failures.", t.checked),
-        n => {
-            let kinds: Vec<String> =
-                VerifyKind::ALL.iter().filter(|k| t.count(**k) > 0).map(|k| format!("{} {}", t.count(*k), k.name())).collect();
-            format!("{} units checked: {n} FAILED ({}).", t.checked, kinds.join(", "))
-        }
+        n => format!("{} units checked: {n} FAILED ({}).", t.checked, t.counts_text()),
     };
     let cost = t.cpu_ms_per_gib().map(|ms| format!(" Checking cost {ms:.0} ms of CPU per GiB stamped or checked.")).unwrap_or_default();
     page.para(

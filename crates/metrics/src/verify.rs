@@ -111,6 +111,13 @@ impl VerifyTally {
         self.failed[kind as usize]
     }
 
+    /// The failures by kind in words: "2 corrupt, 1 lost write".
+    pub fn counts_text(&self) -> String {
+        let kinds: Vec<String> =
+            VerifyKind::ALL.iter().filter(|k| self.count(**k) > 0).map(|k| format!("{} {}", self.count(*k), k.name())).collect();
+        kinds.join(", ")
+    }
+
     /// Count a failure, keeping its details while there is room.
     #[cold]
     pub fn fail(&mut self, f: VerifyFailure) {

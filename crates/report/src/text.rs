@@ -234,17 +234,10 @@ fn fill_line(out: &mut String, j: &JobResult) {
 /// A job's verification: what was judged, what failed (the first few
 /// failures, each with its place), and what the checking cost.
 fn verify_lines(out: &mut String, j: &JobResult) {
-    use storbench_metrics::VerifyKind;
     let Some(v) = &j.verify else { return };
     let t = &v.tally;
     let failed = t.failures_total();
-    let verdict = if failed == 0 {
-        "no failures".to_string()
-    } else {
-        let kinds: Vec<String> =
-            VerifyKind::ALL.iter().filter(|k| t.count(**k) > 0).map(|k| format!("{} {}", t.count(*k), k.name())).collect();
-        format!("FAILED {failed} ({})", kinds.join(", "))
-    };
+    let verdict = if failed == 0 { "no failures".to_string() } else { format!("FAILED {failed} ({})", t.counts_text()) };
     let pass = if t.pass_bytes > 0 {
         format!("; read back {} in {}", storbench_workload::units::format_amount(t.pass_bytes), fmt::duration(t.pass_ns as f64 / 1e9))
     } else {

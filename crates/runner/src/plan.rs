@@ -249,27 +249,7 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
     if v.only && v.state.is_none() {
         return Err(err(spec, "verify_only checks what an earlier run acknowledged: give verify_state=DIR, the one that run kept"));
     }
-    let unit = v.interval.map_or(spec.bs.min(), u64::from);
-    if unit < storbench_workload::verify::MIN_UNIT as u64 {
-        return Err(err(
-            spec,
-            format!("verify: blocks of {unit} bytes cannot hold a header; raise bs or give verify_interval (at least 512)"),
-        ));
-    }
-    if !spec.seq_skip.unsigned_abs().is_multiple_of(unit) {
-        return Err(err(
-            spec,
-            format!("verify: the rw skip {} is not a multiple of the {unit}-byte unit; give a skip of whole units", spec.seq_skip),
-        ));
-    }
-    for size in spec.bs.read.0.iter().chain(&spec.bs.write.0).map(|e| e.0) {
-        if size % unit != 0 {
-            return Err(err(
-                spec,
-                format!("verify: block size {size} is not a multiple of verify_interval {unit}; give one that divides every block size"),
-            ));
-        }
-    }
+    storbench_workload::verify::block_unit(spec).map_err(|e| err(spec, e))?;
     Ok(())
 }
 

@@ -62,18 +62,15 @@ fn fill_warning(job: &str, f: &storbench_model::FillResult) -> Option<Warning> {
 
 /// Failures found, or nothing judged at all.
 fn verify_warning(job: &str, t: &storbench_metrics::VerifyTally, reads: bool) -> Vec<Warning> {
-    use storbench_metrics::VerifyKind;
     let mut w = Vec::new();
     if t.listing_stale + t.listing_missing > 0 {
         let first = t.listing_examples.first().cloned().unwrap_or_default();
         w.push(Warning::ListingDiffers { job: job.to_string(), stale: t.listing_stale, missing: t.listing_missing, first });
     }
     if t.failures_total() > 0 {
-        let counts: Vec<String> =
-            VerifyKind::ALL.iter().filter(|k| t.count(**k) > 0).map(|k| format!("{} {}", t.count(*k), k.name())).collect();
         let first =
             t.failures.first().map(|f| format!("{} at {} offset {}: {}", f.kind.name(), f.target, f.offset, f.what)).unwrap_or_default();
-        w.push(Warning::VerifyFailed { job: job.to_string(), counts: counts.join(", "), first });
+        w.push(Warning::VerifyFailed { job: job.to_string(), counts: t.counts_text(), first });
     } else if reads && t.checked == 0 && t.in_flight == 0 {
         w.push(Warning::NothingVerified { job: job.to_string() });
     }

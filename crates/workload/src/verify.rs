@@ -117,6 +117,30 @@ impl Default for VerifySpec {
     }
 }
 
+/// The unit a block job is verified in: `verify_interval`, else its smallest
+/// block; every block size, rw skip and stripe must be whole units.
+pub fn block_unit(spec: &crate::JobSpec) -> Result<u32, String> {
+    let v = spec.verify.as_ref().ok_or("not verified")?;
+    let unit = v.interval.map_or(spec.bs.min(), u64::from);
+    if unit < MIN_UNIT as u64 || unit > u32::MAX as u64 {
+        return Err(format!("verify: blocks of {unit} bytes cannot hold a header; raise bs or give verify_interval (at least {MIN_UNIT})"));
+    }
+    for size in spec.bs.read.0.iter().chain(&spec.bs.write.0).map(|e| e.0) {
+        if !size.is_multiple_of(unit) {
+            return Err(format!(
+                "verify: block size {size} is not a multiple of verify_interval {unit}; give one that divides every block size"
+            ));
+        }
+    }
+    if !spec.seq_skip.unsigned_abs().is_multiple_of(unit) {
+        return Err(format!("verify: the rw skip {} is not a multiple of the {unit}-byte unit; give a skip of whole units", spec.seq_skip));
+    }
+    if !spec.offset_increment.is_multiple_of(unit) {
+        return Err(format!("verify: offset_increment {} is not a multiple of the {unit}-byte unit", spec.offset_increment));
+    }
+    Ok(unit as u32)
+}
+
 /// fio's `verify_pattern`: a hex number (0x...), or a quoted string.
 pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
     let v = v.trim();

@@ -570,9 +570,8 @@ impl S3Engine {
     }
 
     /// GET, HEAD, DELETE: no body; signed afresh for every attempt.
-    fn spawn_simple(&mut self, slot: u32, method: &'static str, url: String, headers: Vec<(&'static str, String)>) {
+    fn spawn_simple(&mut self, slot: u32, method: &'static str, url: String, headers: Vec<(&'static str, String)>, expect: Expect) {
         let (s3, client) = (self.s3.clone(), self.io.client.clone());
-        let expect = Expect::read_into(self.keep_reads && method == "GET", &self.buffers, slot);
         self.io.spawn(slot, async move {
             let make = || s3.request(method, &url, &headers, Bytes::new()).ok();
             let (r, retries) = exchange_retrying(&client, &make, expect, s3.settings.common.op_timeout, s3.settings.common.retries).await;
@@ -594,10 +593,11 @@ impl Engine for S3Engine {
                     .then(|| ("range", format!("bytes={}-{}", req.offset, req.offset + req.len as u64 - 1)))
                     .into_iter()
                     .collect();
-                self.spawn_simple(req.slot, "GET", url(), range);
+                let expect = Expect::read_into(self.keep_reads, &self.buffers, req.slot);
+                self.spawn_simple(req.slot, "GET", url(), range, expect);
             }
-            OpKind::Stat => self.spawn_simple(req.slot, "HEAD", url(), Vec::new()),
-            OpKind::Delete => self.spawn_simple(req.slot, "DELETE", url(), Vec::new()),
+            OpKind::Stat => self.spawn_simple(req.slot, "HEAD", url(), Vec::new(), Expect::Received),
+            OpKind::Delete => self.spawn_simple(req.slot, "DELETE", url(), Vec::new(), Expect::Received),
             OpKind::List => self.spawn_list(req.slot, bucket),
             OpKind::Write | OpKind::Sync => self.refused.push(Completion::new(req.slot, Err(IoFailure::errno(libc::EOPNOTSUPP)))),
         }

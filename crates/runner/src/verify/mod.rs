@@ -77,27 +77,14 @@ pub fn check_job(share: &JobShare) -> Result<(), String> {
 /// smallest block; every block size and offset must be whole units.
 pub fn unit_of(share: &JobShare) -> Result<u32, String> {
     let spec = &share.spec;
-    let v = spec.verify.as_ref().ok_or("not verified")?;
     if spec.objects.is_some() {
         return Ok(1);
     }
-    let unit = v.interval.map_or(spec.bs.min(), u64::from);
-    if unit < format::MIN_UNIT as u64 || unit > u32::MAX as u64 {
-        return Err(format!(
-            "verify needs blocks of at least {} bytes (a header is {} bytes); raise bs or give verify_interval",
-            format::MIN_UNIT,
-            format::HEADER
-        ));
+    let unit = format::block_unit(spec)?;
+    if !share.region.start.is_multiple_of(unit as u64) {
+        return Err(format!("verify: the offset {} is not a multiple of the {unit}-byte unit", share.region.start));
     }
-    let sizes = spec.bs.read.0.iter().chain(&spec.bs.write.0).map(|e| e.0);
-    for (what, v) in sizes.map(|s| ("block size", s)).chain([("offset", share.region.start), ("offset_increment", spec.offset_increment)]) {
-        if v % unit != 0 {
-            return Err(format!(
-                "verify: the {what} {v} is not a multiple of the {unit}-byte unit; give verify_interval (a divisor of every block size)"
-            ));
-        }
-    }
-    Ok(unit as u32)
+    Ok(unit)
 }
 
 /// A worker's side of verification: stamps its writes, judges its reads,
