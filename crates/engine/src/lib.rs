@@ -231,6 +231,8 @@ pub trait EngineFactory: Sync {
         match op {
             OpKind::Read | OpKind::Write => true,
             OpKind::Sync => caps.blocks,
+            // Discards are offered engine by engine.
+            OpKind::Trim => false,
             _ => caps.objects,
         }
     }

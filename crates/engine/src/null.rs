@@ -45,6 +45,9 @@ impl EngineFactory for NullFactory {
     fn options(&self) -> &'static [OptionInfo] {
         OPTIONS
     }
+    fn supports(&self, _op: OpKind) -> bool {
+        true
+    }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known("null", OPTIONS, options)?;
         let bad = |option: &str, message: String| EngineError::BadOption { engine: "null", option: option.into(), message };

@@ -14,6 +14,9 @@ impl EngineFactory for PsyncFactory {
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: false, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false, ordered: true }
     }
+    fn supports(&self, op: OpKind) -> bool {
+        matches!(op, OpKind::Read | OpKind::Write | OpKind::Sync | OpKind::Trim)
+    }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         no_options("psync", options)?;
         Ok(Arc::new(PsyncConfig))
@@ -32,6 +35,14 @@ struct Psync {
     fds: Vec<RawFd>,
     buffers: Buffers,
     done: Vec<Completion>,
+}
+
+/// A discard: the range deallocated and reading as zeros. On a block
+/// device the kernel turns this into a discard or a write of zeros.
+pub fn punch_hole(fd: RawFd, offset: u64, len: u64) -> isize {
+    let mode = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+    // SAFETY: no memory is passed; a bad descriptor is an error return.
+    unsafe { libc::fallocate(fd, mode, offset as libc::off_t, len as libc::off_t) as isize }
 }
 
 fn retry_eintr(mut f: impl FnMut() -> isize) -> i64 {
@@ -59,6 +70,10 @@ impl Engine for Psync {
             OpKind::Write => retry_eintr(|| unsafe { libc::pwrite(fd, buf, len, off) }),
             OpKind::Sync if req.data_only => retry_eintr(|| unsafe { libc::fdatasync(fd) as isize }),
             OpKind::Sync => retry_eintr(|| unsafe { libc::fsync(fd) as isize }),
+            OpKind::Trim => match retry_eintr(|| punch_hole(fd, req.offset, req.len as u64)) {
+                0 => len as i64,
+                e => e,
+            },
             op => return Err(crate::unsupported_op("psync", op)),
         };
         self.done.push(Completion::from_rc(req.slot, result));

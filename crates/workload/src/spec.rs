@@ -25,12 +25,25 @@ pub enum OpKind {
     Delete,
     /// List a bucket or container (one page).
     List,
+    /// Discard a block range (TRIM/UNMAP: a hole punched in a file,
+    /// BLKDISCARD on a device, NBD_CMD_TRIM, rbd discard). Appended last so
+    /// the indexes of the others stay what stored results say.
+    Trim,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 8] =
-        [OpKind::Read, OpKind::Write, OpKind::Sync, OpKind::Create, OpKind::Update, OpKind::Stat, OpKind::Delete, OpKind::List];
-    pub const COUNT: usize = 8;
+    pub const ALL: [OpKind; 9] = [
+        OpKind::Read,
+        OpKind::Write,
+        OpKind::Sync,
+        OpKind::Create,
+        OpKind::Update,
+        OpKind::Stat,
+        OpKind::Delete,
+        OpKind::List,
+        OpKind::Trim,
+    ];
+    pub const COUNT: usize = 9;
 
     #[inline]
     pub fn index(self) -> usize {
@@ -47,6 +60,7 @@ impl OpKind {
             OpKind::Stat => "stat",
             OpKind::Delete => "delete",
             OpKind::List => "list",
+            OpKind::Trim => "trim",
         }
     }
 
@@ -63,7 +77,14 @@ impl OpKind {
     /// Moves `len` bytes; a shorter result is a short I/O.
     #[inline]
     pub fn moves_data(self) -> bool {
-        matches!(self, OpKind::Read | OpKind::Write | OpKind::Create | OpKind::Update)
+        matches!(self, OpKind::Read | OpKind::Write | OpKind::Create | OpKind::Update | OpKind::Trim)
+    }
+
+    /// Changes what the target holds (a write, or a discard that zeroes it):
+    /// what the safety checks guard.
+    #[inline]
+    pub fn changes_data(self) -> bool {
+        !matches!(self, OpKind::Read | OpKind::Sync | OpKind::Stat | OpKind::List)
     }
 }
 

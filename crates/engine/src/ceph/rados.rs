@@ -38,7 +38,7 @@ impl EngineFactory for RadosFactory {
         CONN_OPTIONS
     }
     fn supports(&self, op: OpKind) -> bool {
-        !matches!(op, OpKind::List | OpKind::Sync)
+        !matches!(op, OpKind::List | OpKind::Sync | OpKind::Trim)
     }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, CONN_OPTIONS, options)?;
@@ -254,7 +254,7 @@ impl Engine for Rados {
                 OpKind::Create | OpKind::Update => (api.rados_aio_write_full)(io, oid, comp, buf, len),
                 OpKind::Stat => (api.rados_aio_stat)(io, oid, comp, &mut self.stat_size[i], &mut self.stat_mtime[i]),
                 OpKind::Delete => (api.rados_aio_remove)(io, oid, comp),
-                OpKind::List | OpKind::Sync => -libc::EOPNOTSUPP,
+                OpKind::List | OpKind::Sync | OpKind::Trim => -libc::EOPNOTSUPP,
             }
         };
         if rc < 0 {

@@ -81,6 +81,9 @@ impl EngineFactory for RbdFactory {
     fn options(&self) -> &'static [OptionInfo] {
         all_options()
     }
+    fn supports(&self, op: OpKind) -> bool {
+        matches!(op, OpKind::Read | OpKind::Write | OpKind::Sync | OpKind::Trim)
+    }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, all_options(), options)?;
         let images = image_names(options)?;
@@ -441,7 +444,7 @@ impl Rbd {
 
 impl Engine for Rbd {
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        if !matches!(req.op, OpKind::Read | OpKind::Write | OpKind::Sync) {
+        if !matches!(req.op, OpKind::Read | OpKind::Write | OpKind::Sync | OpKind::Trim) {
             return Err(crate::unsupported_op(NAME, req.op));
         }
         let api = self.rbd;
@@ -452,13 +455,14 @@ impl Engine for Rbd {
         })?;
         let buf = self.buffers.slot(req.slot);
         let image = self.images[req.file as usize];
-        self.write_len[req.slot as usize] = if req.op == OpKind::Write { req.len } else { 0 };
+        self.write_len[req.slot as usize] = if matches!(req.op, OpKind::Write | OpKind::Trim) { req.len } else { 0 };
         // SAFETY: the buffer slot holds at least req.len bytes and outlives the I/O.
         let rc = unsafe {
             match req.op {
                 OpKind::Read => (api.rbd_aio_read)(image, req.offset, req.len as usize, buf.cast(), comp),
                 OpKind::Write => (api.rbd_aio_write)(image, req.offset, req.len as usize, buf.cast(), comp),
                 OpKind::Sync => (api.rbd_aio_flush)(image, comp),
+                OpKind::Trim => (api.rbd_aio_discard)(image, req.offset, req.len as u64, comp),
                 _ => -libc::EOPNOTSUPP,
             }
         };

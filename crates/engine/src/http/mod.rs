@@ -527,7 +527,7 @@ pub const CAPABILITIES: crate::Capabilities =
 
 /// Object-store engines do whole-object and ranged operations, not partial writes.
 pub fn supports(op: storbench_workload::OpKind) -> bool {
-    !matches!(op, storbench_workload::OpKind::Write | storbench_workload::OpKind::Sync)
+    !matches!(op, storbench_workload::OpKind::Write | storbench_workload::OpKind::Sync | storbench_workload::OpKind::Trim)
 }
 
 /// Options every HTTP engine takes (see [`Common`]).
