@@ -28,6 +28,8 @@ pub struct Cli {
 pub enum Command {
     /// Run jobs: the quick suite, a TOML or fio job file, an ssbench scenario, or jobs from flags
     Run(RunFlags),
+    /// Replay a block trace (fio iolog v2/v3, blkparse output) at its recorded times onto a file, device, RBD image or NBD export
+    Replay(ReplayFlags),
     /// Run the same jobs over a grid of option values, stopping each curve at its knee
     Sweep(SweepFlags),
     /// The highest fixed rate whose latency percentile stays under a bound (open loop)
@@ -273,6 +275,40 @@ pub struct RunFlags {
     /// First fill every target to this share (80% or 0.8): blocks in 1 MiB writes, pools of their capacity, buckets of the job's objects; the store's accounting is checked
     #[arg(long, value_name = "PCT", value_parser = fraction, conflicts_with = "precondition")]
     pub fill: Option<f64>,
+}
+
+/// `storbench replay`'s own flags; job options (--filename, --ioengine,
+/// --iodepth...) say where and how the trace is replayed.
+#[derive(Args, Debug, Default)]
+#[command(after_help = "Example: storbench replay trace.log --filename /tmp/scratch --size 1g --time-scale 2\n\
+                  The trace's own files and devices are never opened: its files land on the job's (--filename, or files \
+                  of its own), offsets past --size wrap. Defaults: io_uring at iodepth 32 where the kernel allows it.")]
+pub struct ReplayFlags {
+    /// The trace: a fio iolog (version 2, or 3 with times; fio's write_iolog) or blkparse's text output
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+    /// Pace against the trace's: 2 replays twice as fast, 0.5 at half speed
+    #[arg(long = "time-scale", default_value_t = 1.0, value_name = "X", value_parser = positive)]
+    pub time_scale: f64,
+    /// Issue as fast as the queue depth allows, ignoring the trace's times
+    #[arg(long = "no-stall")]
+    pub no_stall: bool,
+    /// What goes to standard output: normal, json, fio-json or csv
+    #[arg(long = "output-format", value_name = "FORMAT", value_parser = parse_stdout_format)]
+    pub format: Option<String>,
+    /// Where results go (default storbench-results/<time>)
+    #[arg(long = "results-dir", visible_aliases = ["output", "output-dir"], value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// No live progress
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+fn positive(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!("'{v}': give a number above 0 (2 = twice as fast)")),
+    }
 }
 
 /// A share: `80%` or `0.8`, above 0 and at most 1.

@@ -107,6 +107,13 @@ pub fn run(
             s.name
         )));
     }
+    // Each agent would replay the whole trace onto the shared target.
+    if let Some(s) = specs.iter().find(|s| s.replay.is_some()) {
+        return Err(CliError::usage(format!(
+            "job {}: trace replay is not built for fleet runs yet (the trace is not split between agents); run it without --agents",
+            s.name
+        )));
+    }
     let creds = storbench_fleet::creds::coordinator(&dir).map_err(CliError::usage)?;
     let n = agent_list.len();
     let jobs = agent_list

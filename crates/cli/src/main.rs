@@ -46,6 +46,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
         None => return commands::run::run(&[]),
         Some("run") => return commands::run::run(&words[1..]),
         Some("sweep") => return commands::sweep::run(&words[1..]),
+        Some("replay") => return commands::replay::run(&words[1..]),
         Some("slo") => return commands::slo::run(&words[1..]),
         Some("swift-bench") => return compat::swift_bench::run(&words[1..]),
         Some("cleanup") => return commands::cleanup::run(&words[1..]),
@@ -65,6 +66,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
     match cli.command {
         None | Some(Run(_)) | Some(SwiftBench(_)) => commands::run::run(&[]),
         Some(Sweep(_)) => commands::sweep::run(&[]),
+        Some(Replay(_)) => commands::replay::run(&[]),
         Some(Slo(_)) => commands::slo::run(&[]),
         Some(Fio(_)) => compat::fio::run(&[]),
         Some(Cleanup(_)) => commands::cleanup::run(&[]),

@@ -12,6 +12,7 @@ pub mod errors;
 pub mod hist;
 pub mod interval;
 pub mod plat;
+pub mod replay;
 pub mod summary;
 pub mod verify;
 
@@ -20,5 +21,6 @@ pub use errors::{Detail, ErrorKind, ErrorTally, IoFailure};
 pub use hist::LatencyHistogram;
 pub use interval::{IntervalReport, LogSample, OpStats};
 pub use plat::{HistSample, PlatWindow};
+pub use replay::ReplayTally;
 pub use summary::{LatencySummary, STANDARD_PERCENTILES};
 pub use verify::{VerifyFailure, VerifyKind, VerifyTally};

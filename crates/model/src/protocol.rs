@@ -237,6 +237,9 @@ pub struct WorkerDone {
     /// so the many messages of other kinds stay small).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Box<VerifyTally>>,
+    /// How its share of a replayed trace went (jobs that replay one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Box<storbench_metrics::ReplayTally>>,
 }
 
 impl WorkerDone {
@@ -251,6 +254,7 @@ impl WorkerDone {
             error: Some(error.into()),
             objects_left: 0,
             verify: None,
+            replay: None,
         }
     }
 }
@@ -347,6 +351,7 @@ mod tests {
             error: Some("boom".into()),
             objects_left: 5,
             verify: Default::default(),
+            replay: None,
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
         assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, .. })));

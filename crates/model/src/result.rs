@@ -142,6 +142,9 @@ pub struct JobResult {
     /// A fill job (`run --fill`): written against allocated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill: Option<FillResult>,
+    /// A job that replayed a trace (fio `read_iolog`): how faithfully.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<ReplayResult>,
     /// A fleet run: the same job's figures per agent (the job's own `ops`
     /// are the exact merge of these: histograms added, never averaged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -158,6 +161,27 @@ pub struct FillResult {
     /// What the store says it holds for the target (`None`: it cannot tell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocated_bytes: Option<u64>,
+}
+
+/// How a replayed trace went: what it held, what was issued, and how late
+/// against the recorded times (the replay's own fidelity: a lag that grows
+/// means the target, or the queue depth, could not keep the trace's pace).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ReplayResult {
+    pub trace: String,
+    pub format: String,
+    /// Operations in the trace.
+    pub records: u64,
+    pub issued: u64,
+    /// Records not issued (stopped, or cut by runtime).
+    pub left: u64,
+    /// Offsets wrapped into a target smaller than the trace's.
+    pub remapped: u64,
+    /// Pace against the trace's (2: twice as fast); `None`: without stalls.
+    pub speed: Option<f64>,
+    /// Issue time minus recorded time.
+    pub lag: LatencySummary,
+    pub lag_histogram: LatencyHistogram,
 }
 
 /// What a job's verification found.

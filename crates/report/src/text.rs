@@ -46,6 +46,7 @@ pub fn render(r: &RunResult) -> String {
     for j in &r.jobs {
         steady_line(&mut out, j);
         verify_lines(&mut out, j);
+        replay_line(&mut out, j);
         fill_line(&mut out, j);
     }
     agents_line(&mut out, r);
@@ -233,6 +234,28 @@ fn fill_line(out: &mut String, j: &JobResult) {
 
 /// A job's verification: what was judged, what failed (the first few
 /// failures, each with its place), and what the checking cost.
+/// How faithfully a trace was replayed: issue lag against the recorded times.
+fn replay_line(out: &mut String, j: &JobResult) {
+    let Some(r) = &j.replay else { return };
+    let pace = r.speed.map_or("without stalls".to_string(), |s| format!("at {s}x its pace"));
+    let l = &r.lag;
+    let _ = writeln!(
+        out,
+        "replay {}: {} ({}), {} of {} operations issued {pace}; issue lag p50 {} p99 {} max {}",
+        j.name,
+        r.trace,
+        r.format,
+        r.issued,
+        r.records,
+        fmt::latency(l.at(50.0)),
+        fmt::latency(l.at(99.0)),
+        fmt::latency(l.max_ns),
+    );
+    if r.remapped > 0 || r.left > 0 {
+        let _ = writeln!(out, "  {} wrapped into a smaller target, {} not issued (stopped or cut by runtime)", r.remapped, r.left);
+    }
+}
+
 fn verify_lines(out: &mut String, j: &JobResult) {
     let Some(v) = &j.verify else { return };
     let t = &v.tally;

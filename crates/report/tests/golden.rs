@@ -69,6 +69,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         steady_state: None,
         verify: None,
         fill: None,
+        replay: None,
         per_agent: vec![],
         spec,
     }

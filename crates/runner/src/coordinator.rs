@@ -173,6 +173,26 @@ fn verify_result(share: &JobShare, done: &[WorkerDone]) -> Option<storbench_mode
     Some(storbench_model::VerifyResult { checksum: checksum.name().to_string(), unit, tally })
 }
 
+/// A replaying job's result from its workers' tallies.
+fn replay_result(job: &crate::prepare::ReadyJob, done: &[WorkerDone]) -> Option<storbench_model::ReplayResult> {
+    let (spec, trace) = (job.share.spec.replay.as_ref()?, job.trace.as_ref()?);
+    let mut t = storbench_metrics::ReplayTally::default();
+    for d in done.iter().filter_map(|d| d.replay.as_deref()) {
+        t.merge(d);
+    }
+    Some(storbench_model::ReplayResult {
+        trace: spec.path.display().to_string(),
+        format: trace.format.name().to_string(),
+        records: trace.records.len() as u64,
+        issued: t.issued,
+        left: t.left,
+        remapped: t.remapped,
+        speed: (!spec.no_stall).then_some(spec.speed),
+        lag: storbench_metrics::LatencySummary::of(&t.lag),
+        lag_histogram: t.lag,
+    })
+}
+
 impl JobAcc {
     fn new(share: &JobShare) -> JobAcc {
         let svc = share.ops_per_sec.is_some();
@@ -518,6 +538,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         steady_state: acc.steady.as_ref().map(crate::steady::Tracker::result),
         verify: verify_result(share, &acc.done),
         fill: None,
+        replay: replay_result(job, &acc.done),
         per_agent: Vec::new(),
     };
     let written = [OpKind::Write, OpKind::Create].iter().filter_map(|op| result.op(*op)).map(|o| o.bytes).sum();

@@ -47,6 +47,8 @@ pub struct JobPlan {
     /// Object jobs: the prefix of every object name.
     pub object_prefix: Option<String>,
     pub warnings: Vec<Warning>,
+    /// The trace a replaying job issues (held so workers share one copy).
+    pub trace: Option<Arc<storbench_workload::trace::Trace>>,
 }
 
 pub struct Plan {
@@ -94,6 +96,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         }
     }
     let engine = find_engine(&spec)?;
+    let trace = crate::replay::resolve(&mut spec, engine)?;
     let config = configure(&spec, engine)?;
     let caps = engine.capabilities();
     if !caps.blocks && spec.objects.is_none() {
@@ -186,6 +189,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         ops_per_sec,
         object_prefix: spec.objects.as_ref().map(|o| o.prefix_for(&spec.name)),
         warnings,
+        trace,
         spec,
     })
 }

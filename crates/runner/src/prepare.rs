@@ -29,6 +29,8 @@ pub struct ReadyJob {
     pub warnings: Vec<Warning>,
     /// A fill of a pool or bucket: what the store's accounting said before it.
     pub fill_before: Option<u64>,
+    /// The trace a replaying job issues.
+    pub trace: Option<Arc<storbench_workload::trace::Trace>>,
 }
 
 impl ReadyJob {
@@ -145,6 +147,7 @@ impl Plan {
                 config: job.config,
                 warnings: job.warnings,
                 fill_before: None,
+                trace: job.trace,
             });
         }
         Ok(Prepared { jobs, groups: self.groups, created: Vec::new() })
@@ -192,7 +195,7 @@ fn ready(
         spec: job.spec,
     };
     crate::verify::check_job(&share).map_err(|e| (target_err(&share.spec.name, e, true), false))?;
-    Ok(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings, fill_before })
+    Ok(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings, fill_before, trace: job.trace })
 }
 
 /// The most objects a fill writes (the object model keeps a bit per key).

@@ -6,6 +6,7 @@
 use crate::agent::RunControl;
 use crate::buffers::AlignedBuffers;
 use crate::clock::{precise_timers, sleep_until, Clock, SPIN_NS};
+use crate::iolog::IologWriter;
 use crate::verify::Checker;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -13,10 +14,12 @@ use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
 use storbench_engine::files;
 use storbench_engine::{Completion, Engine, EngineConfig, EngineFactory, IoRequest, WorkerSetup};
+use storbench_metrics::ReplayTally;
 use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSample, OpStats, PlatWindow};
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::rate::Schedule;
+use storbench_workload::trace::{ReplayGen, Trace};
 use storbench_workload::ObjectNames;
 use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, RateLimit, Settled};
 
@@ -34,10 +37,19 @@ pub struct WorkerLink {
     pub verify: Arc<crate::verify::VerifyTables>,
 }
 
-/// Blocks of files and devices, or named objects.
+/// Blocks of files and devices, named objects, or a recorded trace.
 enum Gen {
     Blocks(IoGen),
     Objects(ObjGen),
+    Replay(Box<Replaying>),
+}
+
+/// A worker's share of a trace and how late it is being issued.
+struct Replaying {
+    gen: ReplayGen,
+    /// For the data written (the trace decides everything else).
+    rng: storbench_workload::rng::Rng,
+    tally: ReplayTally,
 }
 
 impl Gen {
@@ -46,13 +58,14 @@ impl Gen {
         match self {
             Gen::Blocks(g) => g.next(),
             Gen::Objects(g) => g.next(),
+            Gen::Replay(r) => r.gen.next(),
         }
     }
     #[inline]
     fn take_wrapped(&mut self) -> bool {
         match self {
             Gen::Blocks(g) => g.take_wrapped(),
-            Gen::Objects(_) => false,
+            Gen::Objects(_) | Gen::Replay(_) => false,
         }
     }
     #[inline]
@@ -60,6 +73,7 @@ impl Gen {
         match self {
             Gen::Blocks(g) => g.rng(),
             Gen::Objects(g) => g.rng(),
+            Gen::Replay(r) => &mut r.rng,
         }
     }
 }
@@ -135,6 +149,8 @@ pub struct Worker {
     verify: Option<Checker>,
     /// The job's engine configuration (a verified object job's listing).
     config: Arc<dyn EngineConfig>,
+    /// fio's write_iolog, when asked for.
+    iolog: Option<IologWriter>,
 }
 
 /// Where the loop stands, apart from the slots.
@@ -225,8 +241,16 @@ impl Worker {
                 g.exclusive(!factory.capabilities().ordered);
                 Gen::Objects(g)
             }
-            None => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), worker, share.io_limit)),
+            None => match &spec.replay {
+                Some(r) => Gen::Replay(Box::new(Replaying {
+                    gen: ReplayGen::new(Trace::load(&r.path)?, r, worker_region(&share, worker), worker, share.workers, share.queue_depth),
+                    rng: storbench_workload::rng::Rng::new(spec.seed ^ worker as u64),
+                    tally: ReplayTally::default(),
+                })),
+                None => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), worker, share.io_limit)),
+            },
         };
+        let iolog = IologWriter::create(spec, worker, target_names(&share, worker))?;
         let report = Box::new(new_report(&share, worker));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let k = Consts::of(&share);
@@ -249,6 +273,7 @@ impl Worker {
             below_min: None,
             verify,
             config,
+            iolog,
         })
     }
 
@@ -302,6 +327,10 @@ impl Worker {
         let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
         let result = result.and_then(|_| self.end_fsync());
         let end = clock.now();
+        let result = match self.iolog.take() {
+            Some(log) => result.and_then(|_| log.finish(end)),
+            None => result,
+        };
         if self.log.end > 0 {
             // Windows that ended while no I/O completed, then the last,
             // partial one (fio writes that to latency logs only).
@@ -352,7 +381,15 @@ impl Worker {
             _ => 0,
         };
         let verify = self.verify.as_ref().map(|v| Box::new(v.tally.clone()));
-        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error, objects_left, verify }
+        let replay = match &self.gen {
+            Gen::Replay(r) => {
+                let mut t = r.tally.clone();
+                (t.remapped, t.left) = (r.gen.remapped, r.gen.left() as u64);
+                Some(Box::new(t))
+            }
+            _ => None,
+        };
+        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error, objects_left, verify, replay }
     }
 
     /// fio's `do_verify` (and `verify_only`): once every writer of the job
@@ -474,11 +511,7 @@ impl Worker {
     fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
         let thinks = self.k.think_ns > 0;
         while let Some(&slot) = slots.free.last() {
-            let scheduled = match self.schedule.as_mut() {
-                Some(s) if s.peek() > now => break,
-                Some(s) => s.advance(self.gen.rng()),
-                None => now,
-            };
+            let Some(scheduled) = self.take_start(now) else { break };
             let next = match self.verify.as_mut().and_then(Checker::backlog_next) {
                 Some(io) => Some(io),
                 None => self.gen.next(),
@@ -502,6 +535,27 @@ impl Worker {
             }
         }
         Ok(())
+    }
+
+    /// When the next operation is to start: `None` if not yet (a fixed-rate
+    /// arrival or a trace's record still ahead, or a replayed operation that
+    /// must wait for one in flight on its blocks).
+    #[inline]
+    fn take_start(&mut self, now: u64) -> Option<u64> {
+        if let Gen::Replay(r) = &self.gen {
+            return match r.gen.due() {
+                _ if r.gen.blocked() => None,
+                Some(t) if t > now => None,
+                Some(t) => Some(t),
+                // The end: the generator says so next.
+                None => Some(now),
+            };
+        }
+        match self.schedule.as_mut() {
+            Some(s) if s.peek() > now => None,
+            Some(s) => Some(s.advance(self.gen.rng())),
+            None => Some(now),
+        }
     }
 
     /// When a pass over the files ended, drop their page cache as fio does
@@ -544,7 +598,11 @@ impl Worker {
         if !can_issue {
             return (u64::MAX, housekeeping);
         }
-        let arrival = self.schedule.as_ref().map_or(now, |s| s.peek());
+        let arrival = match &self.gen {
+            Gen::Replay(r) if r.gen.blocked() => u64::MAX,
+            Gen::Replay(r) => r.gen.due().unwrap_or(now),
+            _ => self.schedule.as_ref().map_or(now, |s| s.peek()),
+        };
         let pace = arrival.max(think_until);
         // Nothing paces an unthrottled worker with a free slot: it issues at once.
         (if pace <= now { u64::MAX } else { pace }, housekeeping)
@@ -570,7 +628,16 @@ impl Worker {
         s.file[i] = io.file;
         s.offset[i] = io.offset;
         s.class[i] = io.class;
-        let data_only = self.k.data_only;
+        let mut data_only = self.k.data_only;
+        if let Gen::Replay(r) = &mut self.gen {
+            data_only = r.gen.last_data_only();
+            r.gen.issued(slot, &io);
+            r.tally.issued += 1;
+            r.tally.lag.record(now.saturating_sub(scheduled));
+        }
+        if let Some(log) = self.iolog.as_mut() {
+            log.issued(now, io.op, data_only, io.file, io.offset, io.len);
+        }
         let queued =
             self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot });
         if let (Err(_), Some(v)) = (&queued, self.verify.as_mut()) {
@@ -602,6 +669,9 @@ impl Worker {
             if v.fatal.is_some() && self.below_min.is_none() {
                 self.below_min = v.fatal.clone();
             }
+        }
+        if let Gen::Replay(r) = &mut self.gen {
+            r.gen.completed(c.slot);
         }
         if let Gen::Objects(g) = &mut self.gen {
             let settled = match outcome.result {
@@ -798,6 +868,16 @@ fn maybe_done(f: IoFailure) -> bool {
 /// told to the kernel as fio does (`fadvise_hint`).
 /// The job's region, moved along by `offset_increment` for each worker
 /// before this one (the plan made sure the last one fits).
+/// How fio's iolog names a worker's targets: its files' paths, or the
+/// store's label for engines that bring their own target.
+fn target_names(share: &JobShare, worker: u32) -> Vec<String> {
+    let files = share.targets.files_of(worker);
+    match files.is_empty() {
+        true => share.targets.labels(),
+        false => files.iter().map(|f| f.path.display().to_string()).collect(),
+    }
+}
+
 fn worker_region(share: &JobShare, worker: u32) -> storbench_workload::gen::Region {
     let mut r = share.region;
     r.start += worker as u64 * share.spec.offset_increment;

@@ -15,6 +15,7 @@ pub mod rate;
 pub mod rng;
 pub mod spec;
 pub mod steady;
+pub mod trace;
 pub mod units;
 pub mod verify;
 

@@ -460,6 +460,12 @@ pub struct JobSpec {
     /// Written blocks carry headers and are checked when read (fio `verify`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::verify::VerifySpec>,
+    /// Replay a recorded trace instead of generating operations (fio `read_iolog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<crate::trace::ReplaySpec>,
+    /// Write what each worker issues as a fio version 3 iolog (fio `write_iolog`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write_iolog: Option<std::path::PathBuf>,
     pub seed: u64,
     /// Random offsets visit every block once before any repeats (fio's
     /// random map, on unless `norandommap`); uniform, fixed block size only.
@@ -538,6 +544,8 @@ impl Default for JobSpec {
             exitall: false,
             steady: None,
             verify: None,
+            replay: None,
+            write_iolog: None,
             fill: None,
             seed: DEFAULT_SEED,
             randommap: true,

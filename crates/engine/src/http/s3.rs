@@ -599,7 +599,9 @@ impl Engine for S3Engine {
             OpKind::Stat => self.spawn_simple(req.slot, "HEAD", url(), Vec::new(), Expect::Received),
             OpKind::Delete => self.spawn_simple(req.slot, "DELETE", url(), Vec::new(), Expect::Received),
             OpKind::List => self.spawn_list(req.slot, bucket),
-            OpKind::Write | OpKind::Sync | OpKind::Trim => self.refused.push(Completion::new(req.slot, Err(IoFailure::errno(libc::EOPNOTSUPP)))),
+            OpKind::Write | OpKind::Sync | OpKind::Trim => {
+                self.refused.push(Completion::new(req.slot, Err(IoFailure::errno(libc::EOPNOTSUPP))))
+            }
         }
         Ok(())
     }

@@ -75,6 +75,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         steady_state: None,
         verify: None,
         fill: None,
+        replay: None,
         per_agent: vec![],
         spec,
     }

@@ -33,6 +33,11 @@ fn vfy(spec: &mut JobSpec) -> &mut crate::verify::VerifySpec {
     spec.verify.get_or_insert_with(Default::default)
 }
 
+/// Replay options given before read_iolog keep a placeholder path until it comes.
+fn rpl(spec: &mut JobSpec) -> &mut crate::trace::ReplaySpec {
+    spec.replay.get_or_insert_with(|| crate::trace::ReplaySpec::new(std::path::PathBuf::new()))
+}
+
 fn obj(spec: &mut JobSpec) -> &mut ObjectSpec {
     spec.objects.get_or_insert_with(ObjectSpec::default)
 }
@@ -612,6 +617,73 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             vfy(s).state = Some(std::path::PathBuf::from(nonempty(v)?));
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "read_iolog",
+            Kind::Text,
+            "none",
+            "replay a trace instead of generating I/O: a fio iolog (v2, or v3 with times) or blkparse text output; its files land on the job's",
+        ),
+        aliases: &["replay"],
+        set: |s, v| {
+            let keep = s.replay.take();
+            let mut r = crate::trace::ReplaySpec::new(std::path::PathBuf::from(nonempty(v)?));
+            if let Some(k) = keep {
+                (r.speed, r.no_stall, r.scale, r.align) = (k.speed, k.no_stall, k.scale, k.align);
+            }
+            s.replay = Some(r);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("replay_time_scale", Kind::Count, "100", "replay: pace in percent of the trace's (200 = twice as fast)"),
+        aliases: &[],
+        set: |s, v| {
+            let pct = positive_f64(v)?;
+            rpl(s).speed = pct / 100.0;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("replay_no_stall", Kind::Flag, "0", "replay: issue as fast as the queue depth allows, ignoring the trace's times"),
+        aliases: &[],
+        set: |s, v| {
+            rpl(s).no_stall = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("replay_scale", Kind::Count, "1", "replay: divide the trace's offsets by this"),
+        aliases: &[],
+        set: |s, v| {
+            rpl(s).scale = positive_count(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("replay_align", Kind::Size, "0", "replay: round the trace's offsets down to a multiple of this"),
+        aliases: &[],
+        set: |s, v| {
+            rpl(s).align = size(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("replay_redirect", Kind::Text, "none", "replay: every trace file lands on this file or device (as filename=)"),
+        aliases: &[],
+        set: |s, v| {
+            s.filenames = vec![nonempty(v)?.to_string()];
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("write_iolog", Kind::Text, "none", "write what each worker issues as a fio v3 iolog (FILE, or FILE.N per worker)"),
+        aliases: &[],
+        set: |s, v| {
+            s.write_iolog = Some(std::path::PathBuf::from(nonempty(v)?));
             Ok(())
         },
     },

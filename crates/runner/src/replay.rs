@@ -1,0 +1,114 @@
+//! Planning a job that replays a trace: the trace is read and checked once,
+//! and the job is described by it (its mix, transfer sizes and extent), so
+//! the safety checks, buffers and report see what the trace will do.
+
+use crate::plan::PlanError;
+use std::sync::Arc;
+use storbench_engine::EngineFactory;
+use storbench_workload::trace::{Trace, TraceSummary};
+use storbench_workload::{BlockSizes, JobSpec, OpKind, RwMode, SizeSplit};
+
+/// Most transfer sizes the job's description lists (the rest are rare).
+const SIZES_KEPT: usize = 16;
+
+/// Load the job's trace, if it replays one, and make the spec describe it.
+pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result<Option<Arc<Trace>>, PlanError> {
+    let Some(r) = spec.replay.clone() else { return Ok(None) };
+    let bad = |m: String| PlanError { job: spec.name.clone(), message: m, user_error: true };
+    if r.path.as_os_str().is_empty() {
+        return Err(bad("replay_* options need read_iolog=TRACE: the trace to replay".into()));
+    }
+    if !engine.capabilities().blocks || spec.objects.is_some() {
+        return Err(bad(format!(
+            "engine {} stores objects; block traces replay onto files, devices, RBD images and NBD exports (object-store access logs are not replayed yet)",
+            engine.name()
+        )));
+    }
+    let conflicts = [
+        (spec.rate.is_some(), "rate (the trace sets the pace; replay_time_scale changes it)"),
+        (spec.time_based, "time_based (a replay runs once through the trace; runtime cuts it short)"),
+        (spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()), "verify"),
+        (spec.number_ios.is_some() || spec.io_size.is_some(), "number_ios and io_size (the trace says how much)"),
+    ];
+    if let Some((_, what)) = conflicts.iter().find(|c| c.0) {
+        return Err(bad(format!("read_iolog replays a trace as recorded; it cannot be combined with {what}")));
+    }
+    if !(r.speed > 0.0 && r.speed.is_finite()) {
+        return Err(bad("replay_time_scale must be above 0".into()));
+    }
+    let trace = Trace::load(&r.path).map_err(bad)?;
+    let s = trace.summary(&r);
+    for (n, op) in [(s.trims, OpKind::Trim), (s.syncs, OpKind::Sync)] {
+        if n > 0 && !engine.supports(op) {
+            return Err(bad(format!(
+                "the trace holds {n} {}s, which engine {} cannot issue; replay it with psync, rbd or nbd",
+                op.name(),
+                engine.name()
+            )));
+        }
+    }
+    describe(spec, &s);
+    Ok(Some(trace))
+}
+
+/// The trace's mix, sizes and extent as the job's own options.
+fn describe(spec: &mut JobSpec, s: &TraceSummary) {
+    let changes = s.writes + s.trims;
+    spec.rw = match (s.reads, changes) {
+        (_, 0) => RwMode::RandRead,
+        (0, _) => RwMode::RandWrite,
+        _ => RwMode::RandRw,
+    };
+    if spec.rw == RwMode::RandRw {
+        spec.rwmixread = s.reads as f64 * 100.0 / (s.reads + changes) as f64;
+    }
+    let split = size_split(&s.sizes);
+    spec.bs = BlockSizes { read: split.clone(), write: split };
+    if spec.filenames.is_empty() && !spec.given.has("nrfiles") {
+        spec.nrfiles = (s.extent.len() as u32).clamp(1, 64);
+    }
+    if spec.size.is_none() {
+        let files = if spec.filenames.is_empty() { spec.nrfiles } else { spec.filenames.len() as u32 };
+        let extent = s.extent.iter().copied().max().unwrap_or(0).max(1 << 20);
+        spec.size = Some(extent.div_ceil(1 << 20) * (1 << 20) * files.max(1) as u64);
+    }
+}
+
+/// The commonest sizes with their weights, the largest always among them
+/// (buffers are sized from it).
+fn size_split(sizes: &[(u32, u64)]) -> SizeSplit {
+    let Some(largest) = sizes.iter().map(|e| e.0).max() else { return SizeSplit::fixed(4096) };
+    let top = sizes[0].1.max(1);
+    let mut kept: Vec<(u64, u32)> =
+        sizes.iter().take(SIZES_KEPT).map(|&(len, n)| (len as u64, ((n as f64 / top as f64) * 10_000.0).ceil().max(1.0) as u32)).collect();
+    if !kept.iter().any(|e| e.0 == largest as u64) {
+        kept.push((largest as u64, 1));
+    }
+    SizeSplit(kept)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_largest_size_is_kept_and_weights_follow_counts() {
+        let mut sizes: Vec<(u32, u64)> = (0..20).map(|i| (4096 * (i + 1), 1000 - i as u64)).collect();
+        sizes.push((1 << 20, 1));
+        let s = size_split(&sizes);
+        assert_eq!(s.0.len(), SIZES_KEPT + 1);
+        assert_eq!(s.max(), 1 << 20);
+        assert_eq!(s.0[0], (4096, 10_000));
+    }
+
+    #[test]
+    fn the_spec_takes_the_traces_mix_and_extent() {
+        let mut spec = JobSpec::default();
+        let s = TraceSummary { reads: 3, writes: 1, extent: vec![5 << 20, 1 << 20], sizes: vec![(4096, 4)], ..Default::default() };
+        describe(&mut spec, &s);
+        assert_eq!(spec.rw, RwMode::RandRw);
+        assert_eq!(spec.rwmixread, 75.0);
+        assert_eq!((spec.nrfiles, spec.size), (2, Some(10 << 20)), "a file per trace file, each as large as the largest extent");
+        assert!(spec.writes(), "a trace that writes is a writing job (the safety checks)");
+    }
+}
