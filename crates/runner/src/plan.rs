@@ -168,6 +168,8 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         || spec.number_ios.is_some()
         // verify_only runs no workload: the read-back pass is bounded by what was written.
         || spec.verify.as_ref().is_some_and(|v| v.only && v.checksum.is_some())
+        // A replay ends with its trace.
+        || spec.replay.is_some()
         || spec.objects.is_none() && (spec.size.is_some() || caps.does_io);
     if !bounded {
         let what = if spec.objects.is_some() { "an object job runs until runtime, io_size or number_ios" } else { "set runtime or size" };

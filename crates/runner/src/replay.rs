@@ -1,12 +1,13 @@
 //! Planning a job that replays a trace: the trace is read and checked once,
-//! and the job is described by it (its mix, transfer sizes and extent), so
-//! the safety checks, buffers and report see what the trace will do.
+//! and the job is described by it (its mix, transfer sizes and extent, or
+//! its keys, object sizes and mix), so the safety checks, buffers and
+//! report see what the trace will do.
 
 use crate::plan::PlanError;
 use std::sync::Arc;
 use storbench_engine::EngineFactory;
 use storbench_workload::trace::{Trace, TraceSummary};
-use storbench_workload::{BlockSizes, JobSpec, OpKind, RwMode, SizeSplit};
+use storbench_workload::{BlockSizes, JobSpec, ObjectSizes, OpKind, RwMode, SizeSplit};
 
 /// Most transfer sizes the job's description lists (the rest are rare).
 const SIZES_KEPT: usize = 16;
@@ -17,12 +18,6 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
     let bad = |m: String| PlanError { job: spec.name.clone(), message: m, user_error: true };
     if r.path.as_os_str().is_empty() {
         return Err(bad("replay_* options need read_iolog=TRACE: the trace to replay".into()));
-    }
-    if !engine.capabilities().blocks || spec.objects.is_some() {
-        return Err(bad(format!(
-            "engine {} stores objects; block traces replay onto files, devices, RBD images and NBD exports (object-store access logs are not replayed yet)",
-            engine.name()
-        )));
     }
     let conflicts = [
         (spec.rate.is_some(), "rate (the trace sets the pace; replay_time_scale changes it)"),
@@ -37,30 +32,57 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
         return Err(bad("replay_time_scale must be above 0".into()));
     }
     let trace = Trace::load(&r.path).map_err(bad)?;
-    let s = trace.summary(&r);
-    for (n, op) in [(s.trims, OpKind::Trim), (s.syncs, OpKind::Sync)] {
-        if n > 0 && !engine.supports(op) {
-            return Err(bad(format!(
-                "the trace holds {n} {}s, which engine {} cannot issue; replay it with psync, rbd or nbd",
-                op.name(),
-                engine.name()
-            )));
-        }
+    let objects = trace.format.objects();
+    if objects == engine.capabilities().blocks {
+        let (what, onto) = match objects {
+            true => ("an object-store log", "s3, swift or rados"),
+            false => ("a block trace", "files, devices, RBD images or NBD exports (psync, io_uring, libaio, rbd, nbd)"),
+        };
+        return Err(bad(format!("{} is {what} ({}); replay it onto {onto}", r.path.display(), trace.format.name())));
     }
-    describe(spec, &s);
+    let s = trace.summary(&r);
+    if let Some(op) = OpKind::ALL.into_iter().find(|op| s.ops[op.index()] > 0 && !engine.supports(*op)) {
+        let with = if objects { "s3 or swift" } else { "psync, rbd or nbd" };
+        return Err(bad(format!(
+            "the trace holds {} {} operations, which engine {} cannot issue; replay it with {with}",
+            s.ops[op.index()],
+            op.name(),
+            engine.name()
+        )));
+    }
+    match objects {
+        true => describe_objects(spec, &s, trace.files.len() as u64),
+        false => describe(spec, &s),
+    }
     Ok(Some(trace))
+}
+
+/// An object log as the job's object model: its keys, sizes and mix (the
+/// replay issues them; the model describes the job and sizes its buffers).
+fn describe_objects(spec: &mut JobSpec, s: &TraceSummary, keys: u64) {
+    let (min, max) = (s.sizes.iter().map(|e| e.0).min().unwrap_or(0), s.sizes.iter().map(|e| e.0).max().unwrap_or(0));
+    let o = spec.objects.get_or_insert_with(Default::default);
+    o.count = keys.max(1);
+    o.sizes = match min == max {
+        true => ObjectSizes::Classes { split: SizeSplit::fixed(max.max(1) as u64) },
+        false => ObjectSizes::Range { min: min as u64, max: max as u64 },
+    };
+    o.mix =
+        OpKind::ALL.into_iter().filter(|op| s.ops[op.index()] > 0).map(|op| (op, s.ops[op.index()].min(u32::MAX as u64) as u32)).collect();
+    o.prefill = false;
 }
 
 /// The trace's mix, sizes and extent as the job's own options.
 fn describe(spec: &mut JobSpec, s: &TraceSummary) {
-    let changes = s.writes + s.trims;
-    spec.rw = match (s.reads, changes) {
+    let reads = s.ops[OpKind::Read.index()];
+    let changes = s.ops[OpKind::Write.index()] + s.ops[OpKind::Trim.index()];
+    spec.rw = match (reads, changes) {
         (_, 0) => RwMode::RandRead,
         (0, _) => RwMode::RandWrite,
         _ => RwMode::RandRw,
     };
     if spec.rw == RwMode::RandRw {
-        spec.rwmixread = s.reads as f64 * 100.0 / (s.reads + changes) as f64;
+        spec.rwmixread = reads as f64 * 100.0 / (reads + changes) as f64;
     }
     let split = size_split(&s.sizes);
     spec.bs = BlockSizes { read: split.clone(), write: split };
@@ -104,7 +126,9 @@ mod tests {
     #[test]
     fn the_spec_takes_the_traces_mix_and_extent() {
         let mut spec = JobSpec::default();
-        let s = TraceSummary { reads: 3, writes: 1, extent: vec![5 << 20, 1 << 20], sizes: vec![(4096, 4)], ..Default::default() };
+        let mut ops = [0; OpKind::COUNT];
+        (ops[OpKind::Read.index()], ops[OpKind::Write.index()]) = (3, 1);
+        let s = TraceSummary { ops, extent: vec![5 << 20, 1 << 20], sizes: vec![(4096, 4)], ..Default::default() };
         describe(&mut spec, &s);
         assert_eq!(spec.rw, RwMode::RandRw);
         assert_eq!(spec.rwmixread, 75.0);

@@ -235,20 +235,18 @@ impl Worker {
         };
         let engine = config.open(&setup).map_err(|e| e.to_string())?;
         let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
-        let gen = match &spec.objects {
-            Some(_) => {
+        let gen = match (&spec.replay, &spec.objects) {
+            (Some(r), _) => Gen::Replay(Box::new(Replaying {
+                gen: ReplayGen::new(Trace::load(&r.path)?, r, worker_region(&share, worker), worker, share.workers, share.queue_depth),
+                rng: storbench_workload::rng::Rng::new(spec.seed ^ worker as u64),
+                tally: ReplayTally::default(),
+            })),
+            (None, Some(_)) => {
                 let mut g = ObjGen::new(spec, worker, share.io_limit, spec.number_ios);
                 g.exclusive(!factory.capabilities().ordered);
                 Gen::Objects(g)
             }
-            None => match &spec.replay {
-                Some(r) => Gen::Replay(Box::new(Replaying {
-                    gen: ReplayGen::new(Trace::load(&r.path)?, r, worker_region(&share, worker), worker, share.workers, share.queue_depth),
-                    rng: storbench_workload::rng::Rng::new(spec.seed ^ worker as u64),
-                    tally: ReplayTally::default(),
-                })),
-                None => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), worker, share.io_limit)),
-            },
+            (None, None) => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), worker, share.io_limit)),
         };
         let iolog = IologWriter::create(spec, worker, target_names(&share, worker))?;
         let report = Box::new(new_report(&share, worker));
@@ -281,6 +279,10 @@ impl Worker {
     /// uses (a Stop ends that early). A failure is the worker's end: see
     /// [`Worker::abandoned`].
     pub fn prefill(&mut self) -> Result<(), String> {
+        if let Gen::Replay(r) = &self.gen {
+            let before = r.gen.objects_before();
+            return self.write_unmeasured(before, "objects the trace found in place");
+        }
         let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
             return Ok(());
         };
@@ -298,6 +300,21 @@ impl Worker {
             OnFailure::Stop,
             hooks(self.verify.as_mut(), &mut self.buffers, self.share.spec.seed).as_mut(),
         );
+        left.error(tried).map_or(Ok(()), |e| Err(format!("{what}: {e}")))
+    }
+
+    /// Objects a replayed log read before writing them, written first (a
+    /// Stop ends that early).
+    fn write_unmeasured(&mut self, ios: Vec<NextIo>, what: &str) -> Result<(), String> {
+        if ios.is_empty() {
+            return Ok(());
+        }
+        let what = format!("{what} ({} objects)", ios.len());
+        announce(&self.link, &self.share, self.worker, Stage::Prefill);
+        let control = self.link.control.clone();
+        let mut it = ios.into_iter();
+        let (tried, left) =
+            unmeasured(self.engine.as_mut(), self.share.queue_depth, || it.next(), || control.stopping(), OnFailure::Stop, &mut NoHooks);
         left.error(tried).map_or(Ok(()), |e| Err(format!("{what}: {e}")))
     }
 
@@ -434,6 +451,12 @@ impl Worker {
     /// runs (a Ctrl-C during cleanup, or a second one) cuts it short, and
     /// what is left is reported in [`WorkerDone::objects_left`].
     fn clean_up(&mut self) -> Result<(), String> {
+        if let (Gen::Replay(r), Some(o)) = (&self.gen, &self.share.spec.objects) {
+            return match o.cleans_up() {
+                true => self.remove_replayed(r.gen.keys()),
+                false => Ok(()),
+            };
+        }
         let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
             return Ok(());
         };
@@ -462,6 +485,23 @@ impl Worker {
             g.delete_failed(*key);
         }
         unfinished.error(tried).map_or(Ok(()), |e| Err(format!("cleanup of {left} objects: {e}")))
+    }
+
+    /// Remove every object a replayed log touched (those already gone
+    /// count as removed), unless a second stop cuts it short.
+    fn remove_replayed(&mut self, keys: Vec<u32>) -> Result<(), String> {
+        let control = self.link.control.clone();
+        let begun = control.level();
+        let cut = || control.aborting() || control.level() > begun;
+        if keys.is_empty() || cut() {
+            return Ok(());
+        }
+        announce(&self.link, &self.share, self.worker, Stage::Cleanup);
+        let n = keys.len();
+        let mut it = keys.into_iter().map(|file| NextIo { op: OpKind::Delete, file, offset: 0, len: 0, whole: false, class: 0 });
+        let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
+        let (tried, unfinished) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || it.next(), cut, policy, &mut NoHooks);
+        unfinished.error(tried).map_or(Ok(()), |e| Err(format!("cleanup of {n} replayed objects: {e}")))
     }
 
     fn run_loop(&mut self, clock: &Clock) -> Result<(), storbench_engine::EngineError> {

@@ -63,7 +63,7 @@ pub fn parse(text: &str) -> Result<Trace, String> {
         }
         let t = nanos(secs).ok_or_else(|| format!("line {line}: '{secs}' is not a time in seconds"))?;
         let t0 = *base.get_or_insert(t);
-        records.push(Record { t_ns: t.saturating_sub(t0), op, data_only: false, file: names.of(dev), offset, len });
+        records.push(Record { t_ns: t.saturating_sub(t0), op, data_only: false, file: names.of(dev), offset, len, whole: false });
     }
     // blkparse merges the CPUs' streams by time; a stable sort mends the
     // odd event a CPU's clock put out of place without reordering the rest.

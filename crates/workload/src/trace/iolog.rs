@@ -64,7 +64,7 @@ pub fn parse(text: &str, format: Format) -> Result<Trace, String> {
         if op.moves_data() && len == 0 {
             return Err(format!("line {line}: a {action} of 0 bytes"));
         }
-        records.push(Record { t_ns: t_ns * 1000, op, data_only, file: names.of(file), offset, len });
+        records.push(Record { t_ns: t_ns * 1000, op, data_only, file: names.of(file), offset, len, whole: false });
     }
     check_order(&records)?;
     Ok(Trace { format, files: names.names, records, skipped })

@@ -1,15 +1,19 @@
-//! Block traces replayed as they were recorded: fio iologs (version 2 and
-//! the timestamped version 3) and blkparse's text output, parsed once per
-//! process into [`Trace`] records and handed out to workers by
-//! [`ReplayGen`] at the recorded times.
+//! Traces replayed as they were recorded: block traces (fio iologs, version
+//! 2 and the timestamped version 3, and blkparse's text output) and
+//! object-store access logs (RGW's ops log, Swift's proxy log, S3 server
+//! access logs), parsed once per process into [`Trace`] records and handed
+//! out to workers by [`ReplayGen`] at the recorded times.
 //!
 //! The trace's own file and device names are never opened: trace file k
 //! lands on the job's file k (modulo the files the job has), and offsets
 //! beyond the job's size wrap around it (counted as remapped), so a trace
-//! from a production device can be replayed onto a scratch file.
+//! from a production device can be replayed onto a scratch file. Object
+//! keys are numbered in order of first use and become the run's own keys,
+//! under its prefix, in its bucket or container.
 
 pub mod blkparse;
 pub mod iolog;
+pub mod objlog;
 mod replay;
 
 pub use replay::ReplayGen;
@@ -61,6 +65,12 @@ pub enum Format {
     IologV3,
     /// blkparse's default text output (queue events, 512-byte sectors).
     Blkparse,
+    /// RGW's ops log: a JSON object per request.
+    RgwOpsLog,
+    /// Swift's proxy-server log (proxy-logging's line).
+    SwiftProxyLog,
+    /// S3 server access logs (AWS's format, times to the second).
+    S3AccessLog,
 }
 
 impl Format {
@@ -69,7 +79,15 @@ impl Format {
             Format::IologV2 => "fio iolog v2",
             Format::IologV3 => "fio iolog v3",
             Format::Blkparse => "blkparse",
+            Format::RgwOpsLog => "rgw ops log",
+            Format::SwiftProxyLog => "swift proxy log",
+            Format::S3AccessLog => "s3 access log",
         }
+    }
+
+    /// A log of object requests (else of block operations).
+    pub fn objects(self) -> bool {
+        matches!(self, Format::RgwOpsLog | Format::SwiftProxyLog | Format::S3AccessLog)
     }
 }
 
@@ -85,6 +103,8 @@ pub struct Record {
     pub file: u32,
     pub offset: u64,
     pub len: u32,
+    /// An object read of the whole object (else of its first `len` bytes).
+    pub whole: bool,
 }
 
 /// A parsed trace, shared by every worker of a process.
@@ -94,18 +114,16 @@ pub struct Trace {
     /// The trace's own file or device names, in order of first use.
     pub files: Vec<String>,
     pub records: Vec<Record>,
-    /// Lines that hold no operation storbench replays, by what they were
-    /// (file actions, blkparse events other than queueing, ...).
+    /// Lines that hold no operation storbench replays (file actions,
+    /// blkparse events other than queueing, failed requests...).
     pub skipped: u64,
 }
 
 /// What a trace does, for sizing a job and describing it.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TraceSummary {
-    pub reads: u64,
-    pub writes: u64,
-    pub trims: u64,
-    pub syncs: u64,
+    /// Operations by [`OpKind::index`].
+    pub ops: [u64; OpKind::COUNT],
     /// Highest end (offset + len) per trace file, after `ReplaySpec::place`.
     pub extent: Vec<u64>,
     /// Transfer sizes by how often they occur, most frequent first.
@@ -123,10 +141,14 @@ impl Trace {
             l if l.starts_with("fio version") => {
                 Err(format!("'{l}': only fio iolog versions 2 and 3 can be replayed; write the log again with a current fio"))
             }
+            _ if objlog::looks_like_rgw(text) => objlog::parse_rgw(text),
+            _ if objlog::looks_like_s3(text) => objlog::parse_s3(text),
             _ if blkparse::looks_like(text) => blkparse::parse(text),
+            _ if objlog::looks_like_swift(text) => objlog::parse_swift(text),
             _ => Err("not a trace storbench reads: a fio iolog starts with 'fio version 2 iolog' or 'fio version 3 iolog'; \
                  blkparse output has lines like '8,0 1 1 0.000000000 1234 Q W 2048 + 8 [fio]' (blktrace's binary files: \
-                 run `blkparse -i TRACE -o trace.txt` first)"
+                 run `blkparse -i TRACE -o trace.txt` first); RGW's ops log has a JSON object per request; Swift's proxy \
+                 log and S3 server access logs have their own line formats"
                 .into()),
         }
     }
@@ -143,7 +165,7 @@ impl Trace {
         let text = String::from_utf8_lossy(&text);
         let trace = Arc::new(Trace::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?);
         if trace.records.is_empty() {
-            return Err(format!("{}: the trace holds no read, write, trim or sync to replay", path.display()));
+            return Err(format!("{}: the trace holds no operation to replay (failed requests are left out)", path.display()));
         }
         let mut c = cache.lock().map_err(|_| "trace cache poisoned")?;
         c.retain(|_, w| w.strong_count() > 0);
@@ -155,15 +177,12 @@ impl Trace {
         let mut s = TraceSummary { extent: vec![0; self.files.len()], ..Default::default() };
         let mut sizes: HashMap<u32, u64> = HashMap::new();
         for r in &self.records {
-            match r.op {
-                OpKind::Read => s.reads += 1,
-                OpKind::Write => s.writes += 1,
-                OpKind::Trim => s.trims += 1,
-                _ => s.syncs += 1,
-            }
-            if r.op.moves_data() {
+            s.ops[r.op.index()] += 1;
+            if r.op.moves_data() && !self.format.objects() {
                 let e = &mut s.extent[r.file as usize];
                 *e = (*e).max(spec.place(r.offset) + r.len as u64);
+                *sizes.entry(r.len).or_default() += 1;
+            } else if r.len > 0 {
                 *sizes.entry(r.len).or_default() += 1;
             }
         }
@@ -220,7 +239,8 @@ mod tests {
         let t = Trace::parse("fio version 3 iolog\n0 /a read 8192 4096\n5 /b write 0 65536\n9 /a trim 0 4096\n12 /a sync 0 0\n").unwrap();
         let mut spec = ReplaySpec::new("x".into());
         let s = t.summary(&spec);
-        assert_eq!((s.reads, s.writes, s.trims, s.syncs), (1, 1, 1, 1));
+        let n = |op: OpKind| s.ops[op.index()];
+        assert_eq!((n(OpKind::Read), n(OpKind::Write), n(OpKind::Trim), n(OpKind::Sync)), (1, 1, 1, 1));
         assert_eq!(s.extent, vec![12288, 65536]);
         assert_eq!(s.sizes[0], (4096, 2));
         assert_eq!(s.duration_ns, 12_000);

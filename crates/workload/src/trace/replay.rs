@@ -5,7 +5,9 @@
 //! issues them in the recorded order; an operation that would overlap one
 //! still in flight where either changes data waits for it (storage may
 //! complete overlapping requests in any order, and the recorded order is
-//! what the trace says happened).
+//! what the trace says happened). Object logs are split by key, and a
+//! request that changes an object (PUT, DELETE) is not sent while another
+//! on the same object is in flight, nor another passed to it.
 
 use super::{ReplaySpec, Trace};
 use crate::gen::{NextIo, Region};
@@ -39,8 +41,9 @@ pub struct ReplayGen {
     region: Region,
     /// What each slot has in flight (ordering is kept against these).
     busy: Vec<Option<Busy>>,
-    /// The next record, placed on the target (None at the end).
-    next: Option<(NextIo, Busy)>,
+    /// The next record, placed on the target (None at the end), and the
+    /// range it holds while in flight (none for syncs and listings).
+    next: Option<(NextIo, Option<Busy>)>,
     next_data_only: bool,
     last_data_only: bool,
     /// Operations whose offset wrapped because the target is smaller.
@@ -79,8 +82,8 @@ impl ReplayGen {
     /// The next operation overlaps one in flight that it must not pass.
     #[inline]
     pub fn blocked(&self) -> bool {
-        let Some((_, b)) = &self.next else { return false };
-        b.op_moves() && self.busy.iter().flatten().any(|x| x.conflicts(b))
+        let Some((_, Some(b))) = &self.next else { return false };
+        self.busy.iter().flatten().any(|x| x.conflicts(b))
     }
 
     /// A sync that was taken last asked for fdatasync.
@@ -89,10 +92,7 @@ impl ReplayGen {
     }
 
     pub fn issued(&mut self, slot: u32, io: &NextIo) {
-        if io.op.moves_data() {
-            let b = Busy { file: io.file, start: io.offset, end: io.offset + io.len as u64, changes: io.op.changes_data() };
-            self.busy[slot as usize] = Some(b);
-        }
+        self.busy[slot as usize] = busy_of(self.trace.format.objects(), io);
     }
 
     pub fn completed(&mut self, slot: u32) {
@@ -104,14 +104,68 @@ impl ReplayGen {
         self.mine.len() - self.pos
     }
 
+    /// Objects the share reads, stats or deletes before the trace writes
+    /// them: they existed before the log began, and are written first (not
+    /// measured), each as large as the first read of it says (0 bytes when
+    /// nothing reads it before it is written again).
+    pub fn objects_before(&self) -> Vec<NextIo> {
+        if !self.trace.format.objects() {
+            return Vec::new();
+        }
+        // Per key: None once written by the trace, else the size known so far.
+        let mut keys: std::collections::HashMap<u32, Option<(u32, bool)>> = std::collections::HashMap::new();
+        for &i in &self.mine {
+            let r = &self.trace.records[i as usize];
+            if r.op == OpKind::List {
+                continue;
+            }
+            match keys.entry(r.file) {
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert((r.op != OpKind::Create).then_some((r.len, r.op == OpKind::Read)));
+                }
+                std::collections::hash_map::Entry::Occupied(mut o) => {
+                    if let Some((len, known)) = o.get_mut() {
+                        if !*known && r.op == OpKind::Read {
+                            (*len, *known) = (r.len, true);
+                        }
+                        if r.op == OpKind::Create {
+                            *known = true;
+                        }
+                    }
+                }
+            }
+        }
+        let mut before: Vec<NextIo> = keys
+            .into_iter()
+            .filter_map(|(key, size)| size.map(|(len, _)| NextIo { op: OpKind::Create, file: key, offset: 0, len, whole: true, class: 0 }))
+            .collect();
+        before.sort_by_key(|io| io.file);
+        before
+    }
+
+    /// Every object key of the share (what cleanup removes).
+    pub fn keys(&self) -> Vec<u32> {
+        let mut keys: Vec<u32> =
+            self.mine.iter().map(|&i| &self.trace.records[i as usize]).filter(|r| r.op != OpKind::List).map(|r| r.file).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    }
+
     fn load(&mut self) {
+        let objects = self.trace.format.objects();
         self.next = self.mine.get(self.pos).map(|&i| {
             let r = self.trace.records[i as usize];
             self.next_data_only = r.data_only;
-            let (file, offset, wrapped) = place(&self.spec, &self.region, r.file, r.offset, r.len);
-            self.remapped += wrapped as u64;
-            let io = NextIo { op: r.op, file, offset, len: r.len, whole: false, class: 0 };
-            (io, Busy { file, start: offset, end: offset + r.len as u64, changes: r.op.changes_data() })
+            let io = match objects {
+                true => NextIo { op: r.op, file: r.file, offset: 0, len: r.len, whole: r.whole, class: 0 },
+                false => {
+                    let (file, offset, wrapped) = place(&self.spec, &self.region, r.file, r.offset, r.len);
+                    self.remapped += wrapped as u64;
+                    NextIo { op: r.op, file, offset, len: r.len, whole: false, class: 0 }
+                }
+            };
+            (io, busy_of(objects, &io))
         });
     }
 }
@@ -131,9 +185,15 @@ impl Iterator for ReplayGen {
     }
 }
 
-impl Busy {
-    fn op_moves(&self) -> bool {
-        self.end > self.start
+/// What an operation holds while in flight: its blocks, or its whole
+/// object; nothing for syncs and listings.
+fn busy_of(objects: bool, io: &NextIo) -> Option<Busy> {
+    let changes = io.op.changes_data();
+    match (objects, io.op) {
+        (_, OpKind::Sync | OpKind::List) => None,
+        (true, _) => Some(Busy { file: io.file, start: 0, end: u64::MAX, changes }),
+        (false, _) if io.len > 0 => Some(Busy { file: io.file, start: io.offset, end: io.offset + io.len as u64, changes }),
+        _ => None,
     }
 }
 
@@ -162,9 +222,13 @@ fn share_of(trace: &Trace, spec: &ReplaySpec, region: &Region, worker: u32, work
     }
     let mut last_owner = vec![0u32; trace.files.len()];
     let mut mine = Vec::with_capacity(trace.records.len() / workers as usize + 1);
+    let objects = trace.format.objects();
     for (i, r) in trace.records.iter().enumerate() {
         let owner = match r.op {
             OpKind::Sync => last_owner[r.file as usize],
+            // Listings take turns; an object's requests stay with one worker.
+            OpKind::List => i as u32 % workers,
+            _ if objects => (((r.file as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 32) as u32 % workers,
             _ => {
                 let (file, offset, _) = place(spec, region, r.file, r.offset, r.len);
                 let key = ((file as u64) << 44) ^ (offset >> SPLIT_SHIFT);
@@ -245,6 +309,29 @@ mod tests {
         let mut g = ReplayGen::new(t, &spec, region(1 << 20), 0, 1, 1);
         assert_eq!(g.next().unwrap().offset, 524288, "replay_scale divides offsets");
         assert_eq!(g.remapped, 0);
+    }
+
+    #[test]
+    fn objects_read_before_written_are_made_first_at_their_first_read_size() {
+        let line = |t: u32, m: &str, key: &str, sent: u32| {
+            format!(
+                "{{\"bucket\":\"b\",\"time\":\"2026-01-01T00:00:00.{t:06}Z\",\"operation\":\"x\",\"uri\":\"{m} /b/{key} HTTP/1.1\",\"http_status\":\"200\",\"bytes_sent\":{sent},\"bytes_received\":{sent},\"object_size\":{sent}}}\n"
+            )
+        };
+        let text = [
+            line(1, "HEAD", "a", 0),
+            line(2, "GET", "a", 100),
+            line(3, "PUT", "a", 900),
+            line(4, "GET", "a", 900),
+            line(5, "PUT", "b", 50),
+            line(6, "GET", "b", 50),
+            line(7, "DELETE", "c", 0),
+        ]
+        .concat();
+        let g = ReplayGen::new(trace(&text), &ReplaySpec::new("t".into()), region(1), 0, 1, 1);
+        let before: Vec<(u32, u32)> = g.objects_before().iter().map(|io| (io.file, io.len)).collect();
+        assert_eq!(before, vec![(0, 100), (2, 0)], "a at its first read's size, b never (the trace writes it first), c empty");
+        assert_eq!(g.keys(), vec![0, 1, 2]);
     }
 
     #[test]
