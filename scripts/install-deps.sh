@@ -5,7 +5,8 @@
 # (SigV4 requests the tests make behind storbench's back) and strace (the
 # system calls fio's sync and end_fsync must make), chromium (the HTML
 # report opened headless), openssh-server and iproute2 (fleet agents
-# launched over SSH into network namespaces).
+# launched over SSH into network namespaces), nbdkit and qemu-utils
+# (qemu-nbd: the NBD servers the nbd engine's tests and benchmark start).
 # Idempotent: installs only what is missing.
 set -euo pipefail
 
@@ -19,6 +20,8 @@ command -v strace >/dev/null || need+=(strace)
 command -v chromium >/dev/null || need+=(chromium)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
 command -v ip >/dev/null || need+=(iproute2)
+command -v nbdkit >/dev/null || need+=(nbdkit)
+command -v qemu-nbd >/dev/null || need+=(qemu-utils)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -1,7 +1,8 @@
 //! One conformance suite for every engine: the same jobs, the same checks on
 //! what the results say. Block engines (psync, io_uring, rbd, null) run a
 //! sequential write, a random read with an operation budget, a 70/30 mix and a
-//! write+fsync job; object engines (null, rados, s3, swift) run a prefilled mix
+//! write+fsync job (nbd against nbdkit over TCP and qemu-nbd over a Unix
+//! socket, servers the suite starts and kills); object engines (null, rados, s3, swift) run a prefilled mix
 //! of every operation they support. Ceph, RGW and Swift engines need the test
 //! servers (CI starts them).
 
@@ -16,39 +17,118 @@ struct Target {
     env: Vec<(&'static str, String)>,
     /// Operations it cannot do (left out of its mix).
     lacks: &'static [&'static str],
+    /// A server the target lives on, killed when the target is dropped.
+    _server: Option<NbdServer>,
+}
+
+/// An NBD server process for the nbd engine's targets, killed on drop.
+struct NbdServer(std::process::Child);
+
+impl NbdServer {
+    /// Start `cmd args` and wait until `up` says it accepts connections;
+    /// None (and why) if the command is not installed.
+    fn start(cmd: &str, args: &[String], up: impl Fn() -> bool) -> Option<NbdServer> {
+        if !have(cmd) {
+            eprintln!("SKIP: the nbd engine's {cmd} target: {cmd} is not installed (scripts/install-deps.sh installs it)");
+            return None;
+        }
+        let child = std::process::Command::new(cmd)
+            .args(args)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("start the NBD server");
+        let s = NbdServer(child);
+        let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !up() {
+            assert!(std::time::Instant::now() < end, "{cmd} {args:?} never accepted a connection");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Some(s)
+    }
+}
+
+impl Drop for NbdServer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The nbd engine's targets: nbdkit's memory plugin on a TCP port of
+/// 127.0.0.1, and qemu-nbd serving a raw file over a Unix socket. The suite
+/// writes the same export job after job, so overwriting is allowed.
+fn nbd_targets(dir: &Path) -> Vec<Target> {
+    let mut t = Vec::new();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let args: Vec<String> =
+        ["--exit-with-parent", "-f", "-i", "127.0.0.1", "-p", &port.to_string(), "memory", "64M"].map(String::from).into();
+    if let Some(s) = NbdServer::start("nbdkit", &args, || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()) {
+        let uri = format!("nbd://127.0.0.1:{port}");
+        t.push(Target { engine: "nbd", options: nbd_options(&uri), lacks: &[], env: vec![], _server: Some(s) });
+    }
+    let (file, sock) = (dir.join("conf-nbd.img"), dir.join("conf-nbd.sock"));
+    std::fs::File::create(&file).unwrap().set_len(64 << 20).unwrap();
+    let args: Vec<String> =
+        ["-t", "-e", "8", "-f", "raw", "-x", "conf", "-k", sock.to_str().unwrap(), file.to_str().unwrap()].map(String::from).into();
+    if let Some(s) = NbdServer::start("qemu-nbd", &args, || std::os::unix::net::UnixStream::connect(&sock).is_ok()) {
+        let uri = format!("nbd+unix:///conf?socket={}", sock.display());
+        t.push(Target { engine: "nbd", options: nbd_options(&uri), lacks: &[], env: vec![], _server: Some(s) });
+    }
+    t
+}
+
+fn nbd_options(uri: &str) -> Vec<String> {
+    ["--uri", uri, "--allow_overwrite", "1"].map(String::from).into()
 }
 
 fn block_targets(dir: &Path) -> Vec<Target> {
     let file = dir.join("conf.dat").to_string_lossy().into_owned();
     let mut t = vec![
-        Target { engine: "psync", options: vec!["--filename".into(), file.clone()], lacks: &[], env: vec![] },
-        Target { engine: "io_uring", options: vec!["--filename".into(), file], lacks: &[], env: vec![] },
-        Target { engine: "null", options: vec![], lacks: &[], env: vec![] },
+        Target { engine: "psync", options: vec!["--filename".into(), file.clone()], lacks: &[], env: vec![], _server: None },
+        Target { engine: "io_uring", options: vec!["--filename".into(), file], lacks: &[], env: vec![], _server: None },
+        Target { engine: "null", options: vec![], lacks: &[], env: vec![], _server: None },
     ];
+    t.extend(nbd_targets(dir));
     if ceph_cluster() {
         let img = format!("sbconf-{}", std::process::id());
-        t.push(Target { engine: "rbd", options: vec!["--pool".into(), "rbd".into(), "--rbdname".into(), img], lacks: &[], env: vec![] });
+        t.push(Target {
+            engine: "rbd",
+            options: vec!["--pool".into(), "rbd".into(), "--rbdname".into(), img],
+            lacks: &[],
+            env: vec![],
+            _server: None,
+        });
     }
     t
 }
 
 fn object_targets() -> Vec<Target> {
-    let mut t = vec![Target { engine: "null", options: vec![], lacks: &[], env: vec![] }];
+    let mut t = vec![Target { engine: "null", options: vec![], lacks: &[], env: vec![], _server: None }];
     if ceph_cluster() {
-        t.push(Target { engine: "rados", options: vec!["--pool".into(), "storbench".into()], lacks: &["list"], env: vec![] });
+        t.push(Target {
+            engine: "rados",
+            options: vec!["--pool".into(), "storbench".into()],
+            lacks: &["list"],
+            env: vec![],
+            _server: None,
+        });
     }
     let bucket = format!("sbconf{}", std::process::id());
     if let Some(env) = s3_env() {
-        t.push(Target { engine: "s3", options: vec!["--bucket".into(), bucket.clone()], lacks: &[], env });
+        t.push(Target { engine: "s3", options: vec!["--bucket".into(), bucket.clone()], lacks: &[], env, _server: None });
     }
     if let Some(env) = swift_env("aio") {
-        t.push(Target { engine: "swift", options: vec!["--container".into(), bucket], lacks: &[], env });
+        t.push(Target { engine: "swift", options: vec!["--container".into(), bucket], lacks: &[], env, _server: None });
     }
     t
 }
 
 fn run_job(dir: &Path, t: &Target, name: &str, args: &[&str]) -> serde_json::Value {
-    let out = format!("out-{}-{name}", t.engine);
+    // Numbered: an engine may have several targets (nbd over TCP and a Unix socket).
+    static RUNS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = format!("out-{}-{n}-{name}", t.engine);
     let mut a: Vec<&str> = vec!["run", "--name", name, "--ioengine", t.engine];
     a.extend(t.options.iter().map(String::as_str));
     a.extend(args);

@@ -14,6 +14,7 @@ pub mod ceph;
 pub mod files;
 pub mod http;
 pub mod libaio;
+pub mod nbd;
 pub mod null;
 pub mod objects;
 pub mod psync;
@@ -411,6 +412,7 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &http::s3::S3Factory,
         &http::swift::SwiftFactory,
         &tcp::TcpFactory,
+        &nbd::NbdFactory,
     ]
 }
 

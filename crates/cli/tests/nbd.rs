@@ -1,0 +1,338 @@
+//! The nbd engine against real NBD servers the tests start: nbdkit (its
+//! memory plugin, over TCP on 127.0.0.1 and over a Unix socket) and
+//! qemu-nbd (a raw file). Each server is killed when its test ends. Tests
+//! skip, saying why, when nbdkit or qemu-nbd is not installed.
+
+mod common;
+use common::*;
+use std::net::{TcpListener, TcpStream};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Where a server listens.
+enum Listen {
+    Tcp(u16),
+    Unix(PathBuf),
+}
+
+/// A server process, killed (and reaped) on drop.
+struct Server {
+    child: Child,
+    listen: Listen,
+}
+
+impl Server {
+    /// `nbdkit ARGS` (plugin and parameters) on a free port of 127.0.0.1.
+    fn nbdkit_tcp(args: &[&str]) -> Option<Server> {
+        Self::start("nbdkit", |port| Self::nbdkit_args(&["-p", &port.to_string(), "-i", "127.0.0.1"], args))
+    }
+
+    /// `nbdkit ARGS` on a Unix socket in `dir`.
+    fn nbdkit_unix(dir: &Path, args: &[&str]) -> Option<Server> {
+        let sock = dir.join("nbdkit.sock");
+        Self::start_unix("nbdkit", &sock, Self::nbdkit_args(&["-U", sock.to_str().unwrap()], args))
+    }
+
+    fn nbdkit_args(listen: &[&str], args: &[&str]) -> Vec<String> {
+        ["--exit-with-parent", "-f"].iter().chain(listen).chain(args).map(|s| s.to_string()).collect()
+    }
+
+    /// qemu-nbd serving `file` as export `name` on a Unix socket in `dir`;
+    /// persistent, several clients at once (the check before a run, then
+    /// each worker's connection).
+    fn qemu_unix(dir: &Path, name: &str, file: &Path) -> Option<Server> {
+        Self::qemu_unix_shared(dir, name, file, 16)
+    }
+
+    /// qemu-nbd taking at most `shared` clients at once (qemu-nbd offers
+    /// multi-conn only when it takes more than one).
+    fn qemu_unix_shared(dir: &Path, name: &str, file: &Path, shared: u32) -> Option<Server> {
+        let sock = dir.join(format!("qemu-{shared}.sock"));
+        let args = Self::qemu_args(&["-k", sock.to_str().unwrap()], name, file, shared);
+        Self::start_unix("qemu-nbd", &sock, args)
+    }
+
+    /// qemu-nbd on a free port of 127.0.0.1.
+    fn qemu_tcp(name: &str, file: &Path) -> Option<Server> {
+        Self::start("qemu-nbd", |port| Self::qemu_args(&["-b", "127.0.0.1", "-p", &port.to_string()], name, file, 16))
+    }
+
+    fn qemu_args(listen: &[&str], name: &str, file: &Path, shared: u32) -> Vec<String> {
+        let mut a: Vec<String> = ["-t", "-f", "raw", "-x", name, "--discard=unmap"].iter().map(|s| s.to_string()).collect();
+        a.extend(listen.iter().map(|s| s.to_string()));
+        a.extend(["-e".to_string(), shared.to_string()]);
+        a.push(file.to_str().unwrap().into());
+        a
+    }
+
+    /// Start on a port nothing holds (asked of the kernel, then given to the
+    /// server: another test may take it between, so a server that dies at
+    /// once is tried again on another).
+    fn start(cmd: &str, args: impl Fn(u16) -> Vec<String>) -> Option<Server> {
+        if !have(cmd) {
+            eprintln!("SKIP: {cmd} is not installed (scripts/install-deps.sh installs it)");
+            return None;
+        }
+        for _ in 0..5 {
+            let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+            let child = spawn(cmd, &args(port));
+            if let Some(s) = (Server { child, listen: Listen::Tcp(port) }).ready() {
+                return Some(s);
+            }
+        }
+        panic!("{cmd} would not listen on any port tried");
+    }
+
+    fn start_unix(cmd: &str, sock: &Path, args: Vec<String>) -> Option<Server> {
+        if !have(cmd) {
+            eprintln!("SKIP: {cmd} is not installed (scripts/install-deps.sh installs it)");
+            return None;
+        }
+        let s = Server { child: spawn(cmd, &args), listen: Listen::Unix(sock.to_path_buf()) };
+        Some(s.ready().unwrap_or_else(|| panic!("{cmd} {args:?} did not start")))
+    }
+
+    /// The server, once it accepts connections; None if it exited.
+    fn ready(mut self) -> Option<Server> {
+        let end = Instant::now() + Duration::from_secs(10);
+        loop {
+            let up = match &self.listen {
+                Listen::Tcp(p) => TcpStream::connect(("127.0.0.1", *p)).is_ok(),
+                Listen::Unix(s) => UnixStream::connect(s).is_ok(),
+            };
+            if up {
+                return Some(self);
+            }
+            if self.child.try_wait().ok().flatten().is_some() || Instant::now() > end {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn uri(&self, export: &str) -> String {
+        match &self.listen {
+            Listen::Tcp(p) => format!("nbd://127.0.0.1:{p}/{export}"),
+            Listen::Unix(s) => format!("nbd+unix:///{export}?socket={}", s.display()),
+        }
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn spawn(cmd: &str, args: &[String]) -> Child {
+    Command::new(cmd).args(args).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("start the server")
+}
+
+/// `storbench run` on an NBD URI with `args`; results in `dir/out`.
+fn run(dir: &Path, out: &str, uri: &str, args: &[&str]) -> Run {
+    let mut a = vec!["run", "--name", "n", "--ioengine", "nbd", "--uri", uri, "--results-dir", out, "--quiet"];
+    a.extend(args);
+    storbench(dir, &a)
+}
+
+/// Errors counted over every operation of the first job.
+fn errors(doc: &serde_json::Value) -> u64 {
+    let ops = doc["jobs"][0]["ops"].as_array().unwrap();
+    ops.iter().flat_map(|o| o["errors"].as_object().into_iter().flat_map(|m| m.values())).filter_map(|v| v.as_u64()).sum()
+}
+
+/// The run succeeded, verified its writes by reading them back, and found nothing wrong.
+fn verified(dir: &Path, out: &str, r: &Run, writes: u64) {
+    assert_eq!(r.code, 0, "{}\n{}", r.stderr, r.stdout);
+    let doc = result_json(&dir.join(out));
+    assert_eq!(ios(&doc, 0, "write"), writes, "{out}");
+    assert_eq!(errors(&doc), 0, "{out}: {}", doc["jobs"][0]["ops"]);
+    let v = &doc["jobs"][0]["verify"];
+    assert!(v["checked"].as_u64().unwrap() >= writes, "{out}: {v}");
+    assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{out}: {v}");
+}
+
+/// A sparse file of `size` bytes.
+fn sparse(path: &Path, size: u64) {
+    std::fs::File::create(path).unwrap().set_len(size).unwrap();
+}
+
+const VERIFIED_WRITE: &[&str] = &["--rw", "randwrite", "--bs", "4k", "--size", "8m", "--iodepth", "16", "--verify", "crc32c"];
+
+#[test]
+fn writes_read_back_verified_over_tcp_and_unix_with_either_reply_kind() {
+    let d = scratch();
+    let Some(tcp) = Server::nbdkit_tcp(&["memory", "64M"]) else { return };
+    let r = run(d.path(), "tcp", &tcp.uri(""), VERIFIED_WRITE);
+    verified(d.path(), "tcp", &r, 2048);
+    // The same export again: it holds data now, so only with permission.
+    let simple = [VERIFIED_WRITE, &["--structured_replies", "0", "--allow_overwrite", "1"]].concat();
+    let r = run(d.path(), "tcp-simple", &tcp.uri(""), &simple);
+    verified(d.path(), "tcp-simple", &r, 2048);
+
+    // A server that offers no structured replies at all, on a Unix socket.
+    let Some(unix) = Server::nbdkit_unix(d.path(), &["--no-sr", "memory", "64M"]) else { return };
+    let r = run(d.path(), "unix-nosr", &unix.uri(""), VERIFIED_WRITE);
+    verified(d.path(), "unix-nosr", &r, 2048);
+}
+
+#[test]
+fn several_connections_share_the_work_on_a_multi_conn_server() {
+    let d = scratch();
+    let log = d.path().join("nbdkit.log");
+    let logfile = format!("logfile={}", log.display());
+    let Some(srv) = Server::nbdkit_tcp(&["--filter=log", "memory", "64M", &logfile]) else { return };
+    let args = [VERIFIED_WRITE, &["--connections", "2", "--numjobs", "2", "--offset_increment", "8m"]].concat();
+    let r = run(d.path(), "mc", &srv.uri(""), &args);
+    verified(d.path(), "mc", &r, 4096);
+    // nbdkit's log: one line per request; every worker connection had its share.
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut per_conn = std::collections::BTreeMap::<String, u64>::new();
+    for l in text.lines().filter(|l| l.contains(" Write id=")) {
+        let conn = l.split_whitespace().find(|w| w.starts_with("connection=")).unwrap().to_string();
+        *per_conn.entry(conn).or_default() += 1;
+    }
+    assert_eq!(per_conn.len(), 4, "2 workers x 2 connections wrote: {per_conn:?}");
+    assert_eq!(per_conn.values().sum::<u64>(), 4096);
+    assert!(per_conn.values().all(|n| *n >= 900), "round-robin spreads the writes: {per_conn:?}");
+
+    // qemu-nbd serving one client at a time offers no multi-conn: a clear refusal.
+    let file = d.path().join("q.img");
+    sparse(&file, 16 << 20);
+    let Some(q) = Server::qemu_unix_shared(d.path(), "disk", &file, 1) else { return };
+    let r = run(d.path(), "q", &q.uri("disk"), &["--rw", "randread", "--connections", "2", "--number_ios", "10"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("does not offer multi-conn") && r.stderr.contains("connections=1"), "{}", r.stderr);
+}
+
+#[test]
+fn the_export_name_is_honoured() {
+    let d = scratch();
+    let file = d.path().join("named.img");
+    sparse(&file, 16 << 20);
+    let Some(q) = Server::qemu_unix(d.path(), "disk", &file) else { return };
+    let r = run(d.path(), "ok", &q.uri("disk"), &["--rw", "randread", "--number_ios", "100"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(ios(&result_json(&d.path().join("ok")), 0, "read"), 100);
+    let doc = result_json(&d.path().join("ok"));
+    assert!(doc["jobs"][0]["targets"].to_string().contains("nbd+unix:///disk?socket="), "{}", doc["jobs"][0]["targets"]);
+
+    let r = run(d.path(), "bad", &q.uri("other"), &["--rw", "randread", "--number_ios", "100"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no export named 'other'") && r.stderr.contains("the server has: 'disk'"), "{}", r.stderr);
+    assert!(!d.path().join("bad").join("result.json").exists());
+}
+
+#[test]
+fn data_written_through_qemu_nbd_is_in_the_backing_file_and_flushes_are_sent() {
+    let d = scratch();
+    let file = d.path().join("backing.img");
+    sparse(&file, 32 << 20);
+    let Some(q) = Server::qemu_tcp("disk", &file) else { return };
+    let args = ["--rw", "write", "--bs", "64k", "--size", "4m", "--iodepth", "8", "--fsync", "8", "--verify", "crc32c"];
+    let r = run(d.path(), "w", &q.uri("disk"), &args);
+    verified(d.path(), "w", &r, 64);
+    assert_eq!(ios(&result_json(&d.path().join("w")), 0, "sync"), 8, "a flush after every 8 writes");
+    // Every 64 KiB unit in the file is the one storbench wrote for that offset.
+    let bytes = std::fs::read(&file).unwrap();
+    for off in (0..4 << 20).step_by(64 << 10) {
+        let found = storbench_workload::verify::check(&bytes[off..off + (64 << 10)], off as u64, None);
+        assert!(matches!(found, storbench_workload::verify::Found::Intact { .. }), "offset {off}: {found:?}");
+    }
+    assert!(bytes[4 << 20..].iter().all(|b| *b == 0), "nothing beyond the job's 4 MiB");
+}
+
+#[test]
+fn an_export_holding_data_is_refused_without_allow_overwrite() {
+    let d = scratch();
+    let file = d.path().join("theirs.img");
+    sparse(&file, 32 << 20);
+    let at = (10 << 20) + 123;
+    {
+        use std::os::unix::fs::FileExt;
+        std::fs::OpenOptions::new().write(true).open(&file).unwrap().write_all_at(b"their data", at).unwrap();
+    }
+    let before = std::fs::read(&file).unwrap();
+    let Some(q) = Server::qemu_unix(d.path(), "theirs", &file) else { return };
+    let w = ["--rw", "randwrite", "--bs", "4k", "--number_ios", "500"];
+    // Block status (base:allocation) finds it, and so does sampling (no structured replies).
+    for extra in [&[][..], &["--structured_replies", "0"]] {
+        let r = run(d.path(), "refused", &q.uri("theirs"), &[&w[..], extra].concat());
+        assert_eq!(r.code, 2, "{extra:?}: {}", r.stderr);
+        assert!(r.stderr.contains("refusing to write") && r.stderr.contains("--allow_overwrite=1"), "{}", r.stderr);
+        assert!(r.stderr.contains(&format!("non-zero byte at offset {at}")), "{extra:?}: {}", r.stderr);
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), before, "untouched");
+    let r = run(d.path(), "read", &q.uri("theirs"), &["--rw", "randread", "--number_ios", "200"]);
+    assert_eq!(r.code, 0, "reading is always allowed: {}", r.stderr);
+    let r = run(d.path(), "allowed", &q.uri("theirs"), &[&w[..], &["--allow_overwrite", "1"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(ios(&result_json(&d.path().join("allowed")), 0, "write"), 500);
+    assert_ne!(std::fs::read(&file).unwrap(), before, "allowed writes happen");
+}
+
+#[test]
+fn a_read_only_export_is_refused_for_writes_and_a_job_larger_than_the_export_too() {
+    let d = scratch();
+    let Some(ro) = Server::nbdkit_tcp(&["-r", "memory", "16M"]) else { return };
+    let r = run(d.path(), "w", &ro.uri(""), &["--rw", "randwrite", "--number_ios", "10", "--allow_overwrite", "1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("is read-only"), "{}", r.stderr);
+    let r = run(d.path(), "r", &ro.uri(""), &["--rw", "randread", "--number_ios", "100"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = run(d.path(), "big", &ro.uri(""), &["--rw", "randread", "--size", "32m", "--number_ios", "10"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("holds 16777216 bytes"), "{}", r.stderr);
+}
+
+#[test]
+fn a_server_killed_mid_run_ends_the_run_with_results_and_errors() {
+    let d = scratch();
+    let Some(mut srv) = Server::nbdkit_tcp(&["memory", "64M"]) else { return };
+    let uri = srv.uri("");
+    let child = Command::new(bin())
+        .args(["run", "--name", "k", "--ioengine", "nbd", "--uri", &uri, "--rw", "randrw", "--bs", "4k", "--iodepth", "16"])
+        .args(["--runtime", "60", "--time_based", "--results-dir", "out", "--quiet"])
+        .current_dir(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    let killed = Instant::now();
+    srv.kill();
+    let out = child.wait_with_output().unwrap();
+    let took = killed.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(took < Duration::from_secs(20), "the run went on {took:?} after the server died: {stderr}");
+    assert_ne!(out.status.code(), Some(0), "{stderr}");
+    let doc = result_json(&d.path().join("out"));
+    let failures = doc["jobs"][0]["failures"].to_string();
+    assert!(failures.contains("the server closed the connection"), "the worker says why it ended: {failures}\n{stderr}");
+    assert!(ios(&doc, 0, "read") + ios(&doc, 0, "write") > 100, "what ran before is reported");
+    assert!(errors(&doc) > 0, "the in-flight operations failed: {}", doc["jobs"][0]["ops"]);
+}
+
+#[test]
+fn bad_uris_and_tls_only_servers_are_clear_errors() {
+    let d = scratch();
+    for bad in ["127.0.0.1:10809", "nbd+unix:///disk", "nbds://127.0.0.1/x"] {
+        let r = run(d.path(), "o", bad, &["--rw", "randread", "--number_ios", "1"]);
+        assert_eq!(r.code, 2, "{bad}: {}", r.stderr);
+        assert!(r.stderr.contains("option 'uri'") && r.stderr.contains("nbd+unix:///[EXPORT]?socket=PATH"), "{bad}: {}", r.stderr);
+    }
+    let psk = d.path().join("keys.psk");
+    std::fs::write(&psk, "alice:0123456789abcdef0123456789abcdef\n").unwrap();
+    let psk_arg = format!("--tls-psk={}", psk.display());
+    let Some(tls) = Server::nbdkit_tcp(&["--tls=require", &psk_arg, "memory", "16M"]) else { return };
+    let r = run(d.path(), "o", &tls.uri(""), &["--rw", "randread", "--number_ios", "1"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("requires TLS"), "{}", r.stderr);
+}
