@@ -72,6 +72,7 @@ impl Server {
     /// once is tried again on another).
     fn start(cmd: &str, args: impl Fn(u16) -> Vec<String>) -> Option<Server> {
         if !have(cmd) {
+            assert!(std::env::var_os("CI").is_none(), "nbd tests must run in CI: scripts/install-deps.sh installs nbdkit and qemu-utils");
             eprintln!("SKIP: {cmd} is not installed (scripts/install-deps.sh installs it)");
             return None;
         }
@@ -87,6 +88,7 @@ impl Server {
 
     fn start_unix(cmd: &str, sock: &Path, args: Vec<String>) -> Option<Server> {
         if !have(cmd) {
+            assert!(std::env::var_os("CI").is_none(), "nbd tests must run in CI: scripts/install-deps.sh installs nbdkit and qemu-utils");
             eprintln!("SKIP: {cmd} is not installed (scripts/install-deps.sh installs it)");
             return None;
         }

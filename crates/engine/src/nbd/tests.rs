@@ -184,6 +184,7 @@ impl Server {
     /// nbdkit with `args` (plugin and its parameters), on a fresh socket.
     fn nbdkit(args: &[&str]) -> Option<Server> {
         if !have("nbdkit") {
+            assert!(std::env::var_os("CI").is_none(), "nbd tests must run in CI: scripts/install-deps.sh installs nbdkit and qemu-utils");
             eprintln!("SKIP: nbdkit is not installed (scripts/install-deps.sh installs it)");
             return None;
         }
@@ -206,6 +207,7 @@ impl Server {
     /// qemu-nbd serving `file` (raw) as export `name`, discards passed on to the file.
     fn qemu(file: &std::path::Path, name: &str) -> Option<Server> {
         if !have("qemu-nbd") {
+            assert!(std::env::var_os("CI").is_none(), "nbd tests must run in CI: scripts/install-deps.sh installs nbdkit and qemu-utils");
             eprintln!("SKIP: qemu-nbd is not installed (scripts/install-deps.sh installs it)");
             return None;
         }
