@@ -275,6 +275,21 @@ pub struct RunFlags {
     /// First fill every target to this share (80% or 0.8): blocks in 1 MiB writes, pools of their capacity, buckets of the job's objects; the store's accounting is checked
     #[arg(long, value_name = "PCT", value_parser = fraction, conflicts_with = "precondition")]
     pub fill: Option<f64>,
+    /// An AI workload: train:unet3d|resnet50|cosmoflow (emulated accelerators; samples/s and utilization) or checkpoint:llama3-8b|llama3-70b|llama3-405b|llama3-1t
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Shrink the preset to fit this machine: training's dataset (files and samples per file), a checkpoint's bytes
+    #[arg(long, value_name = "SHARE", default_value_t = 1.0, requires = "preset")]
+    pub scale: f64,
+    /// Emulated accelerators (training) or ranks (checkpoint) on this client (default: 1, or the checkpoint's ranks)
+    #[arg(long, value_name = "N", requires = "preset", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub accelerators: Option<u32>,
+    /// Training epochs (default 5)
+    #[arg(long, value_name = "N", requires = "preset", value_parser = clap::value_parser!(u32).range(1..))]
+    pub epochs: Option<u32>,
+    /// Training: find the most accelerators whose run still reaches the preset's utilization floor (doubling, then halving the gap)
+    #[arg(long = "find-accelerators", requires = "preset", conflicts_with = "accelerators")]
+    pub find_accelerators: bool,
 }
 
 /// `storbench replay`'s own flags; job options (--filename, --ioengine,

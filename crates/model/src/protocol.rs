@@ -240,6 +240,9 @@ pub struct WorkerDone {
     /// How its share of a replayed trace went (jobs that replay one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Box<storbench_metrics::ReplayTally>>,
+    /// What its accelerator did (training jobs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<Box<storbench_workload::train::TrainTally>>,
 }
 
 impl WorkerDone {
@@ -255,6 +258,7 @@ impl WorkerDone {
             objects_left: 0,
             verify: None,
             replay: None,
+            train: None,
         }
     }
 }
@@ -352,6 +356,7 @@ mod tests {
             objects_left: 5,
             verify: Default::default(),
             replay: None,
+            train: None,
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
         assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, .. })));

@@ -145,6 +145,10 @@ pub struct JobResult {
     /// A job that replayed a trace (fio `read_iolog`): how faithfully.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<ReplayResult>,
+    /// An emulated training run (`--preset train:MODEL`): samples/s and
+    /// accelerator utilization against the preset's floor.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<TrainResult>,
     /// A fleet run: the same job's figures per agent (the job's own `ops`
     /// are the exact merge of these: histograms added, never averaged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -161,6 +165,27 @@ pub struct FillResult {
     /// What the store says it holds for the target (`None`: it cannot tell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocated_bytes: Option<u64>,
+}
+
+/// What an emulated training run came to (MLPerf Storage's figures).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TrainResult {
+    pub model: String,
+    pub accelerators: u32,
+    pub epochs: u32,
+    pub samples: u64,
+    pub steps: u64,
+    /// From the start to the end of the last step's compute.
+    pub runtime_ns: u64,
+    pub samples_per_sec: f64,
+    /// Read from storage, measured (not samples x record size).
+    pub bytes_per_sec: f64,
+    /// Accelerator utilization: compute time over accelerators x runtime.
+    pub au: f64,
+    pub au_floor: f64,
+    pub passed: bool,
+    /// Time accelerators waited for data, in all.
+    pub stall_ns: u64,
 }
 
 /// How a replayed trace went: what it held, what was issued, and how late

@@ -47,6 +47,7 @@ pub fn render(r: &RunResult) -> String {
         steady_line(&mut out, j);
         verify_lines(&mut out, j);
         replay_line(&mut out, j);
+        train_line(&mut out, j);
         fill_line(&mut out, j);
     }
     agents_line(&mut out, r);
@@ -234,6 +235,27 @@ fn fill_line(out: &mut String, j: &JobResult) {
 
 /// A job's verification: what was judged, what failed (the first few
 /// failures, each with its place), and what the checking cost.
+/// An emulated training run: MLPerf Storage's figures and its verdict.
+fn train_line(out: &mut String, j: &JobResult) {
+    let Some(t) = &j.train else { return };
+    let _ = writeln!(
+        out,
+        "train {} ({}): {} accelerators, {} epochs, {} samples in {} steps over {}: {:.1} samples/s, {} MiB/s read; AU {:.1}% against a floor of {:.0}%: {}",
+        j.name,
+        t.model,
+        t.accelerators,
+        t.epochs,
+        t.samples,
+        t.steps,
+        fmt::duration(t.runtime_ns as f64 / 1e9),
+        t.samples_per_sec,
+        fmt::mib_per_s(t.bytes_per_sec),
+        t.au * 100.0,
+        t.au_floor * 100.0,
+        if t.passed { "PASS" } else { "FAIL" }
+    );
+}
+
 /// How faithfully a trace was replayed: issue lag against the recorded times.
 fn replay_line(out: &mut String, j: &JobResult) {
     let Some(r) = &j.replay else { return };

@@ -70,6 +70,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         verify: None,
         fill: None,
         replay: None,
+        train: None,
         per_agent: vec![],
         spec,
     }

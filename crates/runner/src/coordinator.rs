@@ -193,6 +193,32 @@ fn replay_result(job: &crate::prepare::ReadyJob, done: &[WorkerDone]) -> Option<
     })
 }
 
+/// A training job's result from its accelerators' tallies.
+fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Option<storbench_model::TrainResult> {
+    let spec = share.spec.train.as_ref()?;
+    let mut t = storbench_workload::train::TrainTally::default();
+    for d in done.iter().filter_map(|d| d.train.as_deref()) {
+        t.merge(d);
+    }
+    let accelerators = share.workers;
+    let au = storbench_workload::train::utilization(t.compute_ns, accelerators, t.end_ns);
+    let secs = (t.end_ns as f64 / 1e9).max(1e-9);
+    Some(storbench_model::TrainResult {
+        model: spec.model.clone(),
+        accelerators,
+        epochs: spec.epochs,
+        samples: t.samples,
+        steps: t.steps,
+        runtime_ns: t.end_ns,
+        samples_per_sec: t.samples as f64 / secs,
+        bytes_per_sec: read_bytes as f64 / secs,
+        au,
+        au_floor: spec.au_floor,
+        passed: au >= spec.au_floor && t.steps > 0,
+        stall_ns: t.stall_ns,
+    })
+}
+
 impl JobAcc {
     fn new(share: &JobShare) -> JobAcc {
         let svc = share.ops_per_sec.is_some();
@@ -539,10 +565,12 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         verify: verify_result(share, &acc.done),
         fill: None,
         replay: replay_result(job, &acc.done),
+        train: None,
         per_agent: Vec::new(),
     };
     let written = [OpKind::Write, OpKind::Create].iter().filter_map(|op| result.op(*op)).map(|o| o.bytes).sum();
     result.fill = crate::fill::result(job, written);
+    result.train = train_result(share, &acc.done, result.op(OpKind::Read).map_or(0, |o| o.bytes));
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result
 }

@@ -168,8 +168,9 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         || spec.number_ios.is_some()
         // verify_only runs no workload: the read-back pass is bounded by what was written.
         || spec.verify.as_ref().is_some_and(|v| v.only && v.checksum.is_some())
-        // A replay ends with its trace.
+        // A replay ends with its trace, training with its epochs.
         || spec.replay.is_some()
+        || spec.train.is_some()
         || spec.objects.is_none() && (spec.size.is_some() || caps.does_io);
     if !bounded {
         let what = if spec.objects.is_some() { "an object job runs until runtime, io_size or number_ios" } else { "set runtime or size" };
@@ -398,7 +399,8 @@ fn worker_paths(spec: &JobSpec) -> Vec<Vec<PathBuf>> {
         .map(|w| {
             if spec.filenames.is_empty() {
                 let dir = PathBuf::from(spec.directory.clone().unwrap_or_else(|| ".".into()));
-                (0..spec.nrfiles).map(|n| dir.join(format!("{}.{}.{n}", spec.name, w))).collect()
+                let stem = spec.file_stem.as_deref().unwrap_or(&spec.name);
+                (0..spec.nrfiles).map(|n| dir.join(format!("{stem}.{w}.{n}"))).collect()
             } else {
                 let dir = spec.directory.as_ref().map(PathBuf::from);
                 spec.filenames.iter().map(|f| dir.as_ref().map(|d| d.join(f)).unwrap_or_else(|| f.into())).collect()

@@ -89,10 +89,10 @@ fn describe(spec: &mut JobSpec, s: &TraceSummary) {
     if spec.filenames.is_empty() && !spec.given.has("nrfiles") {
         spec.nrfiles = (s.extent.len() as u32).clamp(1, 64);
     }
+    // size is each file's region: the largest extent any trace file has.
     if spec.size.is_none() {
-        let files = if spec.filenames.is_empty() { spec.nrfiles } else { spec.filenames.len() as u32 };
         let extent = s.extent.iter().copied().max().unwrap_or(0).max(1 << 20);
-        spec.size = Some(extent.div_ceil(1 << 20) * (1 << 20) * files.max(1) as u64);
+        spec.size = Some(extent.div_ceil(1 << 20) * (1 << 20));
     }
 }
 
@@ -132,7 +132,7 @@ mod tests {
         describe(&mut spec, &s);
         assert_eq!(spec.rw, RwMode::RandRw);
         assert_eq!(spec.rwmixread, 75.0);
-        assert_eq!((spec.nrfiles, spec.size), (2, Some(10 << 20)), "a file per trace file, each as large as the largest extent");
+        assert_eq!((spec.nrfiles, spec.size), (2, Some(5 << 20)), "a file per trace file, each as large as the largest extent");
         assert!(spec.writes(), "a trace that writes is a writing job (the safety checks)");
     }
 }

@@ -20,6 +20,7 @@ use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId
 use storbench_workload::data::Filler;
 use storbench_workload::rate::Schedule;
 use storbench_workload::trace::{ReplayGen, Trace};
+use storbench_workload::train::TrainGen;
 use storbench_workload::ObjectNames;
 use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, RateLimit, Settled};
 
@@ -42,6 +43,7 @@ enum Gen {
     Blocks(IoGen),
     Objects(ObjGen),
     Replay(Box<Replaying>),
+    Train(Box<TrainGen>),
 }
 
 /// A worker's share of a trace and how late it is being issued.
@@ -59,13 +61,14 @@ impl Gen {
             Gen::Blocks(g) => g.next(),
             Gen::Objects(g) => g.next(),
             Gen::Replay(r) => r.gen.next(),
+            Gen::Train(t) => t.next(),
         }
     }
     #[inline]
     fn take_wrapped(&mut self) -> bool {
         match self {
             Gen::Blocks(g) => g.take_wrapped(),
-            Gen::Objects(_) | Gen::Replay(_) => false,
+            Gen::Objects(_) | Gen::Replay(_) | Gen::Train(_) => false,
         }
     }
     #[inline]
@@ -74,6 +77,7 @@ impl Gen {
             Gen::Blocks(g) => g.rng(),
             Gen::Objects(g) => g.rng(),
             Gen::Replay(r) => &mut r.rng,
+            Gen::Train(t) => t.rng(),
         }
     }
 }
@@ -236,6 +240,14 @@ impl Worker {
         let engine = config.open(&setup).map_err(|e| e.to_string())?;
         let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
         let gen = match (&spec.replay, &spec.objects) {
+            _ if spec.train.is_some() => {
+                let t = spec.train.as_ref().expect("matched");
+                let region = match spec.objects {
+                    Some(_) => storbench_workload::gen::Region { files: 0, start: 0, len: t.file_bytes() },
+                    None => worker_region(&share, worker),
+                };
+                Gen::Train(Box::new(TrainGen::new(t, region, worker, share.workers, spec.seed ^ worker as u64)))
+            }
             (Some(r), _) => Gen::Replay(Box::new(Replaying {
                 gen: ReplayGen::new(Trace::load(&r.path)?, r, worker_region(&share, worker), worker, share.workers, share.queue_depth),
                 rng: storbench_workload::rng::Rng::new(spec.seed ^ worker as u64),
@@ -282,6 +294,10 @@ impl Worker {
         if let Gen::Replay(r) = &self.gen {
             let before = r.gen.objects_before();
             return self.write_unmeasured(before, "objects the trace found in place");
+        }
+        if let (Gen::Train(_), Some(_)) = (&self.gen, &self.share.spec.objects) {
+            let files = dataset_share(&self.share, self.worker).map(|file| NextIo { op: OpKind::Create, whole: true, ..file });
+            return self.write_unmeasured(files.collect(), "the training dataset");
         }
         let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
             return Ok(());
@@ -338,6 +354,12 @@ impl Worker {
             v.measuring = true;
         }
         let result = if only { Ok(()) } else { self.run_loop(&clock).map_err(|e| e.to_string()) };
+        // The last batches' compute: the accelerator is busy until it ends.
+        if let (Gen::Train(t), Ok(())) = (&self.gen, &result) {
+            if !self.link.control.stopping() {
+                sleep_until(&clock, t.tally.end_ns);
+            }
+        }
         if let Some(v) = self.verify.as_mut() {
             v.measuring = false;
         }
@@ -406,7 +428,11 @@ impl Worker {
             }
             _ => None,
         };
-        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error, objects_left, verify, replay }
+        let train = match &self.gen {
+            Gen::Train(t) => Some(Box::new(t.tally.clone())),
+            _ => None,
+        };
+        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error, objects_left, verify, replay, train }
     }
 
     /// fio's `do_verify` (and `verify_only`): once every writer of the job
@@ -451,6 +477,10 @@ impl Worker {
     /// runs (a Ctrl-C during cleanup, or a second one) cuts it short, and
     /// what is left is reported in [`WorkerDone::objects_left`].
     fn clean_up(&mut self) -> Result<(), String> {
+        if let (Gen::Train(_), Some(o)) = (&self.gen, &self.share.spec.objects) {
+            let keys = dataset_share(&self.share, self.worker).map(|io| io.file).collect();
+            return if o.cleans_up() { self.remove_replayed(keys) } else { Ok(()) };
+        }
         if let (Gen::Replay(r), Some(o)) = (&self.gen, &self.share.spec.objects) {
             return match o.cleans_up() {
                 true => self.remove_replayed(r.gen.keys()),
@@ -578,10 +608,19 @@ impl Worker {
     }
 
     /// When the next operation is to start: `None` if not yet (a fixed-rate
-    /// arrival or a trace's record still ahead, or a replayed operation that
-    /// must wait for one in flight on its blocks).
+    /// arrival or a trace's record still ahead, a replayed operation that
+    /// must wait for one in flight on its blocks, or reads a training run's
+    /// accelerator is not ready for).
     #[inline]
     fn take_start(&mut self, now: u64) -> Option<u64> {
+        if let Gen::Train(t) = &self.gen {
+            return match t.wait(now) {
+                None => Some(now),
+                // Every read issued: the generator says so next.
+                Some(u64::MAX) if t.finished() => Some(now),
+                Some(_) => None,
+            };
+        }
         if let Gen::Replay(r) = &self.gen {
             return match r.gen.due() {
                 _ if r.gen.blocked() => None,
@@ -641,6 +680,7 @@ impl Worker {
         let arrival = match &self.gen {
             Gen::Replay(r) if r.gen.blocked() => u64::MAX,
             Gen::Replay(r) => r.gen.due().unwrap_or(now),
+            Gen::Train(t) => t.wait(now).unwrap_or(now),
             _ => self.schedule.as_ref().map_or(now, |s| s.peek()),
         };
         let pace = arrival.max(think_until);
@@ -712,6 +752,9 @@ impl Worker {
         }
         if let Gen::Replay(r) = &mut self.gen {
             r.gen.completed(c.slot);
+        }
+        if let Gen::Train(t) = &mut self.gen {
+            t.completed(now);
         }
         if let Gen::Objects(g) = &mut self.gen {
             let settled = match outcome.result {
@@ -908,6 +951,21 @@ fn maybe_done(f: IoFailure) -> bool {
 /// told to the kernel as fio does (`fadvise_hint`).
 /// The job's region, moved along by `offset_increment` for each worker
 /// before this one (the plan made sure the last one fits).
+/// The dataset's objects a worker writes before a training run (and
+/// removes after it): every `workers`-th, so each is written once.
+fn dataset_share(share: &JobShare, worker: u32) -> impl Iterator<Item = NextIo> {
+    let t = share.spec.train.clone().unwrap_or_else(|| unreachable!("a training job"));
+    let len = t.file_bytes() as u32;
+    (worker as u64..t.files).step_by(share.workers.max(1) as usize).map(move |k| NextIo {
+        op: OpKind::Read,
+        file: k as u32,
+        offset: 0,
+        len,
+        whole: true,
+        class: 0,
+    })
+}
+
 /// How fio's iolog names a worker's targets: its files' paths, or the
 /// store's label for engines that bring their own target.
 fn target_names(share: &JobShare, worker: u32) -> Vec<String> {

@@ -16,6 +16,7 @@ pub mod rng;
 pub mod spec;
 pub mod steady;
 pub mod trace;
+pub mod train;
 pub mod units;
 pub mod verify;
 

@@ -466,6 +466,13 @@ pub struct JobSpec {
     /// Write what each worker issues as a fio version 3 iolog (fio `write_iolog`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_iolog: Option<std::path::PathBuf>,
+    /// Emulate AI training: accelerators reading samples in batches (`--preset train:MODEL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<crate::train::TrainSpec>,
+    /// Name files after this job instead of this one (`<stem>.<worker>.<n>`),
+    /// so a later job reads what an earlier one wrote (a checkpoint's read-back).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file_stem: Option<String>,
     pub seed: u64,
     /// Random offsets visit every block once before any repeats (fio's
     /// random map, on unless `norandommap`); uniform, fixed block size only.
@@ -546,6 +553,8 @@ impl Default for JobSpec {
             verify: None,
             replay: None,
             write_iolog: None,
+            train: None,
+            file_stem: None,
             fill: None,
             seed: DEFAULT_SEED,
             randommap: true,

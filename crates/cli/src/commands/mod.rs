@@ -5,6 +5,7 @@ pub mod cleanup;
 pub mod compare;
 pub mod efficiency;
 pub mod help;
+pub mod preset;
 pub mod replay;
 pub mod report;
 pub mod run;

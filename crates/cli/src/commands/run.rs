@@ -25,6 +25,9 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     if !flags.users.is_empty() {
         return Err(CliError::usage("--users ramps an ssbench scenario: give --ssbench scenario.json"));
     }
+    if let Some(name) = &flags.preset {
+        return crate::commands::preset::run(&flags, &jobs, name);
+    }
     let (specs, notes) = resolve_specs(&flags.source, &jobs, use_suite)?;
     let specs = match (flags.precondition, flags.fill) {
         (true, _) => crate::precondition::prepend(specs)?,

@@ -4,6 +4,7 @@
 //! shared option table.
 
 pub mod fio;
+pub mod preset;
 pub mod ssbench;
 pub mod suite;
 pub mod toml;

@@ -76,6 +76,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         verify: None,
         fill: None,
         replay: None,
+        train: None,
         per_agent: vec![],
         spec,
     }

@@ -1,0 +1,118 @@
+//! `run --preset`: an AI workload's jobs, run once, or (training with
+//! `--find-accelerators`) as a search for the most accelerators one client
+//! keeps above the preset's utilization floor.
+
+use crate::cli::RunFlags;
+use crate::error::*;
+use crate::session::{execute, finish, RunSetup};
+use crate::sources::preset::{self, Sizing};
+use crate::words::JobArgs;
+use crate::{output, progress};
+use std::path::Path;
+use storbench_model::{RunResult, TrainResult};
+
+/// Most accelerators the search tries.
+const MAX_ACCELERATORS: u32 = 256;
+
+pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str) -> Result<i32, CliError> {
+    let s = &flags.source;
+    if s.job_file.is_some() || s.job.is_some() || s.fio.is_some() || s.suite.is_some() || !jobs.jobs.is_empty() {
+        return Err(CliError::usage(
+            "--preset makes its own jobs: no job file, --fio, --suite or --name with it (options before it set the target)",
+        ));
+    }
+    let sizing = Sizing { scale: flags.scale, workers: flags.accelerators, epochs: flags.epochs };
+    if flags.find_accelerators {
+        if !name.starts_with("train:") {
+            return Err(CliError::usage("--find-accelerators searches a training preset (train:MODEL)"));
+        }
+        return search(flags, jobs, name, sizing);
+    }
+    let specs = preset::specs(name, &sizing, &jobs.global)?;
+    let mut observer = progress::Live::new(s.quiet);
+    let (result, dir) = execute(specs, RunSetup::from_source(s)?, &mut observer)?;
+    finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))
+}
+
+/// One training run with `n` accelerators, in `dir`.
+fn probe(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: &Sizing, n: u32, dir: &Path) -> Result<(RunResult, TrainResult), CliError> {
+    let specs = preset::specs(name, &Sizing { workers: Some(n), ..sizing.clone() }, &jobs.global)?;
+    let mut observer = progress::Live::new(flags.source.quiet);
+    let setup = RunSetup { results_dir: Some(dir.to_path_buf()), ..RunSetup::from_source(&flags.source)? };
+    let (result, dir) = execute(specs, setup, &mut observer)?;
+    output::write_all(&dir, &result)?;
+    let t = result.jobs.first().and_then(|j| j.train.clone()).ok_or_else(|| CliError::system("a training run without its figures"))?;
+    eprintln!("storbench: {n} accelerators: AU {:.1}% ({}), {:.1} samples/s", t.au * 100.0, verdict(&t), t.samples_per_sec);
+    Ok((result, t))
+}
+
+fn verdict(t: &TrainResult) -> &'static str {
+    if t.passed {
+        "pass"
+    } else {
+        "FAIL"
+    }
+}
+
+/// Double until a run fails the floor, then halve the gap between the most
+/// that passed and the fewest that failed.
+fn search(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Result<i32, CliError> {
+    let base = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
+    let mut probes: Vec<TrainResult> = Vec::new();
+    let run = |n: u32, probes: &mut Vec<TrainResult>| -> Result<bool, CliError> {
+        let (result, t) = probe(flags, jobs, name, &sizing, n, &base.join(format!("accelerators-{n}")))?;
+        let passed = t.passed && !result.interrupted;
+        probes.push(t);
+        if result.interrupted {
+            return Err(CliError {
+                message: "interrupted: the search stopped (each probe's results are in its directory)".into(),
+                code: EXIT_INTERRUPTED,
+            });
+        }
+        Ok(passed)
+    };
+    let (mut pass, mut fail) = (0u32, None::<u32>);
+    let mut n = 1;
+    while fail.is_none() && n <= MAX_ACCELERATORS {
+        match run(n, &mut probes)? {
+            true => pass = n,
+            false => fail = Some(n),
+        }
+        n *= 2;
+    }
+    while let Some(f) = fail.filter(|f| f - pass > 1) {
+        let mid = pass + (f - pass) / 2;
+        match run(mid, &mut probes)? {
+            true => pass = mid,
+            false => fail = Some(mid),
+        }
+    }
+    probes.sort_by_key(|p| p.accelerators);
+    let text = summary(name, pass, fail, &probes);
+    print!("{text}");
+    std::fs::write(base.join("search.txt"), &text).map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
+    let json = serde_json::json!({ "preset": name, "max_passing": pass, "first_failing": fail, "probes": probes });
+    std::fs::write(base.join("search.json"), serde_json::to_string_pretty(&json).unwrap_or_default())
+        .map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
+    Ok(if pass == 0 { 1 } else { 0 })
+}
+
+fn summary(name: &str, pass: u32, fail: Option<u32>, probes: &[TrainResult]) -> String {
+    let floor = probes.first().map_or(0.0, |p| p.au_floor * 100.0);
+    let mut out = String::new();
+    for p in probes {
+        out.push_str(&format!(
+            "  {:>4} accelerators: AU {:>5.1}% {}, {:.1} samples/s, {:.1} MiB/s read\n",
+            p.accelerators,
+            p.au * 100.0,
+            verdict(p),
+            p.samples_per_sec,
+            p.bytes_per_sec / (1 << 20) as f64
+        ));
+    }
+    let next = fail
+        .and_then(|f| probes.iter().find(|p| p.accelerators == f))
+        .map_or(String::new(), |p| format!(" (next: {} accelerators at AU {:.1}%)", p.accelerators, p.au * 100.0));
+    out.push_str(&format!("{name}: at most {pass} accelerators on this client keep AU >= {floor:.0}%{next}\n"));
+    out
+}

@@ -1,0 +1,207 @@
+//! AI workload presets (`run --preset`): training as DLIO / MLPerf Storage
+//! define it (unet3d, resnet50, cosmoflow: sample sizes, samples per file,
+//! batch, reader threads, compute time per step on an H100, the AU floor)
+//! and checkpoints of llama3 models (every rank writes its shard, fsyncs,
+//! then reads it back; the slowest rank sets the time).
+//!
+//! `--scale` shrinks the dataset or checkpoint to fit the machine: training
+//! keeps each sample's size and compute time (so what one accelerator asks
+//! of storage per second is the preset's) and scales the number of files
+//! and of samples per file; checkpoints scale their bytes.
+
+use crate::error::CliError;
+use crate::sources::Pairs;
+use storbench_workload::train::TrainSpec;
+use storbench_workload::JobSpec;
+
+/// (name, files, samples per file, record bytes, batch, reader threads,
+/// compute s per step, AU floor)
+type Model = (&'static str, u64, u64, u64, u32, u32, f64, f64);
+
+const TRAIN: &[Model] = &[
+    ("unet3d", 168, 1, 146_600_628, 7, 4, 0.323, 0.90),
+    ("resnet50", 1024, 1251, 114_660, 400, 8, 0.224, 0.90),
+    ("cosmoflow", 524_288, 1, 2_828_486, 1, 4, 0.0035, 0.70),
+];
+
+/// (name, parameters, ranks): the checkpoint is 14 bytes a parameter
+/// (bf16 weights, fp32 master weights, two fp32 Adam moments), about what
+/// MLPerf Storage writes (105 GB for llama3-8b).
+const CHECKPOINT: &[(&str, f64, u32)] =
+    &[("llama3-8b", 8e9, 8), ("llama3-70b", 70e9, 64), ("llama3-405b", 405e9, 512), ("llama3-1t", 1e12, 1024)];
+const BYTES_PER_PARAM: f64 = 14.0;
+
+const EPOCHS: u32 = 5;
+
+/// How a preset is sized and spread.
+#[derive(Clone, Debug)]
+pub struct Sizing {
+    pub scale: f64,
+    /// Accelerators (training) or ranks (checkpoint); None: the preset's.
+    pub workers: Option<u32>,
+    pub epochs: Option<u32>,
+}
+
+/// Every preset name, for help and errors.
+pub fn names() -> Vec<String> {
+    TRAIN.iter().map(|m| format!("train:{}", m.0)).chain(CHECKPOINT.iter().map(|c| format!("checkpoint:{}", c.0))).collect()
+}
+
+/// The jobs of a preset; `global` (the command line's job options: target,
+/// engine, directory...) applies to each before the preset's own.
+pub fn specs(name: &str, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
+    if !(sizing.scale > 0.0 && sizing.scale <= 1.0) {
+        return Err(CliError::usage(format!("--scale {}: give a share above 0 and at most 1", sizing.scale)));
+    }
+    let unknown = || CliError::usage(format!("no preset '{name}'; presets: {}", names().join(", ")));
+    match name.split_once(':') {
+        Some(("train", m)) => TRAIN.iter().find(|t| t.0 == m).map(|t| train(t, sizing, global)).ok_or_else(unknown)?,
+        Some(("checkpoint", m)) => CHECKPOINT.iter().find(|c| c.0 == m).map(|c| checkpoint(c, sizing, global)).ok_or_else(unknown)?,
+        _ => Err(unknown()),
+    }
+}
+
+/// The command line's options on a default job; readers and ranks keep
+/// their queue depth, so the engine is io_uring unless one is given.
+fn base(global: &Pairs) -> Result<JobSpec, CliError> {
+    let mut s = JobSpec::default();
+    if storbench_engine::uring::available() {
+        s.ioengine = "io_uring".into();
+    }
+    for (k, v) in global {
+        storbench_workload::apply_option(&mut s, k, v).map_err(|e| CliError::usage(format!("--preset: {e}")))?;
+    }
+    Ok(s)
+}
+
+fn set(s: &mut JobSpec, k: &str, v: &str) -> Result<(), CliError> {
+    storbench_workload::apply_option(s, k, v).map_err(|e| CliError::usage(format!("--preset: {e}")))
+}
+
+/// The engine stores objects (s3, swift, rados) rather than blocks.
+fn objects(s: &JobSpec) -> bool {
+    storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().blocks)
+}
+
+fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
+    let &(model, files, spf, record, batch, threads, compute, floor) = m;
+    let scaled = |n: u64| ((n as f64 * sizing.scale).round() as u64).max(1);
+    let accelerators = sizing.workers.unwrap_or(1);
+    let t = TrainSpec {
+        model: model.into(),
+        files: scaled(files),
+        samples_per_file: if spf > 1 { scaled(spf) } else { 1 },
+        record,
+        batch,
+        compute_ns: (compute * 1e9) as u64,
+        epochs: sizing.epochs.unwrap_or(EPOCHS),
+        au_floor: floor,
+        prefetch: threads * 2,
+    };
+    if t.samples() < batch as u64 * accelerators as u64 {
+        return Err(CliError::usage(format!(
+            "train:{model} at --scale {} has {} samples, fewer than one batch ({batch}) per accelerator ({accelerators}); raise --scale",
+            sizing.scale,
+            t.samples()
+        )));
+    }
+    let mut s = base(global)?;
+    s.name = format!("train-{model}");
+    s.numjobs = accelerators;
+    s.iodepth = threads;
+    set(&mut s, "rw", "randread")?;
+    set(&mut s, "bs", &record.to_string())?;
+    match objects(&s) {
+        true => {
+            let o = s.objects.get_or_insert_with(Default::default);
+            o.count = t.files;
+            o.sizes = storbench_workload::ObjectSizes::Classes { split: storbench_workload::SizeSplit::fixed(t.file_bytes()) };
+            o.mix = vec![(storbench_workload::OpKind::Read, 1)];
+            // Each accelerator writes its share of the dataset first (not measured).
+            o.prefill = true;
+            o.prefix.get_or_insert_with(|| format!("storbench.train-{model}."));
+        }
+        false => {
+            s.filenames = (0..t.files).map(|i| format!("{model}.{i}")).collect();
+            s.nrfiles = t.files as u32;
+            // size is each file's, as in fio with several files.
+            s.size = Some(t.file_bytes());
+        }
+    }
+    s.train = Some(t);
+    Ok(vec![s])
+}
+
+fn checkpoint(c: &(&str, f64, u32), sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
+    let (model, params, ranks) = *c;
+    let ranks = sizing.workers.unwrap_or(ranks);
+    let total = params * BYTES_PER_PARAM * sizing.scale;
+    let shard = ((total / ranks as f64) as u64).div_ceil(1 << 20).max(1) << 20;
+    let stem = format!("checkpoint-{model}");
+    let mut jobs = Vec::new();
+    for (phase, rw) in [("write", "write"), ("read", "read")] {
+        let mut s = base(global)?;
+        s.name = format!("{stem}-{phase}");
+        s.numjobs = ranks;
+        s.stonewall = true;
+        set(&mut s, "rw", rw)?;
+        if objects(&s) {
+            let o = s.objects.get_or_insert_with(Default::default);
+            o.count = ranks as u64;
+            o.sizes = storbench_workload::ObjectSizes::Classes { split: storbench_workload::SizeSplit::fixed(shard) };
+            o.prefix = Some(format!("storbench.{stem}."));
+            o.mix = vec![(if phase == "write" { storbench_workload::OpKind::Create } else { storbench_workload::OpKind::Read }, 1)];
+            (o.exist, o.cleanup) = (phase == "read", Some(phase == "read"));
+            s.number_ios = Some(1);
+        } else {
+            // Shards are whole MiB: every byte is written in 1 MiB writes.
+            set(&mut s, "bs", "1m")?;
+            s.size = Some(shard);
+            s.file_stem = Some(stem.clone());
+            s.end_fsync = phase == "write";
+        }
+        jobs.push(s);
+    }
+    Ok(jobs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sizing(scale: f64) -> Sizing {
+        Sizing { scale, workers: None, epochs: None }
+    }
+
+    #[test]
+    fn training_keeps_sample_sizes_and_compute_and_scales_the_dataset() {
+        let s = specs("train:resnet50", &sizing(0.1), &Vec::new()).unwrap();
+        let t = s[0].train.as_ref().unwrap();
+        assert_eq!((t.files, t.samples_per_file, t.record, t.batch), (102, 125, 114_660, 400));
+        assert_eq!((t.compute_ns, t.au_floor, t.prefetch, s[0].iodepth), (224_000_000, 0.9, 16, 8));
+        assert_eq!(s[0].filenames.len(), 102);
+        assert_eq!(s[0].size, Some(125 * 114_660), "a file's size");
+        let c = specs("train:cosmoflow", &sizing(0.001), &Vec::new()).unwrap();
+        assert_eq!(c[0].train.as_ref().unwrap().au_floor, 0.7);
+    }
+
+    #[test]
+    fn checkpoints_write_then_read_the_same_shards() {
+        let s = specs("checkpoint:llama3-8b", &sizing(0.001), &Vec::new()).unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[0].numjobs, 8);
+        assert_eq!(s[0].size, Some(14 << 20), "8e9 x 14 B x 0.001 / 8 ranks, in whole MiB");
+        assert!(s[0].end_fsync && !s[1].end_fsync);
+        assert_eq!(s[0].file_stem, s[1].file_stem);
+        assert!(s[1].stonewall);
+    }
+
+    #[test]
+    fn bad_presets_and_scales_are_named() {
+        let e = specs("train:gpt5", &sizing(0.1), &Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("train:unet3d") && e.contains("checkpoint:llama3-8b"), "{e}");
+        assert!(specs("train:unet3d", &sizing(2.0), &Vec::new()).is_err());
+        let e = specs("train:resnet50", &sizing(0.001), &Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("raise --scale"), "{e}");
+    }
+}

@@ -1,0 +1,133 @@
+//! AI presets: training runs report samples/s and accelerator utilization
+//! (on files and on RGW), the accelerator search finds a count that passes
+//! with one more that fails (on the simulated store, where the answer is
+//! known), and a checkpoint writes, syncs and reads back every rank's shard.
+
+mod common;
+use common::*;
+
+fn train(doc: &serde_json::Value) -> &serde_json::Value {
+    &doc["jobs"][0]["train"]
+}
+
+/// The figures of a training run hang together: steps of whole batches,
+/// samples/s from them, AU within (0, 1], bytes read that the samples explain.
+fn check_training(doc: &serde_json::Value, batch: u64, record: u64) {
+    let t = train(doc);
+    let (samples, steps) = (t["samples"].as_u64().unwrap(), t["steps"].as_u64().unwrap());
+    assert!(steps > 0 && samples == steps * batch, "{t}");
+    let secs = t["runtime_ns"].as_f64().unwrap() / 1e9;
+    assert!((t["samples_per_sec"].as_f64().unwrap() - samples as f64 / secs).abs() < 1e-6 * samples as f64, "{t}");
+    let au = t["au"].as_f64().unwrap();
+    assert!(au > 0.0 && au <= 1.0, "{t}");
+    assert_eq!(t["passed"].as_bool().unwrap(), au >= t["au_floor"].as_f64().unwrap(), "{t}");
+    let read = doc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").unwrap()["bytes"].as_u64().unwrap();
+    assert_eq!(read, samples * record, "every sample read once, measured: {t}");
+}
+
+#[test]
+fn training_presets_report_samples_and_utilization_on_files() {
+    let d = scratch();
+    for (preset, scale, batch, record) in [("train:unet3d", "0.042", 7, 146_600_628), ("train:resnet50", "0.02", 400, 114_660)] {
+        let r = storbench(
+            d.path(),
+            &["run", "--preset", preset, "--scale", scale, "--epochs", "1", "--unlink", "1", "--results-dir", preset, "--quiet"],
+        );
+        assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
+        let doc = result_json(&d.path().join(preset));
+        check_training(&doc, batch, record);
+        assert!(r.stdout.contains("samples/s") && r.stdout.contains("AU "), "{}", r.stdout);
+    }
+    assert!(listing(d.path()).iter().all(|f| !f.starts_with("unet3d.") && !f.starts_with("resnet50.")), "the datasets were removed");
+}
+
+#[test]
+fn training_presets_read_their_dataset_from_rgw() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    for (preset, scale, batch, record) in [("train:unet3d", "0.042", 7, 146_600_628), ("train:resnet50", "0.02", 400, 114_660)] {
+        let bucket = format!("sbtrain{}{}", std::process::id(), &preset[6..9]);
+        let r = storbench_env(
+            d.path(),
+            &env,
+            &[
+                "run",
+                "--ioengine",
+                "s3",
+                "--bucket",
+                &bucket,
+                "--preset",
+                preset,
+                "--scale",
+                scale,
+                "--epochs",
+                "1",
+                "--results-dir",
+                preset,
+                "--quiet",
+            ],
+        );
+        assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
+        check_training(&result_json(&d.path().join(preset)), batch, record);
+    }
+}
+
+#[test]
+fn the_accelerator_search_finds_the_most_that_pass() {
+    // A store of 2 servers at 2.22 ms an operation serves 900 reads/s;
+    // cosmoflow's accelerator reads a sample every 3.5 ms (286/s) and must
+    // compute 70% of the time: 4 pass (AU about 0.79), 5 do not (0.63).
+    let d = scratch();
+    let r = storbench(
+        d.path(),
+        &["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--epochs", "1", "--ioengine", "null", "--service_time", "2220us"]
+            .into_iter()
+            .chain(["--servers", "2", "--find-accelerators", "--results-dir", "search", "--quiet"])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("search/search.json")).unwrap()).unwrap();
+    let best = s["max_passing"].as_u64().unwrap();
+    assert_eq!(best, 4, "{s}");
+    assert_eq!(s["first_failing"].as_u64(), Some(best + 1));
+    let probe = |n: u64| s["probes"].as_array().unwrap().iter().find(|p| p["accelerators"] == n).cloned().unwrap();
+    assert_eq!(probe(best)["passed"], true);
+    assert_eq!(probe(best + 1)["passed"], false);
+    let run = result_json(&d.path().join(format!("search/accelerators-{best}")));
+    assert_eq!(train(&run)["accelerators"], best, "each probe keeps its run");
+    assert!(r.stdout.contains("at most 4 accelerators"), "{}", r.stdout);
+}
+
+#[test]
+fn a_checkpoint_writes_syncs_and_reads_back_every_shard() {
+    let d = scratch();
+    let r = storbench(d.path(), &["run", "--preset", "checkpoint:llama3-8b", "--scale", "0.0005", "--results-dir", "ck", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("ck"));
+    let shard = 7u64 << 20;
+    let bytes = |job: usize, op: &str| {
+        doc["jobs"][job]["ops"].as_array().unwrap().iter().find(|o| o["op"] == op).map_or(0, |o| o["bytes"].as_u64().unwrap())
+    };
+    assert_eq!(doc["jobs"][0]["workers"], 8, "llama3-8b: 8 ranks");
+    assert_eq!(bytes(0, "write"), 8 * shard, "8e9 x 14 B x 0.0005 / 8 ranks = 7 MiB each");
+    assert_eq!(bytes(1, "read"), 8 * shard, "the read-back reads what was written");
+    assert_eq!(doc["jobs"][0]["spec"]["end_fsync"], true);
+    for w in 0..8 {
+        let f = d.path().join(format!("checkpoint-llama3-8b.{w}.0"));
+        assert_eq!(std::fs::metadata(&f).map(|m| m.len()).ok(), Some(shard), "{}", f.display());
+    }
+}
+
+#[test]
+fn bad_presets_are_refused_before_anything_runs() {
+    let d = scratch();
+    let r = storbench(d.path(), &["run", "--preset", "train:gpt9"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("train:unet3d"), "{}", r.stderr);
+    let r = storbench(d.path(), &["run", "--preset", "checkpoint:llama3-8b", "--find-accelerators"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let r = storbench(d.path(), &["run", "--preset", "train:unet3d", "--scale", "0.001"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("raise --scale"), "{}", r.stderr);
+    assert!(listing(d.path()).is_empty(), "nothing written: {:?}", listing(d.path()));
+}
