@@ -338,3 +338,33 @@ fn bad_uris_and_tls_only_servers_are_clear_errors() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("requires TLS"), "{}", r.stderr);
 }
+
+#[test]
+fn a_replayed_trace_trims_through_qemu_nbd_into_the_backing_file() {
+    // Writes over the first 128 KiB, a flush, then a discard of the first
+    // 64 KiB: the discard reaches the file as a hole (qemu-nbd --discard=unmap).
+    let d = scratch();
+    let file = d.path().join("backing.img");
+    sparse(&file, 4 << 20);
+    let Some(q) = Server::qemu_unix(d.path(), "disk", &file) else { return };
+    let mut trace = String::from("fio version 3 iolog\n");
+    for i in 0..32u64 {
+        trace.push_str(&format!("{} /dev/vdb write {} 4096\n", i * 100, i * 4096));
+    }
+    trace.push_str("3300 /dev/vdb sync 0 0\n3400 /dev/vdb trim 0 65536\n");
+    std::fs::write(d.path().join("t.log"), trace).unwrap();
+    let r = storbench(
+        d.path(),
+        &["replay", "t.log", "--ioengine", "nbd", "--uri", &q.uri("disk"), "--size", "1m"]
+            .into_iter()
+            .chain(["--results-dir", "o", "--quiet"])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("o"));
+    assert_eq!((ios(&doc, 0, "write"), ios(&doc, 0, "sync"), ios(&doc, 0, "trim")), (32, 1, 1));
+    assert_eq!(errors(&doc), 0);
+    let bytes = std::fs::read(&file).unwrap();
+    assert!(bytes[..65536].iter().all(|b| *b == 0), "the trimmed range reads as zeros");
+    assert!(bytes[65536..131072].iter().any(|b| *b != 0), "the writes after it are there");
+}

@@ -158,6 +158,10 @@ fn checkpoint(c: &(&str, f64, u32), sizing: &Sizing, global: &Pairs) -> Result<V
             set(&mut s, "bs", "1m")?;
             s.size = Some(shard);
             s.file_stem = Some(stem.clone());
+            // One image or device for every rank (rbd, nbd): each its own stripe.
+            if storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().needs_files) {
+                s.offset_increment = shard;
+            }
             s.end_fsync = phase == "write";
         }
         jobs.push(s);
@@ -194,6 +198,9 @@ mod tests {
         assert!(s[0].end_fsync && !s[1].end_fsync);
         assert_eq!(s[0].file_stem, s[1].file_stem);
         assert!(s[1].stonewall);
+        assert_eq!(s[0].offset_increment, 0, "files: a file per rank");
+        let rbd = specs("checkpoint:llama3-8b", &sizing(0.001), &vec![("ioengine".into(), "rbd".into())]).unwrap();
+        assert_eq!(rbd[0].offset_increment, 14 << 20, "one image: a stripe per rank");
     }
 
     #[test]
