@@ -37,6 +37,10 @@ fn training_presets_report_samples_and_utilization_on_files() {
         let doc = result_json(&d.path().join(preset));
         check_training(&doc, batch, record);
         assert!(r.stdout.contains("samples/s") && r.stdout.contains("AU "), "{}", r.stdout);
+        let html = d.path().join(format!("report-{}.html", &preset[6..]));
+        let h = storbench(d.path(), &["report", preset, "-o", html.to_str().unwrap()]);
+        assert_eq!(h.code, 0, "{}", h.stderr);
+        assert!(std::fs::read_to_string(&html).unwrap().contains("Accelerator utilization"), "the HTML report has the training figures");
     }
     assert!(listing(d.path()).iter().all(|f| !f.starts_with("unet3d.") && !f.starts_with("resnet50.")), "the datasets were removed");
 }

@@ -99,6 +99,9 @@ fn a_fio_capture_replays_with_the_same_operations_at_the_same_times() {
         // The lag histogram says what the log shows (see assert_on_time).
         let p95 = r["lag"]["percentiles"].as_array().unwrap().iter().find(|p| p[0].as_f64() == Some(95.0)).unwrap()[1].as_u64().unwrap();
         assert!(p95 < 1_000_000, "{tag}: issue lag p95 {p95} ns");
+        let h = storbench(d.path(), &["report", &format!("out-{tag}"), "-o", &format!("{tag}.html")]);
+        assert_eq!(h.code, 0, "{}", h.stderr);
+        assert!(std::fs::read_to_string(d.path().join(format!("{tag}.html"))).unwrap().contains("issue lag against the recorded times"));
         let (reads, writes) = (ios(&doc, 0, "read"), ios(&doc, 0, "write"));
         let want_reads = trace.iter().filter(|o| o.1 == "read").count() as u64;
         assert_eq!((reads, writes), (want_reads, 300 - want_reads), "{tag}");

@@ -24,6 +24,7 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
         size_classes(&mut page, j);
         steady_state(&mut page, j);
         verification(&mut page, j);
+        replay_and_training(&mut page, j);
         per_agent(&mut page, j);
     }
     agents(&mut page, run);
@@ -150,6 +151,46 @@ fn verification(page: &mut Page, j: &JobResult) {
         })
         .collect();
     page.table(&format!("verify-{}", slug(&j.name)), &head, &rows, 2);
+}
+
+/// A replayed trace's fidelity, and an emulated training run's figures.
+fn replay_and_training(page: &mut Page, j: &JobResult) {
+    if let Some(r) = &j.replay {
+        page.h3(&format!("{}: replay of {} ({})", j.name, r.trace, r.format));
+        let pace = r.speed.map_or("without stalls".to_string(), |s| format!("at {s}x the recorded pace"));
+        let lag = |p: f64| storbench_report::fmt::latency(r.lag.at(p));
+        page.para(
+            &format!(
+                "{} of {} operations issued {pace}; issue lag against the recorded times p50 {}, p99 {}, max {}; {} wrapped into a smaller target, {} not issued.",
+                r.issued,
+                r.records,
+                lag(50.0),
+                lag(99.0),
+                storbench_report::fmt::latency(r.lag.max_ns),
+                r.remapped,
+                r.left
+            ),
+            "notes",
+        );
+    }
+    if let Some(t) = &j.train {
+        page.h3(&format!("{}: training ({})", j.name, t.model));
+        page.para(
+            &format!(
+                "{} accelerators, {} epochs: {} samples in {} steps, {:.1} samples/s, {} MiB/s read. Accelerator utilization {:.1}% against a floor of {:.0}%: {}.",
+                t.accelerators,
+                t.epochs,
+                t.samples,
+                t.steps,
+                t.samples_per_sec,
+                storbench_report::fmt::mib_per_s(t.bytes_per_sec),
+                t.au * 100.0,
+                t.au_floor * 100.0,
+                if t.passed { "PASS" } else { "FAIL" }
+            ),
+            "notes",
+        );
+    }
 }
 
 /// A fleet run: the job's figures per agent (the summary row is their exact merge).
