@@ -6,6 +6,7 @@
 //! operations for one worker. This crate must not know how an operation is
 //! carried out (engines) or how it is measured and reported.
 
+pub mod bits;
 pub mod data;
 pub mod dist;
 pub mod gen;

@@ -6,6 +6,7 @@
 //! which of its objects exist: reads, stats and deletes go to objects that do,
 //! creates to ones that do not, and cleanup removes only what the run wrote.
 
+use crate::bits::Bits;
 use crate::dist::BlockSampler;
 use crate::gen::NextIo;
 use crate::rng::Rng;
@@ -216,12 +217,13 @@ impl ObjectSpec {
 struct Prior {
     changed: bool,
     existed: bool,
-    len: u32,
+    /// Its size as [`SizeMemo`] remembers it.
+    size: u8,
 }
 
 impl Prior {
     /// The operation changed nothing the model keeps.
-    const NONE: Prior = Prior { changed: false, existed: false, len: 0 };
+    const NONE: Prior = Prior { changed: false, existed: false, size: 0 };
 }
 
 /// How an operation ended, as far as the object model is concerned.
@@ -244,53 +246,98 @@ fn changes(op: OpKind) -> bool {
     matches!(op, OpKind::Create | OpKind::Update | OpKind::Write | OpKind::Delete)
 }
 
-/// Which of a worker's objects exist, one bit each.
+/// What the model remembers of each object's size: at most a byte an
+/// object (a 4-byte length per object was 400 MB at 10^8 objects). A byte
+/// of 0 means not known (objects an earlier run left).
 #[derive(Clone, Debug)]
-struct Bits {
-    words: Vec<u64>,
-    n: u64,
+enum SizeMemo {
+    /// Every object has this size: nothing kept.
+    One(u64),
+    /// Weighted sizes: the 1-based entry each object was written with.
+    Classes { sizes: Vec<u64>, cumulative: Vec<u64>, tags: Vec<u8> },
+    /// A range: each write makes a new version (1..=254), the size a hash
+    /// of key and version; 255 is the largest size (a partial write's new object).
+    Range { min: u64, max: u64, seed: u64, tags: Vec<u8> },
 }
 
-impl Bits {
-    fn new(n: u64, set: bool) -> Bits {
-        let mut b = Bits { words: vec![if set { u64::MAX } else { 0 }; n.div_ceil(64) as usize], n };
-        if set && !n.is_multiple_of(64) {
-            *b.words.last_mut().expect("n > 0") = (1u64 << (n % 64)) - 1;
-        }
-        b
-    }
-    #[inline]
-    fn get(&self, i: u64) -> bool {
-        self.words[(i / 64) as usize] >> (i % 64) & 1 == 1
-    }
-    #[inline]
-    fn put(&mut self, i: u64, v: bool) {
-        let w = &mut self.words[(i / 64) as usize];
-        if v {
-            *w |= 1 << (i % 64);
-        } else {
-            *w &= !(1 << (i % 64));
-        }
-    }
-    /// The first index at or after `from` (wrapping) whose bit is `want`.
-    fn next(&self, from: u64, want: bool) -> Option<u64> {
-        let words = self.words.len();
-        let start = (from % self.n) as usize / 64;
-        for step in 0..=words {
-            let wi = (start + step) % words;
-            let mut w = if want { self.words[wi] } else { !self.words[wi] };
-            if step == 0 {
-                w &= u64::MAX << (from % self.n % 64);
-            }
-            while w != 0 {
-                let i = wi as u64 * 64 + w.trailing_zeros() as u64;
-                if i < self.n {
-                    return Some(i);
+const LARGEST: u8 = u8::MAX;
+
+impl SizeMemo {
+    fn new(sizes: &ObjectSizes, n: u64, seed: u64) -> SizeMemo {
+        match sizes {
+            _ if sizes.fixed().is_some() => SizeMemo::One(sizes.fixed().unwrap_or(0)),
+            ObjectSizes::Classes { split } => {
+                let mut acc = 0;
+                let cumulative = split.0.iter().map(|e| {
+                    acc += e.1 as u64;
+                    acc
+                });
+                SizeMemo::Classes {
+                    sizes: split.0.iter().map(|e| e.0).collect(),
+                    cumulative: cumulative.collect(),
+                    tags: vec![0; n as usize],
                 }
-                w &= w - 1;
+            }
+            ObjectSizes::Range { min, max } => SizeMemo::Range { min: *min, max: *max, seed, tags: vec![0; n as usize] },
+        }
+    }
+
+    #[inline]
+    fn size(&self, k: u64) -> u64 {
+        match self {
+            SizeMemo::One(s) => *s,
+            SizeMemo::Classes { sizes, tags, .. } => match tags[k as usize] {
+                0 => 0,
+                t => sizes[t as usize - 1],
+            },
+            SizeMemo::Range { min, max, seed, tags } => match tags[k as usize] {
+                0 => 0,
+                LARGEST => *max,
+                t => min + crate::rng::mix64(seed ^ k.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ t as u64) % (max - min + 1),
+            },
+        }
+    }
+
+    /// A whole write of `k`: its new size.
+    fn draw(&mut self, k: u64, rng: &mut Rng) -> u64 {
+        match self {
+            SizeMemo::One(s) => return *s,
+            SizeMemo::Classes { cumulative, tags, .. } => {
+                let x = rng.below(*cumulative.last().unwrap_or(&1));
+                let i = cumulative.iter().position(|c| x < *c).unwrap_or(cumulative.len() - 1);
+                tags[k as usize] = i as u8 + 1;
+            }
+            SizeMemo::Range { tags, .. } => {
+                let t = &mut tags[k as usize];
+                *t = *t % (LARGEST - 1) + 1;
             }
         }
-        None
+        self.size(k)
+    }
+
+    /// `k` was made by a partial write: as large as objects get.
+    fn largest(&mut self, k: u64) {
+        match self {
+            SizeMemo::One(_) => {}
+            SizeMemo::Classes { sizes, tags, .. } => {
+                let i = sizes.iter().enumerate().max_by_key(|e| *e.1).map_or(0, |e| e.0);
+                tags[k as usize] = i as u8 + 1;
+            }
+            SizeMemo::Range { tags, .. } => tags[k as usize] = LARGEST,
+        }
+    }
+
+    fn tag(&self, k: u64) -> u8 {
+        match self {
+            SizeMemo::One(_) => 0,
+            SizeMemo::Classes { tags, .. } | SizeMemo::Range { tags, .. } => tags[k as usize],
+        }
+    }
+
+    fn restore(&mut self, k: u64, tag: u8) {
+        if let SizeMemo::Classes { tags, .. } | SizeMemo::Range { tags, .. } = self {
+            tags[k as usize] = tag;
+        }
     }
 }
 
@@ -301,8 +348,6 @@ pub struct ObjGen {
     ops: Vec<OpKind>,
     cumulative: Vec<u64>,
     total_weight: u64,
-    sizes: ObjectSizes,
-    fixed_size: Option<u64>,
     op_len: Option<(u64, u64)>,
     sequential: bool,
     popularity: BlockSampler,
@@ -312,7 +357,7 @@ pub struct ObjGen {
     n: u64,
     exists: Bits,
     /// Sizes of existing objects, when they vary.
-    object_len: Vec<u32>,
+    object_size: SizeMemo,
     live: u64,
     create_cursor: u64,
     /// Where cleanup goes on looking for objects to remove.
@@ -355,14 +400,11 @@ impl ObjGen {
             acc
         });
         let cumulative: Vec<u64> = cumulative.collect();
-        let fixed_size = o.sizes.fixed();
         ObjGen {
             rng: Rng::new(spec.seed ^ (worker + 1).wrapping_mul(0xA24B_AED4_963E_E407)),
             ops: mix.iter().map(|m| m.0).collect(),
             total_weight: acc.max(1),
             cumulative,
-            fixed_size,
-            sizes: o.sizes.clone(),
             op_len: o.op_len,
             sequential: !spec.rw.is_random(),
             popularity: BlockSampler::new(&spec.distribution, n),
@@ -370,7 +412,7 @@ impl ObjGen {
             worker,
             n,
             exists: Bits::new(n, o.exist),
-            object_len: if fixed_size.is_some() { Vec::new() } else { vec![0; n as usize] },
+            object_size: SizeMemo::new(&o.sizes, n, spec.seed ^ worker),
             live: if o.exist { n } else { 0 },
             create_cursor: 0,
             cleanup_cursor: 0,
@@ -443,15 +485,12 @@ impl ObjGen {
             return;
         }
         self.mark(k, prior.existed);
-        if !self.object_len.is_empty() {
-            self.object_len[k as usize] = prior.len;
-        }
+        self.object_size.restore(k, prior.size);
     }
 
     /// Note object `k` as it is now, before the change being built.
     fn stage(&mut self, k: u64) {
-        let len = if self.object_len.is_empty() { 0 } else { self.object_len[k as usize] };
-        self.staged = Prior { changed: true, existed: self.exists.get(k), len };
+        self.staged = Prior { changed: true, existed: self.exists.get(k), size: self.object_size.tag(k) };
     }
 
     #[inline]
@@ -567,10 +606,7 @@ impl ObjGen {
 
     fn write_whole(&mut self, op: OpKind, k: u64) -> NextIo {
         self.stage(k);
-        let len = self.sample_size();
-        if !self.object_len.is_empty() {
-            self.object_len[k as usize] = len as u32;
-        }
+        let len = self.object_size.draw(k, &mut self.rng);
         self.mark(k, true);
         NextIo { op, file: self.global(k), offset: 0, len: len as u32, whole: false, class: 0 }
     }
@@ -623,9 +659,7 @@ impl ObjGen {
             return k;
         }
         self.stage(k);
-        if !self.object_len.is_empty() {
-            self.object_len[k as usize] = self.sizes.max() as u32;
-        }
+        self.object_size.largest(k);
         self.mark(k, true);
         k
     }
@@ -665,28 +699,7 @@ impl ObjGen {
     }
 
     fn size_of(&self, k: u64) -> u64 {
-        match self.fixed_size {
-            Some(s) => s,
-            None => self.object_len[k as usize] as u64,
-        }
-    }
-
-    fn sample_size(&mut self) -> u64 {
-        match &self.sizes {
-            ObjectSizes::Classes { split } if split.0.len() == 1 => split.0[0].0,
-            ObjectSizes::Classes { split } => {
-                let total: u64 = split.0.iter().map(|e| e.1 as u64).sum();
-                let mut x = self.rng.below(total);
-                for (s, w) in &split.0 {
-                    if x < *w as u64 {
-                        return *s;
-                    }
-                    x -= *w as u64;
-                }
-                split.max()
-            }
-            ObjectSizes::Range { min, max } => min + self.rng.below(max - min + 1),
-        }
+        self.object_size.size(k)
     }
 }
 
@@ -747,6 +760,36 @@ impl Iterator for ObjGen {
 mod tests {
     use super::Settled;
     use super::*;
+
+    #[test]
+    fn sizes_take_a_byte_an_object_and_come_back_the_same() {
+        let mut rng = Rng::new(3);
+        let mut r = SizeMemo::new(&ObjectSizes::Range { min: 4096, max: 1 << 20 }, 1000, 9);
+        let first: Vec<u64> = (0..1000).map(|k| r.draw(k, &mut rng)).collect();
+        assert!(first.iter().all(|s| (4096..=1 << 20).contains(s)));
+        assert_eq!((0..1000).map(|k| r.size(k)).collect::<Vec<_>>(), first, "a size is kept, not drawn again");
+        let distinct: std::collections::HashSet<_> = first.iter().collect();
+        assert!(distinct.len() > 900, "spread over the range");
+        let before = r.tag(5);
+        let again = r.draw(5, &mut rng);
+        assert_ne!(r.tag(5), before, "a rewrite is a new version");
+        r.restore(5, before);
+        assert_eq!(r.size(5), first[5], "undone, the old size is back");
+        assert_ne!(again, 0);
+        for _ in 0..600 {
+            r.draw(7, &mut rng);
+            assert!(r.tag(7) != 0 && r.tag(7) != LARGEST, "versions never reach 'unknown' or 'largest'");
+        }
+        r.largest(8);
+        assert_eq!(r.size(8), 1 << 20);
+        let split = SizeSplit(vec![(4096, 70), (1 << 20, 30)]);
+        let mut c = SizeMemo::new(&ObjectSizes::Classes { split }, 10_000, 1);
+        let big = (0..10_000).filter(|k| c.draw(*k, &mut rng) == 1 << 20).count();
+        assert!((2700..3300).contains(&big), "30% of 10,000: {big}");
+        assert_eq!(c.size(0), c.size(0));
+        let n = SizeMemo::new(&ObjectSizes::Classes { split: SizeSplit::fixed(8192) }, 10, 1);
+        assert!(matches!(n, SizeMemo::One(8192)), "one size keeps nothing");
+    }
 
     fn spec(pairs: &[(&str, &str)]) -> JobSpec {
         crate::options::spec_from(pairs.iter().copied()).unwrap()

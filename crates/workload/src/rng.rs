@@ -3,6 +3,16 @@
 //! Runs must be repeatable for a given seed, and drawing a number must cost a few
 //! nanoseconds, so the generator is ours rather than a general-purpose crate's.
 
+/// SplitMix64's finaliser: a well-mixed 64-bit hash of `x` (sizes that are
+/// a function of key and version, instead of being stored).
+#[inline]
+pub fn mix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// xoshiro256++ seeded through SplitMix64.
 #[derive(Clone, Debug)]
 pub struct Rng {

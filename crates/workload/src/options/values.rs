@@ -284,6 +284,10 @@ pub fn object_sizes(v: &str) -> Parsed<ObjectSizes> {
     if split.max() > u32::MAX as u64 {
         return Err(format!("'{v}': objects above 4 GiB are not supported"));
     }
+    // The model keeps a byte per object naming its size.
+    if split.0.len() > 255 {
+        return Err(format!("'{v}': at most 255 object sizes; give a range (4k-1m) for more"));
+    }
     Ok(ObjectSizes::Classes { split })
 }
 
