@@ -28,7 +28,7 @@ pub struct Cli {
 pub enum Command {
     /// Run jobs: the quick suite, a TOML or fio job file, an ssbench scenario, or jobs from flags
     Run(RunFlags),
-    /// Replay a block trace (fio iolog v2/v3, blkparse output) at its recorded times onto a file, device, RBD image or NBD export
+    /// Replay a trace at its recorded times: a block trace (fio iolog v2/v3, blkparse output) onto files, devices, RBD or NBD, or an object-store log (RGW ops log, Swift proxy log, S3 access log) onto s3, swift or rados
     Replay(ReplayFlags),
     /// Run the same jobs over a grid of option values, stopping each curve at its knee
     Sweep(SweepFlags),
@@ -278,7 +278,7 @@ pub struct RunFlags {
     /// An AI workload: train:unet3d|resnet50|cosmoflow (emulated accelerators; samples/s and utilization) or checkpoint:llama3-8b|llama3-70b|llama3-405b|llama3-1t
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
-    /// Shrink the preset to fit this machine: training's dataset (files and samples per file), a checkpoint's bytes
+    /// The share of the preset to keep, to fit this machine: of training's samples (sample size and compute kept), of a checkpoint's bytes
     #[arg(long, value_name = "SHARE", default_value_t = 1.0, requires = "preset")]
     pub scale: f64,
     /// Emulated accelerators (training) or ranks (checkpoint) on this client (default: 1, or the checkpoint's ranks)
@@ -299,7 +299,7 @@ pub struct RunFlags {
                   The trace's own files and devices are never opened: its files land on the job's (--filename, or files \
                   of its own), offsets past --size wrap. Defaults: io_uring at iodepth 32 where the kernel allows it.")]
 pub struct ReplayFlags {
-    /// The trace: a fio iolog (version 2, or 3 with times; fio's write_iolog) or blkparse's text output
+    /// The trace: a fio iolog (version 2, or 3 with times; fio's write_iolog), blkparse's text output, an RGW ops log, a Swift proxy log or S3 server access logs
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
     /// Pace against the trace's: 2 replays twice as fast, 0.5 at half speed

@@ -117,6 +117,11 @@ fn without_stalls_the_trace_runs_as_fast_as_the_queue_allows() {
     assert_eq!(got.len(), 300);
     assert!(got.last().unwrap().0 < 100_000, "300 operations, not 0.3 s of recorded pauses: {:?}", got.last());
     assert!(doc["jobs"][0]["replay"]["speed"].is_null());
+    // Without a schedule, latency counts from the issue: far below the run's length.
+    let read = doc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").unwrap();
+    let p50 = read["latency"]["percentiles"].as_array().unwrap().iter().find(|p| p[0].as_f64() == Some(50.0)).unwrap()[1].as_u64().unwrap();
+    assert!(p50 < 5_000_000, "read p50 {p50} ns");
+    assert_eq!(doc["jobs"][0]["replay"]["lag"]["count"], 0, "no schedule, no lag");
 }
 
 #[test]
@@ -164,9 +169,14 @@ fn a_blkparse_trace_replays_reads_writes_trims_and_flushes() {
     assert!(data[16384..20480].iter().any(|b| *b != 0), "writes past the trim are kept");
     assert!(r.stdout.contains("replay replay:") && r.stdout.contains("(blkparse)"), "{}", r.stdout);
 
-    let u = storbench(d.path(), &["replay", trace.to_str().unwrap(), "--filename", "blk2.dat", "--ioengine", "io_uring"]);
-    assert_eq!(u.code, 2, "{}", u.stderr);
-    assert!(u.stderr.contains("1 trim operations") && u.stderr.contains("psync"), "{}", u.stderr);
+    // io_uring discards too (fallocate in the ring); libaio cannot.
+    let u = storbench(d.path(), &["replay", trace.to_str().unwrap(), "--filename", "blk2.dat", "--results-dir", "u", "--quiet"]);
+    assert_eq!(u.code, 0, "{}", u.stderr);
+    assert_eq!(ios(&result_json(&d.path().join("u")), 0, "trim"), 1);
+    assert!(std::fs::read(d.path().join("blk2.dat")).unwrap()[..8192].iter().all(|b| *b == 0));
+    let a = storbench(d.path(), &["replay", trace.to_str().unwrap(), "--filename", "blk3.dat", "--ioengine", "libaio"]);
+    assert_eq!(a.code, 2, "{}", a.stderr);
+    assert!(a.stderr.contains("1 trim operations") && a.stderr.contains("psync"), "{}", a.stderr);
 }
 
 #[test]
@@ -215,14 +225,38 @@ fn bad_traces_and_combinations_get_one_clear_error() {
     let r = storbench(d.path(), &["run", "--name", "x", "--replay_no_stall", "1", "--size", "1m"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("read_iolog"), "{}", r.stderr);
+
+    let r = storbench(d.path(), &["replay", good.to_str().unwrap(), "--filename", "y.dat", "--size", "1m", "--write_iolog", good.to_str().unwrap()]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("would be overwritten"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(&good).unwrap(), "fio version 2 iolog\n/f write 0 4096\n", "the trace is untouched");
+    let r = storbench(d.path(), &["run", "--name", "o", "--ioengine", "null", "--objects", "10", "--number_ios", "5", "--write_iolog", "o.log"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("write_iolog records block operations"), "{}", r.stderr);
+
+    // A production device's trace is not laid out as a file of its size.
+    let far = d.path().join("far.log");
+    std::fs::write(&far, "fio version 2 iolog\n/dev/sda write 107374182400 4096\n").unwrap();
+    let r = storbench(d.path(), &["replay", far.to_str().unwrap(), "--filename", "new.dat"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("--size") && r.stderr.contains("100"), "{}", r.stderr);
+    assert!(!d.path().join("new.dat").exists());
 }
 
 /// What a server appended to its log while `run` ran.
 fn captured(log: &Path, run: impl FnOnce()) -> String {
     let before = std::fs::metadata(log).map_or(0, |m| m.len()) as usize;
     run();
-    // Servers write an entry as a request ends; give the last ones a moment.
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Servers write an entry as a request ends: wait until the log stops growing.
+    let len = || std::fs::metadata(log).map_or(0, |m| m.len());
+    let mut last = len();
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        match len() {
+            l if l == last => break,
+            l => last = l,
+        }
+    }
     let all = std::fs::read(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
     String::from_utf8_lossy(&all[before.min(all.len())..]).into_owned()
 }

@@ -38,6 +38,9 @@ impl EngineFactory for UringFactory {
     fn options(&self) -> &'static [OptionInfo] {
         OPTIONS
     }
+    fn supports(&self, op: OpKind) -> bool {
+        matches!(op, OpKind::Read | OpKind::Write | OpKind::Sync | OpKind::Trim)
+    }
     /// The kernel's largest ring (IORING_MAX_ENTRIES).
     fn max_queue_depth(&self) -> u32 {
         32768
@@ -69,6 +72,8 @@ impl EngineConfig for UringConfig {
     }
 }
 
+const PUNCH_HOLE: i32 = libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE;
+
 struct Uring {
     ring: IoUring,
     fds: Vec<RawFd>,
@@ -78,6 +83,8 @@ struct Uring {
     queued: u32,
     /// Submit once this many SQEs are queued.
     batch: u32,
+    /// Per slot: the length of a discard in flight (fallocate answers 0).
+    trim_len: Vec<u32>,
 }
 
 /// How many queued I/Os trigger a submission, when given.
@@ -126,7 +133,8 @@ impl Uring {
             unsafe { ring.submitter().register_buffers(&[iov]) }
                 .map_err(|e| EngineError::os(NAME, "io_uring_register(BUFFERS) (try fixedbufs=0)", io_errno(&e)))?;
         }
-        Ok(Uring { ring, fds: setup.fds.to_vec(), buffers: setup.buffers, fixed_files, fixed_bufs, queued: 0, batch })
+        let trim_len = vec![0; setup.queue_depth as usize];
+        Ok(Uring { ring, fds: setup.fds.to_vec(), buffers: setup.buffers, fixed_files, fixed_bufs, queued: 0, batch, trim_len })
     }
 
     fn build_entry(&self, req: &IoRequest) -> squeue::Entry {
@@ -143,6 +151,8 @@ impl Uring {
                     OpKind::Write if fixed_bufs => opcode::WriteFixed::new($fd, buf, len, 0).offset(off).build(),
                     OpKind::Write => opcode::Write::new($fd, buf, len).offset(off).build(),
                     OpKind::Sync => opcode::Fsync::new($fd).flags(flags).build(),
+                    // A discard, as psync's: a hole punched, the size kept.
+                    OpKind::Trim => opcode::Fallocate::new($fd, len as u64).offset(off).mode(PUNCH_HOLE).build(),
                     // Refused in queue() before an entry is built.
                     _ => opcode::Nop::new().build(),
                 }
@@ -231,9 +241,10 @@ impl Uring {
 impl Engine for Uring {
     #[inline]
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        if !matches!(req.op, OpKind::Read | OpKind::Write | OpKind::Sync) {
+        if !matches!(req.op, OpKind::Read | OpKind::Write | OpKind::Sync | OpKind::Trim) {
             return Err(crate::unsupported_op(NAME, req.op));
         }
+        self.trim_len[req.slot as usize] = if req.op == OpKind::Trim { req.len } else { 0 };
         let entry = self.build_entry(&req);
         // SAFETY: the buffer and file stay valid until the completion is reaped.
         while unsafe { self.ring.submission().push(&entry) }.is_err() {
@@ -255,7 +266,12 @@ impl Engine for Uring {
             self.enter(want, timeout)?;
         }
         for cqe in self.ring.completion() {
-            out.push(Completion::from_rc(cqe.user_data() as u32, cqe.result() as i64));
+            let slot = cqe.user_data() as u32;
+            let rc = match (cqe.result(), self.trim_len.get(slot as usize)) {
+                (0, Some(&len)) if len > 0 => len as i64,
+                (rc, _) => rc as i64,
+            };
+            out.push(Completion::from_rc(slot, rc));
         }
         Ok(())
     }

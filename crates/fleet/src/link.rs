@@ -78,7 +78,7 @@ impl<'a> FleetLink<'a> {
                         let next = offsets.entry(share.job).or_insert(0);
                         let offset = *next;
                         *next += share.workers;
-                        let totals = OpKind::ALL.iter().map(|_| OpStats::new(share.ops_per_sec.is_some())).collect();
+                        let totals = OpKind::ALL.iter().map(|_| OpStats::new(share.paced())).collect();
                         AgentJob { share, offset, totals, end_ns: 0, objects_left: 0, lost: false }
                     })
                     .collect()

@@ -157,18 +157,20 @@ fn verification(page: &mut Page, j: &JobResult) {
 fn replay_and_training(page: &mut Page, j: &JobResult) {
     if let Some(r) = &j.replay {
         page.h3(&format!("{}: replay of {} ({})", j.name, r.trace, r.format));
-        let pace = r.speed.map_or("without stalls".to_string(), |s| format!("at {s}x the recorded pace"));
         let lag = |p: f64| storbench_report::fmt::latency(r.lag.at(p));
-        page.para(
-            &format!(
-                "{} of {} operations issued {pace}; issue lag against the recorded times p50 {}, p99 {}, max {}; {} wrapped into a smaller target, {} not issued.",
-                r.issued,
-                r.records,
+        let pace = match r.speed {
+            Some(s) => format!(
+                "at {s}x the recorded pace; issue lag against the recorded times p50 {}, p99 {}, max {}",
                 lag(50.0),
                 lag(99.0),
-                storbench_report::fmt::latency(r.lag.max_ns),
-                r.remapped,
-                r.left
+                storbench_report::fmt::latency(r.lag.max_ns)
+            ),
+            None => "without stalls (no schedule: latency counts from each issue)".to_string(),
+        };
+        page.para(
+            &format!(
+                "{} of {} operations issued {pace}; {} wrapped into a smaller target, {} not issued.",
+                r.issued, r.records, r.remapped, r.left
             ),
             "notes",
         );

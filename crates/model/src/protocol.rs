@@ -109,6 +109,13 @@ pub struct JobShare {
 }
 
 impl JobShare {
+    /// Operations are issued on a schedule (a fixed rate, or a trace's
+    /// recorded times): latency counts from the scheduled start, and the
+    /// service time (issue to completion) is kept apart.
+    pub fn paced(&self) -> bool {
+        self.ops_per_sec.is_some() || self.spec.replay.as_ref().is_some_and(|r| !r.no_stall)
+    }
+
     /// Size classes the job's results are kept apart for (weighted object sizes).
     pub fn size_classes(&self) -> Vec<u64> {
         self.spec.objects.as_ref().map(|o| o.sizes.classes()).unwrap_or_default()

@@ -233,8 +233,6 @@ fn fill_line(out: &mut String, j: &JobResult) {
     let _ = writeln!(out, "fill {}: wrote {} ({:.0}% of {}); {held}", j.name, format_amount(f.written_bytes), f.fraction * 100.0, f.target);
 }
 
-/// A job's verification: what was judged, what failed (the first few
-/// failures, each with its place), and what the checking cost.
 /// An emulated training run: MLPerf Storage's figures and its verdict.
 fn train_line(out: &mut String, j: &JobResult) {
     let Some(t) = &j.train else { return };
@@ -259,25 +257,24 @@ fn train_line(out: &mut String, j: &JobResult) {
 /// How faithfully a trace was replayed: issue lag against the recorded times.
 fn replay_line(out: &mut String, j: &JobResult) {
     let Some(r) = &j.replay else { return };
-    let pace = r.speed.map_or("without stalls".to_string(), |s| format!("at {s}x its pace"));
     let l = &r.lag;
-    let _ = writeln!(
-        out,
-        "replay {}: {} ({}), {} of {} operations issued {pace}; issue lag p50 {} p99 {} max {}",
-        j.name,
-        r.trace,
-        r.format,
-        r.issued,
-        r.records,
-        fmt::latency(l.at(50.0)),
-        fmt::latency(l.at(99.0)),
-        fmt::latency(l.max_ns),
-    );
+    let pace = match r.speed {
+        Some(s) => format!(
+            "at {s}x its pace; issue lag p50 {} p99 {} max {}",
+            fmt::latency(l.at(50.0)),
+            fmt::latency(l.at(99.0)),
+            fmt::latency(l.max_ns)
+        ),
+        None => "without stalls (no schedule: latency from each issue)".to_string(),
+    };
+    let _ = writeln!(out, "replay {}: {} ({}), {} of {} operations issued {pace}", j.name, r.trace, r.format, r.issued, r.records);
     if r.remapped > 0 || r.left > 0 {
         let _ = writeln!(out, "  {} wrapped into a smaller target, {} not issued (stopped or cut by runtime)", r.remapped, r.left);
     }
 }
 
+/// A job's verification: what was judged, what failed (the first few
+/// failures, each with its place), and what the checking cost.
 fn verify_lines(out: &mut String, j: &JobResult) {
     let Some(v) = &j.verify else { return };
     let t = &v.tally;

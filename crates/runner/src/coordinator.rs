@@ -221,7 +221,7 @@ fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Optio
 
 impl JobAcc {
     fn new(share: &JobShare) -> JobAcc {
-        let svc = share.ops_per_sec.is_some();
+        let svc = share.paced();
         JobAcc {
             workers: share.workers,
             totals: op_stats(svc),

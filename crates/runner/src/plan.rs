@@ -126,6 +126,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         ));
     }
     check_verify(&spec, caps)?;
+    check_iolog(&spec, caps)?;
     if let Some(ss) = &spec.steady {
         if !ss.dur.is_zero() && ss.criteria.is_empty() {
             return Err(err(&spec, "ss_dur needs steadystate= (e.g. steadystate=iops:10%): what must be steady"));
@@ -257,6 +258,23 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
         return Err(err(spec, "verify_only checks what an earlier run acknowledged: give verify_state=DIR, the one that run kept"));
     }
     storbench_workload::verify::block_unit(spec).map_err(|e| err(spec, e))?;
+    Ok(())
+}
+
+/// fio's write_iolog records block operations, and never over the trace
+/// the same job replays.
+fn check_iolog(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<(), PlanError> {
+    let Some(out) = &spec.write_iolog else { return Ok(()) };
+    if spec.objects.is_some() || !caps.blocks {
+        return Err(err(spec, "write_iolog records block operations (fio's iolog); object jobs have none"));
+    }
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if spec.replay.as_ref().is_some_and(|r| same(&r.path, out)) {
+        return Err(err(spec, "write_iolog names the trace read_iolog replays: it would be overwritten; give another file"));
+    }
     Ok(())
 }
 

@@ -15,7 +15,8 @@ const SIZES_KEPT: usize = 16;
 /// Load the job's trace, if it replays one, and make the spec describe it.
 pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result<Option<Arc<Trace>>, PlanError> {
     let Some(r) = spec.replay.clone() else { return Ok(None) };
-    let bad = |m: String| PlanError { job: spec.name.clone(), message: m, user_error: true };
+    let job = spec.name.clone();
+    let bad = |m: String| PlanError { job: job.clone(), message: m, user_error: true };
     if r.path.as_os_str().is_empty() {
         return Err(bad("replay_* options need read_iolog=TRACE: the trace to replay".into()));
     }
@@ -42,7 +43,7 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
     }
     let s = trace.summary(&r);
     if let Some(op) = OpKind::ALL.into_iter().find(|op| s.ops[op.index()] > 0 && !engine.supports(*op)) {
-        let with = if objects { "s3 or swift" } else { "psync, rbd or nbd" };
+        let with = if objects { "s3 or swift" } else { "psync, io_uring, rbd or nbd" };
         return Err(bad(format!(
             "the trace holds {} {} operations, which engine {} cannot issue; replay it with {with}",
             s.ops[op.index()],
@@ -52,7 +53,7 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
     }
     match objects {
         true => describe_objects(spec, &s, trace.files.len() as u64),
-        false => describe(spec, &s),
+        false => describe(spec, &s, engine).map_err(bad)?,
     }
     Ok(Some(trace))
 }
@@ -72,8 +73,19 @@ fn describe_objects(spec: &mut JobSpec, s: &TraceSummary, keys: u64) {
     o.prefill = false;
 }
 
+/// Files a replay creates are sized from its trace up to this; beyond it,
+/// the user says how large (a production device's trace would otherwise lay
+/// out a file as large as the device).
+const NEW_FILE_LIMIT: u64 = 16 << 30;
+
+/// The job's targets are files this run creates (not a device, image or
+/// export, nor files that exist).
+fn creates_files(spec: &JobSpec, engine: &'static dyn EngineFactory) -> bool {
+    engine.capabilities().needs_files && spec.filenames.iter().all(|f| !std::path::Path::new(f).exists())
+}
+
 /// The trace's mix, sizes and extent as the job's own options.
-fn describe(spec: &mut JobSpec, s: &TraceSummary) {
+fn describe(spec: &mut JobSpec, s: &TraceSummary, engine: &'static dyn EngineFactory) -> Result<(), String> {
     let reads = s.ops[OpKind::Read.index()];
     let changes = s.ops[OpKind::Write.index()] + s.ops[OpKind::Trim.index()];
     spec.rw = match (reads, changes) {
@@ -89,11 +101,20 @@ fn describe(spec: &mut JobSpec, s: &TraceSummary) {
     if spec.filenames.is_empty() && !spec.given.has("nrfiles") {
         spec.nrfiles = (s.extent.len() as u32).clamp(1, 64);
     }
-    // size is each file's region: the largest extent any trace file has.
-    if spec.size.is_none() {
+    // size is each file's region: the largest extent any trace file has,
+    // for files the run creates. A target that exists (a device, an image,
+    // an export, a file) keeps its own size, and offsets past it wrap.
+    if spec.size.is_none() && creates_files(spec, engine) {
         let extent = s.extent.iter().copied().max().unwrap_or(0).max(1 << 20);
+        if extent > NEW_FILE_LIMIT {
+            return Err(format!(
+                "the trace reaches {} into its files; laying out files that large is refused: give --size (offsets past it wrap) or a filename that exists",
+                storbench_workload::units::format_amount(extent)
+            ));
+        }
         spec.size = Some(extent.div_ceil(1 << 20) * (1 << 20));
     }
+    Ok(())
 }
 
 /// The commonest sizes with their weights, the largest always among them
@@ -129,7 +150,7 @@ mod tests {
         let mut ops = [0; OpKind::COUNT];
         (ops[OpKind::Read.index()], ops[OpKind::Write.index()]) = (3, 1);
         let s = TraceSummary { ops, extent: vec![5 << 20, 1 << 20], sizes: vec![(4096, 4)], ..Default::default() };
-        describe(&mut spec, &s);
+        describe(&mut spec, &s, storbench_engine::find("psync").unwrap()).unwrap();
         assert_eq!(spec.rw, RwMode::RandRw);
         assert_eq!(spec.rwmixread, 75.0);
         assert_eq!((spec.nrfiles, spec.size), (2, Some(5 << 20)), "a file per trace file, each as large as the largest extent");

@@ -239,26 +239,25 @@ impl Worker {
         };
         let engine = config.open(&setup).map_err(|e| e.to_string())?;
         let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
-        let gen = match (&spec.replay, &spec.objects) {
-            _ if spec.train.is_some() => {
-                let t = spec.train.as_ref().expect("matched");
+        let gen = match (&spec.train, &spec.replay, &spec.objects) {
+            (Some(t), _, _) => {
                 let region = match spec.objects {
                     Some(_) => storbench_workload::gen::Region { files: 0, start: 0, len: t.file_bytes() },
                     None => worker_region(&share, worker),
                 };
                 Gen::Train(Box::new(TrainGen::new(t, region, worker, share.workers, spec.seed ^ worker as u64)))
             }
-            (Some(r), _) => Gen::Replay(Box::new(Replaying {
+            (None, Some(r), _) => Gen::Replay(Box::new(Replaying {
                 gen: ReplayGen::new(Trace::load(&r.path)?, r, worker_region(&share, worker), worker, share.workers, share.queue_depth),
                 rng: storbench_workload::rng::Rng::new(spec.seed ^ worker as u64),
                 tally: ReplayTally::default(),
             })),
-            (None, Some(_)) => {
+            (None, None, Some(_)) => {
                 let mut g = ObjGen::new(spec, worker, share.io_limit, spec.number_ios);
                 g.exclusive(!factory.capabilities().ordered);
                 Gen::Objects(g)
             }
-            (None, None) => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), worker, share.io_limit)),
+            (None, None, None) => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), worker, share.io_limit)),
         };
         let iolog = IologWriter::create(spec, worker, target_names(&share, worker))?;
         let report = Box::new(new_report(&share, worker));
@@ -296,7 +295,7 @@ impl Worker {
             return self.write_unmeasured(before, "objects the trace found in place");
         }
         if let (Gen::Train(_), Some(_)) = (&self.gen, &self.share.spec.objects) {
-            let files = dataset_share(&self.share, self.worker).map(|file| NextIo { op: OpKind::Create, whole: true, ..file });
+            let files = dataset_share(&self.share, self.worker)?.map(|file| NextIo { op: OpKind::Create, whole: true, ..file });
             return self.write_unmeasured(files.collect(), "the training dataset");
         }
         let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
@@ -366,9 +365,12 @@ impl Worker {
         let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
         let result = result.and_then(|_| self.end_fsync());
         let end = clock.now();
-        let result = match self.iolog.take() {
-            Some(log) => result.and_then(|_| log.finish(end)),
-            None => result,
+        // The log is written out whatever became of the run: it is what
+        // shows how far a failed run got.
+        let result = match (self.iolog.take().map(|log| log.finish(end)), result) {
+            (Some(Err(log)), Err(e)) => Err(format!("{e}; {log}")),
+            (Some(Err(log)), Ok(())) => Err(log),
+            (_, result) => result,
         };
         if self.log.end > 0 {
             // Windows that ended while no I/O completed, then the last,
@@ -478,7 +480,7 @@ impl Worker {
     /// what is left is reported in [`WorkerDone::objects_left`].
     fn clean_up(&mut self) -> Result<(), String> {
         if let (Gen::Train(_), Some(o)) = (&self.gen, &self.share.spec.objects) {
-            let keys = dataset_share(&self.share, self.worker).map(|io| io.file).collect();
+            let keys = dataset_share(&self.share, self.worker)?.map(|io| io.file).collect();
             return if o.cleans_up() { self.remove_replayed(keys) } else { Ok(()) };
         }
         if let (Gen::Replay(r), Some(o)) = (&self.gen, &self.share.spec.objects) {
@@ -625,6 +627,8 @@ impl Worker {
             return match r.gen.due() {
                 _ if r.gen.blocked() => None,
                 Some(t) if t > now => None,
+                // Without stalls nothing is scheduled: latency from the issue.
+                Some(_) if r.gen.unpaced() => Some(now),
                 Some(t) => Some(t),
                 // The end: the generator says so next.
                 None => Some(now),
@@ -713,7 +717,9 @@ impl Worker {
             data_only = r.gen.last_data_only();
             r.gen.issued(slot, &io);
             r.tally.issued += 1;
-            r.tally.lag.record(now.saturating_sub(scheduled));
+            if !r.gen.unpaced() {
+                r.tally.lag.record(now.saturating_sub(scheduled));
+            }
         }
         if let Some(log) = self.iolog.as_mut() {
             log.issued(now, io.op, data_only, io.file, io.offset, io.len);
@@ -944,26 +950,20 @@ fn maybe_done(f: IoFailure) -> bool {
     matches!(f.kind, ErrorKind::Connection | ErrorKind::Timeout) && f.detail != Detail::Errno(libc::ECONNREFUSED)
 }
 
-/// Tell the coordinator a worker begins unmeasured work that takes time.
-/// Open one of the worker's files; with `invalidate` (the default, as in fio)
-/// its page cache is dropped first, so a buffered job does not start warm
-/// from the layout or from the job before it; then the access pattern is
-/// told to the kernel as fio does (`fadvise_hint`).
-/// The job's region, moved along by `offset_increment` for each worker
-/// before this one (the plan made sure the last one fits).
 /// The dataset's objects a worker writes before a training run (and
 /// removes after it): every `workers`-th, so each is written once.
-fn dataset_share(share: &JobShare, worker: u32) -> impl Iterator<Item = NextIo> {
-    let t = share.spec.train.clone().unwrap_or_else(|| unreachable!("a training job"));
-    let len = t.file_bytes() as u32;
-    (worker as u64..t.files).step_by(share.workers.max(1) as usize).map(move |k| NextIo {
+fn dataset_share(share: &JobShare, worker: u32) -> Result<impl Iterator<Item = NextIo>, String> {
+    let t = share.spec.train.clone().ok_or("not a training job")?;
+    let len = u32::try_from(t.file_bytes())
+        .map_err(|_| format!("training files of {} bytes: objects above 4 GiB are not supported", t.file_bytes()))?;
+    Ok((worker as u64..t.files).step_by(share.workers.max(1) as usize).map(move |k| NextIo {
         op: OpKind::Read,
         file: k as u32,
         offset: 0,
         len,
         whole: true,
         class: 0,
-    })
+    }))
 }
 
 /// How fio's iolog names a worker's targets: its files' paths, or the
@@ -976,12 +976,18 @@ fn target_names(share: &JobShare, worker: u32) -> Vec<String> {
     }
 }
 
+/// The job's region, moved along by `offset_increment` for each worker
+/// before this one (the plan made sure the last one fits).
 fn worker_region(share: &JobShare, worker: u32) -> storbench_workload::gen::Region {
     let mut r = share.region;
     r.start += worker as u64 * share.spec.offset_increment;
     r
 }
 
+/// Open one of the worker's files; with `invalidate` (the default, as in fio)
+/// its page cache is dropped first, so a buffered job does not start warm
+/// from the layout or from the job before it; then the access pattern is
+/// told to the kernel as fio does (`fadvise_hint`).
 fn open_file(t: &storbench_engine::TargetFile, spec: &JobSpec) -> Result<File, String> {
     let f = files::open(t, spec.writes(), spec.direct, spec.open_sync).map_err(|e| e.to_string())?;
     if spec.invalidate && !spec.direct {
@@ -996,6 +1002,7 @@ fn open_file(t: &storbench_engine::TargetFile, spec: &JobSpec) -> Result<File, S
     Ok(f)
 }
 
+/// Tell the coordinator a worker begins unmeasured work that takes time.
 fn announce(link: &WorkerLink, share: &JobShare, worker: u32, stage: Stage) {
     let _ = link.tx.send(FromAgent::Stage { id: WorkerId { job: share.job, worker }, stage });
 }
@@ -1003,7 +1010,7 @@ fn announce(link: &WorkerLink, share: &JobShare, worker: u32, stage: Stage) {
 /// An empty interval report for this worker, with its job's size classes.
 fn new_report(share: &JobShare, worker: u32) -> IntervalReport {
     let classes = share.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len());
-    IntervalReport::new(share.job, worker, share.ops_per_sec.is_some()).with_classes(classes)
+    IntervalReport::new(share.job, worker, share.paced()).with_classes(classes)
 }
 
 /// How [`unmeasured`] treats a failed operation.

@@ -71,14 +71,24 @@ fn search(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resul
         }
         Ok(passed)
     };
+    // One batch an epoch each, at least: a larger count has nothing to read.
+    let one = preset::specs(name, &Sizing { workers: Some(1), ..sizing.clone() }, &jobs.global)?;
+    let limit = one[0].train.as_ref().map_or(1, preset::max_accelerators).min(MAX_ACCELERATORS as u64) as u32;
     let (mut pass, mut fail) = (0u32, None::<u32>);
     let mut n = 1;
-    while fail.is_none() && n <= MAX_ACCELERATORS {
+    while fail.is_none() && n <= limit {
         match run(n, &mut probes)? {
             true => pass = n,
             false => fail = Some(n),
         }
         n *= 2;
+    }
+    if fail.is_none() && pass < limit {
+        // Doubling passed the limit: try the limit itself.
+        match run(limit, &mut probes)? {
+            true => pass = limit,
+            false => fail = Some(limit),
+        }
     }
     while let Some(f) = fail.filter(|f| f - pass > 1) {
         let mid = pass + (f - pass) / 2;
@@ -88,10 +98,16 @@ fn search(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resul
         }
     }
     probes.sort_by_key(|p| p.accelerators);
-    let text = summary(name, pass, fail, &probes);
+    let mut text = summary(name, pass, fail, &probes);
+    if fail.is_none() {
+        text.push_str(&format!(
+            "  every count up to {limit} passed: the dataset at --scale {} has one batch an epoch for at most {limit} accelerators; raise --scale to try more\n",
+            sizing.scale
+        ));
+    }
     print!("{text}");
     std::fs::write(base.join("search.txt"), &text).map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
-    let json = serde_json::json!({ "preset": name, "max_passing": pass, "first_failing": fail, "probes": probes });
+    let json = serde_json::json!({ "preset": name, "max_passing": pass, "first_failing": fail, "dataset_limit": limit, "probes": probes });
     std::fs::write(base.join("search.json"), serde_json::to_string_pretty(&json).unwrap_or_default())
         .map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
     Ok(if pass == 0 { 1 } else { 0 })

@@ -4,10 +4,12 @@
 //! and checkpoints of llama3 models (every rank writes its shard, fsyncs,
 //! then reads it back; the slowest rank sets the time).
 //!
-//! `--scale` shrinks the dataset or checkpoint to fit the machine: training
-//! keeps each sample's size and compute time (so what one accelerator asks
-//! of storage per second is the preset's) and scales the number of files
-//! and of samples per file; checkpoints scale their bytes.
+//! `--scale` is the share of the dataset or checkpoint kept, to fit the
+//! machine: training keeps each sample's size and compute time (so what one
+//! accelerator asks of storage per second is the preset's) and keeps that
+//! share of the samples (of the files, or for files of many samples the
+//! square root of it of both the files and the samples in each, so files
+//! shrink too); checkpoints keep that share of their bytes.
 
 use crate::error::CliError;
 use crate::sources::Pairs;
@@ -85,7 +87,8 @@ fn objects(s: &JobSpec) -> bool {
 
 fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
     let &(model, files, spf, record, batch, threads, compute, floor) = m;
-    let scaled = |n: u64| ((n as f64 * sizing.scale).round() as u64).max(1);
+    let share = if spf > 1 { sizing.scale.sqrt() } else { sizing.scale };
+    let scaled = |n: u64| ((n as f64 * share).round() as u64).max(1);
     let accelerators = sizing.workers.unwrap_or(1);
     let t = TrainSpec {
         model: model.into(),
@@ -98,7 +101,7 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
         au_floor: floor,
         prefetch: threads * 2,
     };
-    if t.samples() < batch as u64 * accelerators as u64 {
+    if accelerators as u64 > max_accelerators(&t) {
         return Err(CliError::usage(format!(
             "train:{model} at --scale {} has {} samples, fewer than one batch ({batch}) per accelerator ({accelerators}); raise --scale",
             sizing.scale,
@@ -132,6 +135,11 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
     Ok(vec![s])
 }
 
+/// The most accelerators a dataset serves: one batch an epoch each.
+pub fn max_accelerators(t: &TrainSpec) -> u64 {
+    t.samples() / t.batch.max(1) as u64
+}
+
 fn checkpoint(c: &(&str, f64, u32), sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
     let (model, params, ranks) = *c;
     let ranks = sizing.workers.unwrap_or(ranks);
@@ -158,8 +166,10 @@ fn checkpoint(c: &(&str, f64, u32), sizing: &Sizing, global: &Pairs) -> Result<V
             set(&mut s, "bs", "1m")?;
             s.size = Some(shard);
             s.file_stem = Some(stem.clone());
-            // One image or device for every rank (rbd, nbd): each its own stripe.
-            if storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().needs_files) {
+            // One image, device or file for every rank (rbd, nbd, or a given
+            // filename): each rank its own stripe, or they would all write one.
+            let shared = !s.filenames.is_empty() || storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().needs_files);
+            if shared {
                 s.offset_increment = shard;
             }
             s.end_fsync = phase == "write";
@@ -179,9 +189,9 @@ mod tests {
 
     #[test]
     fn training_keeps_sample_sizes_and_compute_and_scales_the_dataset() {
-        let s = specs("train:resnet50", &sizing(0.1), &Vec::new()).unwrap();
+        let s = specs("train:resnet50", &sizing(0.01), &Vec::new()).unwrap();
         let t = s[0].train.as_ref().unwrap();
-        assert_eq!((t.files, t.samples_per_file, t.record, t.batch), (102, 125, 114_660, 400));
+        assert_eq!((t.files, t.samples_per_file, t.record, t.batch), (102, 125, 114_660, 400), "1% of the samples: 10% of each");
         assert_eq!((t.compute_ns, t.au_floor, t.prefetch, s[0].iodepth), (224_000_000, 0.9, 16, 8));
         assert_eq!(s[0].filenames.len(), 102);
         assert_eq!(s[0].size, Some(125 * 114_660), "a file's size");
@@ -201,6 +211,8 @@ mod tests {
         assert_eq!(s[0].offset_increment, 0, "files: a file per rank");
         let rbd = specs("checkpoint:llama3-8b", &sizing(0.001), &vec![("ioengine".into(), "rbd".into())]).unwrap();
         assert_eq!(rbd[0].offset_increment, 14 << 20, "one image: a stripe per rank");
+        let dev = specs("checkpoint:llama3-8b", &sizing(0.001), &vec![("filename".into(), "/dev/x".into())]).unwrap();
+        assert_eq!((dev[0].offset_increment, dev[1].offset_increment), (14 << 20, 14 << 20), "one device or file: a stripe per rank");
     }
 
     #[test]
@@ -208,7 +220,7 @@ mod tests {
         let e = specs("train:gpt5", &sizing(0.1), &Vec::new()).unwrap_err().to_string();
         assert!(e.contains("train:unet3d") && e.contains("checkpoint:llama3-8b"), "{e}");
         assert!(specs("train:unet3d", &sizing(2.0), &Vec::new()).is_err());
-        let e = specs("train:resnet50", &sizing(0.001), &Vec::new()).unwrap_err().to_string();
+        let e = specs("train:resnet50", &sizing(0.000001), &Vec::new()).unwrap_err().to_string();
         assert!(e.contains("raise --scale"), "{e}");
     }
 }

@@ -5,7 +5,7 @@
 //! completions are the device's answer, not the workload. Sectors are 512
 //! bytes; RWBS says read (R), write (W), discard (D) or flush (F).
 
-use super::{length, FileNames, Format, Record, Trace};
+use super::{push_block, FileNames, Format, Record, Trace};
 use crate::spec::OpKind;
 
 const SECTOR: u64 = 512;
@@ -33,7 +33,7 @@ fn event(line: &str) -> Option<(&str, &str, &str, &str, Vec<&str>)> {
 pub fn parse(text: &str) -> Result<Trace, String> {
     let mut names = FileNames::default();
     let mut records = Vec::new();
-    let (mut skipped, mut base) = (0u64, None::<u64>);
+    let mut skipped = 0u64;
     for (n, raw) in text.lines().enumerate() {
         let line = n + 1;
         // Summaries at the end ("CPU0 (8,0):", "Total (...)") and other text.
@@ -51,8 +51,13 @@ pub fn parse(text: &str) -> Result<Trace, String> {
         };
         let (offset, len) = match (sized, rest.as_slice()) {
             (true, [sector, "+", blocks, ..]) => {
-                let num = |s: &str| s.parse::<u64>().map_err(|_| format!("line {line}: '{s}' is not a number of sectors"));
-                (num(sector)? * SECTOR, length(num(blocks)? * SECTOR, line)?)
+                let bytes = |s: &str| {
+                    s.parse::<u64>()
+                        .ok()
+                        .and_then(|n| n.checked_mul(SECTOR))
+                        .ok_or_else(|| format!("line {line}: '{s}' is not a number of sectors"))
+                };
+                (bytes(sector)?, bytes(blocks)?)
             }
             (true, _) => return Err(format!("line {line}: a {rwbs} queue event without 'SECTOR + BLOCKS'")),
             (false, _) => (0, 0),
@@ -61,13 +66,18 @@ pub fn parse(text: &str) -> Result<Trace, String> {
             skipped += 1;
             continue;
         }
-        let t = nanos(secs).ok_or_else(|| format!("line {line}: '{secs}' is not a time in seconds"))?;
-        let t0 = *base.get_or_insert(t);
-        records.push(Record { t_ns: t.saturating_sub(t0), op, data_only: false, file: names.of(dev), offset, len, whole: false });
+        let t_ns = nanos(secs).ok_or_else(|| format!("line {line}: '{secs}' is not a time in seconds"))?;
+        let r = Record { t_ns, op, data_only: false, file: names.of(dev), offset, len: 0, whole: false, object_size: 0 };
+        push_block(&mut records, r, len, line)?;
     }
     // blkparse merges the CPUs' streams by time; a stable sort mends the
-    // odd event a CPU's clock put out of place without reordering the rest.
+    // odd event a CPU's clock put out of place without reordering the rest,
+    // and times count from the earliest event, wherever it was printed.
     records.sort_by_key(|r| r.t_ns);
+    let t0 = records.first().map_or(0, |r| r.t_ns);
+    for r in &mut records {
+        r.t_ns -= t0;
+    }
     Ok(Trace { format: Format::Blkparse, files: names.names, records, skipped })
 }
 

@@ -4,7 +4,7 @@
 //! [`line`] writes version 3, so a storbench run can be replayed by fio and
 //! by storbench alike.
 
-use super::{length, FileNames, Format, Record, Trace};
+use super::{push_block, FileNames, Format, Record, Trace};
 use crate::spec::OpKind;
 use std::fmt::Write;
 
@@ -60,11 +60,12 @@ pub fn parse(text: &str, format: Format) -> Result<Trace, String> {
         let t_ns = at_us
             .checked_sub(base)
             .ok_or_else(|| format!("line {line}: the timestamp goes back before the first operation's; sort the log by time"))?;
-        let len = if op.moves_data() { length(len, line)? } else { 0 };
         if op.moves_data() && len == 0 {
             return Err(format!("line {line}: a {action} of 0 bytes"));
         }
-        records.push(Record { t_ns: t_ns * 1000, op, data_only, file: names.of(file), offset, len, whole: false });
+        let t_ns = t_ns.checked_mul(1000).ok_or_else(|| format!("line {line}: the timestamp is too far from the first"))?;
+        let r = Record { t_ns, op, data_only, file: names.of(file), offset, len: 0, whole: false, object_size: 0 };
+        push_block(&mut records, r, len, line)?;
     }
     check_order(&records)?;
     Ok(Trace { format, files: names.names, records, skipped })
@@ -118,6 +119,17 @@ mod tests {
     }
 
     #[test]
+    fn large_discards_are_split_and_do_not_size_transfers() {
+        let t = Trace::parse("fio version 2 iolog\n/f write 0 4096\n/f trim 0 5368709120\n").unwrap();
+        assert_eq!(t.records.len(), 1 + 5, "5 GiB in 1 GiB pieces");
+        assert!(t.records[1..].iter().all(|r| r.op == OpKind::Trim && r.len == 1 << 30));
+        assert_eq!(t.records.last().unwrap().offset, 4 << 30);
+        let s = t.summary(&super::super::ReplaySpec::new("t".into()));
+        assert_eq!(s.sizes, vec![(4096, 1)], "the discards size no buffer");
+        assert_eq!(s.extent, vec![5 << 30]);
+    }
+
+    #[test]
     fn version_2_waits_set_the_times() {
         let t = Trace::parse("fio version 2 iolog\n/f add\n/f open\n/f write 0 4096\n/f wait 2500 0\n/f read 0 4096\n").unwrap();
         assert_eq!(t.records.iter().map(|r| r.t_ns).collect::<Vec<_>>(), vec![0, 2_500_000]);
@@ -130,6 +142,7 @@ mod tests {
             ("fio version 2 iolog\n/f read zero 4096\n", "offset 'zero'"),
             ("fio version 2 iolog\n/f write 0 0\n", "a write of 0 bytes"),
             ("fio version 2 iolog\n/f write 0 9999999999\n", "larger than storbench issues"),
+            ("fio version 2 iolog\n/f write 18446744073709551615 4096\n", "past any device"),
             ("fio version 3 iolog\n5 /f read 0 4096\n3 /f read 0 4096\n", "sort the log by time"),
             ("fio version 2 iolog\nlonely\n", "expected FILE ACTION"),
         ] {

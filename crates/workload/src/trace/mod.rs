@@ -105,6 +105,9 @@ pub struct Record {
     pub len: u32,
     /// An object read of the whole object (else of its first `len` bytes).
     pub whole: bool,
+    /// Object requests: the object's size when the log gives it (0: not
+    /// given), so an object read before the log writes it is made whole.
+    pub object_size: u64,
 }
 
 /// A parsed trace, shared by every worker of a process.
@@ -180,9 +183,12 @@ impl Trace {
             s.ops[r.op.index()] += 1;
             if r.op.moves_data() && !self.format.objects() {
                 let e = &mut s.extent[r.file as usize];
-                *e = (*e).max(spec.place(r.offset) + r.len as u64);
-                *sizes.entry(r.len).or_default() += 1;
-            } else if r.len > 0 {
+                *e = (*e).max(spec.place(r.offset).saturating_add(r.len as u64));
+                // A discard moves no buffer: it does not size the job's transfers.
+                if r.op != OpKind::Trim {
+                    *sizes.entry(r.len).or_default() += 1;
+                }
+            } else if r.len > 0 && r.op != OpKind::Trim {
                 *sizes.entry(r.len).or_default() += 1;
             }
         }
@@ -218,6 +224,27 @@ pub(crate) fn length(v: u64, line: usize) -> Result<u32, String> {
     u32::try_from(v).map_err(|_| format!("line {line}: a transfer of {v} bytes is larger than storbench issues (4 GiB)"))
 }
 
+/// Discards are split into pieces of at most this (fstrim's reach whole
+/// devices; a discard moves no buffer, so its size is only the range's).
+pub(crate) const TRIM_PIECE: u64 = 1 << 30;
+
+/// A block operation of `len` bytes at `offset`: one record, or a discard's
+/// pieces. Offsets and lengths that overflow are the line's error.
+pub(crate) fn push_block(records: &mut Vec<Record>, r: Record, len: u64, line: usize) -> Result<(), String> {
+    let end = r.offset.checked_add(len).ok_or_else(|| format!("line {line}: offset {} + {len} bytes is past any device", r.offset))?;
+    if r.op != OpKind::Trim {
+        records.push(Record { len: if r.op.moves_data() { length(len, line)? } else { 0 }, ..r });
+        return Ok(());
+    }
+    let mut at = r.offset;
+    while at < end {
+        let piece = (end - at).min(TRIM_PIECE);
+        records.push(Record { offset: at, len: piece as u32, ..r });
+        at += piece;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,7 +269,7 @@ mod tests {
         let n = |op: OpKind| s.ops[op.index()];
         assert_eq!((n(OpKind::Read), n(OpKind::Write), n(OpKind::Trim), n(OpKind::Sync)), (1, 1, 1, 1));
         assert_eq!(s.extent, vec![12288, 65536]);
-        assert_eq!(s.sizes[0], (4096, 2));
+        assert_eq!(s.sizes[0], (4096, 1), "the read; the trim sizes no buffer");
         assert_eq!(s.duration_ns, 12_000);
         spec.scale = 2;
         spec.align = 4096;

@@ -20,6 +20,8 @@ struct Request {
     key: Option<String>,
     len: u64,
     whole: bool,
+    /// The object's size, when the log says (0: it does not).
+    size: u64,
 }
 
 /// Build a trace from requests in log order.
@@ -32,7 +34,16 @@ fn trace(format: Format, mut reqs: Vec<Request>, skipped: u64) -> Result<Trace, 
     for (i, r) in reqs.into_iter().enumerate() {
         let file = r.key.as_deref().map_or(0, |k| names.of(k));
         let len = length(r.len, i + 1)?;
-        records.push(Record { t_ns: r.start_ns - base, op: r.op, data_only: false, file, offset: 0, len, whole: r.whole });
+        records.push(Record {
+            t_ns: r.start_ns - base,
+            op: r.op,
+            data_only: false,
+            file,
+            offset: 0,
+            len,
+            whole: r.whole,
+            object_size: r.size,
+        });
     }
     Ok(Trace { format, files: names.names, records, skipped })
 }
@@ -95,7 +106,7 @@ fn rgw_request(v: &serde_json::Value) -> Result<Option<Request>, String> {
         _ => (0, false),
     };
     // RGW stamps an entry with the time the request arrived.
-    Ok(Some(Request { start_ns, op, key: key_of(op, bucket, &key), len, whole }))
+    Ok(Some(Request { start_ns, op, key: key_of(op, bucket, &key), len, whole, size }))
 }
 
 /// The object key of "GET /bucket/key?query HTTP/1.1" (path style), or of
@@ -201,7 +212,7 @@ fn swift_request(f: &[&str]) -> Result<Option<Request>, String> {
         OpKind::Read => (sent, true),
         _ => (0, false),
     };
-    Ok(Some(Request { start_ns: (start * 1e9) as u64, op, key: key_of(op, container, object), len, whole }))
+    Ok(Some(Request { start_ns: (start * 1e9) as u64, op, key: key_of(op, container, object), len, whole, size: 0 }))
 }
 
 /// proxy-logging quotes paths (%2F, %3F...).
@@ -302,7 +313,7 @@ pub fn parse_s3(text: &str) -> Result<Trace, String> {
             OpKind::Read => (sent, size == 0 || sent >= size),
             _ => (0, false),
         };
-        parsed.push((secs, num(f[13]), Request { start_ns: 0, op, key: key_of(op, f[1], key), len, whole }));
+        parsed.push((secs, num(f[13]), Request { start_ns: 0, op, key: key_of(op, f[1], key), len, whole, size }));
     }
     spread_seconds(&mut parsed);
     trace(Format::S3AccessLog, parsed.into_iter().map(|p| p.2).collect(), skipped)

@@ -45,6 +45,7 @@ pub struct ReplayGen {
     /// range it holds while in flight (none for syncs and listings).
     next: Option<(NextIo, Option<Busy>)>,
     next_data_only: bool,
+    next_wrapped: bool,
     last_data_only: bool,
     /// Operations whose offset wrapped because the target is smaller.
     pub remapped: u64,
@@ -63,6 +64,7 @@ impl ReplayGen {
             busy: vec![None; slots as usize],
             next: None,
             next_data_only: false,
+            next_wrapped: false,
             last_data_only: false,
             remapped: 0,
         };
@@ -77,6 +79,11 @@ impl ReplayGen {
         self.next.as_ref()?;
         let r = &self.trace.records[self.mine[self.pos] as usize];
         Some(if self.spec.no_stall { 0 } else { (r.t_ns as f64 / self.spec.speed) as u64 })
+    }
+
+    /// Issued as fast as the queue allows (`replay_no_stall`): no schedule.
+    pub fn unpaced(&self) -> bool {
+        self.spec.no_stall
     }
 
     /// The next operation overlaps one in flight that it must not pass.
@@ -106,38 +113,44 @@ impl ReplayGen {
 
     /// Objects the share reads, stats or deletes before the trace writes
     /// them: they existed before the log began, and are written first (not
-    /// measured), each as large as the first read of it says (0 bytes when
-    /// nothing reads it before it is written again).
+    /// measured), as large as the log says they were (their size where it
+    /// gives one, else the largest whole read; 0 bytes when nothing reads
+    /// them before they are written again).
     pub fn objects_before(&self) -> Vec<NextIo> {
         if !self.trace.format.objects() {
             return Vec::new();
         }
-        // Per key: None once written by the trace, else the size known so far.
-        let mut keys: std::collections::HashMap<u32, Option<(u32, bool)>> = std::collections::HashMap::new();
+        // Per key: None once the trace writes it first, else its size so far
+        // and whether the trace has written it since.
+        let mut keys: std::collections::HashMap<u32, Option<(u64, bool)>> = std::collections::HashMap::new();
         for &i in &self.mine {
             let r = &self.trace.records[i as usize];
             if r.op == OpKind::List {
                 continue;
             }
-            match keys.entry(r.file) {
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert((r.op != OpKind::Create).then_some((r.len, r.op == OpKind::Read)));
-                }
-                std::collections::hash_map::Entry::Occupied(mut o) => {
-                    if let Some((len, known)) = o.get_mut() {
-                        if !*known && r.op == OpKind::Read {
-                            (*len, *known) = (r.len, true);
-                        }
-                        if r.op == OpKind::Create {
-                            *known = true;
-                        }
-                    }
-                }
+            let seen = match r.op {
+                OpKind::Read if r.whole => r.object_size.max(r.len as u64),
+                _ => r.object_size,
+            };
+            let e = keys.entry(r.file).or_insert((r.op != OpKind::Create).then_some((0, false)));
+            match e {
+                Some((_, written)) if r.op == OpKind::Create => *written = true,
+                Some((size, false)) => *size = (*size).max(seen),
+                _ => {}
             }
         }
         let mut before: Vec<NextIo> = keys
             .into_iter()
-            .filter_map(|(key, size)| size.map(|(len, _)| NextIo { op: OpKind::Create, file: key, offset: 0, len, whole: true, class: 0 }))
+            .filter_map(|(key, size)| {
+                size.map(|(len, _)| NextIo {
+                    op: OpKind::Create,
+                    file: key,
+                    offset: 0,
+                    len: len.min(u32::MAX as u64) as u32,
+                    whole: true,
+                    class: 0,
+                })
+            })
             .collect();
         before.sort_by_key(|io| io.file);
         before
@@ -161,8 +174,8 @@ impl ReplayGen {
                 true => NextIo { op: r.op, file: r.file, offset: 0, len: r.len, whole: r.whole, class: 0 },
                 false => {
                     let (file, offset, wrapped) = place(&self.spec, &self.region, r.file, r.offset, r.len);
-                    self.remapped += wrapped as u64;
-                    NextIo { op: r.op, file, offset, len: r.len, whole: false, class: 0 }
+                    self.next_wrapped = wrapped;
+                    NextIo { op: r.op, file, offset: self.region.start + offset, len: r.len, whole: false, class: 0 }
                 }
             };
             (io, busy_of(objects, &io))
@@ -179,6 +192,8 @@ impl Iterator for ReplayGen {
     fn next(&mut self) -> Option<NextIo> {
         let (io, _) = self.next?;
         self.last_data_only = self.next_data_only;
+        // Counted when issued, so a stopped run counts only what it issued.
+        self.remapped += self.next_wrapped as u64;
         self.pos += 1;
         self.load();
         Some(io)
@@ -197,28 +212,81 @@ fn busy_of(objects: bool, io: &NextIo) -> Option<Busy> {
     }
 }
 
-/// Where a record lands: the job's file, and an offset inside the region
-/// (wrapped, keeping 4 KiB alignment when it had it, if it would run past
-/// the end), and whether it wrapped.
+/// Where a record lands: the job's file, and an offset from the region's
+/// start (wrapped, keeping its alignment up to replay_align or 4 KiB, if it
+/// would run past the end), and whether it wrapped. Relative, so every
+/// worker (whose region may start elsewhere) places a record alike.
 fn place(spec: &ReplaySpec, region: &Region, file: u32, offset: u64, len: u32) -> (u32, u64, bool) {
     let file = file % region.files.max(1);
     let o = spec.place(offset);
     let len = len as u64;
-    if o + len <= region.len {
-        return (file, region.start + o, false);
+    if o.checked_add(len).is_some_and(|end| end <= region.len) {
+        return (file, o, false);
     }
     let span = region.len.saturating_sub(len);
     let mut w = o % (span + 1);
-    let grain = if o.is_multiple_of(4096) { 4096 } else { 512 };
+    let grain = if o.is_multiple_of(4096) { 4096.max(spec.align) } else { 512 };
     w -= w % grain;
-    (file, region.start + w, true)
+    (file, w, true)
 }
 
-/// Indexes of the records `worker` issues. A sync goes with the last
-/// operation on its file before it, so it follows the writes it flushes.
+/// Chunks of the target that overlapping operations join into one group
+/// (union-find over (file, MiB)), so every operation on a block, even one
+/// straddling a MiB boundary or a discard spanning gigabytes, has one owner.
+#[derive(Default)]
+struct Groups {
+    parent: std::collections::HashMap<u64, u64>,
+}
+
+impl Groups {
+    fn key(file: u32, chunk: u64) -> u64 {
+        ((file as u64) << 44) ^ chunk
+    }
+
+    fn root(&mut self, k: u64) -> u64 {
+        let mut r = k;
+        while let Some(&p) = self.parent.get(&r).filter(|p| **p != r) {
+            r = p;
+        }
+        // Path compression: what was looked up points at the root.
+        let mut c = k;
+        while c != r {
+            let next = self.parent.get(&c).copied().unwrap_or(r);
+            self.parent.insert(c, r);
+            c = next;
+        }
+        r
+    }
+
+    fn join(&mut self, file: u32, first: u64, last: u64) {
+        let a = self.root(Self::key(file, first));
+        for chunk in first + 1..=last {
+            let b = self.root(Self::key(file, chunk));
+            if a != b {
+                self.parent.insert(b, a);
+            }
+        }
+    }
+}
+
+/// Indexes of the records `worker` issues. A sync goes to the worker of the
+/// last operation on its file before it (it flushes that worker's writes;
+/// the other workers' writes to the file since are not flushed by it, which
+/// only matters with numjobs > 1 on a shared target).
 fn share_of(trace: &Trace, spec: &ReplaySpec, region: &Region, worker: u32, workers: u32) -> Vec<u32> {
     if workers == 1 {
         return (0..trace.records.len() as u32).collect();
+    }
+    let chunks = |r: &super::Record| {
+        let (file, offset, _) = place(spec, region, r.file, r.offset, r.len);
+        (file, offset >> SPLIT_SHIFT, (offset + r.len.max(1) as u64 - 1) >> SPLIT_SHIFT)
+    };
+    let mut groups = Groups::default();
+    if !trace.format.objects() {
+        for r in trace.records.iter().filter(|r| r.op.moves_data()) {
+            let (file, first, last) = chunks(r);
+            groups.join(file, first, last);
+        }
     }
     let mut last_owner = vec![0u32; trace.files.len()];
     let mut mine = Vec::with_capacity(trace.records.len() / workers as usize + 1);
@@ -230,8 +298,8 @@ fn share_of(trace: &Trace, spec: &ReplaySpec, region: &Region, worker: u32, work
             OpKind::List => i as u32 % workers,
             _ if objects => (((r.file as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)) >> 32) as u32 % workers,
             _ => {
-                let (file, offset, _) = place(spec, region, r.file, r.offset, r.len);
-                let key = ((file as u64) << 44) ^ (offset >> SPLIT_SHIFT);
+                let (file, first, _) = chunks(r);
+                let key = groups.root(Groups::key(file, first));
                 let o = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) as u32 % workers;
                 last_owner[r.file as usize] = o;
                 o
@@ -326,12 +394,40 @@ mod tests {
             line(5, "PUT", "b", 50),
             line(6, "GET", "b", 50),
             line(7, "DELETE", "c", 0),
+            // A range first: the object's size is what the log says, not the range's.
+            "{\"bucket\":\"b\",\"time\":\"2026-01-01T00:00:00.000008Z\",\"operation\":\"x\",\"uri\":\"GET /b/d HTTP/1.1\",\"http_status\":\"206\",\"bytes_sent\":10,\"object_size\":5000}\n".into(),
         ]
         .concat();
         let g = ReplayGen::new(trace(&text), &ReplaySpec::new("t".into()), region(1), 0, 1, 1);
         let before: Vec<(u32, u32)> = g.objects_before().iter().map(|io| (io.file, io.len)).collect();
-        assert_eq!(before, vec![(0, 100), (2, 0)], "a at its first read's size, b never (the trace writes it first), c empty");
-        assert_eq!(g.keys(), vec![0, 1, 2]);
+        assert_eq!(
+            before,
+            vec![(0, 100), (2, 0), (3, 5000)],
+            "a at its size before the trace wrote it, b never (written first), c empty, d whole"
+        );
+        assert_eq!(g.keys(), vec![0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn operations_straddling_a_chunk_boundary_have_one_owner() {
+        // A write across the 1 MiB boundary joins chunks 0 and 1; a discard
+        // over chunks 4..9 joins those: each group is one worker's.
+        let t = trace(
+            "fio version 2 iolog\n/f write 1044480 8192\n/f read 1048576 4096\n/f read 0 4096\n\
+             /f trim 4194304 6291456\n/f write 9437184 4096\n/f write 4194304 4096\n",
+        );
+        let spec = ReplaySpec::new("t".into());
+        for workers in 2..6 {
+            let owner = |rec: usize| (0..workers).find(|w| share_of(&t, &spec, &region(16 << 20), *w, workers).contains(&(rec as u32)));
+            assert_eq!(owner(0), owner(1), "{workers} workers: the write straddling 1 MiB and the read after it");
+            assert_eq!(owner(0), owner(2), "chunk 0 joined with chunk 1");
+            assert_eq!(owner(3), owner(4), "a discard over 4..9 MiB and a write at 9 MiB");
+            assert_eq!(owner(3), owner(5));
+        }
+        let shifted = Region { files: 1, start: 64 << 20, len: 16 << 20 };
+        let a: Vec<Vec<u32>> = (0..3).map(|w| share_of(&t, &spec, &region(16 << 20), w, 3)).collect();
+        let b: Vec<Vec<u32>> = (0..3).map(|w| share_of(&t, &spec, &shifted, w, 3)).collect();
+        assert_eq!(a, b, "where a worker's region starts does not change who owns what");
     }
 
     #[test]
