@@ -109,6 +109,33 @@ fn a_fio_capture_replays_with_the_same_operations_at_the_same_times() {
 }
 
 #[test]
+fn several_workers_share_a_trace_each_record_once() {
+    let _one = serial();
+    let d = scratch();
+    let Some(log) = fio_capture(d.path()) else { return };
+    let trace = operations(&log, true);
+    let target = d.path().join("shared.dat");
+    let r = storbench(
+        d.path(),
+        &["replay", log.to_str().unwrap(), "--filename", target.to_str().unwrap(), "--size", "4m", "--numjobs", "3"]
+            .into_iter()
+            .chain(["--write_iolog", "w.log", "--results-dir", "o", "--quiet"])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("o"));
+    assert_eq!(doc["jobs"][0]["replay"]["issued"], 300, "{}", doc["jobs"][0]["replay"]);
+    let mut issued: Vec<(String, u64, u64)> =
+        (0..3).flat_map(|w| operations(&d.path().join(format!("w.log.{w}")), false)).map(|o| (o.1, o.2, o.3)).collect();
+    let mut want: Vec<(String, u64, u64)> = trace.iter().map(|o| (o.1.clone(), o.2, o.3)).collect();
+    let busy = (0..3).filter(|w| !operations(&d.path().join(format!("w.log.{w}")), false).is_empty()).count();
+    assert!(busy >= 2, "the trace is split ({busy} of 3 workers had operations: it covers 4 MiB, 4 groups)");
+    issued.sort();
+    want.sort();
+    assert_eq!(issued, want, "the three workers' logs hold the trace's operations, each once");
+}
+
+#[test]
 fn without_stalls_the_trace_runs_as_fast_as_the_queue_allows() {
     let _one = serial();
     let d = scratch();
@@ -226,11 +253,17 @@ fn bad_traces_and_combinations_get_one_clear_error() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("read_iolog"), "{}", r.stderr);
 
-    let r = storbench(d.path(), &["replay", good.to_str().unwrap(), "--filename", "y.dat", "--size", "1m", "--write_iolog", good.to_str().unwrap()]);
+    let r = storbench(
+        d.path(),
+        &["replay", good.to_str().unwrap(), "--filename", "y.dat", "--size", "1m", "--write_iolog", good.to_str().unwrap()],
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("would be overwritten"), "{}", r.stderr);
     assert_eq!(std::fs::read_to_string(&good).unwrap(), "fio version 2 iolog\n/f write 0 4096\n", "the trace is untouched");
-    let r = storbench(d.path(), &["run", "--name", "o", "--ioengine", "null", "--objects", "10", "--number_ios", "5", "--write_iolog", "o.log"]);
+    let r = storbench(
+        d.path(),
+        &["run", "--name", "o", "--ioengine", "null", "--objects", "10", "--number_ios", "5", "--write_iolog", "o.log"],
+    );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("write_iolog records block operations"), "{}", r.stderr);
 
