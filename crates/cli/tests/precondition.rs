@@ -78,34 +78,21 @@ fn a_target_the_jobs_may_not_write_is_not_preconditioned() {
 /// `run --fill 25%` on a sparse file: a quarter written once in 1 MiB
 /// writes, and the file's own allocation (its blocks, not its size) read
 /// back as what the store holds.
+/// `run --fill PCT` before a one-second random-read job on `target` (the
+/// job's target options), results in `dir/out`.
+fn fill_run(dir: &std::path::Path, env: &[(&'static str, String)], pct: &str, target: &[&str]) -> Run {
+    let mut args = vec!["run", "--fill", pct, "--quiet", "--results-dir", "out", "--name", "r", "--rw", "randread"];
+    args.extend(target);
+    args.extend(["--runtime", "1", "--time_based", "1"]);
+    storbench_env(dir, env, &args)
+}
+
 #[test]
 fn a_fill_writes_its_share_and_reads_back_what_the_file_really_holds() {
     let d = scratch();
     let f = d.path().join("sparse.dat");
     std::fs::File::create(&f).unwrap().set_len(64 << 20).unwrap();
-    let r = storbench(
-        d.path(),
-        &[
-            "run",
-            "--fill",
-            "25%",
-            "--quiet",
-            "--results-dir",
-            "out",
-            "--name",
-            "r",
-            "--filename",
-            f.to_str().unwrap(),
-            "--allow_overwrite",
-            "1",
-            "--rw",
-            "randread",
-            "--runtime",
-            "1",
-            "--time_based",
-            "1",
-        ],
-    );
+    let r = fill_run(d.path(), &[], "25%", &["--filename", f.to_str().unwrap(), "--allow_overwrite", "1"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let res = run_result(&d.path().join("out"));
     let fill = res.jobs[0].fill.as_ref().expect("the fill job's result");
@@ -127,33 +114,7 @@ fn an_rbd_fill_is_checked_against_the_images_allocated_extents() {
     }
     let d = scratch();
     let img = format!("sbfill-{}", std::process::id());
-    let r = storbench(
-        d.path(),
-        &[
-            "run",
-            "--fill",
-            "0.5",
-            "--quiet",
-            "--results-dir",
-            "out",
-            "--name",
-            "r",
-            "--ioengine",
-            "rbd",
-            "--pool",
-            "rbd",
-            "--rbdname",
-            &img,
-            "--size",
-            "64m",
-            "--rw",
-            "randread",
-            "--runtime",
-            "1",
-            "--time_based",
-            "1",
-        ],
-    );
+    let r = fill_run(d.path(), &[], "0.5", &["--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--size", "64m"]);
     let du = std::process::Command::new("rbd").args(["du", "--format", "json", &format!("rbd/{img}")]).output().unwrap();
     let _ = std::process::Command::new("rbd").args(["rm", "--no-progress", &format!("rbd/{img}")]).output();
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -178,36 +139,11 @@ fn a_pool_fill_takes_its_share_of_the_capacity_and_the_pool_accounts_for_it() {
     let pool = doc["pools"].as_array().unwrap().iter().find(|p| p["name"] == "storbench").unwrap()["stats"].clone();
     let capacity = pool["stored"].as_u64().unwrap() + pool["max_avail"].as_u64().unwrap();
     let p = format!("sbfillp{}.", std::process::id());
-    let r = storbench(
+    let r = fill_run(
         d.path(),
-        &[
-            "run",
-            "--fill",
-            "1%",
-            "--quiet",
-            "--results-dir",
-            "out",
-            "--name",
-            "r",
-            "--ioengine",
-            "rados",
-            "--pool",
-            "storbench",
-            "--object_prefix",
-            &p,
-            "--objects",
-            "20",
-            "--object_size",
-            "4m",
-            "--rw",
-            "randread",
-            "--prefill",
-            "1",
-            "--runtime",
-            "1",
-            "--time_based",
-            "1",
-        ],
+        &[],
+        "1%",
+        &["--ioengine", "rados", "--pool", "storbench", "--object_prefix", &p, "--objects", "20", "--object_size", "4m", "--prefill", "1"],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let res = run_result(&d.path().join("out"));
@@ -228,35 +164,11 @@ fn a_bucket_fill_is_a_share_of_the_jobs_objects_and_the_bucket_accounts_for_it()
     let Some(env) = s3_env() else { return };
     let d = scratch();
     let bucket = format!("sbfillb{}", std::process::id());
-    let r = storbench_env(
+    let r = fill_run(
         d.path(),
         &env,
-        &[
-            "run",
-            "--fill",
-            "50%",
-            "--quiet",
-            "--results-dir",
-            "out",
-            "--name",
-            "r",
-            "--ioengine",
-            "s3",
-            "--bucket",
-            &bucket,
-            "--objects",
-            "40",
-            "--object_size",
-            "64k",
-            "--rw",
-            "randread",
-            "--prefill",
-            "1",
-            "--runtime",
-            "1",
-            "--time_based",
-            "1",
-        ],
+        "50%",
+        &["--ioengine", "s3", "--bucket", &bucket, "--objects", "40", "--object_size", "64k", "--prefill", "1"],
     );
     assert_eq!(r.code, 0, "{}", r.stderr);
     let fill = run_result(&d.path().join("out")).jobs[0].fill.clone().unwrap();

@@ -108,12 +108,18 @@ pub struct JobShare {
     pub targets: Targets,
 }
 
+/// A job issues on a schedule: a fixed rate, or a trace's recorded times
+/// (see [`JobShare::paced`]; the plan asks it before there is a share).
+pub fn paced(ops_per_sec: Option<f64>, spec: &JobSpec) -> bool {
+    ops_per_sec.is_some() || spec.replay.as_ref().is_some_and(|r| !r.no_stall)
+}
+
 impl JobShare {
     /// Operations are issued on a schedule (a fixed rate, or a trace's
     /// recorded times): latency counts from the scheduled start, and the
     /// service time (issue to completion) is kept apart.
     pub fn paced(&self) -> bool {
-        self.ops_per_sec.is_some() || self.spec.replay.as_ref().is_some_and(|r| !r.no_stall)
+        paced(self.ops_per_sec, &self.spec)
     }
 
     /// Size classes the job's results are kept apart for (weighted object sizes).

@@ -29,8 +29,7 @@ pub fn job_memory(job: &JobPlan) -> u64 {
         Some(o) => o.effective_mix(spec.read_percent()).len() as u64,
         None => 1 + u64::from(spec.writes() && spec.read_percent() > 0.0) + u64::from(spec.sync.is_some()),
     };
-    let paced = job.ops_per_sec.is_some() || job.spec.replay.as_ref().is_some_and(|r| !r.no_stall);
-    let services = if paced { 2 } else { 1 };
+    let services = if storbench_model::protocol::paced(job.ops_per_sec, &job.spec) { 2 } else { 1 };
     let histograms = HISTOGRAM_BYTES * HISTOGRAMS_PER_KIND * kinds * services;
     // The object model: one bit per key, and the size of each object when sizes vary.
     let model = spec.objects.as_ref().map_or(0, |o| o.count / 8 + if o.sizes.fixed().is_none() { o.count * 4 } else { 0 });

@@ -756,20 +756,21 @@ impl Worker {
                 self.below_min = v.fatal.clone();
             }
         }
-        if let Gen::Replay(r) = &mut self.gen {
-            r.gen.completed(c.slot);
-        }
-        if let Gen::Train(t) = &mut self.gen {
-            t.completed(now);
-        }
-        if let Gen::Objects(g) = &mut self.gen {
-            let settled = match outcome.result {
-                Ok(_) => Settled::Done,
-                Err(f) if f.kind == ErrorKind::NotFound => Settled::NotFound,
-                Err(f) if maybe_done(f) => Settled::Unknown,
-                Err(_) => Settled::Failed,
-            };
-            g.completed(op, s.file[i], settled);
+        // The generator learns how it ended (object state, replay order,
+        // the accelerator's timeline); block jobs need nothing.
+        match &mut self.gen {
+            Gen::Blocks(_) => {}
+            Gen::Replay(r) => r.gen.completed(c.slot),
+            Gen::Train(t) => t.completed(now),
+            Gen::Objects(g) => {
+                let settled = match outcome.result {
+                    Ok(_) => Settled::Done,
+                    Err(f) if f.kind == ErrorKind::NotFound => Settled::NotFound,
+                    Err(f) if maybe_done(f) => Settled::Unknown,
+                    Err(_) => Settled::Failed,
+                };
+                g.completed(op, s.file[i], settled);
+            }
         }
     }
 

@@ -78,8 +78,15 @@ impl RandomMap {
             self.next = 0;
             self.keys = [rng.next_u64(), rng.next_u64(), rng.next_u64(), rng.next_u64()];
         }
-        let mut x = self.next;
         self.next += 1;
+        self.at(self.next - 1)
+    }
+
+    /// The block at position `i` of this pass, without walking to it (the
+    /// same as the `i`-th [`RandomMap::next`] of the pass).
+    #[inline]
+    pub fn at(&self, i: u64) -> u64 {
+        let mut x = i;
         loop {
             x = self.feistel(x);
             if x < self.n {

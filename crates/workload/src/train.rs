@@ -12,6 +12,7 @@
 //! timeline is arithmetic on completion times, so a training run costs the
 //! client only its reads.
 
+use crate::dist::RandomMap;
 use crate::gen::{NextIo, Region};
 use crate::rng::Rng;
 use crate::spec::OpKind;
@@ -78,6 +79,11 @@ pub fn utilization(compute_ns: u64, accelerators: u32, runtime_ns: u64) -> f64 {
     }
 }
 
+/// An epoch's order of the dataset, the same on every accelerator.
+fn epoch_order(spec: &TrainSpec, epoch: u32) -> RandomMap {
+    RandomMap::new(spec.samples(), &mut Rng::new(0x7a11 ^ epoch as u64))
+}
+
 /// One accelerator's reads and its emulated compute.
 #[derive(Debug)]
 pub struct TrainGen {
@@ -86,9 +92,11 @@ pub struct TrainGen {
     rng: Rng,
     worker: u64,
     workers: u64,
-    /// This epoch's samples in the order they are read.
-    order: Vec<u64>,
-    pos: usize,
+    /// This epoch's order of the whole dataset (a keyed permutation, the
+    /// same on every accelerator; nothing materialised).
+    order: RandomMap,
+    /// Samples of its share this accelerator has taken this epoch.
+    pos: u64,
     epoch: u32,
     /// Samples per epoch this accelerator trains on (whole batches).
     per_epoch: u64,
@@ -105,13 +113,13 @@ impl TrainGen {
         let workers = workers.max(1) as u64;
         let share = spec.samples() / workers;
         let per_epoch = share - share % spec.batch.max(1) as u64;
-        let mut g = TrainGen {
+        TrainGen {
             spec: spec.clone(),
             region,
             rng: Rng::new(seed),
             worker: worker as u64,
             workers,
-            order: Vec::new(),
+            order: epoch_order(spec, 0),
             pos: 0,
             epoch: 0,
             per_epoch,
@@ -120,9 +128,7 @@ impl TrainGen {
             starts: VecDeque::new(),
             started: 0,
             tally: TrainTally::default(),
-        };
-        g.shuffle();
-        g
+        }
     }
 
     pub fn rng(&mut self) -> &mut Rng {
@@ -131,19 +137,6 @@ impl TrainGen {
 
     fn total(&self) -> u64 {
         self.per_epoch * self.spec.epochs as u64
-    }
-
-    /// DLIO's sharding: the dataset's samples, shuffled with the epoch's
-    /// seed (the same on every accelerator), dealt out in turn.
-    fn shuffle(&mut self) {
-        let n = self.spec.samples();
-        let mut all: Vec<u64> = (0..n).collect();
-        let mut r = Rng::new(0x7a11 ^ self.epoch as u64);
-        for i in (1..all.len()).rev() {
-            all.swap(i, r.below(i as u64 + 1) as usize);
-        }
-        self.order = all.into_iter().skip(self.worker as usize).step_by(self.workers as usize).take(self.per_epoch as usize).collect();
-        self.pos = 0;
     }
 
     /// Batches whose compute has begun by `now`.
@@ -199,11 +192,13 @@ impl Iterator for TrainGen {
         if self.issued >= self.total() {
             return None;
         }
-        if self.pos >= self.order.len() {
+        if self.pos >= self.per_epoch {
             self.epoch += 1;
-            self.shuffle();
+            self.order = epoch_order(&self.spec, self.epoch);
+            self.pos = 0;
         }
-        let sample = self.order[self.pos];
+        // DLIO's sharding: the epoch's shuffled dataset dealt out in turn.
+        let sample = self.order.at(self.worker + self.pos * self.workers);
         self.pos += 1;
         self.issued += 1;
         let spf = self.spec.samples_per_file.max(1);

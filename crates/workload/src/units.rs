@@ -167,9 +167,50 @@ pub fn utc_fields(secs: u64) -> (i64, u64, u64, u64, u64, u64) {
     (year, month, day, rem / 3600, rem % 3600 / 60, rem % 60)
 }
 
+/// Days since 1970-01-01 of a proleptic Gregorian date: the inverse of
+/// [`utc_fields`]' day arithmetic (Howard Hinnant's algorithm).
+pub fn days_from_civil(y: i64, m: u64, d: u64) -> u64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m as i64 + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    (era * 146_097 + doe - 719_468).max(0) as u64
+}
+
+/// Percent-decoding (`%20` -> space), as URIs and logs quote names; `None`
+/// if an escape is malformed or the bytes are not UTF-8.
+pub fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn days_and_dates_round_trip() {
+        for secs in [0u64, 86_399, 951_782_400, 1_549_411_238, 4_102_444_800] {
+            let (y, m, d, ..) = utc_fields(secs);
+            assert_eq!(days_from_civil(y, m, d), secs / 86_400, "{secs}");
+        }
+        assert_eq!(percent_decode("a%20b%2Fc"), Some("a b/c".into()));
+        assert_eq!(percent_decode("bad%2"), None);
+    }
 
     #[test]
     fn sizes_parse_like_fio() {

@@ -50,7 +50,7 @@ pub fn parse(uri: &str) -> Result<NbdUri, String> {
         Some(i) => (&rest[..i], &rest[i + 1..]),
         None => (rest, ""),
     };
-    let export = decode(path).ok_or_else(|| bad("the export name has a bad %-escape"))?;
+    let export = storbench_workload::units::percent_decode(path).ok_or_else(|| bad("the export name has a bad %-escape"))?;
     let socket = socket_param(query).map_err(|e| bad(&e))?;
     match scheme {
         "nbd" => {
@@ -105,7 +105,9 @@ fn socket_param(query: Option<&str>) -> Result<Option<String>, String> {
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         match k {
-            "socket" if !v.is_empty() => socket = Some(decode(v).ok_or("the socket path has a bad %-escape")?),
+            "socket" if !v.is_empty() => {
+                socket = Some(storbench_workload::units::percent_decode(v).ok_or("the socket path has a bad %-escape")?)
+            }
             "socket" => return Err("socket= is empty".into()),
             _ => return Err(format!("query parameter '{k}' is not supported (only socket=)")),
         }
@@ -135,24 +137,6 @@ fn host_port(authority: &str) -> Result<(String, u16), String> {
         Some(p) => p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("'{p}' is not a port number"))?,
     };
     Ok((host.to_string(), port))
-}
-
-/// Percent-decoding (export names may hold any byte); None if malformed.
-fn decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 #[cfg(test)]

@@ -78,7 +78,7 @@ pub fn parse(text: &str) -> Result<Trace, String> {
     for r in &mut records {
         r.t_ns -= t0;
     }
-    Ok(Trace { format: Format::Blkparse, files: names.names, records, skipped })
+    Ok(Trace { format: Format::Blkparse, files: names.names, records, skipped, split: Default::default() })
 }
 
 /// The operation of an RWBS field, and whether it moves a sector range.
@@ -100,8 +100,7 @@ fn op_of(rwbs: &str) -> Option<(OpKind, bool)> {
 /// "12.000345678" as ns.
 fn nanos(s: &str) -> Option<u64> {
     let (secs, frac) = s.split_once('.')?;
-    let frac = format!("{frac:0<9}");
-    Some(secs.parse::<u64>().ok()? * 1_000_000_000 + frac.get(..9)?.parse::<u64>().ok()?)
+    Some(secs.parse::<u64>().ok()?.checked_mul(1_000_000_000)? + super::fraction_ns(frac)?)
 }
 
 #[cfg(test)]

@@ -68,7 +68,7 @@ pub fn parse(text: &str, format: Format) -> Result<Trace, String> {
         push_block(&mut records, r, len, line)?;
     }
     check_order(&records)?;
-    Ok(Trace { format, files: names.names, records, skipped })
+    Ok(Trace { format, files: names.names, records, skipped, split: Default::default() })
 }
 
 /// Replay keeps the recorded order; a log whose times go backwards was

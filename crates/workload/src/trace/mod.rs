@@ -120,6 +120,9 @@ pub struct Trace {
     /// Lines that hold no operation storbench replays (file actions,
     /// blkparse events other than queueing, failed requests...).
     pub skipped: u64,
+    /// The last split between workers (see `replay::shares`): computed by
+    /// the first worker, taken by the others.
+    pub(crate) split: replay::SplitCache,
 }
 
 /// What a trace does, for sizing a job and describing it.
@@ -197,6 +200,16 @@ impl Trace {
         s.duration_ns = self.records.last().map_or(0, |r| r.t_ns);
         s
     }
+}
+
+/// The digits after a decimal point of seconds, as ns ("5" is 500 ms;
+/// digits past the ninth are dropped).
+pub(crate) fn fraction_ns(digits: &str) -> Option<u64> {
+    if !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let d = &digits[..digits.len().min(9)];
+    Some(d.parse::<u64>().unwrap_or(0) * 10u64.pow(9 - d.len() as u32))
 }
 
 /// Names seen in a trace, numbered in order of first use.

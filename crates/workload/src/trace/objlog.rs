@@ -12,6 +12,7 @@
 
 use super::{length, FileNames, Format, Record, Trace};
 use crate::spec::OpKind;
+use crate::units::days_from_civil;
 
 /// One request, before times are made relative.
 struct Request {
@@ -45,7 +46,7 @@ fn trace(format: Format, mut reqs: Vec<Request>, skipped: u64) -> Result<Trace, 
             object_size: r.size,
         });
     }
-    Ok(Trace { format, files: names.names, records, skipped })
+    Ok(Trace { format, files: names.names, records, skipped, split: Default::default() })
 }
 
 /// The operation of a request on `key` (None: on a bucket or container).
@@ -215,25 +216,9 @@ fn swift_request(f: &[&str]) -> Result<Option<Request>, String> {
     Ok(Some(Request { start_ns: (start * 1e9) as u64, op, key: key_of(op, container, object), len, whole, size: 0 }))
 }
 
-/// proxy-logging quotes paths (%2F, %3F...).
+/// proxy-logging quotes paths (%2F, %3F...); a malformed escape is kept as written.
 fn unquote(s: &str) -> String {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let hex = |c: u8| (c as char).to_digit(16);
-        match (b[i], b.get(i + 1).and_then(|c| hex(*c)), b.get(i + 2).and_then(|c| hex(*c))) {
-            (b'%', Some(h), Some(l)) => {
-                out.push((h * 16 + l) as u8);
-                i += 3;
-            }
-            (c, _, _) => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    crate::units::percent_decode(s).unwrap_or_else(|| s.to_string())
 }
 
 // ---- S3 server access log (AWS) ----
@@ -362,21 +347,9 @@ fn rfc3339_ns(s: &str) -> Option<u64> {
     let d: Vec<u64> = date.split('-').map(|x| x.parse().ok()).collect::<Option<_>>()?;
     let (hms, frac) = time.split_once('.').unwrap_or((time, "0"));
     let t: Vec<u64> = hms.split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
-    let frac = format!("{:0<9}", frac.get(..frac.len().min(9))?);
     let days = days_from_civil(*d.first()? as i64, *d.get(1)?, *d.get(2)?);
     let secs = days * 86_400 + t.first()? * 3600 + t.get(1)? * 60 + t.get(2)?;
-    Some(secs * 1_000_000_000 + frac.parse::<u64>().ok()?)
-}
-
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(y: i64, m: u64, d: u64) -> u64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m as i64 + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d as i64 - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    (era * 146_097 + doe - 719_468).max(0) as u64
+    Some(secs * 1_000_000_000 + super::fraction_ns(frac)?)
 }
 
 #[cfg(test)]

@@ -36,7 +36,9 @@ impl Busy {
 pub struct ReplayGen {
     trace: Arc<Trace>,
     spec: ReplaySpec,
-    mine: Vec<u32>,
+    /// Every worker's records (shared), and which are this one's.
+    shares: Arc<Vec<Vec<u32>>>,
+    worker: usize,
     pos: usize,
     region: Region,
     /// What each slot has in flight (ordering is kept against these).
@@ -54,11 +56,12 @@ pub struct ReplayGen {
 impl ReplayGen {
     /// `worker` of `workers` (job-wide), with `slots` operations in flight.
     pub fn new(trace: Arc<Trace>, spec: &ReplaySpec, region: Region, worker: u32, workers: u32, slots: u32) -> ReplayGen {
-        let mine = share_of(&trace, spec, &region, worker, workers.max(1));
+        let shares = shares(&trace, spec, &region, workers.max(1));
         let mut g = ReplayGen {
             trace,
             spec: spec.clone(),
-            mine,
+            shares,
+            worker: worker as usize,
             pos: 0,
             region,
             busy: vec![None; slots as usize],
@@ -77,7 +80,7 @@ impl ReplayGen {
     #[inline]
     pub fn due(&self) -> Option<u64> {
         self.next.as_ref()?;
-        let r = &self.trace.records[self.mine[self.pos] as usize];
+        let r = &self.trace.records[self.mine()[self.pos] as usize];
         Some(if self.spec.no_stall { 0 } else { (r.t_ns as f64 / self.spec.speed) as u64 })
     }
 
@@ -91,6 +94,10 @@ impl ReplayGen {
     pub fn blocked(&self) -> bool {
         let Some((_, Some(b))) = &self.next else { return false };
         self.busy.iter().flatten().any(|x| x.conflicts(b))
+    }
+
+    fn mine(&self) -> &[u32] {
+        &self.shares[self.worker]
     }
 
     /// A sync that was taken last asked for fdatasync.
@@ -108,7 +115,7 @@ impl ReplayGen {
 
     /// Records of this worker's share not yet issued.
     pub fn left(&self) -> usize {
-        self.mine.len() - self.pos
+        self.mine().len() - self.pos
     }
 
     /// Objects the share reads, stats or deletes before the trace writes
@@ -123,7 +130,7 @@ impl ReplayGen {
         // Per key: None once the trace writes it first, else its size so far
         // and whether the trace has written it since.
         let mut keys: std::collections::HashMap<u32, Option<(u64, bool)>> = std::collections::HashMap::new();
-        for &i in &self.mine {
+        for &i in self.mine() {
             let r = &self.trace.records[i as usize];
             if r.op == OpKind::List {
                 continue;
@@ -159,7 +166,7 @@ impl ReplayGen {
     /// Every object key of the share (what cleanup removes).
     pub fn keys(&self) -> Vec<u32> {
         let mut keys: Vec<u32> =
-            self.mine.iter().map(|&i| &self.trace.records[i as usize]).filter(|r| r.op != OpKind::List).map(|r| r.file).collect();
+            self.mine().iter().map(|&i| &self.trace.records[i as usize]).filter(|r| r.op != OpKind::List).map(|r| r.file).collect();
         keys.sort_unstable();
         keys.dedup();
         keys
@@ -167,7 +174,8 @@ impl ReplayGen {
 
     fn load(&mut self) {
         let objects = self.trace.format.objects();
-        self.next = self.mine.get(self.pos).map(|&i| {
+        let at = self.mine().get(self.pos).copied();
+        self.next = at.map(|i| {
             let r = self.trace.records[i as usize];
             self.next_data_only = r.data_only;
             let io = match objects {
@@ -269,13 +277,34 @@ impl Groups {
     }
 }
 
-/// Indexes of the records `worker` issues. A sync goes to the worker of the
-/// last operation on its file before it (it flushes that worker's writes;
-/// the other workers' writes to the file since are not flushed by it, which
-/// only matters with numjobs > 1 on a shared target).
-fn share_of(trace: &Trace, spec: &ReplaySpec, region: &Region, worker: u32, workers: u32) -> Vec<u32> {
+/// What a split was made for: workers, and how records are placed.
+type SplitKey = (u32, u32, u64, u64, u64);
+
+/// The last split of a trace, kept beside it.
+pub(crate) type SplitCache = std::sync::Mutex<Option<(SplitKey, Arc<Vec<Vec<u32>>>)>>;
+
+/// Every worker's records, worked out once per trace (grouping reads the
+/// whole trace; each worker doing it again would cost workers x records).
+fn shares(trace: &Trace, spec: &ReplaySpec, region: &Region, workers: u32) -> Arc<Vec<Vec<u32>>> {
+    let key = (workers, region.files, region.len, spec.scale, spec.align);
+    let mut cache = trace.split.lock().unwrap_or_else(|e| e.into_inner());
+    match cache.as_ref() {
+        Some((k, s)) if *k == key => s.clone(),
+        _ => {
+            let s = Arc::new(split(trace, spec, region, workers));
+            *cache = Some((key, s.clone()));
+            s
+        }
+    }
+}
+
+/// The records of each of `workers`, in the recorded order. A sync goes to
+/// the worker of the last operation on its file before it (it flushes that
+/// worker's writes; the other workers' writes to the file since are not
+/// flushed by it, which only matters with numjobs > 1 on a shared target).
+fn split(trace: &Trace, spec: &ReplaySpec, region: &Region, workers: u32) -> Vec<Vec<u32>> {
     if workers == 1 {
-        return (0..trace.records.len() as u32).collect();
+        return vec![(0..trace.records.len() as u32).collect()];
     }
     let chunks = |r: &super::Record| {
         let (file, offset, _) = place(spec, region, r.file, r.offset, r.len);
@@ -289,7 +318,7 @@ fn share_of(trace: &Trace, spec: &ReplaySpec, region: &Region, worker: u32, work
         }
     }
     let mut last_owner = vec![0u32; trace.files.len()];
-    let mut mine = Vec::with_capacity(trace.records.len() / workers as usize + 1);
+    let mut shares = vec![Vec::with_capacity(trace.records.len() / workers as usize + 1); workers as usize];
     let objects = trace.format.objects();
     for (i, r) in trace.records.iter().enumerate() {
         let owner = match r.op {
@@ -305,16 +334,18 @@ fn share_of(trace: &Trace, spec: &ReplaySpec, region: &Region, worker: u32, work
                 o
             }
         };
-        if owner == worker {
-            mine.push(i as u32);
-        }
+        shares[owner as usize].push(i as u32);
     }
-    mine
+    shares
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn share_of(trace: &Trace, spec: &ReplaySpec, region: &Region, worker: u32, workers: u32) -> Vec<u32> {
+        split(trace, spec, region, workers).swap_remove(worker as usize)
+    }
 
     fn trace(text: &str) -> Arc<Trace> {
         Arc::new(Trace::parse(text).unwrap())
