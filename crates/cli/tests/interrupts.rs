@@ -75,8 +75,9 @@ fn a_file_layout_stops_at_once_and_removes_the_file_it_began() {
     let _t = turn();
     let d = scratch();
     let file = d.path().join("big");
+    let size = layout_size(d.path());
     let mut child = Command::new(bin())
-        .args(["run", "--name", "l", "--filename", file.to_str().unwrap(), "--size", "8g", "--rw", "read", "--runtime", "5"])
+        .args(["run", "--name", "l", "--filename", file.to_str().unwrap(), "--size", &size, "--rw", "read", "--runtime", "5"])
         .args(["--results-dir", "out", "--quiet"])
         .current_dir(d.path())
         .stdout(std::process::Stdio::piped())
@@ -85,7 +86,11 @@ fn a_file_layout_stops_at_once_and_removes_the_file_it_began() {
         .unwrap();
     let begun = Instant::now();
     while std::fs::metadata(&file).map(|m| m.len() < 64 << 20).unwrap_or(true) {
-        assert!(begun.elapsed() < Duration::from_secs(60), "the layout never began");
+        if let Some(status) = child.try_wait().unwrap() {
+            let stderr = std::io::read_to_string(child.stderr.take().unwrap()).unwrap();
+            panic!("the run ended ({status}) before its {size} layout reached 64 MiB: {stderr}");
+        }
+        assert!(begun.elapsed() < Duration::from_secs(60), "the {size} layout never reached 64 MiB in 60 s");
         std::thread::sleep(Duration::from_millis(20));
     }
     let sent = Instant::now();
@@ -100,6 +105,19 @@ fn a_file_layout_stops_at_once_and_removes_the_file_it_began() {
     assert!(stderr.contains("interrupted while laying it out"), "{stderr}");
     assert!(!file.exists(), "the file it began is removed");
     assert!(!d.path().join("out").exists(), "nothing was measured: no results directory");
+}
+
+/// A layout big enough to be caught in the middle (8 GiB at most), yet half
+/// the free space at most: the run refuses a layout its file system cannot
+/// hold, and a machine running the test clusters may have little to spare.
+fn layout_size(dir: &Path) -> String {
+    let c = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+    // SAFETY: statvfs fills the zeroed struct we pass for a valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0, "statvfs {}", dir.display());
+    let free_mib = st.f_bavail as u64 * st.f_frsize as u64 >> 20;
+    assert!(free_mib >= 1024, "{} has {free_mib} MiB free; the layout test needs at least 1 GiB", dir.display());
+    format!("{}m", (free_mib / 2).min(8 << 10))
 }
 
 #[test]
