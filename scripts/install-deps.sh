@@ -6,7 +6,8 @@
 # system calls fio's sync and end_fsync must make), chromium (the HTML
 # report opened headless), openssh-server and iproute2 (fleet agents
 # launched over SSH into network namespaces), nbdkit and qemu-utils
-# (qemu-nbd: the NBD servers the nbd engine's tests and benchmark start).
+# (qemu-nbd: the NBD servers the nbd engine's tests and benchmark start),
+# fonts-dejavu-core (the text of `report --charts` PNG files).
 # Idempotent: installs only what is missing.
 set -euo pipefail
 
@@ -22,6 +23,7 @@ command -v chromium >/dev/null || need+=(chromium)
 command -v ip >/dev/null || need+=(iproute2)
 command -v nbdkit >/dev/null || need+=(nbdkit)
 command -v qemu-nbd >/dev/null || need+=(qemu-utils)
+[ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -537,7 +537,7 @@ pub struct ReportArgs {
     /// The HTML file (default: DIR/report.html, or report.html for a comparison)
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Also write every chart as an SVG file in this directory
+    /// Also write every chart as SVG and PNG files in this directory
     #[arg(long, value_name = "DIR")]
     pub charts: Option<PathBuf>,
 }

@@ -93,12 +93,28 @@ fn a_run_report_opens_with_every_chart_drawn() {
     let mut args = vec!["run", "--quiet", "--results-dir", "r", "--runtime", "4", "--rw", "randrw", "--iodepth", "8"];
     args.extend(SIM);
     sb(d.path(), &args);
-    sb(d.path(), &["report", "r", "--charts", "svg"]);
+    sb(d.path(), &["report", "r", "--charts", "charts"]);
     let ids = check(&d.path().join("r/report.html"), d.path(), &["s-iops", "s-mibs", "s-latency", "s-spectrum", "s-heatmap"]);
-    let svgs = listing(&d.path().join("svg"));
-    assert_eq!(svgs.len(), ids.len(), "every chart as a file too: {svgs:?}");
+    let files = listing(&d.path().join("charts"));
+    assert_eq!(files.len(), 2 * ids.len(), "every chart as SVG and PNG files too: {files:?}");
+    for id in &ids {
+        let png = std::fs::read(d.path().join(format!("charts/{id}.png"))).unwrap();
+        assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{id}.png drawn ({} bytes)", png.len());
+        assert!(d.path().join(format!("charts/{id}.svg")).exists());
+    }
     let html = std::fs::read_to_string(d.path().join("r/report.html")).unwrap();
     assert!(html.contains("id=\"summary\"") && html.contains("id=\"provenance\"") && html.contains("storbench run"));
+
+    // Objects of three sizes: the per-size-class table and its charts.
+    let o = ["--objects", "500", "--object_size", "4k/40:64k/30:1m/30", "--object_ops", "read:60,create:20,delete:20", "--prefill", "1"];
+    let mut args = vec!["run", "--quiet", "--results-dir", "o", "--runtime", "2", "--iodepth", "4"];
+    args.extend(o);
+    args.extend(SIM);
+    sb(d.path(), &args);
+    sb(d.path(), &["report", "o"]);
+    check(&d.path().join("o/report.html"), d.path(), &["s-size-latency", "s-size-mibs"]);
+    let html = std::fs::read_to_string(d.path().join("o/report.html")).unwrap();
+    assert!(html.contains("id=\"classes-s\"") && html.contains("64KiB"), "the size class table");
 }
 
 #[test]
@@ -108,20 +124,26 @@ fn sweep_slo_and_comparison_reports_open_with_their_charts() {
     }
     let d = scratch();
     let mut sweep =
-        vec!["sweep", "--quiet", "--results-dir", "sw", "--runtime", "1", "--sweep", "numjobs=1,2", "--sweep", "iodepth=1..16x2"];
+        vec!["sweep", "--quiet", "--results-dir", "sw", "--runtime", "1", "--sweep", "numjobs=1,2,3", "--sweep", "iodepth=1..16x2"];
     sweep.extend(SIM);
     sb(d.path(), &sweep);
     sb(d.path(), &["report", "sw"]);
     let html = std::fs::read_to_string(d.path().join("sw/report.html")).unwrap();
     assert!(html.contains("knee"), "the knee is named");
-    check(&d.path().join("sw/report.html"), d.path(), &["sweep-hockey", "sweep-iops", "sweep-grid-iops", "sweep-grid-p99"]);
+    // Three values a dimension: a surface besides the grids; the first
+    // run's own timelines (a small sweep shows every run's).
+    let must = ["sweep-hockey", "sweep-iops", "sweep-grid-iops", "sweep-grid-p99", "sweep-surface-iops", "001_numjobs-1_iodepth-1-s-iops"];
+    let ids = check(&d.path().join("sw/report.html"), d.path(), &must);
+    assert!(ids.iter().any(|i| i.ends_with("-s-latency")), "{ids:?}");
 
     let mut slo =
         vec!["slo", "--quiet", "--results-dir", "slo", "--latency", "p50=3ms", "--probe-time", "1", "--max-probes", "5", "--iodepth", "32"];
     slo.extend(SIM);
     sb(d.path(), &slo);
     sb(d.path(), &["report", "slo"]);
-    check(&d.path().join("slo/report.html"), d.path(), &["slo-probes"]);
+    let ids = check(&d.path().join("slo/report.html"), d.path(), &["slo-probes"]);
+    let html = std::fs::read_to_string(d.path().join("slo/report.html")).unwrap();
+    assert!(html.contains("(the answer)") && ids.iter().any(|i| i.ends_with("-s-iops")), "the answer's timelines: {ids:?}");
 
     for (dir, extra) in [("a", vec![]), ("b", vec!["--rate_iops", "800"])] {
         let mut a = vec!["run", "--quiet", "--results-dir", dir, "--runtime", "4", "--iodepth", "4"];

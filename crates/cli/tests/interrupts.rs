@@ -115,7 +115,7 @@ fn layout_size(dir: &Path) -> String {
     // SAFETY: statvfs fills the zeroed struct we pass for a valid C string.
     let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
     assert_eq!(unsafe { libc::statvfs(c.as_ptr(), &mut st) }, 0, "statvfs {}", dir.display());
-    let free_mib = st.f_bavail as u64 * st.f_frsize as u64 >> 20;
+    let free_mib = (st.f_bavail as u64 * st.f_frsize as u64) >> 20;
     assert!(free_mib >= 1024, "{} has {free_mib} MiB free; the layout test needs at least 1 GiB", dir.display());
     format!("{}m", (free_mib / 2).min(8 << 10))
 }

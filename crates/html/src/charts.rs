@@ -61,11 +61,18 @@ fn fail<E: std::fmt::Debug>(e: E) -> Fail {
     format!("{e:?}")
 }
 
+/// A surface needs more height than a line chart to read.
+pub const SURFACE_HEIGHT: u32 = 420;
+
 /// Draw into a new SVG string.
 fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), Fail>) -> Result<String, Fail> {
+    svg_sized((WIDTH, HEIGHT), draw)
+}
+
+fn svg_sized(size: (u32, u32), draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), Fail>) -> Result<String, Fail> {
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (WIDTH, HEIGHT)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, size).into_drawing_area();
         root.fill(&WHITE).map_err(fail)?;
         draw(&root)?;
         root.present().map_err(fail)?;
@@ -291,6 +298,95 @@ pub fn grid(g: &Grid) -> Result<String, Fail> {
     })
 }
 
+/// A two-dimensional sweep as a surface: the grid's cells as heights over
+/// the plane of the two dimensions (by the position of their values),
+/// coloured as the grid colours them. Where a point is missing (skipped past
+/// a knee) the quads around it are left out rather than drawn at zero.
+pub fn surface(g: &Grid) -> Result<String, Fail> {
+    let vals: Vec<f64> = g.cells.iter().flatten().flatten().copied().collect();
+    if vals.is_empty() {
+        return Err("no data".into());
+    }
+    let (lo, hi) = vals.iter().fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
+    let top = if hi > 0.0 { hi * 1.05 } else { 1.0 };
+    let (nx, ny) = (g.x_values.len(), g.y_values.len());
+    let at = |x: usize, y: usize| g.cells.get(y).and_then(|r| r.get(x)).copied().flatten();
+    let mut quads: Vec<[(f64, f64, f64); 4]> = Vec::new();
+    for y in 0..ny.saturating_sub(1) {
+        for x in 0..nx.saturating_sub(1) {
+            let corners = [(x, y), (x + 1, y), (x + 1, y + 1), (x, y + 1)];
+            if let [Some(a), Some(b), Some(c), Some(d)] = corners.map(|(x, y)| at(x, y)) {
+                let [p, q, r, t] = corners.map(|(x, y)| (x as f64, 0.0, y as f64));
+                quads.push([(p.0, a, p.2), (q.0, b, q.2), (r.0, c, r.2), (t.0, d, t.2)]);
+            }
+        }
+    }
+    if quads.is_empty() {
+        return Err("no two neighbouring rows and columns with figures".into());
+    }
+    svg_sized((WIDTH, SURFACE_HEIGHT), |root| {
+        let caption = format!("{} by {} (to the left) and {} (to the right)", g.title, g.x_desc, g.y_desc);
+        let mut chart = ChartBuilder::on(root)
+            .caption(caption, ("sans-serif", 15))
+            .margin(10)
+            .build_cartesian_3d(0.0..(nx - 1) as f64, 0.0..top, 0.0..(ny - 1) as f64)
+            .map_err(fail)?;
+        // Seen from beyond the last values, so the first values of both
+        // dimensions (the low corner) are nearest and nothing hides them.
+        chart.with_projection(|mut pb| {
+            pb.yaw = 0.6 + std::f64::consts::PI;
+            pb.pitch = 0.3;
+            pb.scale = 0.85;
+            pb.into_matrix()
+        });
+        let label = |values: &[String], v: f64| {
+            let i = v.round();
+            if (v - i).abs() < 0.01 && i >= 0.0 {
+                values.get(i as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
+        };
+        let xl = |v: &f64| label(g.x_values, *v);
+        let zl = |v: &f64| label(g.y_values, *v);
+        let yl = |v: &f64| (g.fmt)(*v);
+        chart
+            .configure_axes()
+            .light_grid_style(BLACK.mix(0.1))
+            .max_light_lines(2)
+            .x_labels(nx)
+            .z_labels(ny)
+            .y_labels(5)
+            .x_formatter(&xl)
+            .z_formatter(&zl)
+            .y_formatter(&yl)
+            .draw()
+            .map_err(fail)?;
+        // Painter's order: the quads farthest from the viewer first.
+        let coord = chart.as_coord_spec();
+        let depth = |q: &[(f64, f64, f64); 4]| {
+            let (x, y, z) = q.iter().fold((0.0, 0.0, 0.0), |a, p| (a.0 + p.0 / 4.0, a.1 + p.1 / 4.0, a.2 + p.2 / 4.0));
+            coord.projected_depth(&x, &y, &z)
+        };
+        quads.sort_by_key(depth);
+        let shade = |v: f64| {
+            let mut share = if hi > lo { (v - lo) / (hi - lo) } else { 1.0 };
+            if !g.higher_is_better {
+                share = 1.0 - share;
+            }
+            RGBColor((230.0 - 200.0 * share) as u8, (240.0 - 150.0 * share) as u8, (250.0 - 80.0 * share) as u8)
+        };
+        for q in &quads {
+            let c = shade(q.iter().map(|p| p.1).sum::<f64>() / 4.0);
+            chart.draw_series([Polygon::new(q.to_vec(), c.filled())]).map_err(fail)?;
+            chart
+                .draw_series([PathElement::new([q[0], q[1], q[2], q[3], q[0]].to_vec(), RGBColor(60, 60, 60).stroke_width(1))])
+                .map_err(fail)?;
+        }
+        Ok(())
+    })
+}
+
 /// The x position of percentile `p` on a "nines" axis: p50 -> 0.3, p90 ->
 /// 1, p99 -> 2, p99.9 -> 3.
 pub fn nines(p: f64) -> f64 {
@@ -319,6 +415,35 @@ mod tests {
             (nines_label(1.0), nines_label(2.0), nines_label(3.0), nines_label(2.5)),
             ("p90".into(), "p99".into(), "p99.9".into(), String::new())
         );
+    }
+
+    #[test]
+    fn a_surface_leaves_out_the_quads_around_a_missing_point() {
+        let values: Vec<String> = ["1", "2", "3"].map(String::from).into();
+        let xs: Vec<String> = ["1", "2", "4", "8"].map(String::from).into();
+        let full: Vec<Vec<Option<f64>>> = (0..3).map(|y| (0..4).map(|x| Some((x * y) as f64 + 1.0)).collect()).collect();
+        let fmt = |v: f64| format!("{v}");
+        let g = Grid {
+            title: "IOPS",
+            x_desc: "iodepth",
+            x_values: &xs,
+            y_desc: "numjobs",
+            y_values: &values,
+            cells: &full,
+            fmt: &fmt,
+            higher_is_better: true,
+        };
+        let polygons = |svg: &str| svg.matches("<polygon").count();
+        let all = surface(&g).unwrap();
+        let mut holed = full.clone();
+        holed[1][1] = None;
+        let some = surface(&Grid { cells: &holed, ..g }).unwrap();
+        // Six quads in a 4 x 3 grid; an inner point touches four of them.
+        assert_eq!(polygons(&all) - polygons(&some), 4, "{} vs {}", polygons(&all), polygons(&some));
+        assert!(all.contains("iodepth") && all.contains("numjobs"));
+        let mut lone = vec![vec![None; 4]; 3];
+        lone[0][0] = Some(5.0);
+        assert!(surface(&Grid { cells: &lone, ..g }).is_err(), "one point is no surface");
     }
 
     #[test]

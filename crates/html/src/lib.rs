@@ -7,6 +7,7 @@
 pub mod charts;
 mod compare;
 mod page;
+pub mod raster;
 mod run;
 mod slo;
 mod sweep;
@@ -83,4 +84,36 @@ fn provenance(page: &mut page::Page, run: &RunResult, what: &str) {
         vec!["jobs".into(), run.jobs.iter().map(|j| format!("{}: {}", j.name, j.description)).collect::<Vec<_>>().join("; ")],
     ];
     page.table("provenance", &["".into(), "value".into()], &rows, 2);
+}
+
+/// The per-second IOPS and latency of chosen runs of a sweep or search
+/// (`picked`: each run's directory name and why it was chosen), so the
+/// points a reader asks about (the knee, the answer) can be looked into
+/// without opening each run's own report. Runs not found are left out.
+fn point_timelines(page: &mut page::Page, runs: &RunSet, picked: &[(String, String)]) -> Vec<Chart> {
+    let mut out = Vec::new();
+    let named = |dir: &str| runs.runs.iter().find(|r| r.dir.as_ref().and_then(|d| d.file_name()).is_some_and(|n| n == dir));
+    let found: Vec<_> = picked.iter().filter_map(|(dir, why)| named(dir).map(|r| (dir, why, r))).collect();
+    if found.is_empty() {
+        return out;
+    }
+    page.h2("Timelines of chosen points");
+    for (dir, why, run) in found {
+        page.h3(&format!("{dir} ({why})"));
+        for j in &run.result.jobs {
+            let tag = format!("{dir}-");
+            let charts: Vec<Chart> = run::job_charts(j, &tag)
+                .into_iter()
+                .filter(|c| (c.name.ends_with("-iops") || c.name.ends_with("-latency")) && c.svg.is_ok())
+                .collect();
+            if charts.is_empty() {
+                page.para(&format!("job {}: no whole second was measured (a timeline needs runs of a second or more)", j.name), "notes");
+            }
+            for c in charts {
+                page.chart(&c);
+                out.push(c);
+            }
+        }
+    }
+    out
 }

@@ -21,7 +21,10 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
             page.chart(&c);
             all.push(c);
         }
-        size_classes(&mut page, j);
+        for c in size_classes(&mut page, j) {
+            page.chart(&c);
+            all.push(c);
+        }
         steady_state(&mut page, j);
         verification(&mut page, j);
         replay_and_training(&mut page, j);
@@ -76,9 +79,11 @@ fn op_row(job: &str, o: &OpResult) -> Vec<String> {
     r
 }
 
-fn size_classes(page: &mut Page, j: &JobResult) {
+/// The per-size-class table, and with two classes or more the latency and
+/// throughput of each operation by size (what ssbench's size tiers show).
+fn size_classes(page: &mut Page, j: &JobResult) -> Vec<Chart> {
     if j.size_classes.is_empty() {
-        return;
+        return Vec::new();
     }
     page.h3(&format!("{}: per object size class", j.name));
     let mut head: Vec<String> = ["size", "op", "IOPS", "MiB/s"].map(String::from).into();
@@ -87,6 +92,58 @@ fn size_classes(page: &mut Page, j: &JobResult) {
     let rows: Vec<Vec<String>> =
         j.size_classes.iter().flat_map(|c| c.ops.iter().map(move |o| op_row(&storbench_workload::units::format_size(c.size), o))).collect();
     page.table(&format!("classes-{}", slug(&j.name)), &head, &rows, 2);
+    if j.size_classes.len() < 2 {
+        return Vec::new();
+    }
+    size_class_charts(j)
+}
+
+fn size_class_charts(j: &JobResult) -> Vec<Chart> {
+    let sizes: Vec<String> = j.size_classes.iter().map(|c| storbench_workload::units::format_size(c.size)).collect();
+    let label =
+        |x: f64| if (x - x.round()).abs() < 0.01 { sizes.get(x.round() as usize).cloned().unwrap_or_default() } else { String::new() };
+    let by_class = |f: &dyn Fn(&OpResult) -> f64, what: &str| -> Vec<Series> {
+        j.ops
+            .iter()
+            .map(|o| Series {
+                label: format!("{}{what}", o.op.name()),
+                points: (j.size_classes.iter().enumerate())
+                    .filter_map(|(i, c)| c.ops.iter().find(|x| x.op == o.op && x.ios > 0).map(|x| (i as f64, f(x))))
+                    .collect(),
+            })
+            .filter(|s| !s.points.is_empty())
+            .collect()
+    };
+    let mut latency = by_class(&|o| o.latency.at(50.0) as f64, " p50");
+    latency.extend(by_class(&|o| o.latency.at(99.0) as f64, " p99"));
+    let mib = by_class(&|o| o.bytes_per_sec / 1048576.0, "");
+    let chart = |title: &str, y: &str, s: &[Series], log: bool, f: &dyn Fn(f64) -> String| {
+        charts::lines(&Lines {
+            title,
+            x_desc: "object size",
+            y_desc: y,
+            series: s,
+            log_y: log,
+            y_fmt: f,
+            x_fmt: Some(&label),
+            marks: &[],
+            rule: None,
+            points: true,
+        })
+    };
+    let id = |what: &str| slug(&format!("{}-size-{what}", j.name));
+    vec![
+        Chart {
+            name: id("latency"),
+            title: format!("{}: p50 and p99 latency by object size", j.name),
+            svg: chart("latency by object size", "latency", &latency, true, &lat),
+        },
+        Chart {
+            name: id("mibs"),
+            title: format!("{}: MiB/s by object size", j.name),
+            svg: chart("MiB/s by object size", "MiB/s", &mib, false, &|v| format!("{v:.1}")),
+        },
+    ]
 }
 
 /// The steady-state verdict and the window it was judged on.

@@ -68,10 +68,31 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
     let chart = Chart { name: "slo-probes".into(), title: format!("each fixed-rate probe's p{p}; the bound and the answer marked"), svg };
     page.h2("Charts");
     page.chart(&chart);
+    let mut all = vec![chart];
+    all.extend(crate::point_timelines(&mut page, runs, &chosen(index)));
     if let Some(first) = runs.runs.first() {
         provenance(&mut page, &first.result, " (first probe)");
     }
-    (page.render(), vec![chart])
+    (page.render(), all)
+}
+
+/// The probes at the answer (the first and its confirmation) and the
+/// lowest failing probe above it: the two sides of the bound.
+fn chosen(index: &SloIndex) -> Vec<(String, String)> {
+    let load = |p: &storbench_model::slo::Probe| p.rate.or(p.iodepth.map(f64::from));
+    let answer = index.answer_iodepth.map(f64::from).or(index.answer);
+    let Some(a) = answer else { return Vec::new() };
+    let mut out: Vec<(String, String)> =
+        index.probes.iter().filter(|p| load(p) == Some(a)).map(|p| (p.dir.clone(), "the answer".to_string())).collect();
+    let above = index
+        .probes
+        .iter()
+        .filter(|p| !p.pass && load(p).is_some_and(|l| l > a))
+        .min_by(|x, y| load(x).partial_cmp(&load(y)).unwrap_or(std::cmp::Ordering::Equal));
+    if let Some(p) = above {
+        out.push((p.dir.clone(), "the next probe above it, failing".into()));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -80,7 +101,9 @@ mod tests {
     use storbench_model::slo::Probe;
 
     fn probe(rate: Option<f64>, iodepth: Option<u32>, iops: f64, value_ns: u64, pass: bool) -> Probe {
-        Probe { rate, iodepth, dir: "p".into(), achieved_iops: iops, value_ns, samples: 10_000, seconds: 5.0, pass, note: String::new() }
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let dir = format!("p{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3 + 1);
+        Probe { rate, iodepth, dir, achieved_iops: iops, value_ns, samples: 10_000, seconds: 5.0, pass, note: String::new() }
     }
 
     #[test]
@@ -100,6 +123,8 @@ mod tests {
             closed_loop: false,
             stopped: None,
         };
+        let dirs: Vec<String> = chosen(&open).into_iter().map(|c| format!("{}:{}", c.0, c.1)).collect();
+        assert_eq!(dirs, ["p2:the answer", "p3:the next probe above it, failing"]);
         let (html, charts) = page(Path::new("slo"), &open, &RunSet::default());
         let svg = charts[0].svg.as_ref().expect("drawn, the zero-latency probe left off the log axis");
         assert!(svg.contains("answer") && html.contains("held when probed again"));

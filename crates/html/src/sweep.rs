@@ -37,10 +37,36 @@ pub fn page(dir: &Path, index: &SweepIndex, runs: &RunSet) -> (String, Vec<Chart
     for c in &all {
         page.chart(c);
     }
+    all.extend(crate::point_timelines(&mut page, runs, &chosen(index)));
     if let Some(first) = runs.runs.first() {
         provenance(&mut page, &first.result, " (first point)");
     }
     (page.render(), all)
+}
+
+/// Runs whose timelines the report shows: every run of a small sweep; of a
+/// larger one the knees and the first and last runs (a report of a
+/// 100-point sweep stays a few hundred kB).
+fn chosen(index: &SweepIndex) -> Vec<(String, String)> {
+    const EVERY_UP_TO: usize = 12;
+    let done: Vec<&SweepPoint> = index.points.iter().filter(|p| p.state == PointState::Done).collect();
+    if done.len() <= EVERY_UP_TO {
+        return done.iter().map(|p| (p.dir.clone(), index.label(&p.values))).collect();
+    }
+    let mut out: Vec<(String, String)> = Vec::new();
+    let mut add = |p: &SweepPoint, why: &str| {
+        if !out.iter().any(|o| o.0 == p.dir) {
+            out.push((p.dir.clone(), format!("{}: {why}", index.label(&p.values))));
+        }
+    };
+    add(done[0], "first run");
+    for k in &index.knees {
+        if let Some(p) = done.iter().find(|p| p.values == k.values) {
+            add(p, &format!("knee of {}", k.option));
+        }
+    }
+    add(done[done.len() - 1], "last run");
+    out
 }
 
 fn table(page: &mut Page, index: &SweepIndex, grid: &[Vec<String>]) {
@@ -194,7 +220,7 @@ fn heatmaps(index: &SweepIndex, _grid: &[Vec<String>]) -> Vec<Chart> {
             higher_is_better: higher,
         })
     };
-    vec![
+    let mut out = vec![
         Chart {
             name: "sweep-grid-iops".into(),
             title: format!("IOPS by {} and {}", y.option, x.option),
@@ -205,7 +231,30 @@ fn heatmaps(index: &SweepIndex, _grid: &[Vec<String>]) -> Vec<Chart> {
             title: format!("p99 latency by {} and {}", y.option, x.option),
             svg: g("p99 latency", &p99, &lat, false),
         },
-    ]
+    ];
+    // A surface reads better than the grid once both dimensions have a
+    // curve's worth of values (the Ceph report's volumes x QD).
+    if x.values.len() >= 3 && y.values.len() >= 3 {
+        let svg = charts::surface(&Grid {
+            title: "IOPS",
+            x_desc: &x.option,
+            x_values: &x.values,
+            y_desc: &y.option,
+            y_values: &y.values,
+            cells: &iops,
+            fmt: &|v| count(v),
+            higher_is_better: true,
+        });
+        // Points skipped past knees can leave no quad to draw: the grids say it.
+        if svg.is_ok() {
+            out.push(Chart {
+                name: "sweep-surface-iops".into(),
+                title: format!("IOPS as a surface over {} and {}", y.option, x.option),
+                svg,
+            });
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -237,6 +286,30 @@ mod tests {
             p999_ns: 3_000_000,
             errors: 0,
         })
+    }
+
+    #[test]
+    fn a_small_sweep_shows_every_runs_timelines_a_large_one_its_knees_and_ends() {
+        let small = index(SweepMode::Grid, &[("iodepth", &["1", "2", "4"])], &|_| fig(100.0));
+        assert_eq!(chosen(&small).len(), 3);
+        let values: Vec<String> = (1..=20).map(|i| i.to_string()).collect();
+        let v: Vec<&str> = values.iter().map(String::as_str).collect();
+        let mut large = index(SweepMode::Grid, &[("iodepth", &v)], &|v| (v[0].parse::<u32>().unwrap() <= 15).then(|| fig(1.0)).flatten());
+        large.knees.push(Knee { option: "iodepth".into(), values: vec!["9".into()], rule: String::new() });
+        let picked = chosen(&large);
+        let dirs: Vec<&str> = picked.iter().map(|p| p.0.as_str()).collect();
+        assert_eq!(dirs, ["000", "008", "014"], "first, the knee, the last run done: {picked:?}");
+        assert!(picked[1].1.contains("knee of iodepth"));
+    }
+
+    #[test]
+    fn a_surface_for_grids_of_three_values_or_more() {
+        let ix = index(SweepMode::Grid, &[("numjobs", &["1", "2", "4"]), ("iodepth", &["1", "2", "4"])], &|_| fig(100.0));
+        let (_, charts) = page(Path::new("sw"), &ix, &RunSet::default());
+        assert!(charts.iter().any(|c| c.name == "sweep-surface-iops" && c.svg.is_ok()));
+        let ix = index(SweepMode::Grid, &[("numjobs", &["1", "2"]), ("iodepth", &["1", "2", "4"])], &|_| fig(100.0));
+        let (_, charts) = page(Path::new("sw"), &ix, &RunSet::default());
+        assert!(!charts.iter().any(|c| c.name == "sweep-surface-iops"), "two values: the grid says it");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `storbench report DIR [DIR ...]`: one self-contained HTML file for a
 //! run, a sweep, an SLO search, or (several directories) a comparison;
-//! `--charts DIR` writes its charts as SVG files too.
+//! `--charts DIR` writes its charts as SVG and PNG files too.
 
 use crate::cli::ReportArgs;
 use crate::commands::compare::{compare_places, load};
@@ -19,14 +19,24 @@ pub fn run(a: &ReportArgs) -> Result<i32, CliError> {
         a.output.clone().unwrap_or_else(|| if a.dirs.len() == 1 { a.dirs[0].join("report.html") } else { PathBuf::from("report.html") });
     write(&out, html.as_bytes())?;
     if let Some(dir) = &a.charts {
-        std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create {}: {e}", dir.display())))?;
-        for c in charts.iter().filter_map(|c| c.svg.as_ref().ok().map(|s| (c, s))) {
-            write(&dir.join(format!("{}.svg", c.0.name)), c.1.as_bytes())?;
-        }
-        eprintln!("storbench: charts in {}", dir.display());
+        write_charts(dir, &charts)?;
     }
     eprintln!("storbench: report in {}", out.display());
     Ok(0)
+}
+
+/// Every drawn chart as NAME.svg and NAME.png. Fonts are looked for before
+/// anything is written, so a machine without any fails with one line.
+fn write_charts(dir: &Path, charts: &[storbench_html::Chart]) -> Result<(), CliError> {
+    let raster = storbench_html::raster::Raster::new().map_err(|e| CliError::system(format!("--charts: {e}")))?;
+    std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create {}: {e}", dir.display())))?;
+    for (c, svg) in charts.iter().filter_map(|c| c.svg.as_ref().ok().map(|s| (c, s))) {
+        write(&dir.join(format!("{}.svg", c.name)), svg.as_bytes())?;
+        let png = raster.png(svg).map_err(|e| CliError::system(format!("chart {}: {e}", c.name)))?;
+        write(&dir.join(format!("{}.png", c.name)), &png)?;
+    }
+    eprintln!("storbench: charts (SVG and PNG) in {}", dir.display());
+    Ok(())
 }
 
 fn single(dir: &Path, set: &RunSet) -> Result<(String, Vec<storbench_html::Chart>), CliError> {
