@@ -7,7 +7,9 @@
 # report opened headless), openssh-server and iproute2 (fleet agents
 # launched over SSH into network namespaces), nbdkit and qemu-utils
 # (qemu-nbd: the NBD servers the nbd engine's tests and benchmark start),
-# fonts-dejavu-core (the text of `report --charts` PNG files).
+# fonts-dejavu-core (the text of `report --charts` PNG files),
+# libradospp-dev (librados' C++ headers: the rados engine's no-copy write
+# shim is compiled against them).
 # Idempotent: installs only what is missing.
 set -euo pipefail
 
@@ -24,6 +26,7 @@ command -v ip >/dev/null || need+=(iproute2)
 command -v nbdkit >/dev/null || need+=(nbdkit)
 command -v qemu-nbd >/dev/null || need+=(qemu-utils)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
+[ -e /usr/include/rados/librados.hpp ] || need+=(libradospp-dev)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -79,7 +79,8 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
             return Err(e);
         }
     };
-    result.notes = setup.notes;
+    // The set-up's notes first, then what the run itself noted.
+    result.notes = setup.notes.into_iter().chain(std::mem::take(&mut result.notes)).collect();
     result.parameters = setup.parameters;
     result.command = crate::words::redacted(&std::env::args().collect::<Vec<_>>());
     Ok((result, dir))
@@ -111,7 +112,21 @@ fn run_here(
     for message in prepared.cleanup(&left) {
         result.warnings.push(Warning::Cleanup { message });
     }
+    result.notes.extend(target_notes(&prepared));
     Ok(result)
+}
+
+/// What engines said about how they drive their targets, once per note.
+fn target_notes(prepared: &storbench_runner::Prepared) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for j in &prepared.jobs {
+        if let storbench_model::Targets::Store(storbench_model::StoreTarget { note: Some(n), .. }) = &j.share.targets {
+            if !out.contains(n) {
+                out.push(n.clone());
+            }
+        }
+    }
+    out
 }
 
 /// Every file the run's jobs work on (for the disks under them).

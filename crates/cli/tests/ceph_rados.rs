@@ -72,6 +72,41 @@ fn object_mix_counts_every_operation_and_cleans_up_only_its_objects() {
     assert!(rados_objects(POOL, &p).is_empty(), "cleanup removed every object the run wrote");
 }
 
+/// Writes take librados' C++ API over storbench's own buffers (no copy)
+/// when built with Ceph's C++ headers (CI installs them: there it must be
+/// that path), and the C API with STORBENCH_RADOS_COPY=1; either way `rados
+/// bench seq` finds every object storbench wrote holding exactly its
+/// contents (it compares each byte), at queue depth 16.
+#[test]
+fn both_write_paths_say_which_they_are_and_write_what_rados_bench_expects() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let pool = bench_pool("paths");
+    let mut label = Vec::new();
+    for (copy, out) in [("0", "nocopy"), ("1", "copy")] {
+        let args = ["rados", "bench", "2", "write", "-p", &pool, "-b", "1M", "-t", "16", "--no-cleanup", "--results-dir", out];
+        let w = storbench_env(d.path(), &[("STORBENCH_RADOS_COPY", copy.to_string())], &args);
+        assert_eq!(w.code, 0, "{}", w.stderr);
+        let doc = result_json(&d.path().join(out));
+        label.push(doc["notes"].to_string());
+        let written = ios(&doc, 0, "create");
+        let (ok, seq) = rados(&["bench", "-p", &pool, "10", "seq", "-t", "4"]);
+        assert!(ok && !seq.contains("is not correct"), "{out}: rados bench seq:\n{}", &seq[..seq.len().min(2000)]);
+        assert!(seq.contains(&format!("Total reads made:     {written}")), "{out}: {seq}");
+        let c = storbench(d.path(), &["rados", "cleanup", "-p", &pool]);
+        assert_eq!(c.code, 0, "{}", c.stderr);
+    }
+    drop_pool(&pool);
+    assert!(label[1].contains("writes: C API, librados copies each (STORBENCH_RADOS_COPY=1)"), "{}", label[1]);
+    let no_copy = label[0].contains("writes: C++ bufferlists over storbench's buffers, no copy");
+    assert!(no_copy || std::env::var_os("CI").is_none(), "CI builds the librados shim (libradospp-dev): {}", label[0]);
+    if !no_copy {
+        eprintln!("NOTE: built without the librados C++ shim: {}", label[0]);
+    }
+}
+
 #[test]
 fn kept_objects_are_refused_for_writing_and_readable_with_objects_exist() {
     if !ceph_cluster() {

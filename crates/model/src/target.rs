@@ -35,6 +35,11 @@ pub struct StoreTarget {
     /// exclusive lock another client holds), in words.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub held_by: Option<String>,
+    /// How the engine drives this target, where that can differ from one
+    /// build or machine to another (rados: whether writes are copied), for
+    /// the run's notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// Everything one job works on.

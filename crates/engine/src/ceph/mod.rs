@@ -2,6 +2,7 @@
 //! and a cluster connection built from the engines' own options.
 
 pub mod conn;
+pub mod cxx;
 pub mod ffi;
 pub mod rados;
 pub mod rbd;

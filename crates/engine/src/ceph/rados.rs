@@ -13,6 +13,7 @@
 //! objects a job says exist (`objects_exist=1`) do exist.
 
 use super::conn::{Cluster, ConnOptions, CONN_OPTIONS};
+use super::cxx::{self, CxxIoCtx};
 use super::ffi::{self, Completion as RadosCompletion};
 use crate::*;
 use std::ffi::c_void;
@@ -84,7 +85,10 @@ impl EngineConfig for RadosConfig {
             check_object_size(&cluster, o.sizes.max())?;
         }
         crate::objects::check_names(NAME, t, &|_| format!("pool '{pool}'"), &mut |_, name| exists(&cluster, name))?;
-        Ok(Some(StoreTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*"), held_by: None }))
+        // Which way the writes go, as a note: the label names the target
+        // alone (readers and writers of one target must agree on it).
+        let note = t.writes.then(|| format!("rados {}", cxx::write_path(NAME)));
+        Ok(Some(StoreTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*"), held_by: None, note }))
     }
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
         Ok(Some(self.pool_stats()?.0))
@@ -157,6 +161,9 @@ unsafe extern "C" fn on_complete(_c: RadosCompletion, arg: *mut c_void) {
 
 /// Per-worker engine: its own connection and completion bookkeeping.
 struct Rados {
+    /// Writes without librados' copy (see cxx.rs), when the shim loaded.
+    /// Declared before `cluster`: it drops first, as the C ioctx needs.
+    cxx: Option<CxxIoCtx>,
     cluster: Cluster,
     ready: Box<Ready>,
     args: Box<[SlotArg]>,
@@ -187,7 +194,10 @@ impl Rados {
         let ready = Box::new(Ready { slots: Mutex::new(Vec::with_capacity(qd)), cond: Condvar::new() });
         let ready_ptr: *const Ready = &*ready;
         let args = (0..qd as u32).map(|slot| SlotArg { ready: ready_ptr, slot }).collect();
+        // SAFETY: the C ioctx lives in `cluster`, which drops after `cxx`.
+        let cxx = cxx::shim(NAME).ok().and_then(|s| unsafe { CxxIoCtx::new(s, cluster.ioctx) });
         Ok(Rados {
+            cxx,
             cluster,
             ready,
             args,
@@ -212,6 +222,28 @@ impl Rados {
         self.object_names.write(key as u64, n);
         n.push('\0');
         n.as_ptr().cast()
+    }
+
+    /// An operation through librados' C API (which copies a write into a
+    /// new bufferlist).
+    ///
+    /// # Safety
+    /// As for `queue`: the name, buffer and stat slots live until the
+    /// completion is reaped.
+    unsafe fn queue_c(&mut self, i: usize, req: &IoRequest, oid: *const std::ffi::c_char, comp: RadosCompletion) -> i32 {
+        let (api, io) = (self.cluster.api, self.cluster.ioctx);
+        let (buf, len, off) = (self.buffers.slot(req.slot).cast::<std::ffi::c_char>(), req.len as usize, req.offset);
+        // SAFETY: as the function's contract says.
+        unsafe {
+            match req.op {
+                OpKind::Read => (api.rados_aio_read)(io, oid, comp, buf, len, off),
+                OpKind::Write => (api.rados_aio_write)(io, oid, comp, buf, len, off),
+                OpKind::Create | OpKind::Update => (api.rados_aio_write_full)(io, oid, comp, buf, len),
+                OpKind::Stat => (api.rados_aio_stat)(io, oid, comp, &mut self.stat_size[i], &mut self.stat_mtime[i]),
+                OpKind::Delete => (api.rados_aio_remove)(io, oid, comp),
+                OpKind::List | OpKind::Sync | OpKind::Trim => -libc::EOPNOTSUPP,
+            }
+        }
     }
 
     /// The bytes an operation moved, from librados's return value: writes
@@ -242,19 +274,19 @@ impl Engine for Rados {
         })?;
         let oid = self.name(i, req.file);
         let buf = self.buffers.slot(req.slot).cast::<std::ffi::c_char>();
-        let (io, len, off) = (self.cluster.ioctx, req.len as usize, req.offset);
+        let (len, off) = (req.len as usize, req.offset);
         self.ops[i] = req.op;
         self.lens[i] = req.len;
         // SAFETY: the name and buffer live in this slot until the completion is
-        // reaped; the stat out-pointers likewise.
+        // reaped (the worker fills a slot's buffer only then, and frees the
+        // buffers after the engine, hence after rados_shutdown: librados may
+        // keep the no-copy bufferlist past the completion); the stat
+        // out-pointers likewise.
         let rc = unsafe {
-            match req.op {
-                OpKind::Read => (api.rados_aio_read)(io, oid, comp, buf, len, off),
-                OpKind::Write => (api.rados_aio_write)(io, oid, comp, buf, len, off),
-                OpKind::Create | OpKind::Update => (api.rados_aio_write_full)(io, oid, comp, buf, len),
-                OpKind::Stat => (api.rados_aio_stat)(io, oid, comp, &mut self.stat_size[i], &mut self.stat_mtime[i]),
-                OpKind::Delete => (api.rados_aio_remove)(io, oid, comp),
-                OpKind::List | OpKind::Sync | OpKind::Trim => -libc::EOPNOTSUPP,
+            match (req.op, &self.cxx) {
+                (OpKind::Write, Some(c)) => (c.shim.aio_write)(c.ptr, oid, comp, buf, len, off, 0),
+                (OpKind::Create | OpKind::Update, Some(c)) => (c.shim.aio_write)(c.ptr, oid, comp, buf, len, 0, 1),
+                _ => self.queue_c(i, &req, oid, comp),
             }
         };
         if rc < 0 {

@@ -156,7 +156,7 @@ impl EngineConfig for RbdConfig {
         }
         let label = format!("rbd:{}/{}", self.conn.pool, self.images.join(","));
         let held_by = (!held.is_empty()).then(|| held.join("; "));
-        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label, held_by }))
+        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label, held_by, note: None }))
     }
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
         let cluster = Cluster::connect(NAME, &self.conn)?;

@@ -123,6 +123,7 @@ impl EngineConfig for S3Config {
             size: 0,
             units: 1,
             held_by: None,
+            note: None,
             label: format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.buckets.describe(), s3.settings.common.tls_note()),
         }))
     }

@@ -160,6 +160,7 @@ impl EngineConfig for SwiftConfig {
             size: 0,
             units: 1,
             held_by: None,
+            note: None,
             label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), containers.describe(), self.settings.common.tls_note()),
         }))
     }

@@ -1,0 +1,54 @@
+// librados writes without the copy: librados' C API (rados_aio_write) copies
+// every write buffer into a new bufferlist; its C++ API takes a bufferlist,
+// which here points at the caller's own buffer (buffer::create_static), as
+// `rados bench` writes prebuilt bufferlists. storbench keeps a slot's buffer
+// untouched until the write's completion, and frees its buffers only after
+// rados_shutdown, so librados may hold the bufferlist as long as it likes.
+//
+// Built by crates/engine/build.rs into a shared object that storbench embeds
+// and loads at run time beside librados.so.2 (never linked into the binary,
+// which must run where Ceph is not installed). The handles are librados' C
+// ones: a C ioctx and completion are the C++ API's IoCtxImpl and
+// AioCompletionImpl.
+
+#include <rados/librados.hpp>
+
+#include <cerrno>
+#include <new>
+
+extern "C" {
+
+// A C++ IoCtx sharing the C one (it takes a reference); freed before the C
+// ioctx is destroyed.
+void *sb_ioctx_new(rados_ioctx_t io) {
+  auto *c = new (std::nothrow) librados::IoCtx();
+  if (c != nullptr) {
+    librados::IoCtx::from_rados_ioctx_t(io, *c);
+  }
+  return c;
+}
+
+void sb_ioctx_free(void *ioctx) { delete static_cast<librados::IoCtx *>(ioctx); }
+
+// rados_aio_write (full == 0) or rados_aio_write_full (full != 0) over `buf`
+// without copying it. Returns what librados returns, or -ENOMEM.
+int sb_aio_write(void *ioctx, const char *oid, rados_completion_t comp, char *buf, size_t len, uint64_t off,
+                 int full) {
+  try {
+    ceph::bufferlist bl;
+    bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(len), buf));
+    // The C++ completion wraps the caller's; its destructor would drop the
+    // caller's reference, so it lives in local storage and is never destroyed
+    // (aio_write reads only its pointer).
+    alignas(librados::AioCompletion) unsigned char storage[sizeof(librados::AioCompletion)];
+    auto *c = new (storage) librados::AioCompletion(static_cast<librados::AioCompletionImpl *>(comp));
+    auto *io = static_cast<librados::IoCtx *>(ioctx);
+    return full ? io->aio_write_full(oid, c, bl) : io->aio_write(oid, c, bl, len, off);
+  } catch (const std::bad_alloc &) {
+    return -ENOMEM;
+  } catch (...) {
+    return -EIO;
+  }
+}
+
+}  // extern "C"
