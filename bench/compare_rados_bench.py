@@ -11,8 +11,8 @@ Medians over the rounds. Runs in its own pool, removed at the end.
 storbench runs twice a round: as built (writes through librados' C++ API
 over its own buffers when built with libradospp-dev: no copy) and with
 STORBENCH_RADOS_COPY=1 (librados' C API, which copies every write), so the
-copy's cost is measured in the same run; the target line of each storbench
-run says which path it took.
+copy's cost is measured in the same run; each storbench run's note (in its
+result.json) says which path its writes took.
 
 usage: bench/compare_rados_bench.py [--seconds S] [--repeat N]
 (starts the test cluster if it is not up; keep S small: 4M writes fill the

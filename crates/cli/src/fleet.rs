@@ -160,6 +160,7 @@ pub fn run(
         }
     };
     let ids: HashMap<String, u32> = prepared.jobs.iter().map(|j| (j.name().to_string(), j.share.job)).collect();
+    let notes = agent_notes(&connected, &shares);
     let mut link = FleetLink::new(&mut connected, shares, fleet.on_lost);
     if let Some(registry) = metrics {
         registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
@@ -171,7 +172,25 @@ pub fn run(
     for message in connected.finish(&left, &live) {
         result.warnings.push(Warning::Cleanup { message });
     }
+    result.notes.extend(notes);
     Ok(result)
+}
+
+/// What each agent's engines said about how they drive their targets (the
+/// agents may be built differently), once per agent and note.
+fn agent_notes(connected: &Fleet, shares: &[Vec<storbench_model::protocol::JobShare>]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for (agent, jobs) in connected.agents.iter().zip(shares) {
+        for j in jobs {
+            if let storbench_model::Targets::Store(storbench_model::StoreTarget { note: Some(n), .. }) = &j.targets {
+                let line = format!("agent {}: {n}", agent.spec.name);
+                if !out.contains(&line) {
+                    out.push(line);
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `storbench agent`: make a fleet directory, or serve.

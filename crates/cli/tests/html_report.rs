@@ -131,7 +131,8 @@ fn sweep_slo_and_comparison_reports_open_with_their_charts() {
     let html = std::fs::read_to_string(d.path().join("sw/report.html")).unwrap();
     assert!(html.contains("knee"), "the knee is named");
     // Three values a dimension: a surface besides the grids; the first
-    // run's own timelines (a small sweep shows every run's).
+    // run's own timelines (shown for every sweep: all runs of one of up to
+    // 12, else the first, the knees and the last).
     let must = ["sweep-hockey", "sweep-iops", "sweep-grid-iops", "sweep-grid-p99", "sweep-surface-iops", "001_numjobs-1_iodepth-1-s-iops"];
     let ids = check(&d.path().join("sw/report.html"), d.path(), &must);
     assert!(ids.iter().any(|i| i.ends_with("-s-latency")), "{ids:?}");

@@ -3,7 +3,11 @@
 // which here points at the caller's own buffer (buffer::create_static), as
 // `rados bench` writes prebuilt bufferlists. storbench keeps a slot's buffer
 // untouched until the write's completion, and frees its buffers only after
-// rados_shutdown, so librados may hold the bufferlist as long as it likes.
+// rados_shutdown, so librados may hold the bufferlist as long as it likes
+// without reading freed memory. Its bytes are only fixed until the
+// completion, though: a write librados gave up on (op timeout) that still
+// sits in a connection's queue would go out with what the slot holds later,
+// so verifying jobs keep the C API (rados.rs).
 //
 // Built by crates/engine/build.rs into a shared object that storbench embeds
 // and loads at run time beside librados.so.2 (never linked into the binary,

@@ -377,6 +377,8 @@ pub struct TargetRequest<'a> {
     /// An earlier job of the run writes these objects (and keeps them):
     /// `objects_exist` cannot be checked before the run starts.
     pub written_before: bool,
+    /// The job reads back and checks what it wrote.
+    pub verifies: bool,
 }
 
 /// A block engine handed an object operation: the plan gives those only to

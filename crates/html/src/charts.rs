@@ -255,16 +255,8 @@ pub fn grid(g: &Grid) -> Result<String, Fail> {
             .y_label_area_size(70)
             .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)
             .map_err(fail)?;
-        let label = |values: &[String], v: f64| {
-            let i = v.round();
-            if (v - i).abs() < 0.01 && i >= 0.0 {
-                values.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
-        let xl = |v: &f64| label(g.x_values, *v);
-        let yl = |v: &f64| label(g.y_values, *v);
+        let xl = |v: &f64| value_label(g.x_values, *v);
+        let yl = |v: &f64| value_label(g.y_values, *v);
         chart
             .configure_mesh()
             .disable_mesh()
@@ -279,11 +271,8 @@ pub fn grid(g: &Grid) -> Result<String, Fail> {
         for (yi, row) in g.cells.iter().enumerate() {
             for (xi, cell) in row.iter().enumerate() {
                 let Some(v) = cell else { continue };
-                let mut share = if hi > lo { (v - lo) / (hi - lo) } else { 1.0 };
-                if !g.higher_is_better {
-                    share = 1.0 - share;
-                }
-                let c = RGBColor((230.0 - 200.0 * share) as u8, (240.0 - 150.0 * share) as u8, (250.0 - 80.0 * share) as u8);
+                let share = goodness(*v, lo, hi, g.higher_is_better);
+                let c = grid_colour(share);
                 let (x, y) = (xi as f64, yi as f64);
                 chart.draw_series([Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], c.filled())]).map_err(fail)?;
                 let text_colour = if share > 0.6 { WHITE } else { BLACK };
@@ -296,6 +285,32 @@ pub fn grid(g: &Grid) -> Result<String, Fail> {
         }
         Ok(())
     })
+}
+
+/// The value at a whole position of an axis of named values; nothing
+/// between positions.
+pub fn value_label(values: &[String], v: f64) -> String {
+    let i = v.round();
+    if (v - i).abs() < 0.01 && i >= 0.0 {
+        values.get(i as usize).cloned().unwrap_or_default()
+    } else {
+        String::new()
+    }
+}
+
+/// Where `v` lies between the worst and the best of a grid, 0..1.
+fn goodness(v: f64, lo: f64, hi: f64, higher_is_better: bool) -> f64 {
+    let share = if hi > lo { (v - lo) / (hi - lo) } else { 1.0 };
+    if higher_is_better {
+        share
+    } else {
+        1.0 - share
+    }
+}
+
+/// Light for the worst cell of a grid, dark blue for the best.
+fn grid_colour(share: f64) -> RGBColor {
+    RGBColor((230.0 - 200.0 * share) as u8, (240.0 - 150.0 * share) as u8, (250.0 - 80.0 * share) as u8)
 }
 
 /// A two-dimensional sweep as a surface: the grid's cells as heights over
@@ -339,16 +354,8 @@ pub fn surface(g: &Grid) -> Result<String, Fail> {
             pb.scale = 0.85;
             pb.into_matrix()
         });
-        let label = |values: &[String], v: f64| {
-            let i = v.round();
-            if (v - i).abs() < 0.01 && i >= 0.0 {
-                values.get(i as usize).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        };
-        let xl = |v: &f64| label(g.x_values, *v);
-        let zl = |v: &f64| label(g.y_values, *v);
+        let xl = |v: &f64| value_label(g.x_values, *v);
+        let zl = |v: &f64| value_label(g.y_values, *v);
         let yl = |v: &f64| (g.fmt)(*v);
         chart
             .configure_axes()
@@ -369,15 +376,8 @@ pub fn surface(g: &Grid) -> Result<String, Fail> {
             coord.projected_depth(&x, &y, &z)
         };
         quads.sort_by_key(depth);
-        let shade = |v: f64| {
-            let mut share = if hi > lo { (v - lo) / (hi - lo) } else { 1.0 };
-            if !g.higher_is_better {
-                share = 1.0 - share;
-            }
-            RGBColor((230.0 - 200.0 * share) as u8, (240.0 - 150.0 * share) as u8, (250.0 - 80.0 * share) as u8)
-        };
         for q in &quads {
-            let c = shade(q.iter().map(|p| p.1).sum::<f64>() / 4.0);
+            let c = grid_colour(goodness(q.iter().map(|p| p.1).sum::<f64>() / 4.0, lo, hi, g.higher_is_better));
             chart.draw_series([Polygon::new(q.to_vec(), c.filled())]).map_err(fail)?;
             chart
                 .draw_series([PathElement::new([q[0], q[1], q[2], q[3], q[0]].to_vec(), RGBColor(60, 60, 60).stroke_width(1))])

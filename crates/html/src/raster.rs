@@ -54,8 +54,10 @@ mod tests {
 
     #[test]
     fn a_chart_becomes_a_png_of_twice_its_size_with_its_text_drawn() {
-        let Ok(r) = Raster::new() else {
-            panic!("no system fonts: scripts/install-deps.sh installs fonts-dejavu-core");
+        let r = match Raster::new() {
+            Ok(r) => r,
+            Err(e) if std::env::var_os("CI").is_none() => return eprintln!("SKIP: {e}"),
+            Err(e) => panic!("{e}: scripts/install-deps.sh installs fonts-dejavu-core"),
         };
         let with_text = r#"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="40"><text x="5" y="25" font-family="sans-serif" font-size="20">IOPS</text></svg>"#;
         let without = r#"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="40"></svg>"#;

@@ -100,8 +100,7 @@ fn size_classes(page: &mut Page, j: &JobResult) -> Vec<Chart> {
 
 fn size_class_charts(j: &JobResult) -> Vec<Chart> {
     let sizes: Vec<String> = j.size_classes.iter().map(|c| storbench_workload::units::format_size(c.size)).collect();
-    let label =
-        |x: f64| if (x - x.round()).abs() < 0.01 { sizes.get(x.round() as usize).cloned().unwrap_or_default() } else { String::new() };
+    let label = |x: f64| charts::value_label(&sizes, x);
     let by_class = |f: &dyn Fn(&OpResult) -> f64, what: &str| -> Vec<Series> {
         j.ops
             .iter()

@@ -48,6 +48,7 @@ fn target_request<'a>(spec: &'a JobSpec, object_prefix: Option<&'a str>, size: O
         objects: spec.objects.as_ref(),
         object_prefix,
         written_before: false,
+        verifies: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
     }
 }
 

@@ -56,6 +56,7 @@ pub fn run(args: &[String]) -> Result<i32, CliError> {
         objects: spec.objects.as_ref(),
         object_prefix: Some(&prefix),
         written_before: false,
+        verifies: false,
     };
     if let Some(note) = config.finish_target(&request, true)? {
         eprintln!("storbench: {note}");

@@ -30,8 +30,9 @@ pub fn shim(engine: &'static str) -> Result<&'static Shim, &'static str> {
 }
 
 /// How this process writes to RADOS, for the run's notes.
-pub fn write_path(engine: &'static str) -> String {
+pub fn write_path(engine: &'static str, verifies: bool) -> String {
     match shim(engine) {
+        Ok(_) if verifies => "writes: C API, librados copies each (a verifying job keeps its writes' bytes fixed)".into(),
         Ok(_) => "writes: C++ bufferlists over storbench's buffers, no copy".into(),
         Err(why) => format!("writes: C API, librados copies each ({why})"),
     }
@@ -64,8 +65,17 @@ fn load(engine: &'static str) -> Result<Shim, String> {
 fn open_from_memory(bytes: &[u8]) -> Result<Library, String> {
     use std::io::Write;
     use std::os::fd::FromRawFd;
-    // SAFETY: a valid C string; the descriptor is owned by the File below.
-    let fd = unsafe { libc::memfd_create(c"storbench-rados-shim".as_ptr(), libc::MFD_CLOEXEC) };
+    // MFD_EXEC where vm.memfd_noexec would otherwise make the memory file
+    // unloadable (kernels from 6.3); older kernels refuse the flag.
+    let make = |flags| {
+        // SAFETY: a valid C string; the descriptor is owned by the File below.
+        unsafe { libc::memfd_create(c"storbench-rados-shim".as_ptr(), flags) }
+    };
+    const MFD_EXEC: libc::c_uint = 0x10;
+    let mut fd = make(libc::MFD_CLOEXEC | MFD_EXEC);
+    if fd < 0 {
+        fd = make(libc::MFD_CLOEXEC);
+    }
     if fd < 0 {
         return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
     }

@@ -87,7 +87,7 @@ impl EngineConfig for RadosConfig {
         crate::objects::check_names(NAME, t, &|_| format!("pool '{pool}'"), &mut |_, name| exists(&cluster, name))?;
         // Which way the writes go, as a note: the label names the target
         // alone (readers and writers of one target must agree on it).
-        let note = t.writes.then(|| format!("rados {}", cxx::write_path(NAME)));
+        let note = t.writes.then(|| format!("rados {}", cxx::write_path(NAME, t.verifies)));
         Ok(Some(StoreTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*"), held_by: None, note }))
     }
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
@@ -194,8 +194,13 @@ impl Rados {
         let ready = Box::new(Ready { slots: Mutex::new(Vec::with_capacity(qd)), cond: Condvar::new() });
         let ready_ptr: *const Ready = &*ready;
         let args = (0..qd as u32).map(|slot| SlotArg { ready: ready_ptr, slot }).collect();
-        // SAFETY: the C ioctx lives in `cluster`, which drops after `cxx`.
-        let cxx = cxx::shim(NAME).ok().and_then(|s| unsafe { CxxIoCtx::new(s, cluster.ioctx) });
+        // Verifying jobs keep the copy: a write librados gave up on (op
+        // timeout) may still sit in a connection's queue, and would go out
+        // later with whatever the slot then holds, which the check would
+        // call corruption. SAFETY: the C ioctx lives in `cluster`, which
+        // drops after `cxx`.
+        let shim = cxx::shim(NAME).ok().filter(|_| !setup.keep_reads);
+        let cxx = shim.and_then(|s| unsafe { CxxIoCtx::new(s, cluster.ioctx) });
         Ok(Rados {
             cxx,
             cluster,
@@ -230,9 +235,16 @@ impl Rados {
     /// # Safety
     /// As for `queue`: the name, buffer and stat slots live until the
     /// completion is reaped.
-    unsafe fn queue_c(&mut self, i: usize, req: &IoRequest, oid: *const std::ffi::c_char, comp: RadosCompletion) -> i32 {
+    unsafe fn queue_c(
+        &mut self,
+        i: usize,
+        req: &IoRequest,
+        oid: *const std::ffi::c_char,
+        comp: RadosCompletion,
+        buf: *mut std::ffi::c_char,
+    ) -> i32 {
         let (api, io) = (self.cluster.api, self.cluster.ioctx);
-        let (buf, len, off) = (self.buffers.slot(req.slot).cast::<std::ffi::c_char>(), req.len as usize, req.offset);
+        let (len, off) = (req.len as usize, req.offset);
         // SAFETY: as the function's contract says.
         unsafe {
             match req.op {
@@ -286,7 +298,7 @@ impl Engine for Rados {
             match (req.op, &self.cxx) {
                 (OpKind::Write, Some(c)) => (c.shim.aio_write)(c.ptr, oid, comp, buf, len, off, 0),
                 (OpKind::Create | OpKind::Update, Some(c)) => (c.shim.aio_write)(c.ptr, oid, comp, buf, len, 0, 1),
-                _ => self.queue_c(i, &req, oid, comp),
+                _ => self.queue_c(i, &req, oid, comp, buf),
             }
         };
         if rc < 0 {

@@ -303,7 +303,15 @@ fn a_server_without_trim_or_flush_answers_here() {
     assert_eq!(one(e.as_mut(), OpKind::Trim, 0, 0, 4096), Err(IoFailure::errno(libc::ENOTSUP)));
     assert_eq!(one(e.as_mut(), OpKind::Sync, 1, 0, 0), Ok(0), "nothing to flush");
     assert_eq!(one(e.as_mut(), OpKind::Write, 2, 0, 4096), Err(IoFailure::errno(libc::EPERM)), "read-only: the server refuses");
-    let req = TargetRequest { size: None, writes: true, allow_overwrite: true, objects: None, object_prefix: None, written_before: false };
+    let req = TargetRequest {
+        size: None,
+        writes: true,
+        allow_overwrite: true,
+        objects: None,
+        object_prefix: None,
+        written_before: false,
+        verifies: false,
+    };
     let e = cfg.prepare_target(&req).unwrap_err();
     assert!(matches!(e, EngineError::Refused { .. }) && e.to_string().contains("read-only"), "{e}");
 }
@@ -325,7 +333,15 @@ fn server_errors_become_errnos_with_both_reply_kinds() {
 #[test]
 fn the_safety_check_sees_data_by_block_status_and_by_sampling() {
     let Some(srv) = Server::nbdkit(&["memory", "64M"]) else { return };
-    let req = TargetRequest { size: None, writes: true, allow_overwrite: false, objects: None, object_prefix: None, written_before: false };
+    let req = TargetRequest {
+        size: None,
+        writes: true,
+        allow_overwrite: false,
+        objects: None,
+        object_prefix: None,
+        written_before: false,
+        verifies: false,
+    };
     for structured in ["1", "0"] {
         let t = config(&srv.uri(), &[("structured_replies", structured)]).prepare_target(&req).unwrap().unwrap();
         assert_eq!((t.size, t.units), (64 << 20, 1));
