@@ -10,7 +10,6 @@ script only keeps `-c` requests in flight.
 usage: s3_crt_loop.py --endpoint http://HOST:PORT --bucket B -c 16 -s 4096 -n 1000 -g 3000
 (keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY; plain http only)
 """
-import argparse
 import io
 import os
 import random
@@ -21,6 +20,7 @@ from urllib.parse import urlparse
 from awscrt.auth import AwsCredentialsProvider
 from awscrt.http import HttpHeaders, HttpRequest
 from awscrt.io import ClientBootstrap, DefaultHostResolver, EventLoopGroup
+import s3_loop_args
 from awscrt.s3 import S3Client, S3RequestTlsMode, S3RequestType, create_default_s3_signing_config
 
 
@@ -67,17 +67,11 @@ class Loop:
         for r in pending:
             r.finished_future.exception()
         secs = time.monotonic() - start
-        print(f"{len(items)} {label} **FINAL** [{self.failures} failures], {(len(items) - self.failures) / secs:.1f}/s", flush=True)
+        s3_loop_args.final(len(items), label, self.failures, secs)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--endpoint", required=True)
-    ap.add_argument("--bucket", required=True)
-    ap.add_argument("-c", type=int, default=16)
-    ap.add_argument("-s", type=int, default=4096)
-    ap.add_argument("-n", type=int, default=1000)
-    ap.add_argument("-g", type=int, default=3000)
+    ap = s3_loop_args.parser(__doc__)
     ap.add_argument("--threads", type=int, default=2, help="CRT event loop threads (one per core here)")
     a = ap.parse_args()
     loop = Loop(a)

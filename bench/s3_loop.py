@@ -6,13 +6,13 @@ one swift-bench-style FINAL line per phase.
 usage: s3_loop.py --endpoint URL --bucket B -c 16 -s 4096 -n 1000 -g 3000
 (keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)
 """
-import argparse
 import os
 import random
 import time
 from concurrent.futures import ThreadPoolExecutor
 
 import boto3
+import s3_loop_args
 from botocore.config import Config
 
 
@@ -23,17 +23,11 @@ def phase(label, fn, items, threads):
         for ok in pool.map(fn, items):
             failures += 0 if ok else 1
     secs = time.monotonic() - start
-    print(f"{len(items)} {label} **FINAL** [{failures} failures], {(len(items) - failures) / secs:.1f}/s", flush=True)
+    s3_loop_args.final(len(items), label, failures, secs)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--endpoint", required=True)
-    ap.add_argument("--bucket", required=True)
-    ap.add_argument("-c", type=int, default=16)
-    ap.add_argument("-s", type=int, default=4096)
-    ap.add_argument("-n", type=int, default=1000)
-    ap.add_argument("-g", type=int, default=3000)
+    ap = s3_loop_args.parser(__doc__)
     a = ap.parse_args()
     # Checksums only when an API needs them: otherwise botocore >= 1.36 sends
     # https PUTs aws-chunked with a checksum trailer, which RGW 16 refuses

@@ -13,22 +13,17 @@ CPU of this process tree like rclone's own).
 usage: s3_rclone_loop.py --endpoint URL --bucket B -c 16 -s 4096 -n 1000
 (keys from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY)
 """
-import argparse
 import os
 import shutil
 import subprocess
 import tempfile
 import time
 
+import s3_loop_args
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--endpoint", required=True)
-    ap.add_argument("--bucket", required=True)
-    ap.add_argument("-c", type=int, default=16)
-    ap.add_argument("-s", type=int, default=4096)
-    ap.add_argument("-n", type=int, default=1000)
-    ap.add_argument("-g", type=int, default=0, help="ignored: rclone GETs each object once")
+    ap = s3_loop_args.parser(__doc__, g_help="ignored: rclone GETs each object once")
     a = ap.parse_args()
     env = dict(os.environ, RCLONE_CONFIG_SB_TYPE="s3", RCLONE_CONFIG_SB_PROVIDER="Ceph", RCLONE_CONFIG_SB_ENDPOINT=a.endpoint,
                RCLONE_CONFIG_SB_ACCESS_KEY_ID=os.environ["AWS_ACCESS_KEY_ID"],
@@ -58,7 +53,7 @@ def main():
             start = time.monotonic()
             ok = subprocess.run([rclone, *args, *flags], env=env).returncode == 0
             secs = time.monotonic() - start
-            print(f"{a.n} {label} **FINAL** [{0 if ok else a.n} failures], {a.n / secs:.1f}/s", flush=True)
+            s3_loop_args.final(a.n, label, 0 if ok else a.n, secs)
         subprocess.run([rclone, "rmdir", remote, "-q"], env=env)
 
 
