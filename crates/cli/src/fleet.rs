@@ -181,12 +181,10 @@ pub fn run(
 fn agent_notes(connected: &Fleet, shares: &[Vec<storbench_model::protocol::JobShare>]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (agent, jobs) in connected.agents.iter().zip(shares) {
-        for j in jobs {
-            if let storbench_model::Targets::Store(storbench_model::StoreTarget { note: Some(n), .. }) = &j.targets {
-                let line = format!("agent {}: {n}", agent.spec.name);
-                if !out.contains(&line) {
-                    out.push(line);
-                }
+        for n in jobs.iter().filter_map(|j| j.targets.note()) {
+            let line = format!("agent {}: {n}", agent.spec.name);
+            if !out.contains(&line) {
+                out.push(line);
             }
         }
     }

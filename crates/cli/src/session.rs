@@ -119,11 +119,9 @@ fn run_here(
 /// What engines said about how they drive their targets, once per note.
 fn target_notes(prepared: &storbench_runner::Prepared) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for j in &prepared.jobs {
-        if let storbench_model::Targets::Store(storbench_model::StoreTarget { note: Some(n), .. }) = &j.share.targets {
-            if !out.contains(n) {
-                out.push(n.clone());
-            }
+    for n in prepared.jobs.iter().filter_map(|j| j.share.targets.note()) {
+        if !out.iter().any(|o| o == n) {
+            out.push(n.to_string());
         }
     }
     out

@@ -102,7 +102,7 @@ fn point_timelines(page: &mut page::Page, runs: &RunSet, picked: &[(String, Stri
         page.h3(&format!("{dir} ({why})"));
         for j in &run.result.jobs {
             let tag = format!("{dir}-");
-            let charts: Vec<Chart> = run::job_charts(j, &tag)
+            let charts: Vec<Chart> = run::timelines(j, &tag)
                 .into_iter()
                 .filter(|c| (c.name.ends_with("-iops") || c.name.ends_with("-latency")) && c.svg.is_ok())
                 .collect();

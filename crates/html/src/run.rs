@@ -314,6 +314,16 @@ fn per_second(j: &JobResult, op: storbench_workload::OpKind, f: impl Fn(&storben
 /// when several runs are in one report.
 pub fn job_charts(j: &JobResult, tag: &str) -> Vec<Chart> {
     let id = |what: &str| slug(&format!("{tag}{}-{what}", j.name));
+    let mut out = timelines(j, tag);
+    out.push(Chart { name: id("spectrum"), title: format!("{}: latency percentile spectrum", j.name), svg: spectrum(&[(j, "")]) });
+    out.push(Chart { name: id("heatmap"), title: format!("{}: latency over time (darker: more operations)", j.name), svg: heatmap(j) });
+    out
+}
+
+/// A job's per-second IOPS, MiB/s and p50/p99 latency (names end -iops,
+/// -mibs, -latency).
+pub fn timelines(j: &JobResult, tag: &str) -> Vec<Chart> {
+    let id = |what: &str| slug(&format!("{tag}{}-{what}", j.name));
     let by_op = |f: &dyn Fn(&storbench_model::SeriesOp) -> f64| -> Vec<Series> {
         j.ops
             .iter()
@@ -346,7 +356,7 @@ pub fn job_charts(j: &JobResult, tag: &str) -> Vec<Chart> {
             points: false,
         })
     };
-    let mut out = vec![
+    vec![
         Chart {
             name: id("iops"),
             title: format!("{}: IOPS per second", j.name),
@@ -362,10 +372,7 @@ pub fn job_charts(j: &JobResult, tag: &str) -> Vec<Chart> {
             title: format!("{}: p50 and p99 latency per second", j.name),
             svg: line("latency", "latency", &lat_series, false, &lat),
         },
-    ];
-    out.push(Chart { name: id("spectrum"), title: format!("{}: latency percentile spectrum", j.name), svg: spectrum(&[(j, "")]) });
-    out.push(Chart { name: id("heatmap"), title: format!("{}: latency over time (darker: more operations)", j.name), svg: heatmap(j) });
-    out
+    ]
 }
 
 /// Percentiles on a "nines" axis (p50, p90, p99, p99.9...), one line per

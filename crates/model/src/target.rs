@@ -55,6 +55,14 @@ pub enum Targets {
 }
 
 impl Targets {
+    /// What the engine said about how it drives its own target, if anything.
+    pub fn note(&self) -> Option<&str> {
+        match self {
+            Targets::Store(StoreTarget { note, .. }) => note.as_deref(),
+            Targets::Files(_) | Targets::None => None,
+        }
+    }
+
     /// The files worker `w` opens (none for a store).
     pub fn files_of(&self, w: u32) -> &[TargetFile] {
         match self {

@@ -51,13 +51,12 @@ fn load(engine: &'static str) -> Result<Shim, String> {
     // librados.so.2 first: the shim needs it, and shares its one instance.
     ffi::api(engine).map_err(|e| e.to_string())?;
     let lib = open_from_memory(bytes)?;
-    macro_rules! sym {
-        ($name:literal) => {
-            // SAFETY: the signatures match the extern "C" functions of cxx/rados_shim.cc.
-            *unsafe { lib.get(concat!($name, "\0").as_bytes()) }.map_err(|e| format!("the shim lacks {}: {e}", $name))?
-        };
-    }
-    Ok(Shim { ioctx_new: sym!("sb_ioctx_new"), ioctx_free: sym!("sb_ioctx_free"), aio_write: sym!("sb_aio_write"), _lib: lib })
+    Ok(Shim {
+        ioctx_new: ffi::sym!(lib, "the rados shim", sb_ioctx_new),
+        ioctx_free: ffi::sym!(lib, "the rados shim", sb_ioctx_free),
+        aio_write: ffi::sym!(lib, "the rados shim", sb_aio_write),
+        _lib: lib,
+    })
 }
 
 /// dlopen a shared object held in memory, through a memfd (no file left

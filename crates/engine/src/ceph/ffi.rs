@@ -147,12 +147,13 @@ fn open(name: &str, package: &str) -> Result<Library, String> {
 macro_rules! sym {
     ($lib:expr, $libname:expr, $name:ident) => {{
         // SAFETY: the signature matches the C declaration in rados/librados.h
-        // or rbd/librbd.h for this symbol.
+        // or rbd/librbd.h (or the extern "C" one of cxx/rados_shim.cc) for this symbol.
         let s = unsafe { $lib.get(concat!(stringify!($name), "\0").as_bytes()) }
             .map_err(|e| format!("{} lacks {}: {e}", $libname, stringify!($name)))?;
         *s
     }};
 }
+pub(super) use sym;
 
 fn load() -> Result<Api, String> {
     let rados = open(RADOS_LIB, "librados2")?;
