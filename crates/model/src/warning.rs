@@ -42,6 +42,8 @@ pub enum Warning {
     /// A fill wrote more than the store allocated (thin provisioning,
     /// deduplication or compression kept less than was written).
     FillNotAllocated { job: String, target: String, written: u64, allocated: u64 },
+    /// A job's measured phase ended without one completed operation.
+    NoOperations { job: String, seconds: f64 },
 }
 
 impl Warning {
@@ -59,6 +61,11 @@ impl Warning {
                 "job {job}: median read latency {:.1} us is below what storage media do: the page cache served the reads; \
                  use direct=1 or a working set larger than RAM to measure the storage",
                 *p50_ns as f64 / 1000.0
+            ),
+            Warning::NoOperations { job, seconds } => format!(
+                "job {job}: no operation completed in its {seconds:.1} s, so it has no figures: its workers may not have been \
+                 scheduled in time (more busy workers than CPU cores) or every operation outlasted the run; \
+                 use fewer jobs or workers, or a longer runtime"
             ),
             Warning::FewSamples { job, op, ios } => {
                 format!("job {job}: only {ios} {op} operations: p99.9 and above need 1000+ samples; run longer")
@@ -118,8 +125,50 @@ impl Warning {
     }
 }
 
+/// Warnings said once for every job they name: "job a: X", "job b: X"
+/// become "jobs a, b: X" (the first few names and how many), so a run of a
+/// thousand jobs with one problem has one line, not a thousand. Order is
+/// kept by first appearance; lines not about a job pass as they are.
+pub fn fold(lines: impl IntoIterator<Item = String>) -> Vec<String> {
+    const NAMED: usize = 5;
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for line in lines {
+        let (job, rest) = match line.strip_prefix("job ").and_then(|l| l.split_once(": ")) {
+            Some((job, rest)) => (Some(job.to_string()), rest.to_string()),
+            None => (None, line),
+        };
+        match groups.iter_mut().find(|g| g.0 == rest) {
+            Some(g) => g.1.extend(job.filter(|j| !g.1.contains(j))),
+            None => groups.push((rest, job.into_iter().collect())),
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(rest, jobs)| match jobs.len() {
+            0 => rest,
+            1 => format!("job {}: {rest}", jobs[0]),
+            n if n <= NAMED => format!("jobs {}: {rest}", jobs.join(", ")),
+            n => format!("{n} jobs ({}, ...): {rest}", jobs[..NAMED].join(", ")),
+        })
+        .collect()
+}
+
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.message())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warnings_about_many_jobs_fold_into_one_line() {
+        let lines = ["job a: slow", "job b: slow", "storbench used 95%", "job a: few", "job b: slow"].map(String::from);
+        assert_eq!(fold(lines), ["jobs a, b: slow", "storbench used 95%", "job a: few"]);
+        let many = (0..7).map(|i| format!("job j{i}: idle"));
+        assert_eq!(fold(many), ["7 jobs (j0, j1, j2, j3, j4, ...): idle"]);
+        assert_eq!(fold(["agent x: lost".to_string()]), ["agent x: lost"]);
     }
 }

@@ -55,9 +55,8 @@ pub fn render(r: &RunResult) -> String {
     for d in &r.disk_util {
         disk_line(&mut out, d);
     }
-    let mut warnings: Vec<String> = r.jobs.iter().flat_map(|j| j.warnings.iter().map(|w| w.message())).collect();
-    warnings.extend(r.warnings.iter().map(|w| w.message()));
-    warnings.dedup();
+    let job_warnings = r.jobs.iter().flat_map(|j| j.warnings.iter().map(|w| w.message()));
+    let warnings = storbench_model::warning::fold(job_warnings.chain(r.warnings.iter().map(|w| w.message())));
     for j in &r.jobs {
         for o in &j.ops {
             if !o.errors.is_empty() {

@@ -45,6 +45,9 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
         let backoff_ms = job.engine.connection_backoff().map(|d| d.as_millis() as u64);
         w.push(Warning::ConnectionFailures { job: name.clone(), failures: cannot_connect, backoff_ms });
     }
+    if let Some(w0) = no_operations(result, share) {
+        w.push(w0);
+    }
     for o in result.ops.iter().filter(|_| !share.spec.precondition) {
         if o.ios > 0 && o.ios < 1000 && o.op != OpKind::Sync {
             w.push(Warning::FewSamples { job: name.clone(), op: o.op.name().into(), ios: o.ios });
@@ -75,6 +78,21 @@ fn verify_warning(job: &str, t: &storbench_metrics::VerifyTally, reads: bool) ->
         w.push(Warning::NothingVerified { job: job.to_string() });
     }
     w
+}
+
+/// A job that measured for a while and completed nothing (not one that was
+/// stopped, whose workers failed, or that only reads back to verify): its
+/// results are empty, which a table row of zeros does not say loudly enough.
+fn no_operations(result: &JobResult, share: &JobShare) -> Option<Warning> {
+    let verify_only = share.spec.verify.as_ref().is_some_and(|v| v.only);
+    let quiet = result.failures.is_empty() && !result.interrupted && !verify_only;
+    (quiet && completed_nothing(&result.ops, result.runtime_ns))
+        .then(|| Warning::NoOperations { job: result.name.clone(), seconds: result.runtime_ns as f64 / 1e9 })
+}
+
+/// No operation completed, nor failed, in a measured phase of some length.
+fn completed_nothing(ops: &[storbench_model::OpResult], runtime_ns: u64) -> bool {
+    runtime_ns > 0 && ops.iter().all(|o| o.ios == 0 && o.errors.is_empty())
 }
 
 /// Operations that waited more than this at the start of a run on a locked
@@ -108,5 +126,27 @@ mod tests {
         );
         assert_eq!(fill_warning("fill.1", &f(Some(95 << 20))), None, "within a block's rounding");
         assert_eq!(fill_warning("fill.1", &f(None)), None, "nothing to judge when the store cannot tell");
+    }
+
+    #[test]
+    fn a_job_that_completed_nothing_is_told_from_one_that_did_or_failed() {
+        use storbench_metrics::OpStats;
+        use storbench_model::OpResult;
+        let op = |ios: u64, errors: u64| {
+            let mut s = OpStats::new(false);
+            for _ in 0..ios {
+                s.record(4096, 1_000, 1_000);
+            }
+            let mut r = OpResult::from_stats(OpKind::Read, &s, 2_000_000_000);
+            if errors > 0 {
+                r.errors.insert("EIO".into(), errors);
+            }
+            r
+        };
+        assert!(completed_nothing(&[], 2_000_000_000), "no operation kind at all");
+        assert!(completed_nothing(&[op(0, 0)], 2_000_000_000));
+        assert!(!completed_nothing(&[op(0, 0), op(3, 0)], 2_000_000_000));
+        assert!(!completed_nothing(&[op(0, 2)], 2_000_000_000), "failures are results too");
+        assert!(!completed_nothing(&[], 0), "nothing measured, nothing to say");
     }
 }
