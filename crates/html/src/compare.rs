@@ -7,7 +7,7 @@ use crate::page::Page;
 use crate::{provenance, slug, Chart};
 use std::path::PathBuf;
 use storbench_model::{JobResult, RunSet};
-use storbench_report::compare::Row;
+use storbench_report::compare::{Row, Verdict};
 use storbench_report::fmt::count;
 
 pub fn page(sides: &[(String, PathBuf, &RunSet)], rows: &[Vec<Row>]) -> (String, Vec<Chart>) {
@@ -42,8 +42,19 @@ pub fn page(sides: &[(String, PathBuf, &RunSet)], rows: &[Vec<Row>]) -> (String,
         "Differences are (B - A) / A with 95% bootstrap intervals (over runs with 3 repeats or more, else over blocks of per-second samples).",
         "notes",
     );
-    let charts = overlays(sides);
+    let jobs = charted_jobs(sides, rows);
+    let charts = overlays(sides, &jobs);
     page.h2("Charts");
+    let total = sides[0].2.runs.first().map_or(0, |r| r.result.jobs.len());
+    if jobs.len() < total {
+        page.para(
+            &format!(
+                "Charts for {} of the baseline's {total} jobs: those with the largest differences that are not noise, then in job order.",
+                jobs.len()
+            ),
+            "notes",
+        );
+    }
     for c in &charts {
         page.chart(c);
     }
@@ -55,27 +66,48 @@ pub fn page(sides: &[(String, PathBuf, &RunSet)], rows: &[Vec<Row>]) -> (String,
     (page.render(), charts)
 }
 
-/// For each job of the baseline's first run: spectra and IOPS per second of
-/// every side's first run overlaid.
-fn overlays(sides: &[(String, PathBuf, &RunSet)]) -> Vec<Chart> {
-    let first = |set: &RunSet| set.runs.first().map(|r| r.result.clone());
-    let Some(base) = first(sides[0].2) else { return Vec::new() };
+/// The baseline's jobs to chart (all of them up to [`crate::run::CHARTED_JOBS`]):
+/// first those whose difference on some side is better or worse beyond the
+/// noise, largest first, then the rest in job order.
+fn charted_jobs<'a>(sides: &[(String, PathBuf, &'a RunSet)], rows: &[Vec<Row>]) -> Vec<&'a JobResult> {
+    let Some(base) = sides[0].2.runs.first() else { return Vec::new() };
+    let jobs = &base.result.jobs;
+    if jobs.len() <= crate::run::CHARTED_JOBS {
+        return jobs.iter().collect();
+    }
+    let mut changed: Vec<&Row> = rows.iter().flatten().filter(|r| matches!(r.verdict, Verdict::Better | Verdict::Worse)).collect();
+    changed.sort_by(|a, b| b.diff_pct.abs().total_cmp(&a.diff_pct.abs()));
+    let mut out: Vec<&JobResult> = Vec::new();
+    let named = changed.iter().filter_map(|r| jobs.iter().find(|j| j.name == r.job));
+    for j in named.chain(jobs.iter()) {
+        if out.len() == crate::run::CHARTED_JOBS {
+            break;
+        }
+        if !out.iter().any(|o| std::ptr::eq(*o, j)) {
+            out.push(j);
+        }
+    }
+    out
+}
+
+/// For each chosen job of the baseline's first run: spectra and IOPS per
+/// second of every side's first run overlaid.
+fn overlays(sides: &[(String, PathBuf, &RunSet)], jobs: &[&JobResult]) -> Vec<Chart> {
     let mut out = Vec::new();
-    for j in &base.jobs {
-        let others: Vec<(JobResult, String)> = sides
+    for j in jobs {
+        let others: Vec<(&JobResult, &str)> = sides
             .iter()
             .filter_map(|(n, _, set)| {
-                let r = first(set)?;
+                let r = &set.runs.first()?.result;
                 let lone = if r.jobs.len() == 1 { r.jobs.first() } else { None };
-                let job = r.jobs.iter().find(|x| x.name == j.name).or(lone)?.clone();
-                Some((job, n.clone()))
+                let job = r.jobs.iter().find(|x| x.name == j.name).or(lone)?;
+                Some((job, n.as_str()))
             })
             .collect();
-        let pairs: Vec<(&JobResult, &str)> = others.iter().map(|(j, n)| (j, n.as_str())).collect();
         out.push(Chart {
             name: slug(&format!("compare-{}-spectrum", j.name)),
             title: format!("{}: latency spectra", j.name),
-            svg: crate::run::spectrum(&pairs),
+            svg: crate::run::spectrum(&others),
         });
         let series: Vec<Series> = others
             .iter()

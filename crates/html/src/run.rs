@@ -11,11 +11,20 @@ use storbench_report::fmt::{count, latency_cells, mib_per_s, LATENCY_COLUMNS};
 pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
     let mut page = Page::new("storbench report: run", &dir.display().to_string());
     page.warnings(&warnings(run));
+    let mut all = Vec::new();
+    let charted = charted_jobs(run);
+    // Too many jobs to chart each: the overview before a table this long.
+    if charted.len() < run.jobs.len() {
+        all.extend(at_a_glance(&mut page, run, charted.len()));
+    }
     page.h2("Summary");
     summary(&mut page, run);
-    let mut all = Vec::new();
-    for j in &run.jobs {
+    for (i, why) in &charted {
+        let j = &run.jobs[*i];
         page.h2(&format!("Job {}", j.name));
+        if !why.is_empty() {
+            page.para(&format!("shown for: {why}"), "notes");
+        }
         page.para(&j.description, "notes");
         for c in job_charts(j, "") {
             page.chart(&c);
@@ -41,6 +50,115 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
     (page.render(), all)
 }
 
+/// Past this many jobs a run's report draws the sections of a chosen few:
+/// five charts a job made a 1000-job run's page 10 MB, more than a browser
+/// opens comfortably or anyone reads. Every job stays in the summary table,
+/// in the charts at a glance and in result.json.
+pub const CHARTED_JOBS: usize = 12;
+
+/// The jobs whose sections are drawn, in job order, each with why (empty
+/// when every job is): jobs with failures or warnings, the first and the
+/// last, the highest p99s, the lowest IOPS and the highest.
+pub fn charted_jobs(run: &RunResult) -> Vec<(usize, String)> {
+    let n = run.jobs.len();
+    if n <= CHARTED_JOBS {
+        return (0..n).map(|i| (i, String::new())).collect();
+    }
+    let iops = |i: usize| run.jobs[i].ops.iter().map(|o| o.iops).sum::<f64>();
+    let p99 = |i: usize| run.jobs[i].ops.iter().map(|o| o.histogram.percentile(99.0)).max().unwrap_or(0);
+    let mut by_p99: Vec<usize> = (0..n).collect();
+    by_p99.sort_by_key(|&i| std::cmp::Reverse(p99(i)));
+    let mut by_iops: Vec<usize> = (0..n).collect();
+    by_iops.sort_by(|&a, &b| iops(a).total_cmp(&iops(b)));
+    let troubled = run.jobs.iter().enumerate().filter(|(_, j)| !j.failures.is_empty() || !j.warnings.is_empty()).map(|(i, _)| i);
+    let picks = troubled
+        .take(4)
+        .map(|i| (i, "failures or warnings"))
+        .chain([(0, "the first job")])
+        .chain(by_p99.iter().take(3).map(|&i| (i, "one of the highest p99s")))
+        .chain(by_iops.iter().take(3).map(|&i| (i, "one of the lowest IOPS")))
+        .chain([(by_iops[n - 1], "the highest IOPS"), (n - 1, "the last job")]);
+    let mut out: Vec<(usize, String)> = Vec::new();
+    for (i, why) in picks {
+        let room = out.len() < CHARTED_JOBS;
+        match out.iter_mut().find(|o| o.0 == i) {
+            Some(o) if !o.1.contains(why) => o.1 = format!("{}; {why}", o.1),
+            Some(_) => {}
+            None if room => out.push((i, why.to_string())),
+            None => {}
+        }
+    }
+    out.sort_by_key(|o| o.0);
+    out
+}
+
+/// Every job's IOPS and p99 by job number, for runs with too many jobs to
+/// chart each, and a line saying which jobs have their own section.
+fn at_a_glance(page: &mut Page, run: &RunResult, shown: usize) -> Vec<Chart> {
+    page.h2("Jobs at a glance");
+    page.para(
+        &format!(
+            "{} jobs: each is a point below (x: its place in the job list) and a row of the summary table; {shown} of them have their own section, chosen as each says. Every job's full result is in result.json.",
+            run.jobs.len()
+        ),
+        "notes",
+    );
+    let mut kinds: Vec<storbench_workload::OpKind> = Vec::new();
+    for o in run.jobs.iter().flat_map(|j| &j.ops) {
+        if !kinds.contains(&o.op) {
+            kinds.push(o.op);
+        }
+    }
+    let by_job = |f: &dyn Fn(&OpResult) -> f64| -> Vec<Series> {
+        kinds
+            .iter()
+            .map(|&k| Series {
+                label: k.name().into(),
+                points: run
+                    .jobs
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, j)| j.ops.iter().find(|o| o.op == k).map(|o| ((i + 1) as f64, f(o))))
+                    .collect(),
+            })
+            .collect()
+    };
+    let job_number = |v: f64| format!("{v:.0}");
+    let chart = |title: &str, y: &str, series: &[Series], log: bool, fmt: &dyn Fn(f64) -> String| {
+        charts::lines(&Lines {
+            title,
+            x_desc: "job",
+            y_desc: y,
+            series,
+            log_y: log,
+            y_fmt: fmt,
+            x_fmt: Some(&job_number),
+            marks: &[],
+            rule: None,
+            // A dot a job while they can be told apart.
+            points: run.jobs.len() <= 100,
+        })
+    };
+    let iops = by_job(&|o| o.iops);
+    let p99 = by_job(&|o| o.histogram.percentile(99.0) as f64);
+    let out = vec![
+        Chart {
+            name: "jobs-at-a-glance-iops".into(),
+            title: "IOPS of each job".into(),
+            svg: chart("IOPS by job", "IOPS", &iops, false, &|v| count(v)),
+        },
+        Chart {
+            name: "jobs-at-a-glance-p99".into(),
+            title: "p99 latency of each job".into(),
+            svg: chart("p99 by job", "latency", &p99, true, &lat),
+        },
+    ];
+    for c in &out {
+        page.chart(c);
+    }
+    out
+}
+
 /// Every warning of the run and its jobs (they name their job), and any
 /// worker failure.
 pub fn warnings(run: &RunResult) -> Vec<String> {
@@ -49,7 +167,7 @@ pub fn warnings(run: &RunResult) -> Vec<String> {
         out.extend(j.warnings.iter().map(|w| w.to_string()));
         out.extend(j.failures.iter().map(|f| format!("job {}: {f}", j.name)));
     }
-    out
+    storbench_model::warning::fold(out)
 }
 
 /// The warnings of many runs, each said once with how many runs had it.
@@ -424,4 +542,57 @@ fn heatmap(j: &JobResult) -> Result<String, String> {
         return Err("no per-second latency buckets in these results (written by storbench before they were kept)".into());
     }
     charts::time_heatmap("latency over time", &columns, &lat)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storbench_report::sample;
+    use storbench_workload::OpKind;
+
+    /// A run of `n` read jobs; job i does i+1 reads of 100 us, job `slow`
+    /// has a 50 ms tail and job `warned` a warning.
+    fn run_of(n: usize, slow: usize, warned: usize) -> RunResult {
+        let mut r = sample::run();
+        r.jobs = (0..n)
+            .map(|i| {
+                let tail = if i == slow { 50_000_000 } else { 100_000 };
+                let ops = vec![sample::op(OpKind::Read, &[(100_000, 100 + i as u64), (tail, 20)], 4096, 1_000_000_000)];
+                let mut j = sample::job(&format!("j{i}"), 0, &[], 1_000_000_000, ops);
+                if i == warned {
+                    j.warnings.push(storbench_model::Warning::NoOperations { job: j.name.clone(), seconds: 1.0 });
+                }
+                j
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn a_run_of_many_jobs_charts_a_chosen_few_and_shows_all_at_a_glance() {
+        let r = run_of(1000, 700, 400);
+        let picked = charted_jobs(&r);
+        assert!(picked.len() <= CHARTED_JOBS, "{picked:?}");
+        let why = |i: usize| picked.iter().find(|p| p.0 == i).map(|p| p.1.clone()).unwrap_or_default();
+        assert!(why(0).contains("first") && why(0).contains("lowest IOPS"), "{picked:?}");
+        assert!(why(999).contains("last") && why(999).contains("highest IOPS"), "{picked:?}");
+        assert!(why(700).contains("highest p99"), "{picked:?}");
+        assert!(why(400).contains("warnings"), "{picked:?}");
+        let (html, charts) = page(Path::new("res"), &r);
+        assert_eq!(html.matches("<h2>Job ").count(), picked.len(), "one section per chosen job");
+        assert!(html.contains("Jobs at a glance") && html.contains("1000 jobs"));
+        assert!(charts.iter().any(|c| c.name == "jobs-at-a-glance-iops") && charts.iter().any(|c| c.name == "jobs-at-a-glance-p99"));
+        // Five charts a job before: 10 MB at this size.
+        assert!(html.len() < 1_500_000, "{} bytes", html.len());
+    }
+
+    #[test]
+    fn a_run_of_few_jobs_charts_every_one() {
+        let r = run_of(CHARTED_JOBS, 3, 99);
+        let picked = charted_jobs(&r);
+        assert_eq!(picked.iter().map(|p| p.0).collect::<Vec<_>>(), (0..CHARTED_JOBS).collect::<Vec<_>>());
+        assert!(picked.iter().all(|p| p.1.is_empty()));
+        let (html, _) = page(Path::new("res"), &r);
+        assert!(!html.contains("Jobs at a glance"));
+    }
 }

@@ -21,3 +21,6 @@ pub mod json;
 pub mod text;
 
 pub use export::{each, find, names, Exporter, EXPORTERS};
+/// Results with known figures, for tests (feature `testing`).
+#[cfg(any(test, feature = "testing"))]
+pub use fio::sample;

@@ -27,7 +27,7 @@ pub fn load(path: &Path, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSp
 }
 
 pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
-    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| CliError::usage(format!("not valid TOML: {}", e.message().trim())))?;
+    let doc: toml::Table = text.parse().map_err(|e: toml::de::Error| not_toml(text, &e))?;
     let mut parallel = false;
     let mut global = Pairs::new();
     let mut jobs = Vec::new();
@@ -64,13 +64,27 @@ pub fn parse(text: &str, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSp
     Ok(specs)
 }
 
+/// TOML's complaint, and where the text reads as a fio job file (an
+/// unquoted word after `option=`, which TOML refuses) the way to run it.
+fn not_toml(text: &str, e: &toml::de::Error) -> CliError {
+    let fio_like = text.lines().any(|l| {
+        let Some((key, value)) = l.trim().split_once('=') else { return false };
+        let value = value.trim();
+        key.trim().chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && value.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/')
+            && !matches!(value, "true" | "false")
+    });
+    let hint =
+        if fio_like { " (this reads as a fio job file: run it with `storbench run --fio FILE` or `storbench fio FILE`)" } else { "" };
+    CliError::usage(format!("not valid TOML: {}{hint}", e.message().trim()))
+}
+
 /// The `[sweep]` table as `--sweep` arguments (`option=values`), in the
 /// file's order; empty when the file has none.
 pub fn sweep_dimensions(path: &Path) -> Result<Vec<String>, CliError> {
     let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read job file {}: {e}", path.display())))?;
-    let doc: toml::Table = text
-        .parse()
-        .map_err(|e: toml::de::Error| CliError::usage(format!("{}: not valid TOML: {}", path.display(), e.message().trim())))?;
+    let doc: toml::Table =
+        text.parse().map_err(|e: toml::de::Error| CliError::usage(format!("{}: {}", path.display(), not_toml(&text, &e).message)))?;
     let Some(table) = doc.get("sweep") else { return Ok(Vec::new()) };
     let table =
         table.as_table().ok_or_else(|| CliError::usage(format!("{}: [sweep] must be a table of option = values", path.display())))?;
@@ -145,7 +159,14 @@ direct = true
         let e = parse("[[job]]\nname = \"a\"\niodepth = \"many\"\n", &JobSpec::default(), &vec![]).unwrap_err();
         assert!(e.message.contains("iodepth") && e.message.contains("many"), "{}", e.message);
         let e = parse("[global\n", &JobSpec::default(), &vec![]).unwrap_err();
-        assert!(e.message.contains("TOML"), "{}", e.message);
+        assert!(e.message.contains("TOML") && !e.message.contains("--fio"), "{}", e.message);
+        // A fio job file given where TOML is read says how to run it.
+        let e = parse("[global]\nioengine=libaio\n[job1]\nbs=4k\n", &JobSpec::default(), &vec![]).unwrap_err();
+        assert!(e.message.contains("not valid TOML") && e.message.contains("storbench run --fio FILE"), "{}", e.message);
+        let e = parse("[global]\ndirect = true\nrw = read-ish\n", &JobSpec::default(), &vec![]).unwrap_err();
+        assert!(e.message.contains("--fio"), "{}", e.message);
+        let e = parse("[global]\ndirect = true\nbroken = \"x\n", &JobSpec::default(), &vec![]).unwrap_err();
+        assert!(!e.message.contains("--fio"), "{}", e.message);
         let e = parse("[globl]\n[[job]]\nname=\"a\"\n", &JobSpec::default(), &vec![]).unwrap_err();
         assert!(e.message.contains("did you mean 'global'"), "{}", e.message);
         let e = parse("[global]\nrw=\"read\"\n", &JobSpec::default(), &vec![]).unwrap_err();

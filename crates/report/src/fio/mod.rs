@@ -16,7 +16,7 @@
 
 pub mod num;
 pub mod plat;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub mod sample;
 pub mod stats;
 pub mod writer;

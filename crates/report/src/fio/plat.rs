@@ -14,7 +14,7 @@ use storbench_metrics::LatencyHistogram;
 
 /// fio's `plat_val_to_idx` (storbench fills the buckets from histogram
 /// ranges instead; this checks them).
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub use storbench_metrics::plat::plat_index as val_to_idx;
 pub use storbench_metrics::plat::PLAT_NR as NR;
 use storbench_metrics::plat::{PLAT_BITS as BITS, PLAT_VAL as VAL};
@@ -68,7 +68,7 @@ impl Plat {
     }
 
     /// Counts from fio's own buckets (as a json+ `bins` object lists them).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "testing"))]
     pub fn from_bins(bins: impl IntoIterator<Item = (u64, u64)>) -> Plat {
         let mut counts = vec![0; NR];
         for (value, count) in bins {
