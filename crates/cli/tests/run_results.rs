@@ -434,7 +434,7 @@ fn a_full_results_directory_still_leaves_the_summary_on_stdout() {
 fn many_busy_jobs_all_start_and_none_is_left_without_figures() {
     let d = scratch();
     let mut toml =
-        String::from("run = \"parallel\"\n[global]\nioengine = \"null\"\nsize = \"1g\"\nrw = \"randread\"\nruntime = 1\ntime_based = 1\n");
+        String::from("run = \"parallel\"\n[global]\nioengine = \"null\"\nsize = \"1g\"\nrw = \"randread\"\nruntime = 2\ntime_based = 1\n");
     for i in 0..120 {
         toml.push_str(&format!("[[job]]\nname = \"busy{i}\"\n"));
     }

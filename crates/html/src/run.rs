@@ -57,8 +57,8 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
 pub const CHARTED_JOBS: usize = 12;
 
 /// The jobs whose sections are drawn, in job order, each with why (empty
-/// when every job is): jobs with failures or warnings, the first and the
-/// last, the highest p99s, the lowest IOPS and the highest.
+/// when every job is): the first and the last, up to three with failures
+/// or warnings, the three highest p99s, the three lowest IOPS and the highest.
 pub fn charted_jobs(run: &RunResult) -> Vec<(usize, String)> {
     let n = run.jobs.len();
     if n <= CHARTED_JOBS {
@@ -71,21 +71,19 @@ pub fn charted_jobs(run: &RunResult) -> Vec<(usize, String)> {
     let mut by_iops: Vec<usize> = (0..n).collect();
     by_iops.sort_by(|&a, &b| iops(a).total_cmp(&iops(b)));
     let troubled = run.jobs.iter().enumerate().filter(|(_, j)| !j.failures.is_empty() || !j.warnings.is_empty()).map(|(i, _)| i);
-    let picks = troubled
-        .take(4)
-        .map(|i| (i, "failures or warnings"))
-        .chain([(0, "the first job")])
+    // At most 1 + 1 + 3 + 3 + 3 + 1 = CHARTED_JOBS candidates, so none is dropped.
+    let picks = [(0, "the first job"), (n - 1, "the last job")]
+        .into_iter()
+        .chain(troubled.take(3).map(|i| (i, "failures or warnings")))
         .chain(by_p99.iter().take(3).map(|&i| (i, "one of the highest p99s")))
         .chain(by_iops.iter().take(3).map(|&i| (i, "one of the lowest IOPS")))
-        .chain([(by_iops[n - 1], "the highest IOPS"), (n - 1, "the last job")]);
+        .chain([(by_iops[n - 1], "the highest IOPS")]);
     let mut out: Vec<(usize, String)> = Vec::new();
     for (i, why) in picks {
-        let room = out.len() < CHARTED_JOBS;
         match out.iter_mut().find(|o| o.0 == i) {
             Some(o) if !o.1.contains(why) => o.1 = format!("{}; {why}", o.1),
             Some(_) => {}
-            None if room => out.push((i, why.to_string())),
-            None => {}
+            None => out.push((i, why.to_string())),
         }
     }
     out.sort_by_key(|o| o.0);
@@ -143,12 +141,12 @@ fn at_a_glance(page: &mut Page, run: &RunResult, shown: usize) -> Vec<Chart> {
     let p99 = by_job(&|o| o.histogram.percentile(99.0) as f64);
     let out = vec![
         Chart {
-            name: "jobs-at-a-glance-iops".into(),
+            name: "run.jobs-iops".into(),
             title: "IOPS of each job".into(),
             svg: chart("IOPS by job", "IOPS", &iops, false, &|v| count(v)),
         },
         Chart {
-            name: "jobs-at-a-glance-p99".into(),
+            name: "run.jobs-p99".into(),
             title: "p99 latency of each job".into(),
             svg: chart("p99 by job", "latency", &p99, true, &lat),
         },
@@ -162,10 +160,10 @@ fn at_a_glance(page: &mut Page, run: &RunResult, shown: usize) -> Vec<Chart> {
 /// Every warning of the run and its jobs (they name their job), and any
 /// worker failure.
 pub fn warnings(run: &RunResult) -> Vec<String> {
-    let mut out: Vec<String> = run.warnings.iter().map(|w| w.to_string()).collect();
+    let mut out: Vec<(Option<&str>, String)> = run.warnings.iter().map(|w| (None, w.to_string())).collect();
     for j in &run.jobs {
-        out.extend(j.warnings.iter().map(|w| w.to_string()));
-        out.extend(j.failures.iter().map(|f| format!("job {}: {f}", j.name)));
+        out.extend(j.warnings.iter().map(|w| (Some(j.name.as_str()), w.to_string())));
+        out.extend(j.failures.iter().map(|f| (Some(j.name.as_str()), format!("job {}: {f}", j.name))));
     }
     storbench_model::warning::fold(out)
 }
@@ -581,7 +579,7 @@ mod tests {
         let (html, charts) = page(Path::new("res"), &r);
         assert_eq!(html.matches("<h2>Job ").count(), picked.len(), "one section per chosen job");
         assert!(html.contains("Jobs at a glance") && html.contains("1000 jobs"));
-        assert!(charts.iter().any(|c| c.name == "jobs-at-a-glance-iops") && charts.iter().any(|c| c.name == "jobs-at-a-glance-p99"));
+        assert!(charts.iter().any(|c| c.name == "run.jobs-iops") && charts.iter().any(|c| c.name == "run.jobs-p99"));
         // Five charts a job before: 10 MB at this size.
         assert!(html.len() < 1_500_000, "{} bytes", html.len());
     }

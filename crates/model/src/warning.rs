@@ -125,19 +125,21 @@ impl Warning {
     }
 }
 
-/// Warnings said once for every job they name: "job a: X", "job b: X"
+/// Warnings said once for every job they name: "job a: X" and "job b: X"
 /// become "jobs a, b: X" (the first few names and how many), so a run of a
-/// thousand jobs with one problem has one line, not a thousand. Order is
-/// kept by first appearance; lines not about a job pass as they are.
-pub fn fold(lines: impl IntoIterator<Item = String>) -> Vec<String> {
+/// thousand jobs with one problem has one line, not a thousand. Each line
+/// comes with the job it is about, if any, so names are never parsed out of
+/// the text; a line that does not begin "job NAME: " passes as it is. Order
+/// is kept by first appearance.
+pub fn fold<'a>(lines: impl IntoIterator<Item = (Option<&'a str>, String)>) -> Vec<String> {
     const NAMED: usize = 5;
-    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
-    for line in lines {
-        let (job, rest) = match line.strip_prefix("job ").and_then(|l| l.split_once(": ")) {
-            Some((job, rest)) => (Some(job.to_string()), rest.to_string()),
+    let mut groups: Vec<(String, Vec<&'a str>)> = Vec::new();
+    for (job, line) in lines {
+        let (job, rest) = match job.and_then(|j| line.strip_prefix(&format!("job {j}: ")).map(|r| (j, r.to_string()))) {
+            Some((j, rest)) => (Some(j), rest),
             None => (None, line),
         };
-        match groups.iter_mut().find(|g| g.0 == rest) {
+        match groups.iter_mut().find(|g| g.0 == rest && job.is_some() != g.1.is_empty()) {
             Some(g) => g.1.extend(job.filter(|j| !g.1.contains(j))),
             None => groups.push((rest, job.into_iter().collect())),
         }
@@ -165,10 +167,16 @@ mod tests {
 
     #[test]
     fn warnings_about_many_jobs_fold_into_one_line() {
-        let lines = ["job a: slow", "job b: slow", "storbench used 95%", "job a: few", "job b: slow"].map(String::from);
+        let j = |job: &'static str, text: &str| (Some(job), format!("job {job}: {text}"));
+        let lines = vec![j("a", "slow"), j("b", "slow"), (None, "storbench used 95%".to_string()), j("a", "few"), j("b", "slow")];
         assert_eq!(fold(lines), ["jobs a, b: slow", "storbench used 95%", "job a: few"]);
-        let many = (0..7).map(|i| format!("job j{i}: idle"));
+        let names: Vec<String> = (0..7).map(|i| format!("j{i}")).collect();
+        let many = names.iter().map(|n| (Some(n.as_str()), format!("job {n}: idle")));
         assert_eq!(fold(many), ["7 jobs (j0, j1, j2, j3, j4, ...): idle"]);
-        assert_eq!(fold(["agent x: lost".to_string()]), ["agent x: lost"]);
+        // Names are taken from the job, never parsed: a name with ": " in it.
+        let odd = vec![j("x: y", "slow"), j("z: y", "slow")];
+        assert_eq!(fold(odd), ["jobs x: y, z: y: slow"]);
+        // A line about a job that does not start with its name stays whole.
+        assert_eq!(fold(vec![(Some("a"), "job a (psync): no O_DIRECT".to_string())]), ["job a (psync): no O_DIRECT"]);
     }
 }

@@ -55,8 +55,8 @@ pub fn render(r: &RunResult) -> String {
     for d in &r.disk_util {
         disk_line(&mut out, d);
     }
-    let job_warnings = r.jobs.iter().flat_map(|j| j.warnings.iter().map(|w| w.message()));
-    let warnings = storbench_model::warning::fold(job_warnings.chain(r.warnings.iter().map(|w| w.message())));
+    let job_warnings = r.jobs.iter().flat_map(|j| j.warnings.iter().map(move |w| (Some(j.name.as_str()), w.message())));
+    let warnings = storbench_model::warning::fold(job_warnings.chain(r.warnings.iter().map(|w| (None, w.message()))));
     for j in &r.jobs {
         for o in &j.ops {
             if !o.errors.is_empty() {

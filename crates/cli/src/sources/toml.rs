@@ -74,8 +74,7 @@ fn not_toml(text: &str, e: &toml::de::Error) -> CliError {
             && value.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/')
             && !matches!(value, "true" | "false")
     });
-    let hint =
-        if fio_like { " (this reads as a fio job file: run it with `storbench run --fio FILE` or `storbench fio FILE`)" } else { "" };
+    let hint = if fio_like { " (if this is a fio job file, run it with `storbench run --fio FILE` or `storbench fio FILE`)" } else { "" };
     CliError::usage(format!("not valid TOML: {}{hint}", e.message().trim()))
 }
 
