@@ -64,12 +64,13 @@ pub fn charted_jobs(run: &RunResult) -> Vec<(usize, String)> {
     if n <= CHARTED_JOBS {
         return (0..n).map(|i| (i, String::new())).collect();
     }
-    let iops = |i: usize| run.jobs[i].ops.iter().map(|o| o.iops).sum::<f64>();
-    let p99 = |i: usize| run.jobs[i].ops.iter().map(|o| o.histogram.percentile(99.0)).max().unwrap_or(0);
+    // Each job's figures once (the summaries hold the percentiles), not per comparison.
+    let iops: Vec<f64> = run.jobs.iter().map(|j| j.ops.iter().map(|o| o.iops).sum()).collect();
+    let p99: Vec<u64> = run.jobs.iter().map(|j| j.ops.iter().map(|o| o.latency.at(99.0)).max().unwrap_or(0)).collect();
     let mut by_p99: Vec<usize> = (0..n).collect();
-    by_p99.sort_by_key(|&i| std::cmp::Reverse(p99(i)));
+    by_p99.sort_by_key(|&i| std::cmp::Reverse(p99[i]));
     let mut by_iops: Vec<usize> = (0..n).collect();
-    by_iops.sort_by(|&a, &b| iops(a).total_cmp(&iops(b)));
+    by_iops.sort_by(|&a, &b| iops[a].total_cmp(&iops[b]));
     let troubled = run.jobs.iter().enumerate().filter(|(_, j)| !j.failures.is_empty() || !j.warnings.is_empty()).map(|(i, _)| i);
     // At most 1 + 1 + 3 + 3 + 3 + 1 = CHARTED_JOBS candidates, so none is dropped.
     let picks = [(0, "the first job"), (n - 1, "the last job")]
@@ -138,7 +139,7 @@ fn at_a_glance(page: &mut Page, run: &RunResult, shown: usize) -> Vec<Chart> {
         })
     };
     let iops = by_job(&|o| o.iops);
-    let p99 = by_job(&|o| o.histogram.percentile(99.0) as f64);
+    let p99 = by_job(&|o| o.latency.at(99.0) as f64);
     let out = vec![
         Chart {
             name: "run.jobs-iops".into(),
