@@ -254,7 +254,7 @@ fn s3_prefill_measured_phase_and_cleanup_are_interruptible() {
     let bucket = format!("sbintr{}", std::process::id());
     let b = bucket.clone();
     let list = move |prefix: &str| {
-        let out = Command::new("radosgw-admin").args(["bucket", "list", "--bucket", &b]).output().unwrap();
+        let out = Command::new("radosgw-admin").args(["bucket", "list", "--bucket", &b, "--max-entries", "1000000"]).output().unwrap();
         let names: Vec<serde_json::Value> = serde_json::from_slice(&out.stdout).unwrap_or_default();
         names.iter().filter_map(|o| o["name"].as_str()).filter(|n| n.starts_with(prefix)).map(String::from).collect()
     };
