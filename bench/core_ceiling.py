@@ -17,7 +17,12 @@ not touched), or from --fio-src DIR; never committed.
 IOPS: each tool's mean over its run (t/io_uring: the mean of its per-second
 lines); CPU per I/O from wait4's rusage of the whole process.
 
-usage: bench/core_ceiling.py [--runtime S] [--repeat N] [--fio-src DIR]
+--cpu N pins every tool (and the io-wq threads its ring starts, which take
+the submitting thread's CPU mask) to CPU N with taskset: a literal per-core
+ceiling. Unpinned, a QD32 ring on tmpfs is a two-thread pipeline (every read
+is handed to an io-wq thread), paced by where the scheduler puts that thread.
+
+usage: bench/core_ceiling.py [--runtime S] [--repeat N] [--fio-src DIR] [--cpu N]
 """
 import argparse
 import json
@@ -32,6 +37,8 @@ from common import SCRATCH, STORBENCH, build, cpu_seconds, run, table
 
 FILE = "/dev/shm/sb-core-ceiling.dat"
 APT = Path(SCRATCH) / "sb-fio-src"
+# The taskset prefix of every measured command (--cpu).
+PIN = []
 MODES = {
     "b32 fixed": ["-s32", "-c32", "-B1", "-F1", "-X1"],
     "b32 plain": ["-s32", "-c32", "-B0", "-F0", "-X0"],
@@ -75,20 +82,20 @@ def per_second_iops(out):
 
 
 def run_t(binary, args, secs, cwd):
-    out, ru = run([str(binary), "-b4096", "-p0", "-O0", "-n1", f"-r{secs}", *args, FILE], cwd)
+    out, ru = run([*PIN, str(binary), "-b4096", "-p0", "-O0", "-n1", f"-r{secs}", *args, FILE], cwd)
     iops = per_second_iops(out)
     return iops, cpu_seconds(ru) / max(iops * secs, 1)
 
 
 def run_fio(engine, qd, secs, cwd):
-    out, ru = run(["fio", "--output-format=json", "--name=r", f"--filename={FILE}", "--rw=randread", "--bs=4k",
+    out, ru = run([*PIN, "fio", "--output-format=json", "--name=r", f"--filename={FILE}", "--rw=randread", "--bs=4k",
                    f"--ioengine={engine}", f"--iodepth={qd}", f"--runtime={secs}", "--time_based=1", "--size=1g"], cwd)
     r = json.loads(out[out.index("{"):])["jobs"][0]["read"]
     return r["iops"], cpu_seconds(ru) / max(r["total_ios"], 1)
 
 
 def run_sb(engine, qd, secs, cwd):
-    out, ru = run([str(STORBENCH), "run", "--name", "r", "--filename", FILE, "--size", "1g", "--rw", "randread", "--bs", "4k",
+    out, ru = run([*PIN, str(STORBENCH), "run", "--name", "r", "--filename", FILE, "--size", "1g", "--rw", "randread", "--bs", "4k",
                    "--ioengine", engine, "--iodepth", str(qd), "--runtime", str(secs), "--time_based", "1", "--allow_overwrite", "1",
                    "--output-format", "fio-json", "--quiet", "--results-dir", "sb-results/last"], cwd)
     r = json.loads(out[out.index("{"):out.rindex("}") + 1])["jobs"][0]["read"]
@@ -100,7 +107,10 @@ def main():
     ap.add_argument("--runtime", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--fio-src", default=None, help="a fio source tree (default: Debian's source package)")
+    ap.add_argument("--cpu", type=int, default=None, help="pin every tool to this CPU (taskset)")
     a = ap.parse_args()
+    if a.cpu is not None:
+        PIN.extend(["taskset", "-c", str(a.cpu)])
     build()
     binary = t_io_uring(Path(a.fio_src) if a.fio_src else fio_source())
     with open(FILE, "wb") as f:
