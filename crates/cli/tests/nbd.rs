@@ -295,6 +295,26 @@ fn a_read_only_export_is_refused_for_writes_and_a_job_larger_than_the_export_too
 }
 
 #[test]
+fn block_sizes_the_export_refuses_are_a_clear_error_before_the_run() {
+    // The server fails every request outside 4 KiB..64 KiB (EINVAL): a run
+    // of 512-byte reads used to measure 10,000 errors a second.
+    let d = scratch();
+    let args =
+        ["--filter=blocksize-policy", "memory", "16M", "blocksize-minimum=4096", "blocksize-maximum=65536", "blocksize-error-policy=error"];
+    let Some(srv) = Server::nbdkit_tcp(&args) else { return };
+    for (bs, says) in [("512", "not a multiple of the export's minimum block size 4096"), ("1m", "use a bs of at most 65536")] {
+        let r = run(d.path(), "small", &srv.uri(""), &["--rw", "randread", "--bs", bs, "--number_ios", "100"]);
+        assert_eq!(r.code, 2, "bs={bs}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "bs={bs}: {}", r.stderr);
+        assert!(!d.path().join("small").join("result.json").exists());
+    }
+    let r = run(d.path(), "ok", &srv.uri(""), &["--rw", "randread", "--bs", "16k", "--number_ios", "100"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("ok"));
+    assert_eq!((ios(&doc, 0, "read"), errors(&doc)), (100, 0));
+}
+
+#[test]
 fn a_server_killed_mid_run_ends_the_run_with_results_and_errors() {
     let d = scratch();
     let Some(mut srv) = Server::nbdkit_tcp(&["memory", "64M"]) else { return };

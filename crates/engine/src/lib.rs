@@ -379,6 +379,19 @@ pub struct TargetRequest<'a> {
     pub written_before: bool,
     /// The job reads back and checks what it wrote.
     pub verifies: bool,
+    /// A block job's transfer sizes and the offsets its workers' regions
+    /// start at (`offset`, `offset_increment`), for targets that limit them
+    /// (an NBD export's block sizes); `None` where nothing is transferred
+    /// in blocks (objects, a cleanup).
+    pub transfers: Option<Transfers<'a>>,
+}
+
+/// What [`TargetRequest::transfers`] carries.
+#[derive(Clone, Copy, Debug)]
+pub struct Transfers<'a> {
+    pub sizes: &'a storbench_workload::spec::BlockSizes,
+    pub offset: u64,
+    pub offset_increment: u64,
 }
 
 /// A block engine handed an object operation: the plan gives those only to

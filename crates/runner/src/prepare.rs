@@ -49,6 +49,11 @@ fn target_request<'a>(spec: &'a JobSpec, object_prefix: Option<&'a str>, size: O
         object_prefix,
         written_before: false,
         verifies: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
+        transfers: spec.objects.is_none().then_some(storbench_engine::Transfers {
+            sizes: &spec.bs,
+            offset: spec.offset,
+            offset_increment: spec.offset_increment,
+        }),
     }
 }
 

@@ -57,6 +57,7 @@ pub fn run(args: &[String]) -> Result<i32, CliError> {
         object_prefix: Some(&prefix),
         written_before: false,
         verifies: false,
+        transfers: None,
     };
     if let Some(note) = config.finish_target(&request, true)? {
         eprintln!("storbench: {note}");

@@ -235,6 +235,34 @@ impl NbdConfig {
     fn refused(&self, message: String) -> EngineError {
         EngineError::Refused { engine: NAME, message }
     }
+
+    /// The job's transfers against the export's block sizes (NBD_INFO_BLOCK_SIZE:
+    /// minimum, preferred, maximum payload): a server may fail every request
+    /// outside them (nbdkit's blocksize-policy does, EINVAL each), so a run
+    /// would measure only errors. Said before anything is done.
+    fn check_transfers(&self, (min, _, max): (u32, u32, u32), t: &Transfers) -> Result<(), EngineError> {
+        let (min, max) = (min.max(1) as u64, max as u64);
+        let at = self.uri.display();
+        let bad = |message: String| EngineError::Rejected { engine: NAME, message: format!("{at}: {message}"), kind: ErrorKind::Other };
+        let info = format!("NBD_INFO_BLOCK_SIZE: {min}..{max} bytes");
+        let minimum = format!("the export's minimum block size {min} ({info})");
+        for size in t.sizes.read.0.iter().chain(&t.sizes.write.0).map(|e| e.0) {
+            if size % min != 0 {
+                return Err(bad(format!("a block size of {size} bytes is not a multiple of {minimum}; use a bs that is")));
+            }
+            if max > 0 && size > max {
+                return Err(bad(format!(
+                    "a block size of {size} bytes is above the export's largest request of {max} bytes ({info}); use a bs of at most {max}"
+                )));
+            }
+        }
+        for (name, value) in [("offset", t.offset), ("offset_increment", t.offset_increment)] {
+            if value % min != 0 {
+                return Err(bad(format!("{name} {value} is not a multiple of {minimum}; align it")));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl EngineConfig for NbdConfig {
@@ -256,6 +284,9 @@ impl EngineConfig for NbdConfig {
                 ),
                 kind: ErrorKind::NoSpace,
             });
+        }
+        if let (Some(limits), Some(transfers)) = (n.block_size, t.transfers) {
+            self.check_transfers(limits, &transfers)?;
         }
         let mut probe = Probe::new(self, fd, &n);
         if checks {

@@ -311,6 +311,7 @@ fn a_server_without_trim_or_flush_answers_here() {
         object_prefix: None,
         written_before: false,
         verifies: false,
+        transfers: None,
     };
     let e = cfg.prepare_target(&req).unwrap_err();
     assert!(matches!(e, EngineError::Refused { .. }) && e.to_string().contains("read-only"), "{e}");
@@ -341,6 +342,7 @@ fn the_safety_check_sees_data_by_block_status_and_by_sampling() {
         object_prefix: None,
         written_before: false,
         verifies: false,
+        transfers: None,
     };
     for structured in ["1", "0"] {
         let t = config(&srv.uri(), &[("structured_replies", structured)]).prepare_target(&req).unwrap().unwrap();
@@ -388,4 +390,56 @@ fn a_trim_through_qemu_nbd_zeroes_the_backing_file() {
     assert!(bytes[65536 + 49152..131072].iter().all(|b| *b == 0xa5));
     drop(e);
     drop(srv);
+}
+
+#[test]
+fn transfers_the_export_cannot_take_are_refused_before_the_run() {
+    // nbdkit's blocksize-policy filter advertises 4 KiB..64 KiB and fails
+    // what falls outside (EINVAL on every I/O: a run would measure errors).
+    let args =
+        ["--filter=blocksize-policy", "memory", "8M", "blocksize-minimum=4096", "blocksize-maximum=65536", "blocksize-error-policy=error"];
+    let Some(srv) = Server::nbdkit(&args) else { return };
+    let cfg = config(&srv.uri(), &[]);
+    let check = |sizes: &[u64], offset: u64, offset_increment: u64| {
+        let split = storbench_workload::spec::SizeSplit(sizes.iter().map(|s| (*s, 1)).collect());
+        let bs = storbench_workload::spec::BlockSizes { read: split.clone(), write: split };
+        let transfers = Some(Transfers { sizes: &bs, offset, offset_increment });
+        let req = TargetRequest {
+            size: None,
+            writes: false,
+            allow_overwrite: false,
+            objects: None,
+            object_prefix: None,
+            written_before: false,
+            verifies: false,
+            transfers,
+        };
+        cfg.prepare_target(&req).map(|_| ()).map_err(|e| e.to_string())
+    };
+    assert_eq!(check(&[4096, 65536], 8192, 4096), Ok(()));
+    let e = check(&[512], 0, 0).unwrap_err();
+    assert!(e.contains("512") && e.contains("minimum block size 4096") && e.contains("NBD_INFO_BLOCK_SIZE"), "{e}");
+    let e = check(&[4096, 6144], 0, 0).unwrap_err();
+    assert!(e.contains("6144"), "{e}");
+    let e = check(&[4096, 1 << 20], 0, 0).unwrap_err();
+    assert!(e.contains("1048576") && e.contains("largest request of 65536 bytes"), "{e}");
+    let e = check(&[4096], 1000, 0).unwrap_err();
+    assert!(e.contains("offset 1000"), "{e}");
+    let e = check(&[4096], 0, 1000).unwrap_err();
+    assert!(e.contains("offset_increment 1000"), "{e}");
+    // A server without limits takes any size.
+    let Some(plain) = Server::nbdkit(&["memory", "8M"]) else { return };
+    let split = storbench_workload::spec::SizeSplit::fixed(512);
+    let bs = storbench_workload::spec::BlockSizes { read: split.clone(), write: split };
+    let req = TargetRequest {
+        size: None,
+        writes: false,
+        allow_overwrite: false,
+        objects: None,
+        object_prefix: None,
+        written_before: false,
+        verifies: false,
+        transfers: Some(Transfers { sizes: &bs, offset: 100, offset_increment: 0 }),
+    };
+    assert!(config(&plain.uri(), &[]).prepare_target(&req).is_ok());
 }
