@@ -17,9 +17,11 @@ not touched), or from --fio-src DIR; never committed.
 IOPS: each tool's mean over its run (t/io_uring: the mean of its per-second
 lines); CPU per I/O from wait4's rusage of the whole process.
 
---cpu N pins every tool (and the io-wq threads its ring starts, which take
-the submitting thread's CPU mask) to CPU N with taskset: a literal per-core
-ceiling. Unpinned, a QD32 ring on tmpfs is a two-thread pipeline (every read
+--cpu N pins every tool to CPU N with taskset: a literal per-core ceiling.
+The io-wq threads a ring starts took the submitting thread's mask on the
+kernel this was measured on (6.18: Cpus_allowed_list of iou-wrk-* in
+/proc/PID/task/*/status); kernels that set it from the cpuset alone leave
+them free, so check there before reading a pinned QD32 figure as one core's. Unpinned, a QD32 ring on tmpfs is a two-thread pipeline (every read
 is handed to an io-wq thread), paced by where the scheduler puts that thread.
 
 usage: bench/core_ceiling.py [--runtime S] [--repeat N] [--fio-src DIR] [--cpu N]

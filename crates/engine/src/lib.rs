@@ -389,9 +389,18 @@ pub struct TargetRequest<'a> {
 /// What [`TargetRequest::transfers`] carries.
 #[derive(Clone, Copy, Debug)]
 pub struct Transfers<'a> {
+    /// Read sizes count if the job reads, write sizes if it writes.
     pub sizes: &'a storbench_workload::spec::BlockSizes,
+    pub reads: bool,
+    pub writes: bool,
+    /// A verifying job's read-back pieces, when it verifies.
+    pub read_back: Option<u64>,
     pub offset: u64,
     pub offset_increment: u64,
+    /// fio's `rw=read:N`: sequential offsets also move by this.
+    pub seq_skip: i64,
+    /// The sizes are a replayed trace's commonest ones, not the job's bs.
+    pub replay: bool,
 }
 
 /// A block engine handed an object operation: the plan gives those only to

@@ -398,3 +398,51 @@ impl Engine for Uring {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+
+    fn config() -> UringConfig {
+        UringConfig { registerfiles: true, fixedbufs: Some(false), sqthread_poll: false, batch: None }
+    }
+
+    /// More engines than a thread may register rings (16) are opened, used
+    /// and dropped in turn on one thread: each registers its ring (so every
+    /// enter goes by index) and its drop gives the place back.
+    #[test]
+    fn each_engine_registers_its_ring_and_gives_it_back() {
+        let path = std::env::temp_dir().join(format!("sb-uring-reg-{}", std::process::id()));
+        let mut f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        f.write_all(&[0x5a; 8192]).unwrap();
+        let mut mem = vec![0u8; 4 * 4096];
+        let buffers = Buffers { base: mem.as_mut_ptr(), slot_len: 4096, slots: 4 };
+        let fds = [f.as_raw_fd()];
+        let setup = WorkerSetup { fds: &fds, buffers, queue_depth: 4, direct: false, object_names: None, keep_reads: true };
+        for round in 0..20 {
+            let mut e = Uring::open(&config(), &setup).unwrap();
+            assert!(e.ring_index.is_some(), "round {round}: the ring was not registered (kernel 5.18+ can)");
+            let mut done = Vec::new();
+            for slot in 0..2 {
+                e.queue(IoRequest {
+                    op: OpKind::Read,
+                    data_only: false,
+                    file: 0,
+                    whole: false,
+                    offset: 4096 * slot as u64,
+                    len: 4096,
+                    slot,
+                })
+                .unwrap();
+            }
+            while done.len() < 2 {
+                e.submit_and_reap(1, Some(Duration::from_secs(5)), &mut done).unwrap();
+            }
+            assert!(done.iter().all(|c| c.result == Ok(4096)), "round {round}: {done:?}");
+        }
+        assert!(mem[..8192].iter().all(|b| *b == 0x5a), "the reads landed in slots 0 and 1");
+        std::fs::remove_file(&path).unwrap();
+    }
+}

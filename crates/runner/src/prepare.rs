@@ -51,8 +51,13 @@ fn target_request<'a>(spec: &'a JobSpec, object_prefix: Option<&'a str>, size: O
         verifies: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
         transfers: spec.objects.is_none().then_some(storbench_engine::Transfers {
             sizes: &spec.bs,
+            reads: spec.read_percent() > 0.0,
+            writes: spec.writes(),
+            read_back: spec.verify.is_some().then(|| spec.max_transfer().max(crate::verify::READ_BACK_BYTES)),
             offset: spec.offset,
             offset_increment: spec.offset_increment,
+            seq_skip: spec.seq_skip,
+            replay: spec.replay.is_some(),
         }),
     }
 }

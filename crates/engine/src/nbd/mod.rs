@@ -244,19 +244,37 @@ impl NbdConfig {
         let (min, max) = (min.max(1) as u64, max as u64);
         let at = self.uri.display();
         let bad = |message: String| EngineError::Rejected { engine: NAME, message: format!("{at}: {message}"), kind: ErrorKind::Other };
-        let info = format!("NBD_INFO_BLOCK_SIZE: {min}..{max} bytes");
+        let info = match max {
+            0 => format!("NBD_INFO_BLOCK_SIZE: at least {min} bytes, no maximum"),
+            _ => format!("NBD_INFO_BLOCK_SIZE: {min}..{max} bytes"),
+        };
         let minimum = format!("the export's minimum block size {min} ({info})");
-        for size in t.sizes.read.0.iter().chain(&t.sizes.write.0).map(|e| e.0) {
+        // A replay's sizes are its trace's, not a bs the user gave.
+        let subject = |size: u64| match t.replay {
+            true => format!("the trace has a block size of {size} bytes,"),
+            false => format!("a block size of {size} bytes is"),
+        };
+        let fix = |bs: String| if t.replay { "replay it onto an export that takes them".to_string() } else { bs };
+        let read = t.sizes.read.0.iter().filter(|_| t.reads);
+        let written = t.sizes.write.0.iter().filter(|_| t.writes);
+        for size in read.chain(written).map(|e| e.0) {
             if size % min != 0 {
-                return Err(bad(format!("a block size of {size} bytes is not a multiple of {minimum}; use a bs that is")));
+                return Err(bad(format!("{} not a multiple of {minimum}; {}", subject(size), fix("use a bs that is".into()))));
             }
             if max > 0 && size > max {
-                return Err(bad(format!(
-                    "a block size of {size} bytes is above the export's largest request of {max} bytes ({info}); use a bs of at most {max}"
-                )));
+                let fix = fix(format!("use a bs of at most {max}"));
+                return Err(bad(format!("{} above the export's largest request of {max} bytes ({info}); {fix}", subject(size))));
             }
         }
-        for (name, value) in [("offset", t.offset), ("offset_increment", t.offset_increment)] {
+        if let Some(piece) = t.read_back.filter(|p| max > 0 && *p > max) {
+            return Err(bad(format!(
+                "verify reads the job's writes back in pieces of {piece} bytes, above the export's largest request of {max} bytes ({info}); \
+                 verify on an export that takes them, or without verify"
+            )));
+        }
+        for (name, value) in
+            [("offset", t.offset), ("offset_increment", t.offset_increment), ("the sequential skip (rw=...:N)", t.seq_skip.unsigned_abs())]
+        {
             if value % min != 0 {
                 return Err(bad(format!("{name} {value} is not a multiple of {minimum}; align it")));
             }

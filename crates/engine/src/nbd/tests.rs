@@ -392,6 +392,29 @@ fn a_trim_through_qemu_nbd_zeroes_the_backing_file() {
     drop(srv);
 }
 
+/// A block job's transfers: `sizes` for reads and writes alike, reading only.
+fn transfers(bs: &storbench_workload::spec::BlockSizes) -> Transfers<'_> {
+    Transfers { sizes: bs, reads: true, writes: false, read_back: None, offset: 0, offset_increment: 0, seq_skip: 0, replay: false }
+}
+
+fn sizes(read: &[u64], write: &[u64]) -> storbench_workload::spec::BlockSizes {
+    let split = |s: &[u64]| storbench_workload::spec::SizeSplit(s.iter().map(|s| (*s, 1)).collect());
+    storbench_workload::spec::BlockSizes { read: split(read), write: split(write) }
+}
+
+fn block_request(t: Transfers<'_>) -> TargetRequest<'_> {
+    TargetRequest {
+        size: None,
+        writes: t.writes,
+        allow_overwrite: true,
+        objects: None,
+        object_prefix: None,
+        written_before: false,
+        verifies: t.read_back.is_some(),
+        transfers: Some(t),
+    }
+}
+
 #[test]
 fn transfers_the_export_cannot_take_are_refused_before_the_run() {
     // nbdkit's blocksize-policy filter advertises 4 KiB..64 KiB and fails
@@ -400,46 +423,33 @@ fn transfers_the_export_cannot_take_are_refused_before_the_run() {
         ["--filter=blocksize-policy", "memory", "8M", "blocksize-minimum=4096", "blocksize-maximum=65536", "blocksize-error-policy=error"];
     let Some(srv) = Server::nbdkit(&args) else { return };
     let cfg = config(&srv.uri(), &[]);
-    let check = |sizes: &[u64], offset: u64, offset_increment: u64| {
-        let split = storbench_workload::spec::SizeSplit(sizes.iter().map(|s| (*s, 1)).collect());
-        let bs = storbench_workload::spec::BlockSizes { read: split.clone(), write: split };
-        let transfers = Some(Transfers { sizes: &bs, offset, offset_increment });
-        let req = TargetRequest {
-            size: None,
-            writes: false,
-            allow_overwrite: false,
-            objects: None,
-            object_prefix: None,
-            written_before: false,
-            verifies: false,
-            transfers,
-        };
-        cfg.prepare_target(&req).map(|_| ()).map_err(|e| e.to_string())
-    };
-    assert_eq!(check(&[4096, 65536], 8192, 4096), Ok(()));
-    let e = check(&[512], 0, 0).unwrap_err();
-    assert!(e.contains("512") && e.contains("minimum block size 4096") && e.contains("NBD_INFO_BLOCK_SIZE"), "{e}");
-    let e = check(&[4096, 6144], 0, 0).unwrap_err();
+    let check = |t: Transfers| cfg.prepare_target(&block_request(t)).map(|_| ()).map_err(|e| e.to_string());
+    let (ok, small, odd, big) =
+        (sizes(&[4096, 65536], &[4096]), sizes(&[512], &[512]), sizes(&[4096, 6144], &[4096]), sizes(&[4096, 1 << 20], &[4096]));
+    assert_eq!(check(Transfers { offset: 8192, offset_increment: 4096, seq_skip: -8192, ..transfers(&ok) }), Ok(()));
+    let e = check(transfers(&small)).unwrap_err();
+    assert!(e.contains("a block size of 512 bytes is not a multiple of the export's minimum block size 4096 (NBD_INFO_BLOCK_SIZE: 4096..65536 bytes); use a bs that is"), "{e}");
+    let e = check(transfers(&odd)).unwrap_err();
     assert!(e.contains("6144"), "{e}");
-    let e = check(&[4096, 1 << 20], 0, 0).unwrap_err();
-    assert!(e.contains("1048576") && e.contains("largest request of 65536 bytes"), "{e}");
-    let e = check(&[4096], 1000, 0).unwrap_err();
-    assert!(e.contains("offset 1000"), "{e}");
-    let e = check(&[4096], 0, 1000).unwrap_err();
-    assert!(e.contains("offset_increment 1000"), "{e}");
+    let e = check(transfers(&big)).unwrap_err();
+    assert!(e.contains("1048576") && e.contains("largest request of 65536 bytes") && e.contains("use a bs of at most 65536"), "{e}");
+    let e = check(Transfers { replay: true, ..transfers(&big) }).unwrap_err();
+    assert!(e.contains("the trace has a block size of 1048576 bytes, above") && e.contains("replay it onto"), "{e}");
+    for (t, says) in [
+        (Transfers { offset: 1000, ..transfers(&ok) }, "offset 1000"),
+        (Transfers { offset_increment: 1000, ..transfers(&ok) }, "offset_increment 1000"),
+        (Transfers { seq_skip: -1000, ..transfers(&ok) }, "skip (rw=...:N) 1000"),
+        (Transfers { writes: true, read_back: Some(256 << 10), ..transfers(&ok) }, "pieces of 262144 bytes"),
+    ] {
+        let e = check(t).unwrap_err();
+        assert!(e.contains(says), "{says}: {e}");
+    }
+    // Only the sizes the job uses count: a reading job's write size does not.
+    let mixed = sizes(&[4096], &[1 << 20]);
+    assert_eq!(check(transfers(&mixed)), Ok(()));
+    assert!(check(Transfers { writes: true, ..transfers(&mixed) }).unwrap_err().contains("1048576"));
     // A server without limits takes any size.
     let Some(plain) = Server::nbdkit(&["memory", "8M"]) else { return };
-    let split = storbench_workload::spec::SizeSplit::fixed(512);
-    let bs = storbench_workload::spec::BlockSizes { read: split.clone(), write: split };
-    let req = TargetRequest {
-        size: None,
-        writes: false,
-        allow_overwrite: false,
-        objects: None,
-        object_prefix: None,
-        written_before: false,
-        verifies: false,
-        transfers: Some(Transfers { sizes: &bs, offset: 100, offset_increment: 0 }),
-    };
-    assert!(config(&plain.uri(), &[]).prepare_target(&req).is_ok());
+    let t = Transfers { offset: 100, read_back: Some(1 << 30), ..transfers(&small) };
+    assert!(config(&plain.uri(), &[]).prepare_target(&block_request(t)).is_ok());
 }
