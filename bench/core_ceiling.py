@@ -151,6 +151,12 @@ def main():
                          "" if t == "storbench" else f"{min(ratios):.2f}-{max(ratios):.2f}"])
     print()
     print(table(rows))
+    # What fio's psync would have to fall to for a given storbench ratio:
+    # the bare preadv2 loop is as fast as a pread loop gets, so no tool
+    # doing the same reads (and timing them) is above it.
+    loop = [t[0] / f[0] for t, f in zip(res[("psync qd1", "t/io_uring -S1")], res[("psync qd1", "fio")])]
+    print(f"\npsync: the bare loop (t/io_uring -S1) / fio = {statistics.median(loop):.3f} "
+          f"({min(loop):.2f}-{max(loop):.2f}): the most storbench / fio could be here")
 
 
 if __name__ == "__main__":
