@@ -8,6 +8,7 @@
 
 use crate::*;
 use io_uring::{opcode, squeue, types, IoUring};
+use std::os::fd::AsRawFd;
 
 pub struct UringFactory;
 
@@ -231,7 +232,6 @@ struct RsrcUpdate {
 /// opened, driven and dropped by its worker thread, as a SINGLE_ISSUER ring
 /// must be anyway. `None` where the kernel cannot (the plain descriptor is used).
 fn register_ring(ring: &IoUring) -> Option<u32> {
-    use std::os::fd::AsRawFd;
     let mut up = RsrcUpdate { offset: u32::MAX, resv: 0, data: ring.as_raw_fd() as u64 };
     // SAFETY: one io_uring_rsrc_update, which the kernel fills in with the index.
     let r = unsafe { libc::syscall(libc::SYS_io_uring_register, ring.as_raw_fd(), REGISTER_RING_FDS, &mut up as *mut RsrcUpdate, 1) };
@@ -240,7 +240,6 @@ fn register_ring(ring: &IoUring) -> Option<u32> {
 
 impl Drop for Uring {
     fn drop(&mut self) {
-        use std::os::fd::AsRawFd;
         // Registered, the ring would otherwise stay open (with its files)
         // until the thread exits.
         if let Some(index) = self.ring_index {
@@ -313,31 +312,22 @@ impl Uring {
 
     /// One io_uring_enter: submit what is queued, wait for `want` completions.
     fn enter(&mut self, want: usize, timeout: Option<Duration>) -> Result<(), EngineError> {
-        let r = match timeout {
-            // A submission-polling ring: the crate decides whether the kernel
-            // thread needs a call at all.
-            _ if self.sqpoll => match timeout {
-                Some(t) if want > 0 => {
-                    let ts = types::Timespec::from(t);
-                    self.ring.submitter().submit_with_args(want, &types::SubmitArgs::new().timespec(&ts))
-                }
-                _ => self.ring.submit_and_wait(want),
-            },
+        let ts = timeout.filter(|_| want > 0).map(types::Timespec::from);
+        let args = ts.as_ref().map(|ts| types::SubmitArgs::new().timespec(ts));
+        let r = if self.sqpoll {
+            // The crate decides whether the polling kernel thread needs a call at all.
+            match &args {
+                Some(args) => self.ring.submitter().submit_with_args(want, args),
+                None => self.ring.submit_and_wait(want),
+            }
+        } else {
             // Always with GETEVENTS: with nothing to wait for it only runs
             // deferred completion work, which the crate asks for too whenever
             // the kernel flags some (or an overflowed completion queue).
-            Some(t) if want > 0 => {
-                let ts = types::Timespec::from(t);
-                let args = types::SubmitArgs::new().timespec(&ts);
-                let len = self.ring.submission().len() as u32;
-                // SAFETY: as raw_enter's; `args` lives across the call.
-                unsafe { self.raw_enter(len, want as u32, ENTER_GETEVENTS | ENTER_EXT_ARG, Some(&args)) }
-            }
-            _ => {
-                let len = self.ring.submission().len() as u32;
-                // SAFETY: as raw_enter's.
-                unsafe { self.raw_enter(len, want as u32, ENTER_GETEVENTS, None) }
-            }
+            let flags = ENTER_GETEVENTS | if args.is_some() { ENTER_EXT_ARG } else { 0 };
+            let len = self.ring.submission().len() as u32;
+            // SAFETY: as raw_enter's; `args` lives across the call.
+            unsafe { self.raw_enter(len, want as u32, flags, args.as_ref()) }
         };
         match r {
             Ok(_) => self.queued = 0,
@@ -403,7 +393,6 @@ impl Engine for Uring {
 mod tests {
     use super::*;
     use std::io::Write;
-    use std::os::fd::AsRawFd;
 
     fn config() -> UringConfig {
         UringConfig { registerfiles: true, fixedbufs: Some(false), sqthread_poll: false, batch: None }

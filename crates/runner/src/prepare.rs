@@ -53,7 +53,7 @@ fn target_request<'a>(spec: &'a JobSpec, object_prefix: Option<&'a str>, size: O
             sizes: &spec.bs,
             reads: spec.read_percent() > 0.0,
             writes: spec.writes(),
-            read_back: spec.verify.is_some().then(|| spec.max_transfer().max(crate::verify::READ_BACK_BYTES)),
+            read_back: crate::verify::read_back_len(spec),
             offset: spec.offset,
             offset_increment: spec.offset_increment,
             seq_skip: spec.seq_skip,

@@ -219,10 +219,7 @@ impl Worker {
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let qd = share.queue_depth as usize;
         // A job that reads its writes back does so in larger reads than its blocks.
-        let slot_len = match spec.verify.is_some() {
-            true => spec.max_transfer().max(crate::verify::READ_BACK_BYTES),
-            false => spec.max_transfer(),
-        };
+        let slot_len = crate::verify::read_back_len(spec).unwrap_or(spec.max_transfer());
         let mut buffers = AlignedBuffers::new(qd, (slot_len as usize).max(1))?;
         let filler = Filler::new(&spec.data);
         for s in 0..qd as u32 {

@@ -414,15 +414,8 @@ mod tests {
     /// A file's access time, after setting it two days back (relatime then
     /// updates it on the next read).
     fn age_atime(p: &Path) -> i64 {
-        use std::os::unix::ffi::OsStrExt;
-        let old = libc::timespec {
-            tv_sec: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() as i64 - 2 * 86400,
-            tv_nsec: 0,
-        };
-        let times = [old, libc::timespec { tv_sec: 0, tv_nsec: libc::UTIME_OMIT }];
-        let c = std::ffi::CString::new(p.as_os_str().as_bytes()).unwrap();
-        // SAFETY: a valid path and two timespecs.
-        assert_eq!(unsafe { libc::utimensat(libc::AT_FDCWD, c.as_ptr(), times.as_ptr(), 0) }, 0);
+        let two_days_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 86400);
+        File::options().write(true).open(p).unwrap().set_times(std::fs::FileTimes::new().set_accessed(two_days_ago)).unwrap();
         atime(p)
     }
 

@@ -39,6 +39,12 @@ mod table;
 /// The read-back pass reads in pieces of up to this many bytes (whole units).
 pub const READ_BACK_BYTES: u64 = 256 << 10;
 
+/// The largest read a verifying job's read-back makes (its slots are that
+/// large); `None` for a job that does not verify.
+pub fn read_back_len(spec: &storbench_workload::JobSpec) -> Option<u64> {
+    spec.verify.is_some().then(|| spec.max_transfer().max(READ_BACK_BYTES))
+}
+
 /// What a job verifies, as (label, usable bytes): worker `w`'s files or
 /// volumes in the order its I/O numbers them, or (`None`) every worker's.
 fn verified_targets(share: &JobShare, worker: Option<u32>) -> Result<Vec<(String, u64)>, String> {
