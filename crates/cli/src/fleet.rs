@@ -181,7 +181,7 @@ pub fn run(
 fn agent_notes(connected: &Fleet, shares: &[Vec<storbench_model::protocol::JobShare>]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for (agent, jobs) in connected.agents.iter().zip(shares) {
-        for n in jobs.iter().filter_map(|j| j.targets.note()) {
+        for n in jobs.iter().flat_map(|j| j.targets.notes()) {
             let line = format!("agent {}: {n}", agent.spec.name);
             if !out.contains(&line) {
                 out.push(line);

@@ -119,7 +119,7 @@ fn run_here(
 /// What engines said about how they drive their targets, once per note.
 fn target_notes(prepared: &storbench_runner::Prepared) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for n in prepared.jobs.iter().filter_map(|j| j.share.targets.note()) {
+    for n in prepared.jobs.iter().flat_map(|j| j.share.targets.notes()) {
         if !out.iter().any(|o| o == n) {
             out.push(n.to_string());
         }

@@ -85,7 +85,7 @@ fn block_device_with_a_filesystem_is_refused_blank_one_is_used() {
     };
     let w = storbench(d.path(), &["run", "--name", "w", "--filename", &dev.dev, "--rw", "randwrite", "--runtime", "1"]);
     assert_eq!(w.code, 2, "{}", w.stderr);
-    assert!(w.stderr.contains("ext2/3/4 filesystem"), "{}", w.stderr);
+    assert!(w.stderr.contains("an ext4 filesystem"), "{}", w.stderr);
     let r = storbench(
         d.path(),
         &[

@@ -20,6 +20,10 @@ pub struct TargetFile {
     pub size: u64,
     /// Created by this run (and so removed by it when asked to clean up).
     pub created: bool,
+    /// What checking it found worth saying (a device's blank check: how
+    /// much of it was read), for the run's notes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// An engine's own target, ready: its usable size and how to name it.
@@ -55,11 +59,13 @@ pub enum Targets {
 }
 
 impl Targets {
-    /// What the engine said about how it drives its own target, if anything.
-    pub fn note(&self) -> Option<&str> {
+    /// What the engine said about how it drives its own target, or what
+    /// checking the files found worth saying.
+    pub fn notes(&self) -> Vec<&str> {
         match self {
-            Targets::Store(StoreTarget { note, .. }) => note.as_deref(),
-            Targets::Files(_) | Targets::None => None,
+            Targets::Store(StoreTarget { note, .. }) => note.as_deref().into_iter().collect(),
+            Targets::Files(per_worker) => per_worker.iter().flatten().filter_map(|t| t.note.as_deref()).collect(),
+            Targets::None => Vec::new(),
         }
     }
 

@@ -110,7 +110,7 @@ impl Plan {
     /// while laying files out) ends it early.
     pub fn prepare(self, stop: &dyn Fn() -> bool) -> Result<Prepared, PrepareFailed> {
         let mut created = Vec::new();
-        let mut seen: HashMap<PathBuf, TargetFile> = HashMap::new();
+        let mut seen = Seen::default();
         let mut jobs = Vec::new();
         let mut kept = KeptObjects::default();
         for job in self.jobs {
@@ -170,7 +170,7 @@ impl Plan {
 fn ready(
     mut job: JobPlan,
     written_before: bool,
-    seen: &mut HashMap<PathBuf, TargetFile>,
+    seen: &mut Seen,
     created: &mut Vec<(PathBuf, bool)>,
     stop: &dyn Fn() -> bool,
 ) -> Result<ReadyJob, (PlanError, bool)> {
@@ -232,12 +232,45 @@ fn settle_object_fill(job: &mut JobPlan) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// Paths already prepared by earlier jobs of the run, and the strictest
+/// write check each passed: a file is laid out once, but a job that writes
+/// is never let through on the strength of an earlier job that only read
+/// it, or that was allowed more (a device read first and written later is
+/// checked for writing all the same).
+#[derive(Default)]
+struct Seen(HashMap<PathBuf, (TargetFile, Option<Allowed>)>);
+
+/// What a write check allowed: (allow_overwrite, destroy_device_in_use).
+type Allowed = (bool, bool);
+
+impl Seen {
+    /// The target as prepared before, if that covers what `need` asks.
+    fn covers(&self, path: &PathBuf, need: &Need) -> Option<TargetFile> {
+        let (t, checked) = self.0.get(path)?;
+        let big_enough = t.size >= need.bytes.unwrap_or(0);
+        let stricter = |(allow, destroy): Allowed| (!allow || need.allow_overwrite) && (!destroy || need.destroy_in_use);
+        let writable = !need.writes || checked.is_some_and(stricter);
+        (big_enough && writable).then(|| t.clone())
+    }
+
+    fn add(&mut self, path: &PathBuf, t: &TargetFile, need: &Need) {
+        let earlier = self.0.get(path).and_then(|(_, c)| *c);
+        let now = need.writes.then_some((need.allow_overwrite, need.destroy_in_use));
+        // Keep the strictest check that passed.
+        let checked = match (earlier, now) {
+            (Some(a), Some(b)) => Some((a.0 && b.0, a.1 && b.1)),
+            (a, b) => a.or(b),
+        };
+        self.0.insert(path.clone(), (TargetFile { created: false, note: None, ..t.clone() }, checked));
+    }
+}
+
 /// Each worker's files, prepared once per path (a shared file is laid out
 /// once, by the first job that needs it at that size).
 fn prepare_files(
     job: &JobPlan,
     need: &Need,
-    seen: &mut HashMap<PathBuf, TargetFile>,
+    seen: &mut Seen,
     created: &mut Vec<(PathBuf, bool)>,
     stop: &dyn Fn() -> bool,
 ) -> Result<Vec<Vec<TargetFile>>, (PlanError, bool)> {
@@ -245,16 +278,16 @@ fn prepare_files(
     for paths in &job.paths {
         let mut mine = Vec::new();
         for path in paths {
-            let t = match seen.get(path) {
-                Some(t) if t.size >= need.bytes.unwrap_or(0) => t.clone(),
-                _ => {
+            let t = match seen.covers(path, need) {
+                Some(t) => t,
+                None => {
                     files::prepare(path, need, stop).map_err(|e| (target_err(&job.spec.name, &e, e.is_user_error()), e.is_interrupted()))?
                 }
             };
             if t.created {
                 created.push((path.clone(), job.spec.unlink));
             }
-            seen.insert(path.clone(), TargetFile { created: false, ..t.clone() });
+            seen.add(path, &t, need);
             mine.push(t);
         }
         per_worker.push(mine);

@@ -6,19 +6,20 @@
 //! /proc/swaps and sysfs, so /dev/mapper names and symlinks cannot hide it.
 //! Nothing but `destroy_device_in_use` writes to such a device.
 //!
-//! Blank means it reads as zeros wherever it is sampled: the first and last
-//! MiB whole (partition tables, superblocks at either end) and 64 KiB
-//! windows spread evenly across the rest. Anything else is somebody's data,
-//! named by its signature when one is known, and written only with
-//! `allow_overwrite`.
+//! Blank means no signature libblkid knows (file systems, partition tables,
+//! RAID, LVM, crypto, swap: what `blkid` and `wipefs` find) nor one of our
+//! own short table, and zeros wherever the check reads: the whole device up
+//! to 2 GiB, beyond that the first and last MiB and 16384 windows evenly
+//! spread, so data anywhere longer than 1/16384 of the device is seen.
+//! Anything else is somebody's data, named by its signature when one is
+//! known, and written only with `allow_overwrite`. What was read is said,
+//! in the refusal or in the run's notes.
 
 use std::fs::File;
 use std::os::unix::fs::{FileExt, FileTypeExt, MetadataExt};
 use std::path::Path;
 
 const MIB: u64 = 1 << 20;
-const WINDOW: u64 = 64 << 10;
-const WINDOWS: u64 = 62;
 
 /// Signatures that mean a device holds someone's data: (offset, magic, what).
 const SIGNATURES: &[(usize, &[u8], &str)] = &[
@@ -101,38 +102,161 @@ fn is_swap(dev: (u32, u32)) -> bool {
         .any(|p| std::fs::metadata(p).is_ok_and(|m| m.file_type().is_block_device() && dev_numbers(m.rdev()) == dev))
 }
 
-/// What the device holds, if it is not blank.
-pub fn contents(f: &File, size: u64) -> std::io::Result<Option<String>> {
-    let head = read_at(f, 0, MIB.min(size))?;
-    for (off, magic, what) in SIGNATURES {
-        if off + magic.len() <= head.len() && &head[*off..off + magic.len()] == *magic {
-            return Ok(Some(what.to_string()));
-        }
-    }
-    for (at, len) in samples(size) {
-        let data = if at == 0 { head.clone() } else { read_at(f, at, len)? };
-        if let Some(i) = data.iter().position(|b| *b != 0) {
-            return Ok(Some(format!("data (non-zero bytes at offset {}; a blank device reads as zeros)", at + i as u64)));
-        }
-    }
-    Ok(None)
+/// How much of a device the blank check read, for the refusal or the run's notes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Coverage {
+    pub size: u64,
+    /// Bytes read.
+    pub read: u64,
+    /// Windows read between the first and the last MiB (0: read whole).
+    pub samples: u64,
+    /// Bytes from one window's start to the next's: data this long or longer
+    /// cannot lie between them unseen.
+    pub stride: u64,
 }
 
-/// Where to look: (offset, length) of the first MiB, evenly spread windows,
-/// and the last MiB.
-fn samples(size: u64) -> Vec<(u64, u64)> {
-    let mut s = vec![(0, MIB.min(size))];
-    if size > 2 * MIB {
-        let span = size - 2 * MIB;
-        for i in 0..WINDOWS {
-            let at = MIB + span / WINDOWS * i;
-            s.push((at, WINDOW.min(size - at)));
+impl std::fmt::Display for Coverage {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        let amount = storbench_workload::units::format_amount;
+        if self.samples == 0 {
+            return write!(f, "read {} of {}", amount(self.read), amount(self.size));
         }
+        write!(
+            f,
+            "read {} of {}: the first and last MiB and {} windows of {} spread over the rest, one every {} \
+             (data of that length or more anywhere on it would have been seen)",
+            amount(self.read),
+            amount(self.size),
+            self.samples,
+            amount(SAMPLE),
+            amount(self.stride)
+        )
     }
-    if size > MIB {
-        s.push((size - MIB, MIB));
+}
+
+/// The blank check's verdict: what the device holds (if anything) and what was read to say so.
+#[derive(Debug)]
+pub struct Checked {
+    pub holds: Option<String>,
+    pub coverage: Coverage,
+}
+
+/// What the device holds, if it is not blank: any signature libblkid (or,
+/// without it, our own table) knows, then non-zero bytes anywhere it reads.
+/// Devices up to [`FULL_READ`] are read whole; larger ones in [`SAMPLES`]
+/// evenly spaced windows, so only data shorter than one part in
+/// [`SAMPLES`] of the device can go unseen. `stop` (Ctrl-C) ends the read
+/// early with `Interrupted`.
+pub fn contents(path: &Path, f: &File, size: u64, stop: &dyn Fn() -> bool) -> std::io::Result<Checked> {
+    let plan = plan(size);
+    let coverage = plan.coverage(size);
+    let head = read_at(f, 0, MIB.min(size))?;
+    if let Some(what) = signature(path, &head) {
+        return Ok(Checked { holds: Some(what), coverage: Coverage { read: head.len() as u64, ..coverage } });
     }
-    s
+    let holds = first_nonzero(f, &plan, stop)?
+        .map(|at| format!("data (non-zero bytes at offset {at}; a blank device reads as zeros wherever the check reads)"));
+    Ok(Checked { holds, coverage })
+}
+
+/// A known signature: libblkid's probe where the library is there, our own
+/// table always (it also knows BlueStore, which libblkid calls unknown).
+fn signature(path: &Path, head: &[u8]) -> Option<String> {
+    if let super::blkid::Found::Signature(s) = super::blkid::probe(path) {
+        return Some(s);
+    }
+    SIGNATURES
+        .iter()
+        .find(|(off, magic, _)| off + magic.len() <= head.len() && &head[*off..off + magic.len()] == *magic)
+        .map(|(_, _, what)| what.to_string())
+}
+
+/// Devices up to this size are read whole (seconds even on a disk).
+pub const FULL_READ: u64 = 2 << 30;
+/// Windows read across a larger device, between its first and last MiB.
+pub const SAMPLES: u64 = 16384;
+/// One sampled window.
+const SAMPLE: u64 = 4096;
+/// Threads reading at once: a disk's queue reorders them, an SSD serves them in parallel.
+const READERS: usize = 4;
+
+/// The reads of one check: (offset, length), in ascending order.
+struct Plan {
+    reads: Vec<(u64, u64)>,
+    samples: u64,
+    stride: u64,
+}
+
+impl Plan {
+    fn coverage(&self, size: u64) -> Coverage {
+        Coverage { size, read: self.reads.iter().map(|r| r.1).sum(), samples: self.samples, stride: self.stride }
+    }
+}
+
+fn plan(size: u64) -> Plan {
+    if size <= FULL_READ {
+        let reads = (0..size.div_ceil(MIB)).map(|i| (i * MIB, MIB.min(size - i * MIB))).collect();
+        return Plan { reads, samples: 0, stride: 0 };
+    }
+    let span = size - 2 * MIB;
+    let stride = span / SAMPLES;
+    let mut reads = vec![(0, MIB)];
+    reads.extend((0..SAMPLES).map(|i| (MIB + stride * i, SAMPLE)));
+    reads.push((size - MIB, MIB));
+    Plan { reads, samples: SAMPLES, stride }
+}
+
+/// The lowest offset of a non-zero byte the plan's reads find, read by
+/// [`READERS`] threads (each every READERS-th read), stopping early once
+/// one is found or `stop` says so.
+fn first_nonzero(f: &File, plan: &Plan, stop: &dyn Fn() -> bool) -> std::io::Result<Option<u64>> {
+    use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+    // Random advice: no readahead, so a 4 KiB window costs a 4 KiB read.
+    // SAFETY: plain advice on an open descriptor.
+    unsafe { libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(f), 0, 0, libc::POSIX_FADV_RANDOM) };
+    let found = AtomicU64::new(u64::MAX);
+    let halt = AtomicBool::new(false);
+    let done = AtomicUsize::new(0);
+    let failed = std::sync::Mutex::new(None);
+    let mut stopped = false;
+    std::thread::scope(|s| {
+        for r in 0..READERS {
+            let (found, halt, done, failed) = (&found, &halt, &done, &failed);
+            s.spawn(move || {
+                for &(at, len) in plan.reads.iter().skip(r).step_by(READERS) {
+                    if halt.load(Ordering::Relaxed) || at > found.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    match read_at(f, at, len) {
+                        Ok(data) => {
+                            if let Some(i) = data.iter().position(|b| *b != 0) {
+                                found.fetch_min(at + i as u64, Ordering::Relaxed);
+                            }
+                        }
+                        Err(e) => {
+                            failed.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e);
+                            halt.store(true, Ordering::Relaxed);
+                        }
+                    }
+                }
+                done.fetch_add(1, Ordering::Release);
+            });
+        }
+        while done.load(Ordering::Acquire) < READERS {
+            if stop() {
+                stopped = true;
+                halt.store(true, Ordering::Relaxed);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    });
+    if let Some(e) = failed.into_inner().unwrap_or_else(|p| p.into_inner()) {
+        return Err(e);
+    }
+    if stopped && found.load(Ordering::Relaxed) == u64::MAX {
+        return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "stopped while checking the device is blank"));
+    }
+    Ok(Some(found.into_inner()).filter(|at| *at != u64::MAX))
 }
 
 fn read_at(f: &File, at: u64, len: u64) -> std::io::Result<Vec<u8>> {
@@ -153,14 +277,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn samples_cover_both_ends_and_the_middle() {
-        let size = 1 << 30;
-        let s = samples(size);
-        assert_eq!(s.first(), Some(&(0, MIB)));
-        assert_eq!(s.last(), Some(&(size - MIB, MIB)));
-        assert_eq!(s.len() as u64, WINDOWS + 2);
-        assert!(s.iter().all(|(at, len)| at + len <= size));
-        assert_eq!(samples(4096), vec![(0, 4096)]);
+    fn small_devices_are_read_whole_and_large_ones_sampled_evenly() {
+        let whole = plan(FULL_READ);
+        assert_eq!((whole.samples, whole.reads.iter().map(|r| r.1).sum::<u64>()), (0, FULL_READ));
+        assert_eq!(plan(4096).reads, vec![(0, 4096)]);
+        let size = 1 << 40;
+        let p = plan(size);
+        assert_eq!(p.reads.first(), Some(&(0, MIB)));
+        assert_eq!(p.reads.last(), Some(&(size - MIB, MIB)));
+        assert_eq!(p.reads.len() as u64, SAMPLES + 2);
+        assert!(
+            p.reads.windows(2).all(|w| w[0].0 + w[0].1 <= w[1].0 && w[1].0 - w[0].0 <= p.stride.max(MIB)),
+            "ascending, no gap above the stride"
+        );
+        assert!(p.stride <= size / SAMPLES);
+        let c = p.coverage(size);
+        assert_eq!(c.read, 2 * MIB + SAMPLES * SAMPLE);
+        assert!(c.to_string().contains("16384 windows of 4.0 KiB"), "{c}");
     }
 
     #[test]
@@ -176,10 +309,15 @@ mod tests {
         let size = 8 * MIB;
         std::fs::write(&p, vec![0u8; size as usize]).unwrap();
         let f = File::open(&p).unwrap();
-        assert_eq!(contents(&f, size).unwrap(), None);
-        std::fs::OpenOptions::new().write(true).open(&p).unwrap().write_at(&[7], size - 10).unwrap();
-        let found = contents(&f, size).unwrap().unwrap();
-        assert!(found.contains("non-zero bytes at offset 8388598"), "{found}");
+        let never = || false;
+        let blank = contents(&p, &f, size, &never).unwrap();
+        assert_eq!((blank.holds, blank.coverage.read), (None, size), "read whole");
+        // One byte in the middle and one at the end: the first is named.
+        let w = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+        w.write_at(&[7], size - 10).unwrap();
+        w.write_at(&[9], size / 2 + 12345).unwrap();
+        let found = contents(&p, &f, size, &never).unwrap().holds.unwrap();
+        assert!(found.contains(&format!("non-zero bytes at offset {}", size / 2 + 12345)), "{found}");
         std::fs::remove_file(&p).unwrap();
     }
 }

@@ -18,6 +18,7 @@ use storbench_workload::data::Filler;
 use storbench_workload::rng::Rng;
 use storbench_workload::DataPattern;
 
+mod blkid;
 mod device;
 pub mod diskstats;
 
@@ -71,7 +72,7 @@ pub struct Need {
 /// the layout, which ends (removing a file it made) when it says so.
 pub fn prepare(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
     match std::fs::metadata(path) {
-        Ok(m) if m.file_type().is_block_device() => prepare_device(path, need),
+        Ok(m) if m.file_type().is_block_device() => prepare_device(path, need, stop),
         Ok(m) if m.is_file() => prepare_existing_file(path, m.len(), need, stop),
         Ok(_) => Err(TargetError::Invalid { path: path.into(), message: "is neither a regular file nor a block device".into() }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_file(path, need, stop),
@@ -94,7 +95,7 @@ fn create_file(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<Targ
         let _ = remove_created(path);
         return Err(e);
     }
-    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true })
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true, note: None })
 }
 
 fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
@@ -129,15 +130,12 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> 
         }
         lay_out(&mut f, path, len, wanted, stop)?;
     }
-    Ok(TargetFile { path: path.into(), kind: FileKind::File, size: wanted, created: false })
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size: wanted, created: false, note: None })
 }
 
-fn prepare_device(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
+fn prepare_device(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
     let f = File::open(path).map_err(|e| TargetError::os(path, "open", e))?;
     let dev_size = device_size(&f).map_err(|e| TargetError::os(path, "ioctl(BLKGETSIZE64)", e))?;
-    if need.writes {
-        check_device_writable(path, &f, dev_size, need)?;
-    }
     let size = need.bytes.unwrap_or(dev_size);
     if size > dev_size {
         return Err(TargetError::Invalid {
@@ -145,12 +143,20 @@ fn prepare_device(path: &Path, need: &Need) -> Result<TargetFile, TargetError> {
             message: format!("the job needs {size} bytes but the device has {dev_size}; lower size or offset"),
         });
     }
-    Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false })
+    let note = if need.writes { check_device_writable(path, &f, dev_size, need, stop)? } else { None };
+    Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false, note })
 }
 
 /// A device in use is refused unless `destroy_device_in_use` (nothing else
 /// overrides it); a device that is not blank unless `allow_overwrite`.
-fn check_device_writable(path: &Path, f: &File, dev_size: u64, need: &Need) -> Result<(), TargetError> {
+/// Returns what the blank check read, for the run's notes.
+fn check_device_writable(
+    path: &Path,
+    f: &File,
+    dev_size: u64,
+    need: &Need,
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<String>, TargetError> {
     let refused = |reason: String| TargetError::Refused { path: path.into(), reason };
     if !need.destroy_in_use {
         if let Some(why) = device::in_use(path).map_err(|e| TargetError::os(path, "checking whether it is in use", e))? {
@@ -160,14 +166,21 @@ fn check_device_writable(path: &Path, f: &File, dev_size: u64, need: &Need) -> R
             )));
         }
     }
-    if !need.allow_overwrite {
-        if let Some(what) = device::contents(f, dev_size).map_err(|e| TargetError::os(path, "read", e))? {
-            return Err(refused(format!(
-                "it holds {what}. storbench writes only to blank devices (zeros wherever sampled); pass --allow_overwrite=1 if everything on it may be destroyed"
-            )));
-        }
+    if need.allow_overwrite {
+        return Ok(None);
     }
-    Ok(())
+    let checked = device::contents(path, f, dev_size, stop).map_err(|e| match e.kind() {
+        std::io::ErrorKind::Interrupted => TargetError::Interrupted { path: path.into() },
+        _ => TargetError::os(path, "read (checking it is blank)", e),
+    })?;
+    match checked.holds {
+        Some(what) => Err(refused(format!(
+            "it holds {what}; the check {}. storbench writes only to blank devices; \
+             pass --allow_overwrite=1 if everything on it may be destroyed",
+            checked.coverage
+        ))),
+        None => Ok(Some(format!("{} was checked blank before writing: {}", path.display(), checked.coverage))),
+    }
 }
 
 fn device_size(f: &File) -> std::io::Result<u64> {
@@ -438,7 +451,7 @@ mod tests {
             return;
         }
         let before = age_atime(&p);
-        let t = TargetFile { path: p.clone(), kind: FileKind::File, size: 8192, created: false };
+        let t = TargetFile { path: p.clone(), kind: FileKind::File, size: 8192, created: false, note: None };
         open(&t, false, false, storbench_workload::OpenSync::None).unwrap().read_exact(&mut buf).unwrap();
         assert_eq!(atime(&p), before, "storbench's read changed the access time");
         std::fs::remove_file(&p).unwrap();
