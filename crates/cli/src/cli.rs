@@ -88,6 +88,9 @@ pub struct JobSource {
     /// Where results go (default storbench-results/<time>)
     #[arg(long = "results-dir", visible_aliases = ["output", "output-dir"], value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
+    /// Replace the results of an earlier run in --results-dir (else refused)
+    #[arg(long)]
+    pub force: bool,
     /// Jobs from a fio job file
     #[arg(long, value_name = "JOB.fio")]
     pub fio: Option<PathBuf>,
@@ -172,6 +175,9 @@ pub struct BaselineArgs {
     /// Where results go (default storbench-results/<time>)
     #[arg(long = "results-dir", value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
+    /// Replace the results of an earlier run in --results-dir (else refused)
+    #[arg(long)]
+    pub force: bool,
     /// No live progress
     #[arg(long)]
     pub quiet: bool,
@@ -314,6 +320,9 @@ pub struct ReplayFlags {
     /// Where results go (default storbench-results/<time>)
     #[arg(long = "results-dir", visible_aliases = ["output", "output-dir"], value_name = "DIR")]
     pub results_dir: Option<PathBuf>,
+    /// Replace the results of an earlier run in --results-dir (else refused)
+    #[arg(long)]
+    pub force: bool,
     /// No live progress
     #[arg(long)]
     pub quiet: bool,
@@ -540,6 +549,9 @@ pub struct ReportArgs {
     /// Also write every chart as SVG and PNG files in this directory
     #[arg(long, value_name = "DIR")]
     pub charts: Option<PathBuf>,
+    /// Replace an existing -o FILE that is not a storbench report
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Args, Debug)]

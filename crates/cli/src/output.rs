@@ -27,10 +27,30 @@ pub fn utc_stamp(secs: u64) -> String {
     format!("{y:04}{m:02}{d:02}-{hh:02}{mm:02}{ss:02}")
 }
 
-/// Fail early (before any target is touched) if the directory cannot be made.
-pub fn check_writable(dir: &Path) -> Result<(), CliError> {
+/// Every file a run writes into its results directory.
+pub fn run_files() -> impl Iterator<Item = &'static str> {
+    EXPORTERS.iter().filter_map(|e| e.file_name()).chain(["series.csv"])
+}
+
+/// Fail early (before any target is touched) if the directory cannot be
+/// made, is a symbolic link (results are never written through one), or
+/// holds an earlier run's results that `replace` (`--force`) does not allow
+/// to be replaced.
+pub fn check_writable(dir: &Path, replace: bool) -> Result<(), CliError> {
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(CliError::usage(format!(
+            "results directory {} is a symbolic link; storbench does not write results through links: give the directory it points to",
+            dir.display()
+        )));
+    }
     if dir.exists() && !dir.is_dir() {
         return Err(CliError::usage(format!("results directory {} exists and is not a directory", dir.display())));
+    }
+    if let (false, Some(f)) = (replace, run_files().find(|f| std::fs::symlink_metadata(dir.join(f)).is_ok())) {
+        return Err(CliError::usage(format!(
+            "results directory {} holds an earlier run's results ({f}); give another --results-dir, or pass --force to replace them",
+            dir.display()
+        )));
     }
     let mut ancestor = dir;
     while !ancestor.exists() {
@@ -46,6 +66,17 @@ pub fn check_writable(dir: &Path) -> Result<(), CliError> {
         return Err(CliError::usage(format!("cannot write results under {}: permission denied", ancestor.display())));
     }
     Ok(())
+}
+
+/// A new file in a results directory, never through a link or over a file
+/// that is there (`O_EXCL`: a link planted in the directory is not
+/// followed). A file being replaced (`--force`) is removed first.
+pub fn create_new(path: &Path) -> std::io::Result<File> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    File::options().write(true).create_new(true).open(path)
 }
 
 /// Create the results directory; the first of its ancestors that did not
@@ -98,10 +129,9 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), CliError> {
             write_file(dir, name, |w| e.write(&runs, w)).map_err(|err| {
                 let kept = if written.is_empty() { "none of the result files".to_string() } else { written.join(", ") };
                 CliError::system(format!(
-                    "{}; {} holds {kept} (and series.csv as far as it was written as the run went); \
+                    "{}; it holds {kept} whole (and series.csv as far as it was written as the run went); \
                      the summary was printed above",
-                    err.message,
-                    dir.display()
+                    err.message
                 ))
             })?;
             written.push(name);
@@ -113,22 +143,61 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), CliError> {
 /// fio's log files the jobs asked for (`write_bw_log=PREFIX`...), under
 /// `base`: the results directory, or for the fio drop-in the current
 /// directory, where fio writes them. A prefix naming a directory that does
-/// not exist gets it.
+/// not exist gets it. In a results directory (`contained`), a prefix that
+/// would lead out of it was refused before the run ([`check_log_prefixes`]).
 pub fn write_fio_logs(base: &Path, r: &RunResult) -> Result<(), CliError> {
     for f in storbench_report::fio_logs::files(r) {
         let path = base.join(&f.name);
         let made = path.parent().map_or(Ok(()), std::fs::create_dir_all);
-        made.and_then(|_| std::fs::write(&path, &f.body))
+        made.and_then(|_| write_atomic(&path, |w| w.write_all(f.body.as_bytes())))
             .map_err(|e| CliError::system(format!("cannot write fio log {}: {e}", path.display())))?;
     }
     Ok(())
 }
 
+/// Log prefixes (`write_bw_log=...` and the others) stay inside the results
+/// directory: relative, with no `..`.
+pub fn check_log_prefixes(specs: &[storbench_workload::JobSpec]) -> Result<(), CliError> {
+    use std::path::Component;
+    for s in specs {
+        for prefix in s.logs.prefixes() {
+            let escapes =
+                Path::new(prefix).components().any(|c| matches!(c, Component::ParentDir | Component::RootDir | Component::Prefix(_)));
+            if escapes {
+                return Err(CliError::usage(format!(
+                    "job '{}': log prefix '{prefix}' leads out of the results directory; give a name relative to it, without '..'",
+                    s.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Write `path` whole or not at all: into a temporary file beside it,
+/// flushed, then renamed over it. A full disk or a kill never leaves a
+/// truncated file under the real name (the temporary one is removed).
+pub fn write_atomic(path: &Path, body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> std::io::Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+    let written = create_new(&tmp).and_then(|f| {
+        let mut w = BufWriter::new(f);
+        body(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_data()
+    });
+    match written.and_then(|_| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
+}
+
 fn write_file(dir: &Path, name: &str, body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<(), CliError> {
     let path = dir.join(name);
-    let fail = |e: std::io::Error| CliError::system(format!("cannot write {}: {e}", path.display()));
-    let mut w = BufWriter::new(File::create(&path).map_err(fail)?);
-    body(&mut w).and_then(|_| w.flush()).map_err(fail)
+    write_atomic(&path, body).map_err(|e| CliError::system(format!("{name} was not written ({e}): nothing of it is in {}", dir.display())))
 }
 
 /// Write runs in a format to standard output.

@@ -30,6 +30,11 @@ pub struct RunSetup {
     pub fleet: Option<std::rc::Rc<crate::fleet::FleetSetup>>,
     /// Live figures for Prometheus (`--prometheus`), for every run of the command.
     pub metrics: Option<std::rc::Rc<storbench_fleet::prometheus::Endpoint>>,
+    /// Replace the results of an earlier run in `results_dir` (`--force`).
+    pub replace: bool,
+    /// fio's log files are written where fio writes them (the drop-in), not
+    /// in the results directory, so their prefixes may lead anywhere.
+    pub logs_outside: bool,
 }
 
 impl RunSetup {
@@ -45,7 +50,7 @@ impl RunSetup {
             }
             None => None,
         };
-        Ok(RunSetup { fleet, metrics, results_dir: source.results_dir.clone(), ..RunSetup::default() })
+        Ok(RunSetup { fleet, metrics, results_dir: source.results_dir.clone(), replace: source.force, ..RunSetup::default() })
     }
 }
 
@@ -54,7 +59,10 @@ impl RunSetup {
 pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer) -> Result<(RunResult, PathBuf), CliError> {
     let plan = build_plan(specs.clone())?;
     let dir = setup.results_dir.unwrap_or_else(output::default_dir);
-    output::check_writable(&dir)?;
+    output::check_writable(&dir, setup.replace)?;
+    if !setup.logs_outside {
+        output::check_log_prefixes(&specs)?;
+    }
     for n in &setup.notes {
         eprintln!("storbench: {n}");
     }
@@ -170,7 +178,7 @@ struct SeriesTee<'a> {
 
 impl<'a> SeriesTee<'a> {
     fn open(dir: &Path, inner: &'a mut dyn Observer) -> SeriesTee<'a> {
-        let file = std::fs::File::create(dir.join("series.csv")).ok().map(std::io::BufWriter::new);
+        let file = output::create_new(&dir.join("series.csv")).ok().map(std::io::BufWriter::new);
         let mut tee = SeriesTee { file, inner };
         tee.write(|w| writeln!(w, "{}", storbench_report::csv::HEADER));
         tee

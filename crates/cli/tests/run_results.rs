@@ -418,11 +418,19 @@ fn a_full_results_directory_still_leaves_the_summary_on_stdout() {
         &["run", "--name", "full", "--ioengine", "null", "--size", "1g", "--runtime", "2", "--time_based", "--results-dir", "small/out"],
     );
     let series = std::fs::read_to_string(small.join("out/series.csv")).unwrap_or_default();
+    let held = listing(&small.join("out"));
+    let json = std::fs::read(small.join("out/result.json")).ok();
     let _ = std::process::Command::new("umount").arg(&small).status();
     assert_eq!(r.code, 3, "{}", r.stderr);
     assert!(r.stdout.contains("full") && r.stdout.contains("IOPS"), "the summary reached stdout:\n{}", r.stdout);
-    assert!(r.stderr.contains("the summary was printed above") && r.stderr.contains("summary.txt"), "{}", r.stderr);
+    assert!(r.stderr.contains("the summary was printed above") && r.stderr.contains("was not written"), "{}", r.stderr);
     assert!(series.lines().count() >= 2, "seconds streamed to series.csv: {series}");
+    // Whole or absent: a file that did not fit is not left truncated under
+    // its name, nor as a temporary file (issue 26: a truncated result.json).
+    assert!(!held.iter().any(|f| f.ends_with(".tmp")), "{held:?}");
+    if let Some(j) = json {
+        serde_json::from_slice::<serde_json::Value>(&j).expect("result.json is whole");
+    }
 }
 
 /// Many CPU-bound workers (the null engine never blocks) on few cores all

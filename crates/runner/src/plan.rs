@@ -257,6 +257,9 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
     if v.only && v.state.is_none() {
         return Err(err(spec, "verify_only checks what an earlier run acknowledged: give verify_state=DIR, the one that run kept"));
     }
+    if let Some(dir) = &v.state {
+        writable(dir).map_err(|e| err(spec, format!("verify_state {}: {e}", dir.display())))?;
+    }
     storbench_workload::verify::block_unit(spec).map_err(|e| err(spec, e))?;
     Ok(())
 }
@@ -274,6 +277,54 @@ fn check_iolog(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<(
     };
     if spec.replay.as_ref().is_some_and(|r| same(&r.path, out)) {
         return Err(err(spec, "write_iolog names the trace read_iolog replays: it would be overwritten; give another file"));
+    }
+    check_iolog_files(spec, out)
+}
+
+/// The files write_iolog will make (FILE, or FILE.N per worker) do not
+/// exist yet, unless `allow_overwrite`, and their directory takes files:
+/// found before anything runs, not when the first worker starts.
+fn check_iolog_files(spec: &JobSpec, out: &std::path::Path) -> Result<(), PlanError> {
+    let files: Vec<std::path::PathBuf> = match spec.numjobs {
+        1 => vec![out.to_path_buf()],
+        n => (0..n).map(|w| std::path::PathBuf::from(format!("{}.{w}", out.display()))).collect(),
+    };
+    if let Some(f) = files.iter().find(|f| std::fs::symlink_metadata(f).is_ok()) {
+        if !spec.allow_overwrite {
+            return Err(err(
+                spec,
+                format!("write_iolog: {} exists; give another file, remove it, or pass --allow_overwrite=1 to replace it", f.display()),
+            ));
+        }
+    }
+    let dir = match out.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(err(spec, format!("write_iolog: its directory {} does not exist", dir.display())));
+    }
+    writable(dir).map_err(|e| err(spec, format!("write_iolog: {e}")))
+}
+
+/// Files can be made in `dir`, or in the directory that making it would
+/// start from (its nearest existing ancestor): checked before anything
+/// runs, so a run never ends by failing to write what it was asked to keep.
+fn writable(dir: &std::path::Path) -> Result<(), String> {
+    let mut at = dir;
+    while std::fs::symlink_metadata(at).is_err() {
+        at = match at.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => std::path::Path::new("."),
+        };
+    }
+    if !at.is_dir() {
+        return Err(format!("{} is not a directory", at.display()));
+    }
+    let c = std::ffi::CString::new(at.as_os_str().as_encoded_bytes()).map_err(|_| "the path has a NUL byte".to_string())?;
+    // SAFETY: access only reads the C string.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return Err(format!("cannot write in {}: {}", at.display(), std::io::Error::last_os_error()));
     }
     Ok(())
 }

@@ -109,6 +109,7 @@ impl Plan {
     /// Create, check and lay out every target the plan uses; `stop` (asked
     /// while laying files out) ends it early.
     pub fn prepare(self, stop: &dyn Fn() -> bool) -> Result<Prepared, PrepareFailed> {
+        make_state_dirs(&self).map_err(|error| PrepareFailed { error, leftovers: Vec::new(), interrupted: false })?;
         let mut created = Vec::new();
         let mut seen = Seen::default();
         let mut jobs = Vec::new();
@@ -127,6 +128,18 @@ impl Plan {
         }
         Ok(Prepared { jobs, groups: self.groups, created })
     }
+}
+
+/// Verification state directories exist before any target is laid out: one
+/// that cannot be made fails the run before it writes anything else.
+fn make_state_dirs(plan: &Plan) -> Result<(), PlanError> {
+    for job in &plan.jobs {
+        if let Some(dir) = job.spec.verify.as_ref().and_then(|v| v.state.as_ref()) {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| target_err(&job.spec.name, format!("verify_state {}: cannot make it: {e}", dir.display()), true))?;
+        }
+    }
+    Ok(())
 }
 
 fn target_err(job: &str, e: impl std::fmt::Display, user_error: bool) -> PlanError {

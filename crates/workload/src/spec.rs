@@ -332,6 +332,11 @@ impl FioLogs {
         self.bw.is_none() && self.iops.is_none() && self.lat.is_none()
     }
 
+    /// Every prefix a log file is named from.
+    pub fn prefixes(&self) -> impl Iterator<Item = &str> {
+        [&self.bw, &self.iops, &self.lat, &self.hist].into_iter().flatten().map(String::as_str)
+    }
+
     /// The histogram log's window in ms, when lines are to be written.
     pub fn hist_window_ms(&self) -> Option<u64> {
         self.hist.as_ref().filter(|_| self.hist_msec > 0).map(|_| self.hist_msec as u64)

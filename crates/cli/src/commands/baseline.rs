@@ -18,7 +18,7 @@ const WRITES: [(&str, &str, &str, &str); 2] = [("randwrite-4k", "randwrite", "4k
 pub fn run(a: &BaselineArgs) -> Result<i32, CliError> {
     let specs = jobs(a)?;
     let mut observer = crate::progress::Live::new(a.quiet);
-    let mut setup = RunSetup { results_dir: a.results_dir.clone(), ..RunSetup::default() };
+    let mut setup = RunSetup { results_dir: a.results_dir.clone(), replace: a.force, ..RunSetup::default() };
     setup.parameters.insert("baseline".into(), a.devices.iter().chain(&a.network).cloned().collect::<Vec<_>>().join(","));
     let (result, dir) = execute(specs, setup, &mut observer)?;
     finish(&dir, &result, Some("normal"))

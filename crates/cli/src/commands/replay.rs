@@ -16,7 +16,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         Err(code) => return Ok(code),
     };
     let specs = sources::build(&JobSpec::default(), &global(&flags, &jobs), &jobs.jobs)?;
-    let source = JobSource { results_dir: flags.results_dir.clone(), quiet: flags.quiet, ..JobSource::default() };
+    let source = JobSource { results_dir: flags.results_dir.clone(), quiet: flags.quiet, force: flags.force, ..JobSource::default() };
     let mut observer = progress::Live::new(flags.quiet);
     let (result, dir) = execute(specs, RunSetup::from_source(&source)?, &mut observer)?;
     finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))

@@ -14,9 +14,13 @@ use storbench_report::compare::Judge;
 
 pub fn run(a: &ReportArgs) -> Result<i32, CliError> {
     let sets: Vec<RunSet> = a.dirs.iter().map(|d| RunSet::load(d).map_err(|e| CliError::usage(e.to_string()))).collect::<Result<_, _>>()?;
-    let (html, charts) = if a.dirs.len() == 1 { single(&a.dirs[0], &sets[0])? } else { comparison(&a.dirs, &sets)? };
     let out =
         a.output.clone().unwrap_or_else(|| if a.dirs.len() == 1 { a.dirs[0].join("report.html") } else { PathBuf::from("report.html") });
+    check_replaceable(&out, a.force)?;
+    if let Some(dir) = &a.charts {
+        charts_dir(dir)?;
+    }
+    let (html, charts) = if a.dirs.len() == 1 { single(&a.dirs[0], &sets[0])? } else { comparison(&a.dirs, &sets)? };
     write(&out, html.as_bytes())?;
     if let Some(dir) = &a.charts {
         write_charts(dir, &charts)?;
@@ -25,12 +29,53 @@ pub fn run(a: &ReportArgs) -> Result<i32, CliError> {
     Ok(0)
 }
 
+/// The report goes over an existing file only if that file is a storbench
+/// report (regenerated from its results) or `--force` says so; never
+/// through a symbolic link.
+fn check_replaceable(out: &Path, force: bool) -> Result<(), CliError> {
+    let Ok(meta) = std::fs::symlink_metadata(out) else { return Ok(()) };
+    if meta.file_type().is_symlink() {
+        return Err(CliError::usage(format!("{} is a symbolic link; give the file it points to, or another -o", out.display())));
+    }
+    if !meta.is_file() {
+        return Err(CliError::usage(format!("{} exists and is not a file; give another -o", out.display())));
+    }
+    if force || is_storbench_report(out) {
+        return Ok(());
+    }
+    Err(CliError::usage(format!(
+        "{} exists and is not a storbench report; give another -o FILE, or pass --force to replace it",
+        out.display()
+    )))
+}
+
+/// Whether the file opens as the HTML storbench writes (its generator tag).
+fn is_storbench_report(p: &Path) -> bool {
+    use std::io::Read;
+    let mut head = [0u8; 512];
+    let n = std::fs::File::open(p).and_then(|mut f| f.read(&mut head)).unwrap_or(0);
+    String::from_utf8_lossy(&head[..n]).contains("<meta name=\"generator\" content=\"storbench ")
+}
+
+/// The charts directory, made (and shown writable) before the report is written.
+fn charts_dir(dir: &Path) -> Result<(), CliError> {
+    if std::fs::symlink_metadata(dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(CliError::usage(format!("--charts {} is a symbolic link; give the directory it points to", dir.display())));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| CliError::usage(format!("--charts {}: cannot create it: {e}", dir.display())))?;
+    let probe = dir.join(format!(".storbench-probe-{}", std::process::id()));
+    crate::output::create_new(&probe)
+        .map(|_| {
+            let _ = std::fs::remove_file(&probe);
+        })
+        .map_err(|e| CliError::usage(format!("--charts {}: cannot write in it: {e}", dir.display())))
+}
+
 /// Every drawn chart as NAME.svg and NAME.png; on a machine without fonts
 /// the SVGs alone, and a line saying why (a PNG without its axis labels
 /// would mislead).
 fn write_charts(dir: &Path, charts: &[storbench_html::Chart]) -> Result<(), CliError> {
     let raster = storbench_html::raster::Raster::new();
-    std::fs::create_dir_all(dir).map_err(|e| CliError::system(format!("cannot create {}: {e}", dir.display())))?;
     for (c, svg) in charts.iter().filter_map(|c| c.svg.as_ref().ok().map(|s| (c, s))) {
         write(&dir.join(format!("{}.svg", c.name)), svg.as_bytes())?;
         if let Ok(r) = &raster {
@@ -74,5 +119,6 @@ fn comparison(dirs: &[PathBuf], sets: &[RunSet]) -> Result<(String, Vec<storbenc
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    std::fs::write(path, bytes).map_err(|e| CliError::system(format!("cannot write {}: {e}", path.display())))
+    use std::io::Write;
+    crate::output::write_atomic(path, |w| w.write_all(bytes)).map_err(|e| CliError::system(format!("cannot write {}: {e}", path.display())))
 }

@@ -52,7 +52,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     if dir.join(SLO_FILE).exists() {
         return Err(CliError::usage(format!("{} holds an SLO search already: give another --results-dir", dir.display())));
     }
-    output::check_writable(&dir)?;
+    output::check_writable(&dir, flags.source.force)?;
     output::create(&dir)?;
     let index = SloIndex {
         version: SLO_VERSION,
@@ -263,6 +263,8 @@ impl Search<'_> {
             parameters: params,
             fleet: self.shared.fleet.clone(),
             metrics: self.shared.metrics.clone(),
+            replace: false,
+            logs_outside: false,
         };
         let t0 = Instant::now();
         let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.source.quiet)) {

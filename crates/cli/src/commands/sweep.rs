@@ -151,7 +151,7 @@ impl<'a> Sweep<'a> {
         let shared = RunSetup::from_source(&flags.source)?;
         let grid = index.grid();
         let specs = grid.iter().map(|values| point_specs(&base, &index.dims, values)).collect::<Result<_, _>>()?;
-        output::check_writable(&dir)?;
+        output::check_writable(&dir, flags.source.force)?;
         output::create(&dir)?;
         index.save(&dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", dir.join(INDEX_FILE).display())))?;
         Ok(Sweep { flags, dir, index, specs, notes, shared })
@@ -243,6 +243,8 @@ impl<'a> Sweep<'a> {
             parameters: params,
             fleet: self.shared.fleet.clone(),
             metrics: self.shared.metrics.clone(),
+            replace: false,
+            logs_outside: false,
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let t0 = Instant::now();

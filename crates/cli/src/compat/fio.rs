@@ -63,7 +63,7 @@ fn run_fio(words: &[String]) -> Result<i32, CliError> {
     };
     let mut observer = progress::Live::new(flags.eta.as_deref() != Some("always"));
     let parameters = [("tool".to_string(), "fio".to_string())].into();
-    let setup = RunSetup { notes: parsed.notes, results_dir: Some(dir), parameters, ..RunSetup::default() };
+    let setup = RunSetup { notes: parsed.notes, results_dir: Some(dir), parameters, logs_outside: true, ..RunSetup::default() };
     let (result, dir) = execute(parsed.specs, setup, &mut observer)?;
     let written = write_report(&result, &formats, flags.output.as_deref());
     finish_dir(&dir, &result, keep || written.is_err())?;
