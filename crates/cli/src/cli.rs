@@ -390,8 +390,11 @@ pub struct SloFlags {
     #[command(flatten)]
     pub source: JobSource,
     /// The bound: PERCENTILE=TIME (p99=2ms, p99.9=500us), of latency from each operation's intended start
-    #[arg(long, value_name = "pNN=TIME", required = true)]
-    pub latency: String,
+    #[arg(long, value_name = "pNN=TIME", required_unless_present = "resume")]
+    pub latency: Option<String>,
+    /// Go on with an interrupted or killed search: its finished probes are kept, the rest run
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
     /// Seconds per probe (longer when the percentile needs more operations)
     #[arg(long = "probe-time", default_value = "5", value_name = "SECONDS", value_parser = seconds)]
     pub probe_time: std::time::Duration,

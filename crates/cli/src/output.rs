@@ -200,6 +200,19 @@ fn write_file(dir: &Path, name: &str, body: impl FnOnce(&mut BufWriter<File>) ->
     write_atomic(&path, body).map_err(|e| CliError::system(format!("{name} was not written ({e}): nothing of it is in {}", dir.display())))
 }
 
+/// A run's directory left by an interrupted attempt (a sweep's point, an SLO
+/// probe) is kept (nothing measured is lost) under another name, so the
+/// run goes afresh.
+pub fn set_aside(dir: &Path) -> Result<(), CliError> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    let aside = (1..).map(|k| PathBuf::from(format!("{}.interrupted-{k}", dir.display()))).find(|p| !p.exists()).expect("a free name");
+    std::fs::rename(dir, &aside).map_err(|e| CliError::system(format!("cannot move {} aside: {e}", dir.display())))?;
+    eprintln!("storbench: the earlier, interrupted attempt is kept in {}", aside.display());
+    Ok(())
+}
+
 /// Write runs in a format to standard output.
 pub fn to_stdout(format: &dyn Exporter, runs: &RunSet) -> std::io::Result<()> {
     let mut out = BufWriter::new(std::io::stdout().lock());

@@ -93,3 +93,50 @@ fn the_closed_loop_search_finds_the_deepest_queue_and_says_what_it_leaves_out() 
     assert!(ix.probes.iter().any(|p| p.iodepth.is_some_and(|q| q > depth) && !p.pass));
     assert!(r.stdout.contains("coordinated omission") && r.stdout.contains(&format!("at iodepth {depth}")), "{}", r.stdout);
 }
+
+/// A search killed mid-probe keeps the probes it finished in slo.json (the
+/// issue-26 probe found none after a kill), and `slo --resume DIR` takes
+/// them as they were, runs the rest, and reaches the same planted answer.
+#[test]
+fn a_killed_search_keeps_its_probes_and_resumes_from_them() {
+    let d = scratch();
+    let args = [
+        "slo",
+        "--latency",
+        "p90=15ms",
+        "--quiet",
+        "--results-dir",
+        "slo",
+        "--probe-time",
+        "2",
+        "--name",
+        "s",
+        "--ioengine",
+        "null",
+        "--service_time",
+        "10ms",
+        "--servers",
+        "8",
+        "--iodepth",
+        "64",
+        "--size",
+        "1g",
+        "--rate_process",
+        "linear",
+    ];
+    let (killed, _) = signalled(d.path(), &[], &args, &[("SLO probe 3:", std::time::Duration::from_millis(500), libc::SIGKILL)]);
+    assert_eq!(killed.code, -1, "killed: {}", killed.stderr);
+    let kept = SloIndex::load(&d.path().join("slo")).expect("slo.json after a kill");
+    assert_eq!(kept.probes.len(), 2, "the finished probes: {:?}", kept.probes);
+    let r = storbench(d.path(), &["slo", "--resume", "slo", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.stderr.matches("done before").count(), 2, "{}", r.stderr);
+    let ix = SloIndex::load(&d.path().join("slo")).unwrap();
+    assert_eq!(ix.probes[..2], kept.probes[..], "taken as they were");
+    let answer = ix.answer.expect("an answer");
+    assert!((answer / 800.0 - 1.0).abs() <= 0.05, "answer {answer} vs 800");
+    // The killed probe's directory is kept aside, not overwritten.
+    assert!(std::fs::read_dir(d.path().join("slo")).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains(".interrupted-")));
+    let again = storbench(d.path(), &["slo", "--resume", "slo", "--latency", "p99=1ms"]);
+    assert!(again.code == 2 && again.stderr.contains("give only --resume DIR"), "{}", again.stderr);
+}

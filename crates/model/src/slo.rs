@@ -1,5 +1,7 @@
 //! An SLO search's index (`slo.json`): the bound, every probe (a fixed-rate
-//! run) with what it achieved, and the answer. Written after every probe.
+//! run) with what it achieved, and the answer. Written when the search
+//! starts and after every probe, so a search that is killed can be resumed
+//! from it (`slo --resume DIR`) and read as far as it went.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -33,6 +35,10 @@ pub struct Probe {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SloIndex {
     pub version: u32,
+    /// The command line that made it (secret values replaced), for resuming;
+    /// empty in an index of an older storbench.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
     /// The percentile judged (99 for p99) and its bound.
     pub percentile: f64,
     pub bound_ns: u64,

@@ -34,43 +34,53 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         Ok(f) => f,
         Err(code) => return Ok(code),
     };
-    let (percentile, bound_ns) = parse_bound(&flags.latency)?;
-    if jobs.jobs.is_empty()
-        && jobs.global.is_empty()
-        && flags.source.job_file.is_none()
-        && flags.source.job.is_none()
-        && flags.source.fio.is_none()
-    {
-        return Err(CliError::usage("give the jobs to search: a job file, --fio FILE, or options and --name jobs"));
+    if let Some(dir) = &flags.resume {
+        return resume(dir, &flags, words);
     }
-    if flags.max_probes < 3 {
-        return Err(CliError::usage("--max-probes must be at least 3 (one measures capacity, two bisect)"));
-    }
-    let (specs, notes) = resolve_specs(&flags.source, &jobs, flags.source.suite.is_some())?;
-    let shared = RunSetup::from_source(&flags.source)?;
     let dir = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
     if dir.join(SLO_FILE).exists() {
-        return Err(CliError::usage(format!("{} holds an SLO search already: give another --results-dir", dir.display())));
+        return Err(CliError::usage(format!(
+            "{} holds an SLO search already: `storbench slo --resume {}` goes on with it, or give another --results-dir",
+            dir.display(),
+            dir.display()
+        )));
     }
-    output::check_writable(&dir, flags.source.force)?;
-    output::create(&dir)?;
-    let index = SloIndex {
-        version: SLO_VERSION,
-        percentile,
-        bound_ns,
-        probes: Vec::new(),
-        answer: None,
-        answer_iodepth: None,
-        confirmed: false,
-        closed_loop: flags.closed_loop,
-        stopped: None,
+    let search = Search::new(&flags, &jobs, dir, crate::words::redacted(words), Vec::new())?;
+    search.index.save(&search.dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", search.dir.join(SLO_FILE).display())))?;
+    search.run()
+}
+
+/// `--resume DIR`: the saved command line again; the probes that finished
+/// answer for themselves (the search takes the same steps up to them), the
+/// rest run.
+fn resume(dir: &std::path::Path, flags: &SloFlags, words: &[String]) -> Result<i32, CliError> {
+    let extra: Vec<&String> =
+        words.iter().filter(|w| !matches!(w.as_str(), "--quiet" | "--resume") && !w.starts_with("--resume=")).collect();
+    if extra.len() > 1 || extra.first().is_some_and(|w| std::path::Path::new(w.as_str()) != dir) {
+        return Err(CliError::usage(
+            "--resume DIR takes the search's own command line from DIR/slo.json: give only --resume DIR (and --quiet)",
+        ));
+    }
+    let index = SloIndex::load(dir).map_err(CliError::usage)?;
+    if index.command.is_empty() {
+        return Err(CliError::usage(format!(
+            "{} was written by an older storbench that did not keep its command line: start the search again",
+            dir.join(SLO_FILE).display()
+        )));
+    }
+    if index.command.iter().any(|w| w.contains(crate::words::REDACTED)) {
+        return Err(CliError::usage(
+            "this search had secrets on its command line, which the index does not keep: give them through the environment \
+             (AWS_SECRET_ACCESS_KEY, ST_KEY, OS_PASSWORD...) and start the search again",
+        ));
+    }
+    let (mut saved, jobs): (SloFlags, crate::words::JobArgs) = match crate::parse_with_jobs("slo", &index.command)? {
+        Ok(f) => f,
+        Err(code) => return Ok(code),
     };
-    let search = Search { flags: &flags, dir, specs, notes, shared, index, code: 0, longer: None };
-    if flags.closed_loop {
-        search.go_closed()
-    } else {
-        search.go()
-    }
+    saved.source.quiet |= flags.source.quiet;
+    eprintln!("storbench: resuming the SLO search in {}: {} finished probes kept", dir.display(), index.probes.len());
+    Search::new(&saved, &jobs, dir.to_path_buf(), index.command, index.probes)?.run()
 }
 
 /// `p99=2ms` -> (99, 2_000_000).
@@ -125,9 +135,61 @@ struct Search<'a> {
     code: i32,
     /// A closed-loop probe's runtime when --probe-time gave too few operations.
     longer: Option<Duration>,
+    /// Probes an earlier attempt of this search finished, in order (`--resume`).
+    done: std::collections::VecDeque<Probe>,
 }
 
-impl Search<'_> {
+impl<'a> Search<'a> {
+    /// A search of `flags`' jobs in `dir`, with `done` the probes an earlier
+    /// attempt finished (replayed in order before anything runs).
+    fn new(
+        flags: &'a SloFlags,
+        jobs: &crate::words::JobArgs,
+        dir: PathBuf,
+        command: Vec<String>,
+        done: Vec<Probe>,
+    ) -> Result<Search<'a>, CliError> {
+        let (percentile, bound_ns) = parse_bound(flags.latency.as_deref().unwrap_or_default())?;
+        if jobs.jobs.is_empty()
+            && jobs.global.is_empty()
+            && flags.source.job_file.is_none()
+            && flags.source.job.is_none()
+            && flags.source.fio.is_none()
+        {
+            return Err(CliError::usage("give the jobs to search: a job file, --fio FILE, or options and --name jobs"));
+        }
+        if flags.max_probes < 3 {
+            return Err(CliError::usage("--max-probes must be at least 3 (one measures capacity, two bisect)"));
+        }
+        let (specs, notes) = resolve_specs(&flags.source, jobs, flags.source.suite.is_some())?;
+        let shared = RunSetup::from_source(&flags.source)?;
+        if done.is_empty() {
+            output::check_writable(&dir, flags.source.force)?;
+            output::create(&dir)?;
+        }
+        let index = SloIndex {
+            version: SLO_VERSION,
+            command,
+            percentile,
+            bound_ns,
+            probes: Vec::new(),
+            answer: None,
+            answer_iodepth: None,
+            confirmed: false,
+            closed_loop: flags.closed_loop,
+            stopped: None,
+        };
+        Ok(Search { flags, dir, specs, notes, shared, index, code: 0, longer: None, done: done.into() })
+    }
+
+    fn run(self) -> Result<i32, CliError> {
+        if self.flags.closed_loop {
+            self.go_closed()
+        } else {
+            self.go()
+        }
+    }
+
     fn go(mut self) -> Result<i32, CliError> {
         let scope = storbench_runner::interrupt::Scope::begin();
         let Some(capacity) = self.probe(Load::Capacity)? else { return self.end(&scope) };
@@ -239,8 +301,40 @@ impl Search<'_> {
         self.index.save(&self.dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", self.dir.join(SLO_FILE).display())))
     }
 
-    /// One probe; `None` back when it was interrupted.
+    /// One probe; `None` back when it was interrupted. A probe an earlier
+    /// attempt finished at this step, with this load, is taken as it was.
     fn probe(&mut self, load: Load) -> Result<Option<Probe>, CliError> {
+        if let Some(p) = self.replayed(load) {
+            return Ok(Some(p));
+        }
+        let p = self.run_probe(load)?;
+        if p.is_some() {
+            self.save()?;
+        }
+        Ok(p)
+    }
+
+    /// The earlier attempt's probe at this step, if it ran this load (the
+    /// search is deterministic, so it did unless the store answered
+    /// differently than recorded: then the rest runs afresh).
+    fn replayed(&mut self, load: Load) -> Option<Probe> {
+        let p = self.done.front()?;
+        let same = match load {
+            Load::Capacity => p.rate.is_none() && p.iodepth.is_none(),
+            Load::Rate(r) => p.rate == Some(r),
+            Load::Depth(d) => p.iodepth == Some(d),
+        };
+        if !same {
+            self.done.clear();
+            return None;
+        }
+        let p = self.done.pop_front()?;
+        eprintln!("storbench: SLO probe {}: done before ({})", self.index.probes.len() + 1, p.dir);
+        self.index.probes.push(p.clone());
+        Some(p)
+    }
+
+    fn run_probe(&mut self, load: Load) -> Result<Option<Probe>, CliError> {
         let n = self.index.probes.len() + 1;
         let (specs, runtime) = self.probe_specs(load)?;
         // Said when the probe runs longer than --probe-time to see enough operations.
@@ -257,6 +351,7 @@ impl Search<'_> {
         eprintln!("storbench: SLO probe {n}: {what}{}", if longer.is_empty() { String::new() } else { format!(" ({longer})") });
         let params =
             BTreeMap::from([("step".to_string(), n.to_string()), ("slo.rate".into(), rate.map_or("closed".into(), |r| format!("{r:.0}")))]);
+        output::set_aside(&self.dir.join(&name))?;
         let setup = RunSetup {
             notes: self.notes.clone(),
             results_dir: Some(self.dir.join(&name)),

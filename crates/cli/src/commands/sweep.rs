@@ -172,28 +172,37 @@ impl<'a> Sweep<'a> {
             }
             if let Some(reason) = knee::past(&self.index, n) {
                 self.index.points[n].state = PointState::Skipped { reason };
-                self.save()?;
+                self.record(n, None)?;
                 continue;
             }
             self.announce(n, started);
             let (point_code, interrupted) = self.run_point(n)?;
             code = code.max(point_code);
-            if let Some(k) = knee::found(&self.index, n) {
+            let knee = knee::found(&self.index, n);
+            if let Some(k) = &knee {
                 eprintln!("storbench: knee of {}: {} ({})", k.option, self.index.label(&k.values), k.rule);
-                self.index.knees.push(k);
+                self.index.knees.push(k.clone());
             }
-            self.save()?;
+            self.record(n, knee.as_ref())?;
             if interrupted {
                 code = code.max(EXIT_INTERRUPTED);
                 break;
             }
         }
+        self.save()?;
         print!("{}", table::render(&self.index));
         if code == EXIT_INTERRUPTED {
             eprintln!("storbench: sweep interrupted; `storbench sweep --resume {}` runs the points left", self.dir.display());
         }
         eprintln!("storbench: sweep results in {} ({INDEX_FILE})", self.dir.display());
         Ok(code)
+    }
+
+    /// Point `n` (and a knee it revealed) onto the sweep's log.
+    fn record(&self, n: usize, knee: Option<&Knee>) -> Result<(), CliError> {
+        let fail = |e: std::io::Error| CliError::system(format!("cannot write {}: {e}", self.dir.join(LOG_FILE).display()));
+        self.index.record_point(&self.dir, n).map_err(fail)?;
+        knee.map_or(Ok(()), |k| self.index.record_knee(&self.dir, k).map_err(fail))
     }
 
     fn save(&self) -> Result<(), CliError> {
@@ -232,7 +241,7 @@ impl<'a> Sweep<'a> {
     fn run_point(&mut self, n: usize) -> Result<(i32, bool), CliError> {
         let p = self.index.points[n].clone();
         let dir = self.dir.join(&p.dir);
-        set_aside(&dir)?;
+        output::set_aside(&dir)?;
         let mut params = BTreeMap::from([("step".to_string(), (n + 1).to_string()), ("repeat".into(), p.repeat.to_string())]);
         for (d, v) in self.index.dims.iter().zip(&p.values) {
             params.insert(format!("sweep.{}", d.option), v.clone());
@@ -284,18 +293,6 @@ fn point_specs(base: &[JobSpec], dims: &[Dimension], values: &[String]) -> Resul
             Ok(s)
         })
         .collect()
-}
-
-/// A point's directory left by an interrupted attempt is kept (nothing
-/// measured is lost) under another name, so the point runs afresh.
-fn set_aside(dir: &Path) -> Result<(), CliError> {
-    if !dir.exists() {
-        return Ok(());
-    }
-    let aside = (1..).map(|k| PathBuf::from(format!("{}.interrupted-{k}", dir.display()))).find(|p| !p.exists()).expect("a free name");
-    std::fs::rename(dir, &aside).map_err(|e| CliError::system(format!("cannot move {} aside: {e}", dir.display())))?;
-    eprintln!("storbench: the earlier, interrupted attempt is kept in {}", aside.display());
-    Ok(())
 }
 
 #[cfg(test)]
