@@ -94,6 +94,15 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--filename", "/dev/null", "--rw", "read", "--size", "1m"], &["/dev/null", "neither a regular file nor a block device"]),
     case(&["run", "--name", "a", "--directory", "/nonexistent/dir", "--size", "1m", "--rw", "write"], &["/nonexistent/dir"]),
     case(&["run", "--name", "a", "--ioengine", "psync", "--size", "1m", "--results-dir", "/proc/nope"], &["/proc"]),
+    // What a run keeps, and where (issue 26: never overwritten, never outside the results directory).
+    case(&["run", "--name", "a", "--ioengine", "null", "--runtime", "1", "--write_bw_log", "../../x", "--log_avg_msec", "500"], &["log prefix '../../x'", "leads out of the results directory"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--runtime", "1", "--write_lat_log", "/etc/x", "--log_avg_msec", "500"], &["log prefix '/etc/x'"]),
+    with(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--write_iolog", "io.log"], &[("io.log", "mine")], &["write_iolog", "io.log exists", "--allow_overwrite"]),
+    case(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--write_iolog", "nodir/io.log"], &["write_iolog", "nodir does not exist"]),
+    with(&["run", "--name", "a", "--ioengine", "null", "--runtime", "1", "--results-dir", "out"], &[("out/result.json", "{}")], &["holds an earlier run's results", "--force"]),
+    with(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--verify", "crc32c", "--verify_state", "f/state"], &[("f", "x")], &["verify_state f/state", "not a directory"]),
+    with(&["report", "out", "-o", "mine.html"], &[("mine.html", "mine"), ("out/result.json", "{}")], &["mine.html exists and is not a storbench report", "--force"]),
+    case(&["slo", "--resume", "nowhere"], &["nowhere/slo.json"]),
     // The object model.
     case(&["run", "--name", "a", "--ioengine", "null", "--objects", "0", "--runtime", "1"], &["option 'objects'", "between 1 and"]),
     case(&["run", "--name", "a", "--ioengine", "null", "--object_size", "1m-4k", "--runtime", "1"], &["object_size", "small to large"]),
@@ -218,7 +227,9 @@ fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
     for c in CASES {
         let d = scratch();
         for (name, text) in c.files {
-            std::fs::write(d.path().join(name), text).unwrap();
+            let path = d.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
         }
         let before = snapshot(d.path());
         // No credentials or cluster from the environment: the input alone is judged.

@@ -13,10 +13,10 @@ use storbench_model::RunSet;
 use storbench_report::compare::Judge;
 
 pub fn run(a: &ReportArgs) -> Result<i32, CliError> {
-    let sets: Vec<RunSet> = a.dirs.iter().map(|d| RunSet::load(d).map_err(|e| CliError::usage(e.to_string()))).collect::<Result<_, _>>()?;
     let out =
         a.output.clone().unwrap_or_else(|| if a.dirs.len() == 1 { a.dirs[0].join("report.html") } else { PathBuf::from("report.html") });
     check_replaceable(&out, a.force)?;
+    let sets: Vec<RunSet> = a.dirs.iter().map(|d| RunSet::load(d).map_err(|e| CliError::usage(e.to_string()))).collect::<Result<_, _>>()?;
     if let Some(dir) = &a.charts {
         charts_dir(dir)?;
     }
