@@ -8,7 +8,7 @@
 //! in flight where it queues), all in a group before the run's jobs: it has
 //! the live progress and ETA of any job, and its figures stay in the results
 //! so the time it took is on record. Writing is what the jobs' own flags
-//! allow (`allow_overwrite`, `destroy_in_use`): a target the safety checks
+//! allows (`allow_overwrite`): a target the safety checks
 //! would refuse to write is refused here too. The workload-dependent phase is
 //! the job itself with `--steady-state snia`.
 //!
@@ -138,7 +138,6 @@ fn job(spec: &JobSpec, n: usize, queued: bool, direct: bool, before: Before) -> 
     p.size = spec.size;
     p.offset = spec.offset;
     p.allow_overwrite = spec.allow_overwrite;
-    p.destroy_in_use = spec.destroy_in_use;
     p.engine_options = spec.engine_options.clone();
     p.precondition = true;
     match before {

@@ -103,6 +103,7 @@ const CASES: &[Case] = &[
     with(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--verify", "crc32c", "--verify_state", "f/state"], &[("f", "x")], &["verify_state f/state", "not a directory"]),
     with(&["report", "out", "-o", "mine.html"], &[("mine.html", "mine"), ("out/result.json", "{}")], &["mine.html exists and is not a storbench report", "--force"]),
     case(&["slo", "--resume", "nowhere"], &["nowhere/slo.json"]),
+    case(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--destroy_device_in_use", "1"], &["option 'destroy_device_in_use' is gone", "umount"]),
     // The object model.
     case(&["run", "--name", "a", "--ioengine", "null", "--objects", "0", "--runtime", "1"], &["option 'objects'", "between 1 and"]),
     case(&["run", "--name", "a", "--ioengine", "null", "--object_size", "1m-4k", "--runtime", "1"], &["object_size", "small to large"]),

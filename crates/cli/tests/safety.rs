@@ -208,6 +208,6 @@ fn a_mounted_device_is_refused_even_with_allow_overwrite() {
     let w = write_job(d.path(), &dev.dev, &["--allow_overwrite", "1"]);
     let _ = Command::new("umount").arg(&mnt).status();
     assert_eq!(w.code, 2, "{}", w.stderr);
-    assert!(w.stderr.contains("is mounted on") && w.stderr.contains("--destroy_device_in_use"), "{}", w.stderr);
+    assert!(w.stderr.contains("is mounted on") && w.stderr.contains("no flag overrides") && w.stderr.contains("umount "), "{}", w.stderr);
     assert_eq!(std::fs::read(&img).unwrap(), before, "the file system is untouched");
 }

@@ -93,7 +93,10 @@ fn every_writing_path_refuses_a_mounted_device() {
         let r = storbench(d.path(), &args);
         // The drop-in exits as fio does on bad input: 1.
         let bad_input = if what == "fio drop-in" { 1 } else { 2 };
-        let refused = r.code == bad_input && r.stderr.contains("is mounted on") && r.stderr.contains("--destroy_device_in_use");
+        let refused = r.code == bad_input
+            && r.stderr.contains("is mounted on")
+            && r.stderr.contains("no flag overrides")
+            && r.stderr.contains("umount ");
         if !refused {
             failures.push(format!("{what}: exit {}: {}", r.code, r.stderr.trim()));
         }

@@ -393,6 +393,17 @@ fn find_engine(spec: &JobSpec) -> Result<&'static dyn EngineFactory, PlanError> 
     })
 }
 
+/// Options storbench once had, and why they went (said instead of "unknown").
+fn retired(key: &str) -> Option<&'static str> {
+    match key {
+        "destroy_device_in_use" => Some(
+            "storbench never writes to a device that is mounted, swap or under device-mapper, md or LVM; \
+             free it first (umount, swapoff, vgchange -an, mdadm --stop)",
+        ),
+        _ => None,
+    }
+}
+
 /// Options nobody claimed get the nearest known name as a suggestion; the
 /// rest the engine parses, once, into its configuration.
 fn configure(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<Arc<dyn EngineConfig>, PlanError> {
@@ -404,7 +415,9 @@ fn configure(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<Arc<d
         known.extend(storbench_engine::all_option_names());
         let owners: Vec<&str> =
             storbench_engine::registry().iter().filter(|f| f.options().iter().any(|o| o.name == key)).map(|f| f.name()).collect();
-        let msg = if !owners.is_empty() {
+        let msg = if let Some(why) = retired(key) {
+            format!("option '{key}' is gone: {why}")
+        } else if !owners.is_empty() {
             format!("option '{key}' belongs to engine {}, not {}", owners.join(", "), engine.name())
         } else {
             match suggest(key, known.iter().copied()) {

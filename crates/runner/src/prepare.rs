@@ -198,7 +198,7 @@ fn ready(
         let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| (target_err(&spec.name, &e, e.is_user_error()), false))?;
         prepared.map_or(Targets::None, Targets::Store)
     } else {
-        let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite, destroy_in_use: spec.destroy_in_use };
+        let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite };
         Targets::Files(prepare_files(&job, &need, seen, created, stop)?)
     };
     // A fill of objects is judged by how much the store's accounting grows
@@ -253,25 +253,25 @@ fn settle_object_fill(job: &mut JobPlan) -> Result<(), PlanError> {
 #[derive(Default)]
 struct Seen(HashMap<PathBuf, (TargetFile, Option<Allowed>)>);
 
-/// What a write check allowed: (allow_overwrite, destroy_device_in_use).
-type Allowed = (bool, bool);
+/// What a write check allowed: whether it was with `allow_overwrite`.
+type Allowed = bool;
 
 impl Seen {
     /// The target as prepared before, if that covers what `need` asks.
     fn covers(&self, path: &PathBuf, need: &Need) -> Option<TargetFile> {
         let (t, checked) = self.0.get(path)?;
         let big_enough = t.size >= need.bytes.unwrap_or(0);
-        let stricter = |(allow, destroy): Allowed| (!allow || need.allow_overwrite) && (!destroy || need.destroy_in_use);
+        let stricter = |allowed: Allowed| !allowed || need.allow_overwrite;
         let writable = !need.writes || checked.is_some_and(stricter);
         (big_enough && writable).then(|| t.clone())
     }
 
     fn add(&mut self, path: &PathBuf, t: &TargetFile, need: &Need) {
         let earlier = self.0.get(path).and_then(|(_, c)| *c);
-        let now = need.writes.then_some((need.allow_overwrite, need.destroy_in_use));
+        let now = need.writes.then_some(need.allow_overwrite);
         // Keep the strictest check that passed.
         let checked = match (earlier, now) {
-            (Some(a), Some(b)) => Some((a.0 && b.0, a.1 && b.1)),
+            (Some(a), Some(b)) => Some(a && b),
             (a, b) => a.or(b),
         };
         self.0.insert(path.clone(), (TargetFile { created: false, note: None, ..t.clone() }, checked));

@@ -448,10 +448,6 @@ pub struct JobSpec {
     pub data: DataPattern,
     /// Write to an existing file or device storbench did not create.
     pub allow_overwrite: bool,
-    /// Write to a device that is mounted, swap, or under device-mapper, md
-    /// or LVM (it destroys the file system or volume in use).
-    #[serde(default)]
-    pub destroy_in_use: bool,
     /// Remove the files this job created when it ends (fio `unlink`).
     pub unlink: bool,
     /// Start a new group: wait for the jobs before this one to finish.
@@ -550,7 +546,6 @@ impl Default for JobSpec {
             thinktime_blocks: 1,
             data: DataPattern::default(),
             allow_overwrite: false,
-            destroy_in_use: false,
             unlink: false,
             stonewall: false,
             exitall: false,

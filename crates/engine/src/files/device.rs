@@ -4,7 +4,7 @@
 //! mounted, it is active swap, or another device is built on it
 //! (device-mapper, md, LVM): found by device number in /proc/self/mountinfo,
 //! /proc/swaps and sysfs, so /dev/mapper names and symlinks cannot hide it.
-//! Nothing but `destroy_device_in_use` writes to such a device.
+//! Nothing writes to such a device, whatever the flags.
 //!
 //! Blank means no signature libblkid knows (file systems, partition tables,
 //! RAID, LVM, crypto, swap: what `blkid` and `wipefs` find) nor one of our
@@ -43,22 +43,52 @@ fn dev_numbers(rdev: u64) -> (u32, u32) {
     (libc::major(rdev), libc::minor(rdev))
 }
 
-/// Why the device must not be written even with `allow_overwrite`, if it is in use.
-pub fn in_use(path: &Path) -> std::io::Result<Option<String>> {
+/// Why a device must not be written, whatever the flags.
+#[derive(Debug, PartialEq, Eq)]
+pub enum InUse {
+    Mounted { name: String, at: String },
+    Held { name: String, holder: String },
+    Swap { name: String },
+}
+
+impl std::fmt::Display for InUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            InUse::Mounted { name, at } => write!(f, "{name} is mounted on {at}"),
+            InUse::Held { name, holder } => write!(f, "{name} is held by {holder} (device-mapper, md or LVM is built on it)"),
+            InUse::Swap { name } => write!(f, "{name} is in use as swap"),
+        }
+    }
+}
+
+impl InUse {
+    /// What frees the device, in the user's words.
+    pub fn freeing(&self) -> String {
+        match self {
+            InUse::Mounted { at, .. } => format!("umount {at}"),
+            InUse::Held { holder, .. } => format!("stop {holder}: vgchange -an, mdadm --stop or dmsetup remove"),
+            InUse::Swap { name } => format!("swapoff {name}"),
+        }
+    }
+}
+
+/// Why the device must not be written at all, if it (or one of its
+/// partitions) is in use.
+pub fn in_use(path: &Path) -> std::io::Result<Option<InUse>> {
     let rdev = std::fs::metadata(path)?.rdev();
     let me = dev_numbers(rdev);
     let mut devices = vec![(me, path.display().to_string())];
     devices.extend(partitions(me));
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    for (dev, name) in &devices {
-        if let Some(at) = mounted_at(&mounts, *dev) {
-            return Ok(Some(format!("{name} is mounted on {at}")));
+    for (dev, name) in devices {
+        if let Some(at) = mounted_at(&mounts, dev) {
+            return Ok(Some(InUse::Mounted { name, at }));
         }
-        if let Some(holder) = held_by(*dev) {
-            return Ok(Some(format!("{name} is held by {holder} (device-mapper, md or LVM is built on it)")));
+        if let Some(holder) = held_by(dev) {
+            return Ok(Some(InUse::Held { name, holder }));
         }
-        if is_swap(*dev) {
-            return Ok(Some(format!("{name} is in use as swap")));
+        if is_swap(dev) {
+            return Ok(Some(InUse::Swap { name }));
         }
     }
     Ok(None)

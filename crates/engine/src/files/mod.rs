@@ -63,9 +63,6 @@ pub struct Need {
     pub bytes: Option<u64>,
     pub writes: bool,
     pub allow_overwrite: bool,
-    /// Write even to a device that is mounted, swap, or under device-mapper,
-    /// md or LVM (the only override of that refusal).
-    pub destroy_in_use: bool,
 }
 
 /// Check, create and lay out one target; `stop` is asked between chunks of
@@ -147,9 +144,10 @@ fn prepare_device(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<T
     Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false, note })
 }
 
-/// A device in use is refused unless `destroy_device_in_use` (nothing else
-/// overrides it); a device that is not blank unless `allow_overwrite`.
-/// Returns what the blank check read, for the run's notes.
+/// A device in use is refused whatever the flags (writing under a mounted
+/// file system, live swap or an active volume corrupts more than the device
+/// and can hang the kernel's writeback); a device that is not blank unless
+/// `allow_overwrite`. Returns what the blank check read, for the run's notes.
 fn check_device_writable(
     path: &Path,
     f: &File,
@@ -158,13 +156,12 @@ fn check_device_writable(
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<String>, TargetError> {
     let refused = |reason: String| TargetError::Refused { path: path.into(), reason };
-    if !need.destroy_in_use {
-        if let Some(why) = device::in_use(path).map_err(|e| TargetError::os(path, "checking whether it is in use", e))? {
-            return Err(refused(format!(
-                "{why}: writing would destroy a file system or volume in use. --allow_overwrite does not override this; \
-                 only --destroy_device_in_use=1 does"
-            )));
-        }
+    if let Some(why) = device::in_use(path).map_err(|e| TargetError::os(path, "checking whether it is in use", e))? {
+        return Err(refused(format!(
+            "{why}: writing would destroy a file system or volume in use, and no flag overrides that. \
+             Free the device first ({})",
+            why.freeing()
+        )));
     }
     if need.allow_overwrite {
         return Ok(None);
@@ -363,7 +360,7 @@ mod tests {
     #[test]
     fn creates_marks_and_lays_out_then_reuses() {
         let p = tmp("new");
-        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false, destroy_in_use: false };
+        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false };
         let t = prepare(&p, &need, &|| false).unwrap();
         assert!(t.created && is_marked(&p));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
@@ -379,16 +376,16 @@ mod tests {
     fn refuses_to_write_someone_elses_file_but_reads_it() {
         let p = tmp("theirs");
         std::fs::write(&p, vec![1u8; 8192]).unwrap();
-        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false, destroy_in_use: false };
+        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false };
         let err = prepare(&p, &write, &|| false).unwrap_err();
         assert!(matches!(err, TargetError::Refused { .. }), "{err}");
         assert!(err.to_string().contains("allow_overwrite"));
         assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 8192], "nothing written");
-        let read = Need { bytes: None, writes: false, allow_overwrite: false, destroy_in_use: false };
+        let read = Need { bytes: None, writes: false, allow_overwrite: false };
         assert_eq!(prepare(&p, &read, &|| false).unwrap().size, 8192);
-        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false, destroy_in_use: false };
+        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false };
         assert!(prepare(&p, &too_big, &|| false).is_err());
-        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true, destroy_in_use: false };
+        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true };
         assert!(prepare(&p, &allowed, &|| false).is_ok());
         std::fs::remove_file(&p).unwrap();
     }
@@ -396,7 +393,7 @@ mod tests {
     #[test]
     fn a_layout_stops_when_asked_and_leaves_nothing() {
         let p = tmp("stopped");
-        let need = Need { bytes: Some(64 << 20), writes: true, allow_overwrite: false, destroy_in_use: false };
+        let need = Need { bytes: Some(64 << 20), writes: true, allow_overwrite: false };
         let asked = std::cell::Cell::new(0);
         let stop = || {
             asked.set(asked.get() + 1);
@@ -410,7 +407,7 @@ mod tests {
     #[test]
     fn a_layout_larger_than_the_free_space_is_refused_before_writing() {
         let p = tmp("huge");
-        let need = Need { bytes: Some(1 << 60), writes: true, allow_overwrite: false, destroy_in_use: false };
+        let need = Need { bytes: Some(1 << 60), writes: true, allow_overwrite: false };
         let e = prepare(&p, &need, &|| false).unwrap_err();
         assert!(e.to_string().contains("free; lower size"), "{e}");
         assert!(!p.exists());
@@ -419,7 +416,7 @@ mod tests {
     #[test]
     fn new_file_without_size_is_a_clear_error() {
         let p = tmp("nosize");
-        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false, destroy_in_use: false }, &|| false).unwrap_err();
+        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false }, &|| false).unwrap_err();
         assert!(err.to_string().contains("size"), "{err}");
         assert!(!p.exists());
     }

@@ -435,19 +435,6 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
-        info: info(
-            "destroy_device_in_use",
-            Kind::Flag,
-            "0",
-            "write to a device that is mounted, swap, or under device-mapper, md or LVM: destroys what is in use",
-        ),
-        aliases: &[],
-        set: |s, v| {
-            s.destroy_in_use = boolean(v)?;
-            Ok(())
-        },
-    },
-    CoreOption {
         info: info("unlink", Kind::Flag, "0", "remove the files this job created when it ends"),
         aliases: &[],
         set: |s, v| {
