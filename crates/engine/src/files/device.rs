@@ -259,7 +259,7 @@ fn first_nonzero(f: &File, plan: &Plan, stop: &dyn Fn() -> bool) -> std::io::Res
                     }
                     match read_at(f, at, len) {
                         Ok(data) => {
-                            if let Some(i) = data.iter().position(|b| *b != 0) {
+                            if let Some(i) = first_nonzero_byte(&data) {
                                 found.fetch_min(at + i as u64, Ordering::Relaxed);
                             }
                         }
@@ -287,6 +287,16 @@ fn first_nonzero(f: &File, plan: &Plan, stop: &dyn Fn() -> bool) -> std::io::Res
         return Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "stopped while checking the device is blank"));
     }
     Ok(Some(found.into_inner()).filter(|at| *at != u64::MAX))
+}
+
+/// Where the first non-zero byte is: compared a 4 KiB page at a time
+/// (memcmp), so reading a device whole costs its reads, not a loop per byte.
+fn first_nonzero_byte(data: &[u8]) -> Option<usize> {
+    const PAGE: usize = 4096;
+    static ZEROS: [u8; PAGE] = [0; PAGE];
+    let page = data.chunks(PAGE).position(|c| c != &ZEROS[..c.len()])?;
+    let at = page * PAGE;
+    data[at..].iter().position(|b| *b != 0).map(|i| at + i)
 }
 
 fn read_at(f: &File, at: u64, len: u64) -> std::io::Result<Vec<u8>> {
