@@ -160,15 +160,7 @@ fn write_job(d: &std::path::Path, dev: &str, extra: &[&str]) -> Run {
 fn a_device_holding_data_without_a_signature_is_refused() {
     let d = scratch();
     let img = d.path().join("random.img");
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
-    let random: Vec<u8> = (0..32 << 20)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect();
+    let random = random_bytes(32 << 20, 0x9E37_79B9_7F4A_7C15);
     std::fs::write(&img, &random).unwrap();
     let mut tail = vec![0u8; 32 << 20];
     tail[(32 << 20) - 700] = 1;

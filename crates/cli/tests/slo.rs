@@ -7,33 +7,36 @@ mod common;
 use common::*;
 use storbench_model::slo::SloIndex;
 
+/// The search of the planted 800 IOPS, into `slo/`.
+const PLANTED: [&str; 22] = [
+    "slo",
+    "--latency",
+    "p90=15ms",
+    "--quiet",
+    "--results-dir",
+    "slo",
+    "--probe-time",
+    "2",
+    "--name",
+    "s",
+    "--ioengine",
+    "null",
+    "--service_time",
+    "10ms",
+    "--servers",
+    "8",
+    "--iodepth",
+    "64",
+    "--size",
+    "1g",
+    "--rate_process",
+    "linear",
+];
+
 #[test]
 fn the_search_finds_the_planted_rate_within_five_percent_in_ten_probes() {
     let d = scratch();
-    let args = [
-        "slo",
-        "--latency",
-        "p90=15ms",
-        "--quiet",
-        "--results-dir",
-        "slo",
-        "--probe-time",
-        "2",
-        "--name",
-        "s",
-        "--ioengine",
-        "null",
-        "--service_time",
-        "10ms",
-        "--servers",
-        "8",
-        "--iodepth",
-        "64",
-        "--size",
-        "1g",
-        "--rate_process",
-        "linear",
-    ];
+    let args = PLANTED;
     let r = storbench(d.path(), &args);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let text = std::fs::read_to_string(d.path().join("slo/slo.json")).unwrap();
@@ -100,30 +103,7 @@ fn the_closed_loop_search_finds_the_deepest_queue_and_says_what_it_leaves_out() 
 #[test]
 fn a_killed_search_keeps_its_probes_and_resumes_from_them() {
     let d = scratch();
-    let args = [
-        "slo",
-        "--latency",
-        "p90=15ms",
-        "--quiet",
-        "--results-dir",
-        "slo",
-        "--probe-time",
-        "2",
-        "--name",
-        "s",
-        "--ioengine",
-        "null",
-        "--service_time",
-        "10ms",
-        "--servers",
-        "8",
-        "--iodepth",
-        "64",
-        "--size",
-        "1g",
-        "--rate_process",
-        "linear",
-    ];
+    let args = PLANTED;
     let (killed, _) = signalled(d.path(), &[], &args, &[("SLO probe 3:", std::time::Duration::from_millis(500), libc::SIGKILL)]);
     assert_eq!(killed.code, -1, "killed: {}", killed.stderr);
     let kept = SloIndex::load(&d.path().join("slo")).expect("slo.json after a kill");

@@ -21,18 +21,6 @@ fn digest(p: &Path) -> u64 {
     h.finish()
 }
 
-fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        })
-        .collect()
-}
-
 /// Every command that can write to `dev`, each with the flags that allow
 /// overwriting data (but not a device in use).
 fn writing_commands(dev: &str) -> Vec<(&'static str, Vec<String>)> {

@@ -305,6 +305,19 @@ pub fn assert_valid(doc: &serde_json::Value) {
 }
 
 /// A loop device over a file: a real block device. Needs root and losetup.
+/// `n` bytes no file system or compressor mistakes for anything (xorshift).
+pub fn random_bytes(n: usize, seed: u64) -> Vec<u8> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect()
+}
+
 pub struct Loop {
     pub dev: String,
 }
