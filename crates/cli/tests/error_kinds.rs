@@ -46,8 +46,12 @@ fn a_missing_object_is_not_found_on_rados_and_on_s3() {
     let Some(s3) = s3_env() else { return };
     let d = scratch();
     let bucket = format!("sbkind{}", std::process::id());
-    let (rados_kinds, rados_details) = missing_object_reads(d.path(), &["--ioengine", "rados", "--pool", "storbench"], &[]);
-    let (s3_kinds, s3_details) = missing_object_reads(d.path(), &["--ioengine", "s3", "--bucket", &bucket], &s3);
+    // Each engine's runs in a directory of their own (results are never replaced).
+    let (rados, s3_dir) = (d.path().join("rados"), d.path().join("s3"));
+    std::fs::create_dir_all(&rados).unwrap();
+    std::fs::create_dir_all(&s3_dir).unwrap();
+    let (rados_kinds, rados_details) = missing_object_reads(&rados, &["--ioengine", "rados", "--pool", "storbench"], &[]);
+    let (s3_kinds, s3_details) = missing_object_reads(&s3_dir, &["--ioengine", "s3", "--bucket", &bucket], &s3);
     let six_not_found = BTreeMap::from([(ErrorKind::NotFound, 6)]);
     assert_eq!((&rados_kinds, &s3_kinds), (&six_not_found, &six_not_found), "the same failures line up by kind");
     assert_eq!(rados_details, BTreeMap::from([("ENOENT (No such file or directory)".to_string(), 6)]));
