@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fleet;
+pub mod store;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
