@@ -124,9 +124,9 @@ impl Warning {
                  check the store's settings (or fill with incompressible data, storbench's default)"
             ),
             Warning::CutOff { job, ops, grace_ms } => format!(
-                "job {job}: {ops} operations still in flight when the measured phase ended got no answer within {grace_ms} ms \
-                 and were cut off: they are not counted, and the time waited for them is not measured (a server that stops \
-                 answering does not stretch the phase)"
+                "job {job}: {ops} operations still in flight when the measured phase ended got no answer within its {grace_ms} ms \
+                 grace (less after a second interrupt) and were cut off: they are not counted, and the time waited for them is \
+                 not measured (a server that stops answering does not stretch the phase)"
             ),
             Warning::WorkersAbandoned { job, workers } => format!(
                 "job {job}: {workers} workers were stuck in a call to the storage after the second interrupt and were abandoned, \
