@@ -123,7 +123,11 @@ pub fn run(
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::usage)?;
     eprintln!("storbench: connecting to {n} agent{}", if n == 1 { "" } else { "s" });
-    let mut connected = Fleet::connect(agent_list, creds, fleet.timeout).map_err(CliError::system)?;
+    let mut connected =
+        Fleet::connect(agent_list, creds, fleet.timeout, &|| scope.interrupted()).map_err(|e| match scope.interrupted() {
+            true => CliError { code: EXIT_INTERRUPTED, message: format!("{e}: nothing was measured") },
+            false => CliError::system(e),
+        })?;
     for a in &connected.agents {
         let i = &a.info;
         eprintln!(
@@ -139,10 +143,11 @@ pub fn run(
     // last), as after a run: it may hold a target the others share.
     let all_live = vec![true; n];
     let none_left = vec![Vec::new(); n];
+    let aborted = || scope.level() >= 2;
     let shares = match connected.prepare(jobs, &|| scope.interrupted()) {
         Ok(s) => s,
         Err(e) => {
-            connected.finish(&none_left, &all_live);
+            connected.finish(&none_left, &all_live, &aborted);
             return Err(if scope.interrupted() {
                 CliError { code: EXIT_INTERRUPTED, message: format!("{e}: nothing was measured, and the agents cleaned up") }
             } else {
@@ -155,7 +160,7 @@ pub fn run(
     let prepared = match plan.prepared_elsewhere(first, &workers) {
         Ok(p) => p,
         Err(e) => {
-            connected.finish(&none_left, &all_live);
+            connected.finish(&none_left, &all_live, &aborted);
             return Err(e.into());
         }
     };
@@ -169,7 +174,7 @@ pub fn run(
     let mut result = run_plan_on(&mut link, &prepared, observer, scope);
     link.annotate(&mut result, &ids);
     let (left, live) = link.leftovers();
-    for message in connected.finish(&left, &live) {
+    for message in connected.finish(&left, &live, &aborted) {
         result.warnings.push(Warning::Cleanup { message });
     }
     result.notes.extend(notes);

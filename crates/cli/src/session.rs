@@ -113,11 +113,19 @@ fn run_here(
         }
         None => run_plan_on(&mut link, &prepared, observer, scope),
     };
-    // The workers are joined before their targets are cleaned up.
+    // The workers are joined before their targets are cleaned up (except
+    // workers abandoned stuck in their engine after a second Ctrl-C).
     drop(link);
     result.disk_util = disks.since();
-    let left = |name: &str| result.jobs.iter().filter(|j| j.name == name).map(|j| j.objects_left).sum();
-    for message in prepared.cleanup(&left) {
+    let left = |name: &str| {
+        let jobs = || result.jobs.iter().filter(|j| j.name == name);
+        let abandoned = jobs().any(|j| j.warnings.iter().any(|w| matches!(w, Warning::WorkersAbandoned { .. })));
+        (!abandoned).then(|| jobs().map(|j| j.objects_left).sum())
+    };
+    // Tearing down (a bucket storbench made) is skipped after a second
+    // Ctrl-C, and cut short by one that comes meanwhile.
+    let begun = scope.level();
+    for message in prepared.cleanup(&left, &|| scope.level() >= 2 || scope.level() > begun) {
         result.warnings.push(Warning::Cleanup { message });
     }
     result.notes.extend(target_notes(&prepared));

@@ -141,6 +141,8 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--ioengine", "s3", "--connect_to", "nothost", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["connect_to", "not an IP address"]),
     case(&["run", "--name", "a", "--ioengine", "s3", "--buckets", "0", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["buckets", "count from 1"]),
     case(&["run", "--name", "a", "--ioengine", "s3", "--op_timeout", "-1", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["op_timeout"]),
+    case(&["run", "--name", "a", "--ioengine", "nbd", "--uri", "nbd://127.0.0.1:1/x", "--op_timeout", "nan", "--rw", "read", "--number_ios", "1"], &["option 'op_timeout'", "'nan' is not a number of seconds"]),
+    case(&["run", "--name", "a", "--ioengine", "nbd", "--uri", "nbd://127.0.0.1:1/x", "--op_timeout", "0", "--rw", "read", "--number_ios", "1"], &["option 'op_timeout'", "above 0"]),
     case(&["run", "--name", "a", "--ioengine", "s3", "--bucket", "a/b", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["bucket", "'a/b'"]),
     case(&["run", "--name", "a", "--ioengine", "s3", "--endpoint", "ftp://x", "--access_key", "k", "--secret_key", "s", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["endpoint", "http:// or https://"]),
     case(&["run", "--name", "a", "--ioengine", "s3", "--ca_cert", "/nonexistent/ca.pem", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["ca_cert"]),

@@ -637,3 +637,100 @@ fn on_lost_abort_stops_the_others_when_one_agent_dies() {
     assert!(job.per_agent.iter().all(|a| a.ops[0].ios > 0 && a.runtime_ns < 30_000_000_000), "all stopped early, data kept");
     assert_merged_exactly(&r);
 }
+
+/// A port that accepts connections and never says a word (not an agent, or
+/// a stuck one). The listener and what it accepted live as long as it.
+struct Silent {
+    port: u16,
+    _held: std::sync::Arc<std::sync::Mutex<Vec<std::net::TcpStream>>>,
+}
+
+impl Silent {
+    fn start() -> Silent {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let h = held.clone();
+        std::thread::spawn(move || {
+            for c in l.incoming().map_while(Result::ok) {
+                h.lock().unwrap().push(c);
+            }
+        });
+        Silent { port, _held: held }
+    }
+}
+
+/// `--agents` at a port that accepts and never answers: the coordinator
+/// says so within the agent timeout, naming the agent and what did not
+/// answer (before: it waited forever, and ignored SIGINT and SIGTERM), and
+/// a Ctrl-C during the wait ends it at once (exit 130).
+#[test]
+fn a_port_that_accepts_and_never_answers_is_an_error_within_the_timeout_and_ctrl_c_ends_the_wait() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let silent = Silent::start();
+    let agent = format!("127.0.0.1:{}", silent.port);
+    let args = null_run(&agent, &fleet, "1", &["--agent-timeout", "3s"]);
+    let nothing = |_: i32| {};
+    let steps: [(&str, Duration, Act); 1] = [("", Duration::ZERO, &nothing)];
+    let (r, took) = staged(dir.path(), &[], &words(&args), &steps, Duration::from_secs(30));
+    eprintln!("FAULT | fleet | connecting | agent port silent | {} ms | exit {}", took.as_millis(), r.code);
+    assert!(took < Duration::from_secs(5), "the 3 s handshake timeout took {took:?}: {}", r.stderr);
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert!(r.stderr.contains(&format!("agent {agent}")) && r.stderr.contains("no TLS and HTTP/2 handshake"), "{}", r.stderr);
+    assert!(!dir.path().join("out").exists(), "nothing measured, nothing written");
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        let args = null_run(&agent, &fleet, "1", &[]);
+        let (r, took) = signalled(dir.path(), &[], &words(&args), &[("connecting to 1 agent", Duration::from_secs(1), sig)]);
+        eprintln!("INTERRUPT | fleet | connecting, agent port silent | {} | {} ms | exit {}", signal_name(sig), took.as_millis(), r.code);
+        assert!(took < Duration::from_secs(1), "exited {} ms after {}: {}", took.as_millis(), signal_name(sig), r.stderr);
+        assert_eq!(r.code, 130, "{}", r.stderr);
+        assert!(r.stderr.contains("interrupted while connecting"), "{}", r.stderr);
+    }
+}
+
+/// Descriptors a process holds.
+fn descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map(|d| d.count()).unwrap_or(0)
+}
+
+/// Room for this process (and the agent it starts) to hold thousands of sockets.
+fn raise_descriptor_limit() {
+    let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit fill and read the struct we pass.
+    unsafe {
+        libc::getrlimit(libc::RLIMIT_NOFILE, &mut l);
+        l.rlim_cur = l.rlim_max.min(65536);
+        libc::setrlimit(libc::RLIMIT_NOFILE, &l);
+    }
+}
+
+/// 3,000 idle connections to an agent (no TLS, no token: a prober): the
+/// agent keeps at most 64 of them, closes those left at its timeout, and
+/// still serves a real coordinator. Before: it held every one (3,010 of
+/// 20,000 descriptors in the probe).
+#[test]
+fn an_agent_bounds_idle_unauthenticated_connections_and_still_serves_a_run() {
+    raise_descriptor_limit();
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let agent = Agent::start(None, "127.0.0.95:7450", &fleet, dir.path().join("agent.log"), &["--timeout", "3s"]);
+    let base = descriptors(agent.pid());
+    let idle: Vec<std::net::TcpStream> = (0..3000).filter_map(|_| std::net::TcpStream::connect("127.0.0.95:7450").ok()).collect();
+    assert!(idle.len() > 2900, "the kernel took the connections: {}", idle.len());
+    std::thread::sleep(Duration::from_millis(500));
+    let held = descriptors(agent.pid());
+    eprintln!("FAULT | fleet agent | 3000 idle connections | agent holds {held} descriptors (before them: {base})");
+    assert!(held < base + 100, "the agent holds {held} descriptors with 3000 idle connections (before them: {base})");
+    let args = null_run("127.0.0.95:7450", &fleet, "1", &[]);
+    let nothing = |_: i32| {};
+    let steps: [(&str, Duration, Act); 1] = [("", Duration::ZERO, &nothing)];
+    let (r, took) = staged(dir.path(), &[], &words(&args), &steps, Duration::from_secs(60));
+    assert_eq!(r.code, 0, "a real coordinator is served ({took:?}): {}\n{}", r.stderr, agent.log_text());
+    assert!(run_result(&dir.path().join("out")).jobs[0].total_ios() > 0);
+    // The rest are closed at the agent's timeout.
+    std::thread::sleep(Duration::from_secs(4));
+    let after = descriptors(agent.pid());
+    assert!(after < base + 10, "idle connections are closed after the timeout: {after} descriptors (before them: {base})");
+    drop(idle);
+}

@@ -4,7 +4,10 @@
 //! on, and its results are written. And tokens invalidated mid-run (memcached
 //! flushed under tempauth): renewed and the operations resent. Their own test
 //! binary, so no other test meets the stopped proxy or the lost tokens (cargo
-//! runs test binaries one by one; the two tests here take turns).
+//! runs test binaries one by one; the two tests here take turns). And a
+//! store that stops answering (a small S3 and Swift server the test runs,
+//! `common::store`): the run ends on time, its cleanup gives up within its
+//! bound naming what is left, and a Ctrl-C meanwhile is answered at once.
 
 mod common;
 use common::*;
@@ -204,4 +207,86 @@ fn through_a_proxy_outage(cmd: &mut Command, dir: &str) -> std::process::Output 
     std::thread::sleep(Duration::from_secs(2));
     drop(restart);
     child.wait_with_output().unwrap()
+}
+
+/// A run against a store the test starts (S3 or Swift), which stops
+/// answering 1.5 s into the measured phase: it accepts and reads every
+/// request from then on and answers none. `second` acts when the cleanup
+/// begins (after `after`). The run's output, how long it went on after
+/// that, the measured phase's length as seen from outside, the result.
+fn hung_mid_run(engine: &str, out: &str, after: Duration, second: Act) -> (Run, Duration, Duration, storbench_model::RunResult) {
+    let d = scratch();
+    let store = common::store::Store::start();
+    let (env, place) = match engine {
+        "s3" => (store.s3_env(), "--bucket"),
+        _ => (store.swift_env(), "--container"),
+    };
+    let a = ["run", "--name", "h", "--ioengine", engine, place, "hung", "--object_prefix", "p.", "--objects", "100000"];
+    let a = [&a[..], &["--object_size", "4k", "--rw", "write", "--iodepth", "8", "--runtime", "4", "--results-dir", out]].concat();
+    let hung_at = std::cell::Cell::new(None);
+    let hang = |_: i32| {
+        store.hang();
+        hung_at.set(Some(std::time::Instant::now()));
+    };
+    let cleanup_at = std::cell::Cell::new(None);
+    let act = |pid: i32| {
+        cleanup_at.set(Some(std::time::Instant::now() - after));
+        second(pid)
+    };
+    let steps: [(&str, Duration, Act); 2] = [("measuring", Duration::from_millis(1500), &hang), ("removing the objects", after, &act)];
+    let (r, took) = staged(d.path(), &env, &a, &steps, Duration::from_secs(40));
+    let measured = cleanup_at.get().unwrap() - hung_at.get().unwrap() + Duration::from_millis(1500);
+    eprintln!(
+        "{engine}: the 4 s measured phase took {} ms; the run went on {} ms after the cleanup began",
+        measured.as_millis(),
+        took.as_millis()
+    );
+    let result = run_result(&d.path().join(out));
+    let left = result.jobs[0].objects_left;
+    assert!(left > 0 && left as usize >= store.objects("hung", "p.").len(), "{left} left: {:?}", result.warnings);
+    (r, took, measured, result)
+}
+
+/// A store that stops answering mid-run (accepts, then never replies): the
+/// measured phase still ends on time (before: stretched by op_timeout, 30 s,
+/// with IOPS averaged over the stretched time), what was in flight is cut
+/// off and said so, and the cleanup gives up after 10 s without an answer
+/// (before: 30 s per batch of deletes, no results after 150 s), naming what
+/// is left with the command that removes it.
+#[test]
+fn a_store_that_stops_answering_ends_the_run_on_time_and_cleanup_gives_up_naming_what_is_left() {
+    for engine in ["s3", "swift"] {
+        let nothing = |_: i32| {};
+        let (r, took, measured, res) = hung_mid_run(engine, "alone", Duration::ZERO, &nothing);
+        eprintln!(
+            "FAULT | {engine} | measured, then cleanup | store hung | cleanup gave up {} ms after it began | exit {}",
+            took.as_millis(),
+            r.code
+        );
+        assert!(measured < Duration::from_millis(5800), "{engine}: the 4 s phase lasted {measured:?}: {}", r.stderr);
+        assert!(took < Duration::from_secs(13), "{engine}: the cleanup went on {took:?}: {}", r.stderr);
+        assert_eq!(r.code, 1, "{engine}: a cleanup that gave up is a failure: {}", r.stderr);
+        let j = &res.jobs[0];
+        assert!(j.runtime_ns <= 4_050_000_000, "{engine}: not stretched: {} ns", j.runtime_ns);
+        assert!(j.cut_off > 0, "{engine}: what was in flight is cut off: {:?}", j.warnings);
+        let create = j.op(storbench_workload::OpKind::Create).expect("creates before the hang");
+        assert!(create.ios > 0 && (create.iops * j.runtime_ns as f64 / 1e9 - create.ios as f64).abs() < 1.0, "IOPS over the measured time");
+        assert!(j.failures.iter().any(|f| f.contains("stopped answering")), "{engine}: {:?}", j.failures);
+        let note = res.warnings.iter().map(|w| w.message()).find(|m| m.contains("were not removed")).expect("the leftovers are named");
+        assert!(note.contains(&format!("{} objects", j.objects_left)) && note.contains("storbench cleanup --ioengine"), "{note}");
+    }
+}
+
+/// The same store, and a Ctrl-C while the cleanup waits on it: the run
+/// ends within a second (exit 130), what is left listed.
+#[test]
+fn a_ctrl_c_while_cleanup_waits_on_a_store_that_stopped_answering_ends_the_run_at_once() {
+    for engine in ["s3", "swift"] {
+        let interrupt = |pid: i32| signal(pid, libc::SIGINT);
+        let (r, took, _, res) = hung_mid_run(engine, "ctrlc", Duration::from_secs(1), &interrupt);
+        eprintln!("INTERRUPT | {engine} | cleanup, store hung | SIGINT | {} ms | exit {}", took.as_millis(), r.code);
+        assert!(took < Duration::from_secs(1), "{engine}: exited {} ms after SIGINT: {}", took.as_millis(), r.stderr);
+        assert_eq!(r.code, 130, "{engine}: {}", r.stderr);
+        assert!(res.warnings.iter().any(|w| w.message().contains("storbench cleanup")), "{engine}: {:?}", res.warnings);
+    }
 }

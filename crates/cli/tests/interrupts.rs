@@ -7,6 +7,9 @@
 //! removes it, and that command works. Each case prints one line of the
 //! interrupt table (`cargo test --test interrupts -- --nocapture`).
 //!
+//! A worker stuck in a call to its storage does not hold up the second
+//! signal: the run ends within a second with what it measured.
+//!
 //! The cases run one at a time: they time the exit, and the machine is small.
 
 mod common;
@@ -275,4 +278,41 @@ fn swift_prefill_measured_phase_and_cleanup_are_interruptible() {
         String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with(prefix)).map(String::from).collect()
     };
     object_phases(&Store { name: "swift", env, place: vec!["--container".into(), container], list: Box::new(list) });
+}
+
+/// A worker stuck inside an engine call (the tcp engine's blocking read,
+/// from an agent's network service stopped with SIGSTOP 2.5 s into the run:
+/// it waits out its 15 s socket timeout): a Ctrl-C stops the run but cannot
+/// reach the worker; a SIGTERM after it ends the process within a second all
+/// the same, with the results of the seconds it reported written and the
+/// abandoned worker named (before: it waited for the worker, 14 s).
+#[test]
+fn a_worker_stuck_in_its_engine_does_not_hold_up_a_second_signal() {
+    let _t = turn();
+    let d = scratch();
+    let fleet = common::fleet::fleet_dir(d.path(), "fleet");
+    let agent = common::fleet::Agent::start(None, "127.0.0.96:7450", &fleet, d.path().join("agent.log"), &[]);
+    // The engine's fleet_dir, through its variable (--fleet-dir is the fleet's flag).
+    let env = [("STORBENCH_FLEET_DIR", fleet.to_str().unwrap().to_string())];
+    let args = ["run", "--name", "t", "--ioengine", "tcp", "--hostname", "127.0.0.96", "--port", "7451"];
+    let args =
+        [&args[..], &["--tcp_mode", "receive", "--bs", "64k", "--time_based", "1", "--runtime", "30", "--results-dir", "out"]].concat();
+    let pid = agent.pid() as i32;
+    let freeze = |_: i32| signal(pid, libc::SIGSTOP);
+    let (int, term) = (|p: i32| signal(p, libc::SIGINT), |p: i32| signal(p, libc::SIGTERM));
+    let steps: [(&str, Duration, Act); 3] = [
+        ("measuring", Duration::from_millis(2500), &freeze),
+        ("", Duration::from_millis(500), &int),
+        ("", Duration::from_millis(500), &term),
+    ];
+    let (r, took) = staged(d.path(), &env, &args, &steps, Duration::from_secs(30));
+    signal(pid, libc::SIGCONT);
+    eprintln!("INTERRUPT | tcp (worker stuck in a read) | measured | SIGINT, then SIGTERM | {} ms | exit {}", took.as_millis(), r.code);
+    assert!(took < EXIT_WITHIN, "exited {} ms after the SIGTERM: {}", took.as_millis(), r.stderr);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    let result = run_result(&d.path().join("out"));
+    assert!(result.interrupted && result.jobs[0].total_ios() > 0, "the seconds before the freeze are measured: {}", r.stdout);
+    let w = result.jobs[0].warnings.iter().map(|w| w.message()).find(|m| m.contains("abandoned"));
+    assert!(w.is_some_and(|w| w.contains("1 workers")), "the stuck worker is named: {:?}", result.jobs[0].warnings);
+    drop(agent);
 }

@@ -388,3 +388,104 @@ fn a_replayed_trace_trims_through_qemu_nbd_into_the_backing_file() {
     assert!(bytes[..65536].iter().all(|b| *b == 0), "the trimmed range reads as zeros");
     assert!(bytes[65536..131072].iter().any(|b| *b != 0), "the writes after it are there");
 }
+
+/// Freeze an NBD server (SIGSTOP) with `act`'s signal to storbench after
+/// it; the server is thawed however the test ends, then killed.
+struct Frozen(i32);
+
+impl Frozen {
+    fn new(srv: &Server) -> Frozen {
+        let pid = srv.child.id() as i32;
+        signal(pid, libc::SIGSTOP);
+        Frozen(pid)
+    }
+}
+
+impl Drop for Frozen {
+    fn drop(&mut self) {
+        signal(self.0, libc::SIGCONT);
+    }
+}
+
+/// nbdkit stopped with SIGSTOP mid-run: its connections stay open and
+/// nothing is answered. A Ctrl-C still ends the run at once: the measured
+/// phase ends, what is in flight gets its one-second grace and is cut off,
+/// exit 130 with every results file written (before: SIGINT, SIGINT and
+/// SIGTERM ignored, nothing written; only SIGKILL ended it). Left alone,
+/// the run ends on time (runtime + the grace), its rates over the
+/// measured seconds only. (A fresh server for each: nbdkit 1.x asserts and
+/// aborts when, thawed, it answers on a connection storbench shut.)
+#[test]
+fn a_frozen_server_holds_up_neither_a_ctrl_c_nor_the_end_of_the_run() {
+    let d = scratch();
+    let job = |srv: &Server, out: &'static str, runtime: &'static str| {
+        let uri = srv.uri("");
+        let a = ["run", "--name", "n", "--ioengine", "nbd", "--uri", &uri, "--size", "64m", "--rw", "randrw", "--iodepth", "8"];
+        let mut a: Vec<String> = a.iter().map(|s| s.to_string()).collect();
+        a.extend(["--time_based", "1", "--runtime", runtime, "--results-dir", out].map(String::from));
+        a
+    };
+    let frozen = std::cell::RefCell::new(None);
+    let interrupt = |pid: i32| signal(pid, libc::SIGINT);
+
+    // Frozen 1.5 s into the measured phase, then Ctrl-C.
+    let Some(srv) = Server::nbdkit_tcp(&["memory", "256M"]) else { return };
+    let freeze = |_: i32| *frozen.borrow_mut() = Some(Frozen::new(&srv));
+    let a = job(&srv, "ctrlc", "30");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let steps: [(&str, Duration, Act); 2] = [("measuring", Duration::from_millis(1500), &freeze), ("", Duration::from_secs(1), &interrupt)];
+    let (r, took) = staged(d.path(), &[], &a, &steps, Duration::from_secs(20));
+    eprintln!("INTERRUPT | nbd | measured, server frozen | SIGINT | {} ms | exit {}", took.as_millis(), r.code);
+    assert!(took < Duration::from_millis(2500), "exited {} ms after SIGINT: {}", took.as_millis(), r.stderr);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    let res = run_result(&d.path().join("ctrlc"));
+    let job0 = &res.jobs[0];
+    assert!(res.interrupted && job0.total_ios() > 100, "the seconds before the freeze are measured: {}", r.stdout);
+    assert!(job0.cut_off > 0, "what was in flight is counted as cut off: {:?}", job0.warnings);
+    assert!(job0.runtime_ns < 3_000_000_000, "the measured phase ended at the Ctrl-C, not after the grace: {} ns", job0.runtime_ns);
+    for f in ["summary.txt", "series.csv", "fio.json"] {
+        assert!(d.path().join("ctrlc").join(f).exists(), "{f} written");
+    }
+    drop(frozen.borrow_mut().take());
+
+    // Frozen 1 s into a 3 s run, left alone.
+    let Some(srv) = Server::nbdkit_tcp(&["memory", "256M"]) else { return };
+    let freeze = |_: i32| *frozen.borrow_mut() = Some(Frozen::new(&srv));
+    let a = job(&srv, "alone", "3");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let nothing = |_: i32| {};
+    let steps: [(&str, Duration, Act); 2] = [("measuring", Duration::from_secs(1), &freeze), ("", Duration::ZERO, &nothing)];
+    let (r, took) = staged(d.path(), &[], &a, &steps, Duration::from_secs(40));
+    eprintln!("FAULT | nbd | measured | server frozen, no signal | {} ms after the freeze | exit {}", took.as_millis(), r.code);
+    assert!(took < Duration::from_millis(3500), "the 3 s run ended {} ms after the freeze: {}", took.as_millis(), r.stderr);
+    let res = run_result(&d.path().join("alone"));
+    let j = &res.jobs[0];
+    assert!(j.runtime_ns <= 3_050_000_000, "the phase is not stretched past its end: {} ns", j.runtime_ns);
+    assert!(j.cut_off > 0 && j.warnings.iter().any(|w| w.message().contains("cut off")), "{:?}", j.warnings);
+    let read = j.op(storbench_workload::OpKind::Read).expect("reads");
+    assert!((read.iops * j.runtime_ns as f64 / 1e9 - read.ios as f64).abs() < 1.0, "IOPS over the measured seconds");
+    drop(frozen.borrow_mut().take());
+}
+
+/// A server frozen before the run: the handshake waits 10 s at most and
+/// says it timed out (before: "Resource temporarily unavailable", EAGAIN),
+/// and a Ctrl-C during that wait ends the run at once, exit 130.
+#[test]
+fn a_frozen_server_times_out_the_handshake_by_name_and_a_ctrl_c_ends_the_wait() {
+    let d = scratch();
+    let Some(srv) = Server::nbdkit_tcp(&["memory", "64M"]) else { return };
+    let _frozen = Frozen::new(&srv);
+    let t0 = Instant::now();
+    let r = run(d.path(), "o", &srv.uri(""), &["--rw", "randread", "--number_ios", "1"]);
+    let took = t0.elapsed();
+    assert!(took < Duration::from_secs(15), "{took:?}: {}", r.stderr);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("timed out") && !r.stderr.contains("temporarily unavailable"), "a timeout by name: {}", r.stderr);
+    let uri = srv.uri("");
+    let a = ["run", "--name", "n", "--ioengine", "nbd", "--uri", &uri, "--rw", "randread", "--runtime", "5", "--results-dir", "i"];
+    let (r, took) = signalled(d.path(), &[], &a, &[("", Duration::from_secs(2), libc::SIGINT)]);
+    eprintln!("INTERRUPT | nbd | handshake, server frozen | SIGINT | {} ms | exit {}", took.as_millis(), r.code);
+    assert!(took < Duration::from_secs(1), "exited {} ms after SIGINT: {}", took.as_millis(), r.stderr);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert!(r.stderr.contains("interrupted"), "{}", r.stderr);
+}

@@ -91,6 +91,9 @@ pub struct WorkerSetup<'a> {
     /// Reads must leave the data in the slot (verification reads it); engines
     /// that otherwise discard what they read (HTTP bodies) keep it then.
     pub keep_reads: bool,
+    /// Asked while opening waits for the storage (a handshake): true once
+    /// the run is stopped, so a server that does not answer holds up no Ctrl-C.
+    pub stop: &'a dyn Fn() -> bool,
 }
 
 /// One operation to carry out. `slot` names both the buffer and the request.
@@ -174,6 +177,9 @@ pub enum EngineError {
     /// storbench itself failed (building or signing a request, a runtime).
     #[error("{engine}: {message}: {source}")]
     Failed { engine: &'static str, message: String, source: Source },
+    /// A Ctrl-C (or SIGTERM) came while the engine waited for its storage.
+    #[error("{engine}: interrupted while {what}")]
+    Interrupted { engine: &'static str, what: String },
 }
 
 impl EngineError {
@@ -190,7 +196,10 @@ impl EngineError {
             EngineError::Refused { .. } => ErrorKind::Permission,
             EngineError::Unreachable { .. } => ErrorKind::Connection,
             EngineError::Rejected { kind, .. } => *kind,
-            EngineError::BadOption { .. } | EngineError::Unavailable { .. } | EngineError::Failed { .. } => ErrorKind::Other,
+            EngineError::BadOption { .. }
+            | EngineError::Unavailable { .. }
+            | EngineError::Failed { .. }
+            | EngineError::Interrupted { .. } => ErrorKind::Other,
         }
     }
 
@@ -203,6 +212,9 @@ impl EngineError {
     pub fn failed(engine: &'static str, message: impl Into<String>, source: impl Into<Source>) -> EngineError {
         EngineError::Failed { engine, message: message.into(), source: source.into() }
     }
+    pub fn is_interrupted(&self) -> bool {
+        matches!(self, EngineError::Interrupted { .. })
+    }
 }
 
 /// A per-worker engine instance.
@@ -213,6 +225,16 @@ pub trait Engine: Send {
     /// Submit what was queued and collect finished operations into `out`,
     /// waiting for at least `min_complete` (or until `timeout`, if given).
     fn submit_and_reap(&mut self, min_complete: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError>;
+
+    /// Give up on every operation in flight (a server that stopped
+    /// answering, at the end of the measured phase or of a cleanup): the
+    /// engine lets go of their buffers at once and never completes them.
+    /// False if it cannot (the kernel or a library still owns the buffers
+    /// until they complete): the worker then waits on, and only a second
+    /// interrupt ends the run without it.
+    fn abandon(&mut self) -> bool {
+        false
+    }
 }
 
 /// One kind of engine: what it is and can do, and its options. One static
@@ -379,6 +401,9 @@ pub struct TargetRequest<'a> {
     pub written_before: bool,
     /// The job reads back and checks what it wrote.
     pub verifies: bool,
+    /// Asked while preparing waits for the storage: true once a Ctrl-C
+    /// came, and the engine then returns [`EngineError::Interrupted`].
+    pub stop: &'a dyn Fn() -> bool,
     /// A block job's transfer sizes and the offsets its workers' regions
     /// start at (`offset`, `offset_increment`), for targets that limit them
     /// (an NBD export's block sizes); `None` where nothing is transferred

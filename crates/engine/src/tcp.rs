@@ -7,7 +7,9 @@
 //! its gRPC service: no TLS, so the figures are the network's and not the
 //! cipher's, but a connection must prove it holds the fleet token (an HMAC
 //! of the agent's random challenge), so the agent is not an open traffic
-//! source, and the token never crosses the wire.
+//! source, and the token never crosses the wire. A connection that has not
+//! answered the challenge is one of at most [`MAX_HANDSHAKES`] and is closed
+//! [`HANDSHAKE`] after it was accepted, however slowly it trickles bytes.
 
 use crate::*;
 use ring::hmac;
@@ -33,6 +35,8 @@ const HANDSHAKE: Duration = Duration::from_secs(5);
 const ECHO_PIECE: usize = 16 << 10;
 /// Connections an agent serves at once.
 const MAX_CONNECTIONS: usize = 256;
+/// Of those, connections that have not answered the challenge yet.
+const MAX_HANDSHAKES: usize = 32;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -124,7 +128,7 @@ impl TcpConfig {
     fn connect(&self, duration: Duration) -> Result<TcpStream, EngineError> {
         let unreachable = |what: String, e: std::io::Error| EngineError::Unreachable {
             engine: NAME,
-            message: format!("{}: {what}: {e}", self.addr),
+            message: format!("{}: {what}: {}", self.addr, std::io::Error::from_raw_os_error(errno_of(&e))),
             source: None,
         };
         let mut s = TcpStream::connect_timeout(&self.addr, Duration::from_secs(5)).map_err(|e| unreachable("connect".into(), e))?;
@@ -193,7 +197,7 @@ impl Engine for Tcp {
         };
         let rc = match result {
             Ok(()) => req.len as i64,
-            Err(e) => -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+            Err(e) => -(errno_of(&e) as i64),
         };
         self.done.push(Completion::from_rc(req.slot, rc));
         Ok(())
@@ -204,10 +208,20 @@ impl Engine for Tcp {
     }
 }
 
+/// An I/O error's errno; a socket timeout (which the kernel reports as
+/// EAGAIN) is a timeout, ETIMEDOUT.
+fn errno_of(e: &std::io::Error) -> i32 {
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => libc::ETIMEDOUT,
+        _ => e.raw_os_error().unwrap_or(libc::EIO),
+    }
+}
+
 /// An agent's network service: serve connections on `listener` until `stop`,
 /// each in a thread of its own, for holders of `token`. `log` hears refusals.
 pub fn serve(listener: TcpListener, token: String, stop: Arc<AtomicBool>, log: fn(&str)) {
     let active = Arc::new(AtomicUsize::new(0));
+    let handshakes = Arc::new(AtomicUsize::new(0));
     let _ = listener.set_nonblocking(true);
     while !stop.load(Ordering::Relaxed) {
         let (conn, peer) = match listener.accept() {
@@ -218,32 +232,31 @@ pub fn serve(listener: TcpListener, token: String, stop: Arc<AtomicBool>, log: f
             }
             Err(_) => continue,
         };
-        if active.load(Ordering::Relaxed) >= MAX_CONNECTIONS {
+        if active.load(Ordering::Relaxed) >= MAX_CONNECTIONS || handshakes.load(Ordering::Relaxed) >= MAX_HANDSHAKES {
             continue;
         }
         active.fetch_add(1, Ordering::Relaxed);
-        let (token, mine) = (token.clone(), active.clone());
+        handshakes.fetch_add(1, Ordering::Relaxed);
+        let (token, mine, shaking) = (token.clone(), active.clone(), handshakes.clone());
         let spawned = std::thread::Builder::new().name("sb-net".into()).spawn(move || {
-            if let Err(why) = serve_one(conn, &token) {
+            if let Err(why) = serve_one(conn, &token, &shaking) {
                 log(&format!("network test from {peer}: {why}"));
             }
             mine.fetch_sub(1, Ordering::Relaxed);
         });
         if spawned.is_err() {
             active.fetch_sub(1, Ordering::Relaxed);
+            handshakes.fetch_sub(1, Ordering::Relaxed);
         }
     }
 }
 
-/// One connection: challenge, check, then sink, source or echo.
-fn serve_one(mut s: TcpStream, token: &str) -> Result<(), String> {
-    let _ = s.set_nonblocking(false);
-    s.set_read_timeout(Some(HANDSHAKE)).and_then(|_| s.set_write_timeout(Some(HANDSHAKE))).map_err(|e| e.to_string())?;
-    let mut nonce = [0u8; 32];
-    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce).map_err(|_| "no random numbers".to_string())?;
-    s.write_all(&[&MAGIC[..], &nonce[..]].concat()).map_err(|e| e.to_string())?;
-    let mut ask = [0u8; 48];
-    s.read_exact(&mut ask).map_err(|e| format!("no answer to the challenge: {e}"))?;
+/// One connection: challenge, check, then sink, source or echo. It counts
+/// in `handshakes` until it has answered the challenge (or failed to).
+fn serve_one(mut s: TcpStream, token: &str, handshakes: &AtomicUsize) -> Result<(), String> {
+    let asked = challenge(&mut s);
+    handshakes.fetch_sub(1, Ordering::Relaxed);
+    let (nonce, ask) = asked?;
     let key = hmac::Key::new(hmac::HMAC_SHA256, token.as_bytes());
     if hmac::verify(&key, &nonce, &ask[..32]).is_err() {
         let _ = s.write_all(&[1]);
@@ -271,6 +284,33 @@ fn serve_one(mut s: TcpStream, token: &str) -> Result<(), String> {
     }
     let _ = s.shutdown(Shutdown::Both);
     Ok(())
+}
+
+/// Send the challenge and read the answer, all within [`HANDSHAKE`] of now
+/// (each read waits only what is left, so trickled bytes do not extend it).
+fn challenge(s: &mut TcpStream) -> Result<([u8; 32], [u8; 48]), String> {
+    let deadline = Instant::now() + HANDSHAKE;
+    let _ = s.set_nonblocking(false);
+    s.set_read_timeout(Some(HANDSHAKE)).and_then(|_| s.set_write_timeout(Some(HANDSHAKE))).map_err(|e| e.to_string())?;
+    let mut nonce = [0u8; 32];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce).map_err(|_| "no random numbers".to_string())?;
+    s.write_all(&[&MAGIC[..], &nonce[..]].concat()).map_err(|e| e.to_string())?;
+    let mut ask = [0u8; 48];
+    let mut got = 0;
+    while got < ask.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(format!("no answer to the challenge within {} s (timed out)", HANDSHAKE.as_secs()));
+        }
+        s.set_read_timeout(Some(left)).map_err(|e| e.to_string())?;
+        match s.read(&mut ask[got..]) {
+            Ok(0) => return Err("the connection closed before answering the challenge".into()),
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("no answer to the challenge: {}", std::io::Error::from_raw_os_error(errno_of(&e)))),
+        }
+    }
+    Ok((nonce, ask))
 }
 
 #[cfg(test)]

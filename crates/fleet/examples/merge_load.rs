@@ -166,7 +166,7 @@ fn coordinate(addr: &str, dir: &str, agents: usize, seconds: u64) {
     let creds = storbench_fleet::creds::coordinator(std::path::Path::new(dir)).unwrap();
     let specs: Vec<AgentSpec> = (0..agents).map(|i| AgentSpec { name: format!("sim{i}"), address: addr.into(), options: vec![] }).collect();
     let t0 = Instant::now();
-    let mut fleet = Fleet::connect(specs, creds, Duration::from_secs(60)).unwrap();
+    let mut fleet = Fleet::connect(specs, creds, Duration::from_secs(60), &|| false).unwrap();
     let connect_s = t0.elapsed().as_secs_f64();
     let mut spec = JobSpec { name: "sim".into(), ioengine: "null".into(), ..JobSpec::default() };
     spec.runtime = Some(Duration::from_secs(seconds));

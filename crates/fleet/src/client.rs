@@ -6,6 +6,11 @@
 //! agent alone first, so a target every agent shares, an image or a bucket,
 //! is created once); [`Fleet::finish`] has them clean up (the first agent
 //! last). Each agent's messages arrive on one channel, tagged with its index.
+//!
+//! Every wait is bounded by the agent timeout (`--agent-timeout`): TCP
+//! connect, then the TLS and HTTP/2 handshake, then the answer to the run
+//! request, each failing with an error naming the agent and what did not
+//! answer; and a Ctrl-C (`stop`) ends any of them within a tick.
 
 use crate::agents::AgentSpec;
 use crate::creds::CoordinatorCreds;
@@ -59,11 +64,17 @@ pub struct Fleet {
 
 /// Pings per agent for the clock offset (the one with the least delay counts).
 const PINGS: usize = 5;
+/// How often a wait for the agents looks at the stop request.
+const TICK: Duration = Duration::from_millis(50);
+/// After a second interrupt, how long agents may take to confirm their
+/// (cut short) clean-up before the coordinator writes its results without.
+const FINISH_AFTER_ABORT: Duration = Duration::from_millis(500);
 
 impl Fleet {
     /// Connect to every agent, greet it and measure its clock; one error
-    /// naming every agent that could not be used.
-    pub fn connect(specs: Vec<AgentSpec>, creds: CoordinatorCreds, timeout: Duration) -> Result<Fleet, String> {
+    /// naming every agent that could not be used. `stop` (a Ctrl-C) ends the
+    /// waiting at once.
+    pub fn connect(specs: Vec<AgentSpec>, creds: CoordinatorCreds, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Fleet, String> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -76,12 +87,23 @@ impl Fleet {
                 .enumerate()
                 .map(|(i, s)| tokio::spawn(open(i, s.address.clone(), creds.clone(), timeout, events_tx.clone())))
                 .collect();
-            let mut out = Vec::new();
-            for t in tasks {
-                out.push(t.await.unwrap_or_else(|e| Err(format!("connection task failed: {e}"))));
+            let all = async {
+                let mut out = Vec::new();
+                for t in tasks {
+                    out.push(t.await.unwrap_or_else(|e| Err(format!("connection task failed: {e}"))));
+                }
+                out
+            };
+            let mut all = std::pin::pin!(all);
+            loop {
+                if let Ok(out) = tokio::time::timeout(TICK, &mut all).await {
+                    return Ok(out);
+                }
+                if stop() {
+                    return Err("interrupted while connecting to the agents".to_string());
+                }
             }
-            out
-        });
+        })?;
         let mut agents = Vec::new();
         let mut errors = Vec::new();
         for (spec, r) in specs.into_iter().zip(opened) {
@@ -97,17 +119,17 @@ impl Fleet {
             return Err(errors.join("; "));
         }
         let mut fleet = Fleet { agents, events, timeout, _rt: rt };
-        fleet.greet()?;
-        fleet.measure_clocks()?;
+        fleet.greet(stop)?;
+        fleet.measure_clocks(stop)?;
         Ok(fleet)
     }
 
     /// Hello both ways; every agent must speak our protocol version.
-    fn greet(&mut self) -> Result<(), String> {
+    fn greet(&mut self, stop: &dyn Fn() -> bool) -> Result<(), String> {
         for a in &self.agents {
             a.send(ToAgent::Hello(Hello::ours("coordinator")));
         }
-        let answers = self.collect(|e| matches!(e, Event::Msg(FromAgent::Hello(_))), self.timeout)?;
+        let answers = self.collect(|e| matches!(e, Event::Msg(FromAgent::Hello(_))), self.timeout, stop)?;
         let mut errors = Vec::new();
         for (a, e) in self.agents.iter_mut().zip(answers) {
             if let Event::Msg(FromAgent::Hello(h)) = e {
@@ -129,14 +151,14 @@ impl Fleet {
 
     /// NTP's estimate per agent: offset = agent clock - the midpoint of the
     /// round trip, from the round trip with the least delay.
-    fn measure_clocks(&mut self) -> Result<(), String> {
+    fn measure_clocks(&mut self, stop: &dyn Fn() -> bool) -> Result<(), String> {
         let mut best: Vec<Option<(u64, i64)>> = vec![None; self.agents.len()];
         for _ in 0..PINGS {
             let sent = protocol::unix_now_ns();
             for a in &self.agents {
                 a.send(ToAgent::Ping { sent_unix_ns: sent });
             }
-            let pongs = self.collect(|e| matches!(e, Event::Pong { .. }), self.timeout)?;
+            let pongs = self.collect(|e| matches!(e, Event::Pong { .. }), self.timeout, stop)?;
             for (b, e) in best.iter_mut().zip(pongs) {
                 if let Event::Pong { sent_unix_ns, agent_unix_ns, back_unix_ns: back } = e {
                     let rtt = back.saturating_sub(sent_unix_ns);
@@ -188,8 +210,9 @@ impl Fleet {
 
     /// The run is over: every agent cleans up (the first one last); notes
     /// of what went wrong or was left, each naming its agent. `objects_left`
-    /// per agent, per job.
-    pub fn finish(&mut self, objects_left: &[Vec<u64>], live: &[bool]) -> Vec<String> {
+    /// per agent, per job. Once `aborted` (a second Ctrl-C) the agents have
+    /// a moment to confirm, then are named as unconfirmed.
+    pub fn finish(&mut self, objects_left: &[Vec<u64>], live: &[bool], aborted: &dyn Fn() -> bool) -> Vec<String> {
         let n = self.agents.len();
         let mut notes = Vec::new();
         for wave in [1.min(n)..n, 0..1.min(n)] {
@@ -200,7 +223,17 @@ impl Fleet {
                 }
             }
             let deadline = Instant::now() + Duration::from_secs(600);
+            let mut cut: Option<Instant> = None;
             while !waiting.is_empty() && Instant::now() < deadline {
+                if aborted() && Instant::now() >= *cut.get_or_insert_with(|| Instant::now() + FINISH_AFTER_ABORT) {
+                    for i in std::mem::take(&mut waiting) {
+                        let name = &self.agents[i].spec.name;
+                        notes.push(format!(
+                            "agent {name} did not confirm its clean-up before the second interrupt ended the run: check its targets"
+                        ));
+                    }
+                    break;
+                }
                 let Some((i, ev)) = self.next(Duration::from_millis(200)) else { continue };
                 let name = self.agents[i].spec.name.clone();
                 match ev {
@@ -231,7 +264,7 @@ impl Fleet {
 
     /// One message of a kind from every agent (in agent order), or the
     /// first failure among them.
-    fn collect(&self, wanted: impl Fn(&Event) -> bool, timeout: Duration) -> Result<Vec<Event>, String> {
+    fn collect(&self, wanted: impl Fn(&Event) -> bool, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Vec<Event>, String> {
         let mut got: Vec<Option<Event>> = (0..self.agents.len()).map(|_| None).collect();
         let deadline = Instant::now() + timeout;
         while got.iter().any(Option::is_none) {
@@ -244,7 +277,10 @@ impl Fleet {
             if left.is_zero() {
                 return Err(silent());
             }
-            let Some((i, ev)) = self.next(left.min(Duration::from_millis(200))) else { continue };
+            if stop() {
+                return Err("interrupted while greeting the agents".into());
+            }
+            let Some((i, ev)) = self.next(left.min(TICK)) else { continue };
             let name = &self.agents[i].spec.name;
             match ev {
                 Event::Msg(FromAgent::Failed { message }) => return Err(format!("agent {name}: {message}")),
@@ -286,7 +322,13 @@ async fn open(
     let mut client =
         AgentClient::with_interceptor(channel, send_token).max_decoding_message_size(MAX_MESSAGE).max_encoding_message_size(MAX_MESSAGE);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let response = client.run(tokio_stream::wrappers::UnboundedReceiverStream::new(rx)).await.map_err(|s| refusal(&s))?;
+    let run = client.run(tokio_stream::wrappers::UnboundedReceiverStream::new(rx));
+    let response = tokio::time::timeout(timeout, run)
+        .await
+        .map_err(|_| {
+            format!("the agent completed the TLS handshake but did not answer the run request within {} s", timeout.as_secs_f64())
+        })?
+        .map_err(|s| refusal(&s))?;
     let mut stream = response.into_inner();
     tokio::spawn(async move {
         let why = loop {
@@ -311,6 +353,10 @@ async fn open(
     Ok(tx)
 }
 
+/// Beyond the agent timeout, before a silent handshake is told from a TCP
+/// connect that timed out (which fails at the timeout itself).
+const HANDSHAKE_MARGIN: Duration = Duration::from_millis(100);
+
 async fn channel(address: &str, creds: &CoordinatorCreds, timeout: Duration) -> Result<Channel, String> {
     let endpoint = Endpoint::from_shared(format!("https://{address}"))
         .map_err(|e| format!("not an address: {e}"))?
@@ -320,7 +366,16 @@ async fn channel(address: &str, creds: &CoordinatorCreds, timeout: Duration) -> 
         .http2_keep_alive_interval(Duration::from_secs(1))
         .keep_alive_timeout(timeout)
         .keep_alive_while_idle(true);
-    endpoint.connect().await.map_err(|e| {
+    // The TCP connect fails first at `timeout` (its own limit); the rest of
+    // the limit's margin is the TLS and HTTP/2 handshake's.
+    let limit = timeout + HANDSHAKE_MARGIN;
+    let connected = tokio::time::timeout(limit, endpoint.connect()).await.map_err(|_| {
+        format!(
+            "the port accepts connections but no TLS and HTTP/2 handshake came within {} s (not a storbench agent, or one that is stuck)",
+            timeout.as_secs_f64()
+        )
+    })?;
+    connected.map_err(|e| {
         let why = chain(&e);
         let hint = if why.contains("certificate") {
             ": the agent's certificate is not from this fleet's CA; use the fleet directory the agent was started with"

@@ -12,6 +12,7 @@ pub mod agents;
 pub mod client;
 pub mod codec;
 pub mod creds;
+mod gate;
 pub mod link;
 pub mod prometheus;
 pub mod server;

@@ -5,9 +5,12 @@
 //! CA. Refusals are logged with the peer's address and the reason, never
 //! with what it sent. HTTP/2 keepalive finds a coordinator that vanished
 //! without closing its connection (a cut link, a killed machine) within the
-//! timeout; its run is then wound down and cleaned up.
+//! timeout; its run is then wound down and cleaned up. Connections that
+//! have not shown the token are bounded in number and in time (`gate.rs`),
+//! so idle ones cannot use up the agent's descriptors.
 
 use crate::creds;
+use crate::gate::Gate;
 use crate::rpc::agent_server::{Agent, AgentServer};
 use crate::session::Session;
 use std::net::SocketAddr;
@@ -18,6 +21,7 @@ use std::time::Duration;
 use storbench_model::protocol::{FromAgent, ToAgent};
 use storbench_runner::interrupt::Scope;
 use tokio_stream::wrappers::{ReceiverStream, TcpListenerStream};
+use tokio_stream::StreamExt;
 use tonic::{Request, Response, Status, Streaming};
 
 /// How an agent serves.
@@ -55,6 +59,8 @@ struct Service {
     /// Sessions still running (joined before the agent exits).
     sessions: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
     finished: Arc<tokio::sync::Notify>,
+    /// Connections not yet authenticated.
+    gate: Arc<Gate>,
 }
 
 /// One line in the agent's log (standard error).
@@ -67,7 +73,8 @@ impl Agent for Service {
     type RunStream = ReceiverStream<Result<FromAgent, Status>>;
 
     async fn run(&self, request: Request<Streaming<ToAgent>>) -> Result<Response<Self::RunStream>, Status> {
-        let peer = request.remote_addr().map_or_else(|| "an unknown address".to_string(), |a| a.to_string());
+        let addr = request.remote_addr();
+        let peer = addr.map_or_else(|| "an unknown address".to_string(), |a| a.to_string());
         if let Some(expected) = &self.token {
             let given = request.metadata().get("authorization").and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer "));
             if !given.is_some_and(|g| creds::token_matches(expected, g)) {
@@ -77,6 +84,10 @@ impl Agent for Service {
                     "the agent refused {why}: use the token of the fleet directory the agent was started with"
                 )));
             }
+        }
+        // With --mtls, the TLS handshake checked the certificate already.
+        if let Some(a) = addr {
+            self.gate.authenticated(a);
         }
         self.claim(&peer).await?;
         log(&format!("coordinator {peer} connected"));
@@ -161,7 +172,9 @@ pub fn serve(opts: AgentOptions) -> Result<(), String> {
     let net = opts.net_port.and_then(|port| net_service(SocketAddr::new(opts.listen.ip(), port), creds.token.clone(), net_stop.clone()));
     let finished = Arc::new(tokio::sync::Notify::new());
     let sessions = Arc::new(Mutex::new(Vec::new()));
+    let gate = Gate::new(opts.timeout);
     let service = Service {
+        gate: gate.clone(),
         token: (!opts.mtls).then_some(creds.token),
         busy: Arc::default(),
         sessions: sessions.clone(),
@@ -174,21 +187,24 @@ pub fn serve(opts: AgentOptions) -> Result<(), String> {
         let auth = if opts.mtls { "mutual TLS" } else { "TLS and the fleet token" };
         log(&format!("{} listening on {addr} ({auth}, protocol {})", opts.name, opts.protocol));
         let server = AgentServer::new(service).max_decoding_message_size(MAX_MESSAGE).max_encoding_message_size(MAX_MESSAGE);
+        let reaper = gate.clone();
         let stop = async move {
             loop {
                 tokio::select! {
                     _ = finished.notified() => return,
                     _ = tokio::time::sleep(Duration::from_millis(200)) => if scope.interrupted() { return },
                 }
+                reaper.reap();
             }
         };
+        let incoming = TcpListenerStream::new(listener).map(move |c| c.map(|s| gate.admit(s)));
         tonic::transport::Server::builder()
             .tls_config(creds.tls)
             .map_err(|e| format!("the fleet's TLS set-up failed: {e}"))?
             .http2_keepalive_interval(Some(Duration::from_secs(1)))
             .http2_keepalive_timeout(Some(opts.timeout))
             .add_service(server)
-            .serve_with_incoming_shutdown(TcpListenerStream::new(listener), stop)
+            .serve_with_incoming_shutdown(incoming, stop)
             .await
             .map_err(|e| format!("the agent's server failed: {e}"))
     });

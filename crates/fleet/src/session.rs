@@ -217,7 +217,8 @@ fn finish(live: Live, objects_left: &[u64]) -> Vec<String> {
     drop(live.link);
     let left = |name: &str| {
         let i = live.prepared.jobs.iter().position(|j| j.name() == name);
-        i.and_then(|i| objects_left.get(i)).copied().unwrap_or(0)
+        Some(i.and_then(|i| objects_left.get(i)).copied().unwrap_or(0))
     };
-    live.prepared.cleanup(&left)
+    // The agent cleans up what it prepared even when it is being stopped.
+    live.prepared.cleanup(&left, &|| false)
 }

@@ -34,8 +34,9 @@ use storbench_workload::JobSpec;
 /// Version of every message in this module. 1: the first two-way protocol
 /// (before it, interval reports went one way with a version never checked).
 /// 2: remote agents (Ping, Prepare, Finish and their answers). 3: empty
-/// histograms left out of interval reports. 4: StopJob.
-pub const PROTOCOL_VERSION: u32 = 5;
+/// histograms left out of interval reports. 4: StopJob. 5: verify tallies in
+/// WorkerDone. 6: operations cut off at the end (`WorkerDone::cut_off`).
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -256,6 +257,10 @@ pub struct WorkerDone {
     /// What its accelerator did (training jobs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub train: Option<Box<storbench_workload::train::TrainTally>>,
+    /// Operations in flight when its measured phase ended that got no
+    /// answer in time: abandoned, not counted (a server that stopped answering).
+    #[serde(default)]
+    pub cut_off: u64,
 }
 
 impl WorkerDone {
@@ -272,6 +277,7 @@ impl WorkerDone {
             verify: None,
             replay: None,
             train: None,
+            cut_off: 0,
         }
     }
 }
@@ -370,8 +376,9 @@ mod tests {
             verify: Default::default(),
             replay: None,
             train: None,
+            cut_off: 6,
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
-        assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, .. })));
+        assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, cut_off: 6, .. })));
     }
 }

@@ -125,6 +125,10 @@ pub struct JobResult {
     /// to remove them (cleanup interrupted or failed).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub objects_left: u64,
+    /// Operations in flight when the measured phase ended that got no
+    /// answer in time: abandoned, in no count (a server that stopped answering).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cut_off: u64,
     /// fio's averaged log windows, per worker (jobs with `write_*_log`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub logs: Vec<Vec<LogSample>>,

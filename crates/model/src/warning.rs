@@ -44,6 +44,12 @@ pub enum Warning {
     FillNotAllocated { job: String, target: String, written: u64, allocated: u64 },
     /// A job's measured phase ended without one completed operation.
     NoOperations { job: String, seconds: f64 },
+    /// Operations in flight when the measured phase ended got no answer
+    /// within the grace (a server that stopped answering): abandoned.
+    CutOff { job: String, ops: u64, grace_ms: u64 },
+    /// Workers stuck inside an engine call were abandoned after the second
+    /// interrupt, so the run could end with its results.
+    WorkersAbandoned { job: String, workers: u32 },
 }
 
 impl Warning {
@@ -116,6 +122,15 @@ impl Warning {
                 "job {job}: the fill wrote {written} bytes to {target} but the store holds only {allocated}: thin provisioning, \
                  deduplication or compression kept less than was written, so the store is emptier than asked; \
                  check the store's settings (or fill with incompressible data, storbench's default)"
+            ),
+            Warning::CutOff { job, ops, grace_ms } => format!(
+                "job {job}: {ops} operations still in flight when the measured phase ended got no answer within its {grace_ms} ms \
+                 grace (less after a second interrupt) and were cut off: they are not counted, and the time waited for them is \
+                 not measured (a server that stops answering does not stretch the phase)"
+            ),
+            Warning::WorkersAbandoned { job, workers } => format!(
+                "job {job}: {workers} workers were stuck in a call to the storage after the second interrupt and were abandoned, \
+                 so the run could end: their figures end with their last per-second report"
             ),
             Warning::ClockSkew { agent, offset_ms } => format!(
                 "agent {agent}'s clock is {offset_ms:+.0} ms from the coordinator's: starts were corrected for it, but \

@@ -64,6 +64,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         failures: vec![],
         warnings: vec![],
         objects_left: 0,
+        cut_off: 0,
         logs: vec![],
         hist_logs: vec![],
         steady_state: None,

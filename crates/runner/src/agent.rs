@@ -34,6 +34,10 @@ pub trait AgentLink {
     /// reuse (in-process only; a remote link drops it). Reports travel boxed.
     #[allow(clippy::boxed_local)]
     fn recycle(&mut self, _report: Box<IntervalReport>) {}
+    /// The coordinator gave up on workers stuck inside their engine (after
+    /// the second interrupt): their threads are not waited for when the
+    /// link closes, so the process can end with its results.
+    fn abandon_workers(&mut self) {}
 }
 
 /// Sees every interval report as it arrives, with the agent that sent it
@@ -66,6 +70,9 @@ impl AgentLink for Tapped<'_> {
     }
     fn recycle(&mut self, report: Box<IntervalReport>) {
         self.inner.recycle(report)
+    }
+    fn abandon_workers(&mut self) {
+        self.inner.abandon_workers()
     }
 }
 
@@ -186,6 +193,9 @@ pub struct LocalLink {
     thread: Option<JoinHandle<()>>,
     /// Why the agent could not start, said once as its first message.
     failed: Option<String>,
+    /// Workers were abandoned: the agent thread (which waits for them) is
+    /// let go rather than joined.
+    detach: bool,
 }
 
 /// Start an in-process agent whose engines come from `resolver`.
@@ -198,13 +208,13 @@ pub fn spawn_local(resolver: Arc<dyn Resolver>) -> LocalLink {
     let agent = LocalAgent { resolver, outbox, spares: spares.clone(), run: None, verify: Arc::default() };
     let thread = std::thread::Builder::new().name("sb-agent".into()).spawn(move || agent.serve(inbox));
     match thread {
-        Ok(t) => LocalLink { to_agent, from_agent, spares, thread: Some(t), failed: None },
+        Ok(t) => LocalLink { to_agent, from_agent, spares, thread: Some(t), failed: None, detach: false },
         // No agent thread: the link says why, then reports itself closed.
         Err(e) => {
             let (to_agent, _) = mpsc::channel();
             let (_, from_agent) = mpsc::sync_channel(1);
             let failed = Some(format!("could not start the agent thread ({e}); raise the thread limit (ulimit -u)"));
-            LocalLink { to_agent, from_agent, spares, thread: None, failed }
+            LocalLink { to_agent, from_agent, spares, thread: None, failed, detach: false }
         }
     }
 }
@@ -238,6 +248,10 @@ impl AgentLink for LocalLink {
             let _ = tx.send(report);
         }
     }
+
+    fn abandon_workers(&mut self) {
+        self.detach = true;
+    }
 }
 
 impl Drop for LocalLink {
@@ -248,7 +262,9 @@ impl Drop for LocalLink {
         drop(std::mem::replace(&mut self.from_agent, closed));
         let (dead, _) = mpsc::channel();
         self.to_agent = dead;
-        if let Some(t) = self.thread.take() {
+        // A detached agent still stops its workers (Abort) and joins them
+        // on its own thread, which the process does not wait for.
+        if let Some(t) = self.thread.take().filter(|_| !self.detach) {
             let _ = t.join();
         }
     }

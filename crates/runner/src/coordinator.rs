@@ -47,6 +47,13 @@ impl Observer for Silent {}
 
 /// How long the coordinator waits for an agent to greet it.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long workers have to say Done after the second interrupt (Abort);
+/// those still silent then are stuck in a call to their storage, and are
+/// abandoned so the run ends with its results.
+const ABANDON_AFTER: Duration = Duration::from_millis(400);
+/// The longest the coordinator waits for one message: how soon it sees a
+/// signal when nothing else happens.
+const POLL: Duration = Duration::from_millis(100);
 
 /// The plan's own engines, for its in-process agent.
 struct PlanEngines(HashMap<u32, (&'static dyn EngineFactory, Arc<dyn EngineConfig>)>);
@@ -363,6 +370,10 @@ struct GroupRun<'a> {
     cut: HashSet<u32>,
     /// Why the agent cannot run this group (set before or during it).
     failure: Option<String>,
+    /// Each worker's last interval report: (seq, end_ns).
+    last: HashMap<WorkerId, (u64, u64)>,
+    /// Workers abandoned after the second interrupt, per job.
+    abandoned: HashMap<u32, u32>,
 }
 
 impl<'a> GroupRun<'a> {
@@ -381,6 +392,8 @@ impl<'a> GroupRun<'a> {
             measured: HashSet::new(),
             cut: HashSet::new(),
             failure,
+            last: HashMap::new(),
+            abandoned: HashMap::new(),
         }
     }
 
@@ -394,9 +407,17 @@ impl<'a> GroupRun<'a> {
                 self.failure = Some(format!("{} hung up", link.name()));
             }
         }
+        let mut give_up: Option<std::time::Instant> = None;
         while self.failure.is_none() && !self.waiting.is_empty() {
             self.pass_on_interrupts(link, scope, observer);
-            match link.recv(Duration::from_millis(200)) {
+            if self.stop_sent >= 2 {
+                let at = *give_up.get_or_insert_with(|| std::time::Instant::now() + ABANDON_AFTER);
+                if std::time::Instant::now() >= at {
+                    self.abandon_waiting(link);
+                    break;
+                }
+            }
+            match link.recv(POLL) {
                 Ok(Some(msg)) => self.handle(msg, link, observer),
                 Ok(None) => {}
                 Err(LinkClosed) => self.failure = Some(format!("{} was lost mid-run", link.name())),
@@ -444,6 +465,7 @@ impl<'a> GroupRun<'a> {
                 self.unready.remove(&id);
             }
             FromAgent::Interval(r) => {
+                self.last.insert(WorkerId { job: r.job, worker: r.worker }, (r.seq, r.end_ns));
                 let Some(acc) = self.accs.get_mut(&r.job) else { return };
                 acc.absorb(&r);
                 let job = r.job;
@@ -512,6 +534,22 @@ impl<'a> GroupRun<'a> {
         }
     }
 
+    /// Workers still silent after an Abort are stuck inside their engine:
+    /// each ends here with its last interval (what it measured up to then
+    /// stays in the merge), and the link lets their threads go.
+    fn abandon_waiting(&mut self, link: &mut dyn AgentLink) {
+        for id in std::mem::take(&mut self.waiting) {
+            let (seq, end_ns) = self.last.get(&id).map_or((None, 0), |(s, e)| (Some(*s), *e));
+            let why = "abandoned: stuck in a call to the storage after the second interrupt";
+            let done = WorkerDone { last_seq: seq, end_ns, ..WorkerDone::failed(id, why) };
+            if let Some(acc) = self.accs.get_mut(&id.job) {
+                acc.done.push(done);
+            }
+            *self.abandoned.entry(id.job).or_default() += 1;
+        }
+        link.abandon_workers();
+    }
+
     /// Workers the agent will never report on end with its failure.
     fn fail_waiting(&mut self, why: &str) {
         for id in std::mem::take(&mut self.waiting) {
@@ -532,7 +570,11 @@ impl<'a> GroupRun<'a> {
         let mut results = Vec::new();
         for j in self.members {
             let acc = self.accs.remove(&j.share.job).expect("one per job");
-            results.push(job_result(j, acc, cut(j.share.job)));
+            let mut r = job_result(j, acc, cut(j.share.job));
+            if let Some(&workers) = self.abandoned.get(&j.share.job) {
+                r.warnings.push(Warning::WorkersAbandoned { job: r.name.clone(), workers });
+            }
+            results.push(r);
         }
         results
     }
@@ -550,6 +592,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     acc.done.sort_by_key(|d| d.worker);
     let failures: Vec<String> = acc.done.iter().filter_map(|d| d.error.as_ref().map(|e| format!("worker {}: {e}", d.worker))).collect();
     let objects_left = acc.done.iter().map(|d| d.objects_left).sum();
+    let cut_off = acc.done.iter().map(|d| d.cut_off).sum();
     let mut result = JobResult {
         name: share.spec.name.clone(),
         group: job.group,
@@ -570,6 +613,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         failures,
         warnings: job.warnings.clone(),
         objects_left,
+        cut_off,
         logs: acc.logs,
         hist_logs: acc.hist_logs,
         steady_state: acc.steady.as_ref().map(crate::steady::Tracker::result),

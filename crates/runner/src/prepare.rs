@@ -40,8 +40,14 @@ impl ReadyJob {
 }
 
 /// What a job asks of its engine's own target (`size`: bytes it uses).
-fn target_request<'a>(spec: &'a JobSpec, object_prefix: Option<&'a str>, size: Option<u64>) -> TargetRequest<'a> {
+fn target_request<'a>(
+    spec: &'a JobSpec,
+    object_prefix: Option<&'a str>,
+    size: Option<u64>,
+    stop: &'a dyn Fn() -> bool,
+) -> TargetRequest<'a> {
     TargetRequest {
+        stop,
         size,
         writes: spec.writes(),
         allow_overwrite: spec.allow_overwrite,
@@ -193,9 +199,14 @@ fn ready(
     let targets = if job.paths.is_empty() {
         // verify_only runs no workload: what exists is what its check is about, not a precondition.
         let checks_only = spec.verify.as_ref().is_some_and(|v| v.only);
-        let req =
-            TargetRequest { written_before: written_before || checks_only, ..target_request(spec, job.object_prefix.as_deref(), bytes) };
-        let prepared = job.config.prepare_target(&req).map_err(|e: EngineError| (target_err(&spec.name, &e, e.is_user_error()), false))?;
+        let req = TargetRequest {
+            written_before: written_before || checks_only,
+            ..target_request(spec, job.object_prefix.as_deref(), bytes, stop)
+        };
+        let prepared = job
+            .config
+            .prepare_target(&req)
+            .map_err(|e: EngineError| (target_err(&spec.name, &e, e.is_user_error()), e.is_interrupted()))?;
         prepared.map_or(Targets::None, Targets::Store)
     } else {
         let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite };
@@ -377,15 +388,18 @@ impl Prepared {
     /// containers). `objects_left(job)` is how many objects a job wrote and
     /// did not remove (its cleanup was cut short or failed): those are listed
     /// with the command that removes them, and their bucket or container is
-    /// kept. Returns a note for everything that went wrong or was left.
-    pub fn cleanup(&self, objects_left: &dyn Fn(&str) -> u64) -> Vec<String> {
+    /// kept; `None`: not known (a worker stuck in the engine was abandoned),
+    /// said so, with the same command. `stop` (a Ctrl-C meanwhile) cuts the
+    /// engines' tear-down short. Returns a note for everything that went
+    /// wrong or was left.
+    pub fn cleanup(&self, objects_left: &dyn Fn(&str) -> Option<u64>, stop: &dyn Fn() -> bool) -> Vec<String> {
         let mut notes = remove(&self.created, false);
         for job in self.jobs.iter().filter(|j| matches!(j.share.targets, Targets::Store(_))) {
             let left = objects_left(job.name());
             let prefix = job.share.object_prefix.as_deref();
             // A fill's objects stay for the run's jobs, and go at its end.
             if let (Some(_), Some(_), Some(p)) = (job.share.spec.fill, &job.share.spec.objects, prefix) {
-                match job.config.remove_objects(p, &|| false) {
+                match job.config.remove_objects(p, stop) {
                     Ok(r) if r.failed == 0 && !r.stopped => {}
                     Ok(_) | Err(_) => notes.push(format!(
                         "job '{}': the fill's objects could not all be removed; remove them with: {}",
@@ -395,16 +409,21 @@ impl Prepared {
                 }
                 continue;
             }
-            if let (true, Some(prefix)) = (left > 0, prefix) {
+            let how_many = match left {
+                Some(0) => None,
+                Some(n) => Some(format!("{n} objects it wrote were not removed")),
+                None => Some("objects it wrote may be left (a worker stuck in the engine was abandoned)".to_string()),
+            };
+            if let (Some(what), Some(prefix)) = (how_many, prefix) {
                 notes.push(format!(
-                    "job '{}': {left} objects it wrote were not removed (names starting '{prefix}' in {}); remove them with: {}",
+                    "job '{}': {what} (names starting '{prefix}' in {}); remove them with: {}",
                     job.name(),
                     job.share.targets.labels().join(", "),
                     cleanup_command(&job.share.spec, prefix)
                 ));
             }
-            let cleaned = left == 0 && job.share.spec.objects.as_ref().is_some_and(|o| o.cleans_up());
-            match job.config.finish_target(&target_request(&job.share.spec, prefix, None), cleaned) {
+            let cleaned = left == Some(0) && job.share.spec.objects.as_ref().is_some_and(|o| o.cleans_up());
+            match job.config.finish_target(&target_request(&job.share.spec, prefix, None, stop), cleaned) {
                 Ok(Some(note)) => notes.push(format!("job '{}': {note}", job.name())),
                 Ok(None) => {}
                 Err(e) => notes.push(format!("job '{}': {e}", job.name())),

@@ -26,6 +26,9 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
             w.push(Warning::PageCacheReads { job: name.clone(), p50_ns: p50 });
         }
     }
+    if result.cut_off > 0 {
+        w.push(Warning::CutOff { job: name.clone(), ops: result.cut_off, grace_ms: crate::worker::DRAIN_GRACE_NS / 1_000_000 });
+    }
     if let Some(ss) = result.steady_state.as_ref().filter(|ss| !ss.attained && !result.interrupted) {
         w.push(Warning::SteadyStateNotAttained { job: name.clone(), criteria: ss.criteria.clone() });
     }

@@ -12,6 +12,7 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use storbench_engine::files;
 use storbench_engine::{Completion, Engine, EngineConfig, EngineFactory, IoRequest, WorkerSetup};
 use storbench_metrics::ReplayTally;
@@ -25,6 +26,22 @@ use storbench_workload::ObjectNames;
 use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, RateLimit, Settled};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
+
+/// How long operations still in flight when the measured phase ends may
+/// take to complete (they are counted); then they are abandoned, counted as
+/// cut off, and the time waited for them is not measured: a server that
+/// stops answering neither stretches the phase nor holds up a Ctrl-C.
+pub const DRAIN_GRACE_NS: u64 = 1_000_000_000;
+/// The same after a Ctrl-C during unmeasured work (a cleanup cut short).
+const CUT_GRACE: Duration = Duration::from_millis(250);
+/// Unmeasured work (prefill, cleanup, reading back) in which no operation
+/// succeeds for this long gives up: the store stopped answering. What is
+/// left is then reported, with the command that removes it.
+pub const STALL: Duration = Duration::from_secs(10);
+/// The longest single wait for completions, so a stop or a deadline is
+/// seen while a server is silent.
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+const WAIT_SLICE_NS: u64 = 50_000_000;
 
 /// How a worker talks to its agent: reports out, emptied reports back, and
 /// the run's start gate and stop requests.
@@ -155,6 +172,9 @@ pub struct Worker {
     config: Arc<dyn EngineConfig>,
     /// fio's write_iolog, when asked for.
     iolog: Option<IologWriter>,
+    /// Operations in flight when the measured phase ended that did not
+    /// complete within [`DRAIN_GRACE_NS`]: abandoned, not counted.
+    cut_off: u64,
 }
 
 /// Where the loop stands, apart from the slots.
@@ -169,6 +189,10 @@ struct LoopState {
     since_think: u32,
     think_armed: bool,
     think_until: u64,
+    /// When the measured phase ended (the planned end, or when a stop came):
+    /// completions after it still count, time waited past it for operations
+    /// that never complete does not.
+    ended_at: u64,
 }
 
 impl LoopState {
@@ -233,6 +257,7 @@ impl Worker {
             direct: spec.direct,
             object_names: names.as_ref(),
             keep_reads: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
+            stop: &|| link.control.stopping(),
         };
         let engine = config.open(&setup).map_err(|e| e.to_string())?;
         let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
@@ -280,6 +305,7 @@ impl Worker {
             verify,
             config,
             iolog,
+            cut_off: 0,
         })
     }
 
@@ -349,7 +375,10 @@ impl Worker {
         if let Some(v) = self.verify.as_mut() {
             v.measuring = true;
         }
-        let result = if only { Ok(()) } else { self.run_loop(&clock).map_err(|e| e.to_string()) };
+        let result = if only { Ok(None) } else { self.run_loop(&clock).map_err(|e| e.to_string()) };
+        // Operations abandoned at the end: the phase ended then, not when they were given up on.
+        let measured_end = result.as_ref().ok().copied().flatten();
+        let result = result.map(|_| ());
         // The last batches' compute: the accelerator is busy until it ends.
         if let (Gen::Train(t), Ok(())) = (&self.gen, &result) {
             if !self.link.control.stopping() {
@@ -361,7 +390,7 @@ impl Worker {
         }
         let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
         let result = result.and_then(|_| self.end_fsync());
-        let end = clock.now();
+        let end = measured_end.unwrap_or_else(|| clock.now());
         // The log is written out whatever became of the run: it is what
         // shows how far a failed run got.
         let result = match (self.iolog.take().map(|log| log.finish(end)), result) {
@@ -431,7 +460,19 @@ impl Worker {
             Gen::Train(t) => Some(Box::new(t.tally.clone())),
             _ => None,
         };
-        WorkerDone { job: self.share.job, worker: self.worker, last_seq, end_ns, cpu, error, objects_left, verify, replay, train }
+        WorkerDone {
+            job: self.share.job,
+            worker: self.worker,
+            last_seq,
+            end_ns,
+            cpu,
+            error,
+            objects_left,
+            verify,
+            replay,
+            train,
+            cut_off: self.cut_off,
+        }
     }
 
     /// fio's `do_verify` (and `verify_only`): once every writer of the job
@@ -533,7 +574,10 @@ impl Worker {
         unfinished.error(tried).map_or(Ok(()), |e| Err(format!("cleanup of {n} replayed objects: {e}")))
     }
 
-    fn run_loop(&mut self, clock: &Clock) -> Result<(), storbench_engine::EngineError> {
+    /// The measured loop. `Some(end)` when operations still in flight at
+    /// its end were abandoned: the phase's end, which the time spent waiting
+    /// for them does not move.
+    fn run_loop(&mut self, clock: &Clock) -> Result<Option<u64>, storbench_engine::EngineError> {
         let qd = self.share.queue_depth as usize;
         let control = self.link.control.clone();
         let mut slots = Slots::new(qd);
@@ -541,14 +585,18 @@ impl Worker {
         let mut st = LoopState::default();
         let mut now = clock.now();
         let mut boundary = self.next_boundary(now);
+        let mut last_done = 0;
         loop {
-            if now >= boundary {
+            // Once the phase has ended, what completes in the grace goes into
+            // its last interval, which ends where the phase did.
+            if now >= boundary && !st.stopping {
                 self.hand_over(boundary, now);
                 boundary = self.next_boundary(now);
             }
             let job_stopped = self.link.job_stop.load(std::sync::atomic::Ordering::Relaxed);
             if !st.stopping && (control.stopping() || job_stopped || self.k.end_ns.is_some_and(|e| now >= e) || self.below_min.is_some()) {
                 st.stopping = true;
+                st.ended_at = self.k.end_ns.map_or(now, |e| e.min(now));
             }
             if st.may_issue(now) {
                 self.fill(&mut slots, &mut st, now)?;
@@ -557,14 +605,22 @@ impl Worker {
             let (pace, housekeeping) = self.next_events(can_issue, now, st.think_until, boundary);
             if slots.free.len() == qd {
                 if st.stopping || st.exhausted {
-                    return Ok(());
+                    return Ok(None);
                 }
                 sleep_until(clock, pace.min(housekeeping));
                 now = clock.now();
                 continue;
             }
+            let grace_over = now >= st.ended_at + DRAIN_GRACE_NS || control.aborting();
+            if st.stopping && grace_over && self.engine.abandon() {
+                self.forget_in_flight(&mut slots);
+                return Ok(Some(st.ended_at.max(last_done)));
+            }
             self.wait(&mut done, st.stopping, now, pace, housekeeping)?;
             now = clock.now();
+            if !done.is_empty() {
+                last_done = now;
+            }
             for c in done.drain(..) {
                 self.complete(&mut slots, c, now);
             }
@@ -660,12 +716,13 @@ impl Worker {
         housekeeping: u64,
     ) -> Result<(), storbench_engine::EngineError> {
         if stopping {
-            return self.engine.submit_and_reap(1, None, done);
+            return self.engine.submit_and_reap(1, Some(WAIT_SLICE), done);
         }
         if pace.saturating_sub(now) <= SPIN_NS {
             return self.engine.submit_and_reap(0, None, done);
         }
-        let wake = (pace - SPIN_NS).min(housekeeping).max(now + 1);
+        // Woken at least every slice, so a stop is seen while a server is silent.
+        let wake = (pace - SPIN_NS).min(housekeeping).min(now + WAIT_SLICE_NS).max(now + 1);
         self.engine.submit_and_reap(1, Some(std::time::Duration::from_nanos(wake - now)), done)
     }
 
@@ -768,6 +825,30 @@ impl Worker {
                 };
                 g.completed(op, s.file[i], settled);
             }
+        }
+    }
+
+    /// The engine gave up on what was in flight: each slot is free again,
+    /// and the generator and the checker learn that the operation may or
+    /// may not have happened (an object it created is still removed).
+    #[cold]
+    fn forget_in_flight(&mut self, s: &mut Slots) {
+        let qd = self.share.queue_depth;
+        let busy: Vec<u32> = (0..qd).filter(|slot| !s.free.contains(slot)).collect();
+        for slot in busy {
+            let i = slot as usize;
+            let (op, file) = (s.op[i], s.file[i]);
+            if let Some(v) = self.verify.as_mut() {
+                let io = NextIo { op, file, offset: s.offset[i], len: s.len[i], whole: false, class: 0 };
+                v.completed(&io, slot, self.buffers.slot_mut(slot), Err(IoFailure::errno(libc::ETIMEDOUT)));
+            }
+            match &mut self.gen {
+                Gen::Objects(g) => g.completed(op, file, Settled::Unknown),
+                Gen::Replay(r) => r.gen.completed(slot),
+                Gen::Blocks(_) | Gen::Train(_) => {}
+            }
+            s.free.push(slot);
+            self.cut_off += 1;
         }
     }
 
@@ -1098,12 +1179,22 @@ struct Unfinished {
     first: Option<(OpKind, IoFailure)>,
     /// The engine itself failed (nothing more could be issued).
     engine: Option<String>,
+    /// Nothing succeeded for [`STALL`]: given up, these many abandoned in flight.
+    stalled: Option<usize>,
 }
 
 impl Unfinished {
     fn error(&self, tried: u64) -> Option<String> {
         if let Some(e) = &self.engine {
             return Some(e.clone());
+        }
+        if let Some(n) = self.stalled {
+            return Some(format!(
+                "no operation succeeded for {} s, so the store is taken to have stopped answering: given up \
+                 ({n} abandoned in flight, {} failed or not done)",
+                STALL.as_secs(),
+                self.failed.len()
+            ));
         }
         let (op, f) = self.first?;
         Some(match self.failed.len() {
@@ -1115,8 +1206,10 @@ impl Unfinished {
 
 /// Carry out set-up or tear-down operations (prefill, cleanup) at full queue
 /// depth, outside the measurement, until `next` has no more, `stop` says
-/// so or failures end it (see [`OnFailure`]). Returns how many were issued
-/// and what failed.
+/// so or failures end it (see [`OnFailure`]). A store that stops answering
+/// holds it up for [`STALL`] at most, a stop for [`CUT_GRACE`]: then what
+/// is in flight is abandoned (where the engine can) and counted as failed.
+/// Returns how many were issued and what failed.
 fn unmeasured(
     engine: &mut dyn Engine,
     qd: u32,
@@ -1133,9 +1226,12 @@ fn unmeasured(
     let mut issued = 0u64;
     let none = NextIo { op: OpKind::Read, file: 0, offset: 0, len: 0, whole: false, class: 0 };
     let mut slots = vec![none; qd as usize];
+    let mut progress = Instant::now();
+    let mut stopped: Option<Instant> = None;
     while more || free.len() < qd as usize {
         if stop() || out.engine.is_some() {
             more = false;
+            stopped.get_or_insert_with(Instant::now);
         }
         while more && !free.is_empty() {
             let Some(io) = next() else {
@@ -1157,7 +1253,23 @@ fn unmeasured(
         if free.len() == qd as usize || out.engine.is_some() {
             break;
         }
-        if let Err(e) = engine.submit_and_reap(1, None, &mut done) {
+        let stalled = progress.elapsed() >= STALL;
+        if stalled || stopped.is_some_and(|t| t.elapsed() >= CUT_GRACE) {
+            // Stop issuing; give up on what is in flight if the engine can
+            // (else it completes, or times out, in its own time).
+            more = false;
+            if engine.abandon() {
+                let busy: Vec<u32> = (0..qd).filter(|s| !free.contains(s)).collect();
+                for slot in &busy {
+                    let io = slots[*slot as usize];
+                    hooks.done(&io, *slot, &Completion::new(*slot, Err(IoFailure::errno(libc::ETIMEDOUT))));
+                    out.failed.push(io.file);
+                }
+                out.stalled = stalled.then_some(busy.len());
+                break;
+            }
+        }
+        if let Err(e) = engine.submit_and_reap(1, Some(WAIT_SLICE), &mut done) {
             out.engine = Some(e.to_string());
             break;
         }
@@ -1168,6 +1280,9 @@ fn unmeasured(
             free.push(c.slot);
             // A delete of an object that is already gone leaves what cleanup wants.
             let gone = matches!(c.result, Err(f) if f.kind == ErrorKind::NotFound) && op == OpKind::Delete;
+            if c.result.is_ok() || gone {
+                progress = Instant::now();
+            }
             match c.result {
                 Err(f) if !gone => {
                     out.first.get_or_insert((op, f));

@@ -58,6 +58,7 @@ pub fn run(args: &[String]) -> Result<i32, CliError> {
         written_before: false,
         verifies: false,
         transfers: None,
+        stop: &|| scope.interrupted(),
     };
     if let Some(note) = config.finish_target(&request, true)? {
         eprintln!("storbench: {note}");

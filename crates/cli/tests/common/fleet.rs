@@ -113,6 +113,11 @@ impl Agent {
         agent
     }
 
+    /// The agent's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fleet;
+pub mod store;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -233,6 +234,34 @@ pub fn signalled(
     args: &[&str],
     steps: &[(&str, std::time::Duration, i32)],
 ) -> (Run, std::time::Duration) {
+    let kills: Vec<_> = steps.iter().map(|(_, _, sig)| move |pid: i32| signal(pid, *sig)).collect();
+    let acts: Vec<(&str, std::time::Duration, Act)> = steps.iter().zip(&kills).map(|((w, a, _), k)| (*w, *a, k as Act)).collect();
+    staged(dir, env, args, &acts, std::time::Duration::from_secs(120))
+}
+
+/// Send `sig` to process `pid` (one the test started).
+pub fn signal(pid: i32, sig: i32) {
+    // SAFETY: sending a signal to a process the test started.
+    unsafe { libc::kill(pid, sig) };
+}
+
+/// What a step of [`staged`] does; it is given storbench's process id.
+pub type Act<'a> = &'a dyn Fn(i32);
+
+/// A run acted upon as its standard error shows stages: for each step
+/// `(when, after, act)`, `act` runs `after` the first line containing
+/// `when` (an empty `when`: `after` the previous step). What it printed, and
+/// how long after the last step it exited. A run still alive `limit` after
+/// the last step is killed (SIGKILL) and its exit time is then `limit` or
+/// more, so a hang fails the test's time bound instead of hanging the test;
+/// one that never shows a stage fails after two minutes.
+pub fn staged(
+    dir: &Path,
+    env: &[(&str, String)],
+    args: &[&str],
+    steps: &[(&str, std::time::Duration, Act)],
+    limit: std::time::Duration,
+) -> (Run, std::time::Duration) {
     use std::io::BufRead;
     let mut c = Command::new(bin());
     c.args(args).current_dir(dir).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped());
@@ -240,6 +269,7 @@ pub fn signalled(
         c.env(k, v);
     }
     let mut child = c.spawn().expect("run storbench");
+    let pid = child.id() as i32;
     let (tx, rx) = std::sync::mpsc::channel();
     let stderr = child.stderr.take().expect("piped");
     let reader = std::thread::spawn(move || {
@@ -251,17 +281,20 @@ pub fn signalled(
         }
         all
     });
+    let mut stdout = child.stdout.take().expect("piped");
+    let out_reader = std::thread::spawn(move || std::io::read_to_string(&mut stdout).unwrap_or_default());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let mut missed = None;
     let mut sent = std::time::Instant::now();
-    for (when, after, signal) in steps {
-        let seen = loop {
-            match rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
-                Ok(line) if line.contains(when) => break true,
-                Ok(_) => {}
-                Err(_) => break false,
-            }
-        };
+    for (when, after, act) in steps {
+        let seen = when.is_empty()
+            || loop {
+                match rx.recv_timeout(deadline.saturating_duration_since(std::time::Instant::now())) {
+                    Ok(line) if line.contains(when) => break true,
+                    Ok(_) => {}
+                    Err(_) => break false,
+                }
+            };
         if !seen {
             missed = Some(*when);
             let _ = child.kill();
@@ -269,15 +302,23 @@ pub fn signalled(
         }
         std::thread::sleep(*after);
         sent = std::time::Instant::now();
-        // SAFETY: sending a signal to our own child.
-        unsafe { libc::kill(child.id() as i32, *signal) };
+        act(pid);
     }
-    let out = child.wait_with_output().expect("storbench ends");
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait for storbench") {
+            break s;
+        }
+        if sent.elapsed() >= limit {
+            let _ = child.kill();
+            break child.wait().expect("storbench killed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
     let took = sent.elapsed();
     let stderr = reader.join().unwrap_or_default();
+    let stdout = out_reader.join().unwrap_or_default();
     assert!(missed.is_none(), "storbench never said '{}':\n{stderr}", missed.unwrap_or_default());
-    let run = Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), stderr };
-    (run, took)
+    (Run { code: status.code().unwrap_or(-1), stdout, stderr }, took)
 }
 
 pub fn signal_name(signal: i32) -> &'static str {

@@ -11,6 +11,13 @@
 //! its body, so a slot is never rewritten while a request still reads it.
 //! HTTP failures are counted by status ("HTTP 503"), transport failures by
 //! errno; nothing is retried unless the engine says so.
+//!
+//! A server that stops answering holds nothing up for long: each operation
+//! ends at `op_timeout` (ETIMEDOUT), what is in flight when the run gives
+//! up on it is abandoned by dropping the worker's runtime with every task
+//! and connection in it ([`Io::abandon`], which also releases the lent
+//! slots), and set-up and tear-down requests end within a tick of a Ctrl-C
+//! ([`Io::block_or_stop`]).
 
 mod body;
 mod chunked;
@@ -55,7 +62,13 @@ pub struct Io {
     tx: mpsc::UnboundedSender<Completion>,
     rx: mpsc::UnboundedReceiver<Completion>,
     backoff: Arc<Backoff>,
+    /// What it was made from (to make it afresh when abandoning).
+    engine: &'static str,
+    common: Common,
 }
+
+/// How often a set-up request's wait looks at the stop request.
+const TICK: Duration = Duration::from_millis(50);
 
 /// Connection failures in a row, shared by a worker's operations. While the
 /// server refuses connections (a proxy down), each failed operation waits
@@ -99,7 +112,42 @@ impl Io {
             client(common, &tls)
         };
         let (tx, rx) = mpsc::unbounded_channel();
-        Ok(Io { rt, client, tx, rx, backoff: Arc::default() })
+        Ok(Io { rt, client, tx, rx, backoff: Arc::default(), engine, common: common.clone() })
+    }
+
+    /// Give up on every operation in flight: the runtime is dropped with
+    /// its tasks and connections (so every lent slot is released and no
+    /// completion of them ever arrives), and a fresh one takes its place.
+    /// False if no fresh one could be made.
+    pub fn abandon(&mut self) -> bool {
+        let Ok(fresh) = Io::new(self.engine, &self.common) else { return false };
+        let old = std::mem::replace(self, fresh);
+        // Without waiting for blocking threads (a name lookup that hangs).
+        old.rt.shutdown_background();
+        true
+    }
+
+    /// Run a set-up or tear-down future; a Ctrl-C (`stop`) gives it up
+    /// within a tick (the future is dropped, its requests cancelled): an
+    /// [`EngineError::Interrupted`] naming `what`.
+    pub fn block_or_stop<T>(
+        &self,
+        what: &str,
+        stop: &dyn Fn() -> bool,
+        f: impl Future<Output = Result<T, EngineError>>,
+    ) -> Result<T, EngineError> {
+        let engine = self.engine;
+        self.rt.block_on(async {
+            let mut f = std::pin::pin!(f);
+            loop {
+                if let Ok(out) = tokio::time::timeout(TICK, &mut f).await {
+                    return out;
+                }
+                if stop() {
+                    return Err(EngineError::Interrupted { engine, what: what.to_string() });
+                }
+            }
+        })
     }
 
     /// Run an operation; its completion arrives through `reap`.

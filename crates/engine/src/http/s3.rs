@@ -114,11 +114,13 @@ impl EngineConfig for S3Config {
         let s3 = &self.0;
         let io = Io::new(NAME, &s3.settings.common)?;
         for b in s3.settings.buckets.all() {
-            io.block_on(s3.prepare_bucket(&io.client, &b, t.writes))?;
+            io.block_or_stop(&format!("checking bucket '{b}'"), t.stop, s3.prepare_bucket(&io.client, &b, t.writes))?;
         }
         let bucket = |k: u64| s3.settings.buckets.of(k as u32);
         let place = |k: u64| format!("bucket '{}'", bucket(k));
-        crate::objects::check_names(NAME, t, &place, &mut |k, name| Ok(io.block_on(s3.head(&io.client, &bucket(k), Some(name)))? == 200))?;
+        crate::objects::check_names(NAME, t, &place, &mut |k, name| {
+            Ok(io.block_or_stop("checking object names", t.stop, s3.head(&io.client, &bucket(k), Some(name)))? == 200)
+        })?;
         Ok(Some(StoreTarget {
             size: 0,
             units: 1,
@@ -135,7 +137,11 @@ impl EngineConfig for S3Config {
         let io = Io::new(NAME, &s3.settings.common)?;
         let mut notes = Vec::new();
         for b in s3.settings.buckets.all() {
-            notes.extend(io.block_on(s3.remove_bucket_if_ours(&io.client, &b, t.object_prefix))?);
+            notes.extend(io.block_or_stop(
+                &format!("removing bucket '{b}'"),
+                t.stop,
+                s3.remove_bucket_if_ours(&io.client, &b, t.object_prefix),
+            )?);
         }
         Ok((!notes.is_empty()).then(|| notes.join("; ")))
     }
@@ -143,7 +149,11 @@ impl EngineConfig for S3Config {
         let io = Io::new(NAME, &self.0.settings.common)?;
         let mut tally = Removed::default();
         for b in self.0.settings.buckets.all() {
-            io.block_on(remove_prefixed(&self.0, &io.client, &b, prefix, stop, &mut tally))?;
+            match io.block_or_stop("removing objects", stop, remove_prefixed(&self.0, &io.client, &b, prefix, stop, &mut tally)) {
+                // Deletes in flight are cancelled: they may or may not have happened.
+                Err(e) if e.is_interrupted() => tally.stopped = true,
+                r => r?,
+            }
             if tally.stopped {
                 break;
             }
@@ -582,6 +592,11 @@ impl S3Engine {
 }
 
 impl Engine for S3Engine {
+    fn abandon(&mut self) -> bool {
+        self.refused.clear();
+        self.io.abandon()
+    }
+
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
         let s3 = self.s3.clone();
         let bucket = s3.settings.buckets.of(req.file);

@@ -137,10 +137,11 @@ struct SwiftConfig {
 }
 
 impl SwiftConfig {
-    /// A runtime and client, and a session on them.
-    fn connect(&self) -> Result<(Io, Swift), EngineError> {
+    /// A runtime and client, and a session on them (authenticating: a
+    /// Ctrl-C, `stop`, ends the wait).
+    fn connect(&self, stop: &dyn Fn() -> bool) -> Result<(Io, Swift), EngineError> {
         let io = Io::new(NAME, &self.settings.common)?;
-        let swift = io.block_on(Swift::connect(&io.client, self))?;
+        let swift = io.block_or_stop("authenticating", stop, Swift::connect(&io.client, self))?;
         Ok((io, swift))
     }
 }
@@ -148,13 +149,13 @@ impl SwiftConfig {
 impl EngineConfig for SwiftConfig {
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         let (o, prefix) = crate::objects::object_target(NAME, t)?;
-        let (io, swift) = self.connect()?;
-        io.block_on(swift.prepare(&io.client, o, t.writes))?;
+        let (io, swift) = self.connect(t.stop)?;
+        io.block_or_stop("checking the container", t.stop, swift.prepare(&io.client, o, t.writes))?;
         let containers = &self.settings.containers;
         let place = |k: u64| format!("container '{}'", containers.of(k as u32));
         crate::objects::check_names(NAME, t, &place, &mut |k, name| {
             let url = swift.url(&containers.of(k as u32), Some(name), "");
-            Ok(io.block_on(swift.status(&io.client, "HEAD", &url, &[]))?.0 == 200)
+            Ok(io.block_or_stop("checking object names", t.stop, swift.status(&io.client, "HEAD", &url, &[]))?.0 == 200)
         })?;
         Ok(Some(StoreTarget {
             size: 0,
@@ -168,18 +169,22 @@ impl EngineConfig for SwiftConfig {
         if !cleaned_up {
             return Ok(None);
         }
-        let (io, swift) = self.connect()?;
-        io.block_on(swift.remove_container_if_ours(&io.client, t.object_prefix))
+        let (io, swift) = self.connect(t.stop)?;
+        io.block_or_stop("removing the container", t.stop, swift.remove_container_if_ours(&io.client, t.object_prefix))
     }
     fn remove_objects(&self, prefix: &str, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
-        let (io, swift) = self.connect()?;
+        let (io, swift) = self.connect(stop)?;
         let swift = Arc::new(swift);
         let c = &self.settings.containers;
         let mut tally = Removed::default();
         // Segments of large objects are named after their object, so the
         // prefix finds them in the segments container too.
         for name in c.all().into_iter().chain(std::iter::once(format!("{}_segments", c.base))) {
-            io.block_on(remove_prefixed(&swift, &io.client, &name, prefix, stop, &mut tally))?;
+            match io.block_or_stop("removing objects", stop, remove_prefixed(&swift, &io.client, &name, prefix, stop, &mut tally)) {
+                // Deletes in flight are cancelled: they may or may not have happened.
+                Err(e) if e.is_interrupted() => tally.stopped = true,
+                r => r?,
+            }
             if tally.stopped {
                 break;
             }
@@ -187,7 +192,7 @@ impl EngineConfig for SwiftConfig {
         Ok(tally)
     }
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
-        let (io, swift) = self.connect()?;
+        let (io, swift) = self.connect(&|| false)?;
         let mut total = 0;
         for c in self.settings.containers.all() {
             let req = swift.request("HEAD", &swift.url(&c, None, ""), &[], Bytes::new())?;
@@ -201,7 +206,7 @@ impl EngineConfig for SwiftConfig {
         Ok(Some(total))
     }
     fn list_names(&self, prefix: &str) -> Result<Option<Vec<String>>, EngineError> {
-        let (io, swift) = self.connect()?;
+        let (io, swift) = self.connect(&|| false)?;
         let mut all = Vec::new();
         for c in self.settings.containers.all() {
             all.extend(io.block_on(list_all(&swift, &io.client, &c, prefix))?);
@@ -209,7 +214,7 @@ impl EngineConfig for SwiftConfig {
         Ok(Some(all))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        let (io, swift) = self.connect()?;
+        let (io, swift) = self.connect(setup.stop)?;
         let names = setup.object_names.cloned().unwrap_or_else(|| ObjectNames::new("", None));
         Ok(Box::new(SwiftEngine {
             swift: Arc::new(swift),
@@ -616,5 +621,10 @@ impl Engine for SwiftEngine {
         out.append(&mut self.refused);
         self.io.reap(min.saturating_sub(got), timeout, out);
         Ok(())
+    }
+
+    fn abandon(&mut self) -> bool {
+        self.refused.clear();
+        self.io.abandon()
     }
 }

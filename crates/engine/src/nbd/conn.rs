@@ -9,12 +9,15 @@
 //! The cookie of a request is its slot number. A connection that breaks
 //! (end of file, reset) fails what it has in flight with an errno and
 //! fails whatever is queued on it afterwards at once; a reply that breaks
-//! the protocol is an error naming what was wrong.
+//! the protocol is an error naming what was wrong. One whose server stops
+//! answering is timed out (ETIMEDOUT) or, when the run gives up on what
+//! is in flight, forgotten: shut, and nothing completes.
 
 use super::proto::{self, ReplyHeader};
 use crate::{Buffers, Completion};
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
+use std::time::Instant;
 use storbench_metrics::IoFailure;
 
 /// Staging buffer for reply headers and small chunks.
@@ -46,6 +49,8 @@ struct Pending {
     error: Option<i32>,
     /// Bytes of a structured read's range covered by data and hole chunks.
     covered: u64,
+    /// When it was queued (a request unanswered too long times out).
+    queued: Instant,
 }
 
 /// What the receiver waits for.
@@ -134,7 +139,7 @@ impl Conn {
         if entry.is_some() {
             return Err(format!("slot {slot} queued while still in flight"));
         }
-        *entry = Some(Pending { cmd, offset, len, error: None, covered: 0 });
+        *entry = Some(Pending { cmd, offset, len, error: None, covered: 0, queued: Instant::now() });
         self.in_flight += 1;
         let (payload, payload_len) = match cmd {
             proto::CMD_WRITE => (self.buffers.slot(slot) as *const u8, len as usize),
@@ -484,9 +489,38 @@ impl Conn {
     /// After a protocol violation nothing more on this connection can be
     /// trusted: fail what is in flight (EPROTO) and stop using it.
     pub fn abandon(&mut self, out: &mut Vec<Completion>) -> usize {
+        self.shut();
+        self.die(libc::EPROTO, out)
+    }
+
+    /// When the oldest request still in flight was queued.
+    pub fn oldest(&self) -> Option<Instant> {
+        if self.in_flight == 0 {
+            return None;
+        }
+        self.pending.iter().flatten().map(|p| p.queued).min()
+    }
+
+    /// The server stopped answering: shut the connection and fail what is
+    /// in flight with ETIMEDOUT (a late reply could name a reused cookie).
+    pub fn time_out(&mut self, out: &mut Vec<Completion>) -> usize {
+        self.shut();
+        self.die(libc::ETIMEDOUT, out)
+    }
+
+    /// Give up on what is in flight without completing it: the socket is
+    /// shut, so nothing more is read into (or sent from) the slots.
+    pub fn forget(&mut self) {
+        if self.in_flight == 0 && self.sendq.is_empty() {
+            return;
+        }
+        self.shut();
+        self.die(libc::ETIMEDOUT, &mut Vec::new());
+    }
+
+    fn shut(&self) {
         // SAFETY: shutting down our own socket; no memory is passed.
         let _ = unsafe { libc::shutdown(self.fd(), libc::SHUT_RDWR) };
-        self.die(libc::EPROTO, out)
     }
 
     /// A polite goodbye (NBD_CMD_DISC), if the socket takes it now.

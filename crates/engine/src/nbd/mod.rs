@@ -14,10 +14,17 @@
 //! holds data (unless allow_overwrite) and any read-only export. Whether it
 //! holds data comes from the server's base:allocation block status when it
 //! offers it, else from reading samples of the export.
+//!
+//! Every wait is bounded (`wait.rs`): connecting and the handshake by
+//! [`HANDSHAKE`], each check before the run by [`PROBE`], each request of
+//! the run by `op_timeout` (the connection is then given up, its requests
+//! failing with ETIMEDOUT), and all of them end within a tick of a Ctrl-C.
+//! What is in flight when a run ends can be abandoned (the sockets are shut).
 
 mod conn;
 pub mod proto;
 pub mod uri;
+mod wait;
 
 use crate::*;
 use conn::Conn;
@@ -28,12 +35,15 @@ use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 use uri::{Addr, NbdUri};
+use wait::{poll, Guarded, TICK};
 
 const NAME: &str = "nbd";
 /// Connecting and the handshake must be done within this long.
 const HANDSHAKE: Duration = Duration::from_secs(10);
 /// A request of the checks before a run must be answered within this long.
 const PROBE: Duration = Duration::from_secs(30);
+/// A request of the run unanswered this long gives up its connection, unless set.
+const OP_TIMEOUT: f64 = 30.0;
 /// The most connections per worker.
 const MAX_CONNECTIONS: u32 = 64;
 /// Block status is asked in pieces of at most this many bytes (a request's
@@ -63,6 +73,12 @@ const OPTIONS: &[OptionInfo] = &[
         kind: Kind::Flag,
         default: "1",
         help: "negotiate structured replies when the server offers them (0: simple replies only)",
+    },
+    OptionInfo {
+        name: "op_timeout",
+        kind: Kind::Duration,
+        default: "30",
+        help: "seconds a request may go unanswered; then its connection is given up and its requests fail with ETIMEDOUT",
     },
 ];
 
@@ -98,7 +114,16 @@ impl EngineFactory for NbdFactory {
                 .ok_or_else(|| bad("connections", format!("'{c}' is not a count from 1 to {MAX_CONNECTIONS}")))?,
         };
         let structured = bool_option(NAME, options, "structured_replies", true)?;
-        Ok(Arc::new(NbdConfig { label: format!("nbd:{}", uri.display()), uri, connections, structured }))
+        let op_timeout = match options.get("op_timeout") {
+            None => Duration::from_secs_f64(OP_TIMEOUT),
+            Some(v) => v
+                .parse::<f64>()
+                .ok()
+                .filter(|s| *s > 0.0 && s.is_finite() && *s <= 86_400.0)
+                .map(Duration::from_secs_f64)
+                .ok_or_else(|| bad("op_timeout", format!("'{v}' is not a number of seconds above 0 (at most a day)")))?,
+        };
+        Ok(Arc::new(NbdConfig { label: format!("nbd:{}", uri.display()), uri, connections, structured, op_timeout }))
     }
 }
 
@@ -107,6 +132,7 @@ struct NbdConfig {
     label: String,
     connections: u32,
     structured: bool,
+    op_timeout: Duration,
 }
 
 /// The socket during the handshake (blocking, with timeouts).
@@ -137,6 +163,14 @@ impl Write for Stream {
 }
 
 impl Stream {
+    /// Reads and writes wait at most this long each (see [`Guarded`]).
+    fn set_timeouts(&self, t: Duration) -> std::io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(Some(t)).and_then(|_| s.set_write_timeout(Some(t))),
+            Stream::Unix(s) => s.set_read_timeout(Some(t)).and_then(|_| s.set_write_timeout(Some(t))),
+        }
+    }
+
     /// Ready for transmission: non-blocking, no timeouts, as a plain descriptor.
     fn into_fd(self) -> std::io::Result<OwnedFd> {
         match self {
@@ -151,7 +185,7 @@ impl NbdConfig {
         EngineError::Unreachable { engine: NAME, message: format!("{}: {what}", self.uri.display()), source: None }
     }
 
-    fn open_stream(&self) -> Result<Stream, EngineError> {
+    fn open_stream(&self, stop: &dyn Fn() -> bool) -> Result<Stream, EngineError> {
         let stream = match &self.uri.addr {
             Addr::Tcp { host, port } => {
                 let addrs =
@@ -159,11 +193,12 @@ impl NbdConfig {
                 let mut last = None;
                 let mut conn = None;
                 for a in addrs {
-                    match TcpStream::connect_timeout(&a, HANDSHAKE) {
+                    match wait::connect(&a, HANDSHAKE, stop) {
                         Ok(s) => {
                             conn = Some(s);
                             break;
                         }
+                        Err(e) if wait::is_stopped(&e) => return Err(self.interrupted("connecting")),
                         Err(e) => last = Some(e),
                     }
                 }
@@ -175,19 +210,20 @@ impl NbdConfig {
             }
             Addr::Unix(path) => Stream::Unix(UnixStream::connect(path).map_err(|e| self.unreachable(format!("cannot connect: {e}")))?),
         };
-        let timeouts = match &stream {
-            Stream::Tcp(s) => s.set_read_timeout(Some(HANDSHAKE)).and_then(|_| s.set_write_timeout(Some(HANDSHAKE))),
-            Stream::Unix(s) => s.set_read_timeout(Some(HANDSHAKE)).and_then(|_| s.set_write_timeout(Some(HANDSHAKE))),
-        };
-        timeouts.map_err(|e| self.unreachable(format!("socket: {e}")))?;
+        stream.set_timeouts(TICK).map_err(|e| self.unreachable(format!("socket: {e}")))?;
         Ok(stream)
     }
 
+    fn interrupted(&self, what: &str) -> EngineError {
+        EngineError::Interrupted { engine: NAME, what: format!("{what} to {}", self.uri.display()) }
+    }
+
     /// A connection in the transmission phase, and what was negotiated.
-    fn connect(&self, allocation: bool) -> Result<(OwnedFd, Negotiated), EngineError> {
-        let mut s = self.open_stream()?;
+    fn connect(&self, allocation: bool, stop: &dyn Fn() -> bool) -> Result<(OwnedFd, Negotiated), EngineError> {
+        let mut s = Guarded::new(self.open_stream(stop)?, HANDSHAKE, stop);
         let want = Wants { export: &self.uri.export, structured: self.structured, allocation };
         let n = proto::handshake(&mut s, &want).map_err(|e| self.handshake_error(e))?;
+        let s = s.inner;
         if self.connections > 1 && n.flags & proto::FLAG_CAN_MULTI_CONN == 0 {
             return Err(EngineError::BadOption {
                 engine: NAME,
@@ -206,6 +242,7 @@ impl NbdConfig {
     fn handshake_error(&self, e: HandshakeError) -> EngineError {
         let at = self.uri.display();
         match e {
+            HandshakeError::Io(_, ref io) if wait::is_stopped(io) => self.interrupted("the NBD handshake"),
             HandshakeError::Io(..) => self.unreachable(format!("handshake: {e}")),
             HandshakeError::TlsRequired => EngineError::Unavailable {
                 engine: NAME,
@@ -286,7 +323,7 @@ impl NbdConfig {
 impl EngineConfig for NbdConfig {
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         let checks = t.writes && !t.allow_overwrite;
-        let (fd, n) = self.connect(checks)?;
+        let (fd, n) = self.connect(checks, t.stop)?;
         let at = self.uri.display();
         if t.writes && n.flags & proto::FLAG_READ_ONLY != 0 {
             return Err(
@@ -306,7 +343,7 @@ impl EngineConfig for NbdConfig {
         if let (Some(limits), Some(transfers)) = (n.block_size, t.transfers) {
             self.check_transfers(limits, &transfers)?;
         }
-        let mut probe = Probe::new(self, fd, &n);
+        let mut probe = Probe::new(self, fd, &n, t.stop);
         if checks {
             if let Some(found) = probe.first_data(&n)? {
                 let what = match found {
@@ -329,11 +366,20 @@ impl EngineConfig for NbdConfig {
         let mut conns = Vec::new();
         let mut flags = 0;
         for _ in 0..self.connections {
-            let (fd, n) = self.connect(false)?;
+            let (fd, n) = self.connect(false, setup.stop)?;
             flags = n.flags;
             conns.push(Conn::new(fd, n.structured, setup.buffers, slots));
         }
-        Ok(Box::new(Nbd { label: self.uri.display(), conns, next: 0, flags, ready: Vec::new(), polls: Vec::new() }))
+        Ok(Box::new(Nbd {
+            label: self.uri.display(),
+            conns,
+            next: 0,
+            flags,
+            ready: Vec::new(),
+            polls: Vec::new(),
+            op_timeout: self.op_timeout,
+            next_check: Instant::now(),
+        }))
     }
 }
 
@@ -350,6 +396,7 @@ enum Found {
 /// answer: the checks before a run.
 struct Probe<'a> {
     config: &'a NbdConfig,
+    stop: &'a dyn Fn() -> bool,
     conn: Conn,
     size: u64,
     /// Largest read (the server's maximum payload, if it gave one).
@@ -359,13 +406,13 @@ struct Probe<'a> {
 }
 
 impl<'a> Probe<'a> {
-    fn new(config: &'a NbdConfig, fd: OwnedFd, n: &Negotiated) -> Probe<'a> {
+    fn new(config: &'a NbdConfig, fd: OwnedFd, n: &Negotiated, stop: &'a dyn Fn() -> bool) -> Probe<'a> {
         let mut buf = vec![0u8; EDGE as usize];
         let buffers = Buffers { base: buf.as_mut_ptr(), slot_len: buf.len(), slots: 1 };
         let mut conn = Conn::new(fd, n.structured, buffers, 1);
         conn.allocation = n.allocation;
         let piece = n.block_size.map_or(EDGE, |b| (b.2 as u64).clamp(4096, EDGE));
-        Probe { config, conn, size: n.size, piece, buf }
+        Probe { config, stop, conn, size: n.size, piece, buf }
     }
 
     /// Send one request and wait for its answer.
@@ -386,11 +433,14 @@ impl<'a> Probe<'a> {
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(self.config.unreachable(format!("no answer within {} s", PROBE.as_secs())));
+                return Err(self.config.unreachable(format!("checking the export: no answer within {} s (timed out)", PROBE.as_secs())));
+            }
+            if (self.stop)() {
+                return Err(self.config.interrupted("checking the export"));
             }
             let events = libc::POLLIN | if self.conn.wants_to_send() { libc::POLLOUT } else { 0 };
             let mut pfd = [libc::pollfd { fd: self.conn.fd(), events, revents: 0 }];
-            wait(&mut pfd, Some(left)).map_err(|e| EngineError::os(NAME, "ppoll", e))?;
+            poll(&mut pfd, Some(left.min(TICK))).map_err(|e| EngineError::os(NAME, "ppoll", e))?;
         }
     }
 
@@ -462,21 +512,6 @@ impl<'a> Probe<'a> {
     }
 }
 
-/// Wait for the descriptors' events (None: no limit); EINTR is a wake-up.
-fn wait(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> Result<(), i32> {
-    let ts = timeout.map(|t| libc::timespec { tv_sec: t.as_secs() as libc::time_t, tv_nsec: t.subsec_nanos() as libc::c_long });
-    let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
-    // SAFETY: valid pollfds and their count; a timespec or NULL (no limit).
-    let rc = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, tsp, std::ptr::null()) };
-    match rc {
-        rc if rc >= 0 => Ok(()),
-        _ => match std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) {
-            libc::EINTR => Ok(()),
-            e => Err(e),
-        },
-    }
-}
-
 /// A worker's engine: its connections and what completed without the server.
 struct Nbd {
     label: String,
@@ -487,6 +522,10 @@ struct Nbd {
     /// Completions decided here (no flush to send, no trim offered, a dead connection).
     ready: Vec<Completion>,
     polls: Vec<libc::pollfd>,
+    /// A request unanswered this long gives up its connection.
+    op_timeout: Duration,
+    /// When to look for requests past `op_timeout` next (once a tick).
+    next_check: Instant,
 }
 
 impl Nbd {
@@ -529,14 +568,40 @@ impl Nbd {
         Ok(got)
     }
 
-    /// Wait until a connection with work can make progress.
+    /// Wait until a connection with work can make progress (a tick at
+    /// most, so requests past `op_timeout` are found).
     fn wait_any(&mut self, timeout: Option<Duration>) -> Result<(), EngineError> {
         self.polls.clear();
         for c in self.conns.iter().filter(|c| !c.is_dead() && (c.in_flight() > 0 || c.wants_to_send())) {
             let events = libc::POLLIN | if c.wants_to_send() { libc::POLLOUT } else { 0 };
             self.polls.push(libc::pollfd { fd: c.fd(), events, revents: 0 });
         }
-        wait(&mut self.polls, timeout).map_err(|e| EngineError::os(NAME, "ppoll", e))
+        poll(&mut self.polls, Some(timeout.map_or(TICK, |t| t.min(TICK)))).map_err(|e| EngineError::os(NAME, "ppoll", e))
+    }
+
+    /// Connections with a request unanswered for `op_timeout` are given up:
+    /// a reply may still come for a cookie that is then reused, so the
+    /// connection cannot be trusted again. Their requests fail with ETIMEDOUT.
+    fn expire(&mut self, out: &mut Vec<Completion>) -> usize {
+        let now = Instant::now();
+        if now < self.next_check {
+            return 0;
+        }
+        self.next_check = now + TICK;
+        let limit = self.op_timeout;
+        self.conns.iter_mut().filter(|c| c.oldest().is_some_and(|t| now.duration_since(t) >= limit)).map(|c| c.time_out(out)).sum()
+    }
+
+    /// Why no connection is left, in words.
+    fn all_dead(&self, errno: i32) -> String {
+        match errno {
+            libc::ETIMEDOUT => format!(
+                "{}: a request got no answer within {} s (op_timeout, timed out), so its connection was given up",
+                self.label,
+                self.op_timeout.as_secs_f64()
+            ),
+            e => format!("{}: the server closed the connection ({})", self.label, std::io::Error::from_raw_os_error(e)),
+        }
     }
 }
 
@@ -561,11 +626,7 @@ impl Engine for Nbd {
         // Every connection broke: failing each further request at once would
         // only spin until the run's end, so the worker ends here, saying why.
         if let Some(errno) = self.conns.iter().map(Conn::dead).collect::<Option<Vec<i32>>>().and_then(|e| e.first().copied()) {
-            return Err(EngineError::Unreachable {
-                engine: NAME,
-                message: format!("{}: the server closed the connection ({})", self.label, std::io::Error::from_raw_os_error(errno)),
-                source: None,
-            });
+            return Err(EngineError::Unreachable { engine: NAME, message: self.all_dead(errno), source: None });
         }
         let c = self.pick();
         let mut ready = std::mem::take(&mut self.ready);
@@ -580,6 +641,7 @@ impl Engine for Nbd {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
             got += self.pump(out)?;
+            got += self.expire(out);
             if got >= min as usize {
                 return Ok(());
             }
@@ -593,6 +655,14 @@ impl Engine for Nbd {
             }
             self.wait_any(left)?;
         }
+    }
+
+    fn abandon(&mut self) -> bool {
+        for c in &mut self.conns {
+            c.forget();
+        }
+        self.ready.clear();
+        true
     }
 }
 

@@ -260,7 +260,15 @@ fn config(uri: &str, more: &[(&str, &str)]) -> Arc<dyn EngineConfig> {
 }
 
 fn engine(cfg: &Arc<dyn EngineConfig>, s: &mut Slots) -> Box<dyn Engine> {
-    let setup = WorkerSetup { fds: &[], buffers: s.buffers(), queue_depth: 4, direct: false, object_names: None, keep_reads: true };
+    let setup = WorkerSetup {
+        fds: &[],
+        buffers: s.buffers(),
+        queue_depth: 4,
+        direct: false,
+        object_names: None,
+        keep_reads: true,
+        stop: &|| false,
+    };
     cfg.open(&setup).unwrap()
 }
 
@@ -312,6 +320,7 @@ fn a_server_without_trim_or_flush_answers_here() {
         written_before: false,
         verifies: false,
         transfers: None,
+        stop: &|| false,
     };
     let e = cfg.prepare_target(&req).unwrap_err();
     assert!(matches!(e, EngineError::Refused { .. }) && e.to_string().contains("read-only"), "{e}");
@@ -343,6 +352,7 @@ fn the_safety_check_sees_data_by_block_status_and_by_sampling() {
         written_before: false,
         verifies: false,
         transfers: None,
+        stop: &|| false,
     };
     for structured in ["1", "0"] {
         let t = config(&srv.uri(), &[("structured_replies", structured)]).prepare_target(&req).unwrap().unwrap();
@@ -412,6 +422,7 @@ fn block_request(t: Transfers<'_>) -> TargetRequest<'_> {
         written_before: false,
         verifies: t.read_back.is_some(),
         transfers: Some(t),
+        stop: &|| false,
     }
 }
 

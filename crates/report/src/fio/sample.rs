@@ -70,6 +70,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         failures: vec![],
         warnings: vec![],
         objects_left: 0,
+        cut_off: 0,
         logs: vec![],
         hist_logs: vec![],
         steady_state: None,
