@@ -110,6 +110,7 @@ mod tests {
     fn open_and_closed_loop_searches_chart_their_probes_and_mark_the_answer() {
         let open = SloIndex {
             version: 1,
+            command: Vec::new(),
             percentile: 99.0,
             bound_ns: 2_000_000,
             probes: vec![
