@@ -1,7 +1,8 @@
 //! The bad-input corpus: flags, TOML and fio job files, ssbench scenarios,
 //! engine options, paths and huge values a careless or hostile user might
 //! give. Every one must end in exit code 2, one line on stderr naming the
-//! culprit, no panic, and nothing written (the directory is the same after).
+//! culprit, no panic, nothing written (the directory is the same after),
+//! and within seconds.
 
 mod common;
 use common::*;
@@ -202,6 +203,15 @@ const CASES: &[Case] = &[
     with(&["run", "--ssbench", "s.json", "--users", "4,2"], &[("s.json", SCENARIO)], &["must grow"]),
     with(&["run", "--ssbench", "s.json", "--name", "a"], &[("s.json", SCENARIO)], &["runs a scenario on its own"]),
     case(&["run", "--ssbench", "missing.json"], &["cannot read ssbench scenario missing.json"]),
+    // Files that never end, or are not files, are refused before they are read.
+    case(&["run", "--fio", "/dev/zero"], &["cannot read fio job file /dev/zero", "a character device, not a regular file"]),
+    case(&["run", "/dev/zero"], &["cannot read job file /dev/zero", "character device"]),
+    case(&["run", "--ssbench", "/dev/urandom"], &["cannot read ssbench scenario /dev/urandom", "character device"]),
+    case(&["run", "--agents-file", "/dev/zero", "--name", "a", "--ioengine", "null", "--size", "1m"], &["cannot read agents file /dev/zero"]),
+    case(&["run", "--fio", "/tmp"], &["cannot read fio job file /tmp", "a directory"]),
+    case(&["replay", "/dev/zero", "--ioengine", "psync", "--filename", "r.dat", "--size", "1m"], &["/dev/zero", "a trace is read from a file"]),
+    with(&["run", "--fio", "z.fio"], &[("z.fio", "[a]\nioengine=null\nsize=1m\ninclude /dev/zero\n")], &["z.fio line 4", "cannot include /dev/zero", "character device"]),
+    with(&["run", "--fio", "u.fio"], &[("u.fio", "[a]\ninclude /dev/urandom\n")], &["u.fio line 2", "cannot include /dev/urandom"]),
 ];
 
 /// Every file below `dir`, with its length (what "nothing written" compares).
@@ -233,6 +243,7 @@ fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
             std::fs::write(path, text).unwrap();
         }
         let before = snapshot(d.path());
+        let started = std::time::Instant::now();
         // No credentials or cluster from the environment: the input alone is judged.
         let out = Command::new(bin())
             .args(c.args)
@@ -252,6 +263,10 @@ fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
         }
         if stderr.contains("panicked") {
             wrong.push("a panic".into());
+        }
+        // Refusals come before anything is read at length or run.
+        if started.elapsed() > std::time::Duration::from_secs(10) {
+            wrong.push(format!("took {:?}", started.elapsed()));
         }
         wrong.extend(c.says.iter().filter(|s| !stderr.contains(**s)).map(|s| format!("does not say '{s}'")));
         if snapshot(d.path()) != before {

@@ -94,7 +94,7 @@ fn write_new(path: &Path, bytes: &[u8], secret: bool) -> std::io::Result<()> {
 }
 
 fn read(dir: &Path, name: &str) -> Result<String, String> {
-    std::fs::read_to_string(dir.join(name)).map_err(|e| {
+    storbench_workload::input::read_text(&dir.join(name), "fleet file", storbench_workload::input::CREDENTIALS_LIMIT).map_err(|e| {
         format!(
             "{}: {e}; make a fleet directory with `storbench agent --init {}` and give it to every agent and coordinator",
             dir.join(name).display(),

@@ -54,7 +54,7 @@ impl<'a> Reading<'a> {
 pub const NEXT_FILE: &str = "\u{0}next file";
 
 pub fn load(path: &Path, reading: &Reading) -> Result<FioJobs, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read fio job file {}: {e}", path.display())))?;
+    let text = crate::sources::read_job_file(path, "fio job file")?;
     let name = path.display().to_string();
     // Every error names the file (line errors already do).
     parse(text::lines(&text, path)?, reading).map_err(|e| {

@@ -1,6 +1,8 @@
 //! The text of a fio job file before its options are read: `include` lines
 //! replaced by the files they name, comments dropped, `${VAR}` and fio's
-//! `$pagesize`, `$ncpus`, `$mb_memory` substituted, as fio does.
+//! `$pagesize`, `$ncpus`, `$mb_memory` substituted, as fio does. An
+//! included file is read with a bound (a job file's) and only if it is a
+//! regular file: `include /dev/zero` read until allocation failed.
 
 use crate::error::CliError;
 use std::path::{Path, PathBuf};
@@ -36,8 +38,8 @@ fn walk(text: &str, file: &Path, depth: usize, out: &mut Vec<Line>) -> Result<()
                 return Err(CliError::usage(format!("{at}: includes nest deeper than {MAX_DEPTH} (does a file include itself?)")));
             }
             let path = include_path(rest.trim(), file);
-            let inner = std::fs::read_to_string(&path)
-                .map_err(|e| CliError::usage(format!("{at}: cannot read included file {}: {e}", path.display())))?;
+            let inner = storbench_workload::input::read_text(&path, "fio job file", storbench_workload::input::JOB_FILE_LIMIT)
+                .map_err(|e| CliError::usage(format!("{at}: cannot include {}: {e}", path.display())))?;
             let first = out.len();
             walk(&inner, &path, depth + 1, out)?;
             if let Some(l) = out[first..].iter().find(|l| l.text.starts_with('[')) {
@@ -118,6 +120,8 @@ mod tests {
         std::fs::write(d.join("sect.fio"), "[b]\n").unwrap();
         let e = lines("[a]\ninclude sect.fio\n", &main).err().unwrap();
         assert!(e.message.contains("may not start sections"), "{}", e.message);
+        let e = lines("[a]\ninclude /dev/zero\n", &main).err().unwrap();
+        assert!(e.message.contains("cannot include /dev/zero: it is a character device"), "{}", e.message);
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
