@@ -2,27 +2,41 @@
 //! engine options, paths and huge values a careless or hostile user might
 //! give. Every one must end in exit code 2, one line on stderr naming the
 //! culprit, no panic, nothing written (the directory is the same after),
-//! and within seconds.
+//! within seconds, and without the text of a file it was not meant to show.
 
 mod common;
 use common::*;
 use std::path::Path;
 use std::process::Command;
 
-/// One bad input: the words, the files it needs, what its one error line must say.
+/// One bad input: the words, the files it needs, what its one error line
+/// must say, and what it must not (a file's content).
 struct Case {
     args: &'static [&'static str],
     files: &'static [(&'static str, &'static str)],
     says: &'static [&'static str],
+    hides: &'static [&'static str],
 }
 
 const fn case(args: &'static [&'static str], says: &'static [&'static str]) -> Case {
-    Case { args, files: &[], says }
+    Case { args, files: &[], says, hides: &[] }
 }
 
 const fn with(args: &'static [&'static str], files: &'static [(&'static str, &'static str)], says: &'static [&'static str]) -> Case {
-    Case { args, files, says }
+    Case { args, files, says, hides: &[] }
 }
+
+const fn hiding(
+    args: &'static [&'static str],
+    files: &'static [(&'static str, &'static str)],
+    says: &'static [&'static str],
+    hides: &'static [&'static str],
+) -> Case {
+    Case { args, files, says, hides }
+}
+
+/// A file that is not a job file, with a secret in it (an include must not show it).
+const SHADOW: &str = "root:$6$salt$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n";
 
 const SCENARIO: &str = r#"{"name": "s", "sizes": [{"name": "tiny", "size_min": 4096, "size_max": 4096}],
   "initial_files": {"tiny": 10}, "operation_count": 10, "crud_profile": [1, 1, 1, 1], "user_count": 2}"#;
@@ -212,6 +226,16 @@ const CASES: &[Case] = &[
     case(&["replay", "/dev/zero", "--ioengine", "psync", "--filename", "r.dat", "--size", "1m"], &["/dev/zero", "a trace is read from a file"]),
     with(&["run", "--fio", "z.fio"], &[("z.fio", "[a]\nioengine=null\nsize=1m\ninclude /dev/zero\n")], &["z.fio line 4", "cannot include /dev/zero", "character device"]),
     with(&["run", "--fio", "u.fio"], &[("u.fio", "[a]\ninclude /dev/urandom\n")], &["u.fio line 2", "cannot include /dev/urandom"]),
+    // An include that is not a job file is named, never shown (nor kept as a note).
+    hiding(&["run", "--fio", "j.fio", "--fio-allow-unsupported"], &[("j.fio", "[a]\nioengine=null\nsize=1m\ninclude shadow\n"), ("shadow", SHADOW)],
+        &["j.fio line 4", "shadow is not a fio job file (its line 1", "nothing of it is shown"], &["SECRETHASH", "root", "daemon"]),
+    hiding(&["run", "--fio", "j.fio"], &[("j.fio", "[a]\nioengine=null\nsize=1m\n[b]\ninclude shadow\n"), ("shadow", SHADOW)],
+        &["j.fio line 5", "not a fio job file"], &["SECRETHASH", "root"]),
+    // An unset ${VAR} is named: fio would write filename=${DIR}/f.dat at /f.dat.
+    with(&["run", "--fio", "v.fio"], &[("v.fio", "[a]\nrw=write\nsize=1m\nfilename=${STORBENCH_CORPUS_UNSET}/f.dat\n")],
+        &["v.fio line 4", "${STORBENCH_CORPUS_UNSET} is not set", "/f.dat"]),
+    with(&["run", "--fio", "v.fio"], &[("v.fio", "[global]\ndirectory=${STORBENCH_CORPUS_UNSET}\n[a]\nrw=write\nsize=1m\n")],
+        &["v.fio line 2", "${STORBENCH_CORPUS_UNSET} is not set"]),
 ];
 
 /// Every file below `dir`, with its length (what "nothing written" compares).
@@ -269,6 +293,12 @@ fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
             wrong.push(format!("took {:?}", started.elapsed()));
         }
         wrong.extend(c.says.iter().filter(|s| !stderr.contains(**s)).map(|s| format!("does not say '{s}'")));
+        wrong.extend(
+            c.hides
+                .iter()
+                .filter(|s| stderr.contains(**s) || String::from_utf8_lossy(&out.stdout).contains(**s))
+                .map(|s| format!("shows '{s}'")),
+        );
         if snapshot(d.path()) != before {
             wrong.push(format!("wrote {:?}", snapshot(d.path())));
         }
