@@ -38,6 +38,19 @@ const fn hiding(
 /// A file that is not a job file, with a secret in it (an include must not show it).
 const SHADOW: &str = "root:$6$salt$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n";
 
+/// Cases whose words are too long to write out: a job name past the limit
+/// (4097 bytes) and one of 70,000 characters (it once panicked after the run).
+fn generated() -> Vec<Case> {
+    [4097, 70_000]
+        .map(|n| {
+            let name: &'static str = Box::leak("n".repeat(n).into_boxed_str());
+            let args: &'static [&'static str] = Box::leak(Box::new(["run", "--name", name, "--ioengine", "null", "--size", "1m"]));
+            let says: &'static [&'static str] = Box::leak(Box::new([" bytes)': option 'name'", "too long: at most 4096"]));
+            Case { args, files: &[], says, hides: &[] }
+        })
+        .into()
+}
+
 const SCENARIO: &str = r#"{"name": "s", "sizes": [{"name": "tiny", "size_min": 4096, "size_max": 4096}],
   "initial_files": {"tiny": 10}, "operation_count": 10, "crud_profile": [1, 1, 1, 1], "user_count": 2}"#;
 
@@ -257,9 +270,11 @@ fn snapshot(dir: &Path) -> Vec<(String, u64)> {
 
 #[test]
 fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
-    assert!(CASES.len() >= 100, "the corpus has {} cases", CASES.len());
+    let generated = generated();
+    let cases: Vec<&Case> = CASES.iter().chain(&generated).collect();
+    assert!(cases.len() >= 100, "the corpus has {} cases", cases.len());
     let mut failures = Vec::new();
-    for c in CASES {
+    for c in cases.iter().copied() {
         let d = scratch();
         for (name, text) in c.files {
             let path = d.path().join(name);
@@ -303,8 +318,10 @@ fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
             wrong.push(format!("wrote {:?}", snapshot(d.path())));
         }
         if !wrong.is_empty() {
-            failures.push(format!("{:?}: {}\n    stderr: {}", c.args, wrong.join(", "), stderr.trim_end()));
+            let args: Vec<String> = c.args.iter().map(|a| storbench_workload::shown(a).into_owned()).collect();
+            let stderr: String = stderr.trim_end().chars().take(600).collect();
+            failures.push(format!("{args:?}: {}\n    stderr: {stderr}", wrong.join(", ")));
         }
     }
-    assert!(failures.is_empty(), "{} of {} bad inputs handled wrongly:\n{}", failures.len(), CASES.len(), failures.join("\n"));
+    assert!(failures.is_empty(), "{} of {} bad inputs handled wrongly:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }

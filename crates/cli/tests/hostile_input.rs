@@ -1,6 +1,7 @@
 //! Input that cannot hurt: files that never end (`/dev/zero`, FIFOs) and
 //! traces too large for the machine are refused before they are read,
-//! quickly and in bounded memory.
+//! quickly and in bounded memory; a job name of any length never panics a
+//! renderer.
 
 mod common;
 use common::*;
@@ -107,4 +108,40 @@ fn a_trace_larger_than_the_memory_is_refused_with_the_figures() {
         &["replay", "huge.log", "--ioengine", "null", "--size", "1m"],
         &["huge.log: this trace needs about", "to load,", "is available (50% of the", "MemAvailable); replay a part of it"],
     );
+}
+
+/// A name of 65,536 characters or more panicked the summary after the run
+/// ("Formatting argument out of range"): the summary and result.json were
+/// lost. Names are now at most 4096 bytes, and every renderer takes any
+/// length (a results directory may come from elsewhere).
+#[test]
+fn long_job_names_are_refused_up_front_and_render_at_any_length() {
+    let d = scratch();
+    let long = "n".repeat(70_000);
+    refused_fast(d.path(), &["run", "--name", &long, "--ioengine", "null", "--size", "1m"], &["(70000 bytes)': option 'name'"]);
+    // The longest name a run takes: everything written, every format shown.
+    let name = "m".repeat(4096);
+    let r = storbench(d.path(), &["run", "--name", &name, "--ioengine", "null", "--size", "1m", "--results-dir", "r", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains(&name), "the summary names the job");
+    for f in ["summary.txt", "result.json", "fio.json", "series.csv"] {
+        assert!(d.path().join("r").join(f).exists(), "{f} written");
+    }
+    // The same run with a 70,000-character name, as an older or edited result.
+    let text = std::fs::read_to_string(d.path().join("r/result.json")).unwrap();
+    std::fs::create_dir(d.path().join("r70")).unwrap();
+    std::fs::write(d.path().join("r70/result.json"), text.replace(&name, &long)).unwrap();
+    for format in ["text", "json", "fio-json", "fio-json+", "fio-terse", "fio-normal", "csv"] {
+        let r = storbench(d.path(), &["show", "r70", "--format", format]);
+        assert_eq!(r.code, 0, "{format}: {}", r.stderr);
+        assert!(r.stdout.contains(&long), "{format} shows the whole name");
+    }
+    for args in [
+        &["compare", "r70", "r70"][..],
+        &["report", "r70", "-o", "r70.html"],
+        &["efficiency", "r70", "--devices", "1", "--device-read-iops", "1000"],
+    ] {
+        let r = storbench(d.path(), args);
+        assert!(r.code == 0 && !r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    }
 }

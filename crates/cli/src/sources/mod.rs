@@ -35,7 +35,7 @@ pub fn build(base: &JobSpec, global: &Pairs, jobs: &[Pairs]) -> Result<Vec<JobSp
         .map(|(i, pairs)| {
             let mut s = g.clone();
             s.name = pairs.iter().find(|(k, _)| k == "name").map(|(_, v)| v.clone()).unwrap_or(format!("job{}", i + 1));
-            let context = format!("job '{}'", s.name);
+            let context = format!("job '{}'", storbench_workload::shown(&s.name));
             apply_all(&mut s, pairs, &context)?;
             Ok(s)
         })

@@ -61,7 +61,8 @@ pub static CORE: &[CoreOption] = &[
         info: info("name", Kind::Text, "job<N>", "job name"),
         aliases: &[],
         set: |s, v| {
-            s.name = nonempty(v)?.to_string();
+            crate::spec::check_name(v)?;
+            s.name = v.to_string();
             Ok(())
         },
     },
