@@ -187,10 +187,10 @@ pub struct BaselineArgs {
 #[derive(Args, Debug)]
 #[command(after_help = "Example: storbench efficiency cluster-run/ --baseline one-ssd-run/ --devices 28 --replicas 3")]
 pub struct EfficiencyArgs {
-    /// The run to judge (a results directory)
+    /// The run to judge (a results directory; a sweep, an SLO search or a directory of runs: each run, by its directory)
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// A run on one raw device of the store: its best read and write figures are one device's
+    /// A `storbench baseline` run on one raw device of the store: its best read and write figures are one device's
     #[arg(long, value_name = "DIR")]
     pub baseline: Option<PathBuf>,
     /// Devices the store's data lives on

@@ -278,6 +278,7 @@ const CASES: &[Case] = &[
     case(&["efficiency", "d", "--devices", "3", "--device-read-mibs", "0"], &["--device-read-mibs", "above 0"]),
     case(&["efficiency", "d", "--devices", "3", "--device-write-mibs=-1"], &["--device-write-mibs", "'-1'"]),
     case(&["efficiency", "d", "--devices", "0", "--device-read-iops", "1000"], &["--devices"]),
+    case(&["efficiency", "d", "--devices", "3", "--ec", "4294967295+1", "--device-read-iops", "1000"], &["--ec", "K from 1 to 256"]),
     case(&["replay", "t.log", "--time-scale", "1e308"], &["--time-scale", "at most 1000000"]),
     case(&["replay", "t.log", "--time-scale", "nan"], &["--time-scale", "'nan'"]),
     case(&["run", "--preset", "train:unet3d", "--scale", "nan"], &["--scale", "'nan'"]),
