@@ -1,7 +1,7 @@
 //! Input that cannot hurt: files that never end (`/dev/zero`, FIFOs) and
 //! traces too large for the machine are refused before they are read,
 //! quickly and in bounded memory; a job name of any length never panics a
-//! renderer.
+//! renderer; `agent --init` keeps its credentials private under any umask.
 
 mod common;
 use common::*;
@@ -144,4 +144,40 @@ fn long_job_names_are_refused_up_front_and_render_at_any_length() {
         let r = storbench(d.path(), args);
         assert!(r.code == 0 && !r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
     }
+}
+
+/// `agent --init` under umask 000 made its directory 0777: anyone could
+/// replace ca.pem or the token.
+#[test]
+fn agent_init_keeps_its_directory_private_whatever_the_umask() {
+    let d = scratch();
+    let init = |dir: &str| {
+        let out = Command::new("sh")
+            .arg("-c")
+            .arg("umask 000; exec \"$0\" agent --init \"$1\"")
+            .arg(bin())
+            .arg(dir)
+            .current_dir(d.path())
+            .output()
+            .unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let (code, err) = init("fleet/new");
+    assert_eq!(code, 0, "{err}");
+    let dir = d.path().join("fleet/new");
+    assert_eq!(mode(&dir), 0o700, "the directory");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        let want = if p.extension().is_some_and(|x| x == "pem") { 0o644 } else { 0o600 };
+        assert_eq!(mode(&p), want, "{}", p.display());
+    }
+    // A directory others can write is refused, and nothing is put in it.
+    std::fs::create_dir(d.path().join("open")).unwrap();
+    std::fs::set_permissions(d.path().join("open"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, err) = init("open");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("open can be written by others (mode 777)") && err.contains("chmod 700 open"), "{err}");
+    assert!(listing(&d.path().join("open")).is_empty());
 }
