@@ -161,7 +161,7 @@ pub struct BaselineArgs {
     #[arg(long, value_delimiter = ',', value_name = "HOST[:PORT],...")]
     pub network: Vec<String>,
     /// TCP streams each way per agent
-    #[arg(long, default_value_t = 4, value_name = "N")]
+    #[arg(long, default_value_t = 4, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub streams: u32,
     /// The fleet directory whose token the agents check (default $STORBENCH_FLEET_DIR or ~/.config/storbench/fleet)
     #[arg(long = "fleet-dir", value_name = "DIR")]
@@ -187,32 +187,32 @@ pub struct BaselineArgs {
 #[derive(Args, Debug)]
 #[command(after_help = "Example: storbench efficiency cluster-run/ --baseline one-ssd-run/ --devices 28 --replicas 3")]
 pub struct EfficiencyArgs {
-    /// The run to judge (a results directory)
+    /// The run to judge (a results directory; a sweep, an SLO search or a directory of runs: each run, by its directory)
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// A run on one raw device of the store: its best read and write figures are one device's
+    /// A `storbench baseline` run on one raw device of the store: its best read and write figures are one device's
     #[arg(long, value_name = "DIR")]
     pub baseline: Option<PathBuf>,
     /// Devices the store's data lives on
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub devices: u32,
     /// Copies of every write (replicated pools, mirrors)
-    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "ec")]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=100), conflicts_with = "ec")]
     pub replicas: u32,
     /// Erasure coding K+M instead of replicas
     #[arg(long, value_name = "K+M")]
     pub ec: Option<String>,
     /// One device's read IOPS (instead of, or over, the baseline's)
-    #[arg(long = "device-read-iops", value_name = "IOPS")]
+    #[arg(long = "device-read-iops", value_name = "IOPS", value_parser = crate::numbers::device_iops)]
     pub device_read_iops: Option<f64>,
     /// One device's write IOPS
-    #[arg(long = "device-write-iops", value_name = "IOPS")]
+    #[arg(long = "device-write-iops", value_name = "IOPS", value_parser = crate::numbers::device_iops)]
     pub device_write_iops: Option<f64>,
     /// One device's read bandwidth, MiB/s
-    #[arg(long = "device-read-mibs", value_name = "MIB/S")]
+    #[arg(long = "device-read-mibs", value_name = "MIB/S", value_parser = crate::numbers::device_mibs)]
     pub device_read_mibs: Option<f64>,
     /// One device's write bandwidth, MiB/s
-    #[arg(long = "device-write-mibs", value_name = "MIB/S")]
+    #[arg(long = "device-write-mibs", value_name = "MIB/S", value_parser = crate::numbers::device_mibs)]
     pub device_write_mibs: Option<f64>,
 }
 
@@ -279,13 +279,13 @@ pub struct RunFlags {
     #[arg(long)]
     pub precondition: bool,
     /// First fill every target to this share (80% or 0.8): blocks in 1 MiB writes, pools of their capacity, buckets of the job's objects; the store's accounting is checked
-    #[arg(long, value_name = "PCT", value_parser = fraction, conflicts_with = "precondition")]
+    #[arg(long, value_name = "PCT", value_parser = crate::numbers::fraction, conflicts_with = "precondition")]
     pub fill: Option<f64>,
     /// An AI workload: train:unet3d|resnet50|cosmoflow (emulated accelerators; samples/s and utilization) or checkpoint:llama3-8b|llama3-70b|llama3-405b|llama3-1t
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
     /// The share of the preset to keep, to fit this machine: of training's samples (sample size and compute kept), of a checkpoint's bytes
-    #[arg(long, value_name = "SHARE", default_value_t = 1.0, requires = "preset")]
+    #[arg(long, value_name = "SHARE", default_value_t = 1.0, requires = "preset", value_parser = crate::numbers::scale)]
     pub scale: f64,
     /// Emulated accelerators (training) or ranks (checkpoint) on this client (default: 1, or the checkpoint's ranks)
     #[arg(long, value_name = "N", requires = "preset", value_parser = clap::value_parser!(u32).range(1..=4096))]
@@ -309,7 +309,7 @@ pub struct ReplayFlags {
     #[arg(value_name = "TRACE")]
     pub trace: PathBuf,
     /// Pace against the trace's: 2 replays twice as fast, 0.5 at half speed
-    #[arg(long = "time-scale", default_value_t = 1.0, value_name = "X", value_parser = positive)]
+    #[arg(long = "time-scale", default_value_t = 1.0, value_name = "X", value_parser = crate::numbers::time_scale)]
     pub time_scale: f64,
     /// Issue as fast as the queue depth allows, ignoring the trace's times
     #[arg(long = "no-stall")]
@@ -328,26 +328,6 @@ pub struct ReplayFlags {
     pub quiet: bool,
 }
 
-fn positive(v: &str) -> Result<f64, String> {
-    match v.parse::<f64>() {
-        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
-        _ => Err(format!("'{v}': give a number above 0 (2 = twice as fast)")),
-    }
-}
-
-/// A share: `80%` or `0.8`, above 0 and at most 1.
-fn fraction(v: &str) -> Result<f64, String> {
-    let f = match v.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map(|p| p / 100.0),
-        None => v.trim().parse::<f64>(),
-    }
-    .map_err(|_| format!("'{v}': give a share such as 80% or 0.8"))?;
-    if !(f > 0.0 && f <= 1.0) {
-        return Err(format!("'{v}': give a share above 0 and at most 100%"));
-    }
-    Ok(f)
-}
-
 /// `storbench sweep`'s own flags: a job source as `run` takes it, and the
 /// dimensions.
 #[derive(Args, Debug, Default)]
@@ -363,7 +343,7 @@ pub struct SweepFlags {
     #[arg(long = "one-at-a-time")]
     pub one_at_a_time: bool,
     /// Run every point this many times (tables show the median)
-    #[arg(long, default_value_t = 1, value_name = "N")]
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1000))]
     pub repeat: u32,
     /// Run the points in random order (spreads drift over the grid; knees are then not searched)
     #[arg(long)]
@@ -372,7 +352,7 @@ pub struct SweepFlags {
     #[arg(long, value_name = "N", requires = "shuffle")]
     pub seed: Option<u64>,
     /// A curve stops once a step gains less than this percentage of IOPS while mean latency grows as much
-    #[arg(long = "knee-gain", default_value_t = 5.0, value_name = "PCT")]
+    #[arg(long = "knee-gain", default_value_t = 5.0, value_name = "PCT", value_parser = crate::numbers::knee_gain)]
     pub knee_gain: f64,
     /// Run every point (no knee search)
     #[arg(long = "no-knee")]
@@ -398,11 +378,11 @@ pub struct SloFlags {
     /// Seconds per probe (longer when the percentile needs more operations)
     #[arg(long = "probe-time", default_value = "5", value_name = "SECONDS", value_parser = seconds)]
     pub probe_time: std::time::Duration,
-    /// At most this many probes (the closed-loop one included)
-    #[arg(long = "max-probes", default_value_t = 10, value_name = "N")]
+    /// At most this many probes (the closed-loop one included; 3 to 1000: one measures capacity, two bisect)
+    #[arg(long = "max-probes", default_value_t = 10, value_name = "N", value_parser = clap::value_parser!(u32).range(3..=1000))]
     pub max_probes: u32,
     /// Stop bisecting once the pass/fail interval is this narrow (percent of the rate)
-    #[arg(long, default_value_t = 2.0, value_name = "PCT")]
+    #[arg(long, default_value_t = 2.0, value_name = "PCT", value_parser = crate::numbers::precision)]
     pub precision: f64,
     /// Search the queue depth instead, closed loop (fio's latency_target question; latency from each I/O's issue)
     #[arg(long = "closed-loop")]
@@ -524,21 +504,14 @@ pub struct CompareArgs {
     #[arg(long, short = 'f', default_value = "text", value_parser = ["text", "markdown", "json"])]
     pub format: String,
     /// A difference smaller than this percentage is no difference (noise between runs exceeds noise within one)
-    #[arg(long = "min-effect", default_value_t = 2.0, value_name = "PCT")]
+    #[arg(long = "min-effect", default_value_t = 2.0, value_name = "PCT", value_parser = crate::numbers::percent)]
     pub min_effect: f64,
     /// Exit 4 when IOPS or MiB/s is lower by more than PCT percent (and the difference is real)
-    #[arg(long = "fail-if-slower", value_name = "PCT", value_parser = percent)]
+    #[arg(long = "fail-if-slower", value_name = "PCT", value_parser = crate::numbers::percent)]
     pub fail_if_slower: Option<f64>,
     /// Exit 4 when p99 latency is higher by more than PCT percent (and the difference is real)
-    #[arg(long = "fail-if-p99-worse", value_name = "PCT", value_parser = percent)]
+    #[arg(long = "fail-if-p99-worse", value_name = "PCT", value_parser = crate::numbers::growth_percent)]
     pub fail_if_p99_worse: Option<f64>,
-}
-
-fn percent(v: &str) -> Result<f64, String> {
-    match v.trim_end_matches('%').parse::<f64>() {
-        Ok(p) if p >= 0.0 && p.is_finite() => Ok(p),
-        _ => Err(format!("'{v}' is not a percentage (e.g. 5 or 5%)")),
-    }
 }
 
 #[derive(Args, Debug)]

@@ -74,7 +74,7 @@ impl FleetArgs {
         let agents = match (&self.agents, &self.agents_file) {
             (Some(list), _) => agents::parse_list(list).map_err(CliError::usage)?,
             (None, Some(path)) => {
-                let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("{}: {e}", path.display())))?;
+                let text = crate::sources::read_job_file(path, "agents file")?;
                 agents::parse_file(&text, &path.display().to_string()).map_err(CliError::usage)?
             }
             (None, None) => {

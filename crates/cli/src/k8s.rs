@@ -117,7 +117,8 @@ pub fn run(args: &K8sArgs) -> Result<i32, CliError> {
     let mut fleet_files = Vec::new();
     for f in FLEET_FILES {
         let path = dir.join(f);
-        let bytes = std::fs::read(&path).map_err(|e| {
+        let limit = storbench_workload::input::CREDENTIALS_LIMIT;
+        let bytes = storbench_workload::input::read_bytes(&path, "fleet file", limit).map_err(|e| {
             CliError::usage(format!(
                 "{}: {e}; make a fleet directory with `storbench agent --init {}` and give it with --fleet-dir",
                 path.display(),
@@ -129,8 +130,7 @@ pub fn run(args: &K8sArgs) -> Result<i32, CliError> {
     let job_file = match &args.job {
         None => None,
         Some(path) => {
-            let text =
-                std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read job file {}: {e}", path.display())))?;
+            let text = crate::sources::read_job_file(path, "job file")?;
             let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
             Some((name, text))
         }

@@ -7,6 +7,7 @@ mod compat;
 mod error;
 mod fleet;
 mod k8s;
+mod numbers;
 mod output;
 mod precondition;
 mod progress;

@@ -1,26 +1,54 @@
 //! The bad-input corpus: flags, TOML and fio job files, ssbench scenarios,
 //! engine options, paths and huge values a careless or hostile user might
 //! give. Every one must end in exit code 2, one line on stderr naming the
-//! culprit, no panic, and nothing written (the directory is the same after).
+//! culprit, no panic, nothing written (the directory is the same after),
+//! within seconds, and without the text of a file it was not meant to show.
 
 mod common;
 use common::*;
 use std::path::Path;
 use std::process::Command;
 
-/// One bad input: the words, the files it needs, what its one error line must say.
+/// One bad input: the words, the files it needs, what its one error line
+/// must say, and what it must not (a file's content).
 struct Case {
     args: &'static [&'static str],
     files: &'static [(&'static str, &'static str)],
     says: &'static [&'static str],
+    hides: &'static [&'static str],
 }
 
 const fn case(args: &'static [&'static str], says: &'static [&'static str]) -> Case {
-    Case { args, files: &[], says }
+    Case { args, files: &[], says, hides: &[] }
 }
 
 const fn with(args: &'static [&'static str], files: &'static [(&'static str, &'static str)], says: &'static [&'static str]) -> Case {
-    Case { args, files, says }
+    Case { args, files, says, hides: &[] }
+}
+
+const fn hiding(
+    args: &'static [&'static str],
+    files: &'static [(&'static str, &'static str)],
+    says: &'static [&'static str],
+    hides: &'static [&'static str],
+) -> Case {
+    Case { args, files, says, hides }
+}
+
+/// A file that is not a job file, with a secret in it (an include must not show it).
+const SHADOW: &str = "root:$6$salt$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n";
+
+/// Cases whose words are too long to write out: a job name past the limit
+/// (4097 bytes) and one of 70,000 characters (it once panicked after the run).
+fn generated() -> Vec<Case> {
+    [4097, 70_000]
+        .map(|n| {
+            let name: &'static str = Box::leak("n".repeat(n).into_boxed_str());
+            let args: &'static [&'static str] = Box::leak(Box::new(["run", "--name", name, "--ioengine", "null", "--size", "1m"]));
+            let says: &'static [&'static str] = Box::leak(Box::new([" bytes)': option 'name'", "too long: at most 4096"]));
+            Case { args, files: &[], says, hides: &[] }
+        })
+        .into()
 }
 
 const SCENARIO: &str = r#"{"name": "s", "sizes": [{"name": "tiny", "size_min": 4096, "size_max": 4096}],
@@ -204,6 +232,61 @@ const CASES: &[Case] = &[
     with(&["run", "--ssbench", "s.json", "--users", "4,2"], &[("s.json", SCENARIO)], &["must grow"]),
     with(&["run", "--ssbench", "s.json", "--name", "a"], &[("s.json", SCENARIO)], &["runs a scenario on its own"]),
     case(&["run", "--ssbench", "missing.json"], &["cannot read ssbench scenario missing.json"]),
+    // Files that never end, or are not files, are refused before they are read.
+    case(&["run", "--fio", "/dev/zero"], &["cannot read fio job file /dev/zero", "a character device, not a regular file"]),
+    case(&["run", "/dev/zero"], &["cannot read job file /dev/zero", "character device"]),
+    case(&["run", "--ssbench", "/dev/urandom"], &["cannot read ssbench scenario /dev/urandom", "character device"]),
+    case(&["run", "--agents-file", "/dev/zero", "--name", "a", "--ioengine", "null", "--size", "1m"], &["cannot read agents file /dev/zero"]),
+    case(&["run", "--fio", "/tmp"], &["cannot read fio job file /tmp", "a directory"]),
+    case(&["replay", "/dev/zero", "--ioengine", "psync", "--filename", "r.dat", "--size", "1m"], &["/dev/zero", "a trace is read from a file"]),
+    with(&["run", "--fio", "z.fio"], &[("z.fio", "[a]\nioengine=null\nsize=1m\ninclude /dev/zero\n")], &["z.fio line 4", "cannot include /dev/zero", "character device"]),
+    with(&["run", "--fio", "u.fio"], &[("u.fio", "[a]\ninclude /dev/urandom\n")], &["u.fio line 2", "cannot include /dev/urandom"]),
+    // An include that is not a job file is named, never shown (nor kept as a note).
+    hiding(&["run", "--fio", "j.fio", "--fio-allow-unsupported"], &[("j.fio", "[a]\nioengine=null\nsize=1m\ninclude shadow\n"), ("shadow", SHADOW)],
+        &["j.fio line 4", "shadow is not a fio job file (its line 1", "nothing of it is shown"], &["SECRETHASH", "root", "daemon"]),
+    hiding(&["run", "--fio", "j.fio"], &[("j.fio", "[a]\nioengine=null\nsize=1m\n[b]\ninclude shadow\n"), ("shadow", SHADOW)],
+        &["j.fio line 5", "not a fio job file"], &["SECRETHASH", "root"]),
+    // An unset ${VAR} is named: fio would write filename=${DIR}/f.dat at /f.dat.
+    with(&["run", "--fio", "v.fio"], &[("v.fio", "[a]\nrw=write\nsize=1m\nfilename=${STORBENCH_CORPUS_UNSET}/f.dat\n")],
+        &["v.fio line 4", "${STORBENCH_CORPUS_UNSET} is not set", "/f.dat"]),
+    with(&["run", "--fio", "v.fio"], &[("v.fio", "[global]\ndirectory=${STORBENCH_CORPUS_UNSET}\n[a]\nrw=write\nsize=1m\n")],
+        &["v.fio line 2", "${STORBENCH_CORPUS_UNSET} is not set"]),
+    // NaN, infinities and absurd figures, in options and in every command's numeric flags.
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--rate_iops", "1e308"], &["rate_iops", "at most 1000000000"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--rate_iops", "1e-300"], &["rate_iops", "at least 0.001"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--rate_iops_min", "inf"], &["rate_iops_min", "'inf'"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--rate", "1e308iops"], &["option 'rate'", "at most 1000000000"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--replay_time_scale", "1e308"], &["replay_time_scale", "at most"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--random_distribution", "zipf:inf"], &["zipf theta", "at most 100"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--random_distribution", "zipf:1e308"], &["zipf theta"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--runtime", "2", "--steadystate", "iops:1e308"], &["steadystate", "more than any figure"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--runtime", "2", "--steadystate", "iops:200%"], &["steadystate", "at most 100%"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--runtime", "2", "--steadystate", "bw:nan"], &["steadystate", "above 0"]),
+    case(&["run", "--name", "a", "--ioengine", "s3", "--op_timeout", "1e308", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["op_timeout", "at most 86400"]),
+    case(&["run", "--name", "a", "--ioengine", "swift", "--connect_timeout", "inf", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["connect_timeout", "at most 86400"]),
+    case(&["run", "--name", "a", "--ioengine", "rados", "--pool", "p", "--connect_timeout", "1e308", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["connect_timeout", "up to 86400"]),
+    case(&["run", "--name", "a", "--ioengine", "rbd", "--pool", "p", "--connect_timeout", "0", "--size", "1m", "--rw", "read"], &["connect_timeout", "'0'", "above 0"]),
+    case(&["slo", "--precision", "NaN", "--latency", "p99=2ms", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--precision", "'NaN'", "above 0 and at most 100"]),
+    case(&["slo", "--precision", "1e308", "--latency", "p99=2ms", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--precision", "'1e308'"]),
+    case(&["slo", "--precision=-1", "--latency", "p99=2ms", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--precision", "'-1'"]),
+    case(&["slo", "--max-probes", "4294967295", "--latency", "p99=2ms", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--max-probes", "3..=1000"]),
+    case(&["sweep", "--knee-gain", "inf", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "iodepth=1,2"], &["--knee-gain", "'inf'"]),
+    case(&["sweep", "--repeat", "4294967295", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "iodepth=1,2"], &["--repeat", "1..=1000"]),
+    case(&["compare", "--min-effect", "nan", "a", "b"], &["--min-effect", "'nan'"]),
+    case(&["compare", "--fail-if-slower", "1e308", "a", "b"], &["--fail-if-slower", "from 0 to 100"]),
+    case(&["compare", "--fail-if-p99-worse=-inf", "a", "b"], &["--fail-if-p99-worse", "'-inf'"]),
+    case(&["efficiency", "d", "--devices", "3", "--device-read-iops", "nan"], &["--device-read-iops", "'nan'"]),
+    case(&["efficiency", "d", "--devices", "3", "--device-write-iops", "1e308"], &["--device-write-iops", "at most 1000000000"]),
+    case(&["efficiency", "d", "--devices", "3", "--device-read-mibs", "0"], &["--device-read-mibs", "above 0"]),
+    case(&["efficiency", "d", "--devices", "3", "--device-write-mibs=-1"], &["--device-write-mibs", "'-1'"]),
+    case(&["efficiency", "d", "--devices", "0", "--device-read-iops", "1000"], &["--devices"]),
+    case(&["efficiency", "d", "--devices", "3", "--ec", "4294967295+1", "--device-read-iops", "1000"], &["--ec", "K from 1 to 256"]),
+    case(&["replay", "t.log", "--time-scale", "1e308"], &["--time-scale", "at most 1000000"]),
+    case(&["replay", "t.log", "--time-scale", "nan"], &["--time-scale", "'nan'"]),
+    case(&["run", "--preset", "train:unet3d", "--scale", "nan"], &["--scale", "'nan'"]),
+    case(&["run", "--preset", "train:unet3d", "--scale", "1e308"], &["--scale", "'1e308'", "at most 1"]),
+    case(&["run", "--fill", "nan%", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--fill", "'nan%'"]),
+    case(&["baseline", "--streams", "0", "--network", "127.0.0.1"], &["--streams"]),
 ];
 
 /// Every file below `dir`, with its length (what "nothing written" compares).
@@ -225,9 +308,11 @@ fn snapshot(dir: &Path) -> Vec<(String, u64)> {
 
 #[test]
 fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
-    assert!(CASES.len() >= 100, "the corpus has {} cases", CASES.len());
+    let generated = generated();
+    let cases: Vec<&Case> = CASES.iter().chain(&generated).collect();
+    assert!(cases.len() >= 100, "the corpus has {} cases", cases.len());
     let mut failures = Vec::new();
-    for c in CASES {
+    for c in cases.iter().copied() {
         let d = scratch();
         for (name, text) in c.files {
             let path = d.path().join(name);
@@ -235,6 +320,7 @@ fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
             std::fs::write(path, text).unwrap();
         }
         let before = snapshot(d.path());
+        let started = std::time::Instant::now();
         // No credentials or cluster from the environment: the input alone is judged.
         let out = Command::new(bin())
             .args(c.args)
@@ -255,13 +341,25 @@ fn every_bad_input_gets_one_clear_error_and_writes_nothing() {
         if stderr.contains("panicked") {
             wrong.push("a panic".into());
         }
+        // Refusals come before anything is read at length or run.
+        if started.elapsed() > std::time::Duration::from_secs(10) {
+            wrong.push(format!("took {:?}", started.elapsed()));
+        }
         wrong.extend(c.says.iter().filter(|s| !stderr.contains(**s)).map(|s| format!("does not say '{s}'")));
+        wrong.extend(
+            c.hides
+                .iter()
+                .filter(|s| stderr.contains(**s) || String::from_utf8_lossy(&out.stdout).contains(**s))
+                .map(|s| format!("shows '{s}'")),
+        );
         if snapshot(d.path()) != before {
             wrong.push(format!("wrote {:?}", snapshot(d.path())));
         }
         if !wrong.is_empty() {
-            failures.push(format!("{:?}: {}\n    stderr: {}", c.args, wrong.join(", "), stderr.trim_end()));
+            let args: Vec<String> = c.args.iter().map(|a| storbench_workload::shown(a).into_owned()).collect();
+            let stderr: String = stderr.trim_end().chars().take(600).collect();
+            failures.push(format!("{args:?}: {}\n    stderr: {stderr}", wrong.join(", ")));
         }
     }
-    assert!(failures.is_empty(), "{} of {} bad inputs handled wrongly:\n{}", failures.len(), CASES.len(), failures.join("\n"));
+    assert!(failures.is_empty(), "{} of {} bad inputs handled wrongly:\n{}", failures.len(), cases.len(), failures.join("\n"));
 }

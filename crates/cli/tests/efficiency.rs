@@ -12,12 +12,18 @@ fn a_run_is_judged_against_its_devices_with_replication_counted() {
     let cl =
         storbench(d.path(), &[&["run", "--name", "cl", "--results-dir", "cl", "--servers", "3", "--iodepth", "16"][..], &sim].concat());
     assert_eq!(cl.code, 0, "{}", cl.stderr);
-    let r = storbench(d.path(), &["efficiency", "cl", "--baseline", "base", "--devices", "3", "--replicas", "3"]);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    assert!(r.stdout.starts_with("3 devices, 3 replicas (writes x3.00)"), "{}", r.stdout);
     let (b, c) = (run_result(&d.path().join("base")), run_result(&d.path().join("cl")));
     let iops = |r: &storbench_model::RunResult, op| r.jobs[0].op(op).unwrap().iops;
     use storbench_workload::OpKind::{Read, Write};
+    // The simulated device's figures, as a data sheet would give them (a
+    // run that is not `storbench baseline` is refused as a baseline).
+    let (dev_read, dev_write) = (format!("{}", iops(&b, Read)), format!("{}", iops(&b, Write)));
+    let r = storbench(
+        d.path(),
+        &["efficiency", "cl", "--device-read-iops", &dev_read, "--device-write-iops", &dev_write, "--devices", "3", "--replicas", "3"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.starts_with("3 devices, 3 replicas (writes x3.00)"), "{}", r.stdout);
     // Reads land on one device, writes on three: the write ceiling is a third of the devices'.
     let read_eff = iops(&c, Read) / (3.0 * iops(&b, Read)) * 100.0;
     let write_eff = iops(&c, Write) * 3.0 / (3.0 * iops(&b, Write)) * 100.0;
@@ -28,6 +34,75 @@ fn a_run_is_judged_against_its_devices_with_replication_counted() {
     let bad = storbench(d.path(), &["efficiency", "cl", "--devices", "3"]);
     assert_eq!(bad.code, 2);
     assert!(bad.stderr.contains("--baseline"), "{}", bad.stderr);
+}
+
+/// A store's run as the devices' ceiling makes every figure nonsense: only
+/// a `storbench baseline` run is one, and anything else is named.
+#[test]
+fn a_baseline_is_a_baseline_run_and_anything_else_is_refused_saying_what_it_is() {
+    let d = scratch();
+    let objects = ["run", "--name", "obj", "--ioengine", "null", "--objects", "100", "--rw", "randrw", "--runtime", "1", "--quiet"];
+    assert_eq!(storbench(d.path(), &[&objects[..], &["--results-dir", "obj"]].concat()).code, 0);
+    let block = ["run", "--name", "blk", "--ioengine", "null", "--rw", "randrw", "--size", "1m", "--runtime", "1", "--quiet"];
+    assert_eq!(storbench(d.path(), &[&block[..], &["--results-dir", "blk"]].concat()).code, 0);
+    for (baseline, what) in [("obj", "a run of 1 object job(s) on null"), ("blk", "a run of 1 block job(s) on null")] {
+        let r = storbench(d.path(), &["efficiency", "blk", "--devices", "3", "--baseline", baseline]);
+        assert_eq!(r.code, 2, "{}", r.stdout);
+        assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+        assert!(r.stderr.contains(&format!("--baseline {baseline}: it is not a `storbench baseline` run but {what}")), "{}", r.stderr);
+        assert!(r.stdout.is_empty(), "nothing judged: {}", r.stdout);
+    }
+    // A directory of several runs is not one baseline either.
+    std::fs::create_dir(d.path().join("two")).unwrap();
+    for n in ["a", "b"] {
+        std::fs::rename(d.path().join(if n == "a" { "obj" } else { "blk" }), d.path().join("two").join(n)).unwrap();
+    }
+    let r = storbench(d.path(), &["efficiency", "two/b", "--devices", "3", "--baseline", "two"]);
+    assert_eq!(r.code, 2);
+    assert!(r.stderr.contains("it holds 2 runs, not one baseline"), "{}", r.stderr);
+}
+
+/// NaN, infinities, zero, negative and absurd device figures are refused
+/// by flag: they printed "NaNM" and "infM" ceilings.
+#[test]
+fn nonsense_device_figures_are_refused_by_flag() {
+    let d = scratch();
+    let run = ["run", "--name", "blk", "--ioengine", "null", "--rw", "randrw", "--size", "1m", "--runtime", "1", "--quiet"];
+    assert_eq!(storbench(d.path(), &[&run[..], &["--results-dir", "blk"]].concat()).code, 0);
+    for flag in ["--device-read-iops", "--device-write-iops", "--device-read-mibs", "--device-write-mibs"] {
+        for v in ["nan", "NaN", "inf", "-inf", "1e308", "0", "-1"] {
+            let r = storbench(d.path(), &["efficiency", "blk", "--devices", "3", &format!("{flag}={v}")]);
+            assert_eq!(r.code, 2, "{flag}={v}: {}", r.stdout);
+            assert_eq!(r.stderr.lines().count(), 1, "{}", r.stderr);
+            assert!(r.stderr.contains(flag) && r.stderr.contains(&format!("'{v}'")), "{flag}={v}: {}", r.stderr);
+            assert!(r.stdout.is_empty());
+        }
+    }
+}
+
+/// A sweep is judged point by point, each point named by its directory (it
+/// was judged as its last point, unnamed); so is an SLO search's probes.
+#[test]
+fn a_sweep_is_judged_point_by_point_each_named() {
+    let d = scratch();
+    let sim = ["--ioengine", "null", "--service_time", "100us", "--rw", "randread", "--runtime", "1", "--quiet"];
+    let sweep = storbench(d.path(), &[&["sweep", "--name", "s", "--results-dir", "sw", "--sweep", "iodepth=1,4"][..], &sim].concat());
+    assert_eq!(sweep.code, 0, "{}", sweep.stderr);
+    let r = storbench(d.path(), &["efficiency", "sw", "--devices", "1", "--device-read-iops", "10000"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // The ceiling's line, the header, then a row per point.
+    let rows: Vec<&str> = r.stdout.lines().skip(2).collect();
+    assert_eq!(rows.len(), 2, "{}", r.stdout);
+    assert!(r.stdout.lines().nth(1).unwrap().starts_with("point"), "{}", r.stdout);
+    let set = storbench_model::RunSet::load(&d.path().join("sw")).unwrap();
+    for (row, run) in rows.iter().zip(&set.runs) {
+        let dir = run.dir.as_ref().unwrap().file_name().unwrap().to_string_lossy().into_owned();
+        assert!(row.starts_with(&dir), "{row} names {dir}");
+        // Each point against its own figures: one device of 10,000 IOPS.
+        let iops = run.result.jobs[0].op(storbench_workload::OpKind::Read).unwrap().iops;
+        let pct = row.split_whitespace().find(|w| w.ends_with('%')).unwrap().trim_end_matches('%').parse::<f64>().unwrap();
+        assert!((pct - iops / 100.0).abs() < 0.1 + pct * 0.002, "{row}: {iops} IOPS");
+    }
 }
 
 #[test]

@@ -30,6 +30,11 @@ pub use storbench_model::{StoreTarget, TargetFile};
 pub use storbench_workload::options::{Kind, OptionInfo};
 use storbench_workload::{ObjectSpec, OpKind};
 
+/// The longest timeout an engine option may give (`op_timeout`,
+/// `connect_timeout`): a day. Longer is a typo, and `1e308` seconds
+/// overflowed a Duration.
+pub const MAX_TIMEOUT_SECS: f64 = 86_400.0;
+
 /// Engine options as the job gives them (name -> value); each engine parses
 /// its own once, in [`EngineFactory::configure`].
 pub type EngineOptions = BTreeMap<String, String>;

@@ -92,7 +92,7 @@ impl EngineFactory for TcpFactory {
             Some(m) => return Err(bad("tcp_mode", format!("'{m}': give send, receive or echo"))),
         };
         let dir = options.get("fleet_dir").map(PathBuf::from).unwrap_or_else(default_fleet_dir);
-        let token = std::fs::read_to_string(dir.join("token"))
+        let token = storbench_workload::input::read_text(&dir.join("token"), "token file", storbench_workload::input::CREDENTIALS_LIMIT)
             .map_err(|e| {
                 bad("fleet_dir", format!("cannot read {}: {e} (make one with storbench agent --init)", dir.join("token").display()))
             })?

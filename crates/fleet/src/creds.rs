@@ -9,11 +9,15 @@
 //! ```
 //!
 //! Keys and the token are written readable by their owner only, and never
-//! printed: an agent that refuses a token says so without echoing it.
+//! printed: an agent that refuses a token says so without echoing it. The
+//! directory is made 0700 and every file's mode is set after it is written
+//! (0600, certificates 0644), whatever the umask: under umask 000 the
+//! directory was 0777, and anyone could have replaced ca.pem or the token.
+//! An existing directory that others can write is refused.
 
 use crate::AGENT_SERVER_NAME;
 use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt as _;
+use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 use tonic::transport::{Certificate, ClientTlsConfig, Identity, ServerTlsConfig};
 
@@ -28,7 +32,7 @@ pub fn init(dir: &Path, hosts: &[String]) -> Result<Vec<PathBuf>, String> {
     if let Some(f) = FILES.iter().map(|f| dir.join(f)).find(|p| p.exists()) {
         return Err(format!("{} exists: a fleet directory is made once; choose an empty directory", f.display()));
     }
-    std::fs::create_dir_all(dir).map_err(|e| format!("could not create {}: {e}", dir.display()))?;
+    own_dir(dir)?;
     let made = make(hosts).map_err(|e| format!("could not make the fleet's certificates: {e}"))?;
     let mut written = Vec::new();
     for (name, text, secret) in made {
@@ -87,14 +91,42 @@ pub fn random_hex(n: usize) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// `dir` made 0700 (its parents as the umask says), or an existing one
+/// that only its owner can write.
+fn own_dir(dir: &Path) -> Result<(), String> {
+    match std::fs::metadata(dir) {
+        Ok(m) if !m.is_dir() => Err(format!("{} exists and is not a directory", dir.display())),
+        Ok(m) if m.mode() & 0o022 != 0 => Err(format!(
+            "{} can be written by others (mode {:o}): they could replace the fleet's certificates or token; \
+             choose a directory only you can write (chmod 700 {})",
+            dir.display(),
+            m.mode() & 0o777,
+            dir.display()
+        )),
+        Ok(_) => Ok(()),
+        Err(_) => {
+            let made = |e: std::io::Error| format!("could not create {}: {e}", dir.display());
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(made)?;
+            }
+            std::fs::DirBuilder::new().mode(0o700).create(dir).map_err(made)?;
+            // The umask may have taken bits from 0700, never added any; set it exactly.
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(made)
+        }
+    }
+}
+
 fn write_new(path: &Path, bytes: &[u8], secret: bool) -> std::io::Result<()> {
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(if secret { 0o600 } else { 0o644 }).open(path)?;
+    let mode = if secret { 0o600 } else { 0o644 };
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(mode).open(path)?;
+    // Exactly this mode, whatever the umask.
+    f.set_permissions(std::fs::Permissions::from_mode(mode))?;
     f.write_all(bytes)?;
     f.sync_all()
 }
 
 fn read(dir: &Path, name: &str) -> Result<String, String> {
-    std::fs::read_to_string(dir.join(name)).map_err(|e| {
+    storbench_workload::input::read_text(&dir.join(name), "fleet file", storbench_workload::input::CREDENTIALS_LIMIT).map_err(|e| {
         format!(
             "{}: {e}; make a fleet directory with `storbench agent --init {}` and give it to every agent and coordinator",
             dir.join(name).display(),

@@ -4,6 +4,7 @@
 
 use crate::result::RunResult;
 use std::path::{Path, PathBuf};
+use storbench_workload::input::{read_text, RESULTS_LIMIT};
 
 /// One run of a set, and where its results live (if they were loaded).
 #[derive(Clone, Debug)]
@@ -75,7 +76,7 @@ impl RunSet {
 
 fn load_run(dir: &Path) -> Result<Run, LoadError> {
     let path = dir.join("result.json");
-    let text = std::fs::read_to_string(&path).map_err(|source| LoadError::Read { path: path.clone(), source })?;
+    let text = read_text(&path, "results file", RESULTS_LIMIT).map_err(|e| LoadError::Read { path: path.clone(), source: e.into() })?;
     let result: RunResult = serde_json::from_str(&text).map_err(|source| LoadError::Parse { path: path.clone(), source })?;
     if result.schema_version != crate::result::SCHEMA_VERSION {
         return Err(LoadError::Version { path, found: result.schema_version, expected: crate::result::SCHEMA_VERSION });

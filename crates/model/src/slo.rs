@@ -65,7 +65,9 @@ impl SloIndex {
     /// `DIR/slo.json`; the error says which file and why.
     pub fn load(dir: &Path) -> Result<SloIndex, String> {
         let path = dir.join(SLO_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let limit = storbench_workload::input::RESULTS_LIMIT;
+        let text = storbench_workload::input::read_text(&path, "results file", limit)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         serde_json::from_str(&text).map_err(|e| format!("{} is not an SLO index: {e}", path.display()))
     }
 

@@ -212,16 +212,18 @@ impl SweepIndex {
         if !path.exists() {
             return Err(IndexError::Missing { path: dir.into() });
         }
-        let text = std::fs::read_to_string(&path).map_err(|source| IndexError::Read { path: path.clone(), source })?;
+        let limit = storbench_workload::input::RESULTS_LIMIT;
+        let text = storbench_workload::input::read_text(&path, "results file", limit)
+            .map_err(|e| IndexError::Read { path: path.clone(), source: e.into() })?;
         let mut index: SweepIndex = serde_json::from_str(&text).map_err(|source| IndexError::Parse { path: path.clone(), source })?;
         if index.version != SWEEP_VERSION {
             return Err(IndexError::Version { path, found: index.version });
         }
         let log = dir.join(LOG_FILE);
-        match std::fs::read_to_string(&log) {
+        match storbench_workload::input::read_text(&log, "results file", limit) {
             Ok(lines) => index.apply(&lines),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(source) => return Err(IndexError::Read { path: log, source }),
+            Err(storbench_workload::input::ReadError::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(IndexError::Read { path: log, source: e.into() }),
         }
         Ok(index)
     }

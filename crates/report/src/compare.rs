@@ -302,11 +302,11 @@ pub fn render(rows: &[Row], names: (&str, &str), markdown: bool) -> String {
         }
         return out;
     }
-    let widths: Vec<usize> = (0..table[0].len()).map(|c| table.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths = crate::fmt::column_widths(&table);
     table
         .iter()
         .map(|r| {
-            r.iter().enumerate().map(|(c, s)| format!("{s:<w$}", w = widths[c])).collect::<Vec<_>>().join("  ").trim_end().to_string()
+            r.iter().enumerate().map(|(c, s)| crate::fmt::pad_right(s, widths[c])).collect::<Vec<_>>().join("  ").trim_end().to_string()
                 + "\n"
         })
         .collect()

@@ -2,6 +2,29 @@
 
 use storbench_metrics::LatencySummary;
 
+/// `s` left-aligned in `width` characters. std's `{:<w$}` panics on widths
+/// above 65,535 ("Formatting argument out of range"), and a column is as
+/// wide as its longest cell: a job name, a prefix or a path may be longer.
+pub fn pad_right(s: &str, width: usize) -> String {
+    let mut out = String::with_capacity(s.len() + width);
+    out.push_str(s);
+    out.extend(std::iter::repeat_n(' ', width.saturating_sub(s.chars().count())));
+    out
+}
+
+/// `s` right-aligned in `width` characters (see [`pad_right`]).
+pub fn pad_left(s: &str, width: usize) -> String {
+    let mut out: String = std::iter::repeat_n(' ', width.saturating_sub(s.chars().count())).collect();
+    out.push_str(s);
+    out
+}
+
+/// Each column's width in characters: its longest cell.
+pub fn column_widths(rows: &[Vec<String>]) -> Vec<usize> {
+    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect()
+}
+
 /// The latency columns every human-readable view shows, in order.
 pub const LATENCY_COLUMNS: [&str; 7] = ["min", "avg", "p50", "p90", "p99", "p99.9", "max"];
 

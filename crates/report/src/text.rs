@@ -40,7 +40,7 @@ pub fn render(r: &RunResult) -> String {
     out.push_str(&table(&rows));
     out.push('\n');
     for j in &r.jobs {
-        let _ = writeln!(out, "{:<width$}  {}", j.name, describe(j), width = name_width(r));
+        let _ = writeln!(out, "{}  {}", fmt::pad_right(&j.name, name_width(r)), describe(j));
     }
     out.push('\n');
     for j in &r.jobs {
@@ -96,7 +96,7 @@ fn errors(o: &OpResult) -> String {
 }
 
 fn name_width(r: &RunResult) -> usize {
-    r.jobs.iter().map(|j| j.name.len()).max().unwrap_or(3)
+    r.jobs.iter().map(|j| j.name.chars().count()).max().unwrap_or(3)
 }
 
 fn describe(j: &JobResult) -> String {
@@ -162,17 +162,16 @@ fn class_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec
 
 /// Rows as columns: the first two left-aligned (names), the rest right-aligned (figures).
 pub fn table(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-    let widths: Vec<usize> = (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.len()).max().unwrap_or(0)).collect();
+    let widths = fmt::column_widths(rows);
     let mut out = String::new();
     for r in rows {
         let mut line = String::new();
         for (c, cell) in r.iter().enumerate() {
-            if c < 2 {
-                let _ = write!(line, "{cell:<w$}  ", w = widths[c]);
-            } else {
-                let _ = write!(line, "{cell:>w$}  ", w = widths[c]);
+            match c < 2 {
+                true => line += &fmt::pad_right(cell, widths[c]),
+                false => line += &fmt::pad_left(cell, widths[c]),
             }
+            line += "  ";
         }
         out.push_str(line.trim_end());
         out.push('\n');

@@ -15,7 +15,7 @@ const HISTOGRAM_BYTES: u64 = 256 << 10;
 const HISTOGRAMS_PER_KIND: u64 = 3;
 /// Room left for everything else (the page cache, the cluster the machine
 /// may also run): a plan may use at most this share of the available memory.
-const MEMORY_SHARE: f64 = 0.5;
+pub const MEMORY_SHARE: f64 = 0.5;
 
 /// Bytes one job needs while it runs.
 pub fn job_memory(job: &JobPlan) -> u64 {

@@ -23,7 +23,7 @@ pub struct PlanError {
 
 impl std::fmt::Display for PlanError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "job '{}': {}", self.job, self.message)
+        write!(f, "job '{}': {}", storbench_workload::shown(&self.job), self.message)
     }
 }
 
@@ -95,6 +95,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
             spec.time_based = true;
         }
     }
+    storbench_workload::check_name(&spec.name).map_err(|m| err(&spec, format!("its name: {m}")))?;
     let engine = find_engine(&spec)?;
     let trace = crate::replay::resolve(&mut spec, engine)?;
     let config = configure(&spec, engine)?;

@@ -6,7 +6,7 @@
 use crate::plan::PlanError;
 use std::sync::Arc;
 use storbench_engine::EngineFactory;
-use storbench_workload::trace::{Trace, TraceSummary};
+use storbench_workload::trace::{LoadError, Trace, TraceSummary};
 use storbench_workload::{BlockSizes, JobSpec, ObjectSizes, OpKind, RwMode, SizeSplit};
 
 /// Most transfer sizes the job's description lists (the rest are rare).
@@ -32,7 +32,7 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
     if !(r.speed > 0.0 && r.speed.is_finite()) {
         return Err(bad("replay_time_scale must be above 0".into()));
     }
-    let trace = Trace::load(&r.path).map_err(bad)?;
+    let trace = load(&r.path).map_err(bad)?;
     let objects = trace.format.objects();
     if objects == engine.capabilities().blocks {
         let (what, onto) = match objects {
@@ -56,6 +56,26 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
         false => describe(spec, &s, engine).map_err(bad)?,
     }
     Ok(Some(trace))
+}
+
+/// The trace at `path`, if loading it fits in the memory a plan may take
+/// (the share of MemAvailable [`limits`](crate::limits) allows buffers):
+/// estimated from the file before it is read, and bounded while it is.
+pub fn load(path: &std::path::Path) -> Result<Arc<Trace>, String> {
+    let available = crate::limits::available_memory();
+    let budget = available.map_or(u64::MAX, |a| (a as f64 * crate::limits::MEMORY_SHARE) as u64);
+    Trace::load(path, budget).map_err(|e| match (e, available) {
+        (LoadError::TooLarge { needs, budget, stopped_at }, Some(a)) => {
+            let needs = LoadError::TooLarge { needs, budget, stopped_at };
+            format!(
+                "{}: {needs} ({:.0}% of the {} MemAvailable); replay a part of it (split the file by lines) or free memory",
+                path.display(),
+                crate::limits::MEMORY_SHARE * 100.0,
+                storbench_workload::units::format_amount(a)
+            )
+        }
+        (e, _) => e.to_string(),
+    })
 }
 
 /// An object log as the job's object model: its keys, sizes and mix (the

@@ -20,7 +20,7 @@ use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSampl
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::rate::Schedule;
-use storbench_workload::trace::{ReplayGen, Trace};
+use storbench_workload::trace::ReplayGen;
 use storbench_workload::train::TrainGen;
 use storbench_workload::ObjectNames;
 use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, RateLimit, Settled};
@@ -270,7 +270,14 @@ impl Worker {
                 Gen::Train(Box::new(TrainGen::new(t, region, worker, share.workers, spec.seed ^ worker as u64)))
             }
             (None, Some(r), _) => Gen::Replay(Box::new(Replaying {
-                gen: ReplayGen::new(Trace::load(&r.path)?, r, worker_region(&share, worker), worker, share.workers, share.queue_depth),
+                gen: ReplayGen::new(
+                    crate::replay::load(&r.path)?,
+                    r,
+                    worker_region(&share, worker),
+                    worker,
+                    share.workers,
+                    share.queue_depth,
+                ),
                 rng: storbench_workload::rng::Rng::new(spec.seed ^ worker as u64),
                 tally: ReplayTally::default(),
             })),

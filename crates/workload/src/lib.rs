@@ -10,6 +10,7 @@ pub mod bits;
 pub mod data;
 pub mod dist;
 pub mod gen;
+pub mod input;
 pub mod objects;
 pub mod options;
 pub mod rate;

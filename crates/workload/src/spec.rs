@@ -499,6 +499,34 @@ pub struct JobSpec {
 /// the same job repeats the same offsets.
 pub const DEFAULT_SEED: u64 = 0x5eed_5707_be9c;
 
+/// A job name is at most this many bytes: it names the job's files,
+/// objects, results rows and charts (a file name is at most 255 bytes, a
+/// path 4096), and a name of 65,536 characters once overflowed a report's
+/// column formatting after the run.
+pub const MAX_NAME: usize = 4096;
+
+/// `name` as a job's name, or why not (its length, not its text).
+pub fn check_name(name: &str) -> Result<(), String> {
+    match name.len() {
+        0 => Err("needs a value".into()),
+        n if n > MAX_NAME => Err(format!("a name of {n} bytes is too long: at most {MAX_NAME}")),
+        _ => Ok(()),
+    }
+}
+
+/// A name or value as an error message shows it: whole up to 80
+/// characters, else its start and its length (one readable line).
+pub fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    const SHOWN: usize = 80;
+    match text.char_indices().nth(SHOWN) {
+        None => text.into(),
+        Some(_) => {
+            let cut = text.char_indices().nth(SHOWN - 20).map_or(text.len(), |(i, _)| i);
+            format!("{}... ({} bytes)", &text[..cut], text.len()).into()
+        }
+    }
+}
+
 fn yes() -> bool {
     true
 }

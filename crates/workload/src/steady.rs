@@ -170,6 +170,13 @@ pub fn parse(v: &str) -> Result<Vec<Criterion>, String> {
         if !(limit.is_finite() && limit > 0.0) {
             return Err(format!("'{w}': the limit must be above 0"));
         }
+        // A limit no series can exceed judges nothing.
+        if percent && limit > 100.0 {
+            return Err(format!("'{w}': a limit in percent of the mean is at most 100%"));
+        }
+        if limit > 1e15 {
+            return Err(format!("'{w}': the limit is more than any figure a run measures"));
+        }
         out.push(Criterion { metric, judge, limit, percent });
     }
     if out.is_empty() {

@@ -1,18 +1,22 @@
 //! `storbench efficiency RUN --devices N --replicas R (--baseline DIR | --device-* ...)`:
 //! what a store achieved against the ceiling of the devices under it
-//! (`storbench_report::efficiency`), per job and operation.
+//! (`storbench_report::efficiency`), per job and operation. A sweep, an SLO
+//! search or any directory of runs is judged run by run, each named by its
+//! directory. The baseline must be a `storbench baseline` run (its
+//! `baseline` parameter); any other run is refused saying what it is.
 
 use crate::cli::EfficiencyArgs;
 use crate::error::*;
 use std::fmt::Write as _;
-use storbench_model::RunSet;
-use storbench_report::efficiency::{rows, Device, Network, Protection};
+use std::path::Path;
+use storbench_model::{RunResult, RunSet};
+use storbench_report::efficiency::{rows, Device, Network, Protection, Row};
 use storbench_report::fmt;
 
 pub fn run(a: &EfficiencyArgs) -> Result<i32, CliError> {
     let protection = protection(a)?;
-    let run = last_run(&a.dir)?;
-    let baseline = a.baseline.as_deref().map(last_run).transpose()?;
+    let points = judged(&a.dir)?;
+    let baseline = a.baseline.as_deref().map(baseline).transpose()?;
     let mut device = baseline.as_ref().map(Device::from_run).unwrap_or_default();
     let network = baseline.as_ref().map(Network::from_run).unwrap_or_default();
     let mib = |v: Option<f64>| v.map(|m| m * 1_048_576.0);
@@ -25,7 +29,10 @@ pub fn run(a: &EfficiencyArgs) -> Result<i32, CliError> {
             "give what one device can do: --baseline DIR (a run on one raw device) or --device-read-iops and the like",
         ));
     }
-    let table = rows(&run, &device, &network, a.devices, protection);
+    let table: Vec<(&str, Row)> = points
+        .iter()
+        .flat_map(|(point, run)| rows(run, &device, &network, a.devices, protection).into_iter().map(move |r| (point.as_str(), r)))
+        .collect();
     if table.is_empty() {
         return Err(CliError::usage(format!("{} has no reads or writes to compare with the devices", a.dir.display())));
     }
@@ -50,6 +57,7 @@ pub fn run(a: &EfficiencyArgs) -> Result<i32, CliError> {
         );
     }
     let head = [
+        "point",
         "job",
         "op",
         "IOPS",
@@ -62,22 +70,30 @@ pub fn run(a: &EfficiencyArgs) -> Result<i32, CliError> {
         "efficiency",
         "bound",
     ];
-    let mut lines: Vec<Vec<String>> = vec![head.map(String::from).into()];
-    for r in &table {
-        lines.push(vec![
-            r.job.clone(),
-            r.op.name().into(),
-            fmt::count(r.iops),
-            fmt::mib_per_s(r.bytes_per_sec),
-            fmt::count(r.per_device_iops),
-            fmt::mib_per_s(r.per_device_bytes_per_sec),
-            fmt::count(r.ceiling_iops),
-            fmt::mib_per_s(r.ceiling_bytes_per_sec),
-            fmt::mib_per_s(r.network_bytes_per_sec),
-            // No figure for this operation (a read-only baseline has no writes): nothing to judge.
-            if r.efficiency > 0.0 { format!("{:.1}%", r.efficiency * 100.0) } else { "-".into() },
-            if r.efficiency > 0.0 { r.bound.into() } else { "no device figure".into() },
-        ]);
+    // A single run has no point to name: its column is left out.
+    let named = points.len() > 1;
+    let mut lines: Vec<Vec<String>> = vec![head[usize::from(!named)..].iter().map(|h| h.to_string()).collect()];
+    for (point, r) in &table {
+        lines.push(
+            named
+                .then(|| point.to_string())
+                .into_iter()
+                .chain([
+                    r.job.clone(),
+                    r.op.name().into(),
+                    fmt::count(r.iops),
+                    fmt::mib_per_s(r.bytes_per_sec),
+                    fmt::count(r.per_device_iops),
+                    fmt::mib_per_s(r.per_device_bytes_per_sec),
+                    fmt::count(r.ceiling_iops),
+                    fmt::mib_per_s(r.ceiling_bytes_per_sec),
+                    fmt::mib_per_s(r.network_bytes_per_sec),
+                    // No figure for this operation (a read-only baseline has no writes): nothing to judge.
+                    if r.efficiency > 0.0 { format!("{:.1}%", r.efficiency * 100.0) } else { "-".into() },
+                    if r.efficiency > 0.0 { r.bound.into() } else { "no device figure".into() },
+                ])
+                .collect(),
+        );
     }
     out.push_str(&storbench_report::text::table(&lines));
     print!("{out}");
@@ -90,8 +106,9 @@ fn protection(a: &EfficiencyArgs) -> Result<Protection, CliError> {
             let bad = || CliError::usage(format!("--ec {ec}: give K+M, e.g. 4+2"));
             let (k, m) = ec.split_once('+').ok_or_else(bad)?;
             let (k, m): (u32, u32) = (k.trim().parse().map_err(|_| bad())?, m.trim().parse().map_err(|_| bad())?);
-            if k == 0 {
-                return Err(bad());
+            // Real codes have tens of chunks; more is a typo (and overflowed K+M).
+            if !(1..=256).contains(&k) || m > 256 {
+                return Err(CliError::usage(format!("--ec {ec}: K from 1 to 256 and M at most 256, e.g. 4+2")));
             }
             Ok(Protection::Ec { k, m })
         }
@@ -107,8 +124,46 @@ fn describe(p: Protection) -> String {
     }
 }
 
-/// The last run of a results directory (a run, or the last of a set).
-fn last_run(dir: &std::path::Path) -> Result<storbench_model::RunResult, CliError> {
+/// The runs `dir` holds, each named by its directory when there are several
+/// (a sweep's points, an SLO search's probes, repeats).
+fn judged(dir: &Path) -> Result<Vec<(String, RunResult)>, CliError> {
     let set = RunSet::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
-    set.runs.into_iter().last().map(|r| r.result).ok_or_else(|| CliError::usage(format!("{}: no results", dir.display())))
+    let name = |d: &Option<std::path::PathBuf>| {
+        d.as_deref().and_then(Path::file_name).map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    };
+    Ok(set.runs.into_iter().map(|r| (name(&r.dir), r.result)).collect())
+}
+
+/// The run of a `storbench baseline` (its `baseline` parameter names the
+/// devices and agents it measured); anything else is refused saying what
+/// it is, since a store's run as the ceiling makes every figure nonsense.
+fn baseline(dir: &Path) -> Result<RunResult, CliError> {
+    let set = RunSet::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
+    if set.runs.len() > 1 {
+        return Err(CliError::usage(format!(
+            "--baseline {}: it holds {} runs, not one baseline; give the directory of one `storbench baseline` run",
+            dir.display(),
+            set.runs.len()
+        )));
+    }
+    let run = set.runs.into_iter().next().map(|r| r.result).ok_or_else(|| CliError::usage(format!("{}: no results", dir.display())))?;
+    if run.parameter("baseline").is_none() {
+        return Err(CliError::usage(format!(
+            "--baseline {}: it is not a `storbench baseline` run but {}; measure the raw devices with `storbench baseline DEVICE...`, \
+             or give a data sheet's figures with --device-read-iops and the like",
+            dir.display(),
+            what_run(&run)
+        )));
+    }
+    Ok(run)
+}
+
+/// A run as a refusal names it: its jobs' engines and what they did.
+fn what_run(run: &RunResult) -> String {
+    let mut engines: Vec<&str> = run.jobs.iter().map(|j| j.engine.as_str()).collect();
+    engines.dedup();
+    let objects = run.jobs.iter().any(|j| j.spec.objects.is_some());
+    let kind = if objects { "object" } else { "block" };
+    let tool = run.parameter("tool").map(|t| format!(" ({t})")).unwrap_or_default();
+    format!("a run of {} {kind} job(s) on {}{tool}", run.jobs.len(), engines.join(", "))
 }

@@ -158,9 +158,6 @@ impl<'a> Search<'a> {
         {
             return Err(CliError::usage("give the jobs to search: a job file, --fio FILE, or options and --name jobs"));
         }
-        if flags.max_probes < 3 {
-            return Err(CliError::usage("--max-probes must be at least 3 (one measures capacity, two bisect)"));
-        }
         let (specs, notes) = resolve_specs(&flags.source, jobs, flags.source.suite.is_some())?;
         let shared = RunSetup::from_source(&flags.source)?;
         if done.is_empty() {

@@ -112,8 +112,8 @@ fn job_lines(jobs: &JobArgs, files: &[PathBuf]) -> Result<Vec<Line>, CliError> {
         lines.extend(job.iter().filter(|(k, _)| k != "name").map(pair));
     }
     for path in files {
-        let body =
-            std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("unable to open '{}' job file: {e}", path.display())))?;
+        let body = storbench_workload::input::read_text(path, "job file", storbench_workload::input::JOB_FILE_LIMIT)
+            .map_err(|e| CliError::usage(format!("unable to open '{}' job file: {e}", path.display())))?;
         lines.push(Line { at: at(), text: NEXT_FILE.into() });
         lines.extend(text::lines(&body, path)?);
     }

@@ -43,8 +43,7 @@ fn bad(path: &str, msg: impl std::fmt::Display) -> CliError {
 }
 
 pub fn load(path: &Path) -> Result<Scenario, CliError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read ssbench scenario {}: {e}", path.display())))?;
+    let text = crate::sources::read_job_file(path, "ssbench scenario")?;
     parse(&text).map_err(|e| CliError::usage(format!("{}: {}", path.display(), e.message)))
 }
 

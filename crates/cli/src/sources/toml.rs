@@ -22,7 +22,7 @@ use std::path::Path;
 use storbench_workload::JobSpec;
 
 pub fn load(path: &Path, base: &JobSpec, cli_global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read job file {}: {e}", path.display())))?;
+    let text = specs::read_job_file(path, "job file")?;
     parse(&text, base, cli_global).map_err(|e| CliError::usage(format!("{}: {}", path.display(), e.message)))
 }
 
@@ -81,7 +81,7 @@ fn not_toml(text: &str, e: &toml::de::Error) -> CliError {
 /// The `[sweep]` table as `--sweep` arguments (`option=values`), in the
 /// file's order; empty when the file has none.
 pub fn sweep_dimensions(path: &Path) -> Result<Vec<String>, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read job file {}: {e}", path.display())))?;
+    let text = specs::read_job_file(path, "job file")?;
     let doc: toml::Table =
         text.parse().map_err(|e: toml::de::Error| CliError::usage(format!("{}: {}", path.display(), not_toml(&text, &e).message)))?;
     let Some(table) = doc.get("sweep") else { return Ok(Vec::new()) };

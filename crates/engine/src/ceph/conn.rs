@@ -43,11 +43,18 @@ pub struct ConnOptions {
 impl ConnOptions {
     /// From the engine options; `default_pool` when none is named.
     pub fn parse(engine: &'static str, opts: &EngineOptions, default_pool: &str) -> Result<ConnOptions, EngineError> {
-        let seconds = |key: &str, default: &str| -> Result<String, EngineError> {
+        // 0 is Ceph's "no timeout": meant for operations (op_timeout=0 waits
+        // forever, documented), never for reaching the monitors.
+        let seconds = |key: &str, default: &str, zero: bool| -> Result<String, EngineError> {
             let v = opts.get(key).map(String::as_str).unwrap_or(default);
+            let low = if zero { "from 0" } else { "above 0 and" };
             match v.trim().parse::<f64>() {
-                Ok(s) if s >= 0.0 && s.is_finite() => Ok(v.trim().to_string()),
-                _ => Err(EngineError::BadOption { engine, option: key.into(), message: format!("'{v}' is not a number of seconds") }),
+                Ok(s) if (s > 0.0 || (zero && s == 0.0)) && s <= crate::MAX_TIMEOUT_SECS => Ok(v.trim().to_string()),
+                _ => Err(EngineError::BadOption {
+                    engine,
+                    option: key.into(),
+                    message: format!("'{v}' is not a number of seconds {low} up to 86400 (a day)"),
+                }),
             }
         };
         let o = ConnOptions {
@@ -56,8 +63,8 @@ impl ConnOptions {
             keyring: opts.get("keyring").cloned(),
             pool: opts.get("pool").cloned().unwrap_or_else(|| default_pool.to_string()),
             namespace: opts.get("namespace").cloned(),
-            connect_timeout: seconds("connect_timeout", "10")?,
-            op_timeout: seconds("op_timeout", "30")?,
+            connect_timeout: seconds("connect_timeout", "10", false)?,
+            op_timeout: seconds("op_timeout", "30", true)?,
         };
         for (what, file) in [("conf", &o.conf), ("keyring", &o.keyring)] {
             if let Some(f) = file.as_deref().filter(|f| !Path::new(f).exists()) {

@@ -45,8 +45,14 @@ fn ini_section(text: &str, profile: &str) -> BTreeMap<String, String> {
     out
 }
 
+/// A credentials or configuration file, read whole with a bound (a missing
+/// or unreadable one is as if absent, as for the clients these follow).
+fn read_file(path: &str) -> Option<String> {
+    storbench_workload::input::read_text(path.as_ref(), "credentials file", storbench_workload::input::CREDENTIALS_LIMIT).ok()
+}
+
 pub fn s3(engine: &'static str, opts: &BTreeMap<String, String>) -> Result<S3Access, EngineError> {
-    s3_from(engine, opts, &|k| std::env::var(k).ok(), &|p| std::fs::read_to_string(p).ok())
+    s3_from(engine, opts, &|k| std::env::var(k).ok(), &read_file)
 }
 
 pub fn s3_from(
@@ -158,7 +164,7 @@ impl std::fmt::Debug for SwiftAccess {
 }
 
 pub fn swift(engine: &'static str, opts: &BTreeMap<String, String>) -> Result<SwiftAccess, EngineError> {
-    swift_from(engine, opts, &|k| std::env::var(k).ok(), &|p| std::fs::read_to_string(p).ok())
+    swift_from(engine, opts, &|k| std::env::var(k).ok(), &read_file)
 }
 
 /// Options first, then ST_* (v1, as the swift client reads them), then OS_*

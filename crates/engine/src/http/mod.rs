@@ -661,9 +661,16 @@ impl Common {
 fn secs(engine: &'static str, opts: &crate::EngineOptions, key: &str, default: f64) -> Result<Duration, EngineError> {
     match opts.get(key) {
         None => Ok(Duration::from_secs_f64(default)),
-        Some(v) => v.parse::<f64>().ok().filter(|s| *s > 0.0 && s.is_finite()).map(Duration::from_secs_f64).ok_or_else(|| {
-            EngineError::BadOption { engine, option: key.into(), message: format!("'{v}' is not a number of seconds above 0") }
-        }),
+        // Above a day is a typo (and 1e308 overflowed the Duration: a panic).
+        Some(v) => {
+            v.parse::<f64>().ok().filter(|s| *s > 0.0 && *s <= crate::MAX_TIMEOUT_SECS).map(Duration::from_secs_f64).ok_or_else(|| {
+                EngineError::BadOption {
+                    engine,
+                    option: key.into(),
+                    message: format!("'{v}' is not a number of seconds above 0 and at most 86400 (a day)"),
+                }
+            })
+        }
     }
 }
 

@@ -46,8 +46,12 @@ fn build(engine: &'static str, t: &TlsOptions) -> Result<ClientConfig, EngineErr
     roots.add_parsable_certificates(rustls_native_certs::load_native_certs().certs);
     if let Some(path) = &t.ca_cert {
         let bad = |message: String| EngineError::BadOption { engine, option: "ca_cert".into(), message };
+        // Read with a bound (a path to /dev/zero would otherwise be read forever).
+        let limit = storbench_workload::input::CREDENTIALS_LIMIT;
+        let pem =
+            storbench_workload::input::read_bytes(path.as_ref(), "certificate file", limit).map_err(|e| bad(format!("'{path}': {e}")))?;
         let certs: Vec<CertificateDer> =
-            CertificateDer::pem_file_iter(path).and_then(|it| it.collect::<Result<_, _>>()).map_err(|e| bad(format!("'{path}': {e}")))?;
+            CertificateDer::pem_slice_iter(&pem).collect::<Result<_, _>>().map_err(|e| bad(format!("'{path}': {e}")))?;
         if certs.is_empty() {
             return Err(bad(format!("'{path}' holds no PEM certificate")));
         }

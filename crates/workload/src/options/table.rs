@@ -61,7 +61,8 @@ pub static CORE: &[CoreOption] = &[
         info: info("name", Kind::Text, "job<N>", "job name"),
         aliases: &[],
         set: |s, v| {
-            s.name = nonempty(v)?.to_string();
+            crate::spec::check_name(v)?;
+            s.name = v.to_string();
             Ok(())
         },
     },
@@ -300,7 +301,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("rate_iops", Kind::Number, "", "fixed rate per worker in IOPS"),
         aliases: &[],
         set: |s, v| {
-            s.rate = Some(RateLimit::Iops(positive_f64(v)?));
+            s.rate = Some(RateLimit::Iops(iops(v)?));
             Ok(())
         },
     },
@@ -321,7 +322,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("rate_iops_min", Kind::Number, "", "least IOPS per worker each second: below it the worker ends with an error"),
         aliases: &[],
         set: |s, v| {
-            s.rate_min = Some(RateLimit::Iops(positive_f64(v)?));
+            s.rate_min = Some(RateLimit::Iops(iops(v)?));
             Ok(())
         },
     },

@@ -52,12 +52,32 @@ pub fn positive_count(v: &str) -> Parsed<u64> {
     }
 }
 
+/// The largest figure a rate or scale may be: a billion (IOPS per worker,
+/// percent of a trace's pace); beyond it a figure is a typo or an attack
+/// (`1e308` once passed as "no limit").
+pub const MAX_FIGURE: f64 = 1e9;
+
 pub fn positive_f64(v: &str) -> Parsed<f64> {
     let n = parse_count(v).map(|n| n as f64).or_else(|_| v.parse::<f64>()).map_err(|_| format!("'{v}' is not a number"))?;
     if !(n > 0.0 && n.is_finite()) {
         return Err(format!("'{v}' must be above zero"));
     }
+    if n > MAX_FIGURE {
+        return Err(format!("'{v}' is more than any rate or scale storbench takes (at most 1000000000)"));
+    }
     Ok(n)
+}
+
+/// The slowest fixed rate: one operation in 1000 s (slower is a typo: a
+/// run that never issues).
+pub const MIN_IOPS: f64 = 0.001;
+
+/// A rate in IOPS per worker.
+pub fn iops(v: &str) -> Parsed<f64> {
+    match positive_f64(v)? {
+        n if n < MIN_IOPS => Err(format!("'{v}' IOPS is less than one operation in 1000 s (at least 0.001)")),
+        n => Ok(n),
+    }
 }
 
 pub fn nonzero_size(v: &str) -> Parsed<u64> {
@@ -158,7 +178,7 @@ pub fn bssplit(v: &str) -> Parsed<BlockSizes> {
 pub fn rate(v: &str) -> Parsed<RateLimit> {
     let lower = v.to_ascii_lowercase();
     if let Some(n) = lower.strip_suffix("iops") {
-        return Ok(RateLimit::Iops(positive_f64(n.trim())?));
+        return Ok(RateLimit::Iops(iops(n.trim())?));
     }
     Ok(RateLimit::Bytes(nonzero_size(lower.trim_end_matches("/s"))? as f64))
 }
@@ -181,8 +201,8 @@ pub fn distribution(v: &str) -> Parsed<Distribution> {
         "uniform" | "random" => Distribution::Uniform,
         "zipf" => {
             let theta = num("a theta")?;
-            if theta <= 0.0 || theta == 1.0 || theta.is_nan() {
-                return Err("zipf theta must be above 0 and not 1 (e.g. zipf:1.2)".into());
+            if !(theta > 0.0 && theta <= 100.0) || theta == 1.0 {
+                return Err("zipf theta must be above 0, not 1, and at most 100 (e.g. zipf:1.2)".into());
             }
             Distribution::Zipf { theta }
         }

@@ -5,7 +5,7 @@
 //! completions are the device's answer, not the workload. Sectors are 512
 //! bytes; RWBS says read (R), write (W), discard (D) or flush (F).
 
-use super::{push_block, FileNames, Format, Record, Trace};
+use super::{push_block, FileNames, Format, LineParser, Record, Trace};
 use crate::spec::OpKind;
 
 const SECTOR: u64 = 512;
@@ -30,24 +30,29 @@ fn event(line: &str) -> Option<(&str, &str, &str, &str, Vec<&str>)> {
     Some((f[0], f[3], f[5], f[6], f[7..].to_vec()))
 }
 
-pub fn parse(text: &str) -> Result<Trace, String> {
-    let mut names = FileNames::default();
-    let mut records = Vec::new();
-    let mut skipped = 0u64;
-    for (n, raw) in text.lines().enumerate() {
+/// blkparse's text read a line at a time (a trace is never held whole).
+#[derive(Default)]
+pub struct Parser {
+    names: FileNames,
+    records: Vec<Record>,
+    skipped: u64,
+}
+
+impl LineParser for Parser {
+    fn line(&mut self, n: usize, raw: &str) -> Result<(), String> {
         let line = n + 1;
         // Summaries at the end ("CPU0 (8,0):", "Total (...)") and other text.
         let Some((dev, secs, action, rwbs, rest)) = event(raw) else {
-            skipped += !raw.trim().is_empty() as u64;
-            continue;
+            self.skipped += !raw.trim().is_empty() as u64;
+            return Ok(());
         };
         if action != "Q" {
-            skipped += 1;
-            continue;
+            self.skipped += 1;
+            return Ok(());
         }
         let Some((op, sized)) = op_of(rwbs) else {
-            skipped += 1;
-            continue;
+            self.skipped += 1;
+            return Ok(());
         };
         let (offset, len) = match (sized, rest.as_slice()) {
             (true, [sector, "+", blocks, ..]) => {
@@ -63,22 +68,30 @@ pub fn parse(text: &str) -> Result<Trace, String> {
             (false, _) => (0, 0),
         };
         if sized && len == 0 {
-            skipped += 1;
-            continue;
+            self.skipped += 1;
+            return Ok(());
         }
         let t_ns = nanos(secs).ok_or_else(|| format!("line {line}: '{secs}' is not a time in seconds"))?;
-        let r = Record { t_ns, op, data_only: false, file: names.of(dev), offset, len: 0, whole: false, object_size: 0 };
-        push_block(&mut records, r, len, line)?;
+        let r = Record { t_ns, op, data_only: false, file: self.names.of(dev), offset, len: 0, whole: false };
+        push_block(&mut self.records, r, len, line)
     }
-    // blkparse merges the CPUs' streams by time; a stable sort mends the
-    // odd event a CPU's clock put out of place without reordering the rest,
-    // and times count from the earliest event, wherever it was printed.
-    records.sort_by_key(|r| r.t_ns);
-    let t0 = records.first().map_or(0, |r| r.t_ns);
-    for r in &mut records {
-        r.t_ns -= t0;
+
+    fn records(&self) -> usize {
+        self.records.len()
     }
-    Ok(Trace { format: Format::Blkparse, files: names.names, records, skipped, split: Default::default() })
+
+    fn finish(self: Box<Self>) -> Result<Trace, String> {
+        let Parser { names, mut records, skipped } = *self;
+        // blkparse merges the CPUs' streams by time; a stable sort mends the
+        // odd event a CPU's clock put out of place without reordering the rest,
+        // and times count from the earliest event, wherever it was printed.
+        records.sort_by_key(|r| r.t_ns);
+        let t0 = records.first().map_or(0, |r| r.t_ns);
+        for r in &mut records {
+            r.t_ns -= t0;
+        }
+        Ok(Trace::new(Format::Blkparse, names.names, records, skipped))
+    }
 }
 
 /// The operation of an RWBS field, and whether it moves a sector range.

@@ -4,23 +4,42 @@
 //! [`line`] writes version 3, so a storbench run can be replayed by fio and
 //! by storbench alike.
 
-use super::{push_block, FileNames, Format, Record, Trace};
+use super::{push_block, FileNames, Format, LineParser, Record, Trace};
 use crate::spec::OpKind;
 use std::fmt::Write;
 
 /// First line of what [`line`] writes.
 pub const HEADER_V3: &str = "fio version 3 iolog";
 
-pub fn parse(text: &str, format: Format) -> Result<Trace, String> {
-    let timed = format == Format::IologV3;
-    let mut names = FileNames::default();
-    let mut records = Vec::new();
-    let (mut skipped, mut waited_us, mut base_us) = (0u64, 0u64, None::<u64>);
-    for (n, raw) in text.lines().enumerate().skip(1) {
+/// An iolog read a line at a time (a trace is never held whole).
+pub struct Parser {
+    format: Format,
+    names: FileNames,
+    records: Vec<Record>,
+    skipped: u64,
+    /// Version 2: the time `wait` lines have added up to.
+    waited_us: u64,
+    /// The first operation's time, which the others count from.
+    base_us: Option<u64>,
+}
+
+impl Parser {
+    pub fn new(format: Format) -> Parser {
+        Parser { format, names: FileNames::default(), records: Vec::new(), skipped: 0, waited_us: 0, base_us: None }
+    }
+}
+
+impl LineParser for Parser {
+    fn line(&mut self, n: usize, raw: &str) -> Result<(), String> {
+        // The first line is the header the format was told from.
+        if n == 0 {
+            return Ok(());
+        }
         let line = n + 1;
+        let timed = self.format == Format::IologV3;
         let mut f = raw.split_whitespace();
         let t_us = match (timed, f.clone().next()) {
-            (_, None) => continue,
+            (_, None) => return Ok(()),
             (true, Some(t)) => {
                 f.next();
                 Some(t.parse::<u64>().map_err(|_| format!("line {line}: '{t}' is not a timestamp in microseconds"))?)
@@ -41,22 +60,22 @@ pub fn parse(text: &str, format: Format) -> Result<Trace, String> {
             "sync" => (OpKind::Sync, false),
             "datasync" => (OpKind::Sync, true),
             "wait" => {
-                waited_us += offset;
-                continue;
+                self.waited_us += offset;
+                return Ok(());
             }
             "add" | "open" | "close" => {
-                names.of(file);
-                skipped += 1;
-                continue;
+                self.names.of(file);
+                self.skipped += 1;
+                return Ok(());
             }
             // sync_file_range and what later fio versions add: not replayed.
             _ => {
-                skipped += 1;
-                continue;
+                self.skipped += 1;
+                return Ok(());
             }
         };
-        let at_us = t_us.unwrap_or(waited_us);
-        let base = *base_us.get_or_insert(at_us);
+        let at_us = t_us.unwrap_or(self.waited_us);
+        let base = *self.base_us.get_or_insert(at_us);
         let t_ns = at_us
             .checked_sub(base)
             .ok_or_else(|| format!("line {line}: the timestamp goes back before the first operation's; sort the log by time"))?;
@@ -64,11 +83,18 @@ pub fn parse(text: &str, format: Format) -> Result<Trace, String> {
             return Err(format!("line {line}: a {action} of 0 bytes"));
         }
         let t_ns = t_ns.checked_mul(1000).ok_or_else(|| format!("line {line}: the timestamp is too far from the first"))?;
-        let r = Record { t_ns, op, data_only, file: names.of(file), offset, len: 0, whole: false, object_size: 0 };
-        push_block(&mut records, r, len, line)?;
+        let r = Record { t_ns, op, data_only, file: self.names.of(file), offset, len: 0, whole: false };
+        push_block(&mut self.records, r, len, line)
     }
-    check_order(&records)?;
-    Ok(Trace { format, files: names.names, records, skipped, split: Default::default() })
+
+    fn records(&self) -> usize {
+        self.records.len()
+    }
+
+    fn finish(self: Box<Self>) -> Result<Trace, String> {
+        check_order(&self.records)?;
+        Ok(Trace::new(self.format, self.names.names, self.records, self.skipped))
+    }
 }
 
 /// Replay keeps the recorded order; a log whose times go backwards was

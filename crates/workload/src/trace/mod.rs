@@ -10,6 +10,13 @@
 //! from a production device can be replayed onto a scratch file. Object
 //! keys are numbered in order of first use and become the run's own keys,
 //! under its prefix, in its bucket or container.
+//!
+//! Loading is bounded ([`Trace::load`]): only a regular file is read, its
+//! memory is estimated from its size and its first MiB before anything is
+//! kept (refused over the caller's budget), and reading stops if the records
+//! outgrow the budget anyway. Block traces are parsed a line at a time from
+//! the file (about 36 bytes a record, the text never held whole); object
+//! logs are read whole (an ops log's JSON may span lines), and cost more.
 
 pub mod blkparse;
 pub mod iolog;
@@ -19,8 +26,10 @@ mod replay;
 pub use replay::ReplayGen;
 
 use crate::spec::OpKind;
+use crate::units::format_amount;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
@@ -91,7 +100,7 @@ impl Format {
     }
 }
 
-/// One recorded operation.
+/// One recorded operation (32 bytes: a trace is held as these).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Record {
     /// ns since the trace's first operation.
@@ -101,14 +110,70 @@ pub struct Record {
     pub data_only: bool,
     /// Index into [`Trace::files`].
     pub file: u32,
+    /// Block operations: the offset. Object requests have none, and keep
+    /// the object's size here ([`Record::object_size`]).
     pub offset: u64,
     pub len: u32,
     /// An object read of the whole object (else of its first `len` bytes).
     pub whole: bool,
+}
+
+impl Record {
     /// Object requests: the object's size when the log gives it (0: not
     /// given), so an object read before the log writes it is made whole.
-    pub object_size: u64,
+    pub fn object_size(&self) -> u64 {
+        self.offset
+    }
 }
+
+/// A trace format read a line at a time.
+pub(crate) trait LineParser {
+    /// Line `n` (from 0) of the trace.
+    fn line(&mut self, n: usize, raw: &str) -> Result<(), String>;
+    /// Records so far (what loading bounds).
+    fn records(&self) -> usize;
+    fn finish(self: Box<Self>) -> Result<Trace, String>;
+}
+
+/// Why a trace was not loaded.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file could not be read, or is not a trace.
+    Bad(String),
+    /// Loading it would take more memory than the budget (`stopped_at`:
+    /// the line where reading stopped, when the estimate was too low).
+    TooLarge { needs: u64, budget: u64, stopped_at: Option<usize> },
+}
+
+impl std::fmt::Display for LoadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadError::Bad(m) => write!(f, "{m}"),
+            LoadError::TooLarge { needs, budget, stopped_at: None } => {
+                write!(f, "this trace needs about {} to load, {} is available", format_amount(*needs), format_amount(*budget))
+            }
+            LoadError::TooLarge { needs, budget, stopped_at: Some(line) } => write!(
+                f,
+                "this trace needs more than {} to load (reading stopped at line {line}), {} is available",
+                format_amount(*needs),
+                format_amount(*budget)
+            ),
+        }
+    }
+}
+
+/// Bytes a record costs loaded: itself, and its index in a worker's share.
+pub const RECORD_BYTES: u64 = std::mem::size_of::<Record>() as u64 + 4;
+
+/// What the format is told from, and the sample the estimate counts lines in.
+const HEAD: usize = 1 << 20;
+
+/// A longer line is not a trace's (a file of one endless line is refused
+/// before it is held).
+const MAX_LINE: usize = 1 << 20;
+
+/// Records a trace may hold: shares index them with u32.
+const MAX_RECORDS: usize = u32::MAX as usize;
 
 /// A parsed trace, shared by every worker of a process.
 #[derive(Debug)]
@@ -138,19 +203,24 @@ pub struct TraceSummary {
 }
 
 impl Trace {
-    /// Parse a trace, telling the format from its first line.
-    pub fn parse(text: &str) -> Result<Trace, String> {
-        let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    fn new(format: Format, files: Vec<String>, mut records: Vec<Record>, skipped: u64) -> Trace {
+        records.shrink_to_fit();
+        Trace { format, files, records, skipped, split: Default::default() }
+    }
+
+    /// The format of a trace that starts with `head`.
+    fn detect(head: &str) -> Result<Format, String> {
+        let first = head.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
         match first.trim() {
-            "fio version 2 iolog" => iolog::parse(text, Format::IologV2),
-            "fio version 3 iolog" => iolog::parse(text, Format::IologV3),
+            "fio version 2 iolog" => Ok(Format::IologV2),
+            "fio version 3 iolog" => Ok(Format::IologV3),
             l if l.starts_with("fio version") => {
                 Err(format!("'{l}': only fio iolog versions 2 and 3 can be replayed; write the log again with a current fio"))
             }
-            _ if objlog::looks_like_rgw(text) => objlog::parse_rgw(text),
-            _ if objlog::looks_like_s3(text) => objlog::parse_s3(text),
-            _ if blkparse::looks_like(text) => blkparse::parse(text),
-            _ if objlog::looks_like_swift(text) => objlog::parse_swift(text),
+            _ if objlog::looks_like_rgw(head) => Ok(Format::RgwOpsLog),
+            _ if objlog::looks_like_s3(head) => Ok(Format::S3AccessLog),
+            _ if blkparse::looks_like(head) => Ok(Format::Blkparse),
+            _ if objlog::looks_like_swift(head) => Ok(Format::SwiftProxyLog),
             _ => Err("not a trace storbench reads: a fio iolog starts with 'fio version 2 iolog' or 'fio version 3 iolog'; \
                  blkparse output has lines like '8,0 1 1 0.000000000 1234 Q W 2048 + 8 [fio]' (blktrace's binary files: \
                  run `blkparse -i TRACE -o trace.txt` first); RGW's ops log has a JSON object per request; Swift's proxy \
@@ -159,21 +229,57 @@ impl Trace {
         }
     }
 
-    /// The trace at `path`, parsed once per process while any job holds it.
-    pub fn load(path: &Path) -> Result<Arc<Trace>, String> {
+    /// The line parser of a block format (object logs are parsed whole).
+    fn line_parser(format: Format) -> Option<Box<dyn LineParser>> {
+        match format {
+            Format::IologV2 | Format::IologV3 => Some(Box::new(iolog::Parser::new(format))),
+            Format::Blkparse => Some(Box::<blkparse::Parser>::default()),
+            _ => None,
+        }
+    }
+
+    /// Parse a trace, telling the format from its first line.
+    pub fn parse(text: &str) -> Result<Trace, String> {
+        let format = Trace::detect(text)?;
+        match Trace::line_parser(format) {
+            Some(mut p) => {
+                for (n, line) in text.lines().enumerate() {
+                    p.line(n, line)?;
+                }
+                p.finish()
+            }
+            None => Trace::parse_whole(format, text),
+        }
+    }
+
+    fn parse_whole(format: Format, text: &str) -> Result<Trace, String> {
+        match format {
+            Format::RgwOpsLog => objlog::parse_rgw(text),
+            Format::S3AccessLog => objlog::parse_s3(text),
+            Format::SwiftProxyLog => objlog::parse_swift(text),
+            _ => Trace::parse(text),
+        }
+    }
+
+    /// The trace at `path`, parsed once per process while any job holds it,
+    /// if loading it takes at most `budget` bytes of memory.
+    pub fn load(path: &Path, budget: u64) -> Result<Arc<Trace>, LoadError> {
         static CACHE: OnceLock<Mutex<HashMap<PathBuf, Weak<Trace>>>> = OnceLock::new();
         let cache = CACHE.get_or_init(Default::default);
         let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        if let Some(t) = cache.lock().map_err(|_| "trace cache poisoned")?.get(&key).and_then(Weak::upgrade) {
+        let poisoned = || LoadError::Bad("trace cache poisoned".into());
+        if let Some(t) = cache.lock().map_err(|_| poisoned())?.get(&key).and_then(Weak::upgrade) {
             return Ok(t);
         }
-        let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let text = String::from_utf8_lossy(&text);
-        let trace = Arc::new(Trace::parse(&text).map_err(|e| format!("{}: {e}", path.display()))?);
+        let named = |e: LoadError| match e {
+            LoadError::Bad(m) => LoadError::Bad(format!("{}: {m}", path.display())),
+            other => other,
+        };
+        let trace = Arc::new(read(path, budget).map_err(named)?);
         if trace.records.is_empty() {
-            return Err(format!("{}: the trace holds no operation to replay (failed requests are left out)", path.display()));
+            return Err(named(LoadError::Bad("the trace holds no operation to replay (failed requests are left out)".into())));
         }
-        let mut c = cache.lock().map_err(|_| "trace cache poisoned")?;
+        let mut c = cache.lock().map_err(|_| poisoned())?;
         c.retain(|_, w| w.strong_count() > 0);
         c.insert(key, Arc::downgrade(&trace));
         Ok(trace)
@@ -200,6 +306,78 @@ impl Trace {
         s.duration_ns = self.records.last().map_or(0, |r| r.t_ns);
         s
     }
+}
+
+/// Read and parse the trace at `path` within `budget` bytes: a regular
+/// file only, its memory estimated before anything is kept.
+fn read(path: &Path, budget: u64) -> Result<Trace, LoadError> {
+    let bad = |m: String| LoadError::Bad(m);
+    let (mut file, size) = crate::input::open_regular(path).map_err(|e| bad(format!("{e} (a trace is read from a file)")))?;
+    let mut head = Vec::with_capacity(HEAD.min(size as usize));
+    (&mut file).take(HEAD as u64).read_to_end(&mut head).map_err(|e| bad(e.to_string()))?;
+    let format = Trace::detect(&String::from_utf8_lossy(&head)).map_err(bad)?;
+    let needs = estimate(format, size, &head);
+    if needs > budget {
+        return Err(LoadError::TooLarge { needs, budget, stopped_at: None });
+    }
+    match Trace::line_parser(format) {
+        Some(p) => stream(p, head, file, budget),
+        None => {
+            // Within the budget: the estimate counted the text whole.
+            file.take(budget).read_to_end(&mut head).map_err(|e| bad(e.to_string()))?;
+            Trace::parse_whole(format, &String::from_utf8_lossy(&head)).map_err(bad)
+        }
+    }
+}
+
+/// Bytes loading a trace of `size` bytes takes, from the lines in its
+/// first MiB: a record per line for block formats (read a line at a time);
+/// object logs are held whole while parsed, and each request's key is kept
+/// twice more (the request, the table of names).
+pub fn estimate(format: Format, size: u64, head: &[u8]) -> u64 {
+    let lines = head.iter().filter(|b| **b == b'\n').count().max(1) as u64;
+    let per_line = (head.len() as u64).max(1) as f64 / lines as f64;
+    let records = (size as f64 / per_line).ceil() as u64;
+    let records_bytes = records.saturating_mul(RECORD_BYTES);
+    match format.objects() {
+        true => size.saturating_mul(3).saturating_add(records_bytes),
+        false => records_bytes,
+    }
+}
+
+/// Feed `p` the lines of `head` and then of the rest of `file`, a chunk at
+/// a time, stopping once its records outgrow `budget`.
+fn stream(mut p: Box<dyn LineParser>, head: Vec<u8>, mut file: std::fs::File, budget: u64) -> Result<Trace, LoadError> {
+    let bad = |m: String| LoadError::Bad(m);
+    let mut buf = head;
+    let mut n = 0usize;
+    let mut eof = false;
+    loop {
+        // Whole lines only; the last piece of the buffer waits for its end.
+        let end = match eof {
+            true => buf.len(),
+            false => buf.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1),
+        };
+        for line in String::from_utf8_lossy(&buf[..end]).lines() {
+            p.line(n, line).map_err(bad)?;
+            n += 1;
+        }
+        let held = p.records();
+        if held as u64 * RECORD_BYTES > budget || held > MAX_RECORDS {
+            return Err(LoadError::TooLarge { needs: held as u64 * RECORD_BYTES, budget, stopped_at: Some(n) });
+        }
+        buf.drain(..end);
+        if eof {
+            break;
+        }
+        if buf.len() > MAX_LINE {
+            return Err(bad(format!("line {} is longer than {}: this is not a trace", n + 1, format_amount(MAX_LINE as u64))));
+        }
+        let before = buf.len();
+        (&mut file).take(HEAD as u64).read_to_end(&mut buf).map_err(|e| bad(e.to_string()))?;
+        eof = buf.len() == before;
+    }
+    p.finish().map_err(bad)
 }
 
 /// The digits after a decimal point of seconds, as ns ("5" is 500 ms;
@@ -272,6 +450,53 @@ mod tests {
         assert!(e.contains("versions 2 and 3"), "{e}");
         let e = Trace::parse("hello\n").unwrap_err();
         assert!(e.contains("blkparse -i"), "{e}");
+    }
+
+    /// An iolog of `ops` operations, after `pad` add lines with long names.
+    fn iolog(ops: usize, pad: usize) -> String {
+        let mut s = String::from("fio version 3 iolog\n");
+        for i in 0..pad {
+            s += &format!("0 /dev/{}{i} add\n", "x".repeat(200));
+        }
+        for i in 0..ops {
+            s += &format!("{i} /f {} {} 4096\n", ["read", "write"][i % 2], (i * 7919 % 100_000) * 4096);
+        }
+        s
+    }
+
+    #[test]
+    fn loading_streams_block_traces_and_stops_at_the_budget() {
+        let d = std::env::temp_dir().join(format!("sb-trace-load-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let path = d.join("t.log");
+        // 3.5 MiB: several chunks, lines cut at every chunk boundary.
+        let text = iolog(120_000, 0);
+        std::fs::write(&path, &text).unwrap();
+        let t = Trace::load(&path, u64::MAX).unwrap();
+        assert_eq!(t.records, Trace::parse(&text).unwrap().records, "streamed as parsed whole");
+        assert_eq!(std::mem::size_of::<Record>(), 32);
+        drop(t); // else the next load is the cache's
+        let needs = estimate(Format::IologV3, text.len() as u64, &text.as_bytes()[..HEAD]);
+        assert!((needs as f64 / (120_000.0 * RECORD_BYTES as f64) - 1.0).abs() < 0.05, "estimate {needs}");
+        match Trace::load(&d.join("t.log"), needs / 2).map(|_| ()) {
+            Err(LoadError::TooLarge { stopped_at: None, .. }) => {}
+            other => panic!("refused before reading: {other:?}"),
+        }
+        // A first MiB of long lines makes the estimate low: reading stops at the budget.
+        let padded = d.join("padded.log");
+        std::fs::write(&padded, iolog(120_000, 6000)).unwrap();
+        match Trace::load(&padded, 1 << 20).map(|_| ()) {
+            // Checked after each MiB of text: at most a MiB's records past the budget.
+            Err(LoadError::TooLarge { stopped_at: Some(line), .. }) => assert!(line > 6000 && line < 80_000, "{line}"),
+            other => panic!("stopped while reading: {other:?}"),
+        }
+        let e = Trace::load(Path::new("/dev/zero"), u64::MAX).unwrap_err().to_string();
+        assert_eq!(e, "/dev/zero: it is a character device, not a regular file (a trace is read from a file)");
+        let endless = d.join("endless.log");
+        std::fs::write(&endless, format!("fio version 2 iolog\n{}", "x".repeat(3 << 20))).unwrap();
+        let e = Trace::load(&endless, u64::MAX).unwrap_err().to_string();
+        assert!(e.contains("line 2 is longer than 1.0 MiB"), "{e}");
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]

@@ -35,18 +35,10 @@ fn trace(format: Format, mut reqs: Vec<Request>, skipped: u64) -> Result<Trace, 
     for (i, r) in reqs.into_iter().enumerate() {
         let file = r.key.as_deref().map_or(0, |k| names.of(k));
         let len = length(r.len, i + 1)?;
-        records.push(Record {
-            t_ns: r.start_ns - base,
-            op: r.op,
-            data_only: false,
-            file,
-            offset: 0,
-            len,
-            whole: r.whole,
-            object_size: r.size,
-        });
+        // An object request has no offset: the field keeps the object's size.
+        records.push(Record { t_ns: r.start_ns - base, op: r.op, data_only: false, file, offset: r.size, len, whole: r.whole });
     }
-    Ok(Trace { format, files: names.names, records, skipped, split: Default::default() })
+    Ok(Trace::new(format, names.names, records, skipped))
 }
 
 /// The operation of a request on `key` (None: on a bucket or container).

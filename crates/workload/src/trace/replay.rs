@@ -136,8 +136,8 @@ impl ReplayGen {
                 continue;
             }
             let seen = match r.op {
-                OpKind::Read if r.whole => r.object_size.max(r.len as u64),
-                _ => r.object_size,
+                OpKind::Read if r.whole => r.object_size().max(r.len as u64),
+                _ => r.object_size(),
             };
             let e = keys.entry(r.file).or_insert((r.op != OpKind::Create).then_some((0, false)));
             match e {

@@ -26,12 +26,10 @@ pub fn render(index: &SweepIndex) -> String {
 }
 
 fn align(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let widths: Vec<usize> =
-        (0..cols).map(|c| rows.iter().filter_map(|r| r.get(c)).map(|s| s.chars().count()).max().unwrap_or(0)).collect();
+    let widths = storbench_report::fmt::column_widths(rows);
     let mut out = String::new();
     for r in rows {
-        let cells: Vec<String> = r.iter().enumerate().map(|(c, s)| format!("{s:>w$}", w = widths[c])).collect();
+        let cells: Vec<String> = r.iter().enumerate().map(|(c, s)| storbench_report::fmt::pad_left(s, widths[c])).collect();
         out += cells.join("  ").trim_end();
         out.push('\n');
     }

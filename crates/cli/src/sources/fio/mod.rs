@@ -54,7 +54,7 @@ impl<'a> Reading<'a> {
 pub const NEXT_FILE: &str = "\u{0}next file";
 
 pub fn load(path: &Path, reading: &Reading) -> Result<FioJobs, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::usage(format!("cannot read fio job file {}: {e}", path.display())))?;
+    let text = crate::sources::read_job_file(path, "fio job file")?;
     let name = path.display().to_string();
     // Every error names the file (line errors already do).
     parse(text::lines(&text, path)?, reading).map_err(|e| {
@@ -220,7 +220,7 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
         s.globals.iter().chain(reading.cli_global).chain(&s.own).collect()
     };
     let mut later: Vec<(&str, &str)> = Vec::new();
-    let context = |e: String| CliError::usage(format!("job '{}': {e}", s.name));
+    let context = |e: String| CliError::usage(format!("job '{}': {e}", storbench_workload::shown(&s.name)));
     for (k, v) in ordered {
         match k.strip_prefix("fio:") {
             Some(k) => later.push((k, v)),
@@ -350,7 +350,9 @@ fn engine_defaults(spec: &mut JobSpec, notes: &mut Vec<String>) -> Result<(), Cl
 /// fio's rados engine in the object model: one object of `size` bytes per
 /// worker, read or written in `bs` pieces, `size` bytes per worker in all.
 fn rados_objects(s: &mut JobSpec) -> Result<(), CliError> {
-    let size = s.size.ok_or_else(|| CliError::usage(format!("job '{}': ioengine=rados needs size= (the size of each object)", s.name)))?;
+    let size = s.size.ok_or_else(|| {
+        CliError::usage(format!("job '{}': ioengine=rados needs size= (the size of each object)", storbench_workload::shown(&s.name)))
+    })?;
     let bs = s.bs.max().min(size);
     let reads = s.read_percent().round() as u32;
     let mix = [("read", reads), ("write", 100 - reads.min(100))]
@@ -368,7 +370,7 @@ fn rados_objects(s: &mut JobSpec) -> Result<(), CliError> {
         ("prefill", ((reads > 0) as u8).to_string()),
     ];
     for (k, v) in opts {
-        apply_option(s, k, &v).map_err(|e| CliError::usage(format!("job '{}': {e}", s.name)))?;
+        apply_option(s, k, &v).map_err(|e| CliError::usage(format!("job '{}': {e}", storbench_workload::shown(&s.name))))?;
     }
     if !s.time_based && s.io_size.is_none() {
         s.io_size = Some(size);
