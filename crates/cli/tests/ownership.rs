@@ -384,6 +384,43 @@ fn pool_usage(pool: &str) -> (u64, u64) {
     (p["stored"].as_u64().unwrap(), p["objects"].as_u64().unwrap())
 }
 
+/// A pool of its own for a test (the shared pool's figures move with other
+/// tests), listed by `ceph df` before it is used, removed when dropped.
+struct Pool(String);
+
+impl Pool {
+    fn new(tag: &str, quota: Option<u64>) -> Pool {
+        let pool = Pool(unique(tag));
+        ceph(&["osd", "pool", "create", &pool.0, "8"]);
+        if let Some(q) = quota {
+            ceph(&["osd", "pool", "set-quota", &pool.0, "max_bytes", &q.to_string()]);
+        }
+        // The managers list a new pool (and its quota) in df within seconds.
+        let listed = std::time::Instant::now();
+        while std::time::Instant::now() < listed + Duration::from_secs(30) {
+            let out = Command::new("ceph").args(["df", "detail", "-f", "json"]).output().unwrap();
+            let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+            let stats = doc["pools"].as_array().and_then(|p| p.iter().find(|p| p["name"] == pool.0.as_str())).map(|p| p["stats"].clone());
+            if stats.is_some_and(|s| s["quota_bytes"].as_u64() == Some(quota.unwrap_or(0))) {
+                return pool;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+        panic!("ceph df never listed pool {}", pool.0);
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        let _ = Command::new("ceph").args(["osd", "pool", "rm", &self.0, &self.0, "--yes-i-really-really-mean-it"]).output();
+    }
+}
+
+fn ceph(args: &[&str]) {
+    let out = Command::new("ceph").args(args).output().unwrap();
+    assert!(out.status.success(), "ceph {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// `storbench run` that must be refused at once; a build that starts
 /// writing instead is stopped after `limit` (SIGINT: it removes what it
 /// wrote) rather than left to fill the shared cluster.
@@ -419,9 +456,9 @@ fn a_prefill_beyond_the_pools_free_space_is_refused_before_anything_is_written()
         return;
     }
     let d = scratch();
-    let pool = std::env::var("STORBENCH_CEPH_POOL").unwrap();
+    let own = Pool::new("huge", None);
+    let pool = own.0.clone();
     let prefix = format!("{}.", unique("huge"));
-    let before = pool_usage(&pool);
     let args: Vec<&str> =
         ["run", "--name", "w", "--results-dir", "out", "--ioengine", "rados", "--pool", &pool, "--object_prefix", &prefix]
             .into_iter()
@@ -437,8 +474,7 @@ fn a_prefill_beyond_the_pools_free_space_is_refused_before_anything_is_written()
         r.stderr
     );
     assert!(listing(d.path()).is_empty(), "nothing written: {:?}", listing(d.path()));
-    assert!(rados_objects(&pool, &prefix).is_empty());
-    assert_eq!(pool_usage(&pool).1, before.1, "no object was written");
+    assert_eq!(pool_usage(&pool), (0, 0), "no object was written");
 }
 
 /// A pool's quota is room too: 16 objects of 4 MiB in a pool with a 32 MiB
@@ -449,35 +485,65 @@ fn a_prefill_beyond_a_pools_quota_is_refused() {
         return;
     }
     let d = scratch();
-    let pool = unique("quota");
-    let ceph = |args: &[&str]| {
-        let out = Command::new("ceph").args(args).output().unwrap();
-        assert!(out.status.success(), "ceph {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    };
-    ceph(&["osd", "pool", "create", &pool, "8"]);
-    ceph(&["osd", "pool", "set-quota", &pool, "max_bytes", &(32u64 << 20).to_string()]);
-    // The managers list a new pool (and its quota) in df within seconds.
-    let listed = std::time::Instant::now();
-    while std::time::Instant::now() < listed + Duration::from_secs(30) {
-        let out = Command::new("ceph").args(["df", "detail", "-f", "json"]).output().unwrap();
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
-        let quota =
-            doc["pools"].as_array().and_then(|p| p.iter().find(|p| p["name"] == pool.as_str())).map(|p| p["stats"]["quota_bytes"].clone());
-        if quota.is_some_and(|q| q == 32u64 << 20) {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
+    let own = Pool::new("quota", Some(32 << 20));
+    let pool = own.0.clone();
     let args =
         ["run", "--name", "w", "--results-dir", "out", "--ioengine", "rados", "--pool", &pool, "--op_timeout", "5", "--objects", "16"];
     let args: Vec<&str> = args.into_iter().chain(["--object_size", "4m", "--prefill", "1", "--rw", "randread", "--runtime", "5"]).collect();
     let (r, took) = refused_within(d.path(), &args, Duration::from_secs(20));
     let objects = rados_objects(&pool, "");
-    ceph(&["osd", "pool", "rm", &pool, &pool, "--yes-i-really-really-mean-it"]);
     assert!(took < Duration::from_secs(20), "refused at once, not after writing for {took:?}");
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("quota") && r.stderr.contains("64.0 MiB") && r.stderr.contains("32.0 MiB"), "{}", r.stderr);
     assert!(objects.is_empty(), "{objects:?}");
+}
+
+/// A prefill of 32 objects of 64 KiB (2 MiB) into a place whose quota
+/// leaves 1 MiB is refused before anything is written, naming the quota.
+fn a_prefill_beyond_a_quota_is_refused(store: &dyn Store, prefix: &str, quota: &str) {
+    let d = scratch();
+    let mut args: Vec<String> = ["run", "--name", "w", "--results-dir", "out"].map(String::from).into();
+    args.extend(store.args());
+    args.extend(
+        ["--object_prefix", prefix, "--objects", "32", "--object_size", "64k", "--prefill", "1", "--rw", "randread"].map(String::from),
+    );
+    args.extend(["--runtime", "1"].map(String::from));
+    let mut c = Command::new(bin());
+    c.args(&args).current_dir(d.path());
+    for (k, v) in store.env() {
+        c.env(k, v);
+    }
+    let out = c.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let left = store.list(prefix);
+    store.purge();
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(quota) && stderr.contains("2.0 MiB") && stderr.contains("1.0 MiB"), "{stderr}");
+    assert!(left.is_empty(), "nothing written: {left:?}");
+}
+
+#[test]
+fn a_prefill_beyond_an_rgw_buckets_quota_is_refused() {
+    let Some(env) = s3_env() else { return };
+    let s3 = S3 { bucket: unique("bquota"), env };
+    let made = s3.curl("PUT", "", None);
+    assert!(made.status.success(), "PUT bucket: {}", String::from_utf8_lossy(&made.stderr));
+    for scope in [&["quota", "set", "--max-size", "1048576"][..], &["quota", "enable"][..]] {
+        let out = Command::new("radosgw-admin").args(scope).args(["--quota-scope", "bucket", "--bucket", &s3.bucket]).output().unwrap();
+        assert!(out.status.success(), "radosgw-admin {scope:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    a_prefill_beyond_a_quota_is_refused(&s3, "k.", &format!("bucket '{}''s quota", s3.bucket));
+}
+
+#[test]
+fn a_prefill_beyond_a_swift_containers_quota_is_refused() {
+    let Some(env) = swift_env("aio") else { return };
+    let swift = Swift::new(unique("cquota"), env);
+    assert!(swift.curl("PUT", &swift.container, None).status.success(), "PUT container");
+    let mut c = Command::new("curl");
+    c.args(["-sf", "-X", "POST", "-H", &format!("X-Auth-Token: {}", swift.token), "-H", "X-Container-Meta-Quota-Bytes: 1048576"]);
+    assert!(c.arg(format!("{}/{}", swift.url, swift.container)).output().unwrap().status.success(), "POST quota");
+    a_prefill_beyond_a_quota_is_refused(&swift, "k.", &format!("container '{}''s quota", swift.container));
 }
 
 /// A precondition writes an image whole: a 1 TiB image (thin, so it could

@@ -36,22 +36,24 @@ void sb_ioctx_free(void *ioctx) { delete static_cast<librados::IoCtx *>(ioctx); 
 
 // A write at `off` (full == 0) or of the whole object (full != 0) over
 // `buf` without copying it, with the xattr `mark_name` = `mark` (storbench's
-// mark, static) set in the same operation. Returns what librados returns,
-// or -ENOMEM.
+// mark, static) set in the same operation unless `mark_name` is null.
+// Returns what librados returns, or -ENOMEM.
 int sb_aio_write(void *ioctx, const char *oid, rados_completion_t comp, char *buf, size_t len, uint64_t off,
                  int full, const char *mark_name, const char *mark, size_t mark_len) {
   try {
     ceph::bufferlist bl;
     bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(len), buf));
-    ceph::bufferlist mark_bl;
-    mark_bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(mark_len), const_cast<char *>(mark)));
     librados::ObjectWriteOperation op;
     if (full) {
       op.write_full(bl);
     } else {
       op.write(off, bl);
     }
-    op.setxattr(mark_name, mark_bl);
+    if (mark_name != nullptr) {
+      ceph::bufferlist mark_bl;
+      mark_bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(mark_len), const_cast<char *>(mark)));
+      op.setxattr(mark_name, mark_bl);
+    }
     // The C++ completion wraps the caller's; its destructor would drop the
     // caller's reference, so it lives in local storage and is never destroyed
     // (aio_operate reads only its pointer).

@@ -118,28 +118,21 @@ impl CxxIoCtx {
 }
 
 impl CxxIoCtx {
-    /// A write over the caller's buffer (no copy) with storbench's mark set
-    /// in the same operation; `full`: the whole object, else at `off`.
+    /// A write over the caller's buffer (no copy) at `off` (`None`: the
+    /// whole object), with storbench's mark set in the same operation when
+    /// `mark`.
     ///
     /// # Safety
     /// `oid` a C string valid for the call; `buf..buf+len` untouched until
     /// the completion, and alive until librados shuts down (see rados.rs).
-    pub unsafe fn marked_write(&self, oid: *const c_char, comp: Completion, buf: *mut c_char, len: usize, off: u64, full: bool) -> c_int {
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn write(&self, oid: *const c_char, comp: Completion, buf: *mut c_char, len: usize, off: Option<u64>, mark: bool) -> c_int {
         use super::rados::{MARK_VALUE, MARK_XATTR};
+        let name = if mark { MARK_XATTR.as_ptr() } else { std::ptr::null() };
+        let full = off.is_none() as c_int;
         // SAFETY: as the caller promises; the mark constants are static.
         unsafe {
-            (self.shim.aio_write)(
-                self.ptr,
-                oid,
-                comp,
-                buf,
-                len,
-                off,
-                full as c_int,
-                MARK_XATTR.as_ptr(),
-                MARK_VALUE.as_ptr().cast(),
-                MARK_VALUE.len(),
-            )
+            (self.shim.aio_write)(self.ptr, oid, comp, buf, len, off.unwrap_or(0), full, name, MARK_VALUE.as_ptr().cast(), MARK_VALUE.len())
         }
     }
 }

@@ -12,8 +12,9 @@
 //! would belong to someone else, or to an earlier run kept with cleanup=0), and
 //! objects a job says exist (`objects_exist=1`) do exist.
 //!
-//! Every write carries storbench's mark, the xattr [`MARK_XATTR`], set in
-//! the same operation as the data (one OSD transaction), so `storbench
+//! Every write that may create an object carries storbench's mark, the xattr
+//! [`MARK_XATTR`], set in the same operation as the data (one OSD
+//! transaction; an update keeps the object's xattrs), so `storbench
 //! cleanup` can tell storbench's objects from anyone else's under a prefix,
 //! and removes one only if the mark is on it (compared and removed in one
 //! operation: nothing can slip in between).
@@ -139,14 +140,15 @@ pub fn exists(cluster: &Cluster, name: &str) -> Result<bool, EngineError> {
 }
 
 /// A write of `len` bytes from `buf` at `offset` (`None`: the whole
-/// object) with storbench's mark set in the same operation, through the C
-/// API (which copies the data); asynchronous with a completion, else
-/// synchronous. Returns what librados returns.
+/// object) through the C API (which copies the data), with storbench's mark
+/// set in the same operation when `mark`; asynchronous with a completion,
+/// else synchronous. Returns what librados returns.
 ///
 /// # Safety
 /// `io` is a live ioctx, `oid` a C string and `buf` `len` readable bytes,
 /// all valid until the call returns (the C API copies the data).
-unsafe fn marked_write(
+#[allow(clippy::too_many_arguments)]
+unsafe fn write_op(
     api: &ffi::Api,
     io: ffi::IoCtx,
     oid: *const std::ffi::c_char,
@@ -154,6 +156,7 @@ unsafe fn marked_write(
     buf: *const std::ffi::c_char,
     len: usize,
     offset: Option<u64>,
+    mark: bool,
 ) -> i32 {
     // SAFETY: as the function's contract says; the operation is released
     // once performed (librados moved its steps into its own request).
@@ -166,7 +169,9 @@ unsafe fn marked_write(
             Some(off) => (api.rados_write_op_write)(op, buf, len, off),
             None => (api.rados_write_op_write_full)(op, buf, len),
         }
-        (api.rados_write_op_setxattr)(op, MARK_XATTR.as_ptr(), MARK_VALUE.as_ptr().cast(), MARK_VALUE.len());
+        if mark {
+            (api.rados_write_op_setxattr)(op, MARK_XATTR.as_ptr(), MARK_VALUE.as_ptr().cast(), MARK_VALUE.len());
+        }
         let rc = match comp {
             Some(c) => (api.rados_aio_write_op_operate)(op, io, c, oid, ptr::null_mut(), 0),
             None => (api.rados_write_op_operate)(op, io, oid, ptr::null_mut(), 0),
@@ -174,6 +179,13 @@ unsafe fn marked_write(
         (api.rados_release_write_op)(op);
         rc
     }
+}
+
+/// Whether a write sets storbench's mark: writes that may create the object
+/// do; an update rewrites an existing one, whose xattrs a whole-object
+/// write keeps (so an object storbench did not write stays unmarked).
+fn marks(op: OpKind) -> bool {
+    op != OpKind::Update
 }
 
 /// Completed slots, filled by librados's callback threads.
@@ -291,8 +303,8 @@ impl Rados {
         unsafe {
             match req.op {
                 OpKind::Read => (api.rados_aio_read)(io, oid, comp, buf, len, off),
-                OpKind::Write => marked_write(api, io, oid, Some(comp), buf, len, Some(off)),
-                OpKind::Create | OpKind::Update => marked_write(api, io, oid, Some(comp), buf, len, None),
+                OpKind::Write => write_op(api, io, oid, Some(comp), buf, len, Some(off), true),
+                OpKind::Create | OpKind::Update => write_op(api, io, oid, Some(comp), buf, len, None, marks(req.op)),
                 OpKind::Stat => (api.rados_aio_stat)(io, oid, comp, &mut self.stat_size[i], &mut self.stat_mtime[i]),
                 OpKind::Delete => (api.rados_aio_remove)(io, oid, comp),
                 OpKind::List | OpKind::Sync | OpKind::Trim => -libc::EOPNOTSUPP,
@@ -338,8 +350,8 @@ impl Engine for Rados {
         // out-pointers likewise.
         let rc = unsafe {
             match (req.op, &self.cxx) {
-                (OpKind::Write, Some(c)) => c.marked_write(oid, comp, buf, len, off, false),
-                (OpKind::Create | OpKind::Update, Some(c)) => c.marked_write(oid, comp, buf, len, 0, true),
+                (OpKind::Write, Some(c)) => c.write(oid, comp, buf, len, Some(off), true),
+                (OpKind::Create | OpKind::Update, Some(c)) => c.write(oid, comp, buf, len, None, marks(req.op)),
                 _ => self.queue_c(i, &req, oid, comp, buf),
             }
         };
@@ -428,7 +440,7 @@ impl ObjectAdmin for Admin {
     fn put(&self, name: &str, data: &[u8]) -> Result<(), EngineError> {
         let cname = ffi::cstr(NAME, "object name", name)?;
         // SAFETY: valid ioctx, C string and buffer.
-        let rc = unsafe { marked_write(self.0.api, self.0.ioctx, cname.as_ptr(), None, data.as_ptr().cast(), data.len(), None) };
+        let rc = unsafe { write_op(self.0.api, self.0.ioctx, cname.as_ptr(), None, data.as_ptr().cast(), data.len(), None, true) };
         ffi::check(NAME, "rados_write_op_operate", rc).map(|_| ())
     }
 
