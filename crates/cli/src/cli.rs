@@ -44,7 +44,7 @@ pub enum Command {
     Report(ReportArgs),
     /// Print a results directory again, in any format
     Show(ShowArgs),
-    /// Remove objects a run left behind (its cleanup was cut short), by name prefix
+    /// Remove what a run left behind (from its results directory's journal), or storbench's objects under a prefix
     Cleanup(CleanupArgs),
     /// rbd's benchmark (rbd bench), with latency percentiles
     Rbd {
@@ -483,16 +483,28 @@ fn fio_formats(v: &str) -> Result<FioFormats, String> {
         .map(FioFormats)
 }
 
-/// `storbench cleanup`'s own flags: none. Its words are job options: the
-/// engine, the object prefix, and the engine's options that say where.
+/// `storbench cleanup`'s own flags: a results directory, or job options
+/// (the engine, the object prefix, and the engine's options that say
+/// where); and --force.
 #[derive(Args, Debug)]
 #[command(
-    override_usage = "storbench cleanup --ioengine ENGINE [--pool P | --bucket B | --container C ...] --object_prefix PREFIX",
-    after_help = "Removes the objects whose names start with PREFIX from the pool, buckets or containers the engine options name, \
-                  and a bucket or container storbench created once it is empty. Credentials come from the same environment \
-                  and files as a run's. A run whose cleanup was cut short prints this command with its options."
+    override_usage = "storbench cleanup RESULTS_DIR [--force]\n       \
+                      storbench cleanup --ioengine ENGINE [--pool P | --bucket B | --container C ...] --object_prefix PREFIX [--force]",
+    after_help = "With RESULTS_DIR (a run's, or a sweep's with its runs below): removes what the run's journal says it made and \
+                  left, even if it was killed: files it laid out, its objects (a fleet's agents' too), and the buckets, containers \
+                  and images it created. With --object_prefix: removes storbench's objects whose names start with PREFIX from \
+                  the pool, buckets or containers the engine options name, and a bucket or container storbench created once it \
+                  is empty. Objects storbench did not write (they lack its mark) are kept and counted. Credentials come from the \
+                  same environment and files as a run's."
 )]
-pub struct CleanupArgs {}
+pub struct CleanupArgs {
+    /// A run's results directory (or a sweep's): remove what its journal lists
+    #[arg(value_name = "RESULTS_DIR")]
+    pub dir: Option<PathBuf>,
+    /// Also remove objects under the prefix that storbench did not write (they lack its mark)
+    #[arg(long)]
+    pub force: bool,
+}
 
 #[derive(Args, Debug)]
 #[command(after_help = "Exit codes: 0, 2 bad input, 4 a --fail-if gate failed.")]

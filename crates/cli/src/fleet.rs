@@ -8,6 +8,7 @@
 
 use crate::cli::{AgentArgs, FleetArgs};
 use crate::error::*;
+use crate::journal::RunJournal;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -18,6 +19,7 @@ use storbench_fleet::client::Fleet;
 use storbench_fleet::link::{FleetLink, OnLost};
 use storbench_fleet::prometheus::Registry;
 use storbench_fleet::ssh::{self, Launched, SshOptions};
+use storbench_model::journal::{Made, State};
 use storbench_model::{RunResult, Warning};
 use storbench_runner::interrupt::Scope;
 use storbench_runner::{run_plan_on, Observer, Plan};
@@ -97,6 +99,7 @@ pub fn run(
     observer: &mut dyn Observer,
     scope: &Scope,
     metrics: Option<Arc<Registry>>,
+    journal: &mut RunJournal,
 ) -> Result<RunResult, CliError> {
     let (agent_list, dir) = fleet.agents()?;
     // Each agent keeps its own table of acknowledged writes: two agents on
@@ -122,6 +125,9 @@ pub fn run(
         .map(|(i, a)| agents::jobs_for(specs, a, i, n, fleet.share_numjobs))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::usage)?;
+    // Each agent's part (its options and object prefix) is in the journal
+    // before any agent prepares: a lost agent's objects are found by it.
+    let parts = AgentParts::journal(journal, &agent_list, &jobs);
     eprintln!("storbench: connecting to {n} agent{}", if n == 1 { "" } else { "s" });
     let mut connected =
         Fleet::connect(agent_list, creds, fleet.timeout, &|| scope.interrupted()).map_err(|e| match scope.interrupted() {
@@ -155,6 +161,7 @@ pub fn run(
             });
         }
     };
+    parts.prepared(journal, &shares);
     let workers = FleetLink::total_workers(&shares);
     let first = shares.first().cloned().unwrap_or_default();
     let prepared = match plan.prepared_elsewhere(first, &workers) {
@@ -177,8 +184,73 @@ pub fn run(
     for message in connected.finish(&left, &live, &aborted) {
         result.warnings.push(Warning::Cleanup { message });
     }
+    parts.finished(journal, &left, &live);
     result.notes.extend(notes);
     Ok(result)
+}
+
+/// Where each agent's jobs are in the run's journal: agent i's job j is
+/// part `first + i * jobs + j`.
+struct AgentParts {
+    first: usize,
+    jobs: usize,
+    /// Per job: its run removes its objects itself (or writes none).
+    self_cleaning: Vec<bool>,
+}
+
+impl AgentParts {
+    /// Each agent's jobs' engine targets, before any agent prepares.
+    fn journal(journal: &mut RunJournal, agents: &[AgentSpec], jobs: &[Vec<JobSpec>]) -> AgentParts {
+        let parts = agents
+            .iter()
+            .zip(jobs)
+            .flat_map(|(a, specs)| specs.iter().map(|s| storbench_runner::journal::agent_store(s, &a.name).into_iter().collect()))
+            .collect();
+        let self_cleaning = jobs
+            .first()
+            .map(|specs| specs.iter().map(|s| s.objects.as_ref().is_some_and(|o| o.cleans_up() || !s.writes())).collect())
+            .unwrap_or_default();
+        AgentParts { first: journal.add(parts), jobs: jobs.first().map_or(0, Vec::len), self_cleaning }
+    }
+
+    fn part(&self, agent: usize, job: usize) -> usize {
+        self.first + agent * self.jobs + job
+    }
+
+    /// What each agent's preparation created, from the shares it sent back.
+    fn prepared(&self, journal: &mut RunJournal, shares: &[Vec<storbench_model::protocol::JobShare>]) {
+        for (i, agent) in shares.iter().enumerate() {
+            for (j, share) in agent.iter().enumerate() {
+                let storbench_model::Targets::Store(t) = &share.targets else { continue };
+                let mut entries = journal.part(self.part(i, j)).to_vec();
+                for e in &mut entries {
+                    if let Made::Store { prefix, created, .. } = &mut e.made {
+                        *created = Some(t.created.clone());
+                        e.state = if prefix.is_some() || !t.created.is_empty() { State::Left } else { State::Done };
+                    }
+                }
+                journal.set(self.part(i, j), entries);
+            }
+        }
+    }
+
+    /// After the agents cleaned up: a lost agent's part is left as it was;
+    /// a job whose objects all went (and that made no image to keep) is done.
+    fn finished(&self, journal: &mut RunJournal, left: &[Vec<u64>], live: &[bool]) {
+        for i in 0..live.len() {
+            for (j, objects_gone) in self.self_cleaning.iter().copied().enumerate() {
+                let clean = live.get(i).copied().unwrap_or(false) && left.get(i).and_then(|l| l.get(j)).copied().unwrap_or(0) == 0;
+                let mut entries = journal.part(self.part(i, j)).to_vec();
+                for e in entries.iter_mut().filter(|e| e.state == State::Left) {
+                    if clean && objects_gone {
+                        e.state = State::Done;
+                    }
+                }
+                journal.set(self.part(i, j), entries);
+            }
+        }
+        journal.finish(&|_| true);
+    }
 }
 
 /// What each agent's engines said about how they drive their targets (the

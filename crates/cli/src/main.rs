@@ -6,6 +6,7 @@ mod commands;
 mod compat;
 mod error;
 mod fleet;
+mod journal;
 mod k8s;
 mod numbers;
 mod output;

@@ -4,6 +4,7 @@
 //! Ctrl-C scope.
 
 use crate::error::*;
+use crate::journal::RunJournal;
 use crate::output;
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -68,25 +69,50 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     }
     // From here on, Ctrl-C stops this run (and only this run) gracefully.
     let scope = Scope::begin();
-    // The results directory exists before any target is touched.
+    // The results directory exists before any target is touched, and the
+    // journal of what the run may make is in it before anything is made.
     let made = output::create(&dir)?;
+    let planned = if setup.fleet.is_some() { Vec::new() } else { storbench_runner::journal::planned(&plan) };
+    let mut journal = match RunJournal::begin(&dir, planned) {
+        Ok(j) => j,
+        Err(e) => {
+            output::remove_if_empty(&dir, made);
+            return Err(e);
+        }
+    };
     // The series is written as the run goes: whatever happens later, the
     // seconds measured so far are on disk.
     let mut tee = SeriesTee::open(&dir, observer);
     let metrics = setup.metrics.as_ref().map(|m| m.registry.clone());
     let ran = match &setup.fleet {
-        Some(fleet) => crate::fleet::run(fleet, &specs, plan, &mut tee, &scope, metrics),
-        None => run_here(plan, &mut tee, &scope, metrics),
+        Some(fleet) => crate::fleet::run(fleet, &specs, plan, &mut tee, &scope, metrics, &mut journal),
+        None => run_here(plan, &mut tee, &scope, metrics, &mut journal),
     };
     let mut result = match ran {
         Ok(r) => r,
         Err(e) => {
             drop(tee);
             let _ = std::fs::remove_file(dir.join("series.csv"));
+            // A refused run writes nothing; one that made something before
+            // it failed keeps its journal, and says so.
+            if !journal.abandon() {
+                eprintln!(
+                    "storbench: what the run made before it failed is listed in {}: `storbench cleanup {}` removes it",
+                    journal.path().display(),
+                    dir.display()
+                );
+            }
             output::remove_if_empty(&dir, made);
             return Err(e);
         }
     };
+    if !journal.doc().clean() {
+        result.notes.push(format!(
+            "what this run made and did not remove is listed in {}: `storbench cleanup {}` removes it",
+            journal.path().display(),
+            dir.display()
+        ));
+    }
     // The set-up's notes first, then what the run itself noted.
     result.notes = setup.notes.into_iter().chain(std::mem::take(&mut result.notes)).collect();
     result.parameters = setup.parameters;
@@ -94,14 +120,18 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     Ok((result, dir))
 }
 
-/// Prepare the targets on this machine, run, clean up.
+/// Prepare the targets on this machine, run, clean up; the journal hears
+/// of each job's targets as they are made, and of what cleaning up left.
 fn run_here(
     plan: storbench_runner::Plan,
     observer: &mut dyn Observer,
     scope: &Scope,
     metrics: Option<Arc<Registry>>,
+    journal: &mut RunJournal,
 ) -> Result<RunResult, CliError> {
-    let prepared = plan.prepare(&|| scope.interrupted())?;
+    let dir = journal.path().parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut on_ready = |j: &storbench_runner::ReadyJob| journal.set(j.share.job as usize, storbench_runner::journal::prepared(j));
+    let prepared = plan.prepare(&|| scope.interrupted(), &mut on_ready)?;
     say_held_targets(&prepared);
     let disks = DiskSnapshot::take(file_paths(&prepared));
     let mut link = local_agent(&prepared);
@@ -125,7 +155,9 @@ fn run_here(
     // Tearing down (a bucket storbench made) is skipped after a second
     // Ctrl-C, and cut short by one that comes meanwhile.
     let begun = scope.level();
-    for message in prepared.cleanup(&left, &|| scope.level() >= 2 || scope.level() > begun) {
+    let cleaned = prepared.cleanup(&left, &|| scope.level() >= 2 || scope.level() > begun, Some(&dir));
+    journal.finish(&|i| cleaned.left.get(i).copied().unwrap_or(false));
+    for message in cleaned.notes {
         result.warnings.push(Warning::Cleanup { message });
     }
     result.notes.extend(target_notes(&prepared));

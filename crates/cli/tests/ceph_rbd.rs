@@ -94,7 +94,10 @@ fn refuses_to_write_an_image_storbench_did_not_create() {
     let img = image_name("theirs");
     let made = std::process::Command::new("rbd").args(["create", "--size", "16M", &format!("rbd/{img}")]).output().unwrap();
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
-    let w = storbench(d.path(), &["run", "--name", "w", "--ioengine", "rbd", "--rbdname", &img, "--rw", "randwrite", "--runtime", "1"]);
+    let w = storbench(
+        d.path(),
+        &["run", "--name", "w", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--rw", "randwrite", "--runtime", "1"],
+    );
     assert_eq!(w.code, 2, "{}", w.stderr);
     assert!(w.stderr.contains("was not created by storbench") && w.stderr.contains("allow_overwrite"), "{}", w.stderr);
     let r = storbench(
@@ -104,6 +107,8 @@ fn refuses_to_write_an_image_storbench_did_not_create() {
             "--name",
             "r",
             "--ioengine",
+            "rbd",
+            "--pool",
             "rbd",
             "--rbdname",
             &img,
@@ -133,7 +138,7 @@ fn missing_pool_image_and_bad_keyring_are_clear_errors() {
     assert!(r.stderr.contains("pool 'no-such-pool' does not exist"), "{}", r.stderr);
     let r = storbench(
         d.path(),
-        &["run", "--name", "i", "--ioengine", "rbd", "--rbdname", "no-such-image", "--rw", "randread", "--runtime", "1"],
+        &["run", "--name", "i", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", "no-such-image", "--rw", "randread", "--runtime", "1"],
     );
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("does not exist; give a size"), "{}", r.stderr);
@@ -145,6 +150,8 @@ fn missing_pool_image_and_bad_keyring_are_clear_errors() {
             "--name",
             "k",
             "--ioengine",
+            "rbd",
+            "--pool",
             "rbd",
             "--keyring",
             "bad.keyring",
@@ -176,6 +183,8 @@ fn unreachable_monitor_fails_within_the_timeout() {
             "--name",
             "m",
             "--ioengine",
+            "rbd",
+            "--pool",
             "rbd",
             "--conf",
             conf.to_str().unwrap(),
@@ -221,6 +230,8 @@ fn rbd_bench_mode_prints_rbd_bench_lines_and_percentiles() {
             "--name",
             "mk",
             "--ioengine",
+            "rbd",
+            "--pool",
             "rbd",
             "--rbdname",
             &img,
@@ -291,6 +302,8 @@ fn one_job_spreads_over_several_images() {
             "v",
             "--ioengine",
             "rbd",
+            "--pool",
+            "rbd",
             "--rbdname",
             &both,
             "--size",
@@ -314,7 +327,10 @@ fn one_job_spreads_over_several_images() {
     remove_image(&b);
     let theirs = std::process::Command::new("rbd").args(["create", "--size", "8M", &format!("rbd/{b}")]).output().unwrap();
     assert!(theirs.status.success());
-    let r = storbench(d.path(), &["run", "--name", "v", "--ioengine", "rbd", "--rbdname", &both, "--rw", "randwrite", "--runtime", "1"]);
+    let r = storbench(
+        d.path(),
+        &["run", "--name", "v", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &both, "--rw", "randwrite", "--runtime", "1"],
+    );
     assert_eq!(r.code, 2, "one foreign image refuses the whole job: {}", r.stderr);
     assert!(r.stderr.contains(&format!("image '{b}' was not created by storbench")), "{}", r.stderr);
     remove_image(&a);

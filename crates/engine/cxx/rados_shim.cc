@@ -34,20 +34,33 @@ void *sb_ioctx_new(rados_ioctx_t io) {
 
 void sb_ioctx_free(void *ioctx) { delete static_cast<librados::IoCtx *>(ioctx); }
 
-// rados_aio_write (full == 0) or rados_aio_write_full (full != 0) over `buf`
-// without copying it. Returns what librados returns, or -ENOMEM.
+// A write at `off` (full == 0) or of the whole object (full != 0) over
+// `buf` without copying it, with the xattr `mark_name` = `mark` (storbench's
+// mark, static) set in the same operation unless `mark_name` is null.
+// Returns what librados returns, or -ENOMEM.
 int sb_aio_write(void *ioctx, const char *oid, rados_completion_t comp, char *buf, size_t len, uint64_t off,
-                 int full) {
+                 int full, const char *mark_name, const char *mark, size_t mark_len) {
   try {
     ceph::bufferlist bl;
     bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(len), buf));
+    librados::ObjectWriteOperation op;
+    if (full) {
+      op.write_full(bl);
+    } else {
+      op.write(off, bl);
+    }
+    if (mark_name != nullptr) {
+      ceph::bufferlist mark_bl;
+      mark_bl.push_back(ceph::buffer::create_static(static_cast<unsigned>(mark_len), const_cast<char *>(mark)));
+      op.setxattr(mark_name, mark_bl);
+    }
     // The C++ completion wraps the caller's; its destructor would drop the
     // caller's reference, so it lives in local storage and is never destroyed
-    // (aio_write reads only its pointer).
+    // (aio_operate reads only its pointer).
     alignas(librados::AioCompletion) unsigned char storage[sizeof(librados::AioCompletion)];
     auto *c = new (storage) librados::AioCompletion(static_cast<librados::AioCompletionImpl *>(comp));
     auto *io = static_cast<librados::IoCtx *>(ioctx);
-    return full ? io->aio_write_full(oid, c, bl) : io->aio_write(oid, c, bl, len, off);
+    return io->aio_operate(oid, c, &op);
   } catch (const std::bad_alloc &) {
     return -ENOMEM;
   } catch (...) {

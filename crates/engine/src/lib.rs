@@ -301,9 +301,11 @@ pub trait EngineConfig: Send + Sync {
     /// Remove the objects whose names start with `prefix` from the job's
     /// pool, buckets or containers, until there are none left or `stop` says
     /// so (`storbench cleanup`, after a run whose cleanup was cut short).
-    /// Names without the prefix are never touched. The default goes through
-    /// [`EngineConfig::admin`], one object at a time.
-    fn remove_objects(&self, prefix: &str, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
+    /// Names without the prefix are never touched; with [`Which::Marked`],
+    /// neither are objects without storbench's mark (they are counted as
+    /// kept). The default goes through [`EngineConfig::admin`], one object at
+    /// a time.
+    fn remove_objects(&self, prefix: &str, which: Which, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
         let admin = self.admin()?;
         let mut tally = Removed::default();
         for name in admin.list(prefix)? {
@@ -311,12 +313,32 @@ pub trait EngineConfig: Send + Sync {
                 tally.stopped = true;
                 break;
             }
-            match admin.remove(&name) {
-                Ok(_) => tally.removed(),
+            let done = match which {
+                Which::All => admin.remove(&name).map(|_| Removal::Removed),
+                Which::Marked => admin.remove_if_marked(&name),
+            };
+            match done {
+                Ok(Removal::Removed | Removal::Absent) => tally.removed(),
+                Ok(Removal::Unmarked) => tally.kept += 1,
                 Err(e) => tally.failed(e.to_string()),
             }
         }
         Ok(tally)
+    }
+    /// What `prepare_target` made for a run that `storbench cleanup
+    /// RESULTS_DIR` should now remove: `created` as the target reported it
+    /// ([`StoreTarget::created`]), or `None` when the run was killed while
+    /// preparing it. Called after the run's objects are gone; a bucket or
+    /// container goes only if storbench made it and it is empty. Returns
+    /// notes on what was kept. The default is [`EngineConfig::finish_target`].
+    fn remove_created(&self, target: &TargetRequest, _created: Option<&[String]>) -> Result<Vec<String>, EngineError> {
+        Ok(self.finish_target(target, true)?.into_iter().collect())
+    }
+    /// How much more the target can take, where the store says (a pool's
+    /// MAX AVAIL, a quota), so a prefill or fill far beyond it is refused
+    /// before anything is written. `None`: the store does not say.
+    fn room(&self) -> Result<Option<Room>, EngineError> {
+        Ok(None)
     }
     /// Bytes the store holds for the engine's own target by its own
     /// accounting (an RBD image's written extents, a pool's stored bytes, a
@@ -350,11 +372,45 @@ pub trait EngineConfig: Send + Sync {
     }
 }
 
+/// Which objects under a prefix [`EngineConfig::remove_objects`] may remove.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    /// Only those carrying storbench's mark (written by storbench): anything
+    /// else under the prefix is someone else's, kept and counted.
+    Marked,
+    /// Every object under the prefix (`storbench cleanup --force`).
+    All,
+}
+
+/// What removing one object did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Removal {
+    Removed,
+    /// It was not there (any more).
+    Absent,
+    /// It does not carry storbench's mark: kept.
+    Unmarked,
+}
+
+/// How much more a target can take, as its store says.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Room {
+    /// Bytes of data it can still take (replication already counted).
+    pub bytes: Option<u64>,
+    /// Objects it can still take (an object-count quota).
+    pub objects: Option<u64>,
+    /// Where the figure comes from, for the message ("pool 'p' (MAX AVAIL in
+    /// ceph df)", "bucket 'b''s quota").
+    pub source: String,
+}
+
 /// What [`EngineConfig::remove_objects`] did.
 #[derive(Debug, Default)]
 pub struct Removed {
     pub removed: u64,
     pub failed: u64,
+    /// Objects under the prefix without storbench's mark, left alone.
+    pub kept: u64,
     /// Why the first failure failed.
     pub first_failure: Option<String>,
     /// It stopped before the end (asked to, or too many failures in a row).
@@ -390,6 +446,8 @@ pub trait ObjectAdmin {
     fn list(&self, prefix: &str) -> Result<Vec<String>, EngineError>;
     /// Remove an object; false if it was not there.
     fn remove(&self, name: &str) -> Result<bool, EngineError>;
+    /// Remove an object only if it carries storbench's mark.
+    fn remove_if_marked(&self, name: &str) -> Result<Removal, EngineError>;
 }
 
 /// What a job needs from an engine's own target.

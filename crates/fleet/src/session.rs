@@ -185,7 +185,9 @@ impl Session {
         let plan = build_plan(specs).map_err(|e| e.to_string())?;
         let gone = self.gone.clone();
         let scope = &self.scope;
-        let prepared = plan.prepare(&|| gone.load(Ordering::Relaxed) || scope.interrupted()).map_err(|f| {
+        // The coordinator's journal holds this agent's part (its prefixes);
+        // the shares it gets back say what preparing created.
+        let prepared = plan.prepare(&|| gone.load(Ordering::Relaxed) || scope.interrupted(), &mut |_| {}).map_err(|f| {
             let mut m = f.error.to_string();
             for l in f.leftovers {
                 m.push_str(&format!("; {l}"));
@@ -220,5 +222,5 @@ fn finish(live: Live, objects_left: &[u64]) -> Vec<String> {
         Some(i.and_then(|i| objects_left.get(i)).copied().unwrap_or(0))
     };
     // The agent cleans up what it prepared even when it is being stopped.
-    live.prepared.cleanup(&left, &|| false)
+    live.prepared.cleanup(&left, &|| false, None).notes
 }

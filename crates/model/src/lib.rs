@@ -10,11 +10,14 @@
 //! - [`protocol`]: the versioned, two-way messages between a coordinator and
 //!   its agents, and the share of a job an agent runs;
 //! - [`target`]: the files, devices and stores a job works on, once prepared;
+//! - [`journal`]: what a run creates (`journal.json`), for `storbench cleanup
+//!   RESULTS_DIR`;
 //! - [`sweep`]: a sweep's index (`sweep.json`): dimensions, points, knees.
 //!
 //! Renderers depend on this crate, never on the runner, so a report can be
 //! built (and re-built from a results directory) without any engine.
 
+pub mod journal;
 pub mod protocol;
 pub mod result;
 pub mod runset;

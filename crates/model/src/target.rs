@@ -44,6 +44,11 @@ pub struct StoreTarget {
     /// the run's notes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// What preparing it created (buckets, containers, images), in the
+    /// engine's words, for the run's journal: `storbench cleanup
+    /// RESULTS_DIR` removes these, and nothing that was there before.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub created: Vec<String>,
 }
 
 /// Everything one job works on.

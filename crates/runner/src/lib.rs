@@ -21,10 +21,12 @@ pub mod coordinator;
 pub mod fill;
 pub mod interrupt;
 pub mod iolog;
+pub mod journal;
 pub mod limits;
 pub mod plan;
 pub mod prepare;
 pub mod replay;
+pub mod room;
 pub mod steady;
 pub mod verify;
 pub mod warnings;
@@ -32,4 +34,4 @@ pub mod worker;
 
 pub use coordinator::{handshake, hostname, local_agent, op_results, run_plan, run_plan_on, Observer, Progress, Silent};
 pub use plan::{build_plan, Plan, PlanError};
-pub use prepare::{PrepareFailed, Prepared, ReadyJob};
+pub use prepare::{Cleaned, PrepareFailed, Prepared, ReadyJob};

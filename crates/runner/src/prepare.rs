@@ -11,12 +11,12 @@
 
 use crate::plan::{JobPlan, Plan, PlanError};
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storbench_engine::files::{self, Need};
-use storbench_engine::{EngineConfig, EngineError, EngineFactory, TargetRequest};
+use storbench_engine::{EngineConfig, EngineError, EngineFactory, TargetRequest, Which};
 use storbench_model::protocol::JobShare;
-use storbench_model::{TargetFile, Targets, Warning};
+use storbench_model::{StoreTarget, TargetFile, Targets, Warning};
 use storbench_workload::gen::Region;
 use storbench_workload::JobSpec;
 
@@ -113,8 +113,9 @@ pub struct PrepareFailed {
 
 impl Plan {
     /// Create, check and lay out every target the plan uses; `stop` (asked
-    /// while laying files out) ends it early.
-    pub fn prepare(self, stop: &dyn Fn() -> bool) -> Result<Prepared, PrepareFailed> {
+    /// while laying files out) ends it early. `on_ready` hears of each job
+    /// as soon as its targets are made (the run's journal records them).
+    pub fn prepare(self, stop: &dyn Fn() -> bool, on_ready: &mut dyn FnMut(&ReadyJob)) -> Result<Prepared, PrepareFailed> {
         make_state_dirs(&self).map_err(|error| PrepareFailed { error, leftovers: Vec::new(), interrupted: false })?;
         let mut created = Vec::new();
         let mut seen = Seen::default();
@@ -124,7 +125,10 @@ impl Plan {
             let written_before = kept.written_before(&job);
             kept.add(&job);
             match ready(job, written_before, &mut seen, &mut created, stop) {
-                Ok(j) => jobs.push(j),
+                Ok(j) => {
+                    on_ready(&j);
+                    jobs.push(j)
+                }
                 Err((error, interrupted)) => {
                     // No partial writes: files made before the failure go too.
                     let leftovers = remove(&created, true);
@@ -197,6 +201,10 @@ fn ready(
     let spec = &job.spec;
     let bytes = spec.size.map(|s| spec.offset + stripes(spec) + s);
     let targets = if job.paths.is_empty() {
+        // Judged before the target is made (a block job: when its size says how much it writes).
+        if spec.objects.is_some() || bytes.is_some() {
+            check_room(&job, bytes).map_err(|e| (e, false))?;
+        }
         // verify_only runs no workload: what exists is what its check is about, not a precondition.
         let checks_only = spec.verify.as_ref().is_some_and(|v| v.only);
         let req = TargetRequest {
@@ -207,6 +215,10 @@ fn ready(
             .config
             .prepare_target(&req)
             .map_err(|e: EngineError| (target_err(&spec.name, &e, e.is_user_error()), e.is_interrupted()))?;
+        // An existing image's size is known only now (nothing was made for it).
+        if let (None, None, Some(t)) = (bytes, &spec.objects, &prepared) {
+            check_room(&job, Some(t.size).filter(|s| *s > 0)).map_err(|e| (e, false))?;
+        }
         prepared.map_or(Targets::None, Targets::Store)
     } else {
         let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite };
@@ -231,6 +243,22 @@ fn ready(
     };
     crate::verify::check_job(&share).map_err(|e| (target_err(&share.spec.name, e, true), false))?;
     Ok(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings, fill_before, trace: job.trace })
+}
+
+/// Refuse a job whose prefill, fill or precondition cannot fit in what its
+/// store says it can take (`end`: where a block job's region ends).
+fn check_room(job: &JobPlan, end: Option<u64>) -> Result<(), PlanError> {
+    let need = match end {
+        _ if job.spec.objects.is_some() => crate::room::object_writes(job),
+        Some(end) => {
+            let allocated = || job.config.allocated().ok().flatten().unwrap_or(0);
+            crate::room::block_writes(job, end, 0).and_then(|_| crate::room::block_writes(job, end, allocated()))
+        }
+        None => None,
+    };
+    let Some(need) = need.filter(|n| n.bytes > 0 || n.objects > 0) else { return Ok(()) };
+    let room = job.config.room().map_err(|e| target_err(&job.spec.name, &e, e.is_user_error()))?;
+    crate::room::check(&job.spec.name, &need, room)
 }
 
 /// The most objects a fill writes (the object model keeps a bit per key).
@@ -382,54 +410,96 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
     Ok((region, io_limit))
 }
 
+/// What cleaning up after a run did.
+#[derive(Debug, Default)]
+pub struct Cleaned {
+    /// Everything that went wrong or was left, in words.
+    pub notes: Vec<String>,
+    /// Per job (the plan's order): whether something of its engine's own
+    /// target remains (objects left or kept, a bucket kept, an image kept).
+    pub left: Vec<bool>,
+}
+
 impl Prepared {
     /// After the run: remove the files of jobs that asked for `unlink`, and
     /// let engines tear down what they set up for the run alone (buckets,
     /// containers). `objects_left(job)` is how many objects a job wrote and
     /// did not remove (its cleanup was cut short or failed): those are listed
-    /// with the command that removes them, and their bucket or container is
-    /// kept; `None`: not known (a worker stuck in the engine was abandoned),
-    /// said so, with the same command. `stop` (a Ctrl-C meanwhile) cuts the
-    /// engines' tear-down short. Returns a note for everything that went
-    /// wrong or was left.
-    pub fn cleanup(&self, objects_left: &dyn Fn(&str) -> Option<u64>, stop: &dyn Fn() -> bool) -> Vec<String> {
-        let mut notes = remove(&self.created, false);
-        for job in self.jobs.iter().filter(|j| matches!(j.share.targets, Targets::Store(_))) {
-            let left = objects_left(job.name());
-            let prefix = job.share.object_prefix.as_deref();
-            // A fill's objects stay for the run's jobs, and go at its end.
-            if let (Some(_), Some(_), Some(p)) = (job.share.spec.fill, &job.share.spec.objects, prefix) {
-                match job.config.remove_objects(p, stop) {
-                    Ok(r) if r.failed == 0 && !r.stopped => {}
-                    Ok(_) | Err(_) => notes.push(format!(
-                        "job '{}': the fill's objects could not all be removed; remove them with: {}",
-                        job.name(),
-                        cleanup_command(&job.share.spec, p)
-                    )),
-                }
-                continue;
-            }
-            let how_many = match left {
-                Some(0) => None,
-                Some(n) => Some(format!("{n} objects it wrote were not removed")),
-                None => Some("objects it wrote may be left (a worker stuck in the engine was abandoned)".to_string()),
+    /// with the commands that remove them (`storbench cleanup RESULTS_DIR`
+    /// when the run has a `results` directory), and their bucket or
+    /// container is kept; `None`: not known (a worker stuck in the engine
+    /// was abandoned), said so, with the same commands. `stop` (a Ctrl-C
+    /// meanwhile) cuts the engines' tear-down short.
+    pub fn cleanup(&self, objects_left: &dyn Fn(&str) -> Option<u64>, stop: &dyn Fn() -> bool, results: Option<&Path>) -> Cleaned {
+        let mut done = Cleaned { notes: remove(&self.created, false), left: Vec::new() };
+        for job in &self.jobs {
+            let left = match &job.share.targets {
+                Targets::Store(t) => cleanup_store(job, t, objects_left(job.name()), stop, results, &mut done.notes),
+                Targets::Files(_) | Targets::None => false,
             };
-            if let (Some(what), Some(prefix)) = (how_many, prefix) {
-                notes.push(format!(
-                    "job '{}': {what} (names starting '{prefix}' in {}); remove them with: {}",
-                    job.name(),
-                    job.share.targets.labels().join(", "),
-                    cleanup_command(&job.share.spec, prefix)
-                ));
-            }
-            let cleaned = left == Some(0) && job.share.spec.objects.as_ref().is_some_and(|o| o.cleans_up());
-            match job.config.finish_target(&target_request(&job.share.spec, prefix, None, stop), cleaned) {
-                Ok(Some(note)) => notes.push(format!("job '{}': {note}", job.name())),
-                Ok(None) => {}
-                Err(e) => notes.push(format!("job '{}': {e}", job.name())),
-            }
+            done.left.push(left);
         }
-        notes
+        done
+    }
+}
+
+/// A job's own target after the run; whether something of it remains.
+fn cleanup_store(
+    job: &ReadyJob,
+    target: &StoreTarget,
+    left: Option<u64>,
+    stop: &dyn Fn() -> bool,
+    results: Option<&Path>,
+    notes: &mut Vec<String>,
+) -> bool {
+    let prefix = job.share.object_prefix.as_deref();
+    let how = |p: &str| remove_how(&job.share.spec, p, results);
+    // A fill's objects stay for the run's jobs, and go at its end.
+    if let (Some(_), Some(_), Some(p)) = (job.share.spec.fill, &job.share.spec.objects, prefix) {
+        return match job.config.remove_objects(p, Which::Marked, stop) {
+            Ok(r) if r.failed == 0 && !r.stopped => false,
+            Ok(_) | Err(_) => {
+                notes.push(format!("job '{}': the fill's objects could not all be removed; remove them with: {}", job.name(), how(p)));
+                true
+            }
+        };
+    }
+    let what = match left {
+        Some(0) => None,
+        Some(n) => Some(format!("{n} objects it wrote were not removed")),
+        None => Some("objects it wrote may be left (a worker stuck in the engine was abandoned)".to_string()),
+    };
+    if let (Some(what), Some(prefix)) = (what, prefix) {
+        notes.push(format!(
+            "job '{}': {what} (names starting '{prefix}' in {}); remove them with: {}",
+            job.name(),
+            job.share.targets.labels().join(", "),
+            how(prefix)
+        ));
+    }
+    let objects = job.share.spec.objects.as_ref();
+    let cleaned = left == Some(0) && objects.is_some_and(|o| o.cleans_up());
+    let kept_objects = objects.is_some() && job.share.spec.writes() && !cleaned;
+    let kept_target = match job.config.finish_target(&target_request(&job.share.spec, prefix, None, stop), cleaned) {
+        Ok(Some(note)) => {
+            notes.push(format!("job '{}': {note}", job.name()));
+            !target.created.is_empty()
+        }
+        Ok(None) => !target.created.is_empty() && !cleaned,
+        Err(e) => {
+            notes.push(format!("job '{}': {e}", job.name()));
+            !target.created.is_empty()
+        }
+    };
+    kept_objects || kept_target
+}
+
+/// How to remove a job's objects: the run's own cleanup (its journal knows
+/// them), or by prefix.
+fn remove_how(spec: &JobSpec, prefix: &str, results: Option<&Path>) -> String {
+    match results {
+        Some(dir) => format!("storbench cleanup {} (or: {})", shell_word(&dir.display().to_string()), cleanup_command(spec, prefix)),
+        None => cleanup_command(spec, prefix),
     }
 }
 

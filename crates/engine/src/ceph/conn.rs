@@ -1,7 +1,8 @@
-//! A librados connection from engine options (fio's names where fio has them).
+//! A librados connection from engine options (fio's names where fio has them),
+//! monitor commands, and a pool's figures as `ceph df detail` gives them.
 
 use super::ffi::{self, Api, IoCtx, Rados};
-use crate::{EngineError, EngineOptions, Kind, OptionInfo};
+use crate::{EngineError, EngineOptions, Kind, OptionInfo, Room};
 use std::path::Path;
 use std::ptr;
 
@@ -188,6 +189,68 @@ impl Cluster {
     }
 }
 
+impl Cluster {
+    /// `pool`'s line of `ceph df detail`.
+    pub fn pool_df(&self, engine: &'static str, pool: &str) -> Result<PoolDf, EngineError> {
+        let out = self.mon_command(engine, r#"{"prefix":"df","detail":"detail","format":"json"}"#)?;
+        PoolDf::parse(engine, &out, pool)
+    }
+
+    /// What `pool` can still take; `None` while df does not list it yet (a
+    /// pool made moments ago: the managers report it within seconds).
+    pub fn pool_room(&self, engine: &'static str, pool: &str) -> Result<Option<Room>, EngineError> {
+        match self.pool_df(engine, pool) {
+            Ok(df) => Ok(Some(df.room(pool))),
+            Err(EngineError::Rejected { kind: storbench_metrics::ErrorKind::NotFound, .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}
+
+/// A pool's line of `ceph df detail`: stored bytes (before replication),
+/// objects, what it can still take (`max_avail`, replication counted) and
+/// its quotas (0: none).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct PoolDf {
+    pub stored: u64,
+    pub objects: u64,
+    pub max_avail: u64,
+    pub quota_bytes: u64,
+    pub quota_objects: u64,
+}
+
+impl PoolDf {
+    fn parse(engine: &'static str, json: &str, pool: &str) -> Result<PoolDf, EngineError> {
+        let doc: serde_json::Value = serde_json::from_str(json).map_err(|e| EngineError::failed(engine, "the monitors' df answer", e))?;
+        let entry = doc["pools"].as_array().and_then(|p| p.iter().find(|p| p["name"] == pool));
+        let stats = entry.map(|p| &p["stats"]).ok_or_else(|| EngineError::Rejected {
+            engine,
+            message: format!("the monitors' df does not list pool '{pool}'"),
+            kind: storbench_metrics::ErrorKind::NotFound,
+        })?;
+        let n = |k: &str| stats[k].as_u64().unwrap_or(0);
+        Ok(PoolDf {
+            stored: n("stored"),
+            objects: n("objects"),
+            max_avail: n("max_avail"),
+            quota_bytes: n("quota_bytes"),
+            quota_objects: n("quota_objects"),
+        })
+    }
+
+    /// What the pool can still take: the least of MAX AVAIL and what its
+    /// quotas leave.
+    pub fn room(&self, pool: &str) -> Room {
+        let by_quota = (self.quota_bytes > 0).then(|| self.quota_bytes.saturating_sub(self.stored));
+        let (bytes, source) = match by_quota {
+            Some(q) if q < self.max_avail => (q, format!("pool '{pool}''s quota (ceph osd pool get-quota)")),
+            _ => (self.max_avail, format!("pool '{pool}' (MAX AVAIL in ceph df)")),
+        };
+        let objects = (self.quota_objects > 0).then(|| self.quota_objects.saturating_sub(self.objects));
+        Room { bytes: Some(bytes), objects, source }
+    }
+}
+
 impl Drop for Cluster {
     fn drop(&mut self) {
         // SAFETY: destroy what connect created, in reverse order.
@@ -197,5 +260,27 @@ impl Drop for Cluster {
             }
             (self.api.rados_shutdown)(self.rados);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DF: &str = r#"{"pools":[{"name":"other","stats":{"stored":1}},
+        {"name":"p","stats":{"stored":1000,"objects":10,"max_avail":8000,"quota_objects":0,"quota_bytes":0}}]}"#;
+
+    #[test]
+    fn a_pools_room_is_max_avail_or_what_its_quota_leaves_whichever_is_less() {
+        let df = PoolDf::parse("rados", DF, "p").unwrap();
+        assert_eq!((df.stored, df.objects, df.max_avail), (1000, 10, 8000));
+        let room = df.room("p");
+        assert_eq!((room.bytes, room.objects), (Some(8000), None));
+        assert!(room.source.contains("MAX AVAIL"), "{}", room.source);
+        let quota = PoolDf { quota_bytes: 3000, quota_objects: 12, ..df };
+        let room = quota.room("p");
+        assert_eq!((room.bytes, room.objects), (Some(2000), Some(2)));
+        assert!(room.source.contains("quota"), "{}", room.source);
+        assert!(PoolDf::parse("rados", DF, "nope").unwrap_err().to_string().contains("'nope'"));
     }
 }

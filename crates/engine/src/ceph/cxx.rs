@@ -15,7 +15,21 @@ pub struct Shim {
     _lib: Library,
     pub ioctx_new: unsafe extern "C" fn(IoCtx) -> *mut c_void,
     pub ioctx_free: unsafe extern "C" fn(*mut c_void),
-    pub aio_write: unsafe extern "C" fn(*mut c_void, *const c_char, Completion, *mut c_char, usize, u64, c_int) -> c_int,
+    /// (ioctx, oid, completion, buffer, length, offset, whole object,
+    /// mark xattr name, mark value, its length)
+    #[allow(clippy::type_complexity)]
+    pub aio_write: unsafe extern "C" fn(
+        *mut c_void,
+        *const c_char,
+        Completion,
+        *mut c_char,
+        usize,
+        u64,
+        c_int,
+        *const c_char,
+        *const c_char,
+        usize,
+    ) -> c_int,
 }
 
 // SAFETY: immutable function pointers and the library keeping them valid.
@@ -100,6 +114,26 @@ impl CxxIoCtx {
         // SAFETY: as the caller promises.
         let ptr = unsafe { (shim.ioctx_new)(io) };
         (!ptr.is_null()).then_some(CxxIoCtx { shim, ptr })
+    }
+}
+
+impl CxxIoCtx {
+    /// A write over the caller's buffer (no copy) at `off` (`None`: the
+    /// whole object), with storbench's mark set in the same operation when
+    /// `mark`.
+    ///
+    /// # Safety
+    /// `oid` a C string valid for the call; `buf..buf+len` untouched until
+    /// the completion, and alive until librados shuts down (see rados.rs).
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn write(&self, oid: *const c_char, comp: Completion, buf: *mut c_char, len: usize, off: Option<u64>, mark: bool) -> c_int {
+        use super::rados::{MARK_VALUE, MARK_XATTR};
+        let name = if mark { MARK_XATTR.as_ptr() } else { std::ptr::null() };
+        let full = off.is_none() as c_int;
+        // SAFETY: as the caller promises; the mark constants are static.
+        unsafe {
+            (self.shim.aio_write)(self.ptr, oid, comp, buf, len, off.unwrap_or(0), full, name, MARK_VALUE.as_ptr().cast(), MARK_VALUE.len())
+        }
     }
 }
 

@@ -13,6 +13,7 @@ pub type IoCtx = *mut c_void;
 pub type Image = *mut c_void;
 pub type Completion = *mut c_void;
 pub type ListCtx = *mut c_void;
+pub type WriteOp = *mut c_void;
 /// librados completion callback: (completion, argument).
 pub type Callback = unsafe extern "C" fn(Completion, *mut c_void);
 
@@ -28,15 +29,12 @@ pub struct Api {
     pub rados_ioctx_destroy: unsafe extern "C" fn(IoCtx),
     pub rados_ioctx_set_namespace: unsafe extern "C" fn(IoCtx, *const c_char),
     pub rados_aio_create_completion: unsafe extern "C" fn(*mut c_void, Option<Callback>, Option<Callback>, *mut Completion) -> c_int,
-    pub rados_aio_write: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *const c_char, usize, u64) -> c_int,
-    pub rados_aio_write_full: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *const c_char, usize) -> c_int,
     pub rados_aio_read: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *mut c_char, usize, u64) -> c_int,
     pub rados_aio_remove: unsafe extern "C" fn(IoCtx, *const c_char, Completion) -> c_int,
     pub rados_aio_stat: unsafe extern "C" fn(IoCtx, *const c_char, Completion, *mut u64, *mut libc::time_t) -> c_int,
     pub rados_aio_get_return_value: unsafe extern "C" fn(Completion) -> c_int,
     pub rados_aio_wait_for_complete_and_cb: unsafe extern "C" fn(Completion) -> c_int,
     pub rados_aio_release: unsafe extern "C" fn(Completion),
-    pub rados_write_full: unsafe extern "C" fn(IoCtx, *const c_char, *const c_char, usize) -> c_int,
     pub rados_read: unsafe extern "C" fn(IoCtx, *const c_char, *mut c_char, usize, u64) -> c_int,
     pub rados_remove: unsafe extern "C" fn(IoCtx, *const c_char) -> c_int,
     pub rados_stat: unsafe extern "C" fn(IoCtx, *const c_char, *mut u64, *mut libc::time_t) -> c_int,
@@ -55,6 +53,19 @@ pub struct Api {
         *mut usize,
     ) -> c_int,
     pub rados_buffer_free: unsafe extern "C" fn(*mut c_char),
+    // Compound write operations: storbench's mark (an xattr) goes with the
+    // data in one operation, and a cleanup removes an object only if the
+    // mark is on it, atomically.
+    pub rados_create_write_op: unsafe extern "C" fn() -> WriteOp,
+    pub rados_release_write_op: unsafe extern "C" fn(WriteOp),
+    pub rados_write_op_setxattr: unsafe extern "C" fn(WriteOp, *const c_char, *const c_char, usize),
+    /// (op, name, comparison (LIBRADOS_CMPXATTR_OP_EQ = 1), value, length)
+    pub rados_write_op_cmpxattr: unsafe extern "C" fn(WriteOp, *const c_char, u8, *const c_char, usize),
+    pub rados_write_op_write: unsafe extern "C" fn(WriteOp, *const c_char, usize, u64),
+    pub rados_write_op_write_full: unsafe extern "C" fn(WriteOp, *const c_char, usize),
+    pub rados_write_op_remove: unsafe extern "C" fn(WriteOp),
+    pub rados_write_op_operate: unsafe extern "C" fn(WriteOp, IoCtx, *const c_char, *mut libc::time_t, c_int) -> c_int,
+    pub rados_aio_write_op_operate: unsafe extern "C" fn(WriteOp, IoCtx, Completion, *const c_char, *mut libc::time_t, c_int) -> c_int,
 }
 
 /// Function pointers into librbd.so.1.
@@ -63,6 +74,7 @@ pub struct RbdApi {
     pub rbd_open: unsafe extern "C" fn(IoCtx, *const c_char, *mut Image, *const c_char) -> c_int,
     pub rbd_close: unsafe extern "C" fn(Image) -> c_int,
     pub rbd_create: unsafe extern "C" fn(IoCtx, *const c_char, u64, *mut c_int) -> c_int,
+    pub rbd_remove: unsafe extern "C" fn(IoCtx, *const c_char) -> c_int,
     pub rbd_get_size: unsafe extern "C" fn(Image, *mut u64) -> c_int,
     /// (image, from snapshot, offset, length, include parent, whole objects,
     /// callback(offset, length, exists, arg), arg): the image's allocated extents.
@@ -167,15 +179,12 @@ fn load() -> Result<Api, String> {
         rados_ioctx_destroy: sym!(rados, RADOS_LIB, rados_ioctx_destroy),
         rados_ioctx_set_namespace: sym!(rados, RADOS_LIB, rados_ioctx_set_namespace),
         rados_aio_create_completion: sym!(rados, RADOS_LIB, rados_aio_create_completion),
-        rados_aio_write: sym!(rados, RADOS_LIB, rados_aio_write),
-        rados_aio_write_full: sym!(rados, RADOS_LIB, rados_aio_write_full),
         rados_aio_read: sym!(rados, RADOS_LIB, rados_aio_read),
         rados_aio_remove: sym!(rados, RADOS_LIB, rados_aio_remove),
         rados_aio_stat: sym!(rados, RADOS_LIB, rados_aio_stat),
         rados_aio_get_return_value: sym!(rados, RADOS_LIB, rados_aio_get_return_value),
         rados_aio_wait_for_complete_and_cb: sym!(rados, RADOS_LIB, rados_aio_wait_for_complete_and_cb),
         rados_aio_release: sym!(rados, RADOS_LIB, rados_aio_release),
-        rados_write_full: sym!(rados, RADOS_LIB, rados_write_full),
         rados_read: sym!(rados, RADOS_LIB, rados_read),
         rados_remove: sym!(rados, RADOS_LIB, rados_remove),
         rados_stat: sym!(rados, RADOS_LIB, rados_stat),
@@ -184,6 +193,15 @@ fn load() -> Result<Api, String> {
         rados_nobjects_list_close: sym!(rados, RADOS_LIB, rados_nobjects_list_close),
         rados_mon_command: sym!(rados, RADOS_LIB, rados_mon_command),
         rados_buffer_free: sym!(rados, RADOS_LIB, rados_buffer_free),
+        rados_create_write_op: sym!(rados, RADOS_LIB, rados_create_write_op),
+        rados_release_write_op: sym!(rados, RADOS_LIB, rados_release_write_op),
+        rados_write_op_setxattr: sym!(rados, RADOS_LIB, rados_write_op_setxattr),
+        rados_write_op_cmpxattr: sym!(rados, RADOS_LIB, rados_write_op_cmpxattr),
+        rados_write_op_write: sym!(rados, RADOS_LIB, rados_write_op_write),
+        rados_write_op_write_full: sym!(rados, RADOS_LIB, rados_write_op_write_full),
+        rados_write_op_remove: sym!(rados, RADOS_LIB, rados_write_op_remove),
+        rados_write_op_operate: sym!(rados, RADOS_LIB, rados_write_op_operate),
+        rados_aio_write_op_operate: sym!(rados, RADOS_LIB, rados_aio_write_op_operate),
         _rados: rados,
     })
 }
@@ -194,6 +212,7 @@ fn load_rbd() -> Result<RbdApi, String> {
         rbd_open: sym!(rbd, RBD_LIB, rbd_open),
         rbd_close: sym!(rbd, RBD_LIB, rbd_close),
         rbd_create: sym!(rbd, RBD_LIB, rbd_create),
+        rbd_remove: sym!(rbd, RBD_LIB, rbd_remove),
         rbd_get_size: sym!(rbd, RBD_LIB, rbd_get_size),
         rbd_diff_iterate2: sym!(rbd, RBD_LIB, rbd_diff_iterate2),
         rbd_metadata_get: sym!(rbd, RBD_LIB, rbd_metadata_get),

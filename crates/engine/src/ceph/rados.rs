@@ -11,8 +11,15 @@
 //! with EFBIG), objects the job means to create are not already there (they
 //! would belong to someone else, or to an earlier run kept with cleanup=0), and
 //! objects a job says exist (`objects_exist=1`) do exist.
+//!
+//! Every write that may create an object carries storbench's mark, the xattr
+//! [`MARK_XATTR`], set in the same operation as the data (one OSD
+//! transaction; an update keeps the object's xattrs), so `storbench
+//! cleanup` can tell storbench's objects from anyone else's under a prefix,
+//! and removes one only if the mark is on it (compared and removed in one
+//! operation: nothing can slip in between).
 
-use super::conn::{Cluster, ConnOptions, CONN_OPTIONS};
+use super::conn::{Cluster, ConnOptions, PoolDf, CONN_OPTIONS};
 use super::cxx::{self, CxxIoCtx};
 use super::ffi::{self, Completion as RadosCompletion};
 use crate::*;
@@ -24,6 +31,11 @@ use storbench_workload::ObjectNames;
 pub struct RadosFactory;
 
 const NAME: &str = "rados";
+/// The xattr every object storbench writes carries, and its value.
+pub const MARK_XATTR: &std::ffi::CStr = c"storbench";
+pub const MARK_VALUE: &[u8] = b"written";
+/// librados' LIBRADOS_CMPXATTR_OP_EQ.
+const CMPXATTR_EQ: u8 = 1;
 
 impl EngineFactory for RadosFactory {
     fn name(&self) -> &'static str {
@@ -60,19 +72,9 @@ pub struct RadosConfig {
 }
 
 impl RadosConfig {
-    /// The pool's stored bytes (before replication) and what it can still
-    /// take (`max_avail`, replication counted), as `ceph df` has them.
-    fn pool_stats(&self) -> Result<(u64, u64), EngineError> {
-        let cluster = Cluster::connect(NAME, &self.conn)?;
-        let out = cluster.mon_command(NAME, r#"{"prefix":"df","format":"json"}"#)?;
-        let doc: serde_json::Value = serde_json::from_str(&out).map_err(|e| EngineError::failed(NAME, "the monitors' df answer", e))?;
-        let pool = doc["pools"].as_array().and_then(|p| p.iter().find(|p| p["name"] == self.conn.pool.as_str()));
-        let stats = pool.map(|p| &p["stats"]).ok_or_else(|| EngineError::Rejected {
-            engine: NAME,
-            message: format!("the monitors' df does not list pool '{}'", self.conn.pool),
-            kind: storbench_metrics::ErrorKind::NotFound,
-        })?;
-        Ok((stats["stored"].as_u64().unwrap_or(0), stats["max_avail"].as_u64().unwrap_or(0)))
+    /// The pool's figures as `ceph df detail` has them.
+    fn pool_df(&self) -> Result<PoolDf, EngineError> {
+        Cluster::connect(NAME, &self.conn)?.pool_df(NAME, &self.conn.pool)
     }
 }
 
@@ -88,14 +90,17 @@ impl EngineConfig for RadosConfig {
         // Which way the writes go, as a note: the label names the target
         // alone (readers and writers of one target must agree on it).
         let note = t.writes.then(|| format!("rados {}", cxx::write_path(NAME, t.verifies)));
-        Ok(Some(StoreTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*"), held_by: None, note }))
+        Ok(Some(StoreTarget { size: 0, units: 1, label: format!("rados:{pool}/{prefix}*"), held_by: None, note, created: Vec::new() }))
     }
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
-        Ok(Some(self.pool_stats()?.0))
+        Ok(Some(self.pool_df()?.stored))
     }
     fn capacity(&self) -> Result<Option<u64>, EngineError> {
-        let (stored, avail) = self.pool_stats()?;
-        Ok(Some(stored + avail))
+        let df = self.pool_df()?;
+        Ok(Some(df.stored + df.max_avail))
+    }
+    fn room(&self) -> Result<Option<Room>, EngineError> {
+        Cluster::connect(NAME, &self.conn)?.pool_room(NAME, &self.conn.pool)
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rados::open(&self.conn, setup).map(|e| Box::new(e) as Box<dyn Engine>)
@@ -132,6 +137,55 @@ pub fn exists(cluster: &Cluster, name: &str) -> Result<bool, EngineError> {
         rc if rc == -libc::ENOENT => Ok(false),
         rc => Err(EngineError::os(NAME, "rados_stat", -rc)),
     }
+}
+
+/// A write of `len` bytes from `buf` at `offset` (`None`: the whole
+/// object) through the C API (which copies the data), with storbench's mark
+/// set in the same operation when `mark`; asynchronous with a completion,
+/// else synchronous. Returns what librados returns.
+///
+/// # Safety
+/// `io` is a live ioctx, `oid` a C string and `buf` `len` readable bytes,
+/// all valid until the call returns (the C API copies the data).
+#[allow(clippy::too_many_arguments)]
+unsafe fn write_op(
+    api: &ffi::Api,
+    io: ffi::IoCtx,
+    oid: *const std::ffi::c_char,
+    comp: Option<RadosCompletion>,
+    buf: *const std::ffi::c_char,
+    len: usize,
+    offset: Option<u64>,
+    mark: bool,
+) -> i32 {
+    // SAFETY: as the function's contract says; the operation is released
+    // once performed (librados moved its steps into its own request).
+    unsafe {
+        let op = (api.rados_create_write_op)();
+        if op.is_null() {
+            return -libc::ENOMEM;
+        }
+        match offset {
+            Some(off) => (api.rados_write_op_write)(op, buf, len, off),
+            None => (api.rados_write_op_write_full)(op, buf, len),
+        }
+        if mark {
+            (api.rados_write_op_setxattr)(op, MARK_XATTR.as_ptr(), MARK_VALUE.as_ptr().cast(), MARK_VALUE.len());
+        }
+        let rc = match comp {
+            Some(c) => (api.rados_aio_write_op_operate)(op, io, c, oid, ptr::null_mut(), 0),
+            None => (api.rados_write_op_operate)(op, io, oid, ptr::null_mut(), 0),
+        };
+        (api.rados_release_write_op)(op);
+        rc
+    }
+}
+
+/// Whether a write sets storbench's mark: writes that may create the object
+/// do; an update rewrites an existing one, whose xattrs a whole-object
+/// write keeps (so an object storbench did not write stays unmarked).
+fn marks(op: OpKind) -> bool {
+    op != OpKind::Update
 }
 
 /// Completed slots, filled by librados's callback threads.
@@ -249,8 +303,8 @@ impl Rados {
         unsafe {
             match req.op {
                 OpKind::Read => (api.rados_aio_read)(io, oid, comp, buf, len, off),
-                OpKind::Write => (api.rados_aio_write)(io, oid, comp, buf, len, off),
-                OpKind::Create | OpKind::Update => (api.rados_aio_write_full)(io, oid, comp, buf, len),
+                OpKind::Write => write_op(api, io, oid, Some(comp), buf, len, Some(off), true),
+                OpKind::Create | OpKind::Update => write_op(api, io, oid, Some(comp), buf, len, None, marks(req.op)),
                 OpKind::Stat => (api.rados_aio_stat)(io, oid, comp, &mut self.stat_size[i], &mut self.stat_mtime[i]),
                 OpKind::Delete => (api.rados_aio_remove)(io, oid, comp),
                 OpKind::List | OpKind::Sync | OpKind::Trim => -libc::EOPNOTSUPP,
@@ -296,8 +350,8 @@ impl Engine for Rados {
         // out-pointers likewise.
         let rc = unsafe {
             match (req.op, &self.cxx) {
-                (OpKind::Write, Some(c)) => (c.shim.aio_write)(c.ptr, oid, comp, buf, len, off, 0),
-                (OpKind::Create | OpKind::Update, Some(c)) => (c.shim.aio_write)(c.ptr, oid, comp, buf, len, 0, 1),
+                (OpKind::Write, Some(c)) => c.write(oid, comp, buf, len, Some(off), true),
+                (OpKind::Create | OpKind::Update, Some(c)) => c.write(oid, comp, buf, len, None, marks(req.op)),
                 _ => self.queue_c(i, &req, oid, comp, buf),
             }
         };
@@ -382,11 +436,38 @@ impl ObjectAdmin for Admin {
         Ok(Some(buf))
     }
 
+    /// Written with storbench's mark, as every object the engine writes.
     fn put(&self, name: &str, data: &[u8]) -> Result<(), EngineError> {
         let cname = ffi::cstr(NAME, "object name", name)?;
         // SAFETY: valid ioctx, C string and buffer.
-        let rc = unsafe { (self.0.api.rados_write_full)(self.0.ioctx, cname.as_ptr(), data.as_ptr().cast(), data.len()) };
-        ffi::check(NAME, "rados_write_full", rc).map(|_| ())
+        let rc = unsafe { write_op(self.0.api, self.0.ioctx, cname.as_ptr(), None, data.as_ptr().cast(), data.len(), None, true) };
+        ffi::check(NAME, "rados_write_op_operate", rc).map(|_| ())
+    }
+
+    /// The mark compared and the object removed in one operation, so an
+    /// object rewritten by someone else in between is never removed.
+    fn remove_if_marked(&self, name: &str) -> Result<Removal, EngineError> {
+        let cname = ffi::cstr(NAME, "object name", name)?;
+        let api = self.0.api;
+        // SAFETY: valid ioctx and C strings; the operation is released once performed.
+        let rc = unsafe {
+            let op = (api.rados_create_write_op)();
+            if op.is_null() {
+                return Err(EngineError::os(NAME, "rados_create_write_op", libc::ENOMEM));
+            }
+            (api.rados_write_op_cmpxattr)(op, MARK_XATTR.as_ptr(), CMPXATTR_EQ, MARK_VALUE.as_ptr().cast(), MARK_VALUE.len());
+            (api.rados_write_op_remove)(op);
+            let rc = (api.rados_write_op_operate)(op, self.0.ioctx, cname.as_ptr(), ptr::null_mut(), 0);
+            (api.rados_release_write_op)(op);
+            rc
+        };
+        match rc {
+            0 => Ok(Removal::Removed),
+            rc if rc == -libc::ENOENT => Ok(Removal::Absent),
+            // The comparison failed: another value, or no mark at all.
+            rc if rc == -libc::ECANCELED || rc == -libc::ENODATA => Ok(Removal::Unmarked),
+            rc => Err(EngineError::os(NAME, "rados_write_op_operate (remove if marked)", -rc)),
+        }
     }
 
     fn remove(&self, name: &str) -> Result<bool, EngineError> {

@@ -17,7 +17,10 @@
 //!
 //! Safety as for block devices: an image storbench did not create (marked with
 //! the image metadata key `storbench.created`) is only written with
-//! allow_overwrite. A missing image is created when a size is given.
+//! allow_overwrite. A missing image is created when a size is given, kept
+//! after the run (named in its notes), and removed by `storbench cleanup
+//! RESULTS_DIR` (the run's journal lists it). The pool must be named, as fio's
+//! rbd engine requires.
 
 use super::conn::{Cluster, ConnOptions, CONN_OPTIONS};
 use super::ffi::{self, Completion as RbdCompletion, Image, RbdApi};
@@ -102,7 +105,17 @@ impl EngineFactory for RbdFactory {
             _ if bool_option(NAME, options, "rbd_cache", false)? => Cache::On,
             _ => Cache::Off,
         };
-        Ok(Arc::new(RbdConfig { conn: ConnOptions::parse(NAME, options, "rbd")?, images, cache }))
+        let conn = ConnOptions::parse(NAME, options, "")?;
+        // As fio's rbd engine ("rbd pool name must be provided"): a default
+        // pool would put the image (created, and kept) where no one looks.
+        if conn.pool.is_empty() {
+            return Err(EngineError::BadOption {
+                engine: NAME,
+                option: "pool".into(),
+                message: "is required: name the pool the image is in (e.g. --pool rbd), as fio's rbd engine requires".into(),
+            });
+        }
+        Ok(Arc::new(RbdConfig { conn, images, cache }))
     }
 }
 
@@ -137,10 +150,13 @@ impl EngineConfig for RbdConfig {
         let cluster = Cluster::connect(NAME, &self.conn)?;
         let mut smallest = u64::MAX;
         let mut held = Vec::new();
+        let mut made = Vec::new();
         for name in &self.images {
             let (img, created) = OpenImage::open_or_create(&cluster, name, t.size)?;
             // A new image is locked by this very handle (marking it wrote its header).
-            if !created {
+            if created {
+                made.push(name.clone());
+            } else {
                 held.extend(img.lockers()?.iter().map(|l| l.describe(&self.conn.pool, name)));
             }
             if t.writes && !t.allow_overwrite && !img.marked()? {
@@ -156,7 +172,45 @@ impl EngineConfig for RbdConfig {
         }
         let label = format!("rbd:{}/{}", self.conn.pool, self.images.join(","));
         let held_by = (!held.is_empty()).then(|| held.join("; "));
-        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label, held_by, note: None }))
+        let note = (!made.is_empty()).then(|| self.kept_note(&made));
+        let created = made.iter().map(|n| self.created_label(n)).collect();
+        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label, held_by, note, created }))
+    }
+    fn room(&self) -> Result<Option<Room>, EngineError> {
+        Cluster::connect(NAME, &self.conn)?.pool_room(NAME, &self.conn.pool)
+    }
+    /// The images the run created, if they still carry storbench's mark;
+    /// when the run was killed while creating them, nothing is removed
+    /// (an image of the same name may be an earlier run's, kept).
+    fn remove_created(&self, _t: &TargetRequest, created: Option<&[String]>) -> Result<Vec<String>, EngineError> {
+        let Some(created) = created else {
+            let names: Vec<String> = self.images.iter().map(|n| self.image_label(n)).collect();
+            return Ok(vec![format!(
+                "the run was stopped while preparing image {}: if it made it, remove it with: rbd rm IMAGE",
+                names.join(", ")
+            )]);
+        };
+        let cluster = Cluster::connect(NAME, &self.conn)?;
+        let rbd = ffi::rbd_api(NAME)?;
+        let mut notes = Vec::new();
+        for name in self.images.iter().filter(|n| created.contains(&self.created_label(n))) {
+            let marked = match OpenImage::open(&cluster, rbd, name) {
+                Ok(img) => img.marked()?,
+                Err(libc::ENOENT) => continue,
+                Err(e) => return Err(EngineError::os(NAME, "rbd_open", e)),
+            };
+            if !marked {
+                notes.push(format!("image '{}' no longer carries storbench's mark: kept", self.image_label(name)));
+                continue;
+            }
+            let cname = ffi::cstr(NAME, "rbdname", name)?;
+            // SAFETY: valid ioctx and C string; the image is closed (dropped above).
+            let rc = unsafe { (rbd.rbd_remove)(cluster.ioctx, cname.as_ptr()) };
+            if rc < 0 && rc != -libc::ENOENT {
+                notes.push(format!("removing image '{}' failed: {}", self.image_label(name), std::io::Error::from_raw_os_error(-rc)));
+            }
+        }
+        Ok(notes)
     }
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
         let cluster = Cluster::connect(NAME, &self.conn)?;
@@ -170,6 +224,26 @@ impl EngineConfig for RbdConfig {
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rbd::open(self, setup).map(|e| Box::new(e) as Box<dyn Engine>)
+    }
+}
+
+impl RbdConfig {
+    /// `pool/image`, as rbd's commands take it.
+    fn image_label(&self, image: &str) -> String {
+        format!("{}/{image}", self.conn.pool)
+    }
+
+    /// How the journal names an image the run created.
+    fn created_label(&self, image: &str) -> String {
+        format!("image '{}'", self.image_label(image))
+    }
+
+    /// The run's note on the images it created: they stay (a later run can
+    /// read them), and how to remove them.
+    fn kept_note(&self, made: &[String]) -> String {
+        let named: Vec<String> = made.iter().map(|m| self.image_label(m)).collect();
+        let rm: Vec<String> = named.iter().map(|m| format!("rbd rm {m}")).collect();
+        format!("rbd: this run created image {} and keeps it (remove it with: {})", named.join(", "), rm.join("; "))
     }
 }
 

@@ -405,7 +405,7 @@ pub const REMOVE_WIDTH: usize = 32;
 pub async fn remove_each<F, Fut>(items: Vec<String>, stop: &dyn Fn() -> bool, op: F, into: &mut crate::Removed)
 where
     F: Fn(String) -> Fut,
-    Fut: Future<Output = Result<(), String>> + Send + 'static,
+    Fut: Future<Output = Result<crate::Removal, String>> + Send + 'static,
 {
     let mut set = tokio::task::JoinSet::new();
     let mut items = items.into_iter();
@@ -424,7 +424,8 @@ where
         }
         match set.join_next().await {
             None => return,
-            Some(Ok(Ok(()))) => into.removed(),
+            Some(Ok(Ok(crate::Removal::Removed | crate::Removal::Absent))) => into.removed(),
+            Some(Ok(Ok(crate::Removal::Unmarked))) => into.kept += 1,
             Some(Ok(Err(why))) => into.failed(why),
             Some(Err(e)) => into.failed(e.to_string()),
         }

@@ -9,6 +9,9 @@
 //! then AWS_* variables, then ~/.aws files), the bucket is checked and created
 //! when missing (then marked with an object, and removed at the end if the run
 //! cleaned up), and objects the job would create must not exist already.
+//! Every object written carries the user metadata [`MARK_HEADER`] (one
+//! header, signed with the rest); a cleanup by prefix HEADs each object and
+//! removes only those with it (S3 listings carry no metadata).
 
 use super::chunked;
 use super::creds::{self, S3Access};
@@ -30,6 +33,10 @@ pub struct S3Factory;
 const NAME: &str = "s3";
 /// Marks a bucket storbench created (and may therefore remove).
 const BUCKET_MARKER: &str = ".storbench-created-this-bucket";
+/// User metadata every object storbench writes carries (a HEAD shows it):
+/// `storbench cleanup` removes only objects with it, unless --force.
+pub const MARK_HEADER: &str = "x-amz-meta-storbench";
+const MARK_VALUE: &str = "written";
 
 const OPTIONS: &[OptionInfo] = &[
     OptionInfo { name: "endpoint", kind: Kind::Text, default: "", help: "http://host:port (default: $AWS_ENDPOINT_URL)" },
@@ -113,8 +120,11 @@ impl EngineConfig for S3Config {
         let (_, prefix) = crate::objects::object_target(NAME, t)?;
         let s3 = &self.0;
         let io = Io::new(NAME, &s3.settings.common)?;
+        let mut created = Vec::new();
         for b in s3.settings.buckets.all() {
-            io.block_or_stop(&format!("checking bucket '{b}'"), t.stop, s3.prepare_bucket(&io.client, &b, t.writes))?;
+            if io.block_or_stop(&format!("checking bucket '{b}'"), t.stop, s3.prepare_bucket(&io.client, &b, t.writes))? {
+                created.push(format!("bucket '{b}'"));
+            }
         }
         let bucket = |k: u64| s3.settings.buckets.of(k as u32);
         let place = |k: u64| format!("bucket '{}'", bucket(k));
@@ -127,6 +137,7 @@ impl EngineConfig for S3Config {
             held_by: None,
             note: None,
             label: format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.buckets.describe(), s3.settings.common.tls_note()),
+            created,
         }))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
@@ -145,11 +156,11 @@ impl EngineConfig for S3Config {
         }
         Ok((!notes.is_empty()).then(|| notes.join("; ")))
     }
-    fn remove_objects(&self, prefix: &str, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
+    fn remove_objects(&self, prefix: &str, which: Which, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
         let io = Io::new(NAME, &self.0.settings.common)?;
         let mut tally = Removed::default();
         for b in self.0.settings.buckets.all() {
-            match io.block_or_stop("removing objects", stop, remove_prefixed(&self.0, &io.client, &b, prefix, stop, &mut tally)) {
+            match io.block_or_stop("removing objects", stop, remove_prefixed(&self.0, &io.client, &b, prefix, which, stop, &mut tally)) {
                 // Deletes in flight are cancelled: they may or may not have happened.
                 Err(e) if e.is_interrupted() => tally.stopped = true,
                 r => r?,
@@ -164,17 +175,25 @@ impl EngineConfig for S3Config {
         let io = Io::new(NAME, &self.0.settings.common)?;
         let mut total = 0;
         for b in self.0.settings.buckets.all() {
-            // RGW answers with its bucket statistics only when asked (read-stats).
-            let req = self.0.request("HEAD", &self.0.url(&b, None, "read-stats=true"), &[], Bytes::new())?;
-            let used = match io.block_on(super::fetch_or_why(&io.client, req, self.0.settings.common.op_timeout)) {
-                Ok((p, _)) => p.headers.get("x-rgw-bytes-used").and_then(|v| v.to_str().ok()?.parse::<u64>().ok()),
-                Err(_) => None,
-            };
             // Only RGW says (in a HEAD of the bucket); other S3 stores cannot be asked this way.
-            let Some(used) = used else { return Ok(None) };
-            total += used;
+            let Some(stats) = self.0.rgw_stats(&io, &b)? else { return Ok(None) };
+            total += stats.used;
         }
         Ok(Some(total))
+    }
+    /// RGW's quotas (bucket and user, from a HEAD of each existing bucket);
+    /// objects spread evenly over the buckets, so the tightest bucket sets
+    /// what all of them can take. A bucket not made yet says nothing.
+    fn room(&self) -> Result<Option<Room>, EngineError> {
+        let io = Io::new(NAME, &self.0.settings.common)?;
+        let buckets = self.0.settings.buckets.all();
+        let mut stats = Vec::new();
+        for b in &buckets {
+            if let Some(s) = self.0.rgw_stats(&io, b)? {
+                stats.push((b.clone(), s));
+            }
+        }
+        Ok(rgw_room(&stats, buckets.len() as u64))
     }
     fn list_names(&self, prefix: &str) -> Result<Option<Vec<String>>, EngineError> {
         let io = Io::new(NAME, &self.0.settings.common)?;
@@ -300,9 +319,29 @@ impl S3 {
 
     /// A signed request.
     fn request(&self, method: &str, url: &str, headers: &[(&str, String)], body: Bytes) -> Result<::http::Request<Body>, EngineError> {
+        self.build(method, url, headers, false, body)
+    }
+
+    /// A signed request that writes an object (a PUT, or a multipart
+    /// upload's start): it carries storbench's mark, signed with the rest.
+    fn marked(&self, method: &str, url: &str, body: Bytes) -> Result<::http::Request<Body>, EngineError> {
+        self.build(method, url, &[], true, body)
+    }
+
+    fn build(
+        &self,
+        method: &str,
+        url: &str,
+        headers: &[(&str, String)],
+        mark: bool,
+        body: Bytes,
+    ) -> Result<::http::Request<Body>, EngineError> {
         let mut b = ::http::Request::builder().method(method).uri(url);
         for (k, v) in headers {
             b = b.header(*k, v.as_str());
+        }
+        if mark {
+            b = b.header(MARK_HEADER, MARK_VALUE);
         }
         let len = body.len();
         let streaming = self.settings.payload == Payload::Streaming && method == "PUT" && len > 0;
@@ -367,6 +406,17 @@ impl S3 {
         self.answer(client, req, what).await.map(|a| a.0)
     }
 
+    /// RGW's statistics and quotas for `bucket`; `None` when the store does
+    /// not say (not RGW, or no such bucket yet).
+    fn rgw_stats(&self, io: &Io, bucket: &str) -> Result<Option<RgwStats>, EngineError> {
+        // RGW answers with its bucket statistics only when asked (read-stats).
+        let req = self.request("HEAD", &self.url(bucket, None, "read-stats=true"), &[], Bytes::new())?;
+        Ok(match io.block_on(super::fetch_or_why(&io.client, req, self.settings.common.op_timeout)) {
+            Ok((p, _)) if p.status.is_success() => RgwStats::from_headers(&p.headers),
+            _ => None,
+        })
+    }
+
     /// The status of a set-up request and, for a failure, the server's own
     /// reason (" (InvalidBucketName: The specified bucket is not valid.)").
     async fn answer(&self, client: &super::Client, req: ::http::Request<Body>, what: &str) -> Result<(u16, String), EngineError> {
@@ -377,11 +427,12 @@ impl S3 {
         }
     }
 
-    /// The bucket is there (created when the job writes) and reachable.
-    async fn prepare_bucket(&self, client: &super::Client, bucket: &str, writes: bool) -> Result<(), EngineError> {
+    /// The bucket is there (created when the job writes) and reachable;
+    /// true if this call created it.
+    async fn prepare_bucket(&self, client: &super::Client, bucket: &str, writes: bool) -> Result<bool, EngineError> {
         match self.head(client, bucket, None).await? {
-            200 => Ok(()),
-            404 if writes => self.create_bucket(client, bucket).await,
+            200 => Ok(false),
+            404 if writes => self.create_bucket(client, bucket).await.map(|_| true),
             404 => {
                 Err(EngineError::BadOption { engine: NAME, option: "bucket".into(), message: format!("bucket '{bucket}' does not exist") })
             }
@@ -439,6 +490,7 @@ async fn remove_prefixed(
     client: &super::Client,
     bucket: &str,
     prefix: &str,
+    which: Which,
     stop: &dyn Fn() -> bool,
     tally: &mut Removed,
 ) -> Result<(), EngineError> {
@@ -450,9 +502,16 @@ async fn remove_prefixed(
         let delete = move |url: String| {
             let (s3, client) = (s3c.clone(), c.clone());
             async move {
+                if which == Which::Marked {
+                    match is_marked(&s3, &client, &url).await? {
+                        Some(true) => {}
+                        Some(false) => return Ok(Removal::Unmarked),
+                        None => return Ok(Removal::Absent),
+                    }
+                }
                 let req = s3.request("DELETE", &url, &[], Bytes::new()).map_err(|e| e.to_string())?;
                 match fetch(&client, req, s3.settings.common.op_timeout).await {
-                    Ok((p, _)) if p.status.is_success() || p.status == 404 => Ok(()),
+                    Ok((p, _)) if p.status.is_success() || p.status == 404 => Ok(Removal::Removed),
                     Ok((p, body)) => Err(format!("DELETE {url} answered HTTP {}{}", p.status.as_u16(), reason(&body))),
                     Err(f) => Err(format!("DELETE {url}: {f}")),
                 }
@@ -465,6 +524,78 @@ async fn remove_prefixed(
         }
     }
     Ok(())
+}
+
+/// What RGW says of a bucket in a HEAD with `read-stats=true`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct RgwStats {
+    used: u64,
+    objects: u64,
+    /// Quotas (RGW says -1 for none).
+    bucket_size: Option<u64>,
+    bucket_objects: Option<u64>,
+    user_size: Option<u64>,
+    user_objects: Option<u64>,
+}
+
+impl RgwStats {
+    fn from_headers(h: &::http::HeaderMap) -> Option<RgwStats> {
+        let num = |k: &str| h.get(k).and_then(|v| v.to_str().ok()?.trim().parse::<i64>().ok());
+        let quota = |k: &str| num(k).filter(|v| *v >= 0).map(|v| v as u64);
+        Some(RgwStats {
+            used: num("x-rgw-bytes-used")?.max(0) as u64,
+            objects: num("x-rgw-object-count").unwrap_or(0).max(0) as u64,
+            bucket_size: quota("x-rgw-quota-bucket-size"),
+            bucket_objects: quota("x-rgw-quota-bucket-objects"),
+            user_size: quota("x-rgw-quota-user-size"),
+            user_objects: quota("x-rgw-quota-user-objects"),
+        })
+    }
+}
+
+/// The room RGW's quotas leave across `spread` buckets (`stats`: the ones
+/// that exist): per-bucket quotas times the buckets (objects spread evenly),
+/// or the user's quota less what these buckets use (an upper bound: the
+/// user's other buckets count too), whichever is less.
+fn rgw_room(stats: &[(String, RgwStats)], spread: u64) -> Option<Room> {
+    let mut bytes: Option<(u64, String)> = None;
+    let mut objects: Option<u64> = None;
+    let mut take = |b: Option<u64>, o: Option<u64>, source: String| {
+        if let Some(b) = b.filter(|b| bytes.as_ref().is_none_or(|(least, _)| b < least)) {
+            bytes = Some((b, source));
+        }
+        if let Some(o) = o {
+            objects = Some(objects.map_or(o, |least| least.min(o)));
+        }
+    };
+    for (name, s) in stats {
+        let left = |quota: Option<u64>, used: u64| quota.map(|q| q.saturating_sub(used).saturating_mul(spread));
+        take(left(s.bucket_size, s.used), left(s.bucket_objects, s.objects), format!("bucket '{name}''s quota"));
+    }
+    let used: u64 = stats.iter().map(|(_, s)| s.used).sum();
+    let count: u64 = stats.iter().map(|(_, s)| s.objects).sum();
+    if let Some((_, s)) = stats.first() {
+        take(s.user_size.map(|q| q.saturating_sub(used)), s.user_objects.map(|q| q.saturating_sub(count)), "the user's quota".into());
+    }
+    match (bytes, objects) {
+        (None, None) => None,
+        (b, objects) => {
+            let source = b.as_ref().map_or_else(|| "the object-count quota".to_string(), |(_, s)| s.clone());
+            Some(Room { bytes: b.map(|(n, _)| n), objects, source })
+        }
+    }
+}
+
+/// Whether the object at `url` carries storbench's mark (a HEAD); `None`
+/// when it is gone.
+async fn is_marked(s3: &S3, client: &super::Client, url: &str) -> Result<Option<bool>, String> {
+    let req = s3.request("HEAD", url, &[], Bytes::new()).map_err(|e| e.to_string())?;
+    match fetch(client, req, s3.settings.common.op_timeout).await {
+        Ok((p, _)) if p.status.is_success() => Ok(Some(p.headers.get(MARK_HEADER).is_some_and(|v| v == MARK_VALUE))),
+        Ok((p, _)) if p.status == 404 => Ok(None),
+        Ok((p, _)) => Err(format!("HEAD {url} answered HTTP {}", p.status.as_u16())),
+        Err(f) => Err(format!("HEAD {url}: {f}")),
+    }
 }
 
 /// Every key in `bucket` starting with `prefix`.
@@ -546,7 +677,7 @@ impl S3Engine {
         let (body, released) = unsafe { lend(base, len as usize) };
         self.io.spawn(slot, async move {
             let (reply, retries) = {
-                let make = || s3.request("PUT", &url, &[], body.clone()).ok();
+                let make = || s3.marked("PUT", &url, body.clone()).ok();
                 exchange_retrying(&client, &make, Expect::Sent(len as u64), s3.settings.common.op_timeout, s3.settings.common.retries).await
             };
             drop(body);
@@ -635,7 +766,7 @@ impl Engine for S3Engine {
 /// `base` is the slot's address (an integer keeps the future Send).
 async fn multipart(s3: &S3, client: &super::Client, url: &str, base: usize, len: u64) -> Result<u64, IoFailure> {
     let limit = s3.settings.common.op_timeout;
-    let init = s3.request("POST", &format!("{url}?uploads"), &[], Bytes::new()).map_err(|_| super::UNBUILDABLE)?;
+    let init = s3.marked("POST", &format!("{url}?uploads"), Bytes::new()).map_err(|_| super::UNBUILDABLE)?;
     let upload = match fetch(client, init, limit).await? {
         (p, body) if p.status.is_success() => between(&body, "<UploadId>", "</UploadId>").ok_or(IoFailure::errno(libc::EBADMSG))?,
         (p, _) => return Err(IoFailure::http(p.status.as_u16())),
@@ -772,6 +903,32 @@ mod tests {
         // Other requests and bodies are not chunked.
         let get = s.request("GET", "http://127.0.0.1:7480/b/k", &[], Bytes::new()).unwrap();
         assert!(get.headers().get("content-encoding").is_none());
+    }
+
+    #[test]
+    fn rgw_quotas_leave_the_least_room_of_bucket_and_user() {
+        let mut h = ::http::HeaderMap::new();
+        for (k, v) in [
+            ("x-rgw-bytes-used", "100"),
+            ("x-rgw-object-count", "2"),
+            ("x-rgw-quota-bucket-size", "-1"),
+            ("x-rgw-quota-bucket-objects", "-1"),
+            ("x-rgw-quota-user-size", "-1"),
+            ("x-rgw-quota-user-objects", "-1"),
+        ] {
+            h.insert(k, v.parse().unwrap());
+        }
+        let none = RgwStats::from_headers(&h).unwrap();
+        assert_eq!(rgw_room(&[("b".into(), none)], 1), None, "no quota: RGW sets no limit");
+        let bucket = RgwStats { bucket_size: Some(1000), bucket_objects: Some(10), ..none };
+        let room = rgw_room(&[("b".into(), bucket)], 2).unwrap();
+        assert_eq!((room.bytes, room.objects), (Some(1800), Some(16)), "the tightest bucket, times the buckets");
+        assert!(room.source.contains("bucket 'b'"), "{}", room.source);
+        let user = RgwStats { user_size: Some(500), ..bucket };
+        let room = rgw_room(&[("b".into(), user)], 2).unwrap();
+        assert_eq!(room.bytes, Some(400));
+        assert!(room.source.contains("user"), "{}", room.source);
+        assert_eq!(RgwStats::from_headers(&::http::HeaderMap::new()), None, "not RGW");
     }
 
     #[test]

@@ -9,6 +9,10 @@
 //! Before anything is written: the container is checked and created when
 //! missing (then marked with metadata, and removed at the end if the run
 //! cleaned up), and objects the job would create must not exist already.
+//! Every object written (segments and manifests too) has the content type
+//! [`MARK_CONTENT_TYPE`], storbench's mark, which container listings return
+//! for each object: a cleanup by prefix removes only objects with it, with
+//! no request per object to find out.
 
 use super::creds::{self, SwiftAccess};
 use super::swift_auth::{authenticate, unreachable_err, Session};
@@ -23,6 +27,8 @@ pub struct SwiftFactory;
 
 const NAME: &str = "swift";
 const MARKER_HEADER: &str = "x-container-meta-storbench-created";
+/// The content type of every object storbench writes: its mark.
+pub const MARK_CONTENT_TYPE: &str = "application/x-storbench";
 
 const OPTIONS: &[OptionInfo] = &[
     OptionInfo {
@@ -150,7 +156,7 @@ impl EngineConfig for SwiftConfig {
     fn prepare_target(&self, t: &TargetRequest) -> Result<Option<StoreTarget>, EngineError> {
         let (o, prefix) = crate::objects::object_target(NAME, t)?;
         let (io, swift) = self.connect(t.stop)?;
-        io.block_or_stop("checking the container", t.stop, swift.prepare(&io.client, o, t.writes))?;
+        let created = io.block_or_stop("checking the container", t.stop, swift.prepare(&io.client, o, t.writes))?;
         let containers = &self.settings.containers;
         let place = |k: u64| format!("container '{}'", containers.of(k as u32));
         crate::objects::check_names(NAME, t, &place, &mut |k, name| {
@@ -163,7 +169,12 @@ impl EngineConfig for SwiftConfig {
             held_by: None,
             note: None,
             label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), containers.describe(), self.settings.common.tls_note()),
+            created,
         }))
+    }
+    fn room(&self) -> Result<Option<Room>, EngineError> {
+        let (io, swift) = self.connect(&|| false)?;
+        io.block_on(swift.room(&io.client))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
         if !cleaned_up {
@@ -172,7 +183,7 @@ impl EngineConfig for SwiftConfig {
         let (io, swift) = self.connect(t.stop)?;
         io.block_or_stop("removing the container", t.stop, swift.remove_container_if_ours(&io.client, t.object_prefix))
     }
-    fn remove_objects(&self, prefix: &str, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
+    fn remove_objects(&self, prefix: &str, which: Which, stop: &dyn Fn() -> bool) -> Result<Removed, EngineError> {
         let (io, swift) = self.connect(stop)?;
         let swift = Arc::new(swift);
         let c = &self.settings.containers;
@@ -180,7 +191,7 @@ impl EngineConfig for SwiftConfig {
         // Segments of large objects are named after their object, so the
         // prefix finds them in the segments container too.
         for name in c.all().into_iter().chain(std::iter::once(format!("{}_segments", c.base))) {
-            match io.block_or_stop("removing objects", stop, remove_prefixed(&swift, &io.client, &name, prefix, stop, &mut tally)) {
+            match io.block_or_stop("removing objects", stop, remove_prefixed(&swift, &io.client, &name, prefix, which, stop, &mut tally)) {
                 // Deletes in flight are cancelled: they may or may not have happened.
                 Err(e) if e.is_interrupted() => tally.stopped = true,
                 r => r?,
@@ -328,12 +339,17 @@ impl Swift {
         }
     }
 
-    /// Containers there (created when the job writes), segments container for SLO.
-    async fn prepare(&self, client: &Client, o: &ObjectSpec, writes: bool) -> Result<(), EngineError> {
+    /// Containers there (created when the job writes), segments container
+    /// for SLO; returns those it created.
+    async fn prepare(&self, client: &Client, o: &ObjectSpec, writes: bool) -> Result<Vec<String>, EngineError> {
+        let mut created = Vec::new();
         for c in self.settings.containers.all() {
             match self.status(client, "HEAD", &self.url(&c, None, ""), &[]).await?.0 {
                 200 | 204 => {}
-                404 if writes => self.put_container(client, &c).await?,
+                404 if writes => {
+                    self.put_container(client, &c).await?;
+                    created.push(format!("container '{c}'"));
+                }
                 404 => {
                     return Err(EngineError::BadOption {
                         engine: NAME,
@@ -349,9 +365,31 @@ impl Swift {
             let seg = format!("{c}_segments");
             if self.status(client, "HEAD", &self.url(&seg, None, ""), &[]).await?.0 == 404 {
                 self.put_container(client, &seg).await?;
+                created.push(format!("container '{seg}'"));
             }
         }
-        Ok(())
+        Ok(created)
+    }
+
+    /// The room the account's and the containers' quotas leave (Swift's
+    /// account_quotas and container_quotas metadata; RGW's Swift API shows
+    /// its user and bucket quotas the same way). Objects spread evenly over
+    /// the containers, so the tightest one sets what all can take.
+    async fn room(&self, client: &Client) -> Result<Option<Room>, EngineError> {
+        let storage = self.storage_url();
+        let (status, account) = self.status(client, "HEAD", &storage, &[]).await?;
+        let mut room = Quota::default();
+        if (200..300).contains(&status) {
+            room.take(&account, "account", "the account's quota", 1);
+        }
+        let all = self.settings.containers.all();
+        for c in &all {
+            let (status, h) = self.status(client, "HEAD", &self.url(c, None, ""), &[]).await?;
+            if (200..300).contains(&status) {
+                room.take(&h, "container", &format!("container '{c}''s quota"), all.len() as u64);
+            }
+        }
+        Ok(room.into_room())
     }
 
     async fn put_container(&self, client: &Client, name: &str) -> Result<(), EngineError> {
@@ -460,6 +498,45 @@ impl SwiftEngine {
     }
 }
 
+/// The least room Swift's quota metadata leaves, and whose quota it is.
+#[derive(Default)]
+struct Quota {
+    bytes: Option<(u64, String)>,
+    objects: Option<u64>,
+}
+
+impl Quota {
+    /// Take `X-<level>-Meta-Quota-Bytes`/`-Count` less what is used
+    /// (`X-<level>-Bytes-Used`, `-Object-Count`), times `spread` (objects
+    /// spread evenly over that many containers).
+    fn take(&mut self, h: &::http::HeaderMap, level: &str, source: &str, spread: u64) {
+        let num = |k: String| h.get(k).and_then(|v| v.to_str().ok()?.trim().parse::<i64>().ok()).filter(|v| *v >= 0).map(|v| v as u64);
+        let used = num(format!("x-{level}-bytes-used")).unwrap_or(0);
+        let count = num(format!("x-{level}-object-count")).unwrap_or(0);
+        if let Some(q) = num(format!("x-{level}-meta-quota-bytes")) {
+            let left = q.saturating_sub(used).saturating_mul(spread);
+            if self.bytes.as_ref().is_none_or(|(least, _)| left < *least) {
+                self.bytes = Some((left, source.to_string()));
+            }
+        }
+        if let Some(q) = num(format!("x-{level}-meta-quota-count")) {
+            let left = q.saturating_sub(count).saturating_mul(spread);
+            self.objects = Some(self.objects.map_or(left, |least| least.min(left)));
+        }
+    }
+
+    fn into_room(self) -> Option<Room> {
+        if self.bytes.is_none() && self.objects.is_none() {
+            return None;
+        }
+        let source = self.bytes.as_ref().map_or_else(|| "the object-count quota".to_string(), |(_, s)| s.clone());
+        Some(Room { bytes: self.bytes.map(|(b, _)| b), objects: self.objects, source })
+    }
+}
+
+/// The header that marks an object as storbench's.
+const MARK: &[(&str, &str)] = &[("content-type", MARK_CONTENT_TYPE)];
+
 /// PUT `len` bytes from the slot at `base`, lent rather than copied (every
 /// attempt sends a clone of the same body). Returns the result, the ETag and
 /// the resends.
@@ -476,7 +553,7 @@ async fn put_part(
     // waits below until hyper has dropped every clone of the body.
     let (body, released) = unsafe { lend(base as *const u8, len as usize) };
     let (super::Reply { result, head, .. }, retries) = {
-        let make = |s: &Swift| s.request("PUT", &s.url(container, Some(key), query), &[], body.clone());
+        let make = |s: &Swift| s.request("PUT", &s.url(container, Some(key), query), MARK, body.clone());
         swift.send(client, make, Expect::Sent(len)).await
     };
     drop(body);
@@ -501,7 +578,7 @@ async fn slo_put(swift: &Swift, client: &Client, c: &str, key: &str, base: usize
         n += 1;
     }
     let body = Bytes::from(serde_json::to_vec(&manifest).unwrap_or_default());
-    let make = |s: &Swift| s.request("PUT", &s.url(c, Some(key), "multipart-manifest=put"), &[], body.clone());
+    let make = |s: &Swift| s.request("PUT", &s.url(c, Some(key), "multipart-manifest=put"), MARK, body.clone());
     swift.send(client, make, Expect::Sent(len)).await.0.result.map(|_| len)
 }
 
@@ -512,21 +589,24 @@ async fn remove_prefixed(
     client: &Client,
     c: &str,
     prefix: &str,
+    which: Which,
     stop: &dyn Fn() -> bool,
     tally: &mut Removed,
 ) -> Result<(), EngineError> {
     let mut marker: Option<String> = None;
     while !tally.stopped {
-        let Some((names, full)) = list_page(swift, client, c, prefix, marker.as_deref()).await? else { return Ok(()) };
-        marker = names.last().cloned();
-        let urls = names.iter().map(|n| swift.url(c, Some(n), "")).collect();
+        let Some((listed, full)) = list_page(swift, client, c, prefix, marker.as_deref()).await? else { return Ok(()) };
+        marker = listed.last().map(|l| l.name.clone());
+        let (ours, theirs): (Vec<Listed>, Vec<Listed>) = listed.into_iter().partition(|l| which == Which::All || l.marked);
+        tally.kept += theirs.len() as u64;
+        let urls = ours.iter().map(|l| swift.url(c, Some(&l.name), "")).collect();
         let (sw, cl) = (swift.clone(), client.clone());
         let delete = move |url: String| {
             let (swift, client) = (sw.clone(), cl.clone());
             async move {
                 let req = swift.request("DELETE", &url, &[], Bytes::new()).map_err(|e| e.to_string())?;
                 match fetch(&client, req, swift.settings.common.op_timeout).await {
-                    Ok((p, _)) if p.status.is_success() || p.status == 404 => Ok(()),
+                    Ok((p, _)) if p.status.is_success() || p.status == 404 => Ok(Removal::Removed),
                     Ok((p, _)) => Err(format!("DELETE {url} answered HTTP {}", p.status.as_u16())),
                     Err(f) => Err(format!("DELETE {url}: {f}")),
                 }
@@ -543,14 +623,20 @@ async fn remove_prefixed(
 /// Every object in container `c` starting with `prefix`.
 async fn list_all(swift: &Swift, client: &Client, c: &str, prefix: &str) -> Result<Vec<String>, EngineError> {
     let (mut all, mut marker) = (Vec::new(), None::<String>);
-    while let Some((names, full)) = list_page(swift, client, c, prefix, marker.as_deref()).await? {
-        marker = names.last().cloned();
-        all.extend(names);
+    while let Some((listed, full)) = list_page(swift, client, c, prefix, marker.as_deref()).await? {
+        marker = listed.last().map(|l| l.name.clone());
+        all.extend(listed.into_iter().map(|l| l.name));
         if !full {
             break;
         }
     }
     Ok(all)
+}
+
+/// An object in a listing, and whether it carries storbench's mark.
+struct Listed {
+    name: String,
+    marked: bool,
 }
 
 /// One page (1000 names) of container `c` under `prefix` after `marker`,
@@ -561,7 +647,7 @@ async fn list_page(
     c: &str,
     prefix: &str,
     marker: Option<&str>,
-) -> Result<Option<(Vec<String>, bool)>, EngineError> {
+) -> Result<Option<(Vec<Listed>, bool)>, EngineError> {
     const PAGE: usize = 1000;
     let mut q = format!("format=json&limit={PAGE}&prefix={}", super::encode_query(prefix));
     if let Some(m) = marker {
@@ -580,8 +666,18 @@ async fn list_page(
         s => return Err(rejected(format!("listing container '{c}' answered HTTP {s}"), s)),
     }
     let listed: Vec<serde_json::Value> = serde_json::from_slice(&body).unwrap_or_default();
-    let names = listed.iter().filter_map(|n| n["name"].as_str()).filter(|n| n.starts_with(prefix)).map(String::from).collect();
+    let names = listed
+        .iter()
+        .filter_map(|n| Some(Listed { name: n["name"].as_str()?.to_string(), marked: marked(n["content_type"].as_str()) }))
+        .filter(|l| l.name.starts_with(prefix))
+        .collect();
     Ok(Some((names, listed.len() == PAGE)))
+}
+
+/// Whether a listed content type is storbench's mark (a large object's may
+/// carry parameters after it, `;swift_bytes=...`).
+fn marked(content_type: Option<&str>) -> bool {
+    content_type.and_then(|t| t.split(';').next()).is_some_and(|t| t.trim().eq_ignore_ascii_case(MARK_CONTENT_TYPE))
 }
 
 /// The store answered a set-up request with this status.
@@ -626,5 +722,39 @@ impl Engine for SwiftEngine {
     fn abandon(&mut self) -> bool {
         self.refused.clear();
         self.io.abandon()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn storbenchs_content_type_is_its_mark_with_or_without_parameters() {
+        assert!(marked(Some("application/x-storbench")));
+        assert!(marked(Some("application/x-storbench;swift_bytes=1048576")));
+        assert!(!marked(Some("application/octet-stream")));
+        assert!(!marked(None));
+    }
+
+    #[test]
+    fn quotas_leave_the_least_room_of_account_and_containers() {
+        let headers = |pairs: &[(&'static str, &str)]| {
+            let mut h = ::http::HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, v.parse().unwrap());
+            }
+            h
+        };
+        let mut q = Quota::default();
+        q.take(&headers(&[("x-account-bytes-used", "100")]), "account", "the account's quota", 1);
+        assert!(q.bytes.is_none() && q.objects.is_none(), "no quota metadata: no limit");
+        q.take(&headers(&[("x-account-bytes-used", "100"), ("x-account-meta-quota-bytes", "1000")]), "account", "the account's quota", 1);
+        let c =
+            headers(&[("x-container-bytes-used", "50"), ("x-container-meta-quota-bytes", "300"), ("x-container-meta-quota-count", "4")]);
+        q.take(&c, "container", "container 'c''s quota", 2);
+        let room = q.into_room().unwrap();
+        assert_eq!((room.bytes, room.objects), (Some(500), Some(8)));
+        assert!(room.source.contains("container 'c'"), "{}", room.source);
     }
 }

@@ -358,7 +358,7 @@ impl EngineConfig for NbdConfig {
         }
         probe.conn.disconnect();
         drop(probe);
-        Ok(Some(StoreTarget { size: n.size, units: 1, label: self.label.clone(), held_by: None, note: None }))
+        Ok(Some(StoreTarget { size: n.size, units: 1, label: self.label.clone(), held_by: None, note: None, created: Vec::new() }))
     }
 
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
