@@ -36,7 +36,7 @@ impl From<storbench_runner::PrepareFailed> for CliError {
         if e.interrupted {
             return CliError {
                 code: EXIT_INTERRUPTED,
-                message: format!("{}: nothing was measured, and the files it had begun were removed", e.error),
+                message: format!("{}: nothing was measured, and any file it had begun to lay out was removed", e.error),
             };
         }
         e.error.into()

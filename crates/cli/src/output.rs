@@ -27,9 +27,10 @@ pub fn utc_stamp(secs: u64) -> String {
     format!("{y:04}{m:02}{d:02}-{hh:02}{mm:02}{ss:02}")
 }
 
-/// Every file a run writes into its results directory.
+/// Every file a run writes into its results directory (its journal first:
+/// a run killed early leaves only that, and it must not be overwritten).
 pub fn run_files() -> impl Iterator<Item = &'static str> {
-    EXPORTERS.iter().filter_map(|e| e.file_name()).chain(["series.csv"])
+    [storbench_model::journal::FILE, "series.csv"].into_iter().chain(EXPORTERS.iter().filter_map(|e| e.file_name()))
 }
 
 /// Fail early (before any target is touched) if the directory cannot be
