@@ -12,6 +12,9 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets --release -- -D warnings
 scripts/check-layers.sh
 cargo build --release --workspace
+# Free space where the cluster's OSD files and the build live: a full disk
+# otherwise shows only as some tool's exit status.
+df -h . /tmp >&2
 env_file=$(scripts/testenv/ceph up)
 trap 'scripts/testenv/ceph down; scripts/testenv/swift down' EXIT
 swift_env=$(scripts/testenv/swift up)

@@ -257,10 +257,9 @@ pub fn exit_code(r: &RunResult) -> i32 {
     if r.interrupted {
         return EXIT_INTERRUPTED;
     }
-    let failed = r
-        .jobs
-        .iter()
-        .any(|j| j.total_errors() > 0 || !j.failures.is_empty() || j.verify.as_ref().is_some_and(|v| v.tally.failures_total() > 0));
+    let failed = r.jobs.iter().any(|j| {
+        j.total_errors() > 0 || !j.failures.is_empty() || j.cut_off > 0 || j.verify.as_ref().is_some_and(|v| v.tally.failures_total() > 0)
+    });
     if failed {
         EXIT_IO_ERRORS
     } else {

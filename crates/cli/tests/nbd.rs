@@ -462,6 +462,7 @@ fn a_frozen_server_holds_up_neither_a_ctrl_c_nor_the_end_of_the_run() {
     let j = &res.jobs[0];
     assert!(j.runtime_ns <= 3_050_000_000, "the phase is not stretched past its end: {} ns", j.runtime_ns);
     assert!(j.cut_off > 0 && j.warnings.iter().any(|w| w.message().contains("cut off")), "{:?}", j.warnings);
+    assert_eq!(r.code, 1, "operations the server never answered make the run a failure: {}", r.stderr);
     let read = j.op(storbench_workload::OpKind::Read).expect("reads");
     assert!((read.iops * j.runtime_ns as f64 / 1e9 - read.ios as f64).abs() < 1.0, "IOPS over the measured seconds");
     drop(frozen.borrow_mut().take());
