@@ -120,3 +120,27 @@ fn a_killed_search_keeps_its_probes_and_resumes_from_them() {
     let again = storbench(d.path(), &["slo", "--resume", "slo", "--latency", "p99=1ms"]);
     assert!(again.code == 2 && again.stderr.contains("give only --resume DIR"), "{}", again.stderr);
 }
+
+/// Two groups run one after another (fio's `stonewall`): a probe's IOPS is
+/// one group's own figure (each job runs at the probed rate), never the sum
+/// of rates that were never reached together.
+#[test]
+fn probes_of_groups_run_one_after_another_are_not_added_up() {
+    let d = scratch();
+    let job = "[global]\nioengine=null\nsize=1g\nservice_time=2ms\nservers=4\niodepth=8\nrate_process=linear\n\
+               [a]\nrw=randread\n[b]\nstonewall\nrw=randread\n";
+    std::fs::write(d.path().join("two.fio"), job).unwrap();
+    let args =
+        ["slo", "--latency", "p50=50ms", "--quiet", "--results-dir", "slo", "--probe-time", "1", "--max-probes", "3", "--fio", "two.fio"];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("slo/slo.json")).unwrap()).unwrap();
+    let probes = ix["probes"].as_array().unwrap();
+    assert!(probes.len() >= 2, "{ix}");
+    for p in probes.iter().filter(|p| p["rate"].is_f64() && p["pass"] == true) {
+        let (rate, got) = (p["rate"].as_f64().unwrap(), p["achieved_iops"].as_f64().unwrap());
+        assert!(got < 1.3 * rate, "one job per group at {rate}: {got} is two groups added up ({p})");
+        assert!(p["group"]["label"].is_string(), "which group the figure is of: {p}");
+    }
+    assert!(r.stdout.contains("run one after another"), "{}", r.stdout);
+}

@@ -238,3 +238,27 @@ fn a_job_file_with_a_sweep_table() {
     let twice = storbench(d.path(), &["sweep", "jobs.toml", "--sweep", "iodepth=4"]);
     assert!(twice.code == 2 && twice.stderr.contains("iodepth is swept twice"), "{}", twice.stderr);
 }
+
+/// Two groups run one after another (fio's `stonewall`): one server of
+/// 2 ms (about 500 IOPS at any depth), then four (about 2,000 at iodepth 4).
+const TWO_GROUPS: &str = "[global]\nioengine=null\nsize=1g\ntime_based=1\nruntime=1\nservice_time=2ms\n\
+[one]\nrw=randread\nservers=1\n[four]\nstonewall\nrw=randread\nservers=4\n";
+
+#[test]
+fn groups_that_ran_one_after_another_are_never_added_up() {
+    let d = scratch();
+    std::fs::write(d.path().join("two.fio"), TWO_GROUPS).unwrap();
+    let r = storbench(d.path(), &["sweep", "--quiet", "--results-dir", "sw", "--fio", "two.fio", "--sweep", "iodepth=4", "--no-knee"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("sw/sweep.json")).unwrap()).unwrap();
+    let f = &ix["points"][0]["figures"];
+    let groups = f["groups"].as_array().unwrap_or_else(|| panic!("each group's own figures: {f}"));
+    let iops: Vec<f64> = groups.iter().map(|g| g["figures"]["iops"].as_f64().unwrap()).collect();
+    assert_eq!(iops.len(), 2, "{f}");
+    assert!(iops[1] > 2.5 * iops[0], "one server, then four: {iops:?}");
+    // The headline is the sequence's own rate, never the sum of the two.
+    let head = f["iops"].as_f64().unwrap();
+    assert!(head > iops[0] && head < iops[1], "headline {head} between the groups' {iops:?}, not their sum");
+    assert!(r.stdout.contains("group 0 (one)") && r.stdout.contains("group 1 (four)"), "{}", r.stdout);
+    assert!(r.stdout.contains("one after another"), "the table says what its headline is: {}", r.stdout);
+}

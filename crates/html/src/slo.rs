@@ -103,7 +103,7 @@ mod tests {
     fn probe(rate: Option<f64>, iodepth: Option<u32>, iops: f64, value_ns: u64, pass: bool) -> Probe {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let dir = format!("p{}", N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % 3 + 1);
-        Probe { rate, iodepth, dir, achieved_iops: iops, value_ns, samples: 10_000, seconds: 5.0, pass, note: String::new() }
+        Probe { rate, iodepth, dir, achieved_iops: iops, value_ns, samples: 10_000, seconds: 5.0, pass, note: String::new(), group: None }
     }
 
     #[test]

@@ -72,22 +72,30 @@ fn chosen(index: &SweepIndex) -> Vec<(String, String)> {
 fn table(page: &mut Page, index: &SweepIndex, grid: &[Vec<String>]) {
     let mut head: Vec<String> = index.dims.iter().map(|d| d.option.clone()).collect();
     head.extend(["IOPS", "MiB/s", "mean", "p50", "p99", "p99.9", "errors", "runs", "note"].map(String::from));
-    let rows: Vec<Vec<String>> = grid
-        .iter()
-        .map(|v| {
-            let i = index.index_of(v);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for v in grid {
+        let i = index.index_of(v);
+        let figures = i.and_then(|i| index.figures(i));
+        let mut row = v.clone();
+        match &figures {
+            Some(f) => row.extend(figure_cells(f)),
+            None => row.extend(std::iter::repeat_n("-".to_string(), 7)),
+        }
+        let runs = index.points.iter().filter(|p| Some(p.index) == i).collect::<Vec<_>>();
+        row.push(format!("{}/{}", runs.iter().filter(|p| p.state == PointState::Done).count(), runs.len()));
+        let note = if index.is_knee(v) { Some("knee".to_string()) } else { i.and_then(|i| index.note(i)) };
+        let scope = figures.as_ref().map(|f| f.scope()).unwrap_or_default();
+        row.push([note.unwrap_or_default(), scope].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("; "));
+        rows.push(row);
+        // Groups ran one after another: each its own row, never added up.
+        for g in figures.iter().flat_map(|f| &f.groups) {
             let mut row = v.clone();
-            match i.and_then(|i| index.figures(i)) {
-                Some(f) => row.extend(figure_cells(&f)),
-                None => row.extend(std::iter::repeat_n("-".to_string(), 7)),
-            }
-            let runs = index.points.iter().filter(|p| Some(p.index) == i).collect::<Vec<_>>();
-            row.push(format!("{}/{}", runs.iter().filter(|p| p.state == PointState::Done).count(), runs.len()));
-            let note = if index.is_knee(v) { Some("knee".to_string()) } else { i.and_then(|i| index.note(i)) };
-            row.push(note.unwrap_or_default());
-            row
-        })
-        .collect();
+            row.extend(figure_cells(&g.figures));
+            row.push(String::new());
+            row.push(g.label());
+            rows.push(row);
+        }
+    }
     page.table("points", &head, &rows, index.dims.len());
 }
 
@@ -285,6 +293,7 @@ mod tests {
             p99_ns: 2_000_000,
             p999_ns: 3_000_000,
             errors: 0,
+            groups: vec![],
         })
     }
 

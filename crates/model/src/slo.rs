@@ -30,6 +30,21 @@ pub struct Probe {
     /// Why it failed, or what it took to judge it (a longer run).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub note: String,
+    /// A run of several groups (one after another, so their rates are never
+    /// added): the group `achieved_iops` is the figure of, the one that
+    /// kept up least per job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<ProbeGroup>,
+}
+
+/// The group a probe's figure is of, and how many jobs ran in it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProbeGroup {
+    /// `group 2 (randread, randwrite)`.
+    pub label: String,
+    pub jobs: u32,
+    /// Groups in the run.
+    pub of: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

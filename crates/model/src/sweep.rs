@@ -7,7 +7,7 @@
 //! a point costs to record does not grow with the points done (rewriting the
 //! whole index after every point cost 205 MB a point in a 1000 x 1000 grid).
 
-use crate::result::RunResult;
+use crate::result::{JobResult, RunResult};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use storbench_metrics::LatencyHistogram;
@@ -61,8 +61,12 @@ pub enum PointState {
     },
 }
 
-/// The figures a sweep table and a knee are judged on: every job and
-/// operation of the run together.
+/// The figures a sweep table and a knee are judged on. Jobs of one group
+/// ran together, so their rates add up; groups (fio's `stonewall`) ran one
+/// after another, so theirs never do: a run of several groups keeps each
+/// group's own figures in `groups`, and its headline is then every
+/// operation over the groups' summed measured time (the sequence's average
+/// rate, as `scope` says), never a sum of rates.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PointFigures {
     pub iops: f64,
@@ -72,13 +76,59 @@ pub struct PointFigures {
     pub p99_ns: u64,
     pub p999_ns: u64,
     pub errors: u64,
+    /// Each group's own figures, when the run had more than one group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupFigures>,
+}
+
+/// One group of a run: the jobs that ran together and their figures.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupFigures {
+    pub group: u32,
+    pub jobs: Vec<String>,
+    pub figures: PointFigures,
+}
+
+impl GroupFigures {
+    /// `group 2 (randread, randwrite)`.
+    pub fn label(&self) -> String {
+        format!("group {} ({})", self.group, self.jobs.join(", "))
+    }
 }
 
 impl PointFigures {
     pub fn of(r: &RunResult) -> PointFigures {
+        let mut ids: Vec<u32> = r.jobs.iter().map(|j| j.group).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        if ids.len() <= 1 {
+            return Self::together(&r.jobs.iter().collect::<Vec<_>>());
+        }
+        let groups: Vec<GroupFigures> = ids
+            .iter()
+            .map(|&g| {
+                let jobs: Vec<&JobResult> = r.jobs.iter().filter(|j| j.group == g).collect();
+                GroupFigures { group: g, jobs: jobs.iter().map(|j| j.name.clone()).collect(), figures: Self::together(&jobs) }
+            })
+            .collect();
+        // A group lasts as long as its longest job; the groups follow each other.
+        let secs: f64 =
+            ids.iter().map(|&g| r.jobs.iter().filter(|j| j.group == g).map(|j| j.runtime_ns).max().unwrap_or(0) as f64 / 1e9).sum();
+        let all: Vec<&JobResult> = r.jobs.iter().collect();
+        let mut f = Self::together(&all);
+        let ops = || r.jobs.iter().flat_map(|j| &j.ops);
+        f.iops = if secs > 0.0 { ops().map(|o| o.ios).sum::<u64>() as f64 / secs } else { 0.0 };
+        f.bytes_per_sec = if secs > 0.0 { ops().map(|o| o.bytes).sum::<u64>() as f64 / secs } else { 0.0 };
+        f.groups = groups;
+        f
+    }
+
+    /// Jobs that ran at the same time: their rates add up, their
+    /// histograms merge.
+    fn together(jobs: &[&JobResult]) -> PointFigures {
         let mut all = LatencyHistogram::new();
         let mut f = PointFigures::default();
-        for o in r.jobs.iter().flat_map(|j| &j.ops) {
+        for o in jobs.iter().flat_map(|j| &j.ops) {
             f.iops += o.iops;
             f.bytes_per_sec += o.bytes_per_sec;
             f.errors += o.errors.values().sum::<u64>();
@@ -89,6 +139,15 @@ impl PointFigures {
         f.p99_ns = all.percentile(99.0);
         f.p999_ns = all.percentile(99.9);
         f
+    }
+
+    /// What the headline figures are: empty for a run of one group (its
+    /// jobs together), else how they were made from groups run in turn.
+    pub fn scope(&self) -> String {
+        match self.groups.len() {
+            0 => String::new(),
+            n => format!("{n} groups one after another: all their operations over their summed time; each group below"),
+        }
     }
 
     /// The median of each figure over repeats (a repeat's noise should not
@@ -109,7 +168,23 @@ impl PointFigures {
             p99_ns: med(all.iter().map(|f| f.p99_ns).collect()),
             p999_ns: med(all.iter().map(|f| f.p999_ns).collect()),
             errors: all.iter().map(|f| f.errors).sum(),
+            groups: Self::median_groups(all),
         }
+    }
+
+    /// Each group's median over the repeats (a repeat whose groups differ
+    /// from the first's is left out of them).
+    fn median_groups(all: &[PointFigures]) -> Vec<GroupFigures> {
+        all[0]
+            .groups
+            .iter()
+            .enumerate()
+            .map(|(k, g)| {
+                let same: Vec<PointFigures> =
+                    all.iter().filter_map(|f| f.groups.get(k).filter(|h| h.group == g.group).map(|h| h.figures.clone())).collect();
+                GroupFigures { group: g.group, jobs: g.jobs.clone(), figures: PointFigures::median(&same) }
+            })
+            .collect()
     }
 }
 

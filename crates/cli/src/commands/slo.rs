@@ -191,7 +191,7 @@ impl<'a> Search<'a> {
         let scope = storbench_runner::interrupt::Scope::begin();
         let Some(capacity) = self.probe(Load::Capacity)? else { return self.end(&scope) };
         // Each probed rate applies to each job: bisect below one job's share.
-        let (mut lo, mut hi) = (0.0f64, capacity.achieved_iops / self.specs.len().max(1) as f64);
+        let (mut lo, mut hi) = (0.0f64, capacity.achieved_iops / self.jobs_counted(&capacity) as f64);
         if hi <= 0.0 {
             self.index.stopped = Some("the closed-loop probe completed no operation".into());
             return self.end(&scope);
@@ -429,14 +429,16 @@ impl<'a> Search<'a> {
 
     fn judge(&self, r: &RunResult, rate: Option<f64>, dir: String, seconds: f64, longer: String, capped: bool) -> Probe {
         let mut all = LatencyHistogram::new();
-        let mut achieved = 0.0;
         for o in r.jobs.iter().flat_map(|j| &j.ops) {
             all.add(&o.histogram);
-            achieved += o.iops;
         }
         let value_ns = all.percentile(self.index.percentile);
         let samples = all.count();
-        let wanted = rate.map(|r| r * self.specs.len() as f64);
+        // Groups ran one after another: each is judged on its own jobs' rate,
+        // and the figure kept is the group's that kept up least per job.
+        let (achieved, group) = slowest_group(r);
+        let jobs = group.as_ref().map_or(self.specs.len(), |g| g.jobs as usize);
+        let wanted = rate.map(|r| r * jobs as f64);
         let (pass, note) = if samples < self.needed_samples() && !capped {
             (false, format!("only {samples} operations, {} needed to judge p{}", self.needed_samples(), self.index.percentile))
         } else if wanted.is_some_and(|w| achieved < 0.95 * w) {
@@ -448,7 +450,13 @@ impl<'a> Search<'a> {
         } else {
             (true, longer)
         };
-        Probe { rate, iodepth: None, dir, achieved_iops: achieved, value_ns, samples, seconds, pass, note }
+        Probe { rate, iodepth: None, dir, achieved_iops: achieved, value_ns, samples, seconds, pass, note, group }
+    }
+
+    /// The jobs a probe's IOPS figure counts: all of them, or in a run of
+    /// several groups the one group it is of.
+    fn jobs_counted(&self, p: &Probe) -> usize {
+        p.group.as_ref().map_or(self.specs.len(), |g| g.jobs as usize).max(1)
     }
 
     fn render(&self) -> String {
@@ -456,7 +464,10 @@ impl<'a> Search<'a> {
         let mut out = format!("{:>12}  {:>12}  {:>10}  {:>10}  verdict\n", "rate", "IOPS", format!("p{p}"), "samples");
         for pr in &self.index.probes {
             let rate = storbench_report::fmt::probe_load(pr);
-            let verdict = if pr.pass { "meets".to_string() } else { format!("fails: {}", pr.note) };
+            let mut verdict = if pr.pass { "meets".to_string() } else { format!("fails: {}", pr.note) };
+            if let Some(g) = &pr.group {
+                verdict += &format!(" (IOPS of {}, the slowest per job of {} groups run one after another)", g.label, g.of);
+            }
             out += &format!("{rate:>12}  {:>12}  {:>10}  {:>10}  {verdict}\n", count(pr.achieved_iops), latency(pr.value_ns), pr.samples);
         }
         let jobs: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
@@ -497,6 +508,24 @@ impl<'a> Search<'a> {
         }
         out
     }
+}
+
+/// A probe run's IOPS: every job's added up when they ran together (one
+/// group); of several groups (one after another, never added up) the
+/// figure of the one whose jobs kept up least, named.
+fn slowest_group(r: &RunResult) -> (f64, Option<ProbeGroup>) {
+    let mut ids: Vec<u32> = r.jobs.iter().map(|j| j.group).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let iops = |g: u32| r.jobs.iter().filter(|j| j.group == g).flat_map(|j| &j.ops).map(|o| o.iops).sum::<f64>();
+    let jobs = |g: u32| r.jobs.iter().filter(|j| j.group == g).count().max(1);
+    if ids.len() <= 1 {
+        return (r.jobs.iter().flat_map(|j| &j.ops).map(|o| o.iops).sum(), None);
+    }
+    let g = ids.iter().copied().min_by(|a, b| (iops(*a) / jobs(*a) as f64).total_cmp(&(iops(*b) / jobs(*b) as f64))).unwrap_or(0);
+    let names: Vec<&str> = r.jobs.iter().filter(|j| j.group == g).map(|j| j.name.as_str()).collect();
+    let group = ProbeGroup { label: format!("group {g} ({})", names.join(", ")), jobs: jobs(g) as u32, of: ids.len() as u32 };
+    (iops(g), Some(group))
 }
 
 #[cfg(test)]

@@ -57,21 +57,29 @@ pub fn found(index: &SweepIndex, n: usize) -> Option<Knee> {
         return None;
     }
     let (now, before) = (index.figures(p.index)?, index.figures(prev)?);
+    let option = &index.dims[dim].option;
+    let step = format!("from {option}={} to {}", index.dims[dim].values[pos - 1], index.dims[dim].values[pos]);
+    // Groups ran one after another: each is its own curve, and the step is
+    // a knee only when every group shows one.
+    let pairs: Vec<(String, &PointFigures, &PointFigures)> = if !now.groups.is_empty() && now.groups.len() == before.groups.len() {
+        now.groups.iter().zip(&before.groups).map(|(n, b)| (format!("{}: ", n.label()), &n.figures, &b.figures)).collect()
+    } else {
+        vec![(String::new(), &now, &before)]
+    };
+    let rules: Vec<String> =
+        pairs.iter().map(|(label, n, b)| knee_rule(n, b, gain_pct, &step).map(|r| format!("{label}{r}"))).collect::<Option<_>>()?;
+    Some(Knee { option: option.clone(), values: prev_values, rule: rules.join("; ") })
+}
+
+/// The rule's words when the step from `before` to `now` gains less than
+/// `gain_pct` of IOPS while mean latency grows at least as much.
+fn knee_rule(now: &PointFigures, before: &PointFigures, gain_pct: f64, step: &str) -> Option<String> {
     if before.iops <= 0.0 || before.mean_ns <= 0.0 {
         return None;
     }
     let gain = (now.iops / before.iops - 1.0) * 100.0;
     let slower = (now.mean_ns / before.mean_ns - 1.0) * 100.0;
-    let option = &index.dims[dim].option;
-    (gain < gain_pct && slower >= gain_pct).then(|| Knee {
-        option: option.clone(),
-        values: prev_values,
-        rule: format!(
-            "IOPS {gain:+.1}% (< {gain_pct}%) from {option}={} to {} while mean latency {slower:+.0}%",
-            index.dims[dim].values[pos - 1],
-            index.dims[dim].values[pos]
-        ),
-    })
+    (gain < gain_pct && slower >= gain_pct).then(|| format!("IOPS {gain:+.1}% (< {gain_pct}%) {step} while mean latency {slower:+.0}%"))
 }
 
 #[cfg(test)]
