@@ -59,6 +59,29 @@ impl FleetSetup {
     }
 }
 
+impl FleetSetup {
+    /// How many agents the fleet has, and each job's workers over all of
+    /// them (every agent runs a job's numjobs, after its own options, or
+    /// its share with `--share-numjobs`): what a rate for the whole fleet
+    /// is divided by. Agents started over ssh are counted, not started.
+    pub fn workers(&self, specs: &[JobSpec]) -> Result<(usize, Vec<u32>), CliError> {
+        let list: Vec<AgentSpec> = match &self.agents {
+            Agents::Given(a, _) => a.clone(),
+            Agents::Ssh(ssh) => {
+                ssh.0.hosts.iter().map(|h| AgentSpec { name: h.clone(), address: h.clone(), options: Vec::new() }).collect()
+            }
+        };
+        let mut total = vec![0u32; specs.len()];
+        for (i, a) in list.iter().enumerate() {
+            let jobs = agents::jobs_for(specs, a, i, list.len(), self.share_numjobs).map_err(CliError::usage)?;
+            for (t, j) in total.iter_mut().zip(&jobs) {
+                *t += j.numjobs.max(1);
+            }
+        }
+        Ok((list.len(), total))
+    }
+}
+
 impl FleetArgs {
     /// The fleet these flags name, if any.
     pub fn setup(&self) -> Result<Option<FleetSetup>, CliError> {

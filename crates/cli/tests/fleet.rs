@@ -734,3 +734,59 @@ fn an_agent_bounds_idle_unauthenticated_connections_and_still_serves_a_run() {
     assert!(after < base + 10, "idle connections are closed after the timeout: {after} descriptors (before them: {base})");
     drop(idle);
 }
+
+/// `slo` on two agents, each with its own simulated store of 4 servers of
+/// 10 ms (400 IOPS each, 800 together): a probed rate is the fleet's, so
+/// what a passing probe achieved is its rate, and the answer is the fleet's
+/// with each agent's share beside it.
+#[test]
+fn a_fleets_slo_answer_is_the_fleets_rate_with_the_per_agent_share_beside_it() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let _a = Agent::start(None, "127.0.0.101:7450", &fleet, dir.path().join("a.log"), &[]);
+    let _b = Agent::start(None, "127.0.0.102:7450", &fleet, dir.path().join("b.log"), &[]);
+    let f = fleet.to_str().unwrap();
+    let args = [
+        "slo",
+        "--agents",
+        "127.0.0.101,127.0.0.102",
+        "--fleet-dir",
+        f,
+        "--latency",
+        "p90=15ms",
+        "--quiet",
+        "--results-dir",
+        "slo",
+        "--probe-time",
+        "2",
+        "--max-probes",
+        "4",
+        "--name",
+        "s",
+        "--ioengine",
+        "null",
+        "--service_time",
+        "10ms",
+        "--servers",
+        "4",
+        "--iodepth",
+        "64",
+        "--size",
+        "1g",
+        "--rate_process",
+        "linear",
+    ];
+    let r = storbench(dir.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("slo/slo.json")).unwrap()).unwrap();
+    let passing: Vec<&serde_json::Value> =
+        ix["probes"].as_array().unwrap().iter().filter(|p| p["rate"].is_f64() && p["pass"] == true).collect();
+    assert!(!passing.is_empty(), "{ix}");
+    for p in passing {
+        let (rate, got) = (p["rate"].as_f64().unwrap(), p["achieved_iops"].as_f64().unwrap());
+        assert!(got < 1.15 * rate, "the fleet was asked for {rate} and did {got}: each agent ran the whole rate ({p})");
+    }
+    let answer = ix["answer"].as_f64().expect("an answer");
+    let share = storbench_report::fmt::count(answer / 2.0);
+    assert!(r.stdout.contains(&format!("over 2 agents ({share} per agent)")), "{}", r.stdout);
+}

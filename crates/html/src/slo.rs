@@ -13,10 +13,13 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
     let p = index.percentile;
     let bound = lat(index.bound_ns as f64);
     let answer = match (index.answer, index.answer_iodepth) {
-        (Some(a), Some(d)) => format!("deepest queue with p{p} <= {bound}, closed loop: iodepth {d}, {} IOPS", count(a)),
+        (Some(a), Some(d)) => {
+            format!("deepest queue with p{p} <= {bound}, closed loop: iodepth {d}, {} IOPS{}", count(a), index.per_agent(a, count))
+        }
         (Some(a), None) => format!(
-            "highest rate with p{p} <= {bound}: {} IOPS{}",
+            "highest rate with p{p} <= {bound}: {} IOPS{}{}",
             count(a),
+            index.per_agent(a, count),
             if index.confirmed { " (held when probed again)" } else { " (not confirmed by a second probe)" }
         ),
         _ => format!("nothing probed met p{p} <= {bound}"),
@@ -122,6 +125,7 @@ mod tests {
             answer_iodepth: None,
             confirmed: true,
             closed_loop: false,
+            agents: None,
             stopped: None,
         };
         let dirs: Vec<String> = chosen(&open).into_iter().map(|c| format!("{}:{}", c.0, c.1)).collect();
@@ -138,6 +142,7 @@ mod tests {
             answer: Some(400.0),
             answer_iodepth: Some(2),
             closed_loop: true,
+            agents: None,
             ..open
         };
         let (html, charts) = page(Path::new("slo"), &closed, &RunSet::default());

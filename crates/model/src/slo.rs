@@ -71,6 +71,10 @@ pub struct SloIndex {
     /// The search varied the queue depth (closed loop) instead of the rate.
     #[serde(default)]
     pub closed_loop: bool,
+    /// A fleet's search (`--agents`): how many agents. Rates and the answer
+    /// are the fleet's; each agent's share is the answer over this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agents: Option<u32>,
     /// Set when the search ended early (Ctrl-C, a failed probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
@@ -90,5 +94,15 @@ impl SloIndex {
         let tmp = dir.join(format!("{SLO_FILE}.tmp"));
         std::fs::write(&tmp, serde_json::to_string_pretty(self).expect("the index serializes") + "\n")?;
         std::fs::rename(&tmp, dir.join(SLO_FILE))
+    }
+}
+
+impl SloIndex {
+    /// `, 1,399 per agent (2 agents)` beside a fleet's figure; empty on one machine.
+    pub fn per_agent(&self, fleet_iops: f64, count: impl Fn(f64) -> String) -> String {
+        match self.agents {
+            Some(n) if n > 1 => format!(" over {n} agents ({} per agent)", count(fleet_iops / n as f64)),
+            _ => String::new(),
+        }
     }
 }

@@ -137,6 +137,8 @@ struct Search<'a> {
     longer: Option<Duration>,
     /// Probes an earlier attempt of this search finished, in order (`--resume`).
     done: std::collections::VecDeque<Probe>,
+    /// Each job's workers over the whole fleet (on one machine, its numjobs).
+    workers: Vec<u32>,
 }
 
 impl<'a> Search<'a> {
@@ -174,9 +176,16 @@ impl<'a> Search<'a> {
             answer_iodepth: None,
             confirmed: false,
             closed_loop: flags.closed_loop,
+            agents: None,
             stopped: None,
         };
-        Ok(Search { flags, dir, specs, notes, shared, index, code: 0, longer: None, done: done.into() })
+        // A rate is the fleet's: shared by every worker of the job on every agent.
+        let (agents, workers) = match &shared.fleet {
+            Some(f) => f.workers(&specs).map(|(n, w)| (Some(n as u32), w))?,
+            None => (None, specs.iter().map(|s| s.numjobs.max(1)).collect()),
+        };
+        let index = SloIndex { agents, ..index };
+        Ok(Search { flags, dir, specs, notes, shared, index, code: 0, longer: None, done: done.into(), workers })
     }
 
     fn run(self) -> Result<i32, CliError> {
@@ -399,14 +408,14 @@ impl<'a> Search<'a> {
             runtime = runtime.max(want);
         }
         let mut out = Vec::with_capacity(self.specs.len());
-        for s in &self.specs {
+        for (s, workers) in self.specs.iter().zip(&self.workers) {
             let mut s = s.clone();
             let set =
                 |s: &mut JobSpec, k: &str, v: &str| apply_option(s, k, v).map_err(|e| CliError::usage(format!("job '{}': {e}", s.name)));
             set(&mut s, "time_based", "1")?;
             set(&mut s, "runtime", &format!("{}ms", runtime.as_millis()))?;
             if let Some(r) = rate {
-                let per_worker = r / s.numjobs.max(1) as f64;
+                let per_worker = r / f64::from(*workers);
                 set(&mut s, "rate_iops", &per_worker.to_string())?;
                 if !s.given.has("rate_process") {
                     set(&mut s, "rate_process", "poisson")?;
@@ -475,7 +484,12 @@ impl<'a> Search<'a> {
         if self.index.closed_loop {
             out += &match (self.index.answer, self.index.answer_iodepth) {
                 (Some(a), Some(d)) => {
-                    format!("max IOPS of {} with p{p} <= {bound}, closed loop: {} at iodepth {d}\n", jobs.join(", "), count(a))
+                    format!(
+                        "max IOPS of {} with p{p} <= {bound}, closed loop: {}{} at iodepth {d}\n",
+                        jobs.join(", "),
+                        count(a),
+                        self.index.per_agent(a, count)
+                    )
                 }
                 _ => format!("no probed queue depth of {} met p{p} <= {bound}\n", jobs.join(", ")),
             };
@@ -499,7 +513,8 @@ impl<'a> Search<'a> {
                 };
                 let held = if self.index.confirmed { ", held when probed again" } else { ", NOT confirmed by a second probe" };
                 let per_job = if jobs.len() > 1 { " (each job)" } else { "" };
-                out += &format!("max IOPS of {}{per_job} with p{p} <= {bound}: {}{held}{next}\n", jobs.join(", "), count(a));
+                let agents = self.index.per_agent(a, count);
+                out += &format!("max IOPS of {}{per_job} with p{p} <= {bound}: {}{agents}{held}{next}\n", jobs.join(", "), count(a));
             }
             None => out += &format!("no probed rate of {} met p{p} <= {bound}\n", jobs.join(", ")),
         }
