@@ -136,3 +136,34 @@ fn ctrl_c_in_the_put_phase_still_deletes_what_was_written() {
         assert_eq!(swift_head(&format!("{url}/{c}"), &token), 404, "container {c} is gone");
     }
 }
+
+/// `--agents` with an ssbench scenario runs it on the agents (it ran here,
+/// the agents ignored without a word): the result names the agent and
+/// carries its own figures.
+#[test]
+fn a_scenario_runs_on_the_agents_it_is_given() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    let fleet = common::fleet::fleet_dir(d.path(), "fleet");
+    let _agent = common::fleet::Agent::start_with_env(None, "127.0.0.103:7450", &fleet, d.path().join("agent.log"), &[], &env);
+    let f = fleet.to_str().unwrap();
+    let args = [
+        "run",
+        "--ssbench",
+        &scenario("timed_reads.json"),
+        "--ioengine",
+        "s3",
+        "--agents",
+        "127.0.0.103",
+        "--fleet-dir",
+        f,
+        "--results-dir",
+        "out",
+        "--quiet",
+    ];
+    let r = storbench_env(d.path(), &env, &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    assert_eq!(doc["agents"][0]["address"], "127.0.0.103:7450", "run on the agent: {}", doc["agents"]);
+    assert!(doc["jobs"][0]["per_agent"][0]["ops"].as_array().is_some_and(|o| !o.is_empty()), "{}", doc["jobs"][0]["per_agent"]);
+}

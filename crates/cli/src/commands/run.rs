@@ -95,6 +95,8 @@ fn run_ssbench(flags: &RunFlags, jobs: &JobArgs, path: &std::path::Path, use_sui
         return Err(CliError::usage(format!("--users '{}' must grow from one step to the next", list.join(","))));
     }
     let sc = ssbench::load(path)?;
+    // The fleet (`--agents`) and metrics endpoint, one for every step.
+    let shared = RunSetup::from_source(&flags.source)?;
     let steps = if flags.users.is_empty() { vec![sc.user_count] } else { flags.users.clone() };
     let base_dir = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
     let mut runs = RunSet::default();
@@ -113,7 +115,15 @@ fn run_ssbench(flags: &RunFlags, jobs: &JobArgs, path: &std::path::Path, use_sui
             eprintln!("storbench: ssbench '{}' with {users} users", sc.name);
         }
         let mut observer = progress::Live::new(flags.source.quiet);
-        let setup = RunSetup { notes, results_dir: Some(dir), parameters: ramp::parameters(&sc.name, users, step), ..RunSetup::default() };
+        let setup = RunSetup {
+            notes,
+            results_dir: Some(dir),
+            parameters: ramp::parameters(&sc.name, users, step),
+            fleet: shared.fleet.clone(),
+            metrics: shared.metrics.clone(),
+            replace: shared.replace,
+            logs_outside: false,
+        };
         let (result, dir) = execute(specs, setup, &mut observer)?;
         code = code.max(finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))?);
         let ops = ramp::ops_per_sec(&result);

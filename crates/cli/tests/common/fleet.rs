@@ -97,6 +97,12 @@ impl Agent {
     /// Start an agent listening on `address` (in namespace `netns`, if
     /// given) with the fleet directory `fleet`, and wait until it listens.
     pub fn start(netns: Option<&str>, address: &str, fleet: &Path, log: PathBuf, extra: &[&str]) -> Agent {
+        Self::start_with_env(netns, address, fleet, log, extra, &[])
+    }
+
+    /// As [`Agent::start`], with these variables in the agent's environment
+    /// (a store's credentials, which each agent finds on its own machine).
+    pub fn start_with_env(netns: Option<&str>, address: &str, fleet: &Path, log: PathBuf, extra: &[&str], env: &[(&str, String)]) -> Agent {
         let mut c = match netns {
             Some(ns) => {
                 let mut c = Command::new("ip");
@@ -105,7 +111,7 @@ impl Agent {
             }
             None => Command::new(super::bin()),
         };
-        c.args(["agent", "--listen", address, "--fleet-dir"]).arg(fleet).args(extra);
+        c.args(["agent", "--listen", address, "--fleet-dir"]).arg(fleet).args(extra).envs(env.iter().map(|(k, v)| (*k, v)));
         let file = std::fs::File::create(&log).expect("agent log");
         let child = c.stdout(Stdio::null()).stderr(file).spawn().expect("start the agent");
         let agent = Agent { child, log, address: address.into() };
