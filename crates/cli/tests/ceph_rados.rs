@@ -348,3 +348,53 @@ fn fio_job_files_with_ioengine_rados_run_on_the_object_model() {
     assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 64, "4 MiB object in 64 KiB writes");
     assert!(rados_objects(POOL, &format!("w{}.", std::process::id())).is_empty());
 }
+
+/// `--target-throughput` is load-gen's cap in bytes per second, each
+/// operation counted by its own length (64 KiB here: 640 KiB/s is 10
+/// operations a second), and latency counts from each issue: it was a
+/// fixed rate of 640 KiB / 4 KiB = 160 arrivals a second, latency from a
+/// schedule.
+#[test]
+fn load_gens_target_throughput_is_a_cap_in_bytes_per_second() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let pool = bench_pool("loadgencap");
+    let args = [
+        "rados",
+        "load-gen",
+        "-p",
+        &pool,
+        "--num-objects",
+        "20",
+        "--min-object-size",
+        "64k",
+        "--max-object-size",
+        "128k",
+        "--min-op-len",
+        "64k",
+        "--max-op-len",
+        "64k",
+        "--max-ops",
+        "8",
+        "--target-throughput",
+        "640k",
+        "--run-length",
+        "3",
+        "--results-dir",
+        "out",
+    ];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}\n{}", r.stdout, r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    let job = &doc["jobs"][0];
+    let bytes: f64 = job["ops"].as_array().unwrap().iter().map(|o| o["bytes_per_sec"].as_f64().unwrap()).sum();
+    assert!((0.5 * 655_360.0..=1.25 * 655_360.0).contains(&bytes), "{bytes} bytes/s against a cap of 655,360");
+    assert!(job["rate_per_worker"].is_null(), "a cap, not a fixed rate: {}", job["rate_per_worker"]);
+    for o in job["ops"].as_array().unwrap() {
+        assert!(o["service"].is_null(), "latency from the issue, no schedule: {}", o["op"]);
+    }
+    assert!(rados_objects(&pool, "").is_empty(), "load-gen removed its objects");
+    drop_pool(&pool);
+}

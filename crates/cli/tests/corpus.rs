@@ -203,6 +203,7 @@ const CASES: &[Case] = &[
     case(&["rados", "bench", "10", "write", "-p", "p", "--reuse-bench"], &["--reuse-bench is not supported"]),
     case(&["rados", "bench", "-p", "p"], &["SECONDS"]),
     case(&["rados", "load-gen", "-p", "p", "--read-percent", "150"], &["--read-percent"]),
+    case(&["rados", "load-gen", "-p", "p", "--target-throughput", "fast"], &["--target-throughput", "bytes per second"]),
     case(&["rados", "mkpool"], &["mkpool"]),
     case(&["rbd", "bench", "--io-type", "write"], &["name the image"]),
     case(&["rbd", "bench", "img"], &["--io-type"]),

@@ -107,6 +107,9 @@ fn describe(j: &JobResult) -> String {
     if let Some(rate) = j.rate_per_worker {
         d += &format!(", fixed rate {} IOPS per worker ({:?})", fmt::count(rate), j.spec.rate_process).to_lowercase();
     }
+    if let Some(cap) = j.spec.byte_cap {
+        d += &format!(", capped at {} MiB/s (latency from each issue)", fmt::mib_per_s(cap));
+    }
     d
 }
 

@@ -19,7 +19,7 @@ use storbench_metrics::ReplayTally;
 use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSample, OpStats, PlatWindow};
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
-use storbench_workload::rate::Schedule;
+use storbench_workload::rate::{ByteCap, Schedule};
 use storbench_workload::trace::ReplayGen;
 use storbench_workload::train::TrainGen;
 use storbench_workload::ObjectNames;
@@ -157,6 +157,8 @@ pub struct Worker {
     gen: Gen,
     filler: Filler,
     schedule: Option<Schedule>,
+    /// A cap on bytes per second (rados load-gen), per worker.
+    cap: Option<ByteCap>,
     report: Box<IntervalReport>,
     link: WorkerLink,
     seq: u64,
@@ -291,6 +293,7 @@ impl Worker {
         let iolog = IologWriter::create(spec, worker, target_names(&share, worker))?;
         let report = Box::new(new_report(&share, worker));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
+        let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
         let k = Consts::of(&share);
         Ok(Worker {
             share,
@@ -302,6 +305,7 @@ impl Worker {
             gen,
             filler,
             schedule,
+            cap,
             report,
             link,
             seq: 0,
@@ -694,10 +698,11 @@ impl Worker {
                 None => Some(now),
             };
         }
-        match self.schedule.as_mut() {
-            Some(s) if s.peek() > now => None,
-            Some(s) => Some(s.advance(self.gen.rng())),
-            None => Some(now),
+        match (self.schedule.as_mut(), &self.cap) {
+            (Some(s), _) if s.peek() > now => None,
+            (Some(s), _) => Some(s.advance(self.gen.rng())),
+            (None, Some(c)) if c.next_at() > now => None,
+            (None, _) => Some(now),
         }
     }
 
@@ -746,7 +751,11 @@ impl Worker {
             Gen::Replay(r) if r.gen.blocked() => u64::MAX,
             Gen::Replay(r) => r.gen.due().unwrap_or(now),
             Gen::Train(t) => t.wait(now).unwrap_or(now),
-            _ => self.schedule.as_ref().map_or(now, |s| s.peek()),
+            _ => match (&self.schedule, &self.cap) {
+                (Some(s), _) => s.peek(),
+                (None, Some(c)) => c.next_at(),
+                (None, None) => now,
+            },
         };
         let pace = arrival.max(think_until);
         // Nothing paces an unthrottled worker with a free slot: it issues at once.
@@ -764,6 +773,9 @@ impl Worker {
         }
         if let Some(v) = self.verify.as_mut() {
             v.issued(&io, slot);
+        }
+        if let Some(c) = self.cap.as_mut() {
+            c.started(io.len);
         }
         let i = slot as usize;
         s.scheduled[i] = scheduled;

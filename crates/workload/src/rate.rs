@@ -1,4 +1,5 @@
-//! Arrival schedule for fixed-rate (open-loop) runs.
+//! Arrival schedule for fixed-rate (open-loop) runs, and the byte cap of a
+//! throttled (closed-loop) one.
 //!
 //! Arrivals are scheduled from the start time alone, never from completions, so a
 //! slow target cannot slow the schedule down (no coordinated omission). Latency
@@ -39,6 +40,35 @@ impl Schedule {
     }
 }
 
+/// A cap on the bytes a worker starts per second (rados load-gen's
+/// `--target-throughput`): an operation may start while the bytes started
+/// so far, each operation counted by its own length, do not exceed the cap
+/// times the time elapsed. A throttle, not arrivals: nothing is scheduled
+/// ahead, so latency counts from each issue, as in load-gen.
+#[derive(Clone, Debug)]
+pub struct ByteCap {
+    bytes_per_ns: f64,
+    started: u64,
+}
+
+impl ByteCap {
+    pub fn new(bytes_per_sec: f64) -> ByteCap {
+        ByteCap { bytes_per_ns: bytes_per_sec / 1e9, started: 0 }
+    }
+
+    /// When the next operation may start, in ns since the run's start.
+    #[inline]
+    pub fn next_at(&self) -> u64 {
+        (self.started as f64 / self.bytes_per_ns) as u64
+    }
+
+    /// An operation of `len` bytes started.
+    #[inline]
+    pub fn started(&mut self, len: u32) {
+        self.started += u64::from(len);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -55,5 +85,15 @@ mod tests {
             let rate = 100_000.0 / (last as f64 / 1e9);
             assert!((rate - 1000.0).abs() / 1000.0 < 0.01, "{arrival:?} gave {rate}/s");
         }
+    }
+
+    #[test]
+    fn a_byte_cap_counts_each_operation_by_its_own_length() {
+        // 1 MB/s: after 64 KiB and 4 KiB the next start is 68 KiB later in time.
+        let mut c = ByteCap::new(1e6);
+        assert_eq!(c.next_at(), 0, "the first starts at once");
+        c.started(65536);
+        c.started(4096);
+        assert_eq!(c.next_at(), 69_632_000, "69,632 bytes at 1 MB/s");
     }
 }

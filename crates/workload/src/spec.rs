@@ -428,6 +428,12 @@ pub struct JobSpec {
     #[serde(default, with = "duration_ns")]
     pub start_delay: Duration,
     pub rate: Option<RateLimit>,
+    /// A cap on each worker's bytes per second, operations counted by their
+    /// own length, latency from the issue ([`crate::rate::ByteCap`]; rados
+    /// load-gen's `--target-throughput`). Not a fio option: set by the
+    /// front end that means it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub byte_cap: Option<f64>,
     /// The least a worker must do each second (fio `rate_min` /
     /// `rate_iops_min`): below it the worker ends with an error.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -564,6 +570,7 @@ impl Default for JobSpec {
             time_based: false,
             start_delay: Duration::ZERO,
             rate: None,
+            byte_cap: None,
             rate_min: None,
             rate_process: Arrival::Linear,
             distribution: Distribution::Uniform,
