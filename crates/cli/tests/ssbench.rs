@@ -167,3 +167,27 @@ fn a_scenario_runs_on_the_agents_it_is_given() {
     assert_eq!(doc["agents"][0]["address"], "127.0.0.103:7450", "run on the agent: {}", doc["agents"]);
     assert!(doc["jobs"][0]["per_agent"][0]["ops"].as_array().is_some_and(|o| !o.is_empty()), "{}", doc["jobs"][0]["per_agent"]);
 }
+
+/// `compare` of two swift-bench results pairs every phase: PUT, GET and
+/// DELETE each have their rows (it compared PUT and dropped the others).
+#[test]
+fn compare_pairs_every_swift_bench_phase() {
+    let Some(env) = swift_env("aio") else { return };
+    let d = scratch();
+    for (i, out) in ["a", "b"].iter().enumerate() {
+        let container = format!("sbcmp{}x{i}", std::process::id());
+        let args = swift_bench_args(
+            &env,
+            &["-c", "4", "-s", "4096", "-n", "50", "-g", "50", "-C", "1", "--container", &container, "--results-dir", out],
+        );
+        let r = storbench(d.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let r = storbench(d.path(), &["compare", "--format", "json", "a", "b"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let rows = doc["comparisons"][0]["rows"].as_array().unwrap();
+    for (phase, op) in [("phase=put", "create"), ("phase=get", "read"), ("phase=delete", "delete")] {
+        assert!(rows.iter().any(|row| row["point"] == phase && row["op"] == op), "no {phase} {op} row: {}", r.stdout);
+    }
+}

@@ -38,7 +38,7 @@ pub fn run(a: &CompareArgs) -> Result<i32, CliError> {
 }
 
 /// Runs by place: "" for a run (or a directory of repeats of it), the
-/// point's values for a sweep.
+/// point's values for a sweep, `phase=NAME` for a compatibility tool's phase.
 pub(crate) type Places = BTreeMap<String, Vec<RunResult>>;
 
 pub(crate) fn load(dir: &Path) -> Result<Places, CliError> {
@@ -50,7 +50,13 @@ pub(crate) fn load(dir: &Path) -> Result<Places, CliError> {
     }
     let set = RunSet::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
     if !dir.join(INDEX_FILE).exists() {
-        return Ok(BTreeMap::from([(String::new(), set.runs.into_iter().map(|r| r.result).collect())]));
+        // A compatibility tool's phases (swift-bench's PUT, GET, DELETE) are
+        // places of their own, never repeats of one another.
+        let mut places = Places::new();
+        for r in set.runs {
+            places.entry(phase(&r.result)).or_default().push(r.result);
+        }
+        return Ok(places);
     }
     let index = SweepIndex::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
     let mut places = Places::new();
@@ -62,6 +68,11 @@ pub(crate) fn load(dir: &Path) -> Result<Places, CliError> {
         }
     }
     Ok(places)
+}
+
+/// `phase=get` for a compatibility tool's phase; empty for any other run.
+fn phase(r: &RunResult) -> String {
+    r.parameter("phase").map(|p| format!("phase={p}")).unwrap_or_default()
 }
 
 pub(crate) fn compare_places(a: &Places, b: &Places, judge: &Judge) -> Vec<Row> {
