@@ -336,3 +336,59 @@ fn one_job_spreads_over_several_images() {
     remove_image(&a);
     remove_image(&b);
 }
+
+/// Workers sharing an image with the exclusive-lock feature (the cluster's
+/// default features) hand the lock back and forth on every write: the run
+/// says so, what it costs and the fix; one worker, or reads only, do not.
+#[test]
+fn workers_sharing_an_image_with_its_exclusive_lock_are_warned_about() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = image_name("xlock");
+    let run = |out: &str, rw: &str, numjobs: &str| {
+        let args = [
+            "run",
+            "--name",
+            "x",
+            "--ioengine",
+            "rbd",
+            "--pool",
+            "rbd",
+            "--rbdname",
+            &img,
+            "--size",
+            "64m",
+            "--rw",
+            rw,
+            "--bs",
+            "4k",
+            "--iodepth",
+            "4",
+            "--numjobs",
+            numjobs,
+            "--runtime",
+            "2",
+            "--time_based",
+            "1",
+            "--results-dir",
+            out,
+            "--quiet",
+        ];
+        let r = storbench(d.path(), &args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let doc = result_json(&d.path().join(out));
+        let kinds: Vec<String> =
+            doc["jobs"][0]["warnings"].as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap().to_string()).collect();
+        (kinds, r.stdout)
+    };
+    let (shared, text) = run("two", "randwrite", "2");
+    assert!(shared.iter().any(|k| k == "shared_exclusive_lock"), "{shared:?}");
+    assert!(text.contains("exclusive-lock") && text.contains("one worker with a deeper queue"), "{text}");
+    let (one, _) = run("one", "randwrite", "1");
+    assert!(!one.iter().any(|k| k == "shared_exclusive_lock"), "one worker holds the lock alone: {one:?}");
+    let (reads, _) = run("reads", "randread", "2");
+    assert!(!reads.iter().any(|k| k == "shared_exclusive_lock"), "reads take no lock: {reads:?}");
+    remove_image(&img);
+}

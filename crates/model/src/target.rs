@@ -49,6 +49,11 @@ pub struct StoreTarget {
     /// RESULTS_DIR` removes these, and nothing that was there before.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub created: Vec<String>,
+    /// Volumes whose writers take turns holding a lock (RBD images with the
+    /// exclusive-lock feature), named: workers sharing one hand it back and
+    /// forth on every write.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclusive_lock: Vec<String>,
 }
 
 /// Everything one job works on.

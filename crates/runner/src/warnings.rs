@@ -43,6 +43,9 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
     if let Some(w0) = first_ops_waited(result, share) {
         w.push(w0);
     }
+    if let Some(w0) = shared_exclusive_lock(result, share) {
+        w.push(w0);
+    }
     let cannot_connect: u64 = result.ops.iter().filter_map(|o| o.error_kinds.get(&ErrorKind::Connection)).sum();
     if cannot_connect > 0 {
         let backoff_ms = job.engine.connection_backoff().map(|d| d.as_millis() as u64);
@@ -96,6 +99,18 @@ fn no_operations(result: &JobResult, share: &JobShare) -> Option<Warning> {
 /// No operation completed, nor failed, in a measured phase of some length.
 fn completed_nothing(ops: &[storbench_model::OpResult], runtime_ns: u64) -> bool {
     runtime_ns > 0 && ops.iter().all(|o| o.ios == 0 && o.errors.is_empty())
+}
+
+/// Several workers wrote to an image whose exclusive lock they must take
+/// in turn (reads need no lock).
+fn shared_exclusive_lock(result: &JobResult, share: &JobShare) -> Option<Warning> {
+    let Targets::Store(t) = &share.targets else { return None };
+    let wrote = result.ops.iter().any(|o| o.op.writes_data() && o.ios > 0);
+    (share.workers > 1 && wrote && !t.exclusive_lock.is_empty()).then(|| Warning::SharedExclusiveLock {
+        job: result.name.clone(),
+        workers: share.workers,
+        images: t.exclusive_lock.join(", "),
+    })
 }
 
 /// Operations that waited more than this at the start of a run on a locked

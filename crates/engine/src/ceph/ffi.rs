@@ -76,6 +76,7 @@ pub struct RbdApi {
     pub rbd_create: unsafe extern "C" fn(IoCtx, *const c_char, u64, *mut c_int) -> c_int,
     pub rbd_remove: unsafe extern "C" fn(IoCtx, *const c_char) -> c_int,
     pub rbd_get_size: unsafe extern "C" fn(Image, *mut u64) -> c_int,
+    pub rbd_get_features: unsafe extern "C" fn(Image, *mut u64) -> c_int,
     /// (image, from snapshot, offset, length, include parent, whole objects,
     /// callback(offset, length, exists, arg), arg): the image's allocated extents.
     #[allow(clippy::type_complexity)]
@@ -214,6 +215,7 @@ fn load_rbd() -> Result<RbdApi, String> {
         rbd_create: sym!(rbd, RBD_LIB, rbd_create),
         rbd_remove: sym!(rbd, RBD_LIB, rbd_remove),
         rbd_get_size: sym!(rbd, RBD_LIB, rbd_get_size),
+        rbd_get_features: sym!(rbd, RBD_LIB, rbd_get_features),
         rbd_diff_iterate2: sym!(rbd, RBD_LIB, rbd_diff_iterate2),
         rbd_metadata_get: sym!(rbd, RBD_LIB, rbd_metadata_get),
         rbd_metadata_set: sym!(rbd, RBD_LIB, rbd_metadata_set),

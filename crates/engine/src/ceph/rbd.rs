@@ -28,6 +28,9 @@ use crate::*;
 use std::ffi::{c_void, CString};
 use std::ptr;
 
+/// librbd's exclusive-lock feature bit (`RBD_FEATURE_EXCLUSIVE_LOCK`).
+const RBD_FEATURE_EXCLUSIVE_LOCK: u64 = 1 << 2;
+
 pub struct RbdFactory;
 
 const NAME: &str = "rbd";
@@ -151,8 +154,12 @@ impl EngineConfig for RbdConfig {
         let mut smallest = u64::MAX;
         let mut held = Vec::new();
         let mut made = Vec::new();
+        let mut exclusive_lock = Vec::new();
         for name in &self.images {
             let (img, created) = OpenImage::open_or_create(&cluster, name, t.size)?;
+            if img.features()? & RBD_FEATURE_EXCLUSIVE_LOCK != 0 {
+                exclusive_lock.push(name.clone());
+            }
             // A new image is locked by this very handle (marking it wrote its header).
             if created {
                 made.push(name.clone());
@@ -174,7 +181,7 @@ impl EngineConfig for RbdConfig {
         let held_by = (!held.is_empty()).then(|| held.join("; "));
         let note = (!made.is_empty()).then(|| self.kept_note(&made));
         let created = made.iter().map(|n| self.created_label(n)).collect();
-        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label, held_by, note, created }))
+        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label, held_by, note, created, exclusive_lock }))
     }
     fn room(&self) -> Result<Option<Room>, EngineError> {
         Cluster::connect(NAME, &self.conn)?.pool_room(NAME, &self.conn.pool)
@@ -306,6 +313,14 @@ impl<'a> OpenImage<'a> {
             unsafe { (self.rbd.rbd_diff_iterate2)(self.image, ptr::null(), 0, size, 1, 0, Some(add), &mut total as *mut u64 as *mut _) };
         ffi::check(NAME, "rbd_diff_iterate2", rc)?;
         Ok(total)
+    }
+
+    /// The image's feature bits (`RBD_FEATURE_*`).
+    fn features(&self) -> Result<u64, EngineError> {
+        let mut features = 0u64;
+        // SAFETY: open image, valid out-pointer.
+        ffi::check(NAME, "rbd_get_features", unsafe { (self.rbd.rbd_get_features)(self.image, &mut features) })?;
+        Ok(features)
     }
 
     fn size(&self) -> Result<u64, EngineError> {

@@ -170,6 +170,7 @@ impl EngineConfig for SwiftConfig {
             note: None,
             label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), containers.describe(), self.settings.common.tls_note()),
             created,
+            exclusive_lock: Vec::new(),
         }))
     }
     fn room(&self) -> Result<Option<Room>, EngineError> {

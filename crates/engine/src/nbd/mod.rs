@@ -358,7 +358,15 @@ impl EngineConfig for NbdConfig {
         }
         probe.conn.disconnect();
         drop(probe);
-        Ok(Some(StoreTarget { size: n.size, units: 1, label: self.label.clone(), held_by: None, note: None, created: Vec::new() }))
+        Ok(Some(StoreTarget {
+            size: n.size,
+            units: 1,
+            label: self.label.clone(),
+            held_by: None,
+            note: None,
+            created: Vec::new(),
+            exclusive_lock: Vec::new(),
+        }))
     }
 
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
