@@ -189,3 +189,50 @@ fn a_network_baseline_measures_a_shaped_link_both_ways_and_bounds_efficiency() {
     assert_eq!(bad.code, 2, "{}", bad.stderr);
     assert!(bad.stderr.contains("refused the fleet token"), "{}", bad.stderr);
 }
+
+/// A preallocated, never-written file answers reads with zeros from no
+/// medium (858k 4 KiB reads a second on a disk that does 78k): `baseline`
+/// refuses it by name, writing nothing, and a run reading it says so.
+#[test]
+fn never_written_files_are_refused_as_a_baseline_and_flagged_in_any_run() {
+    let d = scratch();
+    let f = d.path().join("pre.img");
+    let made = std::process::Command::new("fallocate").args(["-l", "64M"]).arg(&f).status();
+    if !made.is_ok_and(|s| s.success()) {
+        return eprintln!("SKIP: fallocate cannot preallocate here");
+    }
+    let b = storbench(d.path(), &["baseline", "pre.img", "--runtime", "1s", "--results-dir", "bl", "--quiet"]);
+    assert_eq!(b.code, 2, "{}", b.stderr);
+    assert!(b.stderr.contains("never written") && b.stderr.contains("pre.img"), "{}", b.stderr);
+    assert!(!d.path().join("bl").exists(), "nothing written before refusing");
+    let read = |out: &str, file: &str| {
+        let args = [
+            "run",
+            "--name",
+            "r",
+            "--filename",
+            file,
+            "--size",
+            "64m",
+            "--rw",
+            "randread",
+            "--bs",
+            "4k",
+            "--direct",
+            "1",
+            "--runtime",
+            "1",
+            "--time_based",
+            "1",
+            "--results-dir",
+            out,
+            "--quiet",
+        ];
+        let r = storbench(d.path(), &args);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let doc = result_json(&d.path().join(out));
+        doc["jobs"][0]["warnings"].as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap().to_string()).collect::<Vec<_>>()
+    };
+    assert!(read("pre", "pre.img").iter().any(|k| k == "never_written_reads"), "reads of a preallocated file are flagged");
+    assert!(!read("new", "new.img").iter().any(|k| k == "never_written_reads"), "a file storbench laid out was written in full");
+}

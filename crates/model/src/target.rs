@@ -24,6 +24,11 @@ pub struct TargetFile {
     /// much of it was read), for the run's notes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// Bytes of it never written when the job began (holes, preallocated
+    /// extents): reads there never reach the medium. `None`: the file
+    /// system cannot tell (and a device is not asked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub never_written: Option<u64>,
 }
 
 /// An engine's own target, ready: its usable size and how to name it.

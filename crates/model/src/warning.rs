@@ -23,6 +23,12 @@ pub enum Warning {
     ConnectionFailures { job: String, failures: u64, backoff_ms: Option<u64> },
     /// The first operations waited for a lock another client held.
     FirstOpsWaited { job: String, waited_ns: u64, held_by: String },
+    /// A job read files whose bytes were partly never written (holes,
+    /// preallocated extents): those reads never reached the medium.
+    NeverWrittenReads { job: String, files: String, never_written: u64, size: u64 },
+    /// A baseline's disks counted far fewer reads than it issued: the page
+    /// cache (or never-written extents) answered them.
+    ReadsNotOnDisk { issued: u64, disk_reads: u64 },
     /// Several workers wrote to one RBD image with the exclusive-lock
     /// feature: the lock moves between their handles.
     SharedExclusiveLock { job: String, workers: u32, images: String },
@@ -97,6 +103,17 @@ impl Warning {
             Warning::FirstOpsWaited { job, waited_ns, held_by } => format!(
                 "job {job}: the first operations waited up to {:.1} s: {held_by}. The figures include that wait; clear the lock and run again",
                 *waited_ns as f64 / 1e9
+            ),
+            Warning::NeverWrittenReads { job, files, never_written, size } => format!(
+                "job {job}: {:.0}% of {files} ({never_written} of {size} bytes) had never been written when the run began \
+                 (holes or preallocated extents): reads there return zeros without reaching the medium, so these figures are \
+                 not the storage's; write the file first (a sequential write job over it) or read one written in full",
+                *never_written as f64 * 100.0 / (*size).max(1) as f64
+            ),
+            Warning::ReadsNotOnDisk { issued, disk_reads } => format!(
+                "the disks under the baseline counted {disk_reads} reads for the {issued} it issued: the reads did not reach \
+                 the medium (page cache, never-written extents), so these figures are not the disks' ceiling; measure the \
+                 device itself, or a file written in full"
             ),
             Warning::SharedExclusiveLock { job, workers, images } => format!(
                 "job {job}: {workers} workers wrote to RBD image {images}, which has the exclusive-lock feature: the lock moves between \

@@ -313,7 +313,9 @@ impl Seen {
             (Some(a), Some(b)) => Some(a && b),
             (a, b) => a.or(b),
         };
-        self.0.insert(path.clone(), (TargetFile { created: false, note: None, ..t.clone() }, checked));
+        // After a job that writes it, what was never written is no longer known.
+        let never_written = if need.writes { None } else { t.never_written };
+        self.0.insert(path.clone(), (TargetFile { created: false, note: None, never_written, ..t.clone() }, checked));
     }
 }
 

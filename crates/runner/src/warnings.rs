@@ -43,6 +43,9 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
     if let Some(w0) = first_ops_waited(result, share) {
         w.push(w0);
     }
+    if let Some(w0) = never_written_reads(result, share) {
+        w.push(w0);
+    }
     if let Some(w0) = shared_exclusive_lock(result, share) {
         w.push(w0);
     }
@@ -99,6 +102,28 @@ fn no_operations(result: &JobResult, share: &JobShare) -> Option<Warning> {
 /// No operation completed, nor failed, in a measured phase of some length.
 fn completed_nothing(ops: &[storbench_model::OpResult], runtime_ns: u64) -> bool {
     runtime_ns > 0 && ops.iter().all(|o| o.ios == 0 && o.errors.is_empty())
+}
+
+/// A job that read files of which more than 1% had never been written
+/// when the run began (each file counted once, however many workers share it).
+fn never_written_reads(result: &JobResult, share: &JobShare) -> Option<Warning> {
+    let Targets::Files(per_worker) = &share.targets else { return None };
+    result.ops.iter().find(|o| o.op == OpKind::Read && o.ios > 0)?;
+    let mut seen = std::collections::HashSet::new();
+    let (mut never, mut size, mut names) = (0u64, 0u64, Vec::new());
+    for f in per_worker.iter().flatten().filter(|f| seen.insert(f.path.clone())) {
+        if let Some(n) = f.never_written.filter(|n| *n > 0) {
+            never += n;
+            size += f.size;
+            names.push(f.path.display().to_string());
+        }
+    }
+    (never * 100 > size && never > 0).then(|| Warning::NeverWrittenReads {
+        job: result.name.clone(),
+        files: names.join(", "),
+        never_written: never,
+        size,
+    })
 }
 
 /// Several workers wrote to an image whose exclusive lock they must take

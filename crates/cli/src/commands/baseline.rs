@@ -16,12 +16,52 @@ const READS: [(&str, &str, &str, &str); 2] = [("randread-4k", "randread", "4k", 
 const WRITES: [(&str, &str, &str, &str); 2] = [("randwrite-4k", "randwrite", "4k", "32"), ("write-1m", "write", "1m", "8")];
 
 pub fn run(a: &BaselineArgs) -> Result<i32, CliError> {
+    for d in &a.devices {
+        refuse_never_written(d)?;
+    }
     let specs = jobs(a)?;
     let mut observer = crate::progress::Live::new(a.quiet);
     let mut setup = RunSetup { results_dir: a.results_dir.clone(), replace: a.force, ..RunSetup::default() };
     setup.parameters.insert("baseline".into(), a.devices.iter().chain(&a.network).cloned().collect::<Vec<_>>().join(","));
-    let (result, dir) = execute(specs, setup, &mut observer)?;
+    let (mut result, dir) = execute(specs, setup, &mut observer)?;
+    result.warnings.extend(reads_not_on_disk(&result));
     finish(&dir, &result, Some("normal"))
+}
+
+/// A file more than 1% of which was never written (preallocated, sparse)
+/// is no baseline: its reads return zeros from no medium (a preallocated
+/// file "did" 858k 4 KiB reads a second on a disk that does 78k).
+fn refuse_never_written(device: &str) -> Result<(), CliError> {
+    let path = std::path::Path::new(device);
+    let Some(m) = std::fs::metadata(path).ok().filter(|m| m.is_file()) else { return Ok(()) };
+    match storbench_engine::files::extents::never_written(path, m.len()) {
+        Some(n) if n * 100 > m.len() => Err(CliError::usage(format!(
+            "baseline {device}: {n} of its {} bytes were never written (preallocated or sparse), and reads there never reach \
+             the disk; write it in full first (storbench run --name fill --filename {device} --rw write --bs 1m --direct 1 \
+             --allow_overwrite 1) or measure the device",
+            m.len()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Reads the disks under the run did not see: fewer than half of those
+/// issued to files and devices (page cache hits, never-written extents).
+/// The counters are device-wide, so other processes only add to them.
+fn reads_not_on_disk(r: &storbench_model::RunResult) -> Option<storbench_model::Warning> {
+    if r.disk_util.is_empty() {
+        return None;
+    }
+    let issued: u64 = r
+        .jobs
+        .iter()
+        .filter(|j| j.engine != "tcp")
+        .flat_map(|j| &j.ops)
+        .filter(|o| o.op == storbench_workload::OpKind::Read)
+        .map(|o| o.ios)
+        .sum();
+    let disk_reads: u64 = r.disk_util.iter().map(|d| d.read_ios + d.read_merges).sum();
+    (issued > 0 && disk_reads * 2 < issued).then_some(storbench_model::Warning::ReadsNotOnDisk { issued, disk_reads })
 }
 
 /// Per agent: 64-byte round trips on one connection, then 1 MiB sends and

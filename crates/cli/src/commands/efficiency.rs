@@ -155,6 +155,20 @@ fn baseline(dir: &Path) -> Result<RunResult, CliError> {
             what_run(&run)
         )));
     }
+    // A ceiling measured where the reads never reached the medium divides nothing.
+    if let Some(w) = run
+        .jobs
+        .iter()
+        .flat_map(|j| &j.warnings)
+        .chain(&run.warnings)
+        .find(|w| matches!(w, storbench_model::Warning::NeverWrittenReads { .. } | storbench_model::Warning::ReadsNotOnDisk { .. }))
+    {
+        return Err(CliError::usage(format!(
+            "--baseline {}: its reads did not reach the medium, so it is no ceiling: {}",
+            dir.display(),
+            w.message()
+        )));
+    }
     Ok(run)
 }
 

@@ -21,6 +21,7 @@ use storbench_workload::DataPattern;
 mod blkid;
 mod device;
 pub mod diskstats;
+pub mod extents;
 
 const MARKER_XATTR: &str = "user.storbench";
 const LAYOUT_CHUNK: usize = 1 << 20;
@@ -92,7 +93,7 @@ fn create_file(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<Targ
         let _ = remove_created(path);
         return Err(e);
     }
-    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true, note: None })
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true, note: None, never_written: Some(0) })
 }
 
 fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
@@ -127,7 +128,9 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> 
         }
         lay_out(&mut f, path, len, wanted, stop)?;
     }
-    Ok(TargetFile { path: path.into(), kind: FileKind::File, size: wanted, created: false, note: None })
+    // A file someone preallocated (or left sparse) reads zeros from no medium.
+    let never_written = extents::never_written(path, wanted);
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size: wanted, created: false, note: None, never_written })
 }
 
 fn prepare_device(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
@@ -141,7 +144,7 @@ fn prepare_device(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<T
         });
     }
     let note = if need.writes { check_device_writable(path, &f, dev_size, need, stop)? } else { None };
-    Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false, note })
+    Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false, note, never_written: None })
 }
 
 /// A device in use is refused whatever the flags (writing under a mounted
@@ -448,7 +451,7 @@ mod tests {
             return;
         }
         let before = age_atime(&p);
-        let t = TargetFile { path: p.clone(), kind: FileKind::File, size: 8192, created: false, note: None };
+        let t = TargetFile { path: p.clone(), kind: FileKind::File, size: 8192, created: false, note: None, never_written: None };
         open(&t, false, false, storbench_workload::OpenSync::None).unwrap().read_exact(&mut buf).unwrap();
         assert_eq!(atime(&p), before, "storbench's read changed the access time");
         std::fs::remove_file(&p).unwrap();
