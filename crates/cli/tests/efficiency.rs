@@ -236,3 +236,41 @@ fn never_written_files_are_refused_as_a_baseline_and_flagged_in_any_run() {
     assert!(read("pre", "pre.img").iter().any(|k| k == "never_written_reads"), "reads of a preallocated file are flagged");
     assert!(!read("new", "new.img").iter().any(|k| k == "never_written_reads"), "a file storbench laid out was written in full");
 }
+
+/// A baseline flagged for reads that never reached the medium (an older
+/// storbench's, or one whose disks counted too few reads) is no ceiling:
+/// `efficiency` refuses it by name instead of dividing by it.
+#[test]
+fn efficiency_refuses_a_baseline_whose_reads_never_reached_the_medium() {
+    let d = scratch();
+    let w = storbench(
+        d.path(),
+        &[
+            "run",
+            "--name",
+            "w",
+            "--filename",
+            "disk.img",
+            "--size",
+            "16m",
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--results-dir",
+            "run",
+            "--quiet",
+        ],
+    );
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let b = storbench(d.path(), &["baseline", "disk.img", "--runtime", "1s", "--results-dir", "bl", "--quiet"]);
+    assert_eq!(b.code, 0, "a file written in full is measured: {}", b.stderr);
+    let path = d.path().join("bl/result.json");
+    let mut doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let flag = serde_json::json!({"kind": "reads_not_on_disk", "issued": 100000, "disk_reads": 12});
+    doc["warnings"].as_array_mut().unwrap().push(flag);
+    std::fs::write(&path, serde_json::to_string(&doc).unwrap()).unwrap();
+    let e = storbench(d.path(), &["efficiency", "run", "--baseline", "bl", "--devices", "1"]);
+    assert_eq!(e.code, 2, "{}", e.stderr);
+    assert!(e.stderr.contains("did not reach the medium"), "{}", e.stderr);
+}
