@@ -392,3 +392,57 @@ fn workers_sharing_an_image_with_its_exclusive_lock_are_warned_about() {
     assert!(!reads.iter().any(|k| k == "shared_exclusive_lock"), "reads take no lock: {reads:?}");
     remove_image(&img);
 }
+
+/// Reads of an image's never-written extents are answered without reaching
+/// an OSD's disk: a job reading a new, empty image is flagged; one reading
+/// what an earlier group of the run wrote is not.
+#[test]
+fn reads_of_never_written_image_extents_are_flagged() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = image_name("unwritten");
+    let common = ["--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--size", "32m", "--bs", "4k", "--quiet"];
+    let kinds = |out: &str, job: usize| -> Vec<String> {
+        let doc = result_json(&d.path().join(out));
+        doc["jobs"][job]["warnings"].as_array().unwrap().iter().map(|w| w["kind"].as_str().unwrap().to_string()).collect()
+    };
+    // Made by rbd itself (a read-only job does not create an image), never written.
+    let made = std::process::Command::new("rbd").args(["create", "--size", "32M", &format!("rbd/{img}")]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let fresh = storbench(
+        d.path(),
+        &[&["run", "--results-dir", "fresh"][..], &common, &["--name", "r", "--rw", "randread", "--runtime", "1", "--time_based", "1"]]
+            .concat(),
+    );
+    assert_eq!(fresh.code, 0, "{}", fresh.stderr);
+    assert!(kinds("fresh", 0).iter().any(|k| k == "never_written_reads"), "a new image reads zeros from no disk: {:?}", kinds("fresh", 0));
+    remove_image(&img);
+    let args = [
+        &["run", "--results-dir", "both"][..],
+        &common,
+        &[
+            "--name",
+            "w",
+            "--rw",
+            "write",
+            "--bs",
+            "1m",
+            "--name",
+            "r",
+            "--stonewall",
+            "--rw",
+            "randread",
+            "--runtime",
+            "1",
+            "--time_based",
+            "1",
+        ],
+    ]
+    .concat();
+    let both = storbench(d.path(), &args);
+    assert_eq!(both.code, 0, "{}", both.stderr);
+    assert!(!kinds("both", 1).iter().any(|k| k == "never_written_reads"), "the first group wrote it: {:?}", kinds("both", 1));
+    remove_image(&img);
+}

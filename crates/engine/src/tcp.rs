@@ -175,6 +175,7 @@ impl EngineConfig for TcpConfig {
             note: None,
             created: Vec::new(),
             exclusive_lock: Vec::new(),
+            never_written: None,
         }))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {

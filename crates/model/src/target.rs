@@ -59,6 +59,12 @@ pub struct StoreTarget {
     /// forth on every write.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub exclusive_lock: Vec<String>,
+    /// Bytes of its volumes never written when the run began, for a job
+    /// that reads what no job of the run writes first (RBD: unallocated
+    /// extents, asked only where the image's fast-diff makes it cheap).
+    /// `None`: not asked, or it cannot tell.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub never_written: Option<u64>,
 }
 
 /// Everything one job works on.

@@ -93,6 +93,25 @@ impl KeptObjects {
     }
 }
 
+/// Block jobs on an engine's own target (an RBD image) that write it: the
+/// engine, its options and the group.
+fn block_writers(jobs: &[JobPlan]) -> Vec<(String, u32)> {
+    jobs.iter().filter(|j| j.paths.is_empty() && j.spec.objects.is_none() && j.spec.writes()).map(|j| (store_key(j), j.group)).collect()
+}
+
+fn store_key(job: &JobPlan) -> String {
+    format!("{}\0{:?}", job.spec.ioengine, job.spec.engine_options)
+}
+
+/// A block job on an engine's own target that writes it, or reads what a
+/// job of an earlier group or its own writes: what was never written before
+/// the run says nothing about what it reads.
+fn written_in_run(writers: &[(String, u32)], job: &JobPlan) -> bool {
+    job.paths.is_empty()
+        && job.spec.objects.is_none()
+        && (job.spec.writes() || writers.iter().any(|(k, g)| *g <= job.group && *k == store_key(job)))
+}
+
 /// Every job of a plan, ready, and what the preparation created.
 pub struct Prepared {
     pub jobs: Vec<ReadyJob>,
@@ -121,8 +140,9 @@ impl Plan {
         let mut seen = Seen::default();
         let mut jobs = Vec::new();
         let mut kept = KeptObjects::default();
+        let writers = block_writers(&self.jobs);
         for job in self.jobs {
-            let written_before = kept.written_before(&job);
+            let written_before = kept.written_before(&job) || written_in_run(&writers, &job);
             kept.add(&job);
             match ready(job, written_before, &mut seen, &mut created, stop) {
                 Ok(j) => {

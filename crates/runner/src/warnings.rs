@@ -107,8 +107,20 @@ fn completed_nothing(ops: &[storbench_model::OpResult], runtime_ns: u64) -> bool
 /// A job that read files of which more than 1% had never been written
 /// when the run began (each file counted once, however many workers share it).
 fn never_written_reads(result: &JobResult, share: &JobShare) -> Option<Warning> {
-    let Targets::Files(per_worker) = &share.targets else { return None };
     result.ops.iter().find(|o| o.op == OpKind::Read && o.ios > 0)?;
+    let per_worker = match &share.targets {
+        Targets::Files(f) => f,
+        Targets::Store(t) => {
+            let (never, size) = (t.never_written?, t.size * u64::from(t.units.max(1)));
+            return (never > 0 && never * 100 > size).then(|| Warning::NeverWrittenReads {
+                job: result.name.clone(),
+                files: t.label.clone(),
+                never_written: never,
+                size,
+            });
+        }
+        Targets::None => return None,
+    };
     let mut seen = std::collections::HashSet::new();
     let (mut never, mut size, mut names) = (0u64, 0u64, Vec::new());
     for f in per_worker.iter().flatten().filter(|f| seen.insert(f.path.clone())) {

@@ -98,6 +98,7 @@ impl EngineConfig for RadosConfig {
             note,
             created: Vec::new(),
             exclusive_lock: Vec::new(),
+            never_written: None,
         }))
     }
     fn allocated(&self) -> Result<Option<u64>, EngineError> {

@@ -30,6 +30,8 @@ use std::ptr;
 
 /// librbd's exclusive-lock feature bit (`RBD_FEATURE_EXCLUSIVE_LOCK`).
 const RBD_FEATURE_EXCLUSIVE_LOCK: u64 = 1 << 2;
+/// librbd's fast-diff feature bit: extents known from the object map.
+const RBD_FEATURE_FAST_DIFF: u64 = 1 << 4;
 
 pub struct RbdFactory;
 
@@ -155,10 +157,21 @@ impl EngineConfig for RbdConfig {
         let mut held = Vec::new();
         let mut made = Vec::new();
         let mut exclusive_lock = Vec::new();
+        // Never-written extents matter to a job that reads what no job of the run writes first.
+        let reads = t.transfers.is_some_and(|x| x.reads) && !t.written_before;
+        let (mut never, mut unknown) = (0u64, (!reads).then_some(()));
         for name in &self.images {
             let (img, created) = OpenImage::open_or_create(&cluster, name, t.size)?;
-            if img.features()? & RBD_FEATURE_EXCLUSIVE_LOCK != 0 {
+            let features = img.features()?;
+            if features & RBD_FEATURE_EXCLUSIVE_LOCK != 0 {
                 exclusive_lock.push(name.clone());
+            }
+            match (reads, created) {
+                (false, _) => {}
+                (true, true) => never += img.size()?,
+                // Cheap only with the object map's fast-diff; else not asked.
+                (true, false) if features & RBD_FEATURE_FAST_DIFF != 0 => never += img.size()?.saturating_sub(img.allocated()?),
+                (true, false) => unknown = Some(()),
             }
             // A new image is locked by this very handle (marking it wrote its header).
             if created {
@@ -181,7 +194,17 @@ impl EngineConfig for RbdConfig {
         let held_by = (!held.is_empty()).then(|| held.join("; "));
         let note = (!made.is_empty()).then(|| self.kept_note(&made));
         let created = made.iter().map(|n| self.created_label(n)).collect();
-        Ok(Some(StoreTarget { size: smallest, units: self.images.len() as u32, label, held_by, note, created, exclusive_lock }))
+        let never_written = unknown.is_none().then_some(never);
+        Ok(Some(StoreTarget {
+            size: smallest,
+            units: self.images.len() as u32,
+            label,
+            held_by,
+            note,
+            created,
+            exclusive_lock,
+            never_written,
+        }))
     }
     fn room(&self) -> Result<Option<Room>, EngineError> {
         Cluster::connect(NAME, &self.conn)?.pool_room(NAME, &self.conn.pool)

@@ -139,6 +139,7 @@ impl EngineConfig for S3Config {
             label: format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.buckets.describe(), s3.settings.common.tls_note()),
             created,
             exclusive_lock: Vec::new(),
+            never_written: None,
         }))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {

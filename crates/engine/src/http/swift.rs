@@ -171,6 +171,7 @@ impl EngineConfig for SwiftConfig {
             label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), containers.describe(), self.settings.common.tls_note()),
             created,
             exclusive_lock: Vec::new(),
+            never_written: None,
         }))
     }
     fn room(&self) -> Result<Option<Room>, EngineError> {

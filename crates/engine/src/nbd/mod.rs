@@ -366,6 +366,7 @@ impl EngineConfig for NbdConfig {
             note: None,
             created: Vec::new(),
             exclusive_lock: Vec::new(),
+            never_written: None,
         }))
     }
 
