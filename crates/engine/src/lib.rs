@@ -460,7 +460,10 @@ pub struct TargetRequest<'a> {
     pub objects: Option<&'a ObjectSpec>,
     pub object_prefix: Option<&'a str>,
     /// An earlier job of the run writes these objects (and keeps them):
-    /// `objects_exist` cannot be checked before the run starts.
+    /// `objects_exist` cannot be checked before the run starts. For a block
+    /// job on the engine's own target: the job, or one of an earlier group
+    /// or its own, writes it, so what was never written before the run
+    /// says nothing about what this job reads.
     pub written_before: bool,
     /// The job reads back and checks what it wrote.
     pub verifies: bool,
