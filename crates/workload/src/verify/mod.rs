@@ -7,9 +7,13 @@
 //! zeros). The rest of the unit is a function of the seed (or the job's
 //! `verify_pattern`), so a unit whose checksum fails can be regenerated and
 //! the first wrong byte named. Which generation is the right one is not this
-//! module's business: the runner's table of acknowledged writes says that.
+//! module's business: the runner's table of acknowledged writes says that
+//! (without one, a unit is judged by its header alone: checksum and offset).
+//! Blocks fio wrote with its own `verify=` headers are read in `fio`.
 
 use sha2::Digest;
+
+pub mod fio;
 
 /// Bytes of header at the start of every unit.
 pub const HEADER: usize = 80;
@@ -109,11 +113,26 @@ pub struct VerifySpec {
     /// Where the table of acknowledged writes is kept between runs.
     #[serde(default)]
     pub state: Option<std::path::PathBuf>,
+    /// Set by the plan, never an option: no state is kept and nothing in the
+    /// run writes the target before or beside this job, so a unit no write
+    /// of the run reached is an earlier run's, judged by its own header.
+    #[serde(default)]
+    pub by_header: bool,
 }
 
 impl Default for VerifySpec {
     fn default() -> Self {
-        VerifySpec { checksum: None, interval: None, after: true, backlog: 0, fatal: false, pattern: None, only: false, state: None }
+        VerifySpec {
+            checksum: None,
+            interval: None,
+            after: true,
+            backlog: 0,
+            fatal: false,
+            pattern: None,
+            only: false,
+            state: None,
+            by_header: false,
+        }
     }
 }
 
