@@ -543,6 +543,12 @@ fn a_later_read_run_without_state_checks_every_block_by_its_header() {
     assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{v}");
     assert!(clean.stdout.contains("without verify_state: 256 judged by their own headers"), "{}", clean.stdout);
     assert!(clean.stdout.contains("lost writes (stale generation) not judged"), "{}", clean.stdout);
+    // Read in larger blocks than were written: each header says how long its unit is.
+    let large = ["run", "--name", "r64", "--filename", fs, "--size", "1m", "--rw", "read", "--bs", "64k", "--verify", "crc32c"];
+    let r64 = storbench(d.path(), &[&large[..], &["--results-dir", "r64"]].concat());
+    assert_eq!(r64.code, 0, "{}", r64.stderr);
+    let v = verify_of(&d.path().join("r64"));
+    assert_eq!((v["checked"].as_u64(), v["by_header"].as_u64()), (Some(256), Some(256)), "{v}");
     // A flipped byte, a block copied over another, a block zeroed: each found at its offset.
     overwrite(&f, 163840 + 1000, b"XY");
     let mut block = vec![0u8; 4096];
@@ -593,7 +599,7 @@ fn a_file_fio_wrote_with_verify_is_checked_by_fios_headers() {
     let other = read_by_headers(d.path(), "r2", &d.path().join("m.dat"));
     let v = verify_of(&d.path().join("r2"));
     assert_eq!((v["foreign"].as_u64(), v["failed"].clone()), (Some(256), serde_json::json!([0, 0, 0, 0])), "{v}");
-    assert!(other.stdout.contains("another tool's header") && other.stdout.contains("fio's checksum type"), "{}", other.stdout);
+    assert!(other.stdout.contains("cannot check as read") && other.stdout.contains("fio's checksum type"), "{}", other.stdout);
 }
 
 /// Removes a test's RADOS objects however the test ends.

@@ -86,8 +86,9 @@ pub struct VerifyTally {
     /// offset (a misdirected write or read).
     #[serde(default)]
     pub misplaced: u64,
-    /// Units read with a header of another format storbench does not check
-    /// (fio's with another block length or checksum type): not judged.
+    /// Units judged by header that storbench could not check as read: fio's
+    /// with a checksum type it does not compute, or pieces of a unit larger
+    /// than the read that held its header. Not judged.
     #[serde(default)]
     pub foreign: u64,
     /// The first such unit and why it was not checked, in words.

@@ -329,7 +329,8 @@ pub fn judgement_notes(t: &storbench_metrics::VerifyTally) -> Vec<String> {
         ));
     }
     if t.foreign > 0 {
-        notes.push(format!("{} not judged: another tool's header (the first: {})", t.foreign, t.foreign_first.as_deref().unwrap_or("-")));
+        let first = t.foreign_first.as_deref().unwrap_or("-");
+        notes.push(format!("{} not judged: a header storbench cannot check as read (the first: {first})", t.foreign));
     }
     notes
 }

@@ -130,6 +130,9 @@ pub struct Checker {
     pub tally: VerifyTally,
     /// Objects rather than blocks: one word per key, contents from `object_bytes`.
     objects: Option<ObjectMode>,
+    /// Judging by header: the last unit seen that was larger than the read
+    /// holding its header (its other pieces are not judged either).
+    inside: std::ops::Range<u64>,
 }
 
 /// What an object job's checker needs beside the blocks' fields.
@@ -182,6 +185,7 @@ impl Checker {
                 scratch: vec![0; slot_len as usize],
                 missing: Vec::new(),
             }),
+            inside: 0..0,
         }))
     }
 
@@ -274,6 +278,8 @@ impl Checker {
             OpKind::Read => {
                 let t0 = std::time::Instant::now();
                 match (&self.objects, result) {
+                    // No table: nothing of the run writes here, so no word to look at.
+                    (None, Ok(_)) if ok && self.spec.by_header => self.walk_by_header(&table, io.offset, &buf[..io.len as usize]),
                     (None, Ok(_)) if ok => {
                         for k in 0..n {
                             let snap = self.snaps[slot as usize * self.per_slot + k];
@@ -335,17 +341,48 @@ impl Checker {
         self.failed(VerifyFailure { kind, target: table.label.clone(), offset, expected: [lo, hi], found: generation, byte, what });
     }
 
+    /// Judge a read by the headers it holds: each says how long its unit
+    /// is, so units written in another size than this job's are judged
+    /// whole (a header-less stretch is judged in this job's units).
+    fn walk_by_header(&mut self, table: &BlockTable, start: u64, buf: &[u8]) {
+        let mut at = 0;
+        while at < buf.len() {
+            let rest = &buf[at..];
+            let offset = start + at as u64;
+            let len = match format::unit_len(rest).or_else(|| fio::unit_len(rest)) {
+                Some(l) if l > rest.len() => {
+                    // A unit larger than what is left of this read: cannot be checked from it,
+                    // nor the rest of it when read next (a sequential read's next blocks).
+                    self.inside = offset..offset + l as u64;
+                    let why = format!("a header for a {l}-byte unit, read in smaller pieces: read in blocks of at least {l}, aligned");
+                    return self.foreign(table, offset, why);
+                }
+                Some(l) => l,
+                None if self.inside.contains(&offset) => {
+                    self.tally.foreign += 1;
+                    at += (self.unit as usize).min(rest.len());
+                    continue;
+                }
+                None => (self.unit as usize).min(rest.len()),
+            };
+            self.judge_by_header(table, offset, &rest[..len]);
+            at += len;
+        }
+    }
+
+    /// A unit in a format storbench does not check: counted, not judged.
+    fn foreign(&mut self, table: &BlockTable, offset: u64, why: String) {
+        self.tally.foreign += 1;
+        self.tally.foreign_first.get_or_insert_with(|| format!("{} offset {offset}: {why}", table.label));
+    }
+
     /// Judge a unit no table speaks for by its own header (storbench's or
     /// fio's): checksum and offset. A header of a format storbench cannot
     /// check is counted apart, not judged.
     fn judge_by_header(&mut self, table: &BlockTable, offset: u64, unit: &[u8]) {
         let failure = match format::check(unit, offset, self.pattern.as_deref()) {
             Found::NoHeader { .. } if fio::is_fio(unit) => match fio::check(unit, offset) {
-                FioFound::Unchecked { why } => {
-                    self.tally.foreign += 1;
-                    self.tally.foreign_first.get_or_insert_with(|| format!("{} offset {offset}: {why}", table.label));
-                    return;
-                }
+                FioFound::Unchecked { why } => return self.foreign(table, offset, why),
                 found => fio_failure(found),
             },
             found => header_failure(found),
@@ -583,7 +620,9 @@ fn header_failure(found: Found) -> Option<HeaderFailure> {
             VerifyKind::Missing,
             None,
             Some(0),
-            "no header: not written by storbench (nor by fio) with verify, or its header was overwritten".into(),
+            "no header: not written by storbench (nor by fio) with verify, its header overwritten, or inside a larger unit \
+             (read in blocks of at least the unit written)"
+                .into(),
             false,
         ),
     };

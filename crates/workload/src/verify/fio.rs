@@ -32,6 +32,16 @@ pub fn is_fio(unit: &[u8]) -> bool {
     unit.len() >= HEADER && u16::from_le_bytes([unit[0], unit[1]]) == MAGIC
 }
 
+/// The length of the block `head` starts, if it starts with fio's header
+/// and that header's own CRC holds (so the length can be trusted).
+pub fn unit_len(head: &[u8]) -> Option<usize> {
+    if !is_fio(head) || fio_crc32c(&head[..HEADER_CRC_AT]).to_le_bytes() != head[HEADER_CRC_AT..HEADER] {
+        return None;
+    }
+    let len = u32::from_le_bytes(head[4..8].try_into().expect("4 bytes")) as usize;
+    (len > HEADER).then_some(len)
+}
+
 /// fio's CRC32C: the table CRC from all ones, without the final inversion.
 fn fio_crc32c(data: &[u8]) -> u32 {
     !crc32c::crc32c(data)
@@ -143,5 +153,6 @@ mod tests {
         h[17] ^= 1;
         assert_eq!(check(&h, 8192), FioFound::Corrupt { checksum: "fio's header crc32c", in_header: true });
         assert!(matches!(check(&fio_block(0, 8192)[..4096], 0), FioFound::Unchecked { .. }), "another block length");
+        assert_eq!((unit_len(&fio_block(0, 8192)), unit_len(&h)), (Some(8192), None), "a length is trusted only under its crc");
     }
 }

@@ -208,6 +208,16 @@ pub fn stamp(unit: &mut [u8], s: &Stamp, sum: Checksum, pattern: Option<&[u8]>) 
     unit[SUM_AT..SUM_AT + SUM_LEN].copy_from_slice(&c);
 }
 
+/// The length of the unit `head` starts, if it starts with storbench's
+/// header (the length is checked with the rest, by the unit's checksum).
+pub fn unit_len(head: &[u8]) -> Option<usize> {
+    if head.len() < HEADER || head[..4] != MAGIC || head[4] != VERSION {
+        return None;
+    }
+    let len = u32::from_le_bytes(head[40..44].try_into().expect("4 bytes")) as usize;
+    (len >= MIN_UNIT as usize).then_some(len)
+}
+
 /// What a unit read back holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Found {
@@ -345,6 +355,8 @@ mod tests {
 
     #[test]
     fn a_unit_read_at_another_offset_is_misplaced() {
+        assert_eq!(unit_len(&stamped(Checksum::Xxhash, None)), Some(4096), "a header says its unit's length");
+        assert_eq!(unit_len(&[0u8; 4096]), None);
         assert_eq!(check(&stamped(Checksum::Xxhash, None), 4096, None), Found::Misplaced { offset: 8192, generation: 7 });
     }
 
