@@ -1,7 +1,9 @@
 //! Verification under load against real targets: files, a loop device whose
 //! backing file is changed behind storbench's back mid-run, a write run
 //! killed with SIGKILL and checked afterwards from its verify state, and an
-//! RBD image whose data object is put back to an older copy (lost writes).
+//! RBD image whose data object is put back to an older copy (lost writes),
+//! and later read runs without a state file that check each block (or
+//! object) by its own header, storbench's or fio's.
 
 mod common;
 use common::*;
@@ -508,4 +510,142 @@ fn swift_objects_with_slo_verify_clean_and_one_deleted_behind_storbench_is_missi
     let t = verify_of(&d.path().join("v"));
     assert_eq!((failed(&t, MISSING), failed(&t, LOST_WRITE), failed(&t, CORRUPT), t["checked"].as_u64()), (1, 0, 0, Some(10)), "{t}");
     assert!(t["failures"][0]["target"].as_str().unwrap().ends_with(" key 4"), "{t}");
+}
+
+/// A read run over `file` (1 MiB in 4 KiB blocks) with verify and no state.
+fn read_by_headers(dir: &Path, name: &str, file: &Path) -> Run {
+    let f = file.to_str().unwrap();
+    let args = ["run", "--name", name, "--filename", f, "--size", "1m", "--rw", "read", "--bs", "4k", "--verify", "crc32c"];
+    storbench(dir, &[&args[..], &["--results-dir", name]].concat())
+}
+
+/// Change `len` bytes of `file` at `offset` behind storbench's back.
+fn overwrite(file: &Path, offset: u64, bytes: &[u8]) {
+    use std::os::unix::fs::FileExt;
+    let f = std::fs::OpenOptions::new().write(true).open(file).unwrap();
+    f.write_all_at(bytes, offset).unwrap();
+    f.sync_all().unwrap();
+}
+
+#[test]
+fn a_later_read_run_without_state_checks_every_block_by_its_header() {
+    let d = scratch();
+    let f = d.path().join("f.dat");
+    let fs = f.to_str().unwrap();
+    let w =
+        storbench(d.path(), &["run", "--name", "w", "--filename", fs, "--size", "1m", "--rw", "write", "--bs", "4k", "--verify", "crc32c"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    // Clean: every block checked by its header, and the run says what it could not judge.
+    let clean = read_by_headers(d.path(), "r0", &f);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+    let v = verify_of(&d.path().join("r0"));
+    assert_eq!((v["checked"].as_u64(), v["by_header"].as_u64(), v["unwritten"].as_u64()), (Some(256), Some(256), Some(0)), "{v}");
+    assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{v}");
+    assert!(clean.stdout.contains("without verify_state: 256 judged by their own headers"), "{}", clean.stdout);
+    assert!(clean.stdout.contains("lost writes (stale generation) not judged"), "{}", clean.stdout);
+    // Read in larger blocks than were written: each header says how long its unit is.
+    let large = ["run", "--name", "r64", "--filename", fs, "--size", "1m", "--rw", "read", "--bs", "64k", "--verify", "crc32c"];
+    let r64 = storbench(d.path(), &[&large[..], &["--results-dir", "r64"]].concat());
+    assert_eq!(r64.code, 0, "{}", r64.stderr);
+    let v = verify_of(&d.path().join("r64"));
+    assert_eq!((v["checked"].as_u64(), v["by_header"].as_u64()), (Some(256), Some(256)), "{v}");
+    // A flipped byte, a block copied over another, a block zeroed: each found at its offset.
+    overwrite(&f, 163840 + 1000, b"XY");
+    let mut block = vec![0u8; 4096];
+    std::fs::File::open(&f).and_then(|h| std::os::unix::fs::FileExt::read_exact_at(&h, &mut block, 40960)).unwrap();
+    overwrite(&f, 81920, &block);
+    overwrite(&f, 122880, &[0u8; 4096]);
+    let bad = read_by_headers(d.path(), "r1", &f);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    let v = verify_of(&d.path().join("r1"));
+    assert_eq!((failed(&v, CORRUPT), failed(&v, MISSING), failed(&v, LOST_WRITE)), (2, 1, 0), "{v}");
+    assert_eq!((v["checked"].as_u64(), v["misplaced"].as_u64()), (Some(256), Some(1)), "{v}");
+    let found: Vec<(u64, &str)> =
+        v["failures"].as_array().unwrap().iter().map(|f| (f["offset"].as_u64().unwrap(), f["what"].as_str().unwrap())).collect();
+    assert!(found.iter().any(|(o, w)| *o == 81920 && w.contains("written for offset 40960")), "{found:?}");
+    assert!(found.iter().any(|(o, w)| *o == 122880 && w.contains("zeros")), "{found:?}");
+    assert!(found.iter().any(|(o, w)| *o == 163840 && w.contains("first wrong byte at +1000")), "{found:?}");
+    assert!(bad.stdout.contains(&format!("corrupt at {fs} offset 163840")), "{}", bad.stdout);
+}
+
+#[test]
+fn a_file_fio_wrote_with_verify_is_checked_by_fios_headers() {
+    if !have("fio") {
+        assert!(std::env::var_os("CI").is_none(), "fio is missing in CI: scripts/test.sh must install it");
+        eprintln!("SKIP: fio is not installed (scripts/test.sh installs it)");
+        return;
+    }
+    let d = scratch();
+    let fio_write = |file: &str, verify: &str| {
+        let args = ["--name=w", "--size=1m", "--rw=write", "--bs=4k", "--output=/dev/null"];
+        let mut fio = Command::new("fio");
+        fio.current_dir(d.path()).args(args).arg(format!("--filename={file}")).arg(format!("--verify={verify}"));
+        assert!(fio.status().unwrap().success(), "fio wrote {file}");
+    };
+    fio_write("g.dat", "crc32c");
+    let g = d.path().join("g.dat");
+    let clean = read_by_headers(d.path(), "r0", &g);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+    let v = verify_of(&d.path().join("r0"));
+    assert_eq!((v["checked"].as_u64(), v["by_header"].as_u64()), (Some(256), Some(256)), "fio's blocks checked: {v}");
+    overwrite(&g, 163840 + 1000, b"XY");
+    let bad = read_by_headers(d.path(), "r1", &g);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    let v = verify_of(&d.path().join("r1"));
+    assert_eq!((failed(&v, CORRUPT), v["failures"][0]["offset"].as_u64()), (1, Some(163840)), "{v}");
+    assert!(v["failures"][0]["what"].as_str().unwrap().contains("fio's block: crc32c"), "{v}");
+    // A checksum storbench does not compute: fio's blocks are not called corruption.
+    fio_write("m.dat", "md5");
+    let other = read_by_headers(d.path(), "r2", &d.path().join("m.dat"));
+    let v = verify_of(&d.path().join("r2"));
+    assert_eq!((v["foreign"].as_u64(), v["failed"].clone()), (Some(256), serde_json::json!([0, 0, 0, 0])), "{v}");
+    assert!(other.stdout.contains("cannot check as read") && other.stdout.contains("fio's checksum type"), "{}", other.stdout);
+}
+
+/// Removes a test's RADOS objects however the test ends.
+struct RemoveObjects(String);
+
+impl Drop for RemoveObjects {
+    fn drop(&mut self) {
+        for o in rados_objects("storbench", &self.0) {
+            let _ = Command::new("rados").args(["-p", "storbench", "rm", &o]).status();
+        }
+    }
+}
+
+#[test]
+fn rados_objects_read_later_without_state_are_checked_by_the_version_they_name() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let p = format!("sbvhdr{}.", std::process::id());
+    let _cleanup = RemoveObjects(p.clone());
+    let run = |name: &str, more: &[&str]| {
+        let mut a = vec!["run", "--name", name, "--ioengine", "rados", "--pool", "storbench", "--object_prefix", &p, "--objects", "20"];
+        a.extend(["--object_size", "8k", "--verify", "xxhash", "--number_ios", "20", "--cleanup", "0", "--results-dir", name]);
+        a.extend(more);
+        storbench(d.path(), &a)
+    };
+    let w = run("w", &["--rw", "write", "--do_verify", "0"]);
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let clean = run("r0", &["--rw", "read", "--objects_exist", "1"]);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+    let v = verify_of(&d.path().join("r0"));
+    assert_eq!((v["checked"].as_u64(), v["by_header"].as_u64()), (Some(20), Some(20)), "every object read once, in order: {v}");
+    assert!(clean.stdout.contains("without verify_state"), "{}", clean.stdout);
+    // One object's byte flipped behind storbench's back: the key is named.
+    let obj = d.path().join("obj");
+    let three = format!("{p}3");
+    assert!(Command::new("rados").args(["-p", "storbench", "get", &three]).arg(&obj).status().unwrap().success());
+    let mut bytes = std::fs::read(&obj).unwrap();
+    bytes[5000] ^= 0x40;
+    std::fs::write(&obj, bytes).unwrap();
+    assert!(Command::new("rados").args(["-p", "storbench", "put", &three]).arg(&obj).status().unwrap().success());
+    let bad = run("r1", &["--rw", "read", "--objects_exist", "1"]);
+    assert_eq!(bad.code, 1, "{}", bad.stderr);
+    let v = verify_of(&d.path().join("r1"));
+    assert_eq!((failed(&v, CORRUPT), v["checked"].as_u64()), (1, Some(20)), "{v}");
+    let f = &v["failures"][0];
+    assert!(f["target"].as_str().unwrap().ends_with(" key 3") && f["byte"].as_u64() == Some(5000), "{f}");
 }

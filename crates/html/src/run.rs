@@ -309,6 +309,9 @@ fn verification(page: &mut Page, j: &JobResult) {
         ),
         "notes",
     );
+    for note in storbench_report::text::judgement_notes(t) {
+        page.para(&format!("{}{}.", note[..1].to_uppercase(), &note[1..]), "notes");
+    }
     if t.failures.is_empty() {
         return;
     }

@@ -71,10 +71,29 @@ pub struct VerifyTally {
     /// issued while the read was (either content is right then).
     pub in_flight: u64,
     /// Units whose last write failed or whose run crashed with it in flight:
-    /// what they hold is not known.
+    /// what they hold is not known (nor, without a table, what a ranged
+    /// read of an object shows: not its version's header).
     pub unknown: u64,
     /// Units read that no write of this run (or its saved state) reached.
     pub unwritten: u64,
+    /// Of the units checked: those judged by their own header alone (a read
+    /// run without a table of acknowledged writes, i.e. without
+    /// `verify_state`): checksum and offset checked, an older intact
+    /// generation (a lost write) cannot be told from the right one.
+    #[serde(default)]
+    pub by_header: u64,
+    /// Of the corrupt: units holding an intact header written for another
+    /// offset (a misdirected write or read).
+    #[serde(default)]
+    pub misplaced: u64,
+    /// Units judged by header that storbench could not check as read: fio's
+    /// with a checksum type it does not compute, or pieces of a unit larger
+    /// than the read that held its header. Not judged.
+    #[serde(default)]
+    pub foreign: u64,
+    /// The first such unit and why it was not checked, in words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub foreign_first: Option<String>,
     /// Time spent stamping writes and checking reads (the checking's own
     /// CPU, apart from the I/O).
     pub cpu_ns: u64,
@@ -136,6 +155,12 @@ impl VerifyTally {
         self.in_flight += o.in_flight;
         self.unknown += o.unknown;
         self.unwritten += o.unwritten;
+        self.by_header += o.by_header;
+        self.misplaced += o.misplaced;
+        self.foreign += o.foreign;
+        if self.foreign_first.is_none() {
+            self.foreign_first.clone_from(&o.foreign_first);
+        }
         self.cpu_ns += o.cpu_ns;
         self.stamped_bytes += o.stamped_bytes;
         self.listed += o.listed;

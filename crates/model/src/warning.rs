@@ -133,8 +133,8 @@ impl Warning {
                  run longer, or judge a longer window (ss_dur)"
             ),
             Warning::VerifyFailed { job, counts, first } => format!(
-                "job {job}: VERIFY FAILED: {counts}; the first: {first}. The storage returned data other than what it \
-                 acknowledged; the results list each failure with its target and offset"
+                "job {job}: VERIFY FAILED: {counts}; the first: {first}. The storage returned data other than what was \
+                 written to it; the results list each failure with its target and offset"
             ),
             Warning::NothingVerified { job } => format!(
                 "job {job}: verify was asked for but nothing read could be judged (no unit read had a write acknowledged \

@@ -301,6 +301,9 @@ fn verify_lines(out: &mut String, j: &JobResult) {
         t.unknown,
         t.unwritten
     );
+    for note in judgement_notes(t) {
+        let _ = writeln!(out, "  {note}");
+    }
     if t.listed > 0 {
         let _ = writeln!(
             out,
@@ -314,6 +317,25 @@ fn verify_lines(out: &mut String, j: &JobResult) {
     if t.failures.len() > 5 {
         let _ = writeln!(out, "  ... {} more kept in the results (result.json)", t.failures.len() - 5);
     }
+}
+
+/// Which judgement was possible: units judged by their headers alone (no
+/// table of acknowledged writes), and units of a format not checked.
+pub fn judgement_notes(t: &storbench_metrics::VerifyTally) -> Vec<String> {
+    let mut notes = Vec::new();
+    if t.by_header > 0 {
+        let misplaced = if t.misplaced > 0 { format!(" ({} misplaced)", t.misplaced) } else { String::new() };
+        notes.push(format!(
+            "without verify_state: {} judged by their own headers{misplaced}: corruption and misplacement checked, \
+             lost writes (stale generation) not judged",
+            t.by_header
+        ));
+    }
+    if t.foreign > 0 {
+        let first = t.foreign_first.as_deref().unwrap_or("-");
+        notes.push(format!("{} not judged: a header storbench cannot check as read (the first: {first})", t.foreign));
+    }
+    notes
 }
 
 /// A fleet run's agents: their names and clocks against the coordinator's.

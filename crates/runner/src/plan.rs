@@ -79,6 +79,7 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
         }
     }
     check_unverified_writers(&jobs)?;
+    judge_by_header(&mut jobs);
     crate::limits::check(&jobs, &groups)?;
     Ok(Plan { jobs, groups })
 }
@@ -199,17 +200,47 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     })
 }
 
+/// What a job's target is, for telling which jobs share one.
+fn target(j: &JobPlan) -> String {
+    let s = &j.spec;
+    // Without filename= each job has files of its own, named after it.
+    let own = if s.filenames.is_empty() && j.engine.capabilities().needs_files { s.name.as_str() } else { "" };
+    format!("{}\0{:?}\0{:?}\0{:?}\0{:?}\0{own}", s.ioengine, s.engine_options, s.directory, s.filenames, j.object_prefix)
+}
+
+/// Whether a job puts data on its target (its mix, a prefill, a fill or a
+/// preconditioning; an object job's cleanup only removes).
+fn puts_data(s: &JobSpec) -> bool {
+    match &s.objects {
+        Some(o) => o.prefill || o.effective_mix(s.read_percent()).iter().any(|m| m.0.writes_data()),
+        None => s.writes() || s.fill.is_some() || s.precondition,
+    }
+}
+
+/// A verifying job that keeps no state, on a target nothing of the run
+/// writes before or beside it, has no table to judge by: it judges each
+/// unit by its own header (fio's way). Anything written earlier in the run,
+/// verified or not, keeps today's rule: what the run did not write is not judged.
+fn judge_by_header(jobs: &mut [JobPlan]) {
+    let alone: Vec<bool> = jobs
+        .iter()
+        .map(|v| {
+            let no_state = v.spec.verify.as_ref().is_some_and(|s| s.checksum.is_some() && s.state.is_none());
+            no_state && !jobs.iter().any(|w| w.group <= v.group && puts_data(&w.spec) && target(w) == target(v))
+        })
+        .collect();
+    for (j, alone) in jobs.iter_mut().zip(alone) {
+        if let Some(v) = j.spec.verify.as_mut() {
+            v.by_header = alone;
+        }
+    }
+}
+
 /// A job that writes a target a verified job checks, in the same group or
 /// a later one, without verifying itself, would change data the table
 /// says is right: reported as corruption. (Unverified writes before any
 /// verified job, a fill or a preconditioning, are simply not judged.)
 fn check_unverified_writers(jobs: &[JobPlan]) -> Result<(), PlanError> {
-    let target = |j: &JobPlan| {
-        let s = &j.spec;
-        // Without filename= each job has files of its own, named after it.
-        let own = if s.filenames.is_empty() && j.engine.capabilities().needs_files { s.name.as_str() } else { "" };
-        format!("{}\0{:?}\0{:?}\0{:?}\0{:?}\0{own}", s.ioengine, s.engine_options, s.directory, s.filenames, j.object_prefix)
-    };
     let verifies = |s: &JobSpec| s.verify.as_ref().is_some_and(|v| v.checksum.is_some());
     for v in jobs.iter().filter(|j| verifies(&j.spec)) {
         let writer = jobs.iter().find(|w| w.group >= v.group && !verifies(&w.spec) && w.spec.writes() && target(w) == target(v));
@@ -571,5 +602,23 @@ mod tests {
         assert_eq!(plan.groups, vec![vec![0, 1], vec![2]]);
         assert_eq!(plan.jobs[2].queue_depth, 1);
         assert!(matches!(plan.jobs[2].warnings[0], Warning::QueueDepthCapped { asked: 8, .. }));
+    }
+
+    #[test]
+    fn a_verifying_read_judges_by_header_only_when_nothing_of_the_run_wrote_its_target_before_or_beside_it() {
+        let job = |name: &str, rw: &str, more: &[(&'static str, &'static str)]| {
+            let mut o = vec![("name", name), ("filename", "hdr.dat"), ("size", "1m"), ("rw", rw), ("stonewall", "1")];
+            o.extend_from_slice(more);
+            spec(&o)
+        };
+        let by_header = |specs: Vec<JobSpec>| -> Vec<bool> {
+            build_plan(specs).unwrap().jobs.iter().map(|j| j.spec.verify.as_ref().is_some_and(|v| v.by_header)).collect()
+        };
+        let verified = [("verify", "crc32c")];
+        assert_eq!(by_header(vec![job("r", "read", &verified)]), [true]);
+        assert_eq!(by_header(vec![job("w", "write", &verified)]), [false], "it writes itself");
+        assert_eq!(by_header(vec![job("w", "write", &[]), job("r", "read", &verified)]), [false, false], "an earlier unverified write");
+        assert_eq!(by_header(vec![job("r", "read", &verified), job("w", "write", &verified)]), [true, false], "a later write");
+        assert_eq!(by_header(vec![job("r", "read", &[("verify", "crc32c"), ("verify_state", "/tmp")])]), [false], "a table kept");
     }
 }

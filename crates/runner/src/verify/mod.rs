@@ -19,6 +19,14 @@
 //! The generation counter is one per target, so a later write always has a
 //! higher number: an intact unit older than the newest acknowledged write
 //! is a lost write, not corruption.
+//!
+//! A job that keeps no `verify_state`, on a target nothing of its run writes
+//! before or beside it, has no table to judge by: each unit it reads is
+//! judged by its own header
+//! (`by_header`): checksum, and the offset the header names against where
+//! it was read; no header is a missing unit, fio's header is checked as fio
+//! would. Which generation should be there cannot be told, so a lost write
+//! is not judged then.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -28,6 +36,7 @@ use storbench_metrics::{VerifyFailure, VerifyKind, VerifyTally};
 use storbench_model::protocol::JobShare;
 use storbench_model::target::Targets;
 use storbench_workload::rng::Rng;
+use storbench_workload::verify::fio::{self, FioFound};
 use storbench_workload::verify::{self as format, Checksum, Found, Stamp, VerifySpec};
 use storbench_workload::{NextIo, OpKind};
 use table::{began, ended, expect, removed, BlockTable, Expect};
@@ -121,6 +130,9 @@ pub struct Checker {
     pub tally: VerifyTally,
     /// Objects rather than blocks: one word per key, contents from `object_bytes`.
     objects: Option<ObjectMode>,
+    /// Judging by header: the last unit seen that was larger than the read
+    /// holding its header (its other pieces are not judged either).
+    inside: std::ops::Range<u64>,
 }
 
 /// What an object job's checker needs beside the blocks' fields.
@@ -173,6 +185,7 @@ impl Checker {
                 scratch: vec![0; slot_len as usize],
                 missing: Vec::new(),
             }),
+            inside: 0..0,
         }))
     }
 
@@ -265,6 +278,8 @@ impl Checker {
             OpKind::Read => {
                 let t0 = std::time::Instant::now();
                 match (&self.objects, result) {
+                    // No table: nothing of the run writes here, so no word to look at.
+                    (None, Ok(_)) if ok && self.spec.by_header => self.walk_by_header(&table, io.offset, &buf[..io.len as usize]),
                     (None, Ok(_)) if ok => {
                         for k in 0..n {
                             let snap = self.snaps[slot as usize * self.per_slot + k];
@@ -288,10 +303,9 @@ impl Checker {
         }
     }
 
-    /// The generations a read may rightly find in unit `i`, judged against
-    /// the word it had when the read went out; `None` (and counted) when
-    /// it cannot be judged.
-    fn expected(&mut self, table: &BlockTable, i: usize, snap: u64) -> Option<[u64; 2]> {
+    /// What a read of unit `i` is judged against, given the word it had
+    /// when the read went out; `None` (and counted) when it cannot be judged.
+    fn expected(&mut self, table: &BlockTable, i: usize, snap: u64) -> Option<Against> {
         if table.word(i).load(Ordering::Acquire) != snap {
             self.tally.in_flight += 1;
             return None;
@@ -299,16 +313,22 @@ impl Checker {
         match expect(snap) {
             Expect::InFlight => self.tally.in_flight += 1,
             Expect::Unknown => self.tally.unknown += 1,
+            // No table to judge by (see `VerifySpec::by_header`): an earlier run's units.
+            Expect::Unwritten if self.spec.by_header => return Some(Against::Header),
             Expect::Unwritten | Expect::Deleted => self.tally.unwritten += 1,
-            Expect::Range(lo, hi) => return Some([lo, hi]),
+            Expect::Range(lo, hi) => return Some(Against::Generations([lo, hi])),
         }
         None
     }
 
     /// Judge one unit read back.
     fn judge(&mut self, table: &BlockTable, i: usize, snap: u64, unit: &[u8]) {
-        let Some([lo, hi]) = self.expected(table, i, snap) else { return };
         let offset = i as u64 * self.unit as u64;
+        let [lo, hi] = match self.expected(table, i, snap) {
+            None => return,
+            Some(Against::Header) => return self.judge_by_header(table, offset, unit),
+            Some(Against::Generations(g)) => g,
+        };
         self.tally.checked += 1;
         self.tally.checked_bytes += unit.len() as u64;
         let found = format::check(unit, offset, self.pattern.as_deref());
@@ -317,14 +337,72 @@ impl Checker {
                 return;
             }
         }
-        let (kind, generation, byte, what) = block_failure(found, [lo, hi]);
+        let (kind, generation, byte, what) = block_failure(found, [lo, hi], fio::is_fio(unit));
         self.failed(VerifyFailure { kind, target: table.label.clone(), offset, expected: [lo, hi], found: generation, byte, what });
+    }
+
+    /// Judge a read by the headers it holds: each says how long its unit
+    /// is, so units written in another size than this job's are judged
+    /// whole (a header-less stretch is judged in this job's units).
+    fn walk_by_header(&mut self, table: &BlockTable, start: u64, buf: &[u8]) {
+        let mut at = 0;
+        while at < buf.len() {
+            let rest = &buf[at..];
+            let offset = start + at as u64;
+            let len = match format::unit_len(rest).or_else(|| fio::unit_len(rest)) {
+                Some(l) if l > rest.len() => {
+                    // A unit larger than what is left of this read: cannot be checked from it,
+                    // nor the rest of it when read next (a sequential read's next blocks).
+                    self.inside = offset..offset + l as u64;
+                    let why = format!("a header for a {l}-byte unit, read in smaller pieces: read in blocks of at least {l}, aligned");
+                    return self.foreign(table, offset, why);
+                }
+                Some(l) => l,
+                None if self.inside.contains(&offset) => {
+                    self.tally.foreign += 1;
+                    at += (self.unit as usize).min(rest.len());
+                    continue;
+                }
+                None => (self.unit as usize).min(rest.len()),
+            };
+            self.judge_by_header(table, offset, &rest[..len]);
+            at += len;
+        }
+    }
+
+    /// A unit in a format storbench does not check: counted, not judged.
+    fn foreign(&mut self, table: &BlockTable, offset: u64, why: String) {
+        self.tally.foreign += 1;
+        self.tally.foreign_first.get_or_insert_with(|| format!("{} offset {offset}: {why}", table.label));
+    }
+
+    /// Judge a unit no table speaks for by its own header (storbench's or
+    /// fio's): checksum and offset. A header of a format storbench cannot
+    /// check is counted apart, not judged.
+    fn judge_by_header(&mut self, table: &BlockTable, offset: u64, unit: &[u8]) {
+        let failure = match format::check(unit, offset, self.pattern.as_deref()) {
+            Found::NoHeader { .. } if fio::is_fio(unit) => match fio::check(unit, offset) {
+                FioFound::Unchecked { why } => return self.foreign(table, offset, why),
+                found => fio_failure(found),
+            },
+            found => header_failure(found),
+        };
+        self.tally.checked += 1;
+        self.tally.checked_bytes += unit.len() as u64;
+        self.tally.by_header += 1;
+        let Some(HeaderFailure { kind, found, byte, what, misplaced }) = failure else { return };
+        self.tally.misplaced += misplaced as u64;
+        self.failed(VerifyFailure { kind, target: table.label.clone(), offset, expected: [0, 0], found, byte, what });
     }
 
     /// Judge an object read (`None`: the store said it does not exist).
     fn judge_object(&mut self, table: &BlockTable, io: &NextIo, snap: u64, got: Option<&[u8]>) {
         let key = io.file as u64;
-        let Some(expected) = self.expected(table, key as usize, snap) else { return };
+        let expected = match self.expected(table, key as usize, snap) {
+            None => return,
+            Some(Against::Header) => return self.judge_object_by_header(table, io, got),
+            Some(Against::Generations(g)) => g,
+        };
         self.tally.checked += 1;
         let target = format!("{} key {key}", table.label);
         let Some(got) = got else {
@@ -344,6 +422,27 @@ impl Checker {
         let scratch = &mut self.objects.as_mut().expect("object mode").scratch;
         let Some((kind, found, byte, what)) = objects::judge(got, key, io.offset, expected, scratch) else { return };
         self.failed(VerifyFailure { kind, target, offset: io.offset, expected, found, byte, what });
+    }
+
+    /// Judge an object no table speaks for by the version its bytes name
+    /// (only a whole read from its start shows that; a missing object may
+    /// never have been written).
+    fn judge_object_by_header(&mut self, table: &BlockTable, io: &NextIo, got: Option<&[u8]>) {
+        let key = io.file as u64;
+        let Some(got) = got.filter(|g| io.offset == 0 && g.len() >= 16) else {
+            match got {
+                None => self.tally.unwritten += 1,
+                Some(_) => self.tally.unknown += 1,
+            }
+            return;
+        };
+        self.tally.checked += 1;
+        self.tally.checked_bytes += got.len() as u64;
+        self.tally.by_header += 1;
+        let scratch = &mut self.objects.as_mut().expect("object mode").scratch;
+        let Some((kind, found, byte, what)) = objects::judge_alone(got, key, scratch) else { return };
+        let target = format!("{} key {key}", table.label);
+        self.failed(VerifyFailure { kind, target, offset: 0, expected: [0, 0], found, byte, what });
     }
 
     #[cold]
@@ -485,10 +584,67 @@ impl Checker {
     }
 }
 
-/// How a block unit read back was wrong: kind, the generation it holds, the
-/// first wrong byte, in words.
+/// What a read is judged against: the generations the table says are
+/// right, or (no table) the unit's own header.
+enum Against {
+    Generations([u64; 2]),
+    Header,
+}
+
+/// How a unit judged by its header alone was wrong.
+struct HeaderFailure {
+    kind: VerifyKind,
+    /// The generation its header names.
+    found: Option<u64>,
+    byte: Option<u32>,
+    what: String,
+    misplaced: bool,
+}
+
+/// A storbench unit judged by its header alone; `None`: intact here.
 #[cold]
-fn block_failure(found: Found, expected: [u64; 2]) -> (VerifyKind, Option<u64>, Option<u32>, String) {
+fn header_failure(found: Found) -> Option<HeaderFailure> {
+    let (kind, found, byte, what, misplaced) = match found {
+        Found::Intact { .. } => return None,
+        Found::Corrupt { generation: g, first_bad } => {
+            let at = first_bad.map_or("in the header".to_string(), |b| format!("first wrong byte at +{b}"));
+            (VerifyKind::Corrupt, Some(g), first_bad, format!("checksum fails, {at} (its header says generation {g})"), false)
+        }
+        Found::Misplaced { offset: o, generation: g } => {
+            (VerifyKind::Corrupt, Some(g), Some(8), format!("misplaced: an intact unit written for offset {o} (generation {g})"), true)
+        }
+        Found::NoHeader { zeros: true } => {
+            (VerifyKind::Missing, None, None, "zeros, no header: never written, or its write was lost".into(), false)
+        }
+        Found::NoHeader { zeros: false } => (
+            VerifyKind::Missing,
+            None,
+            Some(0),
+            "no header: not written by storbench (nor by fio) with verify, its header overwritten, or inside a larger unit \
+             (read in blocks of at least the unit written)"
+                .into(),
+            false,
+        ),
+    };
+    Some(HeaderFailure { kind, found, byte, what, misplaced })
+}
+
+/// A block fio wrote, judged by its header; `None`: intact here.
+#[cold]
+fn fio_failure(found: FioFound) -> Option<HeaderFailure> {
+    let (what, byte, misplaced) = match found {
+        FioFound::Intact | FioFound::Unchecked { .. } => return None,
+        FioFound::Misplaced { offset: o } => (format!("misplaced: fio's intact block written for offset {o}"), Some(16), true),
+        FioFound::Corrupt { checksum, in_header: true } => (format!("fio's block: {checksum} fails"), Some(0), false),
+        FioFound::Corrupt { checksum, in_header: false } => (format!("fio's block: {checksum} of its data fails"), None, false),
+    };
+    Some(HeaderFailure { kind: VerifyKind::Corrupt, found: None, byte, what, misplaced })
+}
+
+/// How a block unit read back was wrong: kind, the generation it holds, the
+/// first wrong byte, in words (`fio`: the unit starts with fio's magic).
+#[cold]
+fn block_failure(found: Found, expected: [u64; 2], fio: bool) -> (VerifyKind, Option<u64>, Option<u32>, String) {
     let want = objects::generations(expected);
     match found {
         Found::Intact { generation: g } if g < expected[0] => {
@@ -500,6 +656,12 @@ fn block_failure(found: Found, expected: [u64; 2]) -> (VerifyKind, Option<u64>, 
         Found::NoHeader { zeros: true } => {
             (VerifyKind::Missing, None, None, format!("zeros where a write was acknowledged (generation {want})"))
         }
+        Found::NoHeader { zeros: false } if fio => (
+            VerifyKind::Corrupt,
+            None,
+            Some(0),
+            format!("not written by storbench (fio's header?) where generation {want} was acknowledged"),
+        ),
         Found::NoHeader { zeros: false } => (VerifyKind::Corrupt, None, Some(0), format!("no header (expected generation {want})")),
         Found::Misplaced { offset: o, generation: g } => {
             (VerifyKind::Corrupt, Some(g), Some(8), format!("a unit written for offset {o} (generation {g}, expected {want})"))

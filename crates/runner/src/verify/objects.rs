@@ -70,6 +70,25 @@ pub(super) fn judge(
     ))
 }
 
+/// An object no table speaks for, read whole, against the version its
+/// own first bytes name (its data is made from key and generation, so
+/// another key's object fails too); `None`: intact.
+pub(super) fn judge_alone(got: &[u8], key: u64, scratch: &mut [u8]) -> Option<(VerifyKind, Option<u64>, Option<u32>, String)> {
+    let Some(g) = object_generation(got) else {
+        let what = if got.iter().all(|b| *b == 0) { "zeros" } else { "no header" };
+        return Some((VerifyKind::Missing, None, Some(0), format!("{what}: not a version storbench wrote")));
+    };
+    let scratch = &mut scratch[..got.len()];
+    object_bytes(scratch, key, g, 0);
+    let bad = first_difference(got, scratch)?;
+    Some((
+        VerifyKind::Corrupt,
+        Some(g),
+        Some(bad),
+        format!("differs at byte {bad} from generation {g} of key {key}, which its header names"),
+    ))
+}
+
 fn first_difference(a: &[u8], b: &[u8]) -> Option<u32> {
     a.iter().zip(b).position(|(x, y)| x != y).map(|p| p as u32)
 }
@@ -96,6 +115,17 @@ mod tests {
         assert_eq!((damaged.0, damaged.2), (VerifyKind::Corrupt, Some(3000)));
         assert_eq!(judge(&[0u8; 4096], 5, 0, [9, 9], &mut scratch).unwrap().0, VerifyKind::Missing);
         assert_eq!(judge(&version(6, 9, 4096), 5, 0, [9, 9], &mut scratch).unwrap().0, VerifyKind::Corrupt, "another key's object");
+    }
+
+    #[test]
+    fn alone_an_object_is_judged_by_the_version_it_names() {
+        let mut scratch = vec![0u8; 4096];
+        assert_eq!(judge_alone(&version(5, 7, 4096), 5, &mut scratch), None, "any generation, intact");
+        let mut hit = version(5, 7, 4096);
+        hit[100] ^= 1;
+        assert_eq!(judge_alone(&hit, 5, &mut scratch).map(|f| (f.0, f.2)), Some((VerifyKind::Corrupt, Some(100))));
+        assert_eq!(judge_alone(&version(6, 7, 4096), 5, &mut scratch).unwrap().0, VerifyKind::Corrupt, "another key's bytes");
+        assert_eq!(judge_alone(&[0u8; 64], 5, &mut scratch).unwrap().0, VerifyKind::Missing);
     }
 
     #[test]

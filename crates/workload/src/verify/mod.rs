@@ -7,9 +7,13 @@
 //! zeros). The rest of the unit is a function of the seed (or the job's
 //! `verify_pattern`), so a unit whose checksum fails can be regenerated and
 //! the first wrong byte named. Which generation is the right one is not this
-//! module's business: the runner's table of acknowledged writes says that.
+//! module's business: the runner's table of acknowledged writes says that
+//! (without one, a unit is judged by its header alone: checksum and offset).
+//! Blocks fio wrote with its own `verify=` headers are read in `fio`.
 
 use sha2::Digest;
+
+pub mod fio;
 
 /// Bytes of header at the start of every unit.
 pub const HEADER: usize = 80;
@@ -109,11 +113,26 @@ pub struct VerifySpec {
     /// Where the table of acknowledged writes is kept between runs.
     #[serde(default)]
     pub state: Option<std::path::PathBuf>,
+    /// Set by the plan, never an option: no state is kept and nothing in the
+    /// run writes the target before or beside this job, so a unit no write
+    /// of the run reached is an earlier run's, judged by its own header.
+    #[serde(default)]
+    pub by_header: bool,
 }
 
 impl Default for VerifySpec {
     fn default() -> Self {
-        VerifySpec { checksum: None, interval: None, after: true, backlog: 0, fatal: false, pattern: None, only: false, state: None }
+        VerifySpec {
+            checksum: None,
+            interval: None,
+            after: true,
+            backlog: 0,
+            fatal: false,
+            pattern: None,
+            only: false,
+            state: None,
+            by_header: false,
+        }
     }
 }
 
@@ -187,6 +206,16 @@ pub fn stamp(unit: &mut [u8], s: &Stamp, sum: Checksum, pattern: Option<&[u8]>) 
     fill(&mut unit[HEADER..], s.seed, pattern);
     let c = sum.of(unit);
     unit[SUM_AT..SUM_AT + SUM_LEN].copy_from_slice(&c);
+}
+
+/// The length of the unit `head` starts, if it starts with storbench's
+/// header (the length is checked with the rest, by the unit's checksum).
+pub fn unit_len(head: &[u8]) -> Option<usize> {
+    if head.len() < HEADER || head[..4] != MAGIC || head[4] != VERSION {
+        return None;
+    }
+    let len = u32::from_le_bytes(head[40..44].try_into().expect("4 bytes")) as usize;
+    (len >= MIN_UNIT as usize).then_some(len)
 }
 
 /// What a unit read back holds.
@@ -326,6 +355,8 @@ mod tests {
 
     #[test]
     fn a_unit_read_at_another_offset_is_misplaced() {
+        assert_eq!(unit_len(&stamped(Checksum::Xxhash, None)), Some(4096), "a header says its unit's length");
+        assert_eq!(unit_len(&[0u8; 4096]), None);
         assert_eq!(check(&stamped(Checksum::Xxhash, None), 4096, None), Found::Misplaced { offset: 8192, generation: 7 });
     }
 
