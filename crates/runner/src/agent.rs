@@ -408,6 +408,10 @@ fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFa
     let body = std::panic::AssertUnwindSafe(|| {
         let tx = link.tx.clone();
         let control = link.control.clone();
+        // Bound before set-up, so the worker's buffers follow its memory policy.
+        if let Err(error) = share.spec.placement.as_ref().map_or(Ok(()), |p| crate::placement::bind(p, id.worker)) {
+            return WorkerDone::failed(id, error);
+        }
         match Worker::set_up(share, id.worker, engine, config, link) {
             Err(error) => WorkerDone::failed(id, error),
             Ok(mut w) => {

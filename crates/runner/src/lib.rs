@@ -23,6 +23,7 @@ pub mod interrupt;
 pub mod iolog;
 pub mod journal;
 pub mod limits;
+pub mod placement;
 pub mod plan;
 pub mod prepare;
 pub mod replay;

@@ -64,7 +64,13 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
     }
     let mut jobs = Vec::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (i, spec) in specs.into_iter().enumerate() {
+    // fio numbers its threads across the whole job file (cpus_allowed_policy=split).
+    let mut threads = 0u32;
+    for (i, mut spec) in specs.into_iter().enumerate() {
+        if let Some(p) = &mut spec.placement {
+            p.first = threads;
+        }
+        threads = threads.saturating_add(spec.numjobs);
         if spec.stonewall || groups.is_empty() {
             groups.push(Vec::new());
         }
@@ -96,6 +102,9 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         }
     }
     storbench_workload::check_name(&spec.name).map_err(|m| err(&spec, format!("its name: {m}")))?;
+    if let Some(p) = &spec.placement {
+        crate::placement::check(p).map_err(|m| err(&spec, m))?;
+    }
     let engine = find_engine(&spec)?;
     let trace = crate::replay::resolve(&mut spec, engine)?;
     let config = configure(&spec, engine)?;

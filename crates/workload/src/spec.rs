@@ -486,6 +486,9 @@ pub struct JobSpec {
     pub logs: FioLogs,
     /// Present for object jobs (rados, s3, swift): the object model.
     pub objects: Option<crate::objects::ObjectSpec>,
+    /// Where the workers run and allocate (fio `cpus_allowed`, `numa_mem_policy`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::Placement>,
     /// Core options a front end set, to check the ones that must agree.
     #[serde(skip)]
     pub given: Given,
@@ -589,6 +592,7 @@ impl Default for JobSpec {
             number_ios: None,
             logs: FioLogs::default(),
             objects: None,
+            placement: None,
             given: Given::default(),
             engine_options: BTreeMap::new(),
         }
