@@ -135,6 +135,18 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
             ),
         ));
     }
+    if spec.trims && !engine.supports(storbench_workload::OpKind::Trim) {
+        return Err(err(
+            &spec,
+            format!(
+                "engine {} cannot trim; rw=trim and randtrim need an engine that does (psync, io_uring, falloc, rbd, nbd)",
+                engine.name()
+            ),
+        ));
+    }
+    if spec.trims && spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()) {
+        return Err(err(&spec, "a trim job writes no blocks to verify; verify a job that writes"));
+    }
     check_verify(&spec, caps)?;
     check_iolog(&spec, caps)?;
     if let Some(ss) = &spec.steady {
@@ -263,6 +275,9 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
     }
     if !caps.does_io {
         return Err(err(spec, "the null engine keeps no data, so there is nothing to verify; give a real engine (psync, io_uring, rbd)"));
+    }
+    if spec.ioengine == "falloc" {
+        return Err(err(spec, "the falloc engine allocates and punches space without moving data, so there is nothing to verify"));
     }
     if v.only && v.state.is_none() {
         return Err(err(spec, "verify_only checks what an earlier run acknowledged: give verify_state=DIR, the one that run kept"));

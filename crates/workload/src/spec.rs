@@ -486,6 +486,9 @@ pub struct JobSpec {
     pub logs: FioLogs,
     /// Present for object jobs (rados, s3, swift): the object model.
     pub objects: Option<crate::objects::ObjectSpec>,
+    /// The pattern's writes are trims (fio `rw=trim`, `rw=randtrim`).
+    #[serde(default)]
+    pub trims: bool,
     /// Where the workers run and allocate (fio `cpus_allowed`, `numa_mem_policy`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::Placement>,
@@ -593,6 +596,7 @@ impl Default for JobSpec {
             logs: FioLogs::default(),
             objects: None,
             placement: None,
+            trims: false,
             given: Given::default(),
             engine_options: BTreeMap::new(),
         }
@@ -635,7 +639,12 @@ impl JobSpec {
                 self.ioengine
             );
         }
-        format!("{}{} {} qd{} x{} {}", self.rw.name(), mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
+        let rw = match (self.trims, self.rw.is_random()) {
+            (true, true) => "randtrim",
+            (true, false) => "trim",
+            (false, _) => self.rw.name(),
+        };
+        format!("{}{} {} qd{} x{} {}", rw, mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
     }
 }
 

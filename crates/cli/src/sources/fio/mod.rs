@@ -251,7 +251,7 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
     if get("ioengine") == Some("http") {
         http::apply(&mut spec, &get, notes).map_err(context)?;
     } else if let Some(rw) = get("rw") {
-        return Err(context(format!("rw={rw}: trims (discards) are supported only on fio's http engine (as DELETEs)")));
+        fio_trims(&mut spec, rw).map_err(context)?;
     } else if let Some(f) = get("filename_format").filter(|f| *f != "$jobname.$jobnum.$filenum") {
         return Err(context(format!(
             "filename_format={f}: files are named <job>.<worker>.<n> (fio's default format); give filename= instead"
@@ -263,6 +263,24 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
 
 fn size_value(v: &str) -> Result<u64, String> {
     parse_size(v).map_err(|e| format!("size '{v}': {e}"))
+}
+
+/// fio's `rw=trim` and `rw=randtrim` on block engines: the sequential or
+/// random pattern, every operation a trim (checked against the engine when
+/// planned). fio's trim-and-write mixes are not built.
+fn fio_trims(spec: &mut JobSpec, rw: &str) -> Result<(), String> {
+    let (mode, modifier) = match rw.split_once(':') {
+        Some((m, x)) => (m, format!(":{x}")),
+        None => (rw, String::new()),
+    };
+    let pattern = match mode {
+        "trim" => "write",
+        "randtrim" => "randwrite",
+        _ => return Err(format!("rw={rw}: of fio's trim patterns only trim and randtrim are supported (not trimwrite or randtrimwrite)")),
+    };
+    apply_option(spec, "rw", &format!("{pattern}{modifier}")).map_err(|e| e.to_string())?;
+    spec.trims = true;
+    Ok(())
 }
 
 /// fio's `size` is the job's total over its files; storbench's is per file
@@ -491,7 +509,7 @@ bs=8k
             ("[j]\nioengine=http\nfilename=/b/k\nsize=1m\n", "webdav"),
             ("[j]\nioengine=http\nhttp_mode=s3\nfilename=b/k\nsize=1m\n", "start with '/'"),
             ("[j]\nioengine=http\nhttp_mode=swift\nfilename=/v1/c/o\nsize=1m\n", "http_swift_auth_token"),
-            ("[j]\nrw=trim\nsize=1m\n", "only on fio's http engine"),
+            ("[j]\nrw=trimwrite\nsize=1m\n", "only trim and randtrim"),
         ] {
             let e = read(bad, false).err().unwrap();
             assert!(e.message.contains(why), "{why}: {}", e.message);

@@ -197,7 +197,7 @@ const ENGINES_REFUSED: &[(&[&str], &str)] = &[
         "this network file system's client library is not supported",
     ),
     (
-        &["filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete", "ftruncate", "falloc", "e4defrag", "splice"],
+        &["filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete", "ftruncate", "e4defrag", "splice"],
         "file-system metadata and special-purpose engines are not supported",
     ),
 ];
