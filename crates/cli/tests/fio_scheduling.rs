@@ -132,3 +132,29 @@ fn threads_as_steadystate_fio_writes_it_changes_nothing() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(ios(&result_json(&d.path().join("out")), 0, "write"), 16);
 }
+
+/// latency-profile.fio, scaled down: fio's search for the deepest queue
+/// (1 to iodepth) whose latency_percentile stays under latency_target,
+/// each depth run for latency_window. With a target every depth meets, the
+/// answer is the job's iodepth, said on stdout and kept in slo.json.
+#[test]
+fn latency_target_searches_the_queue_depth_and_says_the_one_found() {
+    let d = scratch();
+    let job = "[global]\nbs=4k\nrw=randread\nrandom_generator=lfsr\ndirect=1\nioengine=libaio\niodepth=4\n\
+               latency_target=1s\nlatency_window=300000\nlatency_percentile=90\n[device]\nfilename=f.dat\nsize=8m\n";
+    std::fs::write(d.path().join("j.fio"), job).unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "j.fio", "--results-dir", "out"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("at iodepth 4"), "{}", r.stdout);
+    let slo: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("out/slo.json")).unwrap()).unwrap();
+    assert_eq!(slo["answer_iodepth"], 4, "{slo}");
+    assert_eq!(slo["percentile"], 90.0);
+    assert_eq!(slo["bound_ns"], 1_000_000_000u64);
+    // Each depth tried ran as its own run, closed loop at that depth.
+    let depths: Vec<u64> = slo["probes"].as_array().unwrap().iter().filter_map(|p| p["iodepth"].as_u64()).collect();
+    assert_eq!(depths, [1, 2, 4], "{slo}");
+    // The drop-in prints one run's figures, so it says where the search is (exit 1, as fio's errors).
+    let r = storbench(d.path(), &["fio", "j.fio"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("`storbench run --fio FILE` searches the queue depth"), "{}", r.stderr);
+}

@@ -486,6 +486,11 @@ pub struct JobSpec {
     pub logs: FioLogs,
     /// Present for object jobs (rados, s3, swift): the object model.
     pub objects: Option<crate::objects::ObjectSpec>,
+    /// fio's `latency_target` question asked of this job: the deepest queue
+    /// whose percentile stays under the target (answered by `storbench slo
+    /// --closed-loop`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
     /// The pattern's writes are trims (fio `rw=trim`, `rw=randtrim`).
     #[serde(default)]
     pub trims: bool,
@@ -499,6 +504,15 @@ pub struct JobSpec {
     /// Secrets among them are written out as "<redacted>".
     #[serde(serialize_with = "redacted")]
     pub engine_options: BTreeMap<String, String>,
+}
+
+/// fio's `latency_target`, `latency_window` and `latency_percentile`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTarget {
+    pub target_ns: u64,
+    /// Each queue depth's probe runs this long (None: slo's own default).
+    pub window_ns: Option<u64>,
+    pub percentile: f64,
 }
 
 /// The seed every run starts from unless told otherwise (fio's `randrepeat=1`):
@@ -597,6 +611,7 @@ impl Default for JobSpec {
             objects: None,
             placement: None,
             trims: false,
+            latency_target: None,
             given: Given::default(),
             engine_options: BTreeMap::new(),
         }

@@ -76,8 +76,8 @@ const REFUSED: &[(&[&str], &str)] = &[
         "this form of verification is not supported; storbench keeps what was acknowledged with verify_state=DIR",
     ),
     (
-        &["latency_target", "latency_window", "latency_percentile", "latency_run"],
-        "searching for the queue depth that meets a latency target is not built yet",
+        &["latency_run"],
+        "latency_run (holding the latency target for the whole run) is not supported; latency_target alone finds the queue depth",
     ),
     (
         &[
@@ -159,6 +159,7 @@ pub fn action(key: &str, value: &str) -> Action {
         "filesize" => keep("size"),
         "loops" => keep("fio:loops"),
         "blockalign" | "ba" => keep("fio:blockalign"),
+        "latency_target" | "latency_window" | "latency_percentile" => keep(&format!("fio:{key}")),
         "bsrange" | "blocksize_range" => bsrange(value),
         "random_generator" => Action::Note(
             "random_generator: storbench draws offsets with its own generator; as with fio's random map, every block is visited once per pass".into(),
