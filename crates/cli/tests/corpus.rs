@@ -238,6 +238,7 @@ const CASES: &[Case] = &[
     with(&["run", "--fio", "lw.fio"], &[("lw.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_percentile=99\nlatency_window=0\n")], &["latency_window=0", "above 0"]),
     with(&["run", "--fio", "lp.fio"], &[("lp.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_percentile=101\n")], &["latency_percentile=101"]),
     with(&["run", "--fio", "lr.fio"], &[("lr.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_run=1\n")], &["latency_run"]),
+    with(&["run", "--fio", "fl.fio"], &[("fl.fio", "[a]\nioengine=null\nsize=1m\nflow=1001\n")], &["option 'flow'", "between 0 and 1000"]),
     with(&["run", "--fio", "sub.fio"], &[("sub.fio", "[a]\nioengine=null\nsize=1m\nio_submit_mode=later\n")], &["io_submit_mode takes inline or offload"]),
     with(&["run", "--fio", "early.fio"], &[("early.fio", "rw=read\n[a]\nsize=1m\n")], &["comes before any [section]"]),
     with(&["run", "--fio", "global.fio"], &[("global.fio", "[global]\nrw=read\n")], &["no job sections"]),

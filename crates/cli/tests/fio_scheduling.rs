@@ -158,3 +158,19 @@ fn latency_target_searches_the_queue_depth_and_says_the_one_found() {
     assert_eq!(r.code, 1, "{}", r.stderr);
     assert!(r.stderr.contains("`storbench run --fio FILE` searches the queue depth"), "{}", r.stderr);
 }
+
+/// flow.fio, scaled down: two jobs of one flow with weights 1 and 8 issue
+/// about 1:8 (fio's token-based flow control), whatever each could do alone.
+#[test]
+fn flow_weights_share_the_operations_between_jobs() {
+    let d = scratch();
+    let job = "[global]\nnorandommap\nthread\ntime_based\nruntime=1\nioengine=psync\nsize=4m\nbs=8k\nfilename=f.dat\nflow_sleep=1000\n\
+               [job2]\nnumjobs=1\nrw=write\nflow=1\n[job1]\nnumjobs=1\nrw=randread\nflow=8\n";
+    std::fs::write(d.path().join("j.fio"), job).unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "j.fio", "--results-dir", "out", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    let (writes, reads) = (ios(&doc, 0, "write"), ios(&doc, 1, "read"));
+    let ratio = reads as f64 / writes.max(1) as f64;
+    assert!((6.0..=10.0).contains(&ratio), "{reads} reads to {writes} writes");
+}

@@ -97,6 +97,8 @@ pub struct RunControl {
     at: std::sync::OnceLock<Instant>,
     /// Workers parked at the gate, woken once when it opens or is cancelled.
     waiting: Mutex<Vec<std::thread::Thread>>,
+    /// fio's flow control among the jobs of this assignment.
+    pub flows: crate::flow::Flows,
 }
 
 const CLOSED: u8 = 0;
@@ -115,6 +117,7 @@ impl RunControl {
             gate: AtomicU8::new(CLOSED),
             at: std::sync::OnceLock::new(),
             waiting: Mutex::new(Vec::new()),
+            flows: Default::default(),
         }
     }
 

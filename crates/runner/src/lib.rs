@@ -19,6 +19,7 @@ pub mod buffers;
 pub mod clock;
 pub mod coordinator;
 pub mod fill;
+pub mod flow;
 pub mod interrupt;
 pub mod iolog;
 pub mod journal;

@@ -491,6 +491,9 @@ pub struct JobSpec {
     /// --closed-loop`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyTarget>,
+    /// fio's flow control between jobs (`flow`, `flow_id`, `flow_sleep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
     /// The pattern's writes are trims (fio `rw=trim`, `rw=randtrim`).
     #[serde(default)]
     pub trims: bool,
@@ -504,6 +507,16 @@ pub struct JobSpec {
     /// Secrets among them are written out as "<redacted>".
     #[serde(serialize_with = "redacted")]
     pub engine_options: BTreeMap<String, String>,
+}
+
+/// fio's flow control: this job's weight in flow `id`, and how long a held
+/// worker sleeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    pub weight: u32,
+    pub id: u32,
+    #[serde(with = "duration_ns")]
+    pub sleep: Duration,
 }
 
 /// fio's `latency_target`, `latency_window` and `latency_percentile`.
@@ -611,6 +624,7 @@ impl Default for JobSpec {
             objects: None,
             placement: None,
             trims: false,
+            flow: None,
             latency_target: None,
             given: Given::default(),
             engine_options: BTreeMap::new(),

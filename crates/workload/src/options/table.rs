@@ -144,6 +144,33 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info("flow", Kind::Count, "0", "weight in fio's flow control: jobs of one flow_id issue in proportion to their weights (1-1000)"),
+        aliases: &[],
+        set: |s, v| {
+            s.flow.get_or_insert_with(Default::default).weight = match count(v)? {
+                n if n <= 1000 => n as u32,
+                _ => return Err(format!("'{v}' must be between 0 and 1000 (fio's largest weight)")),
+            };
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("flow_id", Kind::Count, "0", "the flow a flow weight belongs to"),
+        aliases: &[],
+        set: |s, v| {
+            s.flow.get_or_insert_with(Default::default).id = u32::try_from(count(v)?).map_err(|_| format!("'{v}' is too large"))?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("flow_sleep", Kind::Duration, "0", "how long a worker held by flow control waits (microseconds unless suffixed)"),
+        aliases: &[],
+        set: |s, v| {
+            s.flow.get_or_insert_with(Default::default).sleep = duration(v, Duration::from_micros(1))?;
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("cpus_allowed", Kind::Text, "", "CPUs the workers run on: 0,2-3 (fio's list)"),
         aliases: &[],
         set: |s, v| {

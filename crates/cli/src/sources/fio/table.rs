@@ -21,6 +21,8 @@ const IGNORED: &[&str] = &[
     "thread",
     // fio 3.33 takes `threads` as its tiobench profile's thread count: nothing without profile=tiobench.
     "threads",
+    // Deprecated in fio, which accepts it and does nothing with it.
+    "flow_watermark",
     "gtod_reduce",
     "clat_percentiles",
     "lat_percentiles",
@@ -99,7 +101,6 @@ const REFUSED: &[(&[&str], &str)] = &[
     (&["exec_prerun", "exec_postrun"], "running commands before or after a job is not supported"),
     (&["ratecycle"], "rate_min is checked over each second"),
     (&["exitall_on_error"], "ending the other jobs when one fails is not supported yet; exitall ends them when one ends"),
-    (&["flow", "flow_id", "flow_watermark", "flow_sleep"], "flow control between jobs is not supported"),
     (&["wait_for"], "waiting for a named job is not supported; use stonewall (wait for every job before)"),
     (&["prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit"], "I/O priorities are not supported"),
     (&["offset_align"], "offsets are aligned to the smallest block size"),
