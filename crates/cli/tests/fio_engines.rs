@@ -59,3 +59,16 @@ fn a_trim_job_on_an_engine_that_cannot_trim_is_refused() {
     assert!(r.stderr.contains("engine libaio cannot trim"), "{}", r.stderr);
     assert_eq!(listing(d.path()), ["j.fio"]);
 }
+
+/// fio's outputs put block trims in fio's trim direction (they were left empty).
+#[test]
+fn block_trims_are_fio_s_trims_in_fio_json() {
+    let d = scratch();
+    let job = "[a]\nioengine=falloc\nfilename=f.dat\nsize=1m\nbs=64k\nrw=randtrim\n";
+    std::fs::write(d.path().join("j.fio"), job).unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "j.fio", "--results-dir", "out", "--quiet", "--output-format", "fio-json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(doc["jobs"][0]["trim"]["total_ios"], 16, "{}", doc["jobs"][0]["trim"]);
+    assert_eq!(doc["jobs"][0]["write"]["total_ios"], 0);
+}
