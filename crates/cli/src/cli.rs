@@ -77,7 +77,7 @@ pub enum Command {
 }
 
 /// Where the jobs of `run`, `sweep` and `slo` come from, and where results go.
-#[derive(Args, Debug, Default)]
+#[derive(Args, Clone, Debug, Default)]
 pub struct JobSource {
     /// A TOML job file ([global] and [[job]] tables)
     #[arg(value_name = "JOBS.toml")]
@@ -111,7 +111,7 @@ pub struct JobSource {
 }
 
 /// Running the jobs on agents (`storbench agent`) instead of this machine.
-#[derive(Args, Debug, Default)]
+#[derive(Args, Clone, Debug, Default)]
 pub struct FleetArgs {
     /// Run on these agents (HOST[:PORT],...) as one run, histograms merged exactly
     #[arg(long, value_name = "HOST[:PORT],...", conflicts_with = "agents_file")]

@@ -490,3 +490,28 @@ fn a_frozen_server_times_out_the_handshake_by_name_and_a_ctrl_c_ends_the_wait() 
     assert_eq!(r.code, 130, "{}", r.stderr);
     assert!(r.stderr.contains("interrupted"), "{}", r.stderr);
 }
+
+/// fio's examples/nbd.fio, scaled down: four jobs at offsets of one export,
+/// the URI from the environment as fio's `${unixsocket}`; it runs (it was
+/// refused as "fio's NBD engine is not supported") and each job does both
+/// reads and writes where its offset puts it.
+#[test]
+fn fio_s_nbd_example_runs_through_the_nbd_engine() {
+    let d = scratch();
+    let Some(server) = Server::nbdkit_unix(d.path(), &["memory", "size=64M"]) else { return };
+    let Listen::Unix(sock) = &server.listen else { unreachable!() };
+    let job = "[global]\nioengine=nbd\nuri=nbd+unix:///?socket=${unixsocket}\nrw=randrw\ntime_based\nruntime=1\n\
+               group_reporting\niodepth=16\nsize=16m\n[job0]\noffset=0\n[job1]\noffset=16m\n[job2]\noffset=32m\n[job3]\noffset=48m\n";
+    std::fs::write(d.path().join("nbd.fio"), job).unwrap();
+    let r = storbench_env(
+        d.path(),
+        &[("unixsocket", sock.display().to_string())],
+        &["run", "--fio", "nbd.fio", "--results-dir", "out", "--quiet"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    for job in 0..4 {
+        assert!(ios(&doc, job, "read") > 0 && ios(&doc, job, "write") > 0, "job {job}: {}", doc["jobs"][job]["ops"]);
+        assert_eq!(errors(&doc), 0);
+    }
+}

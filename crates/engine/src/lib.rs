@@ -11,6 +11,7 @@
 //! module and one line in [`registry`].
 
 pub mod ceph;
+pub mod falloc;
 pub mod files;
 pub mod http;
 pub mod libaio;
@@ -528,6 +529,7 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &http::swift::SwiftFactory,
         &tcp::TcpFactory,
         &nbd::NbdFactory,
+        &falloc::FallocFactory,
     ]
 }
 

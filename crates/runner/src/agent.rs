@@ -97,6 +97,8 @@ pub struct RunControl {
     at: std::sync::OnceLock<Instant>,
     /// Workers parked at the gate, woken once when it opens or is cancelled.
     waiting: Mutex<Vec<std::thread::Thread>>,
+    /// fio's flow control among the jobs of this assignment.
+    pub flows: crate::flow::Flows,
 }
 
 const CLOSED: u8 = 0;
@@ -115,6 +117,7 @@ impl RunControl {
             gate: AtomicU8::new(CLOSED),
             at: std::sync::OnceLock::new(),
             waiting: Mutex::new(Vec::new()),
+            flows: Default::default(),
         }
     }
 
@@ -408,6 +411,10 @@ fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFa
     let body = std::panic::AssertUnwindSafe(|| {
         let tx = link.tx.clone();
         let control = link.control.clone();
+        // Bound before set-up, so the worker's buffers follow its memory policy.
+        if let Err(error) = share.spec.placement.as_ref().map_or(Ok(()), |p| crate::placement::bind(p, id.worker)) {
+            return WorkerDone::failed(id, error);
+        }
         match Worker::set_up(share, id.worker, engine, config, link) {
             Err(error) => WorkerDone::failed(id, error),
             Ok(mut w) => {

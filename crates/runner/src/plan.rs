@@ -64,7 +64,13 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
     }
     let mut jobs = Vec::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
-    for (i, spec) in specs.into_iter().enumerate() {
+    // fio numbers its threads across the whole job file (cpus_allowed_policy=split).
+    let mut threads = 0u32;
+    for (i, mut spec) in specs.into_iter().enumerate() {
+        if let Some(p) = &mut spec.placement {
+            p.first = threads;
+        }
+        threads = threads.saturating_add(spec.numjobs);
         if spec.stonewall || groups.is_empty() {
             groups.push(Vec::new());
         }
@@ -97,6 +103,9 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         }
     }
     storbench_workload::check_name(&spec.name).map_err(|m| err(&spec, format!("its name: {m}")))?;
+    if let Some(p) = &spec.placement {
+        crate::placement::check(p).map_err(|m| err(&spec, m))?;
+    }
     let engine = find_engine(&spec)?;
     let trace = crate::replay::resolve(&mut spec, engine)?;
     let config = configure(&spec, engine)?;
@@ -126,6 +135,18 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
                 engine.max_queue_depth()
             ),
         ));
+    }
+    if spec.trims && !engine.supports(storbench_workload::OpKind::Trim) {
+        return Err(err(
+            &spec,
+            format!(
+                "engine {} cannot trim; rw=trim and randtrim need an engine that does (psync, io_uring, falloc, rbd, nbd)",
+                engine.name()
+            ),
+        ));
+    }
+    if spec.trims && spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()) {
+        return Err(err(&spec, "a trim job writes no blocks to verify; verify a job that writes"));
     }
     check_verify(&spec, caps)?;
     check_iolog(&spec, caps)?;
@@ -285,6 +306,9 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
     }
     if !caps.does_io {
         return Err(err(spec, "the null engine keeps no data, so there is nothing to verify; give a real engine (psync, io_uring, rbd)"));
+    }
+    if spec.ioengine == "falloc" {
+        return Err(err(spec, "the falloc engine allocates and punches space without moving data, so there is nothing to verify"));
     }
     if v.only && v.state.is_none() {
         return Err(err(spec, "verify_only checks what an earlier run acknowledged: give verify_state=DIR, the one that run kept"));

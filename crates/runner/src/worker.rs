@@ -177,6 +177,8 @@ pub struct Worker {
     /// Operations in flight when the measured phase ended that did not
     /// complete within [`DRAIN_GRACE_NS`]: abandoned, not counted.
     cut_off: u64,
+    /// fio's flow control, when the job has a flow weight.
+    flow: Option<crate::flow::Gate>,
 }
 
 /// Where the loop stands, apart from the slots.
@@ -191,6 +193,8 @@ struct LoopState {
     since_think: u32,
     think_armed: bool,
     think_until: u64,
+    /// Held by flow control: wait for what is in flight, then flow_sleep.
+    flow_armed: bool,
     /// When the measured phase ended (the planned end, or when a stop came):
     /// completions after it still count, time waited past it for operations
     /// that never complete does not.
@@ -199,7 +203,7 @@ struct LoopState {
 
 impl LoopState {
     fn may_issue(&self, now: u64) -> bool {
-        !self.stopping && !self.exhausted && !self.think_armed && now >= self.think_until
+        !self.stopping && !self.exhausted && !self.think_armed && !self.flow_armed && now >= self.think_until
     }
 }
 
@@ -295,6 +299,7 @@ impl Worker {
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
         let k = Consts::of(&share);
+        let flow = spec.flow.filter(|f| f.weight > 0).map(|f| link.control.flows.join(f.id, f.weight, f.sleep.as_nanos() as u64));
         Ok(Worker {
             share,
             worker,
@@ -317,6 +322,7 @@ impl Worker {
             config,
             iolog,
             cut_off: 0,
+            flow,
         })
     }
 
@@ -612,7 +618,7 @@ impl Worker {
             if st.may_issue(now) {
                 self.fill(&mut slots, &mut st, now)?;
             }
-            let can_issue = !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.stopping;
+            let can_issue = !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.flow_armed && !st.stopping;
             let (pace, housekeeping) = self.next_events(can_issue, now, st.think_until, boundary);
             if slots.free.len() == qd {
                 if st.stopping || st.exhausted {
@@ -639,6 +645,10 @@ impl Worker {
                 st.think_armed = false;
                 st.think_until = now + self.k.think_ns;
             }
+            if st.flow_armed && slots.free.len() == qd {
+                st.flow_armed = false;
+                st.think_until = now + self.flow.as_ref().map_or(0, |f| f.sleep_ns);
+            }
         }
     }
 
@@ -647,6 +657,9 @@ impl Worker {
     fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
         let thinks = self.k.think_ns > 0;
         while let Some(&slot) = slots.free.last() {
+            if self.flow_held(slots, st, now) {
+                break;
+            }
             let Some(scheduled) = self.take_start(now) else { break };
             let next = match self.verify.as_mut().and_then(Checker::backlog_next) {
                 Some(io) => Some(io),
@@ -671,6 +684,25 @@ impl Worker {
             }
         }
         Ok(())
+    }
+
+    /// fio's flow control: held, the worker waits as fio's does (with
+    /// flow_sleep: for what is in flight, then that long; without: for the
+    /// next completion, or [`crate::flow::RETRY_NS`] when none is in flight).
+    #[inline]
+    fn flow_held(&mut self, slots: &Slots, st: &mut LoopState, now: u64) -> bool {
+        let Some(f) = self.flow.as_mut() else { return false };
+        if !f.held() {
+            return false;
+        }
+        let idle = slots.free.len() == slots.scheduled.len();
+        match (f.sleep_ns, idle) {
+            (0, true) => st.think_until = now + crate::flow::RETRY_NS,
+            (0, false) => {}
+            (sleep, true) => st.think_until = now + sleep,
+            (_, false) => st.flow_armed = true,
+        }
+        true
     }
 
     /// When the next operation is to start: `None` if not yet (a fixed-rate

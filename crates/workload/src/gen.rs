@@ -63,6 +63,8 @@ pub struct IoGen {
     rng: Rng,
     read_threshold: u64,
     always_read: bool,
+    /// Writes are issued as trims (fio's trim patterns).
+    trims: bool,
     read_sizes: SizeSampler,
     write_sizes: SizeSampler,
     random: bool,
@@ -106,6 +108,7 @@ impl IoGen {
             rng,
             read_threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
             always_read: read_pct >= 100.0,
+            trims: spec.trims,
             read_sizes: SizeSampler::new(&spec.bs.read),
             write_sizes: SizeSampler::new(&spec.bs.write),
             random: spec.rw.is_random(),
@@ -234,7 +237,11 @@ impl Iterator for IoGen {
         if !read {
             self.writes_since_sync += 1;
         }
-        let op = if read { OpKind::Read } else { OpKind::Write };
+        let op = match (read, self.trims) {
+            (true, _) => OpKind::Read,
+            (false, true) => OpKind::Trim,
+            (false, false) => OpKind::Write,
+        };
         Some(NextIo { op, file, offset, len: len as u32, whole: false, class: 0 })
     }
 }

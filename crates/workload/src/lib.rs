@@ -13,6 +13,7 @@ pub mod gen;
 pub mod input;
 pub mod objects;
 pub mod options;
+pub mod placement;
 pub mod rate;
 pub mod rng;
 pub mod spec;

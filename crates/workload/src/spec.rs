@@ -492,6 +492,20 @@ pub struct JobSpec {
     pub logs: FioLogs,
     /// Present for object jobs (rados, s3, swift): the object model.
     pub objects: Option<crate::objects::ObjectSpec>,
+    /// fio's `latency_target` question asked of this job: the deepest queue
+    /// whose percentile stays under the target (answered by `storbench slo
+    /// --closed-loop`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_target: Option<LatencyTarget>,
+    /// fio's flow control between jobs (`flow`, `flow_id`, `flow_sleep`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flow: Option<Flow>,
+    /// The pattern's writes are trims (fio `rw=trim`, `rw=randtrim`).
+    #[serde(default)]
+    pub trims: bool,
+    /// Where the workers run and allocate (fio `cpus_allowed`, `numa_mem_policy`...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub placement: Option<crate::placement::Placement>,
     /// Core options a front end set, to check the ones that must agree.
     #[serde(skip)]
     pub given: Given,
@@ -499,6 +513,25 @@ pub struct JobSpec {
     /// Secrets among them are written out as "<redacted>".
     #[serde(serialize_with = "redacted")]
     pub engine_options: BTreeMap<String, String>,
+}
+
+/// fio's flow control: this job's weight in flow `id`, and how long a held
+/// worker sleeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Flow {
+    pub weight: u32,
+    pub id: u32,
+    #[serde(with = "duration_ns")]
+    pub sleep: Duration,
+}
+
+/// fio's `latency_target`, `latency_window` and `latency_percentile`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTarget {
+    pub target_ns: u64,
+    /// Each queue depth's probe runs this long (None: slo's own default).
+    pub window_ns: Option<u64>,
+    pub percentile: f64,
 }
 
 /// The seed every run starts from unless told otherwise (fio's `randrepeat=1`):
@@ -596,6 +629,10 @@ impl Default for JobSpec {
             number_ios: None,
             logs: FioLogs::default(),
             objects: None,
+            placement: None,
+            trims: false,
+            flow: None,
+            latency_target: None,
             given: Given::default(),
             engine_options: BTreeMap::new(),
         }
@@ -638,7 +675,12 @@ impl JobSpec {
                 self.ioengine
             );
         }
-        format!("{}{} {} qd{} x{} {}", self.rw.name(), mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
+        let rw = match (self.trims, self.rw.is_random()) {
+            (true, true) => "randtrim",
+            (true, false) => "trim",
+            (false, _) => self.rw.name(),
+        };
+        format!("{}{} {} qd{} x{} {}", rw, mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
     }
 }
 

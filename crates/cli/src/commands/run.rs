@@ -29,6 +29,9 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         return crate::commands::preset::run(&flags, &jobs, name);
     }
     let (specs, notes) = resolve_specs(&flags.source, &jobs, use_suite)?;
+    if let Some(target) = specs.iter().find_map(|s| s.latency_target) {
+        return crate::commands::slo::latency_target(&flags.source, &jobs, &specs, target, words);
+    }
     let specs = match (flags.precondition, flags.fill) {
         (true, _) => crate::precondition::prepend(specs)?,
         (false, Some(f)) => crate::precondition::prepend_with(specs, crate::precondition::Before::Fill(f))?,

@@ -50,6 +50,38 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     search.run()
 }
 
+/// A fio job file's `latency_target` (`storbench run --fio`): the closed-loop
+/// search over queue depth up to the job's iodepth, each depth probed for
+/// latency_window, judged at latency_percentile: fio's question, answered
+/// as `storbench slo --closed-loop` answers it.
+pub(crate) fn latency_target(
+    source: &crate::cli::JobSource,
+    jobs: &crate::words::JobArgs,
+    specs: &[JobSpec],
+    target: storbench_workload::LatencyTarget,
+    words: &[String],
+) -> Result<i32, CliError> {
+    if specs.iter().any(|s| s.latency_target != Some(target)) {
+        return Err(CliError::usage(
+            "latency_target: every job of the file must ask the same (target, window and percentile): one search covers them all",
+        ));
+    }
+    let flags = SloFlags {
+        source: source.clone(),
+        latency: Some(format!("p{}={}ns", target.percentile, target.target_ns)),
+        probe_time: target.window_ns.map_or(Duration::from_secs(5), Duration::from_nanos),
+        max_probes: 20,
+        precision: 2.0,
+        closed_loop: true,
+        max_iodepth: specs.iter().map(|s| s.iodepth).max().unwrap_or(1),
+        resume: None,
+    };
+    let dir = source.results_dir.clone().unwrap_or_else(output::default_dir);
+    let search = Search::new(&flags, jobs, dir, crate::words::redacted(words), Vec::new())?;
+    search.index.save(&search.dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", search.dir.join(SLO_FILE).display())))?;
+    search.run()
+}
+
 /// `--resume DIR`: the saved command line again; the probes that finished
 /// answer for themselves (the search takes the same steps up to them), the
 /// rest run.

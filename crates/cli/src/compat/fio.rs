@@ -52,6 +52,11 @@ fn run_fio(words: &[String]) -> Result<i32, CliError> {
     let reading =
         Reading { base: &base, cli_global: &none, allow_unsupported: flags.allow_unsupported, file_wins: true, sections: &flags.section };
     let parsed = fio_file::parse(lines, &reading)?;
+    if parsed.specs.iter().any(|s| s.latency_target.is_some()) {
+        return Err(CliError::usage(
+            "latency_target: the drop-in prints one run's figures; `storbench run --fio FILE` searches the queue depth that meets it",
+        ));
+    }
     if flags.parse_only {
         storbench_runner::build_plan(parsed.specs)?;
         return Ok(0);

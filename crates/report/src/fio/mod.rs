@@ -11,7 +11,7 @@
 //! What no storbench result holds, every fio format gets as fio prints it for
 //! "nothing": `ctx`, `majf` and `minf` (0; only CPU time is kept), `slat`
 //! (storbench has no separate submission step: N=0, as fio shows for sync
-//! engines), the pid (0), trim (empty), disk slaves (no `aggr_*` fields) and
+//! engines), the pid (0), trim (empty unless the job trims), disk slaves (no `aggr_*` fields) and
 //! `job options` beyond what the normalised job spec says.
 
 pub mod num;

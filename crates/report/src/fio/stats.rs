@@ -182,7 +182,7 @@ pub struct Job<'a> {
     pub r: &'a JobResult,
     pub read: Dir,
     pub write: Dir,
-    /// Object deletes (fio's http engine trims); empty for block jobs.
+    /// Trims: block trims (rw=trim, randtrim) and object deletes (fio's http engine trims).
     pub trim: Dir,
     pub sync: Lat,
     pub sync_ios: u64,
@@ -204,7 +204,7 @@ impl<'a> Job<'a> {
             r: j,
             read: Dir::of(j, READS),
             write: Dir::of(j, WRITES),
-            trim: Dir::of(j, &[OpKind::Delete]),
+            trim: Dir::of(j, &[OpKind::Delete, OpKind::Trim]),
             sync: sync.map_or_else(Lat::empty, |o| Lat::of(&o.histogram)),
             sync_ios: sync.map_or(0, |o| o.ios),
             lat_ns,

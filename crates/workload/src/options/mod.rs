@@ -234,6 +234,9 @@ mod tests {
                     "sync" => "dsync",
                     "steadystate" => "iops:10%",
                     "verify_pattern" => "0xab",
+                    "cpus_allowed" | "numa_cpu_nodes" => "0",
+                    "cpumask" => "0x3",
+                    "numa_mem_policy" => "bind:0",
                     _ => "x",
                 },
             };

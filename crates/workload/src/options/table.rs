@@ -38,6 +38,10 @@ fn rpl(spec: &mut JobSpec) -> &mut crate::trace::ReplaySpec {
     spec.replay.get_or_insert_with(|| crate::trace::ReplaySpec::new(std::path::PathBuf::new()))
 }
 
+fn place(spec: &mut JobSpec) -> &mut crate::placement::Placement {
+    spec.placement.get_or_insert_with(Default::default)
+}
+
 fn obj(spec: &mut JobSpec) -> &mut ObjectSpec {
     spec.objects.get_or_insert_with(ObjectSpec::default)
 }
@@ -136,6 +140,82 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.numjobs = positive_u32(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("flow", Kind::Count, "0", "weight in fio's flow control: jobs of one flow_id issue in proportion to their weights (1-1000)"),
+        aliases: &[],
+        set: |s, v| {
+            s.flow.get_or_insert_with(Default::default).weight = match count(v)? {
+                n if n <= 1000 => n as u32,
+                _ => return Err(format!("'{v}' must be between 0 and 1000 (fio's largest weight)")),
+            };
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("flow_id", Kind::Count, "0", "the flow a flow weight belongs to"),
+        aliases: &[],
+        set: |s, v| {
+            s.flow.get_or_insert_with(Default::default).id = u32::try_from(count(v)?).map_err(|_| format!("'{v}' is too large"))?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("flow_sleep", Kind::Duration, "0", "how long a worker held by flow control waits (microseconds unless suffixed)"),
+        aliases: &[],
+        set: |s, v| {
+            s.flow.get_or_insert_with(Default::default).sleep = duration(v, Duration::from_micros(1))?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cpus_allowed", Kind::Text, "", "CPUs the workers run on: 0,2-3 (fio's list)"),
+        aliases: &[],
+        set: |s, v| {
+            place(s).cpus = Some(crate::placement::parse_list(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cpumask", Kind::Text, "", "CPUs the workers run on, as a mask: 0x3 is CPUs 0 and 1"),
+        aliases: &[],
+        set: |s, v| {
+            place(s).cpus = Some(crate::placement::parse_mask(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "cpus_allowed_policy",
+            Kind::Choice(&["shared", "split"]),
+            "shared",
+            "shared: every worker on the whole CPU set; split: each worker on one CPU of it, in turn",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            place(s).split = match v {
+                "shared" => false,
+                "split" => true,
+                _ => return Err(format!("'{v}' is not shared or split")),
+            };
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("numa_cpu_nodes", Kind::Text, "", "NUMA nodes whose CPUs the workers run on: 0 or 0-1"),
+        aliases: &[],
+        set: |s, v| {
+            place(s).cpu_nodes = Some(crate::placement::parse_list(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("numa_mem_policy", Kind::Text, "", "workers' memory: default, local, prefer:N, bind:NODES or interleave:NODES"),
+        aliases: &[],
+        set: |s, v| {
+            place(s).mem = Some(crate::placement::parse_mem_policy(v)?);
             Ok(())
         },
     },

@@ -248,10 +248,13 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
     if let Some(ba) = get("blockalign") {
         fio_blockalign(&spec, ba).map_err(context)?;
     }
+    if let Some(target) = get("latency_target") {
+        spec.latency_target = Some(latency_target(target, get("latency_window"), get("latency_percentile")).map_err(context)?);
+    }
     if get("ioengine") == Some("http") {
         http::apply(&mut spec, &get, notes).map_err(context)?;
     } else if let Some(rw) = get("rw") {
-        return Err(context(format!("rw={rw}: trims (discards) are supported only on fio's http engine (as DELETEs)")));
+        fio_trims(&mut spec, rw).map_err(context)?;
     } else if let Some(f) = get("filename_format").filter(|f| *f != "$jobname.$jobnum.$filenum") {
         return Err(context(format!(
             "filename_format={f}: files are named <job>.<worker>.<n> (fio's default format); give filename= instead"
@@ -263,6 +266,52 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
 
 fn size_value(v: &str) -> Result<u64, String> {
     parse_size(v).map_err(|e| format!("size '{v}': {e}"))
+}
+
+/// fio's latency profile (microseconds unless suffixed, as in fio).
+fn latency_target(target: &str, window: Option<&str>, percentile: Option<&str>) -> Result<storbench_workload::LatencyTarget, String> {
+    let us = std::time::Duration::from_micros(1);
+    let time = |name: &str, v: &str| match storbench_workload::units::parse_duration(v, us) {
+        Ok(d) if !d.is_zero() => Ok(d.as_nanos() as u64),
+        _ => Err(format!("{name}={v}: give a time above 0 (microseconds unless suffixed: 500ms)")),
+    };
+    let percentile = match percentile {
+        None => 100.0,
+        Some(p) => p
+            .trim_end_matches('%')
+            .parse::<f64>()
+            .ok()
+            .filter(|p| *p > 0.0 && *p <= 100.0)
+            .ok_or_else(|| format!("latency_percentile={p}: give a percentage above 0, at most 100"))?,
+    };
+    if percentile >= 100.0 {
+        return Err("latency_target with latency_percentile=100 (fio's default: every I/O under the target) is not searched: \
+                    give latency_percentile below 100 (e.g. 99.9)"
+            .into());
+    }
+    Ok(storbench_workload::LatencyTarget {
+        target_ns: time("latency_target", target)?,
+        window_ns: window.map(|w| time("latency_window", w)).transpose()?,
+        percentile,
+    })
+}
+
+/// fio's `rw=trim` and `rw=randtrim` on block engines: the sequential or
+/// random pattern, every operation a trim (checked against the engine when
+/// planned). fio's trim-and-write mixes are not built.
+fn fio_trims(spec: &mut JobSpec, rw: &str) -> Result<(), String> {
+    let (mode, modifier) = match rw.split_once(':') {
+        Some((m, x)) => (m, format!(":{x}")),
+        None => (rw, String::new()),
+    };
+    let pattern = match mode {
+        "trim" => "write",
+        "randtrim" => "randwrite",
+        _ => return Err(format!("rw={rw}: of fio's trim patterns only trim and randtrim are supported (not trimwrite or randtrimwrite)")),
+    };
+    apply_option(spec, "rw", &format!("{pattern}{modifier}")).map_err(|e| e.to_string())?;
+    spec.trims = true;
+    Ok(())
 }
 
 /// fio's `size` is the job's total over its files; storbench's is per file
@@ -491,7 +540,7 @@ bs=8k
             ("[j]\nioengine=http\nfilename=/b/k\nsize=1m\n", "webdav"),
             ("[j]\nioengine=http\nhttp_mode=s3\nfilename=b/k\nsize=1m\n", "start with '/'"),
             ("[j]\nioengine=http\nhttp_mode=swift\nfilename=/v1/c/o\nsize=1m\n", "http_swift_auth_token"),
-            ("[j]\nrw=trim\nsize=1m\n", "only on fio's http engine"),
+            ("[j]\nrw=trimwrite\nsize=1m\n", "only trim and randtrim"),
         ] {
             let e = read(bad, false).err().unwrap();
             assert!(e.message.contains(why), "{why}: {}", e.message);

@@ -19,6 +19,10 @@ const IGNORED: &[&str] = &[
     "group_reporting",
     "description",
     "thread",
+    // fio 3.33 takes `threads` as its tiobench profile's thread count: nothing without profile=tiobench.
+    "threads",
+    // Deprecated in fio, which accepts it and does nothing with it.
+    "flow_watermark",
     "gtod_reduce",
     "clat_percentiles",
     "lat_percentiles",
@@ -74,8 +78,8 @@ const REFUSED: &[(&[&str], &str)] = &[
         "this form of verification is not supported; storbench keeps what was acknowledged with verify_state=DIR",
     ),
     (
-        &["latency_target", "latency_window", "latency_percentile", "latency_run"],
-        "searching for the queue depth that meets a latency target is not built yet",
+        &["latency_run"],
+        "latency_run (holding the latency target for the whole run) is not supported; latency_target alone finds the queue depth",
     ),
     (
         &[
@@ -93,15 +97,10 @@ const REFUSED: &[(&[&str], &str)] = &[
         ],
         "zoned block devices and zoned (strided) I/O are not supported",
     ),
-    (
-        &["numa_cpu_nodes", "numa_mem_policy", "cpus_allowed", "cpumask", "cpus_allowed_policy"],
-        "binding jobs to CPUs or NUMA nodes is not supported",
-    ),
     (&["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"], "CPU burners (ioengine=cpuio) are not supported"),
     (&["exec_prerun", "exec_postrun"], "running commands before or after a job is not supported"),
     (&["ratecycle"], "rate_min is checked over each second"),
     (&["exitall_on_error"], "ending the other jobs when one fails is not supported yet; exitall ends them when one ends"),
-    (&["flow", "flow_id", "flow_watermark", "flow_sleep"], "flow control between jobs is not supported"),
     (&["wait_for"], "waiting for a named job is not supported; use stonewall (wait for every job before)"),
     (&["prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit"], "I/O priorities are not supported"),
     (&["offset_align"], "offsets are aligned to the smallest block size"),
@@ -113,6 +112,11 @@ const REFUSED: &[(&[&str], &str)] = &[
     (&["fsync_on_close"], "an fsync at every close is not supported; end_fsync=1 flushes each file once at the end"),
     (&["buffer_pattern", "sprandom", "rw_sequencer", "ignore_error", "lockmem", "iodepth_low"], "not supported"),
 ];
+
+/// What fio's offload mode is for (submissions on time whatever the device
+/// does) is how storbench's fixed-rate workers always submit.
+const OFFLOAD: &str = "io_submit_mode=offload: storbench's fixed-rate workers always submit on schedule, whatever the completions, \
+and count latency from each I/O's scheduled time (fio's offload); without a rate it changes nothing";
 
 /// fio's verify= checksums as storbench's: the check is the same (a header
 /// with a checksum per block), only its CPU cost differs.
@@ -156,6 +160,7 @@ pub fn action(key: &str, value: &str) -> Action {
         "filesize" => keep("size"),
         "loops" => keep("fio:loops"),
         "blockalign" | "ba" => keep("fio:blockalign"),
+        "latency_target" | "latency_window" | "latency_percentile" => keep(&format!("fio:{key}")),
         "bsrange" | "blocksize_range" => bsrange(value),
         "random_generator" => Action::Note(
             "random_generator: storbench draws offsets with its own generator; as with fio's random map, every block is visited once per pass".into(),
@@ -165,9 +170,8 @@ pub fn action(key: &str, value: &str) -> Action {
         "continue_on_error" => Action::Note("continue_on_error: storbench always continues past I/O errors and counts them by kind".into()),
         "openfiles" => Action::Note("openfiles: storbench keeps every file of a job open".into()),
         "io_submit_mode" if value == "inline" => Action::Ignore,
-        "io_submit_mode" => {
-            Action::Refuse("io_submit_mode=offload is not supported; fixed-rate runs count latency from each I/O's intended start without it")
-        }
+        "io_submit_mode" if value == "offload" => Action::Note(OFFLOAD.into()),
+        "io_submit_mode" => Action::Refuse("io_submit_mode takes inline or offload"),
         "file_service_type" if value.split(':').next() == Some("roundrobin") => Action::Ignore,
         "file_service_type" => Action::Refuse("only file_service_type=roundrobin (each I/O to the next file) is supported"),
         "mem" | "iomem" if value == "malloc" => Action::Ignore,
@@ -190,13 +194,12 @@ const ENGINES_REFUSED: &[(&[&str], &str)] = &[
     (&["libcufile", "libhipfile"], "GPU I/O is not supported"),
     (&["dev-dax", "libpmem", "pmemblk", "mmap"], "memory-mapped and persistent-memory I/O is not supported"),
     (&["mtd", "libzbc"], "raw flash and zoned devices are not supported"),
-    (&["nbd", "libnbd"], "fio's NBD engine is not supported"),
     (
         &["libhdfs", "libiscsi", "nfs", "gfapi", "gfapi_async", "dfs", "ime_psync", "ime_psyncv", "ime_aio"],
         "this network file system's client library is not supported",
     ),
     (
-        &["filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete", "ftruncate", "falloc", "e4defrag", "splice"],
+        &["filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete", "ftruncate", "e4defrag", "splice"],
         "file-system metadata and special-purpose engines are not supported",
     ),
 ];
@@ -253,7 +256,10 @@ mod tests {
         assert!(matches!(action("verify_state_save", "1"), Action::Refuse(r) if r.contains("verify_state=DIR")));
         assert_eq!(action("http_mode", "s3"), Action::Keep("fio:http_mode".into(), "s3".into()));
         assert!(matches!(action("http_s3_storage_class", "GLACIER"), Action::Refuse(_)));
-        assert!(matches!(action("io_submit_mode", "offload"), Action::Refuse(_)));
+        assert!(matches!(action("io_submit_mode", "offload"), Action::Note(_)));
+        assert!(matches!(action("io_submit_mode", "later"), Action::Refuse(_)));
+        assert_eq!(action("threads", "1"), Action::Ignore);
+        assert_eq!(action("ioengine", "nbd"), Action::Keep("ioengine".into(), "nbd".into()));
         assert_eq!(action("io_submit_mode", "inline"), Action::Ignore);
         assert_eq!(action("write_bw_log", "x"), Action::Keep("write_bw_log".into(), "x".into()));
         assert!(matches!(action("bsrange", "4k-4m"), Action::Refuse(_)));
