@@ -23,6 +23,7 @@ pub mod interrupt;
 pub mod iolog;
 pub mod journal;
 pub mod limits;
+pub mod min_rate;
 pub mod plan;
 pub mod prepare;
 pub mod replay;

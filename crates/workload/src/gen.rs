@@ -95,7 +95,7 @@ impl IoGen {
     /// byte budget (None: unlimited, the run is time bound).
     pub fn new(spec: &JobSpec, region: Region, worker: u32, io_limit: Option<u64>) -> IoGen {
         let read_pct = spec.read_percent();
-        let align = spec.bs.min().max(1);
+        let align = spec.blockalign.unwrap_or(spec.bs.min()).max(1);
         let mut rng = Rng::new(spec.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let files = region.files.max(1) as usize;
         let maps = match uses_random_map(spec) {

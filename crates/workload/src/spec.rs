@@ -376,6 +376,10 @@ pub struct JobSpec {
     /// `rw=randread:8`); 1 is a new offset every I/O.
     #[serde(default = "one")]
     pub rand_run: u32,
+    /// Random patterns: offsets are multiples of this (fio `blockalign`);
+    /// None: of the smallest block size.
+    #[serde(default)]
+    pub blockalign: Option<u64>,
     pub rwmixread: f64,
     pub bs: BlockSizes,
     pub iodepth: u32,
@@ -542,6 +546,7 @@ impl Default for JobSpec {
             rw: RwMode::Read,
             seq_skip: 0,
             rand_run: 1,
+            blockalign: None,
             rwmixread: 50.0,
             bs: BlockSizes { read: SizeSplit::fixed(4096), write: SizeSplit::fixed(4096) },
             iodepth: 1,

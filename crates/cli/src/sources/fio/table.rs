@@ -156,6 +156,7 @@ pub fn action(key: &str, value: &str) -> Action {
         "filesize" => keep("size"),
         "loops" => keep("fio:loops"),
         "blockalign" | "ba" => keep("fio:blockalign"),
+        "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => Action::Keep(format!("fio:{key}"), value.into()),
         "bsrange" | "blocksize_range" => bsrange(value),
         "random_generator" => Action::Note(
             "random_generator: storbench draws offsets with its own generator; as with fio's random map, every block is visited once per pass".into(),
