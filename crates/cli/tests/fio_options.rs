@@ -68,3 +68,44 @@ fn rate_min_is_judged_between_completions_as_fio_does() {
     assert_eq!(doc["jobs"][0]["error"], 0);
     assert!(total_ios(&doc, 0, "read") >= 3, "{}", r.stdout);
 }
+
+/// enospc-pressure.fio's `continue_on_error=write` with
+/// `ignore_error=,ENOSPC`: writes that find the file system full are
+/// counted and the job goes on without failing (fio exits 0); without the
+/// two options the same errors fail the job (exit 1, one job in error).
+#[test]
+fn ignored_errors_are_counted_and_do_not_fail_the_job() {
+    if !is_root() {
+        eprintln!("SKIP: mounting a small tmpfs needs root");
+        return;
+    }
+    let d = scratch();
+    let small = d.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&small).status().unwrap();
+    assert!(mounted.success(), "mount a 1 MiB tmpfs");
+    let run = |extra: &str| {
+        // A sparse 4 MiB file on 1 MiB: writes past the first MiB find no space.
+        let f = std::fs::File::create(small.join("f")).unwrap();
+        f.set_len(4 << 20).unwrap();
+        drop(f);
+        let job = format!("[w]\nfilename=small/f\nsize=4m\nbs=64k\nrw=write\n{extra}");
+        std::fs::write(d.path().join("j.fio"), job).unwrap();
+        let r = storbench(d.path(), &["fio", "--output-format=json", "--results-dir", "out", "j.fio"]);
+        // Read without panicking: the tmpfs is unmounted before judging.
+        let doc: Option<serde_json::Value> =
+            std::fs::read(d.path().join("out/result.json")).ok().and_then(|b| serde_json::from_slice(&b).ok());
+        let _ = std::fs::remove_dir_all(d.path().join("out"));
+        (r, doc.unwrap_or_default())
+    };
+    let (tolerant, tdoc) = run("continue_on_error=write\nignore_error=,ENOSPC\n");
+    let (strict, _) = run("");
+    let (other, _) = run("continue_on_error=write\n");
+    let _ = std::process::Command::new("umount").arg(&small).status();
+    assert_eq!(tolerant.code, 0, "{}", tolerant.stderr);
+    let errors = &tdoc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "write").unwrap()["errors"];
+    let nospc = errors.as_object().unwrap().iter().find(|(k, _)| k.starts_with("ENOSPC")).map(|(_, n)| n.as_u64().unwrap());
+    assert!(nospc.is_some_and(|n| n >= 40), "most of 64 writes found no space, counted: {errors}");
+    assert_eq!(strict.code, 1, "without the options the errors fail the job: {}", strict.stderr);
+    assert_eq!(other.code, 1, "ENOSPC is not among fio's default non-fatal errors (EIO, EILSEQ)");
+}

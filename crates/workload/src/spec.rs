@@ -253,6 +253,14 @@ pub enum Arrival {
     Poisson,
 }
 
+/// The errors (errno names, as results key them) reads and writes may hit
+/// without failing their job: fio's non-fatal errors.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToleratedErrors {
+    pub read: Vec<String>,
+    pub write: Vec<String>,
+}
+
 /// What written buffers contain.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DataPattern {
@@ -488,6 +496,10 @@ pub struct JobSpec {
     /// fio's averaged log files asked for (`write_bw_log` and friends).
     #[serde(default, skip_serializing_if = "FioLogs::is_empty")]
     pub logs: FioLogs,
+    /// I/O errors counted without failing the job (fio's `continue_on_error`
+    /// with `ignore_error`'s lists); None: every error fails it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerated_errors: Option<ToleratedErrors>,
     /// Present for object jobs (rados, s3, swift): the object model.
     pub objects: Option<crate::objects::ObjectSpec>,
     /// Core options a front end set, to check the ones that must agree.
@@ -593,6 +605,7 @@ impl Default for JobSpec {
             randommap: true,
             number_ios: None,
             logs: FioLogs::default(),
+            tolerated_errors: None,
             objects: None,
             given: Given::default(),
             engine_options: BTreeMap::new(),

@@ -10,6 +10,7 @@
 //! refused by name with the reason (or, with `--fio-allow-unsupported`,
 //! dropped with a note each, and the results marked approximate).
 
+mod errors;
 mod http;
 mod rates;
 mod table;
@@ -257,6 +258,7 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
             rates::apply(&mut spec, key, v, get("rw").is_some_and(|rw| rw.contains("trim"))).map_err(context)?;
         }
     }
+    spec.tolerated_errors = errors::tolerated(get("continue_on_error"), get("ignore_error")).map_err(context)?;
     if get("ioengine") == Some("http") {
         http::apply(&mut spec, &get, notes).map_err(context)?;
     } else if let Some(rw) = get("rw") {

@@ -111,7 +111,7 @@ const REFUSED: &[(&[&str], &str)] = &[
         "S3 server-side encryption with customer keys and storage classes are not supported",
     ),
     (&["fsync_on_close"], "an fsync at every close is not supported; end_fsync=1 flushes each file once at the end"),
-    (&["buffer_pattern", "sprandom", "rw_sequencer", "ignore_error", "lockmem", "iodepth_low"], "not supported"),
+    (&["buffer_pattern", "sprandom", "rw_sequencer", "lockmem", "iodepth_low"], "not supported"),
 ];
 
 /// fio's verify= checksums as storbench's: the check is the same (a header
@@ -163,7 +163,7 @@ pub fn action(key: &str, value: &str) -> Action {
         ),
         "exit_what" if matches!(value, "group" | "stonewall" | "all") => Action::Ignore,
         "exit_what" => Action::Refuse("exit_what takes group, stonewall or all (the jobs running together; the same here)"),
-        "continue_on_error" => Action::Note("continue_on_error: storbench always continues past I/O errors and counts them by kind".into()),
+        "continue_on_error" | "ignore_error" => Action::Keep(format!("fio:{key}"), value.into()),
         "openfiles" => Action::Note("openfiles: storbench keeps every file of a job open".into()),
         "io_submit_mode" if value == "inline" => Action::Ignore,
         "io_submit_mode" => {
