@@ -109,3 +109,41 @@ fn ignored_errors_are_counted_and_do_not_fail_the_job() {
     assert_eq!(strict.code, 1, "without the options the errors fail the job: {}", strict.stderr);
     assert_eq!(other.code, 1, "ENOSPC is not among fio's default non-fatal errors (EIO, EILSEQ)");
 }
+
+/// The I/Os of a write_iolog: (action, offset, length).
+fn iolog_ios(path: &Path) -> Vec<(String, u64, u64)> {
+    let log = std::fs::read_to_string(path).unwrap();
+    log.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() == 5 && matches!(f[2], "read" | "write")).then(|| (f[2].to_string(), f[3].parse().unwrap(), f[4].parse().unwrap()))
+        })
+        .collect()
+}
+
+/// disk-zone-profile.fio on a plain file: `zonemode=strided` reads
+/// `zonesize` bytes of each zone, `zoneskip` apart, round the file until
+/// the job's size is read (fio 3.33 issues the same offsets in the same
+/// order); random I/O stays inside the zone too.
+#[test]
+fn strided_zones_read_each_zone_then_skip_on_plain_files() {
+    let d = scratch();
+    std::fs::write(d.path().join("z.dat"), vec![7u8; 16 << 20]).unwrap();
+    let job = "[global]\nfilename=z.dat\nsize=16m\nbs=64k\nzonemode=strided\nzonesize=256k\nzoneskip=2m\nzonerange=512k\n\
+               [seq]\nrw=read\nwrite_iolog=seq.log\n[rand]\nstonewall\nrw=randread\nwrite_iolog=rand.log\nio_size=4m\n";
+    let (r, _) = fio_job(d.path(), job);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // Zones start every 2.5 MiB: 0, 2.5m, ... 15m, then 0 again.
+    let zone_of = |i: usize| (i / 4 % 7) as u64 * (5 << 19);
+    let seq = iolog_ios(&d.path().join("seq.log"));
+    assert_eq!(seq.len(), 256, "16 MiB in 64 KiB reads");
+    for (i, (_, off, _)) in seq.iter().enumerate() {
+        assert_eq!(*off, zone_of(i) + (i as u64 % 4) * 65536, "read {i}");
+    }
+    let rand = iolog_ios(&d.path().join("rand.log"));
+    assert_eq!(rand.len(), 64);
+    for (i, (_, off, _)) in rand.iter().enumerate() {
+        let z = zone_of(i);
+        assert!((z..z + (512 << 10)).contains(off) && off % 65536 == 0, "random read {i} at {off} outside zone {z}");
+    }
+}

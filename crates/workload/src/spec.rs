@@ -253,6 +253,16 @@ pub enum Arrival {
     Poisson,
 }
 
+/// fio's strided zones: `size` bytes of I/O inside a zone of `range` bytes,
+/// then the next zone, `skip` bytes past the end of this one (wrapping to
+/// the start of the region at its end).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
 /// The errors (errno names, as results key them) reads and writes may hit
 /// without failing their job: fio's non-fatal errors.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -388,6 +398,9 @@ pub struct JobSpec {
     /// None: of the smallest block size.
     #[serde(default)]
     pub blockalign: Option<u64>,
+    /// fio's `zonemode=strided`: I/O in one zone at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<StridedZones>,
     pub rwmixread: f64,
     pub bs: BlockSizes,
     pub iodepth: u32,
@@ -559,6 +572,7 @@ impl Default for JobSpec {
             seq_skip: 0,
             rand_run: 1,
             blockalign: None,
+            zones: None,
             rwmixread: 50.0,
             bs: BlockSizes { read: SizeSplit::fixed(4096), write: SizeSplit::fixed(4096) },
             iodepth: 1,

@@ -15,6 +15,7 @@ mod http;
 mod rates;
 mod table;
 pub mod text;
+mod zones;
 
 use crate::error::CliError;
 use crate::sources::Pairs;
@@ -258,6 +259,8 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
             rates::apply(&mut spec, key, v, get("rw").is_some_and(|rw| rw.contains("trim"))).map_err(context)?;
         }
     }
+    let files = files_per_worker(&spec);
+    zones::apply(&mut spec, &get, files).map_err(context)?;
     spec.tolerated_errors = errors::tolerated(get("continue_on_error"), get("ignore_error")).map_err(context)?;
     if get("ioengine") == Some("http") {
         http::apply(&mut spec, &get, notes).map_err(context)?;

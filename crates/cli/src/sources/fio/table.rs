@@ -79,10 +79,6 @@ const REFUSED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "zonemode",
-            "zonesize",
-            "zonerange",
-            "zoneskip",
             "zonecapacity",
             "max_open_zones",
             "job_max_open_zones",
@@ -91,7 +87,7 @@ const REFUSED: &[(&[&str], &str)] = &[
             "zone_reset_threshold",
             "zone_reset_frequency",
         ],
-        "zoned block devices and zoned (strided) I/O are not supported",
+        "zoned block devices (zonemode=zbd) are not supported; zonemode=strided is",
     ),
     (
         &["numa_cpu_nodes", "numa_mem_policy", "cpus_allowed", "cpumask", "cpus_allowed_policy"],
@@ -164,6 +160,8 @@ pub fn action(key: &str, value: &str) -> Action {
         "exit_what" if matches!(value, "group" | "stonewall" | "all") => Action::Ignore,
         "exit_what" => Action::Refuse("exit_what takes group, stonewall or all (the jobs running together; the same here)"),
         "continue_on_error" | "ignore_error" => Action::Keep(format!("fio:{key}"), value.into()),
+        "zonemode" if value == "zbd" => Action::Refuse("zoned block devices (zonemode=zbd) are not supported; zonemode=strided is"),
+        "zonemode" | "zonesize" | "zonerange" | "zoneskip" => Action::Keep(format!("fio:{key}"), value.into()),
         "openfiles" => Action::Note("openfiles: storbench keeps every file of a job open".into()),
         "io_submit_mode" if value == "inline" => Action::Ignore,
         "io_submit_mode" => {
