@@ -247,7 +247,7 @@ impl Worker {
         // A job that reads its writes back does so in larger reads than its blocks.
         let slot_len = crate::verify::read_back_len(spec).unwrap_or(spec.max_transfer());
         let mut buffers = AlignedBuffers::new(qd, (slot_len as usize).max(1))?;
-        let filler = Filler::new(&spec.data);
+        let filler = Filler::new(&spec.data).for_worker(share.job, worker);
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));
         }

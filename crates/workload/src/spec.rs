@@ -284,11 +284,28 @@ pub struct DataPattern {
     /// `rados bench seq|rand` verifies objects storbench wrote.
     #[serde(default)]
     pub rados_bench: bool,
+    /// fio's `dedupe_mode=working_set`: dedupable writes repeat one of the
+    /// working set's blocks, which are the first unique writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_set: Option<WorkingSet>,
+}
+
+/// fio's dedupe working set: `blocks` blocks, the first unique writes of
+/// the workers that share it. With `dedupe_global` the set is shared by
+/// `workers` workers of all jobs (this job's worker k contributes slice
+/// `first` + k of it, as fio spreads the set evenly between jobs); without,
+/// each worker has a set of its own (`first` tells the jobs apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkingSet {
+    pub blocks: u64,
+    pub global: bool,
+    pub first: u32,
+    pub workers: u32,
 }
 
 impl Default for DataPattern {
     fn default() -> Self {
-        DataPattern { zeros: false, compress_pct: 0.0, dedupe_pct: 0.0, rados_bench: false }
+        DataPattern { zeros: false, compress_pct: 0.0, dedupe_pct: 0.0, rados_bench: false, working_set: None }
     }
 }
 
@@ -306,6 +323,9 @@ impl DataPattern {
         }
         if self.dedupe_pct > 0.0 {
             s += &format!(", {}% dedupable", self.dedupe_pct);
+        }
+        if let Some(ws) = self.working_set {
+            s += &format!(" (from a working set of {} blocks)", ws.blocks);
         }
         s
     }

@@ -10,6 +10,7 @@
 //! refused by name with the reason (or, with `--fio-allow-unsupported`,
 //! dropped with a note each, and the results marked approximate).
 
+mod dedupe;
 mod errors;
 mod http;
 mod rates;
@@ -180,6 +181,7 @@ pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
         specs.push(build_job(s, reading, &mut notes)?);
     }
     unique_names(&mut specs, &mut notes);
+    dedupe::share(&mut specs);
     Ok(FioJobs { specs, notes })
 }
 
@@ -261,6 +263,7 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
     }
     let files = files_per_worker(&spec);
     zones::apply(&mut spec, &get, files).map_err(context)?;
+    dedupe::apply(&mut spec, &get, files).map_err(context)?;
     spec.tolerated_errors = errors::tolerated(get("continue_on_error"), get("ignore_error")).map_err(context)?;
     if get("ioengine") == Some("http") {
         http::apply(&mut spec, &get, notes).map_err(context)?;

@@ -162,6 +162,7 @@ pub fn action(key: &str, value: &str) -> Action {
         "continue_on_error" | "ignore_error" => Action::Keep(format!("fio:{key}"), value.into()),
         "zonemode" if value == "zbd" => Action::Refuse("zoned block devices (zonemode=zbd) are not supported; zonemode=strided is"),
         "zonemode" | "zonesize" | "zonerange" | "zoneskip" => Action::Keep(format!("fio:{key}"), value.into()),
+        "dedupe_mode" | "dedupe_working_set_percentage" | "dedupe_global" => Action::Keep(format!("fio:{key}"), value.into()),
         "openfiles" => Action::Note("openfiles: storbench keeps every file of a job open".into()),
         "io_submit_mode" if value == "inline" => Action::Ignore,
         "io_submit_mode" => {
