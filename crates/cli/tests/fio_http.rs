@@ -89,11 +89,12 @@ fn a_swift_job_file_with_a_token_and_one_file_per_job() {
     let container = tag("fioswift");
     let d = scratch();
     // fio's examples/http-swift.fio, on this server: name=test in [global]
-    // (two jobs named alike), $jobnum in the object name, direct=1.
+    // (two jobs named alike), $jobnum in the object name, direct=1, and
+    // the writes verified before the later group trims.
     let job = format!(
         "[global]\nioengine=http\nname=test\ndirect=1\nhttp_verbose=0\nhttp_mode=swift\nhttp_host={host}\n\
          filename_format=/{path}/{container}/bucket.$jobnum\ngroup_reporting\nbs=64k\nsize=1M\nhttp_swift_auth_token=${{SWIFT_id}}\n\
-         [create]\nnumjobs=2\nrw=randwrite\nio_size=256k\n[trim]\nstonewall\nnumjobs=1\nrw=trim\nio_size=64k\n"
+         [create]\nnumjobs=2\nrw=randwrite\nio_size=256k\nverify=sha256\n[trim]\nstonewall\nnumjobs=1\nrw=trim\nio_size=64k\n"
     );
     let (doc, printed) = fio_json(d.path(), &job, &[("SWIFT_id", token.clone())]);
     let list = Command::new("curl")
@@ -128,4 +129,36 @@ fn a_swift_job_file_with_a_token_and_one_file_per_job() {
     written.sort();
     assert_eq!(names, written, "each job's own file of 64k blocks, the first block of job 0 trimmed");
     assert!(!printed.contains(&token), "the token was printed");
+}
+
+/// fio's examples/http-s3.fio as fio has it: `create` writes and verifies
+/// (verify=sha256 reads the object back), then a later group trims it.
+/// The trim runs after the check, so it is no unverified writer of what
+/// `create` verifies: the file runs (it was refused) and the bucket ends
+/// with no object.
+#[test]
+fn http_s3_fio_writes_verifies_then_trims_in_a_later_group() {
+    let Some(env) = s3_env() else { return };
+    let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
+    let endpoint = get("AWS_ENDPOINT_URL");
+    let host = endpoint.trim_start_matches("http://");
+    let bucket = tag("fios3v");
+    let d = scratch();
+    let job = format!(
+        "[global]\nioengine=http\nname=test\ndirect=1\nfilename=/{bucket}/object\nhttp_verbose=0\nhttps=off\nhttp_mode=s3\n\
+         http_s3_key=${{S3_KEY}}\nhttp_s3_keyid=${{S3_ID}}\nhttp_host={host}\nhttp_s3_region=us-east-1\ngroup_reporting\n\
+         [create]\nrw=write\nbs=4k\nsize=64k\nio_size=4k\nverify=sha256\n\
+         [trim]\nstonewall\nrw=trim\nbs=4k\nsize=64k\nio_size=4k\n"
+    );
+    std::fs::write(d.path().join("job.fio"), job).unwrap();
+    let vars = [("S3_ID", get("AWS_ACCESS_KEY_ID")), ("S3_KEY", get("AWS_SECRET_ACCESS_KEY"))];
+    let run = storbench_env(d.path(), &vars, &["fio", "job.fio", "--output-format=json", "--results-dir", "out"]);
+    let left = rgw_bucket_names(&bucket);
+    remove_bucket(&bucket);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(counts(&doc), vec![("test".into(), 0, 0, 1, 0), ("test.2".into(), 0, 0, 0, 1)], "a PUT, then its DELETE");
+    let verified = &result_json(&d.path().join("out"))["jobs"][0]["verify"];
+    assert_eq!((verified["checked"].as_u64(), verified["failed"][0].as_u64()), (Some(1), Some(0)), "{verified}");
+    assert!(left.is_empty(), "the object was trimmed: {left:?}");
 }

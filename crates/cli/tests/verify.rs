@@ -258,6 +258,34 @@ fn verification_that_cannot_work_is_refused_before_anything_runs() {
             ][..],
             "writes the target job 'x' verifies, without verify=",
         ),
+        (
+            // A later group's writer changes what a group after it checks against x's table.
+            &[
+                "--size",
+                "1m",
+                "--filename",
+                "shared.dat",
+                "--verify",
+                "crc32c",
+                "--name",
+                "y",
+                "--stonewall",
+                "--filename",
+                "shared.dat",
+                "--rw",
+                "randwrite",
+                "--name",
+                "z",
+                "--stonewall",
+                "--filename",
+                "shared.dat",
+                "--rw",
+                "read",
+                "--verify",
+                "crc32c",
+            ][..],
+            "job 'y': writes the target job 'x' verifies",
+        ),
     ] {
         let r = storbench(d.path(), &[&["run", "--name", "x", "--rw", "write"][..], args].concat());
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);

@@ -281,6 +281,17 @@ impl JobResult {
     pub fn total_errors(&self) -> u64 {
         self.ops.iter().map(|o| o.errors.values().sum::<u64>()).sum()
     }
+    /// Errors that fail the job: all of them, less those the job tolerates
+    /// (fio's `continue_on_error` with `ignore_error`).
+    pub fn failing_errors(&self) -> u64 {
+        let Some(t) = &self.spec.tolerated_errors else { return self.total_errors() };
+        let tolerated = |op: OpKind, name: &String| match op {
+            OpKind::Read => t.read.contains(name),
+            OpKind::Write => t.write.contains(name),
+            _ => false,
+        };
+        self.ops.iter().flat_map(|o| o.errors.iter().filter(move |(k, _)| !tolerated(o.op, k)).map(|(_, n)| *n)).sum()
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -25,6 +25,7 @@ pub mod iolog;
 pub mod journal;
 pub mod limits;
 pub mod placement;
+pub mod min_rate;
 pub mod plan;
 pub mod prepare;
 pub mod replay;

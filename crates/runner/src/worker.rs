@@ -116,7 +116,7 @@ struct Consts {
     /// fio's histogram log window (`log_hist_msec`) in ms; 0: none.
     hist_window_ms: u64,
     rate_min: Option<RateLimit>,
-    /// The job reads / writes (which directions rate_min applies to).
+    /// The job reads / writes blocks (rate_min applies to block jobs).
     reads: bool,
     writes: bool,
 }
@@ -166,8 +166,10 @@ pub struct Worker {
     log: LogWindow,
     /// fio's histogram log, reads and writes (allocated when asked for).
     hist: Option<Box<[PlatWindow; 2]>>,
-    /// Set when an interval fell below `rate_min`: the worker's end.
+    /// Set when a direction fell below `rate_min` (or verification failed
+    /// fatally): the worker's end.
     below_min: Option<String>,
+    min_rate: Option<crate::min_rate::MinRate>,
     /// Stamps writes and judges reads (jobs that verify).
     verify: Option<Checker>,
     /// The job's engine configuration (a verified object job's listing).
@@ -251,7 +253,7 @@ impl Worker {
         // A job that reads its writes back does so in larger reads than its blocks.
         let slot_len = crate::verify::read_back_len(spec).unwrap_or(spec.max_transfer());
         let mut buffers = AlignedBuffers::new(qd, (slot_len as usize).max(1))?;
-        let filler = Filler::new(&spec.data);
+        let filler = Filler::new(&spec.data).for_worker(share.job, worker);
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));
         }
@@ -318,6 +320,7 @@ impl Worker {
             log: LogWindow::default(),
             hist: None,
             below_min: None,
+            min_rate: k.rate_min.filter(|_| k.reads || k.writes).map(|m| crate::min_rate::MinRate::new(m, k.ramp_ns)),
             verify,
             config,
             iolog,
@@ -853,6 +856,11 @@ impl Worker {
         if self.k.hist_window_ms > 0 {
             self.hist_completion(op, &outcome, now);
         }
+        if let (Some(m), Ok(bytes), Some(dir)) = (self.min_rate.as_mut(), outcome.result, rw_dir(op)) {
+            if self.below_min.is_none() {
+                self.below_min = m.completed(dir, bytes, now);
+            }
+        }
         s.free.push(c.slot);
         if let Some(v) = self.verify.as_mut() {
             let io = NextIo { op, file: s.file[i], offset: s.offset[i], len: s.len[i], whole: false, class: 0 };
@@ -969,34 +977,19 @@ impl Worker {
         r.behind_ns = self.schedule.as_ref().map(|s| now.saturating_sub(s.peek())).unwrap_or(0);
         self.seq += 1;
         self.interval_start = r.end_ns;
-        if self.below_min.is_none() {
-            self.below_min = self.k.rate_min.and_then(|min| below_min(&r, min, &self.k));
-        }
         self.report.reset();
         // The coordinator outlives the workers; a failed send only means it gave up.
         let _ = self.link.tx.send(FromAgent::Interval(r));
     }
 }
 
-/// fio's `rate_min`: after the first two seconds of the measured phase (fio
-/// gives a job that long to get going), a second of at least half its length
-/// in which reads or writes (each on its own, as in fio) did less than the
-/// minimum ends the worker, with what it did.
-fn below_min(r: &IntervalReport, min: RateLimit, k: &Consts) -> Option<String> {
-    let secs = (r.end_ns - r.start_ns) as f64 / 1e9;
-    if r.warmup || secs < 0.5 || r.end_ns < k.ramp_ns + 2_000_000_000 {
-        return None;
+/// Reads are direction 0 and writes 1 in fio's per-direction figures.
+fn rw_dir(op: OpKind) -> Option<usize> {
+    match op {
+        OpKind::Read => Some(0),
+        OpKind::Write => Some(1),
+        _ => None,
     }
-    let dirs = [(OpKind::Read, "reads", k.reads), (OpKind::Write, "writes", k.writes)];
-    dirs.into_iter().filter(|d| d.2).find_map(|(op, name, _)| {
-        let o = &r.ops[op.index()];
-        let (done, want, unit) = match min {
-            RateLimit::Iops(n) => (o.ios as f64 / secs, n, "IOPS"),
-            RateLimit::Bytes(b) => (o.bytes as f64 / secs, b, "bytes/s"),
-        };
-        let at = r.end_ns as f64 / 1e9;
-        (done < want).then(|| format!("rate_min not met: {name} did {done:.0} {unit} in the second ending at {at:.1} s, below {want:.0}"))
-    })
 }
 
 /// The open window of fio's averaged logs, per direction.

@@ -5,16 +5,22 @@
 //! the first 8 bytes of every 512-byte sector (in the incompressible part of each
 //! 4 KiB chunk) are stamped with a fresh random value, which makes each written
 //! sector unique at a cost of a few stores per sector. A dedupable write stamps a
-//! constant instead, so it repeats earlier blocks byte for byte.
+//! constant instead, so it repeats earlier blocks byte for byte (fio's
+//! `dedupe_mode=repeat`). With a working set (fio's `working_set`), block i
+//! of the set has stamps derived from i alone; a worker's first unique writes
+//! are its slice of the set, and a dedupable write repeats a block of the
+//! set drawn at random.
 
 use crate::rng::Rng;
-use crate::spec::DataPattern;
+use crate::spec::{DataPattern, WorkingSet};
+use std::cell::Cell;
 
 const SECTOR: usize = 512;
 const CHUNK: usize = 4096;
 /// Arbitrary; any constant makes dedupable writes identical to one another.
 const DEDUPE_STAMP: u64 = 0x5354_4f52_4245_4e43;
 const IMAGE_SEED: u64 = 0xda7a;
+const WORKING_SET_SEED: u64 = 0x5e7_b10c;
 
 /// Fills and refreshes write buffers according to a [`DataPattern`].
 #[derive(Clone, Debug)]
@@ -24,6 +30,16 @@ pub struct Filler {
     random_per_chunk: usize,
     dedupe_threshold: u64,
     rados_bench: bool,
+    working_set: Option<WorkingSet>,
+    /// This worker's slice of the working set: [from, to).
+    slice: (u64, u64),
+    /// Unique writes so far (the next one's place in the slice).
+    unique: Cell<u64>,
+    /// Whose working set: one for all sharing it, else one per worker.
+    set_seed: u64,
+    /// Mixed into every fresh stamp: jobs draw from the same seeded random
+    /// streams, and their "unique" writes must not repeat one another's.
+    salt: u64,
 }
 
 impl Filler {
@@ -34,6 +50,39 @@ impl Filler {
             random_per_chunk: random_per_chunk.min(CHUNK),
             dedupe_threshold: (p.dedupe_pct / 100.0 * u64::MAX as f64) as u64,
             rados_bench: p.rados_bench,
+            working_set: p.working_set,
+            slice: (0, p.working_set.map_or(0, |w| w.blocks)),
+            unique: Cell::new(0),
+            set_seed: WORKING_SET_SEED,
+            salt: 0,
+        }
+    }
+
+    /// The filler of worker `worker` of job `job`: its own stamps, and its
+    /// slice of a shared working set.
+    pub fn for_worker(mut self, job: u32, worker: u32) -> Filler {
+        self.salt = Rng::new(((job as u64) << 32 | worker as u64) ^ 0x5a17).next_u64();
+        match self.working_set {
+            Some(w) if w.global => {
+                let (k, n) = ((w.first + worker) as u64, w.workers.max(1) as u64);
+                self.slice = (w.blocks * k / n, w.blocks * (k + 1) / n);
+            }
+            Some(w) => self.set_seed = Rng::new(WORKING_SET_SEED ^ ((w.first as u64) << 32 | worker as u64)).next_u64(),
+            None => {}
+        }
+        self
+    }
+
+    /// Stamp `len` bytes as block `block` of the working set.
+    #[inline]
+    fn stamp_set_block(&self, buf: &mut [u8], len: usize, block: u64) {
+        let mut off = 0;
+        while off + 8 <= len {
+            if off % CHUNK < self.random_per_chunk {
+                let v = Rng::new(self.set_seed ^ block.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ (off as u64) << 40).next_u64();
+                buf[off..off + 8].copy_from_slice(&v.to_le_bytes());
+            }
+            off += SECTOR;
         }
     }
 
@@ -67,11 +116,25 @@ impl Filler {
         if self.zeros || self.random_per_chunk < 8 {
             return;
         }
-        let stamp_const = self.dedupe_threshold != 0 && rng.next_u64() < self.dedupe_threshold;
+        let dedupe = self.dedupe_threshold != 0 && rng.next_u64() < self.dedupe_threshold;
+        if let Some(w) = self.working_set.filter(|w| w.blocks > 0) {
+            let n = self.unique.get();
+            let block = match dedupe {
+                true => Some(rng.below(w.blocks)),
+                false => (self.slice.0 + n < self.slice.1).then_some(self.slice.0 + n),
+            };
+            if !dedupe {
+                self.unique.set(n + 1);
+            }
+            if let Some(b) = block {
+                return self.stamp_set_block(buf, len, b);
+            }
+        }
+        let stamp_const = dedupe && self.working_set.is_none();
         let mut off = 0;
         while off + 8 <= len {
             if off % CHUNK < self.random_per_chunk {
-                let v = if stamp_const { DEDUPE_STAMP } else { rng.next_u64() };
+                let v = if stamp_const { DEDUPE_STAMP } else { rng.next_u64() ^ self.salt };
                 buf[off..off + 8].copy_from_slice(&v.to_le_bytes());
             }
             off += SECTOR;
@@ -137,6 +200,33 @@ mod tests {
         }
         // About 500 unique blocks plus one repeated block.
         assert!(blocks.len() > 430 && blocks.len() < 570, "{} distinct", blocks.len());
+    }
+
+    #[test]
+    fn a_working_set_is_the_first_unique_writes_and_dedupable_writes_repeat_it() {
+        let ws = WorkingSet { blocks: 100, global: true, first: 0, workers: 2 };
+        let p = DataPattern { dedupe_pct: 50.0, working_set: Some(ws), ..Default::default() };
+        let mut image = vec![0u8; 4096];
+        Filler::new(&p).init(&mut image);
+        let mut written = Vec::new();
+        for worker in 0..2 {
+            let f = Filler::new(&p).for_worker(0, worker);
+            // The same random stream in both workers, as two jobs with one
+            // seed have: their own writes still differ.
+            let mut rng = Rng::new(10);
+            for _ in 0..1000 {
+                let mut b = image.clone();
+                f.refresh(&mut b, 4096, 0, &mut rng);
+                written.push(b);
+            }
+        }
+        let distinct: std::collections::HashSet<&Vec<u8>> = written.iter().collect();
+        // ~500 unique writes per worker, 50 of them each worker's half of
+        // the set, and ~500 repeats of the set: ~950 distinct of 2000.
+        assert!((900..1100).contains(&distinct.len()), "{} distinct", distinct.len());
+        let first: std::collections::HashSet<&Vec<u8>> = written[..1000].iter().collect();
+        let shared = written[1000..].iter().filter(|b| first.contains(b)).count();
+        assert!(shared > 300, "the second worker repeats blocks the first wrote: {shared}");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use crate::dist::{BlockSampler, RandomMap};
 use crate::rng::Rng;
-use crate::spec::{JobSpec, OpKind, SizeSplit, SyncEvery};
+use crate::spec::{JobSpec, OpKind, SizeSplit, StridedZones, SyncEvery};
 
 /// One operation to issue.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -90,6 +90,9 @@ pub struct IoGen {
     /// A pass over the region ended (a sequential cursor or the random map
     /// started over) since [`IoGen::take_wrapped`] was last asked.
     wrapped: bool,
+    /// fio's strided zones: the zone in use (start relative to the region)
+    /// and the bytes issued in it.
+    zones: Option<(StridedZones, u64, u64)>,
 }
 
 impl IoGen {
@@ -97,7 +100,7 @@ impl IoGen {
     /// byte budget (None: unlimited, the run is time bound).
     pub fn new(spec: &JobSpec, region: Region, worker: u32, io_limit: Option<u64>) -> IoGen {
         let read_pct = spec.read_percent();
-        let align = spec.bs.min().max(1);
+        let align = spec.blockalign.unwrap_or(spec.bs.min()).max(1);
         let mut rng = Rng::new(spec.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let files = region.files.max(1) as usize;
         let maps = match uses_random_map(spec) {
@@ -126,7 +129,46 @@ impl IoGen {
             skip: spec.seq_skip,
             rand_run: spec.rand_run.max(1),
             run_left: vec![0; region.files.max(1) as usize],
+            zones: spec.zones.map(|z| (z, 0, 0)),
         }
+    }
+
+    /// fio's strided zones (io_u.c `setup_strided_zone_mode`): once `size`
+    /// bytes went to the zone, move `range + skip` on (from the region's
+    /// start past its end: fio 3.33 keeps going round the zones until the
+    /// job's size is done). The window I/O goes to next: (start, length)
+    /// within the region.
+    #[inline]
+    fn zone_window(&mut self, len: u64) -> Option<(u64, u64)> {
+        let (z, mut start, mut done) = self.zones?;
+        if done >= z.size {
+            done = 0;
+            start += z.range + z.skip;
+            if start >= self.region.len {
+                start = 0;
+                self.wrapped = true;
+            }
+        }
+        self.zones = Some((z, start, done + len));
+        Some((start, z.range.min(self.region.len - start)))
+    }
+
+    /// An offset inside the zone `(start, zone_len)`: sequential from the
+    /// zone's start (again from it at its end), or uniform within it.
+    #[inline]
+    fn place_in_zone(&mut self, dir: usize, len: u64, (start, zone_len): (u64, u64)) -> u64 {
+        let last = start + zone_len.saturating_sub(len) / self.align * self.align;
+        if self.random {
+            let blocks = (zone_len.saturating_sub(len) / self.align) + 1;
+            return start + self.rng.below(blocks) * self.align;
+        }
+        let cur = &mut self.cursors[0][dir];
+        if *cur < start || *cur > last {
+            *cur = start;
+        }
+        let off = *cur;
+        *cur += len;
+        off
     }
 
     pub fn rng(&mut self) -> &mut Rng {
@@ -232,7 +274,11 @@ impl Iterator for IoGen {
             }
             *left -= len;
         }
-        let offset = self.region.start + self.place(file, read as usize, len);
+        let at = match self.zone_window(len) {
+            Some(window) => self.place_in_zone(read as usize, len, window),
+            None => self.place(file, read as usize, len),
+        };
+        let offset = self.region.start + at;
         self.next_file = if file + 1 >= self.region.files { 0 } else { file + 1 };
         if !read {
             self.writes_since_sync += 1;
@@ -257,6 +303,26 @@ mod tests {
             apply_option(&mut spec, k, v).unwrap();
         }
         IoGen::new(&spec, Region { files: 1, start: 0, len: region_len }, 0, None)
+    }
+
+    #[test]
+    fn strided_zones_take_size_bytes_from_each_zone_then_skip() {
+        for rw in ["read", "randread"] {
+            let mut spec = JobSpec::default();
+            apply_option(&mut spec, "rw", rw).unwrap();
+            apply_option(&mut spec, "bs", "4k").unwrap();
+            spec.zones = Some(StridedZones { size: 32 << 10, range: 64 << 10, skip: 192 << 10 });
+            let g = IoGen::new(&spec, Region { files: 1, start: 4096, len: 1 << 20 }, 0, None);
+            // 32 KiB per zone, zones every 256 KiB, back to the first after four.
+            let offs: Vec<u64> = g.take(40).map(|io| io.offset - 4096).collect();
+            for (i, o) in offs.iter().enumerate() {
+                let zone = (i / 8) as u64 % 4 * (256 << 10);
+                assert!((zone..zone + (64 << 10)).contains(o), "{rw}: I/O {i} at {o} outside zone {zone}");
+            }
+            // The job's size is I/O done, round the zones as often as it takes.
+            let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 1 << 20 }, 0, Some(1 << 20));
+            assert_eq!(g.count(), 256, "{rw}");
+        }
     }
 
     #[test]

@@ -253,6 +253,24 @@ pub enum Arrival {
     Poisson,
 }
 
+/// fio's strided zones: `size` bytes of I/O inside a zone of `range` bytes,
+/// then the next zone, `skip` bytes past the end of this one (wrapping to
+/// the start of the region at its end).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StridedZones {
+    pub size: u64,
+    pub range: u64,
+    pub skip: u64,
+}
+
+/// The errors (errno names, as results key them) reads and writes may hit
+/// without failing their job: fio's non-fatal errors.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToleratedErrors {
+    pub read: Vec<String>,
+    pub write: Vec<String>,
+}
+
 /// What written buffers contain.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DataPattern {
@@ -266,11 +284,28 @@ pub struct DataPattern {
     /// `rados bench seq|rand` verifies objects storbench wrote.
     #[serde(default)]
     pub rados_bench: bool,
+    /// fio's `dedupe_mode=working_set`: dedupable writes repeat one of the
+    /// working set's blocks, which are the first unique writes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_set: Option<WorkingSet>,
+}
+
+/// fio's dedupe working set: `blocks` blocks, the first unique writes of
+/// the workers that share it. With `dedupe_global` the set is shared by
+/// `workers` workers of all jobs (this job's worker k contributes slice
+/// `first` + k of it, as fio spreads the set evenly between jobs); without,
+/// each worker has a set of its own (`first` tells the jobs apart).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkingSet {
+    pub blocks: u64,
+    pub global: bool,
+    pub first: u32,
+    pub workers: u32,
 }
 
 impl Default for DataPattern {
     fn default() -> Self {
-        DataPattern { zeros: false, compress_pct: 0.0, dedupe_pct: 0.0, rados_bench: false }
+        DataPattern { zeros: false, compress_pct: 0.0, dedupe_pct: 0.0, rados_bench: false, working_set: None }
     }
 }
 
@@ -288,6 +323,9 @@ impl DataPattern {
         }
         if self.dedupe_pct > 0.0 {
             s += &format!(", {}% dedupable", self.dedupe_pct);
+        }
+        if let Some(ws) = self.working_set {
+            s += &format!(" (from a working set of {} blocks)", ws.blocks);
         }
         s
     }
@@ -376,6 +414,13 @@ pub struct JobSpec {
     /// `rw=randread:8`); 1 is a new offset every I/O.
     #[serde(default = "one")]
     pub rand_run: u32,
+    /// Random patterns: offsets are multiples of this (fio `blockalign`);
+    /// None: of the smallest block size.
+    #[serde(default)]
+    pub blockalign: Option<u64>,
+    /// fio's `zonemode=strided`: I/O in one zone at a time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zones: Option<StridedZones>,
     pub rwmixread: f64,
     pub bs: BlockSizes,
     pub iodepth: u32,
@@ -490,6 +535,10 @@ pub struct JobSpec {
     /// fio's averaged log files asked for (`write_bw_log` and friends).
     #[serde(default, skip_serializing_if = "FioLogs::is_empty")]
     pub logs: FioLogs,
+    /// I/O errors counted without failing the job (fio's `continue_on_error`
+    /// with `ignore_error`'s lists); None: every error fails it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tolerated_errors: Option<ToleratedErrors>,
     /// Present for object jobs (rados, s3, swift): the object model.
     pub objects: Option<crate::objects::ObjectSpec>,
     /// fio's `latency_target` question asked of this job: the deepest queue
@@ -581,6 +630,8 @@ impl Default for JobSpec {
             rw: RwMode::Read,
             seq_skip: 0,
             rand_run: 1,
+            blockalign: None,
+            zones: None,
             rwmixread: 50.0,
             bs: BlockSizes { read: SizeSplit::fixed(4096), write: SizeSplit::fixed(4096) },
             iodepth: 1,
@@ -628,6 +679,7 @@ impl Default for JobSpec {
             randommap: true,
             number_ios: None,
             logs: FioLogs::default(),
+            tolerated_errors: None,
             objects: None,
             placement: None,
             trims: false,

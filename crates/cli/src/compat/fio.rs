@@ -184,7 +184,7 @@ pub fn exit_code(r: &RunResult) -> i32 {
     if r.interrupted {
         return 128;
     }
-    r.jobs.iter().filter(|j| j.total_errors() > 0 || !j.failures.is_empty()).count().min(127) as i32
+    r.jobs.iter().filter(|j| j.failing_errors() > 0 || !j.failures.is_empty()).count().min(127) as i32
 }
 
 #[cfg(test)]

@@ -244,6 +244,14 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info("blockalign", Kind::Size, "bs", "random offsets are multiples of this (default: the smallest block size)"),
+        aliases: &["ba"],
+        set: |s, v| {
+            s.blockalign = Some(nonzero_size(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("io_size", Kind::Size, "size", "stop after this many bytes per worker (alias: io_limit)"),
         aliases: &["io_limit"],
         set: |s, v| {

@@ -154,6 +154,9 @@ pub fn block_unit(spec: &crate::JobSpec) -> Result<u32, String> {
     if !spec.seq_skip.unsigned_abs().is_multiple_of(unit) {
         return Err(format!("verify: the rw skip {} is not a multiple of the {unit}-byte unit; give a skip of whole units", spec.seq_skip));
     }
+    if let Some(ba) = spec.blockalign.filter(|ba| !ba.is_multiple_of(unit)) {
+        return Err(format!("verify: blockalign {ba} is not a multiple of the {unit}-byte unit; give an alignment of whole units"));
+    }
     if !spec.offset_increment.is_multiple_of(unit) {
         return Err(format!("verify: offset_increment {} is not a multiple of the {unit}-byte unit", spec.offset_increment));
     }

@@ -10,9 +10,13 @@
 //! refused by name with the reason (or, with `--fio-allow-unsupported`,
 //! dropped with a note each, and the results marked approximate).
 
+mod dedupe;
+mod errors;
 mod http;
+mod rates;
 mod table;
 pub mod text;
+mod zones;
 
 use crate::error::CliError;
 use crate::sources::Pairs;
@@ -177,6 +181,7 @@ pub fn parse(lines: Vec<Line>, reading: &Reading) -> Result<FioJobs, CliError> {
         specs.push(build_job(s, reading, &mut notes)?);
     }
     unique_names(&mut specs, &mut notes);
+    dedupe::share(&mut specs);
     Ok(FioJobs { specs, notes })
 }
 
@@ -246,11 +251,23 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
         fio_loops(&mut spec, loops).map_err(context)?;
     }
     if let Some(ba) = get("blockalign") {
-        fio_blockalign(&spec, ba).map_err(context)?;
+        fio_blockalign(&mut spec, ba).map_err(context)?;
     }
     if let Some(target) = get("latency_target") {
         spec.latency_target = Some(latency_target(target, get("latency_window"), get("latency_percentile")).map_err(context)?);
     }
+    // As with size, a rate on storbench's command line (its own meaning) wins.
+    let cli_has =
+        |key: &str| !reading.file_wins && reading.cli_global.iter().any(|(k, _)| storbench_workload::options::canonical_name(k) == key);
+    for key in ["rate", "rate_iops", "rate_min", "rate_iops_min"] {
+        if let Some(v) = get(key).filter(|_| !cli_has(key)) {
+            rates::apply(&mut spec, key, v, get("rw").is_some_and(|rw| rw.contains("trim"))).map_err(context)?;
+        }
+    }
+    let files = files_per_worker(&spec);
+    zones::apply(&mut spec, &get, files).map_err(context)?;
+    dedupe::apply(&mut spec, &get, files).map_err(context)?;
+    spec.tolerated_errors = errors::tolerated(get("continue_on_error"), get("ignore_error")).map_err(context)?;
     if get("ioengine") == Some("http") {
         http::apply(&mut spec, &get, notes).map_err(context)?;
     } else if let Some(rw) = get("rw") {
@@ -354,18 +371,21 @@ fn fio_loops(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// storbench aligns offsets to the smallest block size, which is fio's
-/// default for `blockalign`; another alignment is refused.
-fn fio_blockalign(spec: &JobSpec, v: &str) -> Result<(), String> {
-    let first = v.split(',').next().unwrap_or(v);
-    let ba = size_value(first)?;
-    if ba != spec.bs.min() {
-        return Err(format!(
-            "blockalign={v}: offsets are aligned to the smallest block size ({}); other alignments are not supported",
-            spec.bs.min()
-        ));
+/// fio `blockalign=read[,write]`: random offsets are multiples of it (fio's
+/// default is the smallest block size, storbench's too); one alignment for
+/// both directions of a mixed job.
+fn fio_blockalign(spec: &mut JobSpec, v: &str) -> Result<(), String> {
+    let p = rates::parts(v);
+    let part = match (spec.read_percent() > 0.0, spec.read_percent() < 100.0) {
+        (true, false) => p.read,
+        (false, true) => p.write,
+        _ if p.read == p.write => p.read,
+        _ => return Err(format!("blockalign={v}: one alignment for reads and writes is supported; give one value")),
+    };
+    if part.is_empty() {
+        return Ok(());
     }
-    Ok(())
+    apply_option(spec, "blockalign", part).map_err(|e| e.to_string())
 }
 
 /// What fio's engines do by default where storbench's differ.
@@ -498,8 +518,9 @@ bs=8k
         assert_eq!(s.distribution.describe(), "zoned:50/5:30/15:20/80");
         assert_eq!(s.bs.read.0.iter().map(|e| e.0).collect::<Vec<_>>(), vec![4096, 8192]);
         assert_eq!(s.bs.read.0[0].1, s.bs.read.0[1].1, "sizes equally likely");
-        let e = read("[a]\nbs=4k\nba=8k\n", false).err().unwrap();
-        assert!(e.message.contains("blockalign=8k"), "{}", e.message);
+        assert_eq!(s.blockalign, Some(4096));
+        let e = read("[a]\nrw=randrw\nbs=4k\nba=8k,4k\n", false).err().unwrap();
+        assert!(e.message.contains("blockalign=8k,4k"), "{}", e.message);
     }
 
     #[test]

@@ -83,10 +83,6 @@ const REFUSED: &[(&[&str], &str)] = &[
     ),
     (
         &[
-            "zonemode",
-            "zonesize",
-            "zonerange",
-            "zoneskip",
             "zonecapacity",
             "max_open_zones",
             "job_max_open_zones",
@@ -95,7 +91,7 @@ const REFUSED: &[(&[&str], &str)] = &[
             "zone_reset_threshold",
             "zone_reset_frequency",
         ],
-        "zoned block devices and zoned (strided) I/O are not supported",
+        "zoned block devices (zonemode=zbd) are not supported; zonemode=strided is",
     ),
     (&["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"], "CPU burners (ioengine=cpuio) are not supported"),
     (&["exec_prerun", "exec_postrun"], "running commands before or after a job is not supported"),
@@ -110,7 +106,7 @@ const REFUSED: &[(&[&str], &str)] = &[
         "S3 server-side encryption with customer keys and storage classes are not supported",
     ),
     (&["fsync_on_close"], "an fsync at every close is not supported; end_fsync=1 flushes each file once at the end"),
-    (&["buffer_pattern", "sprandom", "rw_sequencer", "ignore_error", "lockmem", "iodepth_low"], "not supported"),
+    (&["buffer_pattern", "sprandom", "rw_sequencer", "lockmem", "iodepth_low"], "not supported"),
 ];
 
 /// What fio's offload mode is for (submissions on time whatever the device
@@ -161,13 +157,17 @@ pub fn action(key: &str, value: &str) -> Action {
         "loops" => keep("fio:loops"),
         "blockalign" | "ba" => keep("fio:blockalign"),
         "latency_target" | "latency_window" | "latency_percentile" => keep(&format!("fio:{key}")),
+        "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => Action::Keep(format!("fio:{key}"), value.into()),
         "bsrange" | "blocksize_range" => bsrange(value),
         "random_generator" => Action::Note(
             "random_generator: storbench draws offsets with its own generator; as with fio's random map, every block is visited once per pass".into(),
         ),
         "exit_what" if matches!(value, "group" | "stonewall" | "all") => Action::Ignore,
         "exit_what" => Action::Refuse("exit_what takes group, stonewall or all (the jobs running together; the same here)"),
-        "continue_on_error" => Action::Note("continue_on_error: storbench always continues past I/O errors and counts them by kind".into()),
+        "continue_on_error" | "ignore_error" => Action::Keep(format!("fio:{key}"), value.into()),
+        "zonemode" if value == "zbd" => Action::Refuse("zoned block devices (zonemode=zbd) are not supported; zonemode=strided is"),
+        "zonemode" | "zonesize" | "zonerange" | "zoneskip" => Action::Keep(format!("fio:{key}"), value.into()),
+        "dedupe_mode" | "dedupe_working_set_percentage" | "dedupe_global" => Action::Keep(format!("fio:{key}"), value.into()),
         "openfiles" => Action::Note("openfiles: storbench keeps every file of a job open".into()),
         "io_submit_mode" if value == "inline" => Action::Ignore,
         "io_submit_mode" if value == "offload" => Action::Note(OFFLOAD.into()),
