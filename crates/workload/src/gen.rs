@@ -30,14 +30,18 @@ struct SizeSampler {
 }
 
 impl SizeSampler {
+    /// Sizes in fio's order: by share, smallest first (fio sorts bssplit
+    /// so), which decides the size taken where the drawn one does not fit.
     fn new(split: &SizeSplit) -> SizeSampler {
+        let mut entries = split.0.clone();
+        entries.sort_by_key(|e| e.1);
         let mut acc = 0;
-        let cumulative = split.0.iter().map(|(_, w)| {
+        let cumulative = entries.iter().map(|(_, w)| {
             acc += *w as u64;
             acc
         });
         let cumulative: Vec<u64> = cumulative.collect();
-        SizeSampler { sizes: split.0.iter().map(|e| e.0).collect(), cumulative, total: acc }
+        SizeSampler { sizes: entries.iter().map(|e| e.0).collect(), cumulative, total: acc }
     }
     #[inline]
     fn sample(&self, rng: &mut Rng) -> u64 {
@@ -49,17 +53,19 @@ impl SizeSampler {
         self.sizes[i]
     }
 
-    /// A size that fits in `room` bytes, drawn again until one does, as
-    /// fio's `get_next_buflen` (near the end of the region only the small
-    /// sizes fit); `room` itself when not even the smallest does.
+    /// A size that fits in `room` bytes, as fio's `get_next_buflen` picks
+    /// it: where the drawn size does not fit, the next one in fio's order
+    /// that does, and a new draw when none does; `room` itself when not
+    /// even the smallest fits.
     fn sample_fitting(&self, rng: &mut Rng, room: u64) -> u64 {
         if self.sizes.iter().all(|s| *s > room) {
             return room;
         }
         loop {
-            let len = self.sample(rng);
-            if len <= room {
-                return len;
+            let x = rng.below(self.total);
+            let drawn = self.cumulative.iter().position(|c| x < *c).unwrap_or(self.sizes.len() - 1);
+            if let Some(len) = self.sizes[drawn..].iter().find(|s| **s <= room) {
+                return *len;
             }
         }
     }
