@@ -14,11 +14,19 @@ nrfiles, bsrange, rw offset modifiers, a zoned distribution with a
 remainder zone, and reduced copies of fio's examples fio-rand-read,
 fio-rand-write and fio-seq-write.
 
+With --examples, fio's own examples/ job files (from Debian's fio source
+package, unpacked under the scratch directory as bench/core_ceiling.py does)
+are added, scaled down by fio_examples.scale: local files, sizes capped at
+--example-size, runtimes --runtime. An example fio cannot run here, one that
+would reach another machine, and one storbench refuses or fails are listed
+with the reason instead of measured. The IOPS of a file of several jobs is
+their sum, its p50 the largest.
+
 With the one-node Ceph cluster up (scripts/testenv/ceph, env sourced or
 --ceph) rbd jobs are added (fio 3.33's rados engine fails to read the test
 cluster's configuration and crashes, so rados has bench/compare_rados_bench.py).
 
-usage: bench/compare_fio_jobs.py [--runtime S] [--repeat N] [--only NAME] [--ceph]
+usage: bench/compare_fio_jobs.py [--runtime S] [--repeat N] [--only NAME] [--ceph] [--examples [--example-size SIZE]]
 """
 import argparse
 import os
@@ -27,6 +35,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import fio_examples
 from common import ROOT, SCRATCH, STORBENCH, Hung, build, fio_json, fmt_ns, run, table
 
 COMMON = "[global]\nsize={size}\nruntime={runtime}\ntime_based\nramp_time=1\n"
@@ -72,17 +81,20 @@ def stats(doc):
     return iops, p50
 
 
-def one(tool, job, cwd, runtime):
-    cmd = ["fio"] if tool == "fio" else [str(STORBENCH), "fio"]
-    out, _ = run(cmd + ["--output-format=json", job], cwd, limit=3 * runtime + 60)
-    return stats(fio_json(out))
+def command(tool):
+    return ["fio"] if tool == "fio" else [str(STORBENCH), "fio"]
 
 
-def measure(job, cwd, repeat, runtime):
+def one(tool, job, cwd, runtime, of=stats):
+    out, _ = run(command(tool) + ["--output-format=json", job], cwd, limit=3 * runtime + 60)
+    return of(fio_json(out))
+
+
+def measure(job, cwd, repeat, runtime, of=stats):
     res = {"fio": [], "storbench": []}
     for i in range(repeat):
         for tool in (("fio", "storbench") if i % 2 == 0 else ("storbench", "fio")):
-            res[tool].append(one(tool, job, cwd, runtime))
+            res[tool].append(one(tool, job, cwd, runtime, of))
     ratios = [s[0] / f[0] for f, s in zip(res["fio"], res["storbench"]) if f[0]]
     med = lambda t, k: statistics.median(x[k] for x in res[t])
     return med("fio", 0), med("storbench", 0), med("fio", 1), med("storbench", 1), ratios
@@ -103,6 +115,60 @@ def ceph_ready():
     return os.environ.get("STORBENCH_CEPH_POOL", "storbench"), rbd_pool
 
 
+def attempt(tool, job, cwd, runtime):
+    """One unmeasured run: None if the tool ran the file, else why not."""
+    try:
+        p = subprocess.run(command(tool) + ["--output-format=json", job], cwd=cwd, capture_output=True, text=True,
+                           timeout=3 * runtime + 60)
+    except subprocess.TimeoutExpired:
+        return f"{tool} did not finish within {3 * runtime + 60} s"
+    if p.returncode == 0:
+        return None
+    # storbench says why it will not run a file on one "storbench: error:"
+    # line before it starts; any other failure is a failure of the run.
+    refused = tool == "storbench" and p.returncode in (1, 2) and "storbench: error:" in p.stderr
+    what = "fio fails here" if tool == "fio" else "refused" if refused else f"storbench fails (exit {p.returncode})"
+    return f"{what}: {fio_examples.first_line(p.stderr, p.stdout)}"
+
+
+def row(name, fi, si, fp, sp, ratios, cause=""):
+    ir, pr = si / fi if fi else 0, sp / fp if fp else 0
+    ok = "yes" if abs(ir - 1) <= 0.10 and abs(pr - 1) <= 0.10 else "NO"
+    moved = f"{min(ratios):.2f}..{max(ratios):.2f}" if ratios else ""
+    return [name, f"{fi:.0f}", f"{si:.0f}", f"{ir:.3f}", moved, fmt_ns(fp), fmt_ns(sp), f"{pr:.3f}", ok + (f" ({cause})" if cause and ok == "NO" else "")]
+
+
+# Causes found for examples outside 10% (see the issue's closing note).
+NULL = "ioengine=null: both finish in ~1-4 ms, the IOPS is a count over a runtime rounded to ms"
+CAUSES = {"null.fio": NULL, "zipf.fio": NULL}
+
+
+def examples(a, rows, scratch):
+    """fio's examples/ through both tools: measured, or listed with why not."""
+    from core_ceiling import fio_source
+    for path in fio_examples.files(fio_source()):
+        name = f"ex {path.name}"
+        if a.only and not any(w in name for w in a.only.split(",")):
+            continue
+        text = path.read_text(errors="replace")
+        host = fio_examples.foreign_host(text)
+        cwd = scratch / path.stem
+        cwd.mkdir()
+        (cwd / "job.fio").write_text(fio_examples.scale(text, a.runtime, a.example_size))
+        why = f"not run: would reach {host}" if host else None
+        why = why or attempt("fio", "job.fio", cwd, a.runtime) or attempt("storbench", "job.fio", cwd, a.runtime)
+        if why:
+            rows.append([name, "", "", "", "", "", "", "", why])
+        else:
+            try:
+                fi, si, fp, sp, ratios = measure("job.fio", cwd, a.repeat, a.runtime, fio_examples.totals)
+                rows.append(row(name, fi, si, fp, sp, ratios, CAUSES.get(path.name, "")))
+            except (Hung, SystemExit) as e:
+                rows.append([name, "", "", "", "", "", "", "", f"failed while measured: {e}"])
+        print(table(rows[:1] + rows[-1:]).splitlines()[-1], flush=True)
+        subprocess.run(["rm", "-rf", str(cwd)])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--runtime", type=int, default=4)
@@ -110,6 +176,8 @@ def main():
     ap.add_argument("--size", default="512m")
     ap.add_argument("--only", default=None, help="run the jobs whose name contains one of these (comma-separated)")
     ap.add_argument("--ceph", action="store_true", help="add rbd jobs (starts the test cluster if needed)")
+    ap.add_argument("--examples", action="store_true", help="add fio's own examples/ job files, scaled down")
+    ap.add_argument("--example-size", default="64m", help="cap on every size in the examples")
     a = ap.parse_args()
     build()
     # One shared file, except where the job makes its own (nrfiles).
@@ -132,11 +200,10 @@ def main():
             except Hung as e:
                 rows.append([name, "hung", "", "", "", "", "", "", str(e)])
                 continue
-            ir, pr = si / fi if fi else 0, sp / fp if fp else 0
-            ok = "yes" if abs(ir - 1) <= 0.10 and abs(pr - 1) <= 0.10 else "NO"
-            moved = f"{min(ratios):.2f}..{max(ratios):.2f}" if ratios else ""
-            rows.append([name, f"{fi:.0f}", f"{si:.0f}", f"{ir:.3f}", moved, fmt_ns(fp), fmt_ns(sp), f"{pr:.3f}", ok])
+            rows.append(row(name, fi, si, fp, sp, ratios))
             print(table(rows[:1] + rows[-1:]).splitlines()[-1], flush=True)
+        if a.examples:
+            examples(a, rows, cwd)
     print()
     print(table(rows))
     if ceph:

@@ -1,46 +1,51 @@
 //! Samplers that pick a block index in `0..n` following a [`Distribution`].
 //!
-//! Skewed distributions (zipf, pareto, normal) pick a *rank*; ranks are then
-//! scattered over the region by a bijective multiplicative permutation so hot
-//! blocks are not all at the start (as fio does by hashing). Zoned distributions
-//! are contiguous by definition and are not scattered.
+//! Skewed distributions (zipf, pareto, normal) are fio's own generators
+//! (fio's lib/zipf.c and lib/gauss.c): they pick a *rank*, which fio then
+//! hashes onto the blocks (a multiply by the 64-bit golden ratio, plus a
+//! random rotation, modulo the number of blocks). storbench does the same
+//! arithmetic, so a theta gives the popularity it gives in fio, collisions
+//! of the hash included (where the block count is not a power of two some
+//! blocks take the draws of two ranks and some none). Zoned distributions
+//! are contiguous by definition and are not hashed.
 
 use crate::rng::Rng;
 use crate::spec::{Distribution, Zone};
 
-/// Cap on the terms summed exactly for zipf's zeta(n); the rest is estimated,
-/// as fio does, so set-up stays under a second on large devices.
-const ZETA_EXACT_TERMS: u64 = 10_000_000;
+/// fio sums at most this many terms of zipf's zeta(n) and stops there
+/// (lib/zipf.c `ZIPF_MAX_GEN`): the popularity it draws is that of the
+/// truncated sum, so storbench truncates it too.
+const ZETA_MAX_TERMS: u64 = 10_000_000;
+
+/// fio's `normal` sums this many uniform draws (lib/gauss.c `GAUSS_ITERS`).
+const GAUSS_ITERS: u64 = 12;
 
 #[derive(Clone, Debug)]
 pub enum BlockSampler {
     Uniform { n: u64 },
-    Zipf { n: u64, theta: f64, alpha: f64, zetan: f64, eta: f64, scatter: Scatter },
-    Pareto { n: u64, pow: f64, scatter: Scatter },
-    Normal { n: u64, dev: f64, scatter: Scatter },
+    Zipf { n: u64, theta: f64, alpha: f64, zetan: f64, eta: f64, hash: Hash },
+    Pareto { n: u64, pow: f64, hash: Hash },
+    Normal { n: u64, stddev: u64, hash: Hash },
     Zoned { n: u64, cumulative_access: Vec<f64>, starts: Vec<u64>, lens: Vec<u64> },
 }
 
-/// A bijection on `0..n`: `i -> (i * mult + add) mod n`, with `gcd(mult, n) = 1`.
+/// fio's mapping of a rank onto a block: `(rank * GOLDEN_RATIO_64 + off) % n`
+/// (hash.h `__hash_u64`, then the generator's `rand_off`).
 #[derive(Clone, Debug)]
-pub struct Scatter {
+pub struct Hash {
     n: u64,
-    mult: u64,
-    add: u64,
+    off: u64,
 }
 
-impl Scatter {
-    fn new(n: u64) -> Scatter {
-        // A large odd multiplier near n * golden ratio, nudged until coprime with n.
-        let mut mult = ((n as f64 * 0.618_033_988_75) as u64) | 1;
-        while n > 1 && gcd(mult, n) != 1 {
-            mult += 2;
-        }
-        Scatter { n, mult: mult.max(1), add: n / 3 }
+impl Hash {
+    const GOLDEN_RATIO_64: u64 = 0x61C8_8646_80B5_83EB;
+
+    fn new(n: u64, off: u64) -> Hash {
+        Hash { n, off }
     }
     #[inline]
-    fn map(&self, i: u64) -> u64 {
-        ((i as u128 * self.mult as u128 + self.add as u128) % self.n as u128) as u64
+    fn map(&self, rank: u64) -> u64 {
+        rank.wrapping_mul(Self::GOLDEN_RATIO_64).wrapping_add(self.off) % self.n
     }
 }
 
@@ -107,37 +112,31 @@ impl RandomMap {
     }
 }
 
-fn gcd(mut a: u64, mut b: u64) -> u64 {
-    while b != 0 {
-        (a, b) = (b, a % b);
-    }
-    a
-}
-
+/// fio's zeta(n): the first [`ZETA_MAX_TERMS`] terms, no more.
 fn zeta(n: u64, theta: f64) -> f64 {
-    let exact = n.min(ZETA_EXACT_TERMS);
-    let mut z: f64 = (1..=exact).map(|i| (i as f64).powf(-theta)).sum();
-    if n > exact {
-        // Integral of x^-θ from exact+0.5 to n+0.5 estimates the remaining terms.
-        let f = |x: f64| x.powf(1.0 - theta) / (1.0 - theta);
-        z += f(n as f64 + 0.5) - f(exact as f64 + 0.5);
-    }
-    z
+    (1..=n.min(ZETA_MAX_TERMS)).map(|i| (i as f64).powf(-theta)).sum()
 }
 
 impl BlockSampler {
-    pub fn new(dist: &Distribution, n: u64) -> BlockSampler {
+    /// A sampler over `n` blocks; `rng` gives the skewed distributions the
+    /// random rotation fio gives each file (`rand_off`).
+    pub fn new(dist: &Distribution, n: u64, rng: &mut Rng) -> BlockSampler {
         let n = n.max(1);
+        let mut rotation = || Hash::new(n, rng.next_u64() as u32 as u64);
         match dist {
             Distribution::Uniform => BlockSampler::Uniform { n },
             Distribution::Zipf { theta } => {
                 let zetan = zeta(n, *theta);
-                let zeta2 = zeta(2, *theta);
+                let zeta2 = 1.0 + 0.5f64.powf(*theta);
                 let eta = (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan);
-                BlockSampler::Zipf { n, theta: *theta, alpha: 1.0 / (1.0 - theta), zetan, eta, scatter: Scatter::new(n) }
+                BlockSampler::Zipf { n, theta: *theta, alpha: 1.0 / (1.0 - theta), zetan, eta, hash: rotation() }
             }
-            Distribution::Pareto { h } => BlockSampler::Pareto { n, pow: h.ln() / (1.0 - h).ln(), scatter: Scatter::new(n) },
-            Distribution::Normal { dev_pct } => BlockSampler::Normal { n, dev: dev_pct / 100.0 * n as f64, scatter: Scatter::new(n) },
+            Distribution::Pareto { h } => BlockSampler::Pareto { n, pow: h.ln() / (1.0 - h).ln(), hash: rotation() },
+            // fio centres gauss on the middle without a rotation.
+            Distribution::Normal { dev_pct } => {
+                let stddev = ((n as f64 * dev_pct / 100.0).ceil() as u64).min(n / 2);
+                BlockSampler::Normal { n, stddev, hash: Hash::new(n, 0) }
+            }
             Distribution::Zoned { zones } => zoned(zones, n),
         }
     }
@@ -147,7 +146,7 @@ impl BlockSampler {
     pub fn sample(&self, rng: &mut Rng) -> u64 {
         match self {
             BlockSampler::Uniform { n } => rng.below(*n),
-            BlockSampler::Zipf { n, theta, alpha, zetan, eta, scatter } => {
+            BlockSampler::Zipf { n, theta, alpha, zetan, eta, hash } => {
                 let u = rng.unit();
                 let uz = u * zetan;
                 let rank = if uz < 1.0 {
@@ -157,18 +156,10 @@ impl BlockSampler {
                 } else {
                     ((*n as f64) * (eta * u - eta + 1.0).powf(*alpha)) as u64
                 };
-                scatter.map(rank.min(n - 1))
+                hash.map(rank)
             }
-            BlockSampler::Pareto { n, pow, scatter } => {
-                let rank = ((n - 1) as f64 * rng.unit().powf(*pow)) as u64;
-                scatter.map(rank.min(n - 1))
-            }
-            BlockSampler::Normal { n, dev, scatter } => loop {
-                let x = (*n as f64) / 2.0 + rng.normal() * dev;
-                if x >= 0.0 && x < *n as f64 {
-                    break scatter.map(x as u64);
-                }
-            },
+            BlockSampler::Pareto { n, pow, hash } => hash.map(((n - 1) as f64 * rng.unit().powf(*pow)) as u64),
+            BlockSampler::Normal { n, stddev, hash } => hash.map(gauss(*n, *stddev, rng)),
             BlockSampler::Zoned { cumulative_access, starts, lens, .. } => {
                 let u = rng.unit() * 100.0;
                 let z = cumulative_access.iter().position(|c| u < *c).unwrap_or(starts.len() - 1);
@@ -186,6 +177,22 @@ impl BlockSampler {
             | BlockSampler::Zoned { n, .. } => *n,
         }
     }
+}
+
+/// fio's `normal` (lib/gauss.c `gauss_next`): the mean of 12 uniform draws
+/// over `0..=n`, moved by a uniform draw of width `stddev` (the option's
+/// percentage of the blocks), halved until it stays below `n`.
+fn gauss(n: u64, stddev: u64, rng: &mut Rng) -> u64 {
+    let sum: u64 = (0..GAUSS_ITERS).map(|_| rng.below(n + 1)).sum();
+    let sum = sum.div_ceil(GAUSS_ITERS);
+    if stddev == 0 {
+        return sum;
+    }
+    let mut dev = (stddev as f64 * rng.unit()) as i64 - (stddev / 2) as i64;
+    while dev != 0 && sum as i64 + dev >= n as i64 {
+        dev /= 2;
+    }
+    sum.wrapping_add(dev as u64)
 }
 
 fn zoned(zones: &[Zone], n: u64) -> BlockSampler {
@@ -212,8 +219,8 @@ mod tests {
     use super::*;
 
     fn share_of_hottest(dist: Distribution, n: u64, hot_fraction: f64) -> f64 {
-        let s = BlockSampler::new(&dist, n);
         let mut rng = Rng::new(11);
+        let s = BlockSampler::new(&dist, n, &mut rng);
         let mut counts = vec![0u64; n as usize];
         let draws = 200_000;
         for _ in 0..draws {
@@ -234,8 +241,12 @@ mod tests {
 
     #[test]
     fn pareto_0_2_is_about_80_20() {
-        let share = share_of_hottest(Distribution::Pareto { h: 0.2 }, 10_000, 0.2);
+        // On a power of two of blocks fio's hash is a bijection; otherwise
+        // colliding ranks make the hot blocks hotter still, as in fio.
+        let share = share_of_hottest(Distribution::Pareto { h: 0.2 }, 8192, 0.2);
         assert!((share - 0.8).abs() < 0.05, "hottest 20% got {share}");
+        let collided = share_of_hottest(Distribution::Pareto { h: 0.2 }, 10_000, 0.2);
+        assert!(collided > share, "hottest 20% of 10000 got {collided}");
     }
 
     #[test]
@@ -249,29 +260,33 @@ mod tests {
     #[test]
     fn hotset_sends_the_asked_share_to_the_hot_zone() {
         let zones = vec![Zone { access_pct: 90.0, size_pct: 10.0 }, Zone { access_pct: 10.0, size_pct: 90.0 }];
-        let s = BlockSampler::new(&Distribution::Zoned { zones }, 1000);
         let mut rng = Rng::new(5);
+        let s = BlockSampler::new(&Distribution::Zoned { zones }, 1000, &mut rng);
         let hot = (0..100_000).filter(|_| s.sample(&mut rng) < 100).count();
         assert!((hot as f64 / 100_000.0 - 0.9).abs() < 0.01, "hot share {hot}");
     }
 
     #[test]
-    fn normal_centres_on_the_middle_before_scatter() {
+    fn normal_is_concentrated() {
         let share = share_of_hottest(Distribution::Normal { dev_pct: 5.0 }, 1000, 0.2);
         assert!(share > 0.6, "hottest 20% got {share}");
     }
 
     #[test]
-    fn scatter_is_a_bijection() {
-        for n in [1u64, 2, 10, 4096, 1000] {
-            let s = Scatter::new(n);
-            let mut seen = vec![false; n as usize];
-            for i in 0..n {
-                let j = s.map(i) as usize;
-                assert!(!seen[j]);
-                seen[j] = true;
-            }
-        }
+    fn ranks_land_where_fio_hashes_them() {
+        // fio: rank 0 on the rotation itself, rank 1 on GOLDEN_RATIO_64 mod n.
+        let h = Hash::new(65536, 7);
+        assert_eq!((h.map(0), h.map(1)), (7, (0x61C8_8646_80B5_83EB_u64 + 7) % 65536));
+        // A power of two: a bijection; otherwise some blocks take two ranks.
+        let distinct = |n: u64| {
+            let h = Hash::new(n, 0);
+            let mut seen: Vec<u64> = (0..n).map(|r| h.map(r)).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.len() as u64
+        };
+        assert_eq!(distinct(4096), 4096);
+        assert!(distinct(1000) < 1000);
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! Allocation happens in [`IoGen::new`] only; [`IoGen::next`] is called once per
 //! I/O on the hot path and does a handful of arithmetic operations.
 
+use crate::blockmap::BlockMap;
 use crate::dist::{BlockSampler, RandomMap};
 use crate::rng::Rng;
 use crate::spec::{JobSpec, OpKind, SizeSplit, StridedZones, SyncEvery};
@@ -29,14 +30,18 @@ struct SizeSampler {
 }
 
 impl SizeSampler {
+    /// Sizes in fio's order: by share, smallest first (fio sorts bssplit
+    /// so), which decides the size taken where the drawn one does not fit.
     fn new(split: &SizeSplit) -> SizeSampler {
+        let mut entries = split.0.clone();
+        entries.sort_by_key(|e| e.1);
         let mut acc = 0;
-        let cumulative = split.0.iter().map(|(_, w)| {
+        let cumulative = entries.iter().map(|(_, w)| {
             acc += *w as u64;
             acc
         });
         let cumulative: Vec<u64> = cumulative.collect();
-        SizeSampler { sizes: split.0.iter().map(|e| e.0).collect(), cumulative, total: acc }
+        SizeSampler { sizes: entries.iter().map(|e| e.0).collect(), cumulative, total: acc }
     }
     #[inline]
     fn sample(&self, rng: &mut Rng) -> u64 {
@@ -46,6 +51,23 @@ impl SizeSampler {
         let x = rng.below(self.total);
         let i = self.cumulative.iter().position(|c| x < *c).unwrap_or(self.sizes.len() - 1);
         self.sizes[i]
+    }
+
+    /// A size that fits in `room` bytes, as fio's `get_next_buflen` picks
+    /// it: where the drawn size does not fit, the next one in fio's order
+    /// that does, and a new draw when none does; `room` itself when not
+    /// even the smallest fits.
+    fn sample_fitting(&self, rng: &mut Rng, room: u64) -> u64 {
+        if self.sizes.iter().all(|s| *s > room) {
+            return room;
+        }
+        loop {
+            let x = rng.below(self.total);
+            let drawn = self.cumulative.iter().position(|c| x < *c).unwrap_or(self.sizes.len() - 1);
+            if let Some(len) = self.sizes[drawn..].iter().find(|s| **s <= room) {
+                return *len;
+            }
+        }
     }
 }
 
@@ -72,6 +94,9 @@ pub struct IoGen {
     /// Uniform random offsets without repeats within a pass (fio's random
     /// map), one per file as in fio.
     maps: Vec<RandomMap>,
+    /// fio's random map where block sizes differ (bssplit, bsrange), one
+    /// per file: a bit per smallest block (see [`BlockMap`]).
+    blockmaps: Vec<BlockMap>,
     align: u64,
     region: Region,
     next_file: u32,
@@ -103,10 +128,13 @@ impl IoGen {
         let align = spec.blockalign.unwrap_or(spec.bs.min()).max(1);
         let mut rng = Rng::new(spec.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let files = region.files.max(1) as usize;
-        let maps = match uses_random_map(spec) {
-            true => (0..files).map(|_| RandomMap::new((region.len / align).max(1), &mut rng)).collect(),
-            false => Vec::new(),
+        let blocks = (region.len / align).max(1);
+        let (maps, blockmaps) = match random_map(spec) {
+            Some(MapKind::Permutation) => ((0..files).map(|_| RandomMap::new(blocks, &mut rng)).collect(), Vec::new()),
+            Some(MapKind::Bits) => (Vec::new(), (0..files).map(|_| BlockMap::new(blocks)).collect()),
+            None => (Vec::new(), Vec::new()),
         };
+        let sampler = BlockSampler::new(&spec.distribution, blocks, &mut rng);
         IoGen {
             rng,
             read_threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
@@ -115,8 +143,9 @@ impl IoGen {
             read_sizes: SizeSampler::new(&spec.bs.read),
             write_sizes: SizeSampler::new(&spec.bs.write),
             random: spec.rw.is_random(),
-            sampler: BlockSampler::new(&spec.distribution, (region.len / align).max(1)),
+            sampler,
             maps,
+            blockmaps,
             align,
             region,
             next_file: 0,
@@ -235,16 +264,62 @@ impl IoGen {
     }
 }
 
-/// fio keeps a map of the blocks a random job has visited unless told
-/// `norandommap`; storbench does the same where a block is one size: uniform
-/// offsets and one block size for reads and writes. Skewed distributions pick
-/// hot blocks on purpose and are left to repeat.
-fn uses_random_map(spec: &JobSpec) -> bool {
-    spec.randommap
-        && spec.rw.is_random()
-        && matches!(spec.distribution, crate::spec::Distribution::Uniform)
-        && spec.bs.read.0.len() == 1
-        && spec.bs.read == spec.bs.write
+/// How a random job remembers the blocks it has done this pass.
+enum MapKind {
+    /// One block size: a keyed permutation walked in order (no memory).
+    Permutation,
+    /// Sizes differ: a bit per smallest block, I/Os cut at done blocks.
+    Bits,
+}
+
+/// fio keeps a map of the blocks a random job with uniform offsets has
+/// visited unless told `norandommap`, whatever its block sizes; a pass ends
+/// when the map is full. Other distributions pick hot blocks on purpose and
+/// have no map in fio either (fio turns it off for them).
+fn random_map(spec: &JobSpec) -> Option<MapKind> {
+    if !(spec.randommap && spec.rw.is_random() && matches!(spec.distribution, crate::spec::Distribution::Uniform)) {
+        return None;
+    }
+    let one_size = spec.bs.read.0.len() == 1 && spec.bs.read == spec.bs.write;
+    Some(if one_size { MapKind::Permutation } else { MapKind::Bits })
+}
+
+impl IoGen {
+    /// Take `len` from the byte budget; `None` once it does not hold it.
+    #[inline]
+    fn spend(&mut self, len: u64) -> Option<()> {
+        if let Some(left) = self.bytes_left.as_mut() {
+            if *left < len {
+                return None;
+            }
+            *left -= len;
+        }
+        Some(())
+    }
+
+    /// A random offset and size as fio places them with its random map
+    /// when sizes differ: the offset first (the next free block from a
+    /// uniform draw; a new pass, with the cache dropped, once none is
+    /// free), then a size that fits before the region's end, cut short at
+    /// the first block already done (fio's `mark_random_map`), so a pass
+    /// moves exactly the region's bytes.
+    fn place_mapped(&mut self, file: u32, read: bool) -> (u64, u64) {
+        let map = &mut self.blockmaps[file as usize];
+        let drawn = self.rng.below(map.blocks());
+        let b = match map.next_free(drawn) {
+            Some(b) => b,
+            None => {
+                map.clear();
+                self.wrapped = true;
+                drawn
+            }
+        };
+        let offset = b * self.align;
+        let sizes = if read { &self.read_sizes } else { &self.write_sizes };
+        let len = sizes.sample_fitting(&mut self.rng, self.region.len - offset);
+        let marked = map.set_run(b, len.div_ceil(self.align));
+        (offset, len.min(marked * self.align))
+    }
 }
 
 impl Iterator for IoGen {
@@ -267,16 +342,22 @@ impl Iterator for IoGen {
             }
         }
         let read = self.always_read || (self.read_threshold != 0 && self.rng.next_u64() < self.read_threshold);
-        let len = if read { self.read_sizes.sample(&mut self.rng) } else { self.write_sizes.sample(&mut self.rng) };
-        if let Some(left) = self.bytes_left.as_mut() {
-            if *left < len {
-                return None;
+        // Strided zones place I/O themselves (fio has no random map there).
+        let (at, len) = match self.blockmaps.is_empty() || self.zones.is_some() {
+            true => {
+                let len = if read { self.read_sizes.sample(&mut self.rng) } else { self.write_sizes.sample(&mut self.rng) };
+                self.spend(len)?;
+                let at = match self.zone_window(len) {
+                    Some(window) => self.place_in_zone(read as usize, len, window),
+                    None => self.place(file, read as usize, len),
+                };
+                (at, len)
             }
-            *left -= len;
-        }
-        let at = match self.zone_window(len) {
-            Some(window) => self.place_in_zone(read as usize, len, window),
-            None => self.place(file, read as usize, len),
+            false => {
+                let (offset, len) = self.place_mapped(file, read);
+                self.spend(len)?;
+                (offset, len)
+            }
         };
         let offset = self.region.start + at;
         self.next_file = if file + 1 >= self.region.files { 0 } else { file + 1 };
@@ -327,7 +408,8 @@ mod tests {
 
     #[test]
     fn mix_and_split_come_out_at_requested_proportions() {
-        let mut g = gen(&[("rw", "randrw"), ("rwmixread", "70"), ("bssplit", "4k/50:8k/30:64k/20")], 1 << 30);
+        // Without the random map, which cuts I/Os short at blocks done.
+        let mut g = gen(&[("rw", "randrw"), ("rwmixread", "70"), ("bssplit", "4k/50:8k/30:64k/20"), ("norandommap", "1")], 1 << 30);
         let (mut reads, mut n4, mut n8, mut n64) = (0, 0, 0, 0);
         let total = 200_000;
         for _ in 0..total {
@@ -410,6 +492,29 @@ mod tests {
         let single = jumps(offsets(&[("rw", "randread")], 400));
         assert!((90..=140).contains(&in_runs), "{in_runs} jumps in 400 I/Os in runs of 4");
         assert!(single > 300, "{single} jumps without the modifier");
+    }
+
+    #[test]
+    fn mixed_sizes_keep_fios_random_map_a_pass_moves_the_region_once() {
+        let blocks = 1024u64;
+        let mut g = gen(&[("rw", "randrw"), ("bssplit", "4k/50:64k/30:1m/20")], blocks * 4096);
+        for pass in 0..3 {
+            let mut done = vec![false; blocks as usize];
+            let mut bytes = 0;
+            while bytes < blocks * 4096 {
+                let io = g.next().unwrap();
+                assert!(io.offset + io.len as u64 <= blocks * 4096);
+                for b in io.offset / 4096..(io.offset + io.len as u64).div_ceil(4096) {
+                    assert!(!std::mem::replace(&mut done[b as usize], true), "pass {pass}: block {b} twice");
+                }
+                bytes += io.len as u64;
+                assert!(!g.take_wrapped() || bytes == io.len as u64, "the pass ends only when every block is done");
+            }
+            assert_eq!(bytes, blocks * 4096, "I/Os are cut at blocks already done");
+        }
+        // Sizes are cut, never grown: some 1 MiB I/Os remain whole.
+        let mut g = gen(&[("rw", "randread"), ("bssplit", "4k/50:64k/30:1m/20")], 1 << 30);
+        assert!((0..1000).any(|_| g.next().unwrap().len == 1 << 20));
     }
 
     #[test]

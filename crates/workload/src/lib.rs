@@ -7,6 +7,7 @@
 //! carried out (engines) or how it is measured and reported.
 
 pub mod bits;
+pub mod blockmap;
 pub mod data;
 pub mod dist;
 pub mod gen;

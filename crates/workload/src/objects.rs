@@ -400,14 +400,16 @@ impl ObjGen {
             acc
         });
         let cumulative: Vec<u64> = cumulative.collect();
+        let mut rng = Rng::new(spec.seed ^ (worker + 1).wrapping_mul(0xA24B_AED4_963E_E407));
+        let popularity = BlockSampler::new(&spec.distribution, n, &mut rng);
         ObjGen {
-            rng: Rng::new(spec.seed ^ (worker + 1).wrapping_mul(0xA24B_AED4_963E_E407)),
+            rng,
             ops: mix.iter().map(|m| m.0).collect(),
             total_weight: acc.max(1),
             cumulative,
             op_len: o.op_len,
             sequential: !spec.rw.is_random(),
-            popularity: BlockSampler::new(&spec.distribution, n),
+            popularity,
             workers,
             worker,
             n,

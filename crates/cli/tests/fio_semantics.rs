@@ -1,0 +1,121 @@
+//! fio's loop and cache semantics, checked against fio itself on real files:
+//! how often the page cache is dropped (strace counts fadvise DONTNEED) on
+//! buffered jobs of mixed block sizes, and where non-uniform distributions
+//! put their reads (fio's write_iolog and storbench's give the offsets).
+//! Needs Debian's fio and strace; scripts/install-deps.sh installs both.
+
+mod common;
+use common::*;
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::Command;
+
+/// Both tools are here (in CI they must be).
+fn tools(names: &[&str]) -> bool {
+    for name in names {
+        if !have(name) {
+            assert!(std::env::var_os("CI").is_none(), "{name} is missing in CI: scripts/install-deps.sh installs it");
+            eprintln!("SKIP: {name} is not installed (scripts/install-deps.sh installs it)");
+            return false;
+        }
+    }
+    true
+}
+
+/// A file of `mib` MiB of random bytes, laid out before either tool runs
+/// (so neither lays it out, and neither drops its cache for a layout).
+fn data_file(dir: &Path, name: &str, mib: usize) {
+    std::fs::write(dir.join(name), random_bytes(mib << 20, 27)).unwrap();
+}
+
+/// How many times `cmd` (fio or storbench's drop-in) dropped a file's page
+/// cache: posix_fadvise(DONTNEED) calls in its strace record.
+fn drops(dir: &Path, tool: &str, job: &str) -> usize {
+    let mut args = vec!["-f", "-qq", "-e", "trace=fadvise64", "-o", "trace.txt"];
+    match tool {
+        "fio" => args.push("fio"),
+        _ => args.extend([bin(), "fio"]),
+    }
+    args.extend(["--output-format=json", job]);
+    let out = Command::new("strace").args(&args).current_dir(dir).output().unwrap();
+    assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
+    let trace = std::fs::read_to_string(dir.join("trace.txt")).unwrap();
+    trace.lines().filter(|l| l.contains("POSIX_FADV_DONTNEED")).count()
+}
+
+/// fio drops the cache when it opens the file for each loop, and, within a
+/// loop, when its random map is full; with mixed sizes the map marks every
+/// block an I/O covers, so a loop is exactly the file's bytes.
+fn same_drops_as_fio(body: &str) {
+    if !tools(&["fio", "strace"]) {
+        return;
+    }
+    let d = scratch();
+    data_file(d.path(), "d.dat", 16);
+    let job = format!("[global]\nfilename=d.dat\nsize=16m\nloops=3\nioengine=libaio\niodepth=8\n[j]\n{body}");
+    std::fs::write(d.path().join("job.fio"), job).unwrap();
+    let fio = drops(d.path(), "fio", "job.fio");
+    let sb = drops(d.path(), "storbench", "job.fio");
+    assert!(fio >= 3, "fio drops the cache once per loop at least: {fio}");
+    assert_eq!(sb, fio, "page cache drops: storbench {sb}, fio {fio}");
+}
+
+#[test]
+fn a_buffered_bssplit_job_drops_the_cache_as_often_as_fio() {
+    same_drops_as_fio("rw=randread\nbssplit=4k/50:64k/30:1m/20\n");
+}
+
+#[test]
+fn a_buffered_mixed_randrw_job_drops_the_cache_as_often_as_fio() {
+    same_drops_as_fio("rw=randrw\nrwmixread=60\nbssplit=4k/50:64k/30:1m/20\n");
+}
+
+/// The share of reads on the hottest 1% of blocks, and how many distinct
+/// blocks were read, from a fio v3 iolog.
+fn popularity(log: &Path, blocks: usize) -> (f64, usize) {
+    let mut counts: HashMap<u64, u64> = HashMap::new();
+    let text = std::fs::read_to_string(log).unwrap();
+    for l in text.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.len() == 5 && f[2] == "read" {
+            *counts.entry(f[3].parse::<u64>().unwrap() / 4096).or_default() += 1;
+        }
+    }
+    let mut c: Vec<u64> = counts.values().copied().collect();
+    c.sort_unstable_by(|a, b| b.cmp(a));
+    let reads: u64 = c.iter().sum();
+    let hot: u64 = c.iter().take(blocks / 100).sum();
+    (hot as f64 / reads as f64, c.len())
+}
+
+/// The same distribution puts reads where fio puts them: fio draws a rank
+/// and hashes it onto the blocks, and its `normal` is its own (the mean of
+/// twelve uniform draws, moved by a uniform deviation), not a Gaussian of
+/// that standard deviation.
+#[test]
+fn non_uniform_distributions_read_the_blocks_fio_reads() {
+    if !tools(&["fio"]) {
+        return;
+    }
+    let d = scratch();
+    data_file(d.path(), "z.dat", 16);
+    for dist in ["zipf:1.2", "normal:5"] {
+        let job = format!(
+            "[global]\nfilename=z.dat\nsize=16m\nio_size=64m\nioengine=psync\n[j]\nrw=randread\nbs=4k\nrandom_distribution={dist}\n"
+        );
+        std::fs::write(d.path().join("job.fio"), job).unwrap();
+        // A log of the same name from the last distribution goes first.
+        for log in ["fio.log", "sb.log"] {
+            let _ = std::fs::remove_file(d.path().join(log));
+        }
+        let fio = Command::new("fio").args(["--write_iolog=fio.log", "job.fio"]).current_dir(d.path()).output().unwrap();
+        assert!(fio.status.success(), "{}", String::from_utf8_lossy(&fio.stderr));
+        let sb = storbench(d.path(), &["fio", "--write_iolog=sb.log", "job.fio"]);
+        assert_eq!(sb.code, 0, "{}", sb.stderr);
+        let (fio_hot, fio_distinct) = popularity(&d.path().join("fio.log"), 4096);
+        let (sb_hot, sb_distinct) = popularity(&d.path().join("sb.log"), 4096);
+        assert!((fio_hot - sb_hot).abs() <= 0.02, "{dist}: hottest 1% of blocks take {sb_hot:.3} of reads, in fio {fio_hot:.3}");
+        let off = sb_distinct.abs_diff(fio_distinct) as f64 / fio_distinct as f64;
+        assert!(off <= 0.10, "{dist}: {sb_distinct} distinct blocks read, fio {fio_distinct}");
+    }
+}
