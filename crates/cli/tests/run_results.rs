@@ -178,6 +178,9 @@ fn fixed_rate_is_met_and_series_covers_every_second() {
 /// deferred task work that poll must ask the kernel for events, or nothing
 /// completes until every slot is busy: at 30k IOPS and QD 128 every read
 /// then "took" about 4 ms. A direct 4k read here takes well under 1 ms.
+/// At QD 256 that defect costs 256 / 30k = 8.5 ms a read; the bound sits
+/// well below it and well above what a loaded 2-core machine gives a
+/// healthy run (1-2 ms p50 at load averages of 10-15).
 #[test]
 fn paced_io_uring_sees_each_completion_between_arrivals() {
     let d = scratch();
@@ -198,7 +201,7 @@ fn paced_io_uring_sees_each_completion_between_arrivals() {
             "--direct",
             "1",
             "--iodepth",
-            "128",
+            "256",
             "--rate_iops",
             "30000",
             "--rate_process",
@@ -214,7 +217,7 @@ fn paced_io_uring_sees_each_completion_between_arrivals() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let result = run_result(&d.path().join("out"));
     let service = result.jobs[0].ops[0].service.as_ref().expect("fixed-rate runs keep issue-to-completion times");
-    assert!(service.at(50.0) < 1_000_000, "issue to completion p50 {} ns: completions waited for the ring to fill", service.at(50.0));
+    assert!(service.at(50.0) < 3_000_000, "issue to completion p50 {} ns: completions waited for the ring to fill", service.at(50.0));
 }
 
 #[test]
