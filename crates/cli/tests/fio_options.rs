@@ -80,10 +80,7 @@ fn ignored_errors_are_counted_and_do_not_fail_the_job() {
         return;
     }
     let d = scratch();
-    let small = d.path().join("small");
-    std::fs::create_dir(&small).unwrap();
-    let mounted = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"]).arg(&small).status().unwrap();
-    assert!(mounted.success(), "mount a 1 MiB tmpfs");
+    let small = small_tmpfs(d.path(), "1m");
     let run = |extra: &str| {
         // A sparse 4 MiB file on 1 MiB: writes past the first MiB find no space.
         let f = std::fs::File::create(small.join("f")).unwrap();

@@ -415,10 +415,7 @@ fn a_full_results_directory_still_leaves_the_summary_on_stdout() {
         return;
     }
     let d = scratch();
-    let small = d.path().join("small");
-    std::fs::create_dir(&small).unwrap();
-    let mounted = std::process::Command::new("mount").args(["-t", "tmpfs", "-o", "size=12k", "tmpfs"]).arg(&small).status().unwrap();
-    assert!(mounted.success(), "mount a 12 KiB tmpfs");
+    let small = small_tmpfs(d.path(), "12k");
     let r = storbench(
         d.path(),
         &["run", "--name", "full", "--ioengine", "null", "--size", "1g", "--runtime", "2", "--time_based", "--results-dir", "small/out"],

@@ -167,16 +167,7 @@ impl EngineConfig for TcpConfig {
         // Reach the agent once before the run: a wrong address or token fails here, by name.
         let s = self.connect(Duration::ZERO)?;
         let _ = s.shutdown(Shutdown::Both);
-        Ok(Some(StoreTarget {
-            size: 1 << 50,
-            units: 1,
-            label: self.label.clone(),
-            held_by: None,
-            note: None,
-            created: Vec::new(),
-            exclusive_lock: Vec::new(),
-            never_written: None,
-        }))
+        Ok(Some(StoreTarget::new(1 << 50, 1, self.label.clone())))
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         let stream = self.connect(LONGEST)?;

@@ -67,6 +67,14 @@ pub struct StoreTarget {
     pub never_written: Option<u64>,
 }
 
+impl StoreTarget {
+    /// A target with nothing more to say than its size, volumes and name;
+    /// engines add what they found with struct update syntax.
+    pub fn new(size: u64, units: u32, label: String) -> StoreTarget {
+        StoreTarget { size, units, label, held_by: None, note: None, created: Vec::new(), exclusive_lock: Vec::new(), never_written: None }
+    }
+}
+
 /// Everything one job works on.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

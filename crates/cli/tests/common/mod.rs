@@ -68,6 +68,16 @@ pub fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// `dir/small`, a tmpfs of `size` mounted there (needs root): a file
+/// system that fills up. The caller unmounts it before judging.
+pub fn small_tmpfs(dir: &Path, size: &str) -> PathBuf {
+    let small = dir.join("small");
+    std::fs::create_dir(&small).unwrap();
+    let mounted = Command::new("mount").args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"]).arg(&small).status().unwrap();
+    assert!(mounted.success(), "mount a {size} tmpfs");
+    small
+}
+
 /// Whether the Ceph test cluster (scripts/testenv/ceph) is up and its env
 /// sourced. Without it Ceph tests skip and say why; under CI they fail.
 pub fn ceph_cluster() -> bool {

@@ -90,16 +90,7 @@ impl EngineConfig for RadosConfig {
         // Which way the writes go, as a note: the label names the target
         // alone (readers and writers of one target must agree on it).
         let note = t.writes.then(|| format!("rados {}", cxx::write_path(NAME, t.verifies)));
-        Ok(Some(StoreTarget {
-            size: 0,
-            units: 1,
-            label: format!("rados:{pool}/{prefix}*"),
-            held_by: None,
-            note,
-            created: Vec::new(),
-            exclusive_lock: Vec::new(),
-            never_written: None,
-        }))
+        Ok(Some(StoreTarget { note, ..StoreTarget::new(0, 1, format!("rados:{pool}/{prefix}*")) }))
     }
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
         Ok(Some(self.pool_df()?.stored))

@@ -131,16 +131,8 @@ impl EngineConfig for S3Config {
         crate::objects::check_names(NAME, t, &place, &mut |k, name| {
             Ok(io.block_or_stop("checking object names", t.stop, s3.head(&io.client, &bucket(k), Some(name)))? == 200)
         })?;
-        Ok(Some(StoreTarget {
-            size: 0,
-            units: 1,
-            held_by: None,
-            note: None,
-            label: format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.buckets.describe(), s3.settings.common.tls_note()),
-            created,
-            exclusive_lock: Vec::new(),
-            never_written: None,
-        }))
+        let label = format!("s3:{}/{}/{prefix}*{}", s3.access.endpoint, s3.settings.buckets.describe(), s3.settings.common.tls_note());
+        Ok(Some(StoreTarget { created, ..StoreTarget::new(0, 1, label) }))
     }
     fn finish_target(&self, t: &TargetRequest, cleaned_up: bool) -> Result<Option<String>, EngineError> {
         if !cleaned_up {

@@ -163,16 +163,8 @@ impl EngineConfig for SwiftConfig {
             let url = swift.url(&containers.of(k as u32), Some(name), "");
             Ok(io.block_or_stop("checking object names", t.stop, swift.status(&io.client, "HEAD", &url, &[]))?.0 == 200)
         })?;
-        Ok(Some(StoreTarget {
-            size: 0,
-            units: 1,
-            held_by: None,
-            note: None,
-            label: format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), containers.describe(), self.settings.common.tls_note()),
-            created,
-            exclusive_lock: Vec::new(),
-            never_written: None,
-        }))
+        let label = format!("swift:{}/{}/{prefix}*{}", swift.storage_url(), containers.describe(), self.settings.common.tls_note());
+        Ok(Some(StoreTarget { created, ..StoreTarget::new(0, 1, label) }))
     }
     fn room(&self) -> Result<Option<Room>, EngineError> {
         let (io, swift) = self.connect(&|| false)?;

@@ -358,16 +358,7 @@ impl EngineConfig for NbdConfig {
         }
         probe.conn.disconnect();
         drop(probe);
-        Ok(Some(StoreTarget {
-            size: n.size,
-            units: 1,
-            label: self.label.clone(),
-            held_by: None,
-            note: None,
-            created: Vec::new(),
-            exclusive_lock: Vec::new(),
-            never_written: None,
-        }))
+        Ok(Some(StoreTarget::new(n.size, 1, self.label.clone())))
     }
 
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
