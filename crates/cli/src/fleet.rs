@@ -142,10 +142,11 @@ pub fn run(
     }
     let creds = storbench_fleet::creds::coordinator(&dir).map_err(CliError::usage)?;
     let n = agent_list.len();
+    let specs = with_credentials(specs);
     let jobs = agent_list
         .iter()
         .enumerate()
-        .map(|(i, a)| agents::jobs_for(specs, a, i, n, fleet.share_numjobs))
+        .map(|(i, a)| agents::jobs_for(&specs, a, i, n, fleet.share_numjobs))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::usage)?;
     // Each agent's part (its options and object prefix) is in the journal
@@ -210,6 +211,30 @@ pub fn run(
     parts.finished(journal, &left, &live);
     result.notes.extend(notes);
     Ok(result)
+}
+
+/// The jobs with the store credentials this machine resolves for them (the
+/// job's options, this machine's environment and credential files) filled in
+/// where the job does not name them, so agents reach the same store as the
+/// same user without a copy of the coordinator's environment (as warp's
+/// clients take the server's). Secrets among them travel apart from the
+/// specs inside the fleet's TLS channel (`Secrets`) and are redacted where
+/// results or the journal show options; an agent's own options still win.
+fn with_credentials(specs: &[JobSpec]) -> Vec<JobSpec> {
+    let mut specs = specs.to_vec();
+    for s in &mut specs {
+        let resolved = storbench_engine::http::creds::resolved_options(&s.ioengine, &s.engine_options);
+        if resolved.is_empty() {
+            continue;
+        }
+        // What they were found by names files on this machine.
+        s.engine_options.remove("cloud");
+        s.engine_options.remove("profile");
+        for (k, v) in resolved {
+            s.engine_options.entry(k).or_insert(v);
+        }
+    }
+    specs
 }
 
 /// Where each agent's jobs are in the run's journal: agent i's job j is

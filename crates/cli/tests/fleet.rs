@@ -790,3 +790,66 @@ fn a_fleets_slo_answer_is_the_fleets_rate_with_the_per_agent_share_beside_it() {
     let share = storbench_report::fmt::count(answer / 2.0);
     assert!(r.stdout.contains(&format!("over 2 agents ({share} per agent)")), "{}", r.stdout);
 }
+
+/// An S3 job on an agent with no credentials of its own runs with those the
+/// coordinator resolves (it failed there: "no S3 credentials"), and the
+/// secret shows nowhere: not in the agent's log, the coordinator's output,
+/// the results or the journal.
+#[test]
+fn agents_reach_the_store_with_the_credentials_the_coordinator_resolves() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    let fleet = fleet_dir(d.path(), "fleet");
+    let agent = Agent::start(None, "127.0.0.104:7450", &fleet, d.path().join("agent.log"), &[]);
+    let bucket = format!("sbcreds{}", std::process::id());
+    let args = [
+        "run",
+        "--name",
+        "creds",
+        "--ioengine",
+        "s3",
+        "--bucket",
+        &bucket,
+        "--objects",
+        "20",
+        "--object_size",
+        "4k",
+        "--rw",
+        "write",
+        "--number_ios",
+        "20",
+        "--agents",
+        "127.0.0.104",
+        "--fleet-dir",
+        fleet.to_str().unwrap(),
+        "--results-dir",
+        "out",
+        "--quiet",
+    ];
+    let r = storbench_env(d.path(), &env, &args);
+    assert_eq!(r.code, 0, "the agent used the coordinator's credentials: {}", r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    assert_eq!(doc["jobs"][0]["per_agent"][0]["ops"][0]["ios"], 20, "{}", doc["jobs"][0]["per_agent"]);
+    let secret = &env.iter().find(|(k, _)| *k == "AWS_SECRET_ACCESS_KEY").unwrap().1;
+    let mut seen = vec![("agent log", agent.log_text()), ("stdout", r.stdout.clone()), ("stderr", r.stderr.clone())];
+    for f in walk(&d.path().join("out")) {
+        seen.push(("a results file", std::fs::read_to_string(&f).unwrap_or_default()));
+    }
+    for (what, text) in seen {
+        assert!(!text.contains(secret.as_str()), "the secret key shows in {what}");
+    }
+}
+
+/// Every file under `dir`.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}

@@ -111,6 +111,12 @@ impl Agent {
             }
             None => Command::new(super::bin()),
         };
+        // A store's credentials reach the agent only as the test gives them:
+        // none from the test's own environment.
+        let store_vars = std::env::vars().map(|(k, _)| k).filter(|k| ["AWS_", "ST_", "OS_"].iter().any(|p| k.starts_with(p)));
+        for k in store_vars {
+            c.env_remove(k);
+        }
         c.args(["agent", "--listen", address, "--fleet-dir"]).arg(fleet).args(extra).envs(env.iter().map(|(k, v)| (*k, v)));
         let file = std::fs::File::create(&log).expect("agent log");
         let child = c.stdout(Stdio::null()).stderr(file).spawn().expect("start the agent");

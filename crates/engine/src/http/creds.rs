@@ -94,6 +94,67 @@ pub fn s3_from(
     Ok(S3Access { endpoint: endpoint.trim_end_matches('/').to_string(), region, access_key, secret_key, session_token })
 }
 
+/// What the job's options, this machine's environment and its credential
+/// files resolve to for `engine` (s3 or swift), written as the engine's own
+/// options. A fleet's coordinator sends them to its agents (secrets apart
+/// from the spec, inside the fleet's TLS channel), so the agents reach the
+/// same store as the same user without credentials of their own. Empty when
+/// nothing resolves here or the engine is not an object store over HTTP:
+/// each agent then looks on its own machine, as before. Paths (a CA file)
+/// are not sent: they name files on this machine.
+pub fn resolved_options(engine: &str, opts: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    resolved_from(engine, opts, &|k| std::env::var(k).ok(), &read_file)
+}
+
+fn resolved_from(
+    engine: &str,
+    opts: &BTreeMap<String, String>,
+    env: Env,
+    read: &dyn Fn(&str) -> Option<String>,
+) -> BTreeMap<String, String> {
+    let pairs: Vec<(&str, Option<String>)> = match engine {
+        "s3" => match s3_from("s3", opts, env, read) {
+            Ok(a) => vec![
+                ("endpoint", Some(a.endpoint)),
+                ("region", Some(a.region)),
+                ("access_key", Some(a.access_key)),
+                ("secret_key", Some(a.secret_key)),
+                ("session_token", a.session_token),
+            ],
+            Err(_) => vec![],
+        },
+        "swift" => match swift_from("swift", opts, env, read) {
+            Ok(a) => swift_options(a),
+            Err(_) => vec![],
+        },
+        _ => vec![],
+    };
+    pairs.into_iter().filter_map(|(k, v)| Some((k.to_string(), v?))).collect()
+}
+
+/// Swift access as the options that give it on another machine.
+fn swift_options(a: SwiftAccess) -> Vec<(&'static str, Option<String>)> {
+    let mut out = vec![("storage_url", a.storage_url)];
+    match a.auth {
+        SwiftAuth::Token(t) => out.push(("token", Some(t))),
+        SwiftAuth::V1 { user, key } => {
+            out.extend([("auth", Some(a.auth_url)), ("auth_version", Some("1".into())), ("user", Some(user)), ("key", Some(key))])
+        }
+        SwiftAuth::V3(k) => out.extend([
+            ("auth", Some(a.auth_url)),
+            ("auth_version", Some("3".into())),
+            ("user", Some(k.user)),
+            ("key", Some(k.password)),
+            ("user_domain", Some(k.user_domain)),
+            ("project", Some(k.project)),
+            ("project_domain", Some(k.project_domain)),
+            ("region", k.region),
+            ("interface", Some(k.interface)),
+        ]),
+    }
+    out
+}
+
 /// An http:// or https:// URL with a host.
 pub fn check_endpoint(engine: &'static str, option: &str, url: &str) -> Result<(), EngineError> {
     let bad = |message: String| EngineError::BadOption { engine, option: option.into(), message };
@@ -370,6 +431,34 @@ mod tests {
         assert!(!format!("{a:?}").contains("tk123"));
         let e = swift_from("swift", &opts(&[("token", "AUTH_tk123")]), &|_| None, &|_| None).unwrap_err().to_string();
         assert!(e.contains("storage_url") && !e.contains("tk123"), "{e}");
+    }
+
+    /// The options sent to an agent give, on a machine with no variables
+    /// and no files, the same access as here.
+    #[test]
+    fn resolved_options_reach_the_same_store_with_nothing_on_the_other_machine() {
+        let none = |_: &str| None;
+        let s3_env =
+            env_of(&[("AWS_ENDPOINT_URL", "http://127.0.0.1:7480/"), ("AWS_ACCESS_KEY_ID", "AK"), ("AWS_SECRET_ACCESS_KEY", "SK")]);
+        let sent = resolved_from("s3", &BTreeMap::new(), &s3_env, &none);
+        let there = s3_from("s3", &sent, &none, &none).unwrap();
+        assert_eq!((there.endpoint.as_str(), there.access_key.as_str(), there.secret_key.as_str()), ("http://127.0.0.1:7480", "AK", "SK"));
+        let v1 = env_of(&[("ST_AUTH", "http://127.0.0.1:8080/auth/v1.0"), ("ST_USER", "test:tester"), ("ST_KEY", "testing")]);
+        let there = swift_from("swift", &resolved_from("swift", &BTreeMap::new(), &v1, &none), &none, &none).unwrap();
+        assert!(matches!(&there.auth, SwiftAuth::V1 { user, key } if user == "test:tester" && key == "testing"));
+        let v3 = env_of(&[
+            ("OS_AUTH_URL", "http://127.0.0.1:5000/v3"),
+            ("OS_USERNAME", "u"),
+            ("OS_PASSWORD", "pw"),
+            ("OS_PROJECT_NAME", "p"),
+            ("OS_USER_DOMAIN_NAME", "ud"),
+            ("OS_INTERFACE", "internal"),
+        ]);
+        let there = swift_from("swift", &resolved_from("swift", &BTreeMap::new(), &v3, &none), &none, &none).unwrap();
+        let SwiftAuth::V3(k) = there.auth else { panic!("keystone v3 expected") };
+        assert_eq!((k.user.as_str(), k.password.as_str(), k.user_domain.as_str(), k.interface.as_str()), ("u", "pw", "ud", "internal"));
+        assert!(resolved_from("s3", &BTreeMap::new(), &none, &none).is_empty(), "nothing resolves: the agent looks itself");
+        assert!(resolved_from("rbd", &BTreeMap::new(), &s3_env, &none).is_empty());
     }
 
     #[test]
