@@ -677,3 +677,39 @@ fn rados_objects_read_later_without_state_are_checked_by_the_version_they_name()
     let f = &v["failures"][0];
     assert!(f["target"].as_str().unwrap().ends_with(" key 3") && f["byte"].as_u64() == Some(5000), "{f}");
 }
+
+/// fio's cross-stripe-verify.fio writes 16 KiB blocks every 128 KiB from
+/// 120 KiB (units not on a 16 KiB grid) and verifies them: storbench
+/// refused it ("the offset 122880 is not a multiple of the 16384-byte
+/// unit"); now the units are laid from the job's offset, checked where
+/// they were written, kept so in a verify state, and a flipped byte is
+/// found at its own block's offset by a later read run.
+#[test]
+fn blocks_verified_off_the_unit_grid_as_fios_cross_stripe_example() {
+    let d = scratch();
+    let job = "[global]\nbs=16k\nrw=write:112k\nverify=crc32c\nfilename=cs.dat\nsize=4m\nverify_backlog=1\noffset_increment=1m\n\
+               offset=120k\nio_size=512k\ngroup_reporting\nloops=2\n[write-verify]\nnumjobs=2\n";
+    std::fs::write(d.path().join("cs.fio"), job).unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "cs.fio", "--results-dir", "fio", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    clean(&d.path().join("fio"), 8);
+    let f = d.path().join("st.dat");
+    let fs = f.to_str().unwrap();
+    let common = ["--filename", fs, "--size", "1m", "--offset", "120k", "--bs", "16k", "--verify", "crc32c", "--verify_state", "vs"];
+    let w = storbench(d.path(), &[&["run", "--name", "w", "--rw", "write:112k"][..], &common, &["--results-dir", "w"]].concat());
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    clean(&d.path().join("w"), 4);
+    // The third block written: 120k + 2 x 128k.
+    overwrite(&f, 376 * 1024 + 100, b"XY");
+    let r = storbench(d.path(), &[&["run", "--name", "r", "--rw", "read:112k"][..], &common, &["--results-dir", "r"]].concat());
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = verify_of(&d.path().join("r"));
+    assert!(failed(&v, CORRUPT) >= 1 && failed(&v, LOST_WRITE) + failed(&v, MISSING) == 0, "{v}");
+    let offsets: Vec<u64> = v["failures"].as_array().unwrap().iter().map(|f| f["offset"].as_u64().unwrap()).collect();
+    assert!(offsets.iter().all(|o| *o == 376 * 1024), "each read of that block, and only it, fails: {offsets:?}");
+    // A job laying its units from another phase on the same state is refused by name.
+    let other = ["--filename", fs, "--size", "1016k", "--offset", "128k", "--bs", "16k", "--verify", "crc32c", "--verify_state", "vs"];
+    let r = storbench(d.path(), &[&["run", "--name", "o", "--rw", "read"][..], &other, &["--results-dir", "o"]].concat());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("units starting at offset 8192"), "{}", r.stderr);
+}

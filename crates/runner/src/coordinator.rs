@@ -176,7 +176,7 @@ fn verify_result(share: &JobShare, done: &[WorkerDone]) -> Option<storbench_mode
     for v in done.iter().filter_map(|d| d.verify.as_deref()) {
         tally.merge(v);
     }
-    let unit = if share.spec.objects.is_some() { 0 } else { crate::verify::unit_of(share).unwrap_or(0) };
+    let unit = if share.spec.objects.is_some() { 0 } else { crate::verify::grid_of(share).map_or(0, |g| g.0) };
     Some(storbench_model::VerifyResult { checksum: checksum.name().to_string(), unit, tally })
 }
 

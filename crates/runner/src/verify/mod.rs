@@ -76,30 +76,30 @@ fn verified_targets(share: &JobShare, worker: Option<u32>) -> Result<Vec<(String
 }
 
 /// Before anything runs: a verified job's unit fits its blocks, and any
-/// state an earlier run kept for its targets is for the same target and unit.
+/// state an earlier run kept for its targets is for the same target, unit
+/// and phase.
 pub fn check_job(share: &JobShare) -> Result<(), String> {
     let Some(v) = share.spec.verify.as_ref().filter(|v| v.checksum.is_some()) else { return Ok(()) };
-    let unit = unit_of(share)?;
+    let grid = grid_of(share)?;
     let targets = verified_targets(share, None)?;
     let Some(dir) = &v.state else { return Ok(()) };
     for (label, size) in targets {
-        table::check_saved(dir, &label, size, unit)?;
+        table::check_saved(dir, &label, size, grid)?;
     }
     Ok(())
 }
 
-/// The unit a job's blocks are verified in: `verify_interval`, else its
-/// smallest block; every block size and offset must be whole units.
-pub fn unit_of(share: &JobShare) -> Result<u32, String> {
-    let spec = &share.spec;
-    if spec.objects.is_some() {
-        return Ok(1);
+/// The unit a job's blocks are verified in (`verify_interval`, else its
+/// smallest block; every block size, skip and stripe whole units) and the
+/// phase its units are laid in: the job's offset past a whole number of
+/// units, as fio verifies each block where it was written (its
+/// cross-stripe-verify.fio writes 16k blocks from 120k).
+pub fn grid_of(share: &JobShare) -> Result<(u32, u64), String> {
+    if share.spec.objects.is_some() {
+        return Ok((1, 0));
     }
-    let unit = format::block_unit(spec)?;
-    if !share.region.start.is_multiple_of(unit as u64) {
-        return Err(format!("verify: the offset {} is not a multiple of the {unit}-byte unit", share.region.start));
-    }
-    Ok(unit)
+    let unit = format::block_unit(&share.spec)?;
+    Ok((unit, share.region.start % unit as u64))
 }
 
 /// A worker's side of verification: stamps its writes, judges its reads,
@@ -108,6 +108,8 @@ pub struct Checker {
     sum: Checksum,
     pattern: Option<Vec<u8>>,
     unit: u32,
+    /// Where the job's unit 0 starts (see [`grid_of`]).
+    phase: u64,
     job: u32,
     worker: u32,
     pub spec: VerifySpec,
@@ -149,11 +151,11 @@ impl Checker {
     /// The worker's checker, or `None` when its job does not verify.
     pub fn new(share: &JobShare, worker: u32, registry: &VerifyTables, qd: usize, slot_len: u64) -> Result<Option<Checker>, String> {
         let Some(spec) = share.spec.verify.as_ref().filter(|v| v.checksum.is_some()) else { return Ok(None) };
-        let unit = unit_of(share)?;
+        let (unit, phase) = grid_of(share)?;
         let dir = spec.state.as_deref();
         let tables = verified_targets(share, Some(worker))?
             .into_iter()
-            .map(|(label, size)| registry.table(&label, size, unit, dir))
+            .map(|(label, size)| registry.table(&label, size, (unit, phase), dir))
             .collect::<Result<Vec<_>, _>>()?;
         let per_slot = if share.spec.objects.is_some() { 1 } else { (slot_len / unit as u64).max(1) as usize };
         // Counted until its measured phase ends: the job's read-back pass waits for every writer.
@@ -166,6 +168,7 @@ impl Checker {
             sum: spec.checksum.unwrap_or(Checksum::Crc32c),
             pattern: spec.pattern.clone(),
             unit,
+            phase,
             job: share.job,
             worker,
             spec: spec.clone(),
@@ -228,7 +231,7 @@ impl Checker {
     fn span(&self, io: &NextIo) -> (usize, usize, usize) {
         match self.objects {
             Some(_) => (0, io.file as usize, 1),
-            None => (io.file as usize, (io.offset / self.unit as u64) as usize, (io.len / self.unit) as usize),
+            None => (io.file as usize, ((io.offset - self.phase) / self.unit as u64) as usize, (io.len / self.unit) as usize),
         }
     }
 
@@ -323,7 +326,7 @@ impl Checker {
 
     /// Judge one unit read back.
     fn judge(&mut self, table: &BlockTable, i: usize, snap: u64, unit: &[u8]) {
-        let offset = i as u64 * self.unit as u64;
+        let offset = self.phase + i as u64 * self.unit as u64;
         let [lo, hi] = match self.expected(table, i, snap) {
             None => return,
             Some(Against::Header) => return self.judge_by_header(table, offset, unit),
@@ -565,7 +568,7 @@ impl Checker {
         let mut out = Vec::new();
         let mut c = 0u64;
         for (file, table) in self.tables.iter().enumerate() {
-            let end = (region.start + region.len).min(table.units * unit);
+            let end = (region.start + region.len).min(self.phase + table.units * unit);
             let mut at = region.start;
             while at < end {
                 let len = chunk.min(end - at) / unit * unit;
@@ -573,7 +576,7 @@ impl Checker {
                     break;
                 }
                 let mine = !shared || c % share.workers as u64 == worker as u64;
-                if mine && table.any_written((at / unit) as usize, (len / unit) as usize) {
+                if mine && table.any_written(((at - self.phase) / unit) as usize, (len / unit) as usize) {
                     out.push(NextIo { op: OpKind::Read, file: file as u32, offset: at, len: len as u32, whole: false, class: 0 });
                 }
                 c += 1;

@@ -106,9 +106,12 @@ fn recovered(w: u64) -> u64 {
 const TABLE_MAGIC: &[u8; 8] = b"SBVSTATE";
 const TABLE_VERSION: u32 = 1;
 /// The header page of a table: magic, version, unit, units, target size,
-/// the generation counter (at `GEN_AT`), the target's label.
+/// the generation counter (at `GEN_AT`), the label's length, the phase (at
+/// `PHASE_AT`; zero in states of earlier versions, which had none), the
+/// target's label.
 const TABLE_HEADER: usize = 4096;
 const GEN_AT: usize = 32;
+const PHASE_AT: usize = 48;
 const LABEL_AT: usize = 64;
 
 /// One target's words (see the module's notes), in memory or in a state file.
@@ -117,6 +120,10 @@ pub struct BlockTable {
     base: *mut u8,
     pub(super) units: u64,
     unit: u32,
+    /// Where unit 0 starts: a job whose offset is not a whole number of
+    /// units (fio's cross-stripe-verify.fio: 16k blocks from 120k) has its
+    /// units laid from there.
+    pub(super) phase: u64,
     pub label: String,
     /// The state file, locked for this run.
     _file: Option<File>,
@@ -128,11 +135,11 @@ unsafe impl Send for BlockTable {}
 unsafe impl Sync for BlockTable {}
 
 impl BlockTable {
-    /// A table for `size` bytes in units of `unit`: in memory, or in `dir`
-    /// (created, or the earlier run's table loaded after checking it is for
-    /// the same target and unit).
-    pub fn open(label: &str, size: u64, unit: u32, dir: Option<&Path>) -> Result<BlockTable, String> {
-        let units = size / unit as u64;
+    /// A table for `size` bytes in units of `unit` from `phase`: in memory,
+    /// or in `dir` (created, or the earlier run's table loaded after
+    /// checking it is for the same target, unit and phase).
+    pub fn open(label: &str, size: u64, unit: u32, phase: u64, dir: Option<&Path>) -> Result<BlockTable, String> {
+        let units = size.saturating_sub(phase) / unit as u64;
         let bytes = TABLE_HEADER as u64 + units * 8;
         let (mut map, file) = match dir {
             None => {
@@ -141,7 +148,7 @@ impl BlockTable {
                 (map, None)
             }
             Some(dir) => {
-                let (map, file) = map_state(label, size, unit, bytes, dir)?;
+                let (map, file) = map_state(label, size, (unit, phase), bytes, dir)?;
                 (map, Some(file))
             }
         };
@@ -155,10 +162,11 @@ impl BlockTable {
             map[GEN_AT..GEN_AT + 8].copy_from_slice(&1u64.to_le_bytes());
             let l = &label.as_bytes()[..label.len().min(TABLE_HEADER - LABEL_AT - 4)];
             map[40..44].copy_from_slice(&(l.len() as u32).to_le_bytes());
+            map[PHASE_AT..PHASE_AT + 8].copy_from_slice(&phase.to_le_bytes());
             map[LABEL_AT..LABEL_AT + l.len()].copy_from_slice(l);
         }
         let base = map.as_mut_ptr();
-        let table = BlockTable { map, base, units, unit, label: label.to_string(), _file: file };
+        let table = BlockTable { map, base, units, unit, phase, label: label.to_string(), _file: file };
         if !fresh {
             // What was in flight when the last run ended is unknown; and after a
             // host crash the counter may lag the words it numbered: it goes on
@@ -219,7 +227,7 @@ impl BlockTable {
 }
 
 /// The state file of a target: created, or opened and checked.
-fn map_state(label: &str, size: u64, unit: u32, bytes: u64, dir: &Path) -> Result<(memmap2::MmapMut, File), String> {
+fn map_state(label: &str, size: u64, grid: (u32, u64), bytes: u64, dir: &Path) -> Result<(memmap2::MmapMut, File), String> {
     std::fs::create_dir_all(dir).map_err(|e| format!("verify_state {}: {e}", dir.display()))?;
     let path = state_path(dir, label);
     let exists = path.exists();
@@ -239,7 +247,7 @@ fn map_state(label: &str, size: u64, unit: u32, bytes: u64, dir: &Path) -> Resul
     }
     let len = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
     if exists && len > 0 {
-        check_state(&file, &path, label, size, unit, bytes, len)?;
+        check_state(&file, &path, label, size, grid, bytes, len)?;
     } else {
         file.set_len(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     }
@@ -249,7 +257,9 @@ fn map_state(label: &str, size: u64, unit: u32, bytes: u64, dir: &Path) -> Resul
     Ok((map, file))
 }
 
-fn check_state(file: &File, path: &Path, label: &str, size: u64, unit: u32, bytes: u64, len: u64) -> Result<(), String> {
+/// `grid`: the unit and the phase the job lays its units in.
+fn check_state(file: &File, path: &Path, label: &str, size: u64, grid: (u32, u64), bytes: u64, len: u64) -> Result<(), String> {
+    let (unit, phase) = grid;
     use std::os::unix::fs::FileExt;
     let mut head = [0u8; TABLE_HEADER];
     file.read_exact_at(&mut head, 0).map_err(|e| format!("{}: not a verify state ({e})", path.display()))?;
@@ -266,6 +276,12 @@ fn check_state(file: &File, path: &Path, label: &str, size: u64, unit: u32, byte
     if u32_at(12) != unit {
         return Err(format!("{p}: kept in {}-byte units; give verify_interval={} (or another verify_state)", u32_at(12), u32_at(12)));
     }
+    if u64_at(PHASE_AT) != phase {
+        return Err(format!(
+            "{p}: kept in units starting at offset {}, not {phase}; give the job an offset a whole number of units from it (or another verify_state)",
+            u64_at(PHASE_AT)
+        ));
+    }
     if len != bytes {
         return Err(format!("{p}: cut short ({len} of {bytes} bytes); remove it or give another verify_state"));
     }
@@ -273,12 +289,13 @@ fn check_state(file: &File, path: &Path, label: &str, size: u64, unit: u32, byte
 }
 
 /// An earlier run's state for this target, if `dir` has one, is for the
-/// same target and unit.
-pub(super) fn check_saved(dir: &Path, label: &str, size: u64, unit: u32) -> Result<(), String> {
+/// same target, unit and phase.
+pub(super) fn check_saved(dir: &Path, label: &str, size: u64, grid: (u32, u64)) -> Result<(), String> {
     let path = state_path(dir, label);
     let Ok(file) = File::open(&path) else { return Ok(()) };
     let len = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
-    check_state(&file, &path, label, size, unit, TABLE_HEADER as u64 + size / unit as u64 * 8, len)
+    let units = size.saturating_sub(grid.1) / grid.0 as u64;
+    check_state(&file, &path, label, size, grid, TABLE_HEADER as u64 + units * 8, len)
 }
 
 /// A target's state file in `dir`: its label with what is not a letter or
@@ -311,13 +328,20 @@ pub struct VerifyTables {
 }
 
 impl VerifyTables {
-    pub(super) fn table(&self, label: &str, size: u64, unit: u32, dir: Option<&Path>) -> Result<Arc<BlockTable>, String> {
+    pub(super) fn table(&self, label: &str, size: u64, grid: (u32, u64), dir: Option<&Path>) -> Result<Arc<BlockTable>, String> {
+        let (unit, phase) = grid;
         let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = tables.get(label) {
             if t.unit != unit {
                 return Err(format!("{label} is verified in {}-byte units by an earlier job; give verify_interval={}", t.unit, t.unit));
             }
-            if t.units < size / unit as u64 {
+            if t.phase != phase {
+                return Err(format!(
+                    "{label} is verified in units starting at offset {} by an earlier job; give this job an offset a whole number of {unit}-byte units from it",
+                    t.phase
+                ));
+            }
+            if t.units < size.saturating_sub(phase) / unit as u64 {
                 return Err(format!(
                     "{label} is verified over {} bytes by an earlier job; give the jobs that verify it the same size",
                     t.units * unit as u64
@@ -325,7 +349,7 @@ impl VerifyTables {
             }
             return Ok(t.clone());
         }
-        let t = Arc::new(BlockTable::open(label, size, unit, dir)?);
+        let t = Arc::new(BlockTable::open(label, size, unit, phase, dir)?);
         tables.insert(label.to_string(), t.clone());
         Ok(t)
     }
@@ -393,20 +417,20 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("sb-vstate-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         {
-            let t = BlockTable::open("/dev/x", 1 << 20, 4096, Some(&dir)).unwrap();
+            let t = BlockTable::open("/dev/x", 1 << 20, 4096, 0, Some(&dir)).unwrap();
             let g = t.next_generation();
             t.update(3, began);
             t.update(3, |w| ended(w, g, true));
             t.update(4, began); // in flight when the run "dies"
             t.flush();
         }
-        let t = BlockTable::open("/dev/x", 1 << 20, 4096, Some(&dir)).unwrap();
+        let t = BlockTable::open("/dev/x", 1 << 20, 4096, 0, Some(&dir)).unwrap();
         assert_eq!(expect(t.word(3).load(Ordering::Relaxed)), Expect::Range(1, 1));
         assert_eq!(expect(t.word(4).load(Ordering::Relaxed)), Expect::Unknown);
         assert_eq!(t.next_generation(), 2, "the counter goes on");
         drop(t);
-        assert!(BlockTable::open("/dev/x", 1 << 20, 8192, Some(&dir)).err().unwrap().contains("verify_interval=4096"));
-        assert!(BlockTable::open("/dev/x", 2 << 20, 4096, Some(&dir)).err().unwrap().contains("not /dev/x"));
+        assert!(BlockTable::open("/dev/x", 1 << 20, 8192, 0, Some(&dir)).err().unwrap().contains("verify_interval=4096"));
+        assert!(BlockTable::open("/dev/x", 2 << 20, 4096, 0, Some(&dir)).err().unwrap().contains("not /dev/x"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
