@@ -119,3 +119,45 @@ fn non_uniform_distributions_read_the_blocks_fio_reads() {
         assert!(off <= 0.10, "{dist}: {sb_distinct} distinct blocks read, fio {fio_distinct}");
     }
 }
+
+/// A new file after `tool` ran `job` on it: its length and how many of its
+/// bytes hold data (FIEMAP: holes and unwritten extents do not).
+fn made(tool: &str, job: &str) -> (u64, u64) {
+    let d = scratch();
+    std::fs::write(d.path().join("j.fio"), format!("[j]\nfilename=m.dat\nsize=8m\nbs=4k\ndirect=1\nioengine=psync\n{job}")).unwrap();
+    let mut cmd = match tool {
+        "fio" => Command::new("fio"),
+        _ => {
+            let mut c = Command::new(bin());
+            c.arg("fio");
+            c
+        }
+    };
+    let out = cmd.args(["--output-format=json", "j.fio"]).current_dir(d.path()).output().unwrap();
+    assert!(out.status.success(), "{tool} {job}: {}", String::from_utf8_lossy(&out.stderr));
+    let path = d.path().join("m.dat");
+    let len = std::fs::metadata(&path).unwrap().len();
+    let never = storbench_engine::files::extents::never_written(&path, len).expect("FIEMAP on the scratch file system");
+    (len, len - never)
+}
+
+/// fio lays a new file out with data only for a job that reads or sets
+/// `overwrite`; one that only writes gets the room its `fallocate` makes
+/// and writes into it (storbench wrote the whole file first: its first
+/// pass overwrote allocated blocks where fio's converts unwritten extents).
+#[test]
+fn a_new_file_is_laid_out_as_fio_lays_it_out() {
+    if !tools(&["fio"]) {
+        return;
+    }
+    for job in [
+        "rw=randwrite\nnumber_ios=4\n",
+        "rw=randwrite\nnumber_ios=4\nfallocate=truncate\n",
+        "rw=write\nnumber_ios=4\nfallocate=none\n",
+        "rw=randwrite\nnumber_ios=4\noverwrite=1\n",
+        "rw=randread\nnumber_ios=4\n",
+    ] {
+        let (fio, sb) = (made("fio", job), made("storbench", job));
+        assert_eq!(sb, fio, "(length, bytes holding data) after {job:?}: storbench {sb:?}, fio {fio:?}");
+    }
+}

@@ -343,6 +343,49 @@ pub enum OpenSync {
     Dsync,
 }
 
+/// How fio makes room for a file it does not lay out with data (fio
+/// `fallocate`; Linux's default is `native`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fallocate {
+    /// Nothing: the file starts empty and writes extend it.
+    None,
+    /// fallocate(2), mode 0: the extents allocated, unwritten.
+    #[default]
+    Native,
+    /// posix_fallocate(3).
+    Posix,
+    /// fallocate(FALLOC_FL_KEEP_SIZE): allocated, the size left as it was.
+    Keep,
+    /// ftruncate(2): the size set, nothing allocated (sparse).
+    Truncate,
+}
+
+impl Fallocate {
+    /// fio's values (`0` is none, `1` posix, as fio still takes them).
+    pub fn parse(v: &str) -> Option<Fallocate> {
+        Some(match v {
+            "none" | "0" => Fallocate::None,
+            "native" => Fallocate::Native,
+            "posix" | "1" => Fallocate::Posix,
+            "keep" => Fallocate::Keep,
+            "truncate" => Fallocate::Truncate,
+            _ => return None,
+        })
+    }
+}
+
+/// A job from a fio job file lays out the files it creates by fio's rule
+/// (fio's extend_file): with data only when it reads or `overwrite` is set;
+/// a job that only writes or trims gets its room made by `fallocate` and
+/// writes into unwritten extents, as under fio. storbench's own jobs always
+/// lay out data (writes then overwrite allocated blocks).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FioLayout {
+    pub overwrite: bool,
+    pub fallocate: Fallocate,
+}
+
 /// fio's log files: each is named by its prefix (the job's name when the
 /// option is given without one), averaged over `avg_msec` windows.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -552,6 +595,10 @@ pub struct JobSpec {
     /// The pattern's writes are trims (fio `rw=trim`, `rw=randtrim`).
     #[serde(default)]
     pub trims: bool,
+    /// A fio job's layout rule for the files it creates (see [`FioLayout`]);
+    /// `None` for storbench's own jobs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fio_layout: Option<FioLayout>,
     /// Where the workers run and allocate (fio `cpus_allowed`, `numa_mem_policy`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::Placement>,
@@ -683,6 +730,7 @@ impl Default for JobSpec {
             objects: None,
             placement: None,
             trims: false,
+            fio_layout: None,
             flow: None,
             latency_target: None,
             given: Given::default(),
@@ -692,6 +740,16 @@ impl Default for JobSpec {
 }
 
 impl JobSpec {
+    /// How the files this job creates are made: `None`, laid out with data
+    /// (storbench's way, and fio's for a job that reads or overwrites); else
+    /// only room made as fio's `fallocate` says (fio's extend_file).
+    pub fn room_only(&self) -> Option<Fallocate> {
+        let layout = self.fio_layout?;
+        let reads = self.read_percent() > 0.0;
+        let overwrites = layout.overwrite && !self.trims;
+        (!reads && !overwrites).then_some(layout.fallocate)
+    }
+
     pub fn read_percent(&self) -> f64 {
         self.rw.read_percent(self.rwmixread)
     }

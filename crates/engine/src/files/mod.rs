@@ -4,8 +4,10 @@
 //! regular file is writable only if storbench created it (marked with the
 //! `user.storbench` extended attribute, or a `.name.storbench` marker file where
 //! the filesystem has no user xattrs), and a block device only if it is blank
-//! and not in use ([`device`]). Reads are always allowed. New files are laid out with incompressible data before use, as fio
-//! does, so reads hit real blocks and writes overwrite allocated ones.
+//! and not in use ([`device`]). Reads are always allowed. New files are laid
+//! out with incompressible data before use, so reads hit real blocks and
+//! writes overwrite allocated ones; a fio job that only writes or trims gets
+//! only the room fio's `fallocate` makes (`Need::room_only`), as under fio.
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -16,7 +18,7 @@ use std::path::{Path, PathBuf};
 use storbench_model::{FileKind, TargetFile};
 use storbench_workload::data::Filler;
 use storbench_workload::rng::Rng;
-use storbench_workload::DataPattern;
+use storbench_workload::{DataPattern, Fallocate};
 
 mod blkid;
 mod device;
@@ -64,6 +66,9 @@ pub struct Need {
     pub bytes: Option<u64>,
     pub writes: bool,
     pub allow_overwrite: bool,
+    /// Make room this way instead of writing data (a fio job that does not
+    /// read: [`storbench_workload::JobSpec::room_only`]).
+    pub room_only: Option<Fallocate>,
 }
 
 /// Check, create and lay out one target; `stop` is asked between chunks of
@@ -87,13 +92,14 @@ fn create_file(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<Targ
         return Err(TargetError::Invalid { path: path.into(), message: format!("its directory {} does not exist", dir.display()) });
     }
     let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| TargetError::os(path, "create", e))?;
-    let made = mark_created(&f, path).and_then(|_| lay_out(&mut f, path, 0, size, stop));
+    let made = mark_created(&f, path).and_then(|_| make_room(&mut f, path, 0, size, need, stop));
     if let Err(e) = made {
         // No partial writes: a file we could not finish is not left behind.
         let _ = remove_created(path);
         return Err(e);
     }
-    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true, note: None, never_written: Some(0) })
+    let never_written = Some(if need.room_only.is_some() { size } else { 0 });
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true, note: None, never_written })
 }
 
 fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
@@ -126,7 +132,7 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> 
         if len == 0 && !ours {
             mark_created(&f, path)?;
         }
-        lay_out(&mut f, path, len, wanted, stop)?;
+        make_room(&mut f, path, len, wanted, need, stop)?;
     }
     // A file someone preallocated (or left sparse) reads zeros from no medium.
     let never_written = extents::never_written(path, wanted);
@@ -220,6 +226,40 @@ pub fn is_marked(path: &Path) -> bool {
     // SAFETY: valid C strings and buffer.
     let n = unsafe { libc::getxattr(cpath.as_ptr(), key.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
     (n > 0 && &buf[..n as usize] == b"created") || sidecar(path).exists()
+}
+
+/// Data from `from` to `to`, or only the room the job's `fallocate` makes.
+fn make_room(f: &mut File, path: &Path, from: u64, to: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    match need.room_only {
+        None => lay_out(f, path, from, to, stop),
+        Some(mode) => allocate(f, path, to, mode),
+    }
+}
+
+/// fio's `fallocate` for a file of `size` bytes (fio's fallocate_file: a
+/// native fallocate that fails leaves the file as it was, as in fio).
+fn allocate(f: &File, path: &Path, size: u64, mode: Fallocate) -> Result<(), TargetError> {
+    check_free_space(f, path, size)?;
+    let fd = f.as_raw_fd();
+    // SAFETY: plain system calls on a descriptor we own.
+    let rc = match mode {
+        Fallocate::None => 0,
+        Fallocate::Native => unsafe { libc::fallocate(fd, 0, 0, size as i64) },
+        Fallocate::Keep => unsafe { libc::fallocate(fd, libc::FALLOC_FL_KEEP_SIZE, 0, size as i64) },
+        Fallocate::Posix => match unsafe { libc::posix_fallocate(fd, 0, size as i64) } {
+            0 => 0,
+            e => return Err(TargetError::os(path, "posix_fallocate", std::io::Error::from_raw_os_error(e))),
+        },
+        Fallocate::Truncate => unsafe { libc::ftruncate(fd, size as i64) },
+    };
+    let e = std::io::Error::last_os_error();
+    match (rc, mode) {
+        (0, _) => Ok(()),
+        // fio ignores a file system without fallocate here: writes extend the file.
+        (_, Fallocate::Native) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::ENOSYS)) => Ok(()),
+        (_, Fallocate::Truncate) => Err(TargetError::os(path, "ftruncate", e)),
+        _ => Err(TargetError::os(path, "fallocate", e)),
+    }
 }
 
 /// Write incompressible data from `from` to `to`, after checking it fits.
@@ -363,7 +403,7 @@ mod tests {
     #[test]
     fn creates_marks_and_lays_out_then_reuses() {
         let p = tmp("new");
-        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false };
+        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false, room_only: None };
         let t = prepare(&p, &need, &|| false).unwrap();
         assert!(t.created && is_marked(&p));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
@@ -379,16 +419,16 @@ mod tests {
     fn refuses_to_write_someone_elses_file_but_reads_it() {
         let p = tmp("theirs");
         std::fs::write(&p, vec![1u8; 8192]).unwrap();
-        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false };
+        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false, room_only: None };
         let err = prepare(&p, &write, &|| false).unwrap_err();
         assert!(matches!(err, TargetError::Refused { .. }), "{err}");
         assert!(err.to_string().contains("allow_overwrite"));
         assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 8192], "nothing written");
-        let read = Need { bytes: None, writes: false, allow_overwrite: false };
+        let read = Need { bytes: None, writes: false, allow_overwrite: false, room_only: None };
         assert_eq!(prepare(&p, &read, &|| false).unwrap().size, 8192);
-        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false };
+        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false, room_only: None };
         assert!(prepare(&p, &too_big, &|| false).is_err());
-        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true };
+        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true, room_only: None };
         assert!(prepare(&p, &allowed, &|| false).is_ok());
         std::fs::remove_file(&p).unwrap();
     }
@@ -396,7 +436,7 @@ mod tests {
     #[test]
     fn a_layout_stops_when_asked_and_leaves_nothing() {
         let p = tmp("stopped");
-        let need = Need { bytes: Some(64 << 20), writes: true, allow_overwrite: false };
+        let need = Need { bytes: Some(64 << 20), writes: true, allow_overwrite: false, room_only: None };
         let asked = std::cell::Cell::new(0);
         let stop = || {
             asked.set(asked.get() + 1);
@@ -410,7 +450,7 @@ mod tests {
     #[test]
     fn a_layout_larger_than_the_free_space_is_refused_before_writing() {
         let p = tmp("huge");
-        let need = Need { bytes: Some(1 << 60), writes: true, allow_overwrite: false };
+        let need = Need { bytes: Some(1 << 60), writes: true, allow_overwrite: false, room_only: None };
         let e = prepare(&p, &need, &|| false).unwrap_err();
         assert!(e.to_string().contains("free; lower size"), "{e}");
         assert!(!p.exists());
@@ -419,7 +459,7 @@ mod tests {
     #[test]
     fn new_file_without_size_is_a_clear_error() {
         let p = tmp("nosize");
-        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false }, &|| false).unwrap_err();
+        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false, room_only: None }, &|| false).unwrap_err();
         assert!(err.to_string().contains("size"), "{err}");
         assert!(!p.exists());
     }

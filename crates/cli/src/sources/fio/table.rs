@@ -53,7 +53,6 @@ const IGNORED: &[&str] = &[
     "log_unix_epoch",
     "refill_buffers",
     "scramble_buffers",
-    "fallocate",
     // storbench reaps every completion it can see.
     "iodepth_batch_complete",
     "iodepth_batch_complete_min",
@@ -157,6 +156,8 @@ pub fn action(key: &str, value: &str) -> Action {
         "loops" => keep("fio:loops"),
         "blockalign" | "ba" => keep("fio:blockalign"),
         "latency_target" | "latency_window" | "latency_percentile" => keep(&format!("fio:{key}")),
+        // How a file the job creates is made: settled with the whole job (its direction).
+        "fallocate" | "overwrite" => keep(&format!("fio:{key}")),
         "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => Action::Keep(format!("fio:{key}"), value.into()),
         "bsrange" | "blocksize_range" => bsrange(value),
         "random_generator" => Action::Note(
