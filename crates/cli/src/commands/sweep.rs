@@ -151,6 +151,9 @@ impl<'a> Sweep<'a> {
         let started = Instant::now();
         let mut code = 0;
         let total = self.index.points.len();
+        if let Some(why) = knee::none_sought(&self.index) {
+            eprintln!("storbench: {why}");
+        }
         for n in 0..total {
             if !matches!(self.index.points[n].state, PointState::Pending | PointState::Interrupted | PointState::Failed { .. }) {
                 continue;
