@@ -369,8 +369,8 @@ pub struct SweepFlags {
 pub struct SloFlags {
     #[command(flatten)]
     pub source: JobSource,
-    /// The bound: PERCENTILE=TIME (p99=2ms, p99.9=500us), of latency from each operation's intended start
-    #[arg(long, value_name = "pNN=TIME", required_unless_present = "resume")]
+    /// The bound: PERCENTILE=TIME (p99=2ms, p99.9=500us) or mean=TIME, of latency from each operation's intended start
+    #[arg(long, value_name = "pNN=TIME|mean=TIME", required_unless_present = "resume")]
     pub latency: Option<String>,
     /// Go on with an interrupted or killed search: its finished probes are kept, the rest run
     #[arg(long, value_name = "DIR")]

@@ -309,6 +309,8 @@ const CASES: &[Case] = &[
     case(&["slo", "--precision", "1e308", "--latency", "p99=2ms", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--precision", "'1e308'"]),
     case(&["slo", "--precision=-1", "--latency", "p99=2ms", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--precision", "'-1'"]),
     case(&["slo", "--max-probes", "4294967295", "--latency", "p99=2ms", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--max-probes", "3..=1000"]),
+    case(&["slo", "--latency", "mean=0", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--latency mean=0", "mean=BOUND"]),
+    case(&["slo", "--latency", "median<1ms", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--latency median<1ms", "PERCENTILE=BOUND"]),
     case(&["sweep", "--knee-gain", "inf", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "iodepth=1,2"], &["--knee-gain", "'inf'"]),
     case(&["sweep", "--repeat", "4294967295", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "iodepth=1,2"], &["--repeat", "1..=1000"]),
     case(&["compare", "--min-effect", "nan", "a", "b"], &["--min-effect", "'nan'"]),
