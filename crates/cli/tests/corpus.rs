@@ -246,6 +246,8 @@ const CASES: &[Case] = &[
     with(&["run", "--fio", "r.fio"], &[("r.fio", "[a]\nrw=randrw\nsize=1m\nrate_min=1k,2k\n")], &["rate_min=1k,2k", "different minimums"]),
     with(&["run", "--fio", "b.fio"], &[("b.fio", "[a]\nrw=randrw\nsize=1m\nba=8k,4k\n")], &["blockalign=8k,4k", "give one value"]),
     case(&["run", "--name", "a", "--size", "1m", "--blockalign", "0"], &["option 'blockalign'", "must be above zero"]),
+    case(&["run", "--name", "a", "--size", "0%"], &["option 'size'", "'0%'", "above 0 and at most 100"]),
+    case(&["run", "--name", "a", "--size", "150%"], &["option 'size'", "'150%'", "above 0 and at most 100"]),
     case(&["run", "--name", "a", "--size", "1m", "--bs", "8k", "--blockalign", "2k", "--verify", "crc32c"], &["blockalign 2048 is not a multiple"]),
     with(&["run", "--fio", "e.fio"], &[("e.fio", "[a]\nrw=write\nsize=1m\ncontinue_on_error=sometimes\n")], &["continue_on_error=sometimes", "give none, read"]),
     with(&["run", "--fio", "e.fio"], &[("e.fio", "[a]\nrw=write\nsize=1m\ncontinue_on_error=1\nignore_error=,ENOSPACE\n")], &["'ENOSPACE' is not one of fio's errno names"]),
