@@ -315,6 +315,7 @@ const CASES: &[Case] = &[
     case(&["slo", "--latency", "median<1ms", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--latency median<1ms", "PERCENTILE=BOUND"]),
     case(&["sweep", "--knee-gain", "inf", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "iodepth=1,2"], &["--knee-gain", "'inf'"]),
     case(&["sweep", "--repeat", "4294967295", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "iodepth=1,2"], &["--repeat", "1..=1000"]),
+    case(&["sweep", "--each-point", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "iodepth=1,2"], &["--each-point goes with --precondition or --fill"]),
     case(&["compare", "--min-effect", "nan", "a", "b"], &["--min-effect", "'nan'"]),
     case(&["compare", "--fail-if-slower", "1e308", "a", "b"], &["--fail-if-slower", "from 0 to 100"]),
     case(&["compare", "--fail-if-p99-worse=-inf", "a", "b"], &["--fail-if-p99-worse", "'-inf'"]),
