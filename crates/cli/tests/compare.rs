@@ -135,33 +135,11 @@ fn sweeps_compare_point_by_point_and_repeats_give_intervals_over_runs() {
 fn a_comparison_report_folds_warnings_per_side_and_names_the_sides() {
     let d = scratch();
     for side in ["bobtail", "cuttlefish"] {
-        let r = storbench(
-            d.path(),
-            &[
-                "sweep",
-                "--quiet",
-                "--results-dir",
-                side,
-                "--name",
-                "j",
-                "--ioengine",
-                "psync",
-                "--iodepth",
-                "8",
-                "--filename",
-                "f.dat",
-                "--size",
-                "4m",
-                "--rw",
-                "randread",
-                "--runtime",
-                "1",
-                "--time_based",
-                "1",
-                "--sweep",
-                "bs=4k,64k",
-            ],
+        let line = format!(
+            "sweep --quiet --results-dir {side} --name j --ioengine psync --iodepth 8 --filename f.dat --size 4m --rw randread \
+             --runtime 1 --time_based 1 --sweep bs=4k,64k"
         );
+        let r = storbench(d.path(), &line.split_whitespace().collect::<Vec<_>>());
         assert_eq!(r.code, 0, "{}", r.stderr);
     }
     let r = storbench(d.path(), &["report", "bobtail", "cuttlefish", "-o", "cmp.html"]);
