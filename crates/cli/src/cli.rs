@@ -357,6 +357,15 @@ pub struct SweepFlags {
     /// Run every point (no knee search)
     #[arg(long = "no-knee")]
     pub no_knee: bool,
+    /// First write every block target twice over in 128 KiB sequential writes, once before the points (as run --precondition)
+    #[arg(long)]
+    pub precondition: bool,
+    /// First fill every target to this share (80% or 0.8), once before the points (as run --fill)
+    #[arg(long, value_name = "PCT", value_parser = crate::numbers::fraction, conflicts_with = "precondition")]
+    pub fill: Option<f64>,
+    /// With --precondition or --fill: before every point instead of once (a pool's or bucket's fill needs it: it is removed after its run)
+    #[arg(long = "each-point")]
+    pub each_point: bool,
     /// Continue an interrupted sweep in DIR (its command line is in DIR/sweep.json)
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
@@ -369,8 +378,8 @@ pub struct SweepFlags {
 pub struct SloFlags {
     #[command(flatten)]
     pub source: JobSource,
-    /// The bound: PERCENTILE=TIME (p99=2ms, p99.9=500us), of latency from each operation's intended start
-    #[arg(long, value_name = "pNN=TIME", required_unless_present = "resume")]
+    /// The bound: PERCENTILE=TIME (p99=2ms, p99.9=500us) or mean=TIME, of latency from each operation's intended start
+    #[arg(long, value_name = "pNN=TIME|mean=TIME", required_unless_present = "resume")]
     pub latency: Option<String>,
     /// Go on with an interrupted or killed search: its finished probes are kept, the rest run
     #[arg(long, value_name = "DIR")]

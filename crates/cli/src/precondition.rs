@@ -30,7 +30,7 @@ pub enum Before {
 }
 
 impl Before {
-    fn flag(self) -> &'static str {
+    pub fn flag(self) -> &'static str {
         match self {
             Before::Precondition => "--precondition",
             Before::Fill(_) => "--fill",
@@ -45,10 +45,21 @@ pub fn prepend(specs: Vec<JobSpec>) -> Result<Vec<JobSpec>, CliError> {
 }
 
 pub fn prepend_with(mut specs: Vec<JobSpec>, before: Before) -> Result<Vec<JobSpec>, CliError> {
+    let mut pre = jobs_before(&specs, before)?;
+    if let Some(first) = specs.first_mut() {
+        first.stonewall = true;
+    }
+    pre.append(&mut specs);
+    Ok(pre)
+}
+
+/// The preconditioning (or fill) jobs alone: one per distinct target of
+/// `specs` (a sweep runs them once before its points).
+pub fn jobs_before(specs: &[JobSpec], before: Before) -> Result<Vec<JobSpec>, CliError> {
     let flag = before.flag();
     let mut targets: Vec<String> = Vec::new();
     let mut pre = Vec::new();
-    for spec in &specs {
+    for spec in specs {
         let Some(engine) = storbench_engine::find(&spec.ioengine) else { continue };
         let caps = engine.capabilities();
         let objects = spec.objects.is_some() || !caps.blocks;
@@ -82,10 +93,6 @@ pub fn prepend_with(mut specs: Vec<JobSpec>, before: Before) -> Result<Vec<JobSp
             "{flag}: no job uses a target to write first (files, devices or RBD images; pools and buckets for --fill)"
         )));
     }
-    if let Some(first) = specs.first_mut() {
-        first.stonewall = true;
-    }
-    pre.append(&mut specs);
     Ok(pre)
 }
 

@@ -126,3 +126,31 @@ fn sweeps_compare_point_by_point_and_repeats_give_intervals_over_runs() {
     assert!(at("iodepth=8", "iops")["diff_pct"].as_f64().unwrap() > 200.0);
     assert!(at("iodepth=8", "p999")["ci_pct"].is_array(), "p99.9 has an interval from the repeats");
 }
+
+/// A comparison report of two sweeps whose runs all warn: each side's
+/// warnings are folded under its name with their count (they opened the
+/// report as one list, about 60 lines for a field report's sweeps), and
+/// tables and legends name the sides by their directories, not A and B.
+#[test]
+fn a_comparison_report_folds_warnings_per_side_and_names_the_sides() {
+    let d = scratch();
+    for side in ["bobtail", "cuttlefish"] {
+        let line = format!(
+            "sweep --quiet --results-dir {side} --name j --ioengine psync --iodepth 8 --filename f.dat --size 4m --rw randread \
+             --runtime 1 --time_based 1 --sweep bs=4k,64k"
+        );
+        let r = storbench(d.path(), &line.split_whitespace().collect::<Vec<_>>());
+        assert_eq!(r.code, 0, "{}", r.stderr);
+    }
+    let r = storbench(d.path(), &["report", "bobtail", "cuttlefish", "-o", "cmp.html"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let html = std::fs::read_to_string(d.path().join("cmp.html")).unwrap();
+    let warnings = html.split("id=\"warnings\"").nth(1).and_then(|w| w.split("</div>").next()).expect("a warnings block");
+    assert!(warnings.contains("Warnings: 2"), "{warnings}");
+    for side in ["bobtail", "cuttlefish"] {
+        assert!(warnings.contains(&format!("<details><summary>{side}: 1 warning</summary>")), "{side} folded: {warnings}");
+        assert!(html.contains(&format!("{side} read")), "the legend names {side}");
+    }
+    assert!(!html.contains(">A read<") && !html.contains(">\nA read\n<"), "no A/B legend");
+    assert!(html.contains("<th>bobtail</th>") || html.contains(">bobtail</th>"), "the table's column is named");
+}

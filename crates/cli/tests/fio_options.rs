@@ -186,3 +186,58 @@ fn two_jobs_write_blocks_of_their_own() {
     assert_eq!(sa.len(), 1024);
     assert_eq!(b.iter().filter(|x| sa.contains(x)).count(), 0, "no block of b is one of a's");
 }
+
+/// fio's `size=N%`: that share of an existing file's or device's whole size
+/// (fio's HOWTO: "size=20% ... 20% of the full size of the given files or
+/// devices"), checked by the bytes read; a file that does not exist has no
+/// size to take a share of, and is refused without being made.
+#[test]
+fn size_as_a_percentage_of_the_file_or_device() {
+    let d = scratch();
+    let read = |target: &str, size: &str, out: &str| {
+        storbench(
+            d.path(),
+            &[
+                "run",
+                "--quiet",
+                "--results-dir",
+                out,
+                "--name",
+                "a",
+                "--ioengine",
+                "psync",
+                "--filename",
+                target,
+                "--rw",
+                "read",
+                "--bs",
+                "64k",
+                "--size",
+                size,
+            ],
+        )
+    };
+    let file = d.path().join("f.dat");
+    std::fs::write(&file, vec![1u8; 8 << 20]).unwrap();
+    let r = read(file.to_str().unwrap(), "25%", "file");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(ios(&result_json(&d.path().join("file")), 0, "read"), 32, "2 MiB of the 8 MiB file in 64 KiB reads");
+    // A fio job file means the same (fio's size is a total over the files,
+    // but a percentage is of each file's own size).
+    let (r, doc) = fio_job(d.path(), &format!("[a]\nioengine=psync\nfilename={}\nrw=read\nbs=64k\nsize=25%\n", file.display()));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(doc["jobs"][0]["read"]["io_bytes"], 2 << 20, "{}", r.stdout);
+
+    let missing = d.path().join("missing.dat");
+    let r = read(missing.to_str().unwrap(), "50%", "missing");
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("size=50% is a share of an existing file or device") && !missing.exists(), "{}", r.stderr);
+
+    let backing = d.path().join("dev.img");
+    std::fs::write(&backing, vec![0u8; 16 << 20]).unwrap();
+    if let Some(lo) = Loop::new(&backing, 512) {
+        let r = read(&lo.dev, "50%", "dev");
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert_eq!(ios(&result_json(&d.path().join("dev")), 0, "read"), 128, "8 MiB of the 16 MiB device");
+    }
+}

@@ -174,3 +174,52 @@ fn a_bucket_fill_is_a_share_of_the_jobs_objects_and_the_bucket_accounts_for_it()
     let fill = run_result(&d.path().join("out")).jobs[0].fill.clone().unwrap();
     assert_eq!((fill.written_bytes, fill.allocated_bytes), (20 * 65536, Some(20 * 65536)), "RGW's bytes used grew by what was written");
 }
+
+/// The jobs' names and each one's written bytes in a run's result.
+fn written(run: &std::path::Path) -> Vec<(String, u64)> {
+    let doc = result_json(run);
+    doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| {
+            let w = j["ops"].as_array().unwrap().iter().filter(|o| o["op"] == "write").map(|o| o["bytes"].as_u64().unwrap()).sum();
+            (j["name"].as_str().unwrap().to_string(), w)
+        })
+        .collect()
+}
+
+/// `sweep --precondition` (and `--fill`) writes each target once, before
+/// the points, in a run of its own (before: `sweep` took neither flag and
+/// a sweep's points ran on targets in whatever state they were);
+/// `--each-point` writes them before every point instead; a resumed sweep
+/// does not write them again.
+#[test]
+fn a_sweep_preconditions_its_targets_once_before_the_points() {
+    let d = scratch();
+    let sweep = |extra: &[&str], out: &str| {
+        let mut a = vec!["sweep", "--quiet", "--results-dir", out, "--name", "j", "--ioengine", "psync", "--filename", "t.dat"];
+        a.extend(["--size", "4m", "--rw", "randread", "--runtime", "1", "--time_based", "1", "--sweep", "bs=4k,64k"]);
+        a.extend(extra);
+        storbench(d.path(), &a)
+    };
+    let r = sweep(&["--precondition"], "once");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(written(&d.path().join("once/000_precondition")), [("precondition.1".to_string(), 8 << 20)], "twice over 4 MiB");
+    for p in ["once/001_bs-4k", "once/002_bs-64k"] {
+        assert_eq!(written(&d.path().join(p)), [("j".to_string(), 0)], "{p}: the point's own job alone");
+    }
+    let r = storbench(d.path(), &["sweep", "--resume", "once"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("000_precondition finished before"), "{}", r.stderr);
+
+    let r = sweep(&["--fill", "50%", "--each-point"], "each");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!d.path().join("each/000_fill").exists());
+    for p in ["each/001_bs-4k", "each/002_bs-64k"] {
+        assert_eq!(written(&d.path().join(p)), [("fill.1".to_string(), 2 << 20), ("j".to_string(), 0)], "{p}");
+    }
+    let r = sweep(&["--each-point"], "bad");
+    assert!(r.code == 2 && r.stderr.contains("--each-point goes with --precondition or --fill"), "{}", r.stderr);
+    assert!(!d.path().join("bad").exists(), "nothing written before refusing");
+}

@@ -144,3 +144,38 @@ fn probes_of_groups_run_one_after_another_are_not_added_up() {
     }
     assert!(r.stdout.contains("run one after another"), "{}", r.stdout);
 }
+
+/// The SDS report's bound is on mean latency. Two jobs of 10 ms operations
+/// and one of 200 ms, each able to do 400 IOPS and probed at the same rate:
+/// two operations in three take 10 ms, so p50 is 10 ms, while the mean is
+/// about 73 ms. A p50 bound of 50 ms finds a rate; a mean bound of 50 ms
+/// fails every probe, and says so with the mean.
+#[test]
+fn a_mean_bound_fails_runs_whose_median_passes() {
+    let d = scratch();
+    let job = |name: &'static str, service: &'static str, n: &'static str| {
+        ["--name", name, "--service_time", service, "--servers", n, "--iodepth", n]
+    };
+    let search = |bound: &str, dir: &str| {
+        let mut args = vec!["slo", "--latency", bound, "--quiet", "--results-dir", dir, "--probe-time", "1", "--max-probes", "3"];
+        args.extend(["--ioengine", "null", "--size", "1g", "--rate_process", "linear"]);
+        args.extend(job("fast1", "10ms", "4").into_iter().chain(job("fast2", "10ms", "4")).chain(job("slow", "200ms", "80")));
+        let r = storbench(d.path(), &args);
+        let ix: Option<SloIndex> =
+            std::fs::read_to_string(d.path().join(dir).join("slo.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+        (r, ix)
+    };
+    let (r, median) = search("p50=50ms", "p50");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(median.expect("slo.json").answer.is_some(), "{}", r.stdout);
+    let (r, mean) = search("mean<50ms", "mean");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let mean = mean.expect("slo.json");
+    assert!(mean.mean && mean.answer.is_none(), "{}", r.stdout);
+    let rated: Vec<_> = mean.probes.iter().filter(|p| p.rate.is_some()).collect();
+    // A probe can also fail for falling behind (the 200 ms operations still
+    // in flight at a 1 s probe's end); one at least fails on its mean.
+    assert!(rated.iter().all(|p| !p.pass && p.value_ns > 50_000_000), "{rated:?}");
+    assert!(rated.iter().any(|p| p.note.starts_with("mean ") && p.note.ends_with("> 50.00ms")), "{rated:?}");
+    assert!(r.stdout.contains("no probed rate of fast1, fast2, slow met mean <= 50.00ms"), "{}", r.stdout);
+}

@@ -262,3 +262,44 @@ fn groups_that_ran_one_after_another_are_never_added_up() {
     assert!(r.stdout.contains("group 0 (one)") && r.stdout.contains("group 1 (four)"), "{}", r.stdout);
     assert!(r.stdout.contains("one after another"), "the table says what its headline is: {}", r.stdout);
 }
+
+/// A new user's block-size sweep, values typed out of order: the points
+/// run, list and compare in the order of their sizes (not 262144 < 32768 <
+/// 4096 < 512 as strings), read in KiB, and no knee cuts the block-size
+/// axis short (IOPS fall there because each I/O carries more). Along the
+/// queue depth of the same grid the knee is still sought; a third dimension
+/// gets its grids, one per value, in the report.
+#[test]
+fn block_sizes_order_by_size_read_with_units_and_have_no_knee() {
+    let d = scratch();
+    let base = ["--quiet", "--name", "j", "--ioengine", "null", "--rw", "randread", "--size", "1m", "--runtime", "1", "--time_based", "1"];
+    let mut args = vec!["sweep", "--results-dir", "bs"];
+    args.extend(base);
+    args.extend(["--sweep", "bs=262144,512,32k,4096"]);
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix = index(&d.path().join("bs"));
+    assert_eq!(ix.dims[0].values, ["512", "4096", "32k", "262144"]);
+    assert_eq!(states(&ix), ["done"; 4], "no point skipped past a knee of bs");
+    assert!(ix.knees.is_empty() && r.stderr.contains("no knee is sought"), "{}", r.stderr);
+    let firsts: Vec<&str> = r.stdout.lines().skip(1).filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(firsts, ["512B", "4KiB", "32KiB", "256KiB"], "{}", r.stdout);
+    let c = storbench(d.path(), &["compare", "bs", "bs"]);
+    let order: Vec<&str> = c.stdout.lines().filter(|l| l.contains(" IOPS ")).filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(order, ["bs=512", "bs=4096", "bs=32k", "bs=262144"], "{}", c.stdout);
+
+    let mut args = vec!["sweep", "--results-dir", "cube"];
+    args.extend(base);
+    args.extend(["--sweep", "numjobs=2,1", "--sweep", "bs=4k,64k", "--sweep", "iodepth=1,2"]);
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(!r.stderr.contains("no knee is sought"), "iodepth loads the store: {}", r.stderr);
+    let r = storbench(d.path(), &["report", "cube", "--charts", "charts"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for nj in ["1", "2"] {
+        for what in ["iops", "mibs", "p99"] {
+            let svg = std::fs::read_to_string(d.path().join(format!("charts/sweep-grid-{what}-numjobs-{nj}.svg"))).unwrap_or_default();
+            assert!(svg.contains(&format!("at numjobs={nj}")) && svg.contains("64KiB"), "{what} grid at numjobs={nj}");
+        }
+    }
+}

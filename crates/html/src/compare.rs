@@ -1,6 +1,8 @@
 //! The report of a comparison: the table of differences with their
 //! intervals and verdicts, and per job and operation the sides' latency
-//! spectra and IOPS timelines overlaid.
+//! spectra and IOPS timelines overlaid. Sides are named by their
+//! directories (in tables and legends), and each side's warnings are
+//! folded under its name with their count.
 
 use crate::charts::{self, Lines, Series};
 use crate::page::Page;
@@ -13,11 +15,9 @@ use storbench_report::fmt::count;
 pub fn page(sides: &[(String, PathBuf, &RunSet)], rows: &[Vec<Row>]) -> (String, Vec<Chart>) {
     let names: Vec<String> = sides.iter().map(|s| format!("{} = {}", s.0, s.1.display())).collect();
     let mut page = Page::new("storbench report: comparison", &names.join(", "));
-    let warnings: Vec<String> = sides
-        .iter()
-        .flat_map(|(n, _, set)| crate::run::warnings_of(set.runs.iter().map(|r| &r.result)).into_iter().map(move |w| format!("{n}: {w}")))
-        .collect();
-    page.warnings(&warnings);
+    let warnings: Vec<(String, Vec<String>)> =
+        sides.iter().map(|(n, _, set)| (n.clone(), crate::run::warnings_of(set.runs.iter().map(|r| &r.result)))).collect();
+    page.folded_warnings(&warnings);
     for (i, r) in rows.iter().enumerate() {
         let (a, b) = (&sides[0].0, &sides[i + 1].0);
         page.h2(&format!("{b} against {a}"));
@@ -39,7 +39,10 @@ pub fn page(sides: &[(String, PathBuf, &RunSet)], rows: &[Vec<Row>]) -> (String,
         page.table(&format!("compare-{}", slug(b)), &head, &table, if points { 4 } else { 3 });
     }
     page.para(
-        "Differences are (B - A) / A with 95% bootstrap intervals (over runs with 3 repeats or more, else over blocks of per-second samples).",
+        &format!(
+            "Differences are (other - {0}) / {0}, {0} being the baseline, with 95% bootstrap intervals (over runs with 3 repeats or more, else over blocks of per-second samples).",
+            sides[0].0
+        ),
         "notes",
     );
     let jobs = charted_jobs(sides, rows);

@@ -15,6 +15,7 @@ th { background: #f3f3f3; }
 td.text, th.text { text-align: left; }
 .warnings { background: #fff4e5; border-left: 4px solid #e69f00; padding: 0.4em 1em; }
 .warnings li { margin: 0.2em 0; }
+.warnings summary { cursor: pointer; margin: 0.3em 0; }
 .notes { color: #555; }
 figure.chart { margin: 0.8em 0; }
 figure.chart figcaption { font-size: 0.85em; color: #555; }
@@ -56,6 +57,26 @@ impl Page {
             self.body += &format!("<li>{}</li>\n", esc(w));
         }
         self.body += "</ul></div>\n";
+    }
+
+    /// Warnings of several sections (a comparison's sides), each folded
+    /// under a line with its count: dozens of them no longer push the
+    /// report's answers off the first screen, and none is hidden.
+    pub fn folded_warnings(&mut self, sections: &[(String, Vec<String>)]) {
+        let total: usize = sections.iter().map(|s| s.1.len()).sum();
+        if total == 0 {
+            return;
+        }
+        self.body += &format!("<div class=\"warnings\" id=\"warnings\"><strong>Warnings: {total}</strong>\n");
+        for (name, items) in sections.iter().filter(|s| !s.1.is_empty()) {
+            let n = items.len();
+            self.body += &format!("<details><summary>{}: {n} warning{}</summary><ul>\n", esc(name), if n == 1 { "" } else { "s" });
+            for w in items {
+                self.body += &format!("<li>{}</li>\n", esc(w));
+            }
+            self.body += "</ul></details>\n";
+        }
+        self.body += "</div>\n";
     }
 
     /// A table; the first `text_cols` columns are left-aligned words.

@@ -10,26 +10,26 @@ use storbench_model::RunSet;
 use storbench_report::fmt::count;
 
 pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>) {
-    let p = index.percentile;
+    let stat = index.statistic();
     let bound = lat(index.bound_ns as f64);
     let answer = match (index.answer, index.answer_iodepth) {
         (Some(a), Some(d)) => {
-            format!("deepest queue with p{p} <= {bound}, closed loop: iodepth {d}, {} IOPS{}", count(a), index.per_agent(a, count))
+            format!("deepest queue with {stat} <= {bound}, closed loop: iodepth {d}, {} IOPS{}", count(a), index.per_agent(a, count))
         }
         (Some(a), None) => format!(
-            "highest rate with p{p} <= {bound}: {} IOPS{}{}",
+            "highest rate with {stat} <= {bound}: {} IOPS{}{}",
             count(a),
             index.per_agent(a, count),
             if index.confirmed { " (held when probed again)" } else { " (not confirmed by a second probe)" }
         ),
-        _ => format!("nothing probed met p{p} <= {bound}"),
+        _ => format!("nothing probed met {stat} <= {bound}"),
     };
     let mut page = Page::new("storbench report: SLO search", &format!("{} — {answer}", dir.display()));
     let mut warnings: Vec<String> = index.stopped.iter().map(|s| format!("search stopped early: {s}")).collect();
     warnings.extend(crate::run::warnings_of(runs.runs.iter().map(|r| &r.result)));
     page.warnings(&warnings);
     page.h2("Probes");
-    let head: Vec<String> = ["probe", "rate", "IOPS", &format!("p{p}"), "samples", "seconds", "verdict"].map(String::from).into();
+    let head: Vec<String> = ["probe", "rate", "IOPS", &stat, "samples", "seconds", "verdict"].map(String::from).into();
     let rows: Vec<Vec<String>> = index
         .probes
         .iter()
@@ -55,11 +55,11 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
         .filter(|pr| (pr.rate.is_some() && pr.rate == index.answer) || (pr.iodepth.is_some() && pr.iodepth == index.answer_iodepth))
         .map(|pr| Mark { x: pr.achieved_iops, y: pr.value_ns as f64, label: format!(" answer {} IOPS", count(pr.achieved_iops)) })
         .collect();
-    let series = [Series { label: format!("p{p} at each probed rate"), points: pts }];
+    let series = [Series { label: format!("{stat} at each probed rate"), points: pts }];
     let svg = charts::lines(&Lines {
-        title: &format!("p{p} latency against the rate achieved"),
+        title: &format!("{stat} latency against the rate achieved"),
         x_desc: "IOPS",
-        y_desc: &format!("p{p}"),
+        y_desc: &stat,
         series: &series,
         log_y: true,
         y_fmt: &lat,
@@ -68,7 +68,7 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
         rule: Some((index.bound_ns as f64, format!("bound {bound}"))),
         points: true,
     });
-    let chart = Chart { name: "slo-probes".into(), title: format!("each fixed-rate probe's p{p}; the bound and the answer marked"), svg };
+    let chart = Chart { name: "slo-probes".into(), title: format!("each fixed-rate probe's {stat}; the bound and the answer marked"), svg };
     page.h2("Charts");
     page.chart(&chart);
     let mut all = vec![chart];
@@ -115,6 +115,7 @@ mod tests {
             version: 1,
             command: Vec::new(),
             percentile: 99.0,
+            mean: false,
             bound_ns: 2_000_000,
             probes: vec![
                 probe(None, None, 1000.0, 9_000_000, false),

@@ -1,6 +1,10 @@
 //! The report of a sweep: its table (knees and skipped points said), the
 //! IOPS-latency ("hockey stick") curves with the knees marked, throughput
-//! along the last dimension, and for two dimensions heatmaps of IOPS and p99.
+//! along the last dimension, and for a grid of two dimensions or more
+//! heatmaps of IOPS and p99 over the last two: one per value of the
+//! dimensions before them (a 3-D sweep's third dimension), and MiB/s beside
+//! IOPS where an axis changes the block size (iozone's table). Swept sizes
+//! read with their units on every axis and in the table.
 
 use crate::charts::{self, Grid, Lines, Mark, Series};
 use crate::page::Page;
@@ -8,7 +12,7 @@ use crate::{lat, provenance, Chart};
 use std::path::Path;
 use storbench_model::sweep::*;
 use storbench_model::RunSet;
-use storbench_report::fmt::{count, figure_cells};
+use storbench_report::fmt::{count, figure_cells, mib_per_s};
 
 pub fn page(dir: &Path, index: &SweepIndex, runs: &RunSet) -> (String, Vec<Chart>) {
     let grid = index.grid();
@@ -29,13 +33,20 @@ pub fn page(dir: &Path, index: &SweepIndex, runs: &RunSet) -> (String, Vec<Chart
     for k in &index.knees {
         page.para(&format!("Knee of {}: {} ({})", k.option, index.label(&k.values), k.rule), "notes");
     }
-    let mut all = vec![hockey(index, &grid), along(index, &grid)];
-    if index.dims.len() == 2 && index.mode == SweepMode::Grid {
-        all.extend(heatmaps(index, &grid));
+    let mut all = vec![hockey(index, &grid), along(index, &grid, &IOPS)];
+    if storbench_workload::options::axis::sets_block_size(&index.dims[index.dims.len() - 1].option) {
+        all.push(along(index, &grid, &MIBS));
     }
     page.h2("Charts");
     for c in &all {
         page.chart(c);
+    }
+    if index.dims.len() >= 2 && index.mode == SweepMode::Grid {
+        let grids = slices(&mut page, index);
+        for c in &grids {
+            page.chart(c);
+        }
+        all.extend(grids);
     }
     all.extend(crate::point_timelines(&mut page, runs, &chosen(index)));
     if let Some(first) = runs.runs.first() {
@@ -76,7 +87,8 @@ fn table(page: &mut Page, index: &SweepIndex, grid: &[Vec<String>]) {
     for v in grid {
         let i = index.index_of(v);
         let figures = i.and_then(|i| index.figures(i));
-        let mut row = v.clone();
+        let labels: Vec<String> = index.dims.iter().zip(v).map(|(d, x)| label(&d.option, x)).collect();
+        let mut row = labels.clone();
         match &figures {
             Some(f) => row.extend(figure_cells(f)),
             None => row.extend(std::iter::repeat_n("-".to_string(), 7)),
@@ -89,7 +101,7 @@ fn table(page: &mut Page, index: &SweepIndex, grid: &[Vec<String>]) {
         rows.push(row);
         // Groups ran one after another: each its own row, never added up.
         for g in figures.iter().flat_map(|f| &f.groups) {
-            let mut row = v.clone();
+            let mut row = labels.clone();
             row.extend(figure_cells(&g.figures));
             row.push(String::new());
             row.push(g.label());
@@ -168,87 +180,139 @@ fn hockey(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
     }
 }
 
-/// IOPS along the varied dimension, by the position of its value (values
-/// need not be numbers); one at a time, each dimension on its own positions.
-fn along(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
+/// A figure charted along the varied dimension: its name, file-name part,
+/// value and format.
+struct Figure {
+    name: &'static str,
+    file: &'static str,
+    of: fn(&PointFigures) -> f64,
+    fmt: fn(f64) -> String,
+}
+
+const IOPS: Figure = Figure { name: "IOPS", file: "iops", of: |f| f.iops, fmt: count };
+const MIBS: Figure = Figure { name: "MiB/s", file: "mibs", of: |f| f.bytes_per_sec, fmt: mib_per_s };
+
+/// A figure along the varied dimension, by the position of its value
+/// (values need not be numbers); one at a time, each dimension on its own
+/// positions.
+fn along(index: &SweepIndex, grid: &[Vec<String>], fig: &Figure) -> Chart {
     let last = &index.dims[index.dims.len() - 1];
     let pos = |dim: usize, v: &[String]| index.dims[dim].values.iter().position(|x| *x == v[dim]).unwrap_or(0) as f64;
     let series: Vec<Series> = curves(index, grid)
         .into_iter()
         .map(|(dim, label, pts)| Series {
-            label: if label.is_empty() { "IOPS".into() } else { label },
-            points: pts.iter().filter_map(|v| Some((pos(dim, v), index.figures(index.index_of(v)?)?.iops))).collect(),
+            label: if label.is_empty() { fig.name.into() } else { label },
+            points: pts.iter().filter_map(|v| Some((pos(dim, v), (fig.of)(&index.figures(index.index_of(v)?)?)))).collect(),
         })
         .filter(|s| !s.points.is_empty())
         .collect();
     let dim_of = |k: &Knee| index.dims.iter().position(|d| d.option == k.option).unwrap_or(index.dims.len() - 1);
-    let marks = knee_marks(index, |k, f| (pos(dim_of(k), &k.values), f.iops), true);
+    let marks = knee_marks(index, |k, f| (pos(dim_of(k), &k.values), (fig.of)(f)), true);
     // Value labels when one dimension is on the axis; positions otherwise.
     let named = index.dims.len() == 1 || index.mode == SweepMode::Grid;
     let label = |x: f64| match ((x - x.round()).abs() < 0.01, named) {
         (false, _) => String::new(),
-        (true, true) => last.values.get(x.round() as usize).cloned().unwrap_or_default(),
+        (true, true) => last.values.get(x.round() as usize).map(|v| label(&last.option, v)).unwrap_or_default(),
         (true, false) => format!("{}", x.round()),
     };
     let desc = if named { last.option.clone() } else { "position in each dimension's values".into() };
     let svg = charts::lines(&Lines {
-        title: &format!("IOPS by {desc}"),
+        title: &format!("{} by {desc}", fig.name),
         x_desc: &desc,
-        y_desc: "IOPS",
+        y_desc: fig.name,
         series: &series,
         log_y: false,
-        y_fmt: &|v| count(v),
+        y_fmt: &fig.fmt,
         x_fmt: Some(&label),
         marks: &marks,
         rule: None,
         points: true,
     });
-    Chart { name: "sweep-iops".into(), title: format!("IOPS along {desc}"), svg }
+    Chart { name: format!("sweep-{}", fig.file), title: format!("{} along {desc}", fig.name), svg }
 }
 
-fn heatmaps(index: &SweepIndex, _grid: &[Vec<String>]) -> Vec<Chart> {
-    let (y, x) = (&index.dims[0], &index.dims[1]);
+/// At most this many slices of a sweep of three dimensions or more get
+/// their grids (each is a few charts); the table holds every point.
+const MAX_SLICES: usize = 8;
+
+/// The grids of a sweep over its last two dimensions: one set for a 2-D
+/// sweep, one per combination of the dimensions before them otherwise (a
+/// note says when some are left to the table).
+fn slices(page: &mut Page, index: &SweepIndex) -> Vec<Chart> {
+    let n = index.dims.len();
+    let outer = grid(&index.dims[..n - 2], SweepMode::Grid);
+    if outer.len() > MAX_SLICES {
+        page.para(
+            &format!(
+                "Grids over {} and {} for the first {MAX_SLICES} of {} combinations of {}; the table has every point.",
+                index.dims[n - 2].option,
+                index.dims[n - 1].option,
+                outer.len(),
+                index.dims[..n - 2].iter().map(|d| d.option.as_str()).collect::<Vec<_>>().join(", ")
+            ),
+            "notes",
+        );
+    }
+    outer.iter().take(MAX_SLICES).flat_map(|fixed| heatmaps(index, fixed)).collect()
+}
+
+/// The IOPS and p99 grids (and MiB/s where an axis sets the block size)
+/// over the last two dimensions, the ones before them at `fixed`.
+fn heatmaps(index: &SweepIndex, fixed: &[String]) -> Vec<Chart> {
+    let n = index.dims.len();
+    let (y, x) = (&index.dims[n - 2], &index.dims[n - 1]);
+    let at = fixed.iter().zip(&index.dims).map(|(v, d)| format!("{}={}", d.option, label(&d.option, v))).collect::<Vec<_>>().join(" ");
+    let (suffix, name) = if at.is_empty() { (String::new(), String::new()) } else { (format!(" at {at}"), format!("-{}", file_part(&at))) };
     let cell = |f: &dyn Fn(&PointFigures) -> f64| -> Vec<Vec<Option<f64>>> {
         y.values
             .iter()
-            .map(|yv| x.values.iter().map(|xv| index.figures(index.index_of(&[yv.clone(), xv.clone()])?).map(|fig| f(&fig))).collect())
+            .map(|yv| {
+                x.values
+                    .iter()
+                    .map(|xv| {
+                        let values = [fixed.to_vec(), vec![yv.clone(), xv.clone()]].concat();
+                        index.figures(index.index_of(&values)?).map(|fig| f(&fig))
+                    })
+                    .collect()
+            })
             .collect()
     };
-    let iops = cell(&|f| f.iops);
-    let p99 = cell(&|f| f.p99_ns as f64);
+    let (x_values, y_values) = (labels(x), labels(y));
     let g = |title: &str, cells: &[Vec<Option<f64>>], fmt: &dyn Fn(f64) -> String, higher: bool| {
         charts::grid(&Grid {
-            title,
+            title: &format!("{title}{suffix}"),
             x_desc: &x.option,
-            x_values: &x.values,
+            x_values: &x_values,
             y_desc: &y.option,
-            y_values: &y.values,
+            y_values: &y_values,
             cells,
             fmt,
             higher_is_better: higher,
         })
     };
-    let mut out = vec![
-        Chart {
-            name: "sweep-grid-iops".into(),
-            title: format!("IOPS by {} and {}", y.option, x.option),
-            svg: g("IOPS", &iops, &|v| count(v), true),
-        },
-        Chart {
-            name: "sweep-grid-p99".into(),
-            title: format!("p99 latency by {} and {}", y.option, x.option),
-            svg: g("p99 latency", &p99, &lat, false),
-        },
-    ];
+    let chart = |what: &str, title: &str, svg: Result<String, String>| Chart {
+        name: format!("sweep-grid-{what}{name}"),
+        title: format!("{title} by {} and {}{suffix}", y.option, x.option),
+        svg,
+    };
+    let iops = cell(&|f| f.iops);
+    let mut out = vec![chart("iops", "IOPS", g("IOPS", &iops, &|v| count(v), true))];
+    // Along a block size IOPS falls as each I/O carries more: the bytes
+    // moved are the figure that compares (iozone's table is in MB/s).
+    if storbench_workload::options::axis::sets_block_size(&x.option) || storbench_workload::options::axis::sets_block_size(&y.option) {
+        let mib = cell(&|f| f.bytes_per_sec);
+        out.push(chart("mibs", "MiB/s", g("MiB/s", &mib, &|v| mib_per_s(v), true)));
+    }
+    out.push(chart("p99", "p99 latency", g("p99 latency", &cell(&|f| f.p99_ns as f64), &lat, false)));
     // A surface reads better than the grid once both dimensions have a
     // curve's worth of values (the Ceph report's volumes x QD).
     if x.values.len() >= 3 && y.values.len() >= 3 {
         let svg = charts::surface(&Grid {
-            title: "IOPS",
+            title: &format!("IOPS{suffix}"),
             x_desc: &x.option,
-            x_values: &x.values,
+            x_values: &x_values,
             y_desc: &y.option,
-            y_values: &y.values,
+            y_values: &y_values,
             cells: &iops,
             fmt: &|v| count(v),
             higher_is_better: true,
@@ -256,13 +320,31 @@ fn heatmaps(index: &SweepIndex, _grid: &[Vec<String>]) -> Vec<Chart> {
         // Points skipped past knees can leave no quad to draw: the grids say it.
         if svg.is_ok() {
             out.push(Chart {
-                name: "sweep-surface-iops".into(),
-                title: format!("IOPS as a surface over {} and {}", y.option, x.option),
+                name: format!("sweep-surface-iops{name}"),
+                title: format!("IOPS as a surface over {} and {}{suffix}", y.option, x.option),
                 svg,
             });
         }
     }
     out
+}
+
+/// A swept value as axes and tables write it (sizes with their units).
+fn label(option: &str, value: &str) -> String {
+    storbench_workload::options::axis::label(option, value)
+}
+
+fn labels(d: &Dimension) -> Vec<String> {
+    d.values.iter().map(|v| label(&d.option, v)).collect()
+}
+
+/// `numjobs=2 bs=4KiB` as part of a file name: `numjobs-2_bs-4KiB`.
+fn file_part(s: &str) -> String {
+    s.replace('=', "-")
+        .replace(' ', "_")
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.') { c } else { '_' })
+        .collect()
 }
 
 #[cfg(test)]
@@ -345,5 +427,23 @@ mod tests {
             .iter()
             .all(|n| charts.iter().any(|c| c.name == *n && c.svg.is_ok())));
         assert!(html.contains("past the knee") && html.contains("Knee of iodepth"));
+    }
+
+    #[test]
+    fn a_three_dimensional_sweep_has_grids_for_each_value_of_its_third_dimension() {
+        let ix = index(SweepMode::Grid, &[("numjobs", &["1", "2", "4"]), ("iodepth", &["1", "2"]), ("bs", &["4096", "262144"])], &|v| {
+            fig(v[0].parse::<f64>().unwrap() * 100.0)
+        });
+        let (_, charts) = page(Path::new("sw"), &ix, &RunSet::default());
+        let names: Vec<&str> = charts.iter().filter(|c| c.svg.is_ok()).map(|c| c.name.as_str()).collect();
+        for nj in ["1", "2", "4"] {
+            for what in ["iops", "mibs", "p99"] {
+                let n = format!("sweep-grid-{what}-numjobs-{nj}");
+                assert!(names.contains(&n.as_str()), "{n} in {names:?}");
+            }
+        }
+        let g = charts.iter().find(|c| c.name == "sweep-grid-iops-numjobs-2").unwrap().svg.as_ref().unwrap();
+        assert!(g.contains("256KiB") && g.contains("4KiB") && !g.contains("262144"), "sizes with units on the axis");
+        assert!(g.contains("at numjobs=2"));
     }
 }

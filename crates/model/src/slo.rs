@@ -54,9 +54,14 @@ pub struct SloIndex {
     /// empty in an index of an older storbench.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub command: Vec<String>,
-    /// The percentile judged (99 for p99) and its bound.
+    /// The percentile judged (99 for p99) and its bound; 0 with `mean`.
     pub percentile: f64,
     pub bound_ns: u64,
+    /// The bound is on mean latency (the SDS report's "rate at a latency
+    /// bound"), not a percentile: a store whose median passes can fail it
+    /// on a long tail.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mean: bool,
     pub probes: Vec<Probe>,
     /// The highest rate that met the bound (closed loop: the IOPS at the
     /// deepest queue that did).
@@ -81,6 +86,24 @@ pub struct SloIndex {
 }
 
 impl SloIndex {
+    /// The figure judged, as tables and charts name it: `p99`, `mean`.
+    pub fn statistic(&self) -> String {
+        if self.mean {
+            "mean".into()
+        } else {
+            format!("p{}", self.percentile)
+        }
+    }
+
+    /// The judged figure of a probe's latencies.
+    pub fn value_of(&self, all: &storbench_metrics::LatencyHistogram) -> u64 {
+        if self.mean {
+            all.mean().round() as u64
+        } else {
+            all.percentile(self.percentile)
+        }
+    }
+
     /// `DIR/slo.json`; the error says which file and why.
     pub fn load(dir: &Path) -> Result<SloIndex, String> {
         let path = dir.join(SLO_FILE);

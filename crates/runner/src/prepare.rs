@@ -241,6 +241,13 @@ fn ready(
         }
         prepared.map_or(Targets::None, Targets::Store)
     } else {
+        if let (Some(p), Some(missing)) = (spec.size_pct, job.paths.iter().flatten().find(|p| !p.exists())) {
+            let message = format!(
+                "size={p}% is a share of an existing file or device, and {} does not exist: give a size in bytes (e.g. --size 1g) to create it",
+                missing.display()
+            );
+            return Err((target_err(&spec.name, message, true), false));
+        }
         let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite, room_only: spec.room_only() };
         Targets::Files(prepare_files(&job, &need, seen, created, stop)?)
     };
@@ -393,10 +400,13 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
         // Without a size, each worker's stripe runs to where the last one's
         // must start (fio `offset_increment`), or to the end.
         let room = smallest - spec.offset;
-        let len = match spec.size {
-            Some(s) => s,
-            None if spec.offset_increment > 0 => spec.offset_increment.min(room.saturating_sub(stripes(spec))),
-            None => room,
+        let len = match (spec.size, spec.size_pct) {
+            (Some(s), _) => s,
+            // fio's size=N%: that share of the whole file or device, within
+            // what lies after the offset.
+            (None, Some(p)) => ((smallest as f64 * p / 100.0) as u64).min(room),
+            (None, None) if spec.offset_increment > 0 => spec.offset_increment.min(room.saturating_sub(stripes(spec))),
+            (None, None) => room,
         };
         // `run --fill`: that share of the region, in whole blocks.
         let len = match spec.fill {

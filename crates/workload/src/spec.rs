@@ -471,6 +471,10 @@ pub struct JobSpec {
     /// Bytes of the target each worker works on (per file); `None`: the whole
     /// file or device.
     pub size: Option<u64>,
+    /// fio's `size=N%`: this percentage of each existing file's or device's
+    /// whole size instead (`size` is then `None`); settled when the target
+    /// is opened and its size known.
+    pub size_pct: Option<f64>,
     pub offset: u64,
     /// Worker k of the job starts at `offset + k * offset_increment` (fio
     /// `offset_increment`: numjobs workers on stripes of one file or device).
@@ -684,6 +688,7 @@ impl Default for JobSpec {
             iodepth: 1,
             numjobs: 1,
             size: None,
+            size_pct: None,
             offset: 0,
             offset_increment: 0,
             io_size: None,

@@ -5,7 +5,6 @@
 
 use crate::cli::CompareArgs;
 use crate::error::*;
-use std::collections::BTreeMap;
 use std::path::Path;
 use storbench_model::sweep::{PointState, SweepIndex, INDEX_FILE};
 use storbench_model::{RunResult, RunSet};
@@ -39,7 +38,27 @@ pub fn run(a: &CompareArgs) -> Result<i32, CliError> {
 
 /// Runs by place: "" for a run (or a directory of repeats of it), the
 /// point's values for a sweep, `phase=NAME` for a compatibility tool's phase.
-pub(crate) type Places = BTreeMap<String, Vec<RunResult>>;
+/// In the order the places came in: a sweep's grid order, so its points
+/// read by their values' meaning (bs=512 before bs=262144), not as strings.
+#[derive(Default)]
+pub(crate) struct Places(Vec<(String, Vec<RunResult>)>);
+
+impl Places {
+    fn entry(&mut self, place: String) -> &mut Vec<RunResult> {
+        let i = match self.0.iter().position(|(p, _)| *p == place) {
+            Some(i) => i,
+            None => {
+                self.0.push((place, Vec::new()));
+                self.0.len() - 1
+            }
+        };
+        &mut self.0[i].1
+    }
+
+    fn get(&self, place: &str) -> Option<&Vec<RunResult>> {
+        self.0.iter().find(|(p, _)| p == place).map(|(_, r)| r)
+    }
+}
 
 pub(crate) fn load(dir: &Path) -> Result<Places, CliError> {
     if dir.join(storbench_model::slo::SLO_FILE).exists() {
@@ -52,19 +71,21 @@ pub(crate) fn load(dir: &Path) -> Result<Places, CliError> {
     if !dir.join(INDEX_FILE).exists() {
         // A compatibility tool's phases (swift-bench's PUT, GET, DELETE) are
         // places of their own, never repeats of one another.
-        let mut places = Places::new();
+        let mut places = Places::default();
         for r in set.runs {
-            places.entry(phase(&r.result)).or_default().push(r.result);
+            places.entry(phase(&r.result)).push(r.result);
         }
         return Ok(places);
     }
     let index = SweepIndex::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
-    let mut places = Places::new();
-    for p in index.points.iter().filter(|p| p.state == PointState::Done) {
+    let mut places = Places::default();
+    // Grid order, whatever order the points ran in (shuffled, resumed).
+    let mut done: Vec<&storbench_model::sweep::SweepPoint> = index.points.iter().filter(|p| p.state == PointState::Done).collect();
+    done.sort_by_key(|p| p.index);
+    for p in done {
         let want = dir.join(&p.dir);
         if let Some(run) = set.runs.iter().find(|r| r.dir.as_deref() == Some(want.as_path())) {
-            let key = index.dims.iter().zip(&p.values).map(|(d, v)| format!("{}={v}", d.option)).collect::<Vec<_>>().join(" ");
-            places.entry(key).or_default().push(run.result.clone());
+            places.entry(index.label(&p.values)).push(run.result.clone());
         }
     }
     Ok(places)
@@ -77,7 +98,7 @@ fn phase(r: &RunResult) -> String {
 
 pub(crate) fn compare_places(a: &Places, b: &Places, judge: &Judge) -> Vec<Row> {
     let mut rows = Vec::new();
-    for (place, runs_a) in a {
+    for (place, runs_a) in &a.0 {
         if let Some(runs_b) = b.get(place) {
             let (sa, sb) = (Side { runs: runs_a.iter().collect() }, Side { runs: runs_b.iter().collect() });
             rows.extend(compare_sides(place, &sa, &sb, judge));

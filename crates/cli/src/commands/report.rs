@@ -114,11 +114,43 @@ fn comparison(dirs: &[PathBuf], sets: &[RunSet]) -> Result<(String, Vec<storbenc
     let places: Vec<_> = dirs.iter().map(|d| load(d)).collect::<Result<_, _>>()?;
     let judge = Judge::default();
     let rows = places[1..].iter().map(|p| compare_places(&places[0], p, &judge)).collect();
-    let sides = dirs.iter().zip(sets).enumerate().map(|(i, (d, s))| (((b'A' + i as u8) as char).to_string(), d.clone(), s)).collect();
+    let names = side_names(dirs);
+    let sides = names.into_iter().zip(dirs.iter().zip(sets)).map(|(n, (d, s))| (n, d.clone(), s)).collect();
     Ok(build(&Report::Compare { sides, rows }))
+}
+
+/// What a comparison's tables and legends call each side: its directory's
+/// name (`bobtail`, `cuttlefish`), the whole path where two names are the
+/// same, and a number after a directory given twice.
+fn side_names(dirs: &[PathBuf]) -> Vec<String> {
+    let short = |d: &PathBuf| d.file_name().map_or_else(|| d.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let mut names: Vec<String> = dirs
+        .iter()
+        .map(|d| if dirs.iter().filter(|e| short(e) == short(d)).count() > 1 { d.display().to_string() } else { short(d) })
+        .collect();
+    for i in 1..names.len() {
+        let n = names[..i].iter().filter(|m| **m == names[i] || m.starts_with(&format!("{} (", names[i]))).count();
+        if n > 0 {
+            names[i] = format!("{} ({})", names[i], n + 1);
+        }
+    }
+    names
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     use std::io::Write;
     crate::output::write_atomic(path, |w| w.write_all(bytes)).map_err(|e| CliError::system(format!("cannot write {}: {e}", path.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sides_are_named_by_their_directories() {
+        let p = |v: &[&str]| v.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(side_names(&p(&["r/bobtail", "r/cuttlefish"])), ["bobtail", "cuttlefish"]);
+        assert_eq!(side_names(&p(&["x/run", "y/run"])), ["x/run", "y/run"]);
+        assert_eq!(side_names(&p(&["a", "a", "a"])), ["a", "a (2)", "a (3)"]);
+    }
 }

@@ -115,14 +115,20 @@ fn resume(dir: &std::path::Path, flags: &SloFlags, words: &[String]) -> Result<i
     Search::new(&saved, &jobs, dir.to_path_buf(), index.command, index.probes)?.run()
 }
 
-/// `p99=2ms` -> (99, 2_000_000).
-fn parse_bound(v: &str) -> Result<(f64, u64), CliError> {
-    let bad = || CliError::usage(format!("--latency {v}: give PERCENTILE=BOUND, e.g. p99=2ms, p99.9=500us or p50=1ms"));
-    let (p, b) = v.split_once('=').ok_or_else(bad)?;
-    let p: f64 = p.trim().trim_start_matches(['p', 'P']).parse().map_err(|_| bad())?;
-    if !(p > 0.0 && p < 100.0) {
-        return Err(bad());
-    }
+/// `p99=2ms` -> (Some(99), 2_000_000); `mean=2ms` (or `mean<2ms`) -> (None, 2_000_000).
+fn parse_bound(v: &str) -> Result<(Option<f64>, u64), CliError> {
+    let bad = || CliError::usage(format!("--latency {v}: give PERCENTILE=BOUND or mean=BOUND, e.g. p99=2ms, p99.9=500us or mean=1ms"));
+    let (p, b) = v.split_once(['=', '<']).ok_or_else(bad)?;
+    let p = match p.trim() {
+        "mean" | "avg" => None,
+        p => {
+            let p: f64 = p.trim_start_matches(['p', 'P']).parse().map_err(|_| bad())?;
+            if !(p > 0.0 && p < 100.0) {
+                return Err(bad());
+            }
+            Some(p)
+        }
+    };
     let bound = storbench_workload::units::parse_duration(b.trim(), Duration::from_millis(1)).map_err(|_| bad())?;
     if bound.is_zero() {
         return Err(bad());
@@ -201,8 +207,9 @@ impl<'a> Search<'a> {
         let index = SloIndex {
             version: SLO_VERSION,
             command,
-            percentile,
+            percentile: percentile.unwrap_or(0.0),
             bound_ns,
+            mean: percentile.is_none(),
             probes: Vec::new(),
             answer: None,
             answer_iodepth: None,
@@ -419,9 +426,9 @@ impl<'a> Search<'a> {
         let capped = runtime >= LONGEST_PROBE;
         let probe = Probe { iodepth: load.depth(), ..self.judge(&result, rate, name, t0.elapsed().as_secs_f64(), longer, capped) };
         eprintln!(
-            "storbench: SLO probe {n}: {} IOPS, p{} {} over {} operations: {}",
+            "storbench: SLO probe {n}: {} IOPS, {} {} over {} operations: {}",
             count(probe.achieved_iops),
-            self.index.percentile,
+            self.index.statistic(),
             latency(probe.value_ns),
             probe.samples,
             if probe.pass { "meets the bound".to_string() } else { format!("does not ({})", probe.note) }
@@ -463,7 +470,8 @@ impl<'a> Search<'a> {
         Ok((out, runtime))
     }
 
-    /// At least 100 operations beyond the percentile (10,000 for p99).
+    /// At least 100 operations beyond the percentile (10,000 for p99; 100
+    /// for a mean).
     fn needed_samples(&self) -> u64 {
         (100.0 / (1.0 - self.index.percentile / 100.0)).ceil() as u64
     }
@@ -473,7 +481,7 @@ impl<'a> Search<'a> {
         for o in r.jobs.iter().flat_map(|j| &j.ops) {
             all.add(&o.histogram);
         }
-        let value_ns = all.percentile(self.index.percentile);
+        let value_ns = self.index.value_of(&all);
         let samples = all.count();
         // Groups ran one after another: each is judged on its own jobs' rate,
         // and the figure kept is the group's that kept up least per job.
@@ -481,11 +489,11 @@ impl<'a> Search<'a> {
         let jobs = group.as_ref().map_or(self.specs.len(), |g| g.jobs as usize);
         let wanted = rate.map(|r| r * jobs as f64);
         let (pass, note) = if samples < self.needed_samples() && !capped {
-            (false, format!("only {samples} operations, {} needed to judge p{}", self.needed_samples(), self.index.percentile))
+            (false, format!("only {samples} operations, {} needed to judge {}", self.needed_samples(), self.index.statistic()))
         } else if wanted.is_some_and(|w| achieved < 0.95 * w) {
             (false, format!("kept up with only {} of {} IOPS", count(achieved), count(wanted.unwrap_or(0.0))))
         } else if value_ns > self.index.bound_ns {
-            (false, format!("p{} {} > {}", self.index.percentile, latency(value_ns), latency(self.index.bound_ns)))
+            (false, format!("{} {} > {}", self.index.statistic(), latency(value_ns), latency(self.index.bound_ns)))
         } else if samples < self.needed_samples() {
             (true, format!("judged on {samples} operations: the longest probe ({} s) saw no more", LONGEST_PROBE.as_secs()))
         } else {
@@ -501,8 +509,8 @@ impl<'a> Search<'a> {
     }
 
     fn render(&self) -> String {
-        let p = self.index.percentile;
-        let mut out = format!("{:>12}  {:>12}  {:>10}  {:>10}  verdict\n", "rate", "IOPS", format!("p{p}"), "samples");
+        let stat = self.index.statistic();
+        let mut out = format!("{:>12}  {:>12}  {:>10}  {:>10}  verdict\n", "rate", "IOPS", format!("{stat}"), "samples");
         for pr in &self.index.probes {
             let rate = storbench_report::fmt::probe_load(pr);
             let mut verdict = if pr.pass { "meets".to_string() } else { format!("fails: {}", pr.note) };
@@ -517,13 +525,13 @@ impl<'a> Search<'a> {
             out += &match (self.index.answer, self.index.answer_iodepth) {
                 (Some(a), Some(d)) => {
                     format!(
-                        "max IOPS of {} with p{p} <= {bound}, closed loop: {}{} at iodepth {d}\n",
+                        "max IOPS of {} with {stat} <= {bound}, closed loop: {}{} at iodepth {d}\n",
                         jobs.join(", "),
                         count(a),
                         self.index.per_agent(a, count)
                     )
                 }
-                _ => format!("no probed queue depth of {} met p{p} <= {bound}\n", jobs.join(", ")),
+                _ => format!("no probed queue depth of {} met {stat} <= {bound}\n", jobs.join(", ")),
             };
             out += "caveat: closed loop counts latency from each I/O's issue, so the queueing a fixed arrival rate would meet is \
                     not in it (coordinated omission); without --closed-loop the search answers for a fixed rate\n";
@@ -539,16 +547,16 @@ impl<'a> Search<'a> {
                     .min_by(|x, y| x.rate.partial_cmp(&y.rate).unwrap_or(std::cmp::Ordering::Equal));
                 let closed = self.index.probes.iter().find(|x| x.rate.is_none());
                 let next = match (next, closed) {
-                    (Some(n), _) => format!(" (next probe {}: p{p} {})", count(n.rate.unwrap_or(0.0)), latency(n.value_ns)),
-                    (None, Some(c)) => format!(" (closed loop, {} IOPS: p{p} {})", count(c.achieved_iops), latency(c.value_ns)),
+                    (Some(n), _) => format!(" (next probe {}: {stat} {})", count(n.rate.unwrap_or(0.0)), latency(n.value_ns)),
+                    (None, Some(c)) => format!(" (closed loop, {} IOPS: {stat} {})", count(c.achieved_iops), latency(c.value_ns)),
                     _ => String::new(),
                 };
                 let held = if self.index.confirmed { ", held when probed again" } else { ", NOT confirmed by a second probe" };
                 let per_job = if jobs.len() > 1 { " (each job)" } else { "" };
                 let agents = self.index.per_agent(a, count);
-                out += &format!("max IOPS of {}{per_job} with p{p} <= {bound}: {}{agents}{held}{next}\n", jobs.join(", "), count(a));
+                out += &format!("max IOPS of {}{per_job} with {stat} <= {bound}: {}{agents}{held}{next}\n", jobs.join(", "), count(a));
             }
-            None => out += &format!("no probed rate of {} met p{p} <= {bound}\n", jobs.join(", ")),
+            None => out += &format!("no probed rate of {} met {stat} <= {bound}\n", jobs.join(", ")),
         }
         if let Some(s) = &self.index.stopped {
             out += &format!("search stopped early: {s}\n");
@@ -581,9 +589,11 @@ mod tests {
 
     #[test]
     fn bounds_parse_as_percentile_and_time() {
-        assert_eq!(parse_bound("p99=2ms").unwrap(), (99.0, 2_000_000));
-        assert_eq!(parse_bound("p99.9=500us").unwrap(), (99.9, 500_000));
-        for bad in ["p99", "p100=1ms", "x=1ms", "p99=0", "p99=fast"] {
+        assert_eq!(parse_bound("p99=2ms").unwrap(), (Some(99.0), 2_000_000));
+        assert_eq!(parse_bound("p99.9=500us").unwrap(), (Some(99.9), 500_000));
+        assert_eq!(parse_bound("mean<2ms").unwrap(), (None, 2_000_000));
+        assert_eq!(parse_bound("mean=500us").unwrap(), (None, 500_000));
+        for bad in ["p99", "p100=1ms", "x=1ms", "p99=0", "p99=fast", "mean=0", "means=1ms"] {
             assert!(parse_bound(bad).is_err(), "{bad}");
         }
     }

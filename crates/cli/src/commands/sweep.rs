@@ -4,7 +4,10 @@
 //! at its knee: once a step gains less than `--knee-gain` percent of IOPS
 //! while mean latency grows as much, the rest of that curve is skipped. An
 //! interrupted or killed sweep resumes with `--resume DIR`, redoing only
-//! the points that did not finish.
+//! the points that did not finish. `--precondition` and `--fill` write the
+//! targets once before the points (a run of their own, `000_precondition`
+//! or `000_fill`, not run again on resume once done), or before every point
+//! with `--each-point`.
 
 use crate::cli::SweepFlags;
 use crate::commands::run::resolve;
@@ -127,7 +130,13 @@ struct Sweep<'a> {
     notes: Vec<String>,
     /// Fleet and metrics endpoint, one for every point.
     shared: RunSetup,
+    /// The run that writes the targets first, once.
+    before: Option<BeforeRun>,
 }
+
+/// The run that writes a sweep's targets once before its points: its
+/// directory's name and its jobs.
+type BeforeRun = (String, Vec<JobSpec>);
 
 impl<'a> Sweep<'a> {
     fn prepare(flags: &'a SweepFlags, jobs: &JobArgs, dir: PathBuf, index: SweepIndex) -> Result<Sweep<'a>, CliError> {
@@ -139,11 +148,12 @@ impl<'a> Sweep<'a> {
         let (base, notes) = resolve(&flags.source, jobs, flags.source.suite.is_some(), true)?;
         let shared = RunSetup::from_source(&flags.source)?;
         let grid = index.grid();
-        let specs = grid.iter().map(|values| point_specs(&base, &index.dims, values)).collect::<Result<_, _>>()?;
+        let specs: Vec<Vec<JobSpec>> = grid.iter().map(|values| point_specs(&base, &index.dims, values)).collect::<Result<_, _>>()?;
+        let (specs, before) = before_points(flags, specs)?;
         output::check_writable(&dir, flags.source.force)?;
         output::create(&dir)?;
         index.save(&dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", dir.join(INDEX_FILE).display())))?;
-        Ok(Sweep { flags, dir, index, specs, notes, shared })
+        Ok(Sweep { flags, dir, index, specs, notes, shared, before })
     }
 
     fn go(mut self) -> Result<i32, CliError> {
@@ -151,6 +161,16 @@ impl<'a> Sweep<'a> {
         let started = Instant::now();
         let mut code = 0;
         let total = self.index.points.len();
+        if let Some(why) = knee::none_sought(&self.index) {
+            eprintln!("storbench: {why}");
+        }
+        if let Some(stop) = self.run_before()? {
+            eprintln!(
+                "storbench: the sweep did not start: its targets were not written first; `storbench sweep --resume {}` tries again",
+                self.dir.display()
+            );
+            return Ok(stop);
+        }
         for n in 0..total {
             if !matches!(self.index.points[n].state, PointState::Pending | PointState::Interrupted | PointState::Failed { .. }) {
                 continue;
@@ -225,6 +245,37 @@ impl<'a> Sweep<'a> {
         );
     }
 
+    /// The precondition or fill run before the points, unless an earlier
+    /// start of this sweep finished it. Some(exit code) when it did not
+    /// finish (the points then do not run on unwritten targets).
+    fn run_before(&self) -> Result<Option<i32>, CliError> {
+        let Some((name, specs)) = &self.before else { return Ok(None) };
+        let dir = self.dir.join(name);
+        if dir.join("result.json").exists() {
+            eprintln!("storbench: {name} finished before: the targets are not written again");
+            return Ok(None);
+        }
+        output::set_aside(&dir)?;
+        eprintln!("storbench: sweep: {name}, once before the points");
+        let setup = RunSetup {
+            notes: self.notes.clone(),
+            results_dir: Some(dir),
+            parameters: BTreeMap::from([("sweep.before".to_string(), name.clone())]),
+            fleet: self.shared.fleet.clone(),
+            metrics: self.shared.metrics.clone(),
+            replace: false,
+            logs_outside: false,
+        };
+        let mut observer = progress::Live::new(self.flags.source.quiet);
+        let (result, dir) = execute(specs.clone(), setup, &mut observer)?;
+        let code = finish(&dir, &result, None)?;
+        Ok(match (result.interrupted, code) {
+            (true, _) => Some(EXIT_INTERRUPTED),
+            (false, 0) => None,
+            (false, c) => Some(c),
+        })
+    }
+
     /// Run point `n`; its state and figures go into the index. Returns its
     /// exit code and whether it was interrupted.
     fn run_point(&mut self, n: usize) -> Result<(i32, bool), CliError> {
@@ -268,6 +319,35 @@ impl<'a> Sweep<'a> {
             Err(e) => Err(e),
         }
     }
+}
+
+/// `--precondition` / `--fill`: jobs that write the targets before every
+/// point (`--each-point`), or the one run that writes each distinct target
+/// of every point once, before them all. A pool's or bucket's fill is
+/// removed after its own run, so it can only come before every point.
+fn before_points(flags: &SweepFlags, specs: Vec<Vec<JobSpec>>) -> Result<(Vec<Vec<JobSpec>>, Option<BeforeRun>), CliError> {
+    use crate::precondition::{jobs_before, prepend_with, Before};
+    let before = match (flags.precondition, flags.fill) {
+        (true, _) => Before::Precondition,
+        (false, Some(f)) => Before::Fill(f),
+        (false, None) if flags.each_point => {
+            return Err(CliError::usage("--each-point goes with --precondition or --fill: it says to write the targets before every point"))
+        }
+        (false, None) => return Ok((specs, None)),
+    };
+    if flags.each_point {
+        return Ok((specs.into_iter().map(|s| prepend_with(s, before)).collect::<Result<_, _>>()?, None));
+    }
+    let all: Vec<JobSpec> = specs.iter().flatten().cloned().collect();
+    let pre = jobs_before(&all, before)?;
+    if pre.iter().any(|p| p.objects.is_some()) {
+        return Err(CliError::usage(format!(
+            "{}: a pool's, bucket's or container's fill is removed after its run: add --each-point to fill it before every point",
+            before.flag()
+        )));
+    }
+    let name = if flags.precondition { "000_precondition" } else { "000_fill" };
+    Ok((specs, Some((name.to_string(), pre))))
 }
 
 /// A point's jobs: the source's, with the point's values on top (a swept

@@ -8,6 +8,7 @@
 //! step rejects any that no one claims, with the nearest known name as a
 //! suggestion.
 
+pub mod axis;
 mod table;
 pub mod values;
 

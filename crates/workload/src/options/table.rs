@@ -220,10 +220,13 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
-        info: info("size", Kind::Size, "whole file", "bytes of each file or device to use"),
+        info: info("size", Kind::Size, "whole file", "bytes of each file or device to use, or N% of an existing one's size (fio's size=20%)"),
         aliases: &["filesize"],
         set: |s, v| {
-            s.size = Some(nonzero_size(v)?);
+            (s.size, s.size_pct) = match v.trim().strip_suffix('%') {
+                Some(p) => (None, Some(size_percent(p)?)),
+                None => (Some(nonzero_size(v)?), None),
+            };
             Ok(())
         },
     },

@@ -88,6 +88,14 @@ pub fn nonzero_size(v: &str) -> Parsed<u64> {
     Ok(n)
 }
 
+/// fio's `size=N%`: a percentage above 0 and at most 100.
+pub fn size_percent(v: &str) -> Parsed<f64> {
+    match v.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("'{v}%' is not a share of the file: give a percentage above 0 and at most 100 (size=20%), or a size (4g)")),
+    }
+}
+
 pub fn sync_every(v: &str, data_only: bool) -> Parsed<Option<SyncEvery>> {
     let n = count(v)?;
     Ok((n > 0).then_some(SyncEvery { every: n.min(u32::MAX as u64) as u32, data_only }))

@@ -29,6 +29,9 @@ pub fn parse(arg: &str) -> Result<Dimension, CliError> {
     if values.is_empty() {
         return Err(bad("no values".into()));
     }
+    // A curve runs in the order of the values' meaning (512 < 4k < 256k),
+    // whatever order they were typed in; `--shuffle` is for run order.
+    storbench_workload::options::axis::sort_values(kind, &mut values);
     if values.len() > MAX_VALUES {
         return Err(bad(format!("{} values; at most {MAX_VALUES} per dimension", values.len())));
     }
@@ -36,7 +39,7 @@ pub fn parse(arg: &str) -> Result<Dimension, CliError> {
 }
 
 /// What kind of value an option takes (for ranges).
-fn option_kind(option: &str) -> Kind {
+pub fn option_kind(option: &str) -> Kind {
     match storbench_workload::options::core(option) {
         Some(o) => o.info.kind,
         None => storbench_engine::registry().iter().flat_map(|f| f.options()).find(|o| o.name == option).map_or(Kind::Text, |o| o.kind),
@@ -123,6 +126,8 @@ mod tests {
         assert_eq!(parse("numjobs=1,3..5").unwrap().values, ["1", "3", "4", "5"]);
         assert_eq!(parse("rw=read,randread").unwrap().values, ["read", "randread"]);
         assert_eq!(parse("rate_iops=1k..4kx2").unwrap().values, ["1000", "2000", "4000"], "rates count in thousands");
+        assert_eq!(parse("bs=256k,4096,32k,512").unwrap().values, ["512", "4096", "32k", "256k"], "by size, not spelling");
+        assert_eq!(parse("iodepth=16,1,4").unwrap().values, ["1", "4", "16"]);
         for bad in ["iodepth", "bogus=1", "iodepth=0..8x2", "iodepth=8..1", "iodepth=1..2+0", "iodepth=1..100000", "runtime=1..5"] {
             assert!(parse(bad).is_err(), "{bad}");
         }

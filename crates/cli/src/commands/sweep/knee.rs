@@ -1,17 +1,42 @@
-//! Knees: along a curve (the last dimension of a grid, or each dimension of
-//! a one-at-a-time sweep), the point after which a step gains less than the
-//! threshold of IOPS while mean latency grows by at least as much. The run
-//! that shows it is the last of its curve; the rest of the curve is skipped.
+//! Knees: along a curve (the last dimension of a grid that loads the store,
+//! or each such dimension of a one-at-a-time sweep), the point after which a
+//! step gains less than the threshold of IOPS while mean latency grows by at
+//! least as much. The run that shows it is the last of its curve; the rest
+//! of the curve is skipped. Only dimensions that offer more load (queue
+//! depth, workers, volumes, agents, rates: `options::axis`) have knees:
+//! along a block size fewer IOPS is the workload changing, not saturation.
 
 use storbench_model::sweep::*;
 
+/// Whether dimension `d` steps the load offered to the store.
+fn loads(index: &SweepIndex, d: usize) -> bool {
+    let option = &index.dims[d].option;
+    storbench_workload::options::axis::loads_the_store(option, super::dims::option_kind(option))
+}
+
+/// Why no knee is sought in this sweep, when none is: no dimension loads
+/// the store.
+pub fn none_sought(index: &SweepIndex) -> Option<String> {
+    index.knee_gain_pct?;
+    if (0..index.dims.len()).any(|d| loads(index, d)) {
+        return None;
+    }
+    let swept: Vec<&str> = index.dims.iter().map(|d| d.option.as_str()).collect();
+    Some(format!(
+        "no knee is sought: {} does not step the load (knees are sought along iodepth, numjobs, rates, images, volumes, agents); every point runs",
+        swept.join(", ")
+    ))
+}
+
 /// Where a point lies: the dimension its curve varies and its position there.
-/// The base point of a one-at-a-time sweep starts every curve (`None`).
+/// A grid's curves run along its last dimension that loads the store; the
+/// base point of a one-at-a-time sweep starts every curve (`None`), and a
+/// dimension that does not load has no curve to cut short.
 fn place(index: &SweepIndex, values: &[String]) -> Option<(usize, usize)> {
     let pos = |d: usize| index.dims[d].values.iter().position(|v| *v == values[d]).unwrap_or(0);
     match index.mode {
-        SweepMode::Grid => Some((index.dims.len() - 1, pos(index.dims.len() - 1))),
-        SweepMode::OneAtATime => (0..index.dims.len()).find(|&d| pos(d) != 0).map(|d| (d, pos(d))),
+        SweepMode::Grid => (0..index.dims.len()).rev().find(|&d| loads(index, d)).map(|d| (d, pos(d))),
+        SweepMode::OneAtATime => (0..index.dims.len()).find(|&d| pos(d) != 0).filter(|&d| loads(index, d)).map(|d| (d, pos(d))),
     }
 }
 
@@ -134,5 +159,23 @@ mod tests {
         finish(&mut ix, 0, 1000.0, 1e6);
         assert!(finish(&mut ix, 1, 1010.0, 2e6).is_some());
         assert!(past(&ix, 2).is_some() && past(&ix, 4).is_none());
+    }
+
+    #[test]
+    fn no_knee_along_a_block_size_and_a_grid_seeks_it_along_its_load() {
+        let mut ix = index(SweepMode::Grid, &[("bs", &["512", "4096", "65536"])]);
+        assert!(none_sought(&ix).is_some());
+        finish(&mut ix, 0, 1000.0, 1e6);
+        assert_eq!(finish(&mut ix, 1, 500.0, 2e6), None, "fewer IOPS at a larger block is not a knee");
+        assert!(past(&ix, 2).is_none());
+        // iodepth first, bs last: the curves still run along iodepth.
+        let mut ix = index(SweepMode::Grid, &[("iodepth", &["1", "2", "4"]), ("bs", &["4096", "65536"])]);
+        assert!(none_sought(&ix).is_none());
+        finish(&mut ix, 0, 1000.0, 1e6);
+        finish(&mut ix, 1, 400.0, 3e6);
+        finish(&mut ix, 2, 1900.0, 1.05e6);
+        let k = finish(&mut ix, 3, 401.0, 6e6).expect("bs=64k's iodepth curve is flat");
+        assert_eq!((k.option.as_str(), k.values.clone()), ("iodepth", vec!["1".to_string(), "65536".into()]));
+        assert!(past(&ix, 5).is_some() && past(&ix, 4).is_none(), "iodepth=4 at 64k skipped, at 4k run");
     }
 }

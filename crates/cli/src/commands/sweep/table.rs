@@ -1,6 +1,7 @@
 //! The sweep table: one row per grid point (the median of its repeats),
 //! its state, and the knees marked; a point whose run had several groups
-//! (one after another) has a row per group below it.
+//! (one after another) has a row per group below it. Swept sizes read with
+//! their units (256KiB, not 262144).
 
 use storbench_model::sweep::*;
 use storbench_report::fmt::figure_cells;
@@ -11,7 +12,8 @@ pub fn render(index: &SweepIndex) -> String {
     let mut rows = vec![head];
     let grid = index.grid();
     for (i, values) in grid.iter().enumerate() {
-        let mut row = values.clone();
+        let labels = labels(index, values);
+        let mut row = labels.clone();
         let figures = index.figures(i);
         match &figures {
             Some(f) => row.extend(figure_cells(f)),
@@ -23,7 +25,7 @@ pub fn render(index: &SweepIndex) -> String {
         rows.push(row);
         // Groups ran one after another: each its own row, never added up.
         for g in figures.iter().flat_map(|f| &f.groups) {
-            let mut row = values.clone();
+            let mut row = labels.clone();
             row.extend(figure_cells(&g.figures));
             row.push(g.label());
             rows.push(row);
@@ -34,6 +36,11 @@ pub fn render(index: &SweepIndex) -> String {
         out += &format!("knee of {}: {} ({})\n", k.option, index.label(&k.values), k.rule);
     }
     out
+}
+
+/// A point's values as people read them.
+fn labels(index: &SweepIndex, values: &[String]) -> Vec<String> {
+    index.dims.iter().zip(values).map(|(d, v)| storbench_workload::options::axis::label(&d.option, v)).collect()
 }
 
 fn align(rows: &[Vec<String>]) -> String {

@@ -349,7 +349,14 @@ fn fio_trims(spec: &mut JobSpec, rw: &str) -> Result<(), String> {
 
 /// fio's `size` is the job's total over its files; storbench's is per file
 /// (fio's `filesize`). With `filesize` given, `size` bounds the I/O instead.
+/// `size=20%` is a share of each file's own size, not divided among them.
 fn fio_size(spec: &mut JobSpec, v: &str) -> Result<(), String> {
+    if v.trim().ends_with('%') {
+        if spec.given.has("size") {
+            return Err(format!("size={v} with filesize: give the I/O's size in bytes (or io_size)"));
+        }
+        return apply_option(spec, "size", v).map_err(|e| e.to_string());
+    }
     let total = size_value(v)?;
     let files = files_per_worker(spec);
     if spec.given.has("size") {
