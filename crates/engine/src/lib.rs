@@ -274,6 +274,26 @@ pub trait EngineFactory: Sync {
     fn max_queue_depth(&self) -> u32 {
         u32::MAX
     }
+    /// The job's options for `volumes` volumes (`volumes=N`, above 1): what
+    /// names them. Files and objects need nothing (the runner gives each
+    /// volume its files or its object prefix); an engine with units of its
+    /// own (RBD images) names one per volume; an engine with one target
+    /// (an NBD export, a network peer) refuses.
+    fn volume_options(&self, options: &EngineOptions, volumes: u32) -> Result<EngineOptions, EngineError> {
+        let caps = self.capabilities();
+        match caps.needs_files || (caps.objects && !caps.blocks) {
+            true => Ok(options.clone()),
+            false => Err(EngineError::BadOption {
+                engine: self.name(),
+                option: "volumes".into(),
+                message: format!(
+                    "engine {} drives one target, so it cannot drive {volumes} volumes; volumes need files or devices, RBD \
+                     images or objects (psync, io_uring, libaio, rbd, rados, s3, swift)",
+                    self.name()
+                ),
+            }),
+        }
+    }
     /// Parse and check the job's engine options once, resolving what they
     /// refer to (credentials from the environment and files) into the
     /// engine's typed configuration. Contacts no storage.

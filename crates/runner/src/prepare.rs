@@ -250,7 +250,7 @@ fn ready(
     let (region, io_limit) = region(&job, &targets).map_err(|e| (e, false))?;
     let share = JobShare {
         job: job.id,
-        workers: job.spec.numjobs,
+        workers: job.spec.workers(),
         queue_depth: job.queue_depth,
         region,
         io_limit,
@@ -418,8 +418,9 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
         if len < spec.bs.max() {
             return Err(target_err(&spec.name, format!("the target region ({len} bytes) is smaller than the block size"), true));
         }
+        // A worker's volume's units (see `volumes::OnVolume`).
         let files = match targets {
-            Targets::Store(t) => t.units.max(1),
+            Targets::Store(t) => crate::volumes::units_per_volume(targets, spec).unwrap_or(t.units.max(1)),
             Targets::Files(f) => f.first().map_or(1, |p| p.len() as u32),
             Targets::None => 1,
         };

@@ -92,6 +92,28 @@ impl EngineFactory for RbdFactory {
     fn supports(&self, op: OpKind) -> bool {
         matches!(op, OpKind::Read | OpKind::Write | OpKind::Sync | OpKind::Trim)
     }
+    /// One image per volume: `rbdname=vol` becomes vol-0 .. vol-N-1 (as
+    /// `images=N` numbers them), or the listed images, one per volume.
+    fn volume_options(&self, options: &EngineOptions, volumes: u32) -> Result<EngineOptions, EngineError> {
+        let bad = |message: String| EngineError::BadOption { engine: NAME, option: "volumes".into(), message };
+        if options.contains_key("images") {
+            return Err(bad(format!(
+                "give volumes={volumes} or images=N, not both (images share the job's queue depth; volumes have one each)"
+            )));
+        }
+        let listed = image_names(options)?;
+        let mut out = options.clone();
+        match listed.len() {
+            1 => {
+                out.insert("images".into(), volumes.to_string());
+            }
+            n if n == volumes as usize => {}
+            n => {
+                return Err(bad(format!("volumes={volumes} with {n} images in rbdname: list one image per volume, or one name to number")))
+            }
+        }
+        Ok(out)
+    }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, all_options(), options)?;
         let images = image_names(options)?;
