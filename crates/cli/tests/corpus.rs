@@ -87,6 +87,7 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--numjobs", "0"], &["numjobs", "between 1 and 65536"]),
     case(&["run", "--name", "a", "--numjobs", "lots"], &["numjobs", "lots"]),
     case(&["run", "--name", "a", "--volumes", "0"], &["volumes", "between 1 and 4096"]),
+    case(&["cleanup", "--ioengine", "rbd", "--pool", "rbd"], &["rbdname", "name the images to remove"]),
     case(&["sweep", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "agents=1,2"], &["agents=1", "needs a fleet", "--agents"]),
     case(&["sweep", "--agents", "127.0.0.1:1,127.0.0.1:2", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "agents=1,3"], &["agents=3", "the fleet has 2 agents"]),
     case(&["run", "--name", "a", "--ioengine", "nbd", "--uri", "nbd://127.0.0.1:1/x", "--volumes", "2"], &["volumes", "drives one target"]),

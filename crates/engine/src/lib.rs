@@ -223,6 +223,14 @@ impl EngineError {
     }
 }
 
+/// What `cleanup --ioengine E` did to the targets its options name.
+#[derive(Debug, Default)]
+pub struct NamedRemoval {
+    pub removed: Vec<String>,
+    /// Kept, and why (not storbench's, or not there).
+    pub kept: Vec<String>,
+}
+
 /// A per-worker engine instance.
 pub trait Engine: Send {
     /// Queue one operation. Synchronous engines carry it out here.
@@ -345,6 +353,20 @@ pub trait EngineConfig: Send + Sync {
             }
         }
         Ok(tally)
+    }
+    /// Whether what preparing created ([`StoreTarget::created`]) goes
+    /// through [`EngineConfig::remove_created`] when the run ends (RBD
+    /// images, unless the job keeps them); buckets and containers go in
+    /// [`EngineConfig::finish_target`] instead.
+    fn removes_created_at_end(&self) -> bool {
+        false
+    }
+    /// `storbench cleanup --ioengine E ...` without a prefix: remove the
+    /// targets these options name, each only if it carries storbench's mark
+    /// (RBD images). `None`: the engine has no such targets. Otherwise what
+    /// was removed and what was kept, in words.
+    fn remove_named(&self, _stop: &dyn Fn() -> bool) -> Result<Option<NamedRemoval>, EngineError> {
+        Ok(None)
     }
     /// What `prepare_target` made for a run that `storbench cleanup
     /// RESULTS_DIR` should now remove: `created` as the target reported it
