@@ -3,7 +3,8 @@
 //! and not yet reaped are counted from the system calls themselves (strace):
 //! volumes=4 at iodepth=4 keeps 16 in flight; each volume's file exists
 //! while the run goes, and the results give each volume's figures beside
-//! the job's. A sweep over volumes runs one point per count.
+//! the job's (and the HTML report's). A sweep over volumes runs one point
+//! per count.
 
 mod common;
 use common::*;
@@ -124,6 +125,12 @@ fn each_volume_has_its_own_file_while_the_run_goes() {
     assert_eq!(vols.len(), 3);
     assert!(vols.iter().all(|v| v["workers"] == 2), "{vols:?}");
     assert_eq!(doc["jobs"][0]["workers"], 6);
+    // The report has each volume's row, with its file.
+    let report = storbench(d.path(), &["report", "out", "-o", "r.html"]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let page = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    let table = &page[page.find("<table id=\"volumes-f\">").expect("a per-volume table")..];
+    assert!(table.contains("data.2</td>"), "{}", &table[..table.find("</table>").unwrap()]);
 }
 
 #[test]
