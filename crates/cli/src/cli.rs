@@ -498,12 +498,14 @@ fn fio_formats(v: &str) -> Result<FioFormats, String> {
 #[derive(Args, Debug)]
 #[command(
     override_usage = "storbench cleanup RESULTS_DIR [--force]\n       \
-                      storbench cleanup --ioengine ENGINE [--pool P | --bucket B | --container C ...] --object_prefix PREFIX [--force]",
+                      storbench cleanup --ioengine ENGINE [--pool P | --bucket B | --container C ...] --object_prefix PREFIX [--force]\n       \
+                      storbench cleanup --ioengine rbd --pool P --rbdname IMAGE[:IMAGE...]",
     after_help = "With RESULTS_DIR (a run's, or a sweep's with its runs below): removes what the run's journal says it made and \
                   left, even if it was killed: files it laid out, its objects (a fleet's agents' too), and the buckets, containers \
                   and images it created. With --object_prefix: removes storbench's objects whose names start with PREFIX from \
                   the pool, buckets or containers the engine options name, and a bucket or container storbench created once it \
-                  is empty. Objects storbench did not write (they lack its mark) are kept and counted. Credentials come from the \
+                  is empty. With --ioengine rbd and --rbdname: removes the named images storbench created. Objects and images \
+                  storbench did not write (they lack its mark) are kept and counted. Credentials come from the \
                   same environment and files as a run's."
 )]
 pub struct CleanupArgs {

@@ -26,11 +26,14 @@ use storbench_runner::{run_plan_on, Observer, Plan};
 use storbench_workload::JobSpec;
 
 /// Where a fleet run goes.
+#[derive(Clone)]
 pub struct FleetSetup {
-    agents: Agents,
+    agents: std::rc::Rc<Agents>,
     on_lost: OnLost,
     timeout: Duration,
     share_numjobs: bool,
+    /// Run on the first this many agents only (a sweep over `agents`).
+    first: Option<usize>,
 }
 
 /// The agents: given (with the fleet directory to reach them), or started
@@ -41,9 +44,33 @@ enum Agents {
 }
 
 impl FleetSetup {
+    /// How many agents the fleet has (before [`FleetSetup::first`]).
+    pub fn count(&self) -> usize {
+        match &*self.agents {
+            Agents::Given(a, _) => a.len(),
+            Agents::Ssh(ssh) => ssh.0.hosts.len(),
+        }
+    }
+
+    /// The same fleet, run on its first `n` agents only (agents started
+    /// over ssh are started once, all of them, and shared).
+    pub fn first(&self, n: usize) -> Result<FleetSetup, String> {
+        match n {
+            0 => Err("agents=0: a run needs at least one agent".into()),
+            n if n > self.count() => Err(format!("agents={n}: the fleet has {} agents (--agents, --agents-file or --ssh)", self.count())),
+            n => Ok(FleetSetup { first: Some(n), ..self.clone() }),
+        }
+    }
+
     /// The agents to connect to and the fleet directory to connect with.
     fn agents(&self) -> Result<(Vec<AgentSpec>, PathBuf), CliError> {
-        match &self.agents {
+        let (mut list, dir) = self.all_agents()?;
+        list.truncate(self.first.unwrap_or(usize::MAX));
+        Ok((list, dir))
+    }
+
+    fn all_agents(&self) -> Result<(Vec<AgentSpec>, PathBuf), CliError> {
+        match &*self.agents {
             Agents::Given(a, dir) => Ok((a.clone(), dir.clone())),
             Agents::Ssh(ssh) => {
                 let (opts, launched) = &**ssh;
@@ -65,12 +92,13 @@ impl FleetSetup {
     /// its share with `--share-numjobs`): what a rate for the whole fleet
     /// is divided by. Agents started over ssh are counted, not started.
     pub fn workers(&self, specs: &[JobSpec]) -> Result<(usize, Vec<u32>), CliError> {
-        let list: Vec<AgentSpec> = match &self.agents {
+        let mut list: Vec<AgentSpec> = match &*self.agents {
             Agents::Given(a, _) => a.clone(),
             Agents::Ssh(ssh) => {
                 ssh.0.hosts.iter().map(|h| AgentSpec { name: h.clone(), address: h.clone(), options: Vec::new() }).collect()
             }
         };
+        list.truncate(self.first.unwrap_or(usize::MAX));
         let mut total = vec![0u32; specs.len()];
         for (i, a) in list.iter().enumerate() {
             let jobs = agents::jobs_for(specs, a, i, list.len(), self.share_numjobs).map_err(CliError::usage)?;
@@ -94,7 +122,8 @@ impl FleetArgs {
                 return Err(CliError::usage("--ssh needs hosts ([USER@]HOST,...) and --ssh-command a command"));
             }
             let opts = SshOptions { hosts, command, binary: self.ssh_binary.clone(), timeout };
-            return Ok(Some(FleetSetup { agents: Agents::Ssh(Box::new((opts, RefCell::new(None)))), on_lost, timeout, share_numjobs }));
+            let agents = std::rc::Rc::new(Agents::Ssh(Box::new((opts, RefCell::new(None)))));
+            return Ok(Some(FleetSetup { agents, on_lost, timeout, share_numjobs, first: None }));
         }
         let agents = match (&self.agents, &self.agents_file) {
             (Some(list), _) => agents::parse_list(list).map_err(CliError::usage)?,
@@ -110,7 +139,7 @@ impl FleetArgs {
             }
         };
         let dir = self.fleet_dir.clone().unwrap_or_else(storbench_fleet::creds::default_dir);
-        Ok(Some(FleetSetup { agents: Agents::Given(agents, dir), on_lost, timeout, share_numjobs }))
+        Ok(Some(FleetSetup { agents: std::rc::Rc::new(Agents::Given(agents, dir)), on_lost, timeout, share_numjobs, first: None }))
     }
 }
 

@@ -45,6 +45,8 @@ fn creates_a_marked_image_writes_and_reads_it() {
             "1m",
             "--iodepth",
             "4",
+            "--keep_image",
+            "1",
             "--results-dir",
             "w",
             "--quiet",
@@ -241,6 +243,8 @@ fn rbd_bench_mode_prints_rbd_bench_lines_and_percentiles() {
             "write",
             "--bs",
             "4m",
+            "--keep_image",
+            "1",
             "--quiet",
             "--results-dir",
             "mk",
@@ -314,6 +318,8 @@ fn one_job_spreads_over_several_images() {
             "1m",
             "--iodepth",
             "4",
+            "--keep_image",
+            "1",
             "--results-dir",
             "w",
             "--quiet",
@@ -371,6 +377,8 @@ fn workers_sharing_an_image_with_its_exclusive_lock_are_warned_about() {
             "--runtime",
             "2",
             "--time_based",
+            "1",
+            "--keep_image",
             "1",
             "--results-dir",
             out,
@@ -445,4 +453,80 @@ fn reads_of_never_written_image_extents_are_flagged() {
     assert_eq!(both.code, 0, "{}", both.stderr);
     assert!(!kinds("both", 1).iter().any(|k| k == "never_written_reads"), "the first group wrote it: {:?}", kinds("both", 1));
     remove_image(&img);
+}
+
+fn rbd_images() -> Vec<String> {
+    let o = std::process::Command::new("rbd").args(["ls", "rbd"]).output().unwrap();
+    String::from_utf8_lossy(&o.stdout).lines().map(String::from).collect()
+}
+
+/// volumes=2: one image per volume (`<rbdname>-0`, `-1`), both there while
+/// the run goes, each driven at the job's own iodepth (per-volume figures
+/// beside the job's), and both removed when the run ends.
+#[test]
+fn each_volume_is_an_image_of_its_own_removed_when_the_run_ends() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let base = image_name("vols");
+    let names = [format!("{base}-0"), format!("{base}-1")];
+    let mut child = std::process::Command::new(bin())
+        .args(["run", "--name", "v", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &base, "--size", "16m", "--rw", "randwrite"])
+        .args(["--bs", "4k", "--iodepth", "2", "--volumes", "2", "--runtime", "3", "--time_based", "1", "--results-dir", "out", "--quiet"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    let mut seen = false;
+    while !seen && began.elapsed() < Duration::from_secs(30) && child.try_wait().unwrap().is_none() {
+        let now = rbd_images();
+        seen = names.iter().all(|n| now.contains(n));
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    let left: Vec<String> = rbd_images().into_iter().filter(|i| i.starts_with(&base)).collect();
+    for n in &left {
+        remove_image(n);
+    }
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(seen, "both volumes' images existed during the run");
+    assert!(left.is_empty(), "the images the run made are removed when it ends: {left:?}");
+    let doc = result_json(&d.path().join("out"));
+    let vols = doc["jobs"][0]["per_volume"].as_array().unwrap();
+    assert_eq!(vols.len(), 2);
+    assert!(vols.iter().all(|v| v["ops"][0]["ios"].as_u64().unwrap() > 0), "{vols:?}");
+    assert_eq!(doc["jobs"][0]["workers"], 2);
+}
+
+/// `cleanup --ioengine rbd --pool P --rbdname A:B` removes the images
+/// storbench made (kept by keep_image=1) and keeps one it did not make.
+#[test]
+fn cleanup_removes_named_images_storbench_made_and_keeps_others() {
+    if !cluster() {
+        return;
+    }
+    let d = scratch();
+    let (ours, theirs) = (image_name("ours"), image_name("theirs-c"));
+    let w = storbench(
+        d.path(),
+        &["run", "--name", "w", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &ours, "--size", "8m", "--rw", "write"]
+            .into_iter()
+            .chain(["--bs", "1m", "--keep_image", "1", "--quiet", "--results-dir", "w"])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let made = std::process::Command::new("rbd").args(["create", "--size", "8M", &format!("rbd/{theirs}")]).output().unwrap();
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    let both = format!("{ours}:{theirs}");
+    let c = storbench(d.path(), &["cleanup", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &both]);
+    let now = rbd_images();
+    remove_image(&theirs);
+    remove_image(&ours);
+    assert_eq!(c.code, 0, "{}", c.stderr);
+    assert!(c.stdout.contains(&format!("removed image 'rbd/{ours}'")), "{}", c.stdout);
+    assert!(c.stderr.contains(&format!("image 'rbd/{theirs}' was not created by storbench: kept")), "{}", c.stderr);
+    assert!(!now.contains(&ours) && now.contains(&theirs), "{now:?}");
 }

@@ -95,7 +95,7 @@ fn block_targets(dir: &Path) -> Vec<Target> {
         let img = format!("sbconf-{}", std::process::id());
         t.push(Target {
             engine: "rbd",
-            options: vec!["--pool".into(), "rbd".into(), "--rbdname".into(), img],
+            options: vec!["--pool".into(), "rbd".into(), "--rbdname".into(), img, "--keep_image".into(), "1".into()],
             lacks: &[],
             env: vec![],
             _server: None,

@@ -853,3 +853,34 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// `sweep --sweep agents=1,2` runs each point on the first N agents of
+/// `--agents` (main refused the dimension): one agent, then two, each
+/// point's per-agent figures naming exactly those. The job drives two
+/// volumes on every agent: each volume's figures cover every agent's
+/// workers on it (global worker numbers take the volumes in turn).
+#[test]
+fn a_sweep_over_agents_runs_on_the_first_one_then_the_first_two() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let _a = Agent::start(None, "127.0.0.71:7450", &fleet, dir.path().join("a.log"), &[]);
+    let _b = Agent::start(None, "127.0.0.72:7450", &fleet, dir.path().join("b.log"), &[]);
+    let args = ["sweep", "--agents", "127.0.0.71:7450,127.0.0.72:7450", "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", "sw"];
+    let job = ["--name", "n", "--ioengine", "null", "--size", "1g", "--volumes", "2", "--runtime", "1", "--time_based", "1"];
+    let r = storbench(dir.path(), &[&args[..], &job, &["--quiet", "--no-knee", "--sweep", "agents=1,2"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let set = storbench_model::RunSet::load(&dir.path().join("sw")).expect("the sweep reads back");
+    let agents: Vec<Vec<String>> =
+        set.runs.iter().map(|run| run.result.jobs[0].per_agent.iter().map(|a| a.agent.clone()).collect()).collect();
+    let (a, b) = ("127.0.0.71:7450".to_string(), "127.0.0.72:7450".to_string());
+    assert_eq!(agents, [vec![a.clone()], vec![a, b]]);
+    for run in &set.runs {
+        let job = &run.result.jobs[0];
+        assert_eq!(job.workers as usize, 2 * job.per_agent.len(), "two volumes' workers on each agent");
+        let per_volume: Vec<u64> = job.per_volume.iter().map(|v| v.ops.iter().map(|o| o.ios).sum()).collect();
+        assert_eq!(per_volume.len(), 2);
+        assert!(per_volume.iter().all(|n| *n > 0), "{per_volume:?}");
+        assert_eq!(per_volume.iter().sum::<u64>(), job.total_ios(), "the volumes add up to the job");
+    }
+    assert_merged_exactly(&set.runs[1].result);
+}

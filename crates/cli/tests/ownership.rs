@@ -571,8 +571,9 @@ fn a_precondition_of_an_image_larger_than_its_pool_can_hold_is_refused() {
 }
 
 /// An RBD run without --pool is refused (fio's rbd engine requires it too);
-/// with one, the image it creates is named in its notes with the command
-/// that removes it, and `cleanup RESULTS_DIR` removes it.
+/// with one, the image it creates is removed when it ends; with
+/// keep_image=1 it is named in its notes with the command that removes it,
+/// and `cleanup RESULTS_DIR` removes it.
 #[test]
 fn an_rbd_image_a_run_creates_is_named_and_removed_by_its_results_directory() {
     if !ceph_cluster() {
@@ -587,8 +588,19 @@ fn an_rbd_image_a_run_creates_is_named_and_removed_by_its_results_directory() {
     assert!(listing(d.path()).is_empty());
     let pool = std::env::var("STORBENCH_RBD_POOL").unwrap_or_else(|_| "rbd".into());
     let images = || String::from_utf8_lossy(&Command::new("rbd").args(["ls", &pool]).output().unwrap().stdout).into_owned();
-    let args = ["run", "--name", "w", "--results-dir", "out", "--ioengine", "rbd", "--pool", &pool, "--rbdname", &image];
-    let r = storbench(d.path(), &args.into_iter().chain(["--size", "16m", "--rw", "randwrite", "--runtime", "1"]).collect::<Vec<_>>());
+    let run = |out: &str, more: &[&str]| {
+        let args = ["run", "--name", "w", "--results-dir", out, "--ioengine", "rbd", "--pool", &pool, "--rbdname", &image];
+        let tail = ["--size", "16m", "--rw", "randwrite", "--runtime", "1"];
+        storbench(d.path(), &args.iter().chain(&tail).chain(more).copied().collect::<Vec<_>>())
+    };
+    // By default the run removes what it made when it ends.
+    let gone = run("gone", &[]);
+    assert_eq!(gone.code, 0, "{}", gone.stderr);
+    assert!(!images().lines().any(|l| l == image), "the image the run made is removed when it ends");
+    let c = storbench(d.path(), &["cleanup", "gone"]);
+    assert!(c.code == 0 && c.stdout.contains("nothing to do"), "the journal says nothing is left: {}{}", c.stdout, c.stderr);
+    // keep_image=1 keeps it, named, for cleanup RESULTS_DIR.
+    let r = run("out", &["--keep_image", "1"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(images().lines().any(|l| l == image), "the image is kept");
     let notes = run_result(&d.path().join("out")).notes.join("\n");

@@ -114,7 +114,8 @@ fn an_rbd_fill_is_checked_against_the_images_allocated_extents() {
     }
     let d = scratch();
     let img = format!("sbfill-{}", std::process::id());
-    let r = fill_run(d.path(), &[], "0.5", &["--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--size", "64m"]);
+    let r =
+        fill_run(d.path(), &[], "0.5", &["--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--keep_image", "1", "--size", "64m"]);
     let du = std::process::Command::new("rbd").args(["du", "--format", "json", &format!("rbd/{img}")]).output().unwrap();
     let _ = std::process::Command::new("rbd").args(["rm", "--no-progress", &format!("rbd/{img}")]).output();
     assert_eq!(r.code, 0, "{}", r.stderr);

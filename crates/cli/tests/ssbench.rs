@@ -86,6 +86,42 @@ fn users_ramp_repeats_the_scenario_and_reports_each_step() {
     assert!(bad.stderr.contains("must grow"), "{}", bad.stderr);
 }
 
+/// Each step runs exactly its user count (main ran one user per size class
+/// at least: 3 at --users 1 and at 2); a fall ends the ramp only once a
+/// repeat of the step confirms it; the ramp's directory reads back as a
+/// curve over users (main's `report` refused it: "holds 2 runs and no
+/// sweep or SLO index").
+#[test]
+fn a_ramp_honours_every_user_count_and_reads_back_as_a_curve() {
+    let Some(env) = swift_env("aio") else { return };
+    let d = scratch();
+    let own = format!("sbramp{}", std::process::id());
+    let text = std::fs::read_to_string(scenario("small_crud.json"))
+        .unwrap()
+        .replace("sbtest_ssb", &own)
+        .replace("\"operation_count\": 400", "\"operation_count\": 120");
+    std::fs::write(d.path().join("s.json"), text).unwrap();
+    let r = storbench_env(d.path(), &env, &["run", "--ssbench", "s.json", "--users", "1,2", "--results-dir", "out", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for users in [1u64, 2] {
+        let doc = result_json(&d.path().join(format!("out/users-{users}")));
+        let in_flight: u64 = doc["jobs"].as_array().unwrap().iter().map(|j| j["spec"]["iodepth"].as_u64().unwrap()).sum();
+        assert_eq!(in_flight, users, "{users} users in all, not one per size class");
+    }
+    assert!(r.stderr.contains("1 users for 3 size classes: class 'tiny' gets none"), "{}", r.stderr);
+    let out = d.path().join("out");
+    if r.stderr.contains("stopping the ramp") {
+        assert!(listing(&out).iter().any(|n| n.ends_with("-r2")), "a fall is confirmed by a repeat: {:?}", listing(&out));
+    }
+    let ix = storbench_model::sweep::SweepIndex::load(&out).expect("the ramp's index");
+    assert_eq!(ix.dims[0].option, "users");
+    assert!(ix.points.len() >= 2 && ix.points.iter().all(|p| p.dir.starts_with("users-")), "{:?}", ix.points);
+    let report = storbench(d.path(), &["report", "out", "-o", "r.html"]);
+    assert_eq!(report.code, 0, "{}", report.stderr);
+    let ramp = show(d.path(), "out", "ssbench-ramp");
+    assert!(ramp.contains("ssbench ramp") && r.stdout.ends_with(&ramp), "{ramp}");
+}
+
 #[test]
 fn swift_bench_preset_puts_gets_and_deletes() {
     let Some(env) = swift_env("aio") else { return };

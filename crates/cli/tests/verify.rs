@@ -303,7 +303,8 @@ fn an_rbd_image_put_back_to_an_older_copy_has_lost_writes() {
     let d = scratch();
     let img = format!("sbverify-{}", std::process::id());
     let state = d.path().join("state");
-    let base = ["--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--size", "8m", "--bs", "64k", "--verify", "crc32c"];
+    let base =
+        ["--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--keep_image", "1", "--size", "8m", "--bs", "64k", "--verify", "crc32c"];
     let with = |more: &[&str]| -> Vec<String> {
         let mut a: Vec<String> = base.iter().chain(more).map(|s| s.to_string()).collect();
         a.extend(["--verify_state".into(), state.display().to_string(), "--verify_interval".into(), "4k".into(), "--quiet".into()]);

@@ -223,6 +223,14 @@ impl EngineError {
     }
 }
 
+/// What `cleanup --ioengine E` did to the targets its options name.
+#[derive(Debug, Default)]
+pub struct NamedRemoval {
+    pub removed: Vec<String>,
+    /// Kept, and why (not storbench's, or not there).
+    pub kept: Vec<String>,
+}
+
 /// A per-worker engine instance.
 pub trait Engine: Send {
     /// Queue one operation. Synchronous engines carry it out here.
@@ -273,6 +281,26 @@ pub trait EngineFactory: Sync {
     /// The most operations one worker may keep in flight (a ring's size).
     fn max_queue_depth(&self) -> u32 {
         u32::MAX
+    }
+    /// The job's options for `volumes` volumes (`volumes=N`, above 1): what
+    /// names them. Files and objects need nothing (the runner gives each
+    /// volume its files or its object prefix); an engine with units of its
+    /// own (RBD images) names one per volume; an engine with one target
+    /// (an NBD export, a network peer) refuses.
+    fn volume_options(&self, options: &EngineOptions, volumes: u32) -> Result<EngineOptions, EngineError> {
+        let caps = self.capabilities();
+        match caps.needs_files || (caps.objects && !caps.blocks) {
+            true => Ok(options.clone()),
+            false => Err(EngineError::BadOption {
+                engine: self.name(),
+                option: "volumes".into(),
+                message: format!(
+                    "engine {} drives one target, so it cannot drive {volumes} volumes; volumes need files or devices, RBD \
+                     images or objects (psync, io_uring, libaio, rbd, rados, s3, swift)",
+                    self.name()
+                ),
+            }),
+        }
     }
     /// Parse and check the job's engine options once, resolving what they
     /// refer to (credentials from the environment and files) into the
@@ -325,6 +353,20 @@ pub trait EngineConfig: Send + Sync {
             }
         }
         Ok(tally)
+    }
+    /// Whether what preparing created ([`StoreTarget::created`]) goes
+    /// through [`EngineConfig::remove_created`] when the run ends (RBD
+    /// images, unless the job keeps them); buckets and containers go in
+    /// [`EngineConfig::finish_target`] instead.
+    fn removes_created_at_end(&self) -> bool {
+        false
+    }
+    /// `storbench cleanup --ioengine E ...` without a prefix: remove the
+    /// targets these options name, each only if it carries storbench's mark
+    /// (RBD images). `None`: the engine has no such targets. Otherwise what
+    /// was removed and what was kept, in words.
+    fn remove_named(&self, _stop: &dyn Fn() -> bool) -> Result<Option<NamedRemoval>, EngineError> {
+        Ok(None)
     }
     /// What `prepare_target` made for a run that `storbench cleanup
     /// RESULTS_DIR` should now remove: `created` as the target reported it

@@ -48,6 +48,11 @@ impl EngineFactory for NullFactory {
     fn supports(&self, _op: OpKind) -> bool {
         true
     }
+    /// Volumes of nothing: each volume's workers queue for the job's
+    /// simulated servers like any other worker of the job.
+    fn volume_options(&self, options: &EngineOptions, _volumes: u32) -> Result<EngineOptions, EngineError> {
+        Ok(options.clone())
+    }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known("null", OPTIONS, options)?;
         let bad = |option: &str, message: String| EngineError::BadOption { engine: "null", option: option.into(), message };

@@ -38,6 +38,7 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
         verification(&mut page, j);
         replay_and_training(&mut page, j);
         per_agent(&mut page, j);
+        per_volume(&mut page, j);
     }
     agents(&mut page, run);
     if !run.notes.is_empty() {
@@ -393,6 +394,31 @@ fn per_agent(page: &mut Page, j: &JobResult) {
         })
         .collect();
     page.table(&format!("agents-{}", slug(&j.name)), &head, &rows, 2);
+}
+
+/// A job of several volumes: each volume's figures (the summary row is
+/// their exact merge), with its files or object prefix.
+fn per_volume(page: &mut Page, j: &JobResult) {
+    if j.per_volume.is_empty() {
+        return;
+    }
+    page.h3(&format!("{}: per volume", j.name));
+    let mut head: Vec<String> = ["volume", "op", "workers", "IOPS", "MiB/s"].map(String::from).into();
+    head.extend(LATENCY_COLUMNS.map(String::from));
+    head.extend(["errors", "targets"].map(String::from));
+    let rows: Vec<Vec<String>> = j
+        .per_volume
+        .iter()
+        .flat_map(|v| {
+            v.ops.iter().map(move |o| {
+                let mut r = op_row(&v.volume.to_string(), o);
+                r.insert(2, v.workers.to_string());
+                r.push(v.targets.join(", "));
+                r
+            })
+        })
+        .collect();
+    page.table(&format!("volumes-{}", slug(&j.name)), &head, &rows, 2);
 }
 
 /// A fleet run's agents: who they were and how their clocks stood.

@@ -157,6 +157,10 @@ pub struct JobResult {
     /// are the exact merge of these: histograms added, never averaged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_agent: Vec<AgentJobResult>,
+    /// A job of several volumes (`volumes=N`): each volume's figures (the
+    /// job's own `ops` are their exact merge).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_volume: Vec<VolumeJobResult>,
 }
 
 /// What a fill job (`run --fill`) wrote, and what the store allocated for it.
@@ -265,6 +269,19 @@ pub struct AgentJobResult {
     /// The agent was lost during the job: its figures end at its last interval.
     #[serde(default)]
     pub lost: bool,
+}
+
+/// One volume's part of a job of several (`volumes=N`): its own workers'
+/// operations, over the job's measured time.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VolumeJobResult {
+    pub volume: u32,
+    pub workers: u32,
+    /// Its files, or its objects' name prefix; empty for an engine's own
+    /// units (an RBD image: `-<volume>` of the job's name, see `targets`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<String>,
+    pub ops: Vec<OpResult>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -35,6 +35,19 @@ pub struct Dimension {
     pub values: Vec<String>,
 }
 
+/// The dimension that is not a job option: how many of the fleet's agents
+/// a point runs on (the first N of `--agents`, in their order), for scaling
+/// over clients. Its values are counts.
+pub const AGENTS: &str = "agents";
+
+impl Dimension {
+    /// A job option's dimension (set on every job of a point), as opposed
+    /// to [`AGENTS`] (where the point runs).
+    pub fn is_job_option(&self) -> bool {
+        self.option != AGENTS
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SweepMode {

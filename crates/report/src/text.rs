@@ -22,6 +22,7 @@ pub fn render(r: &RunResult) -> String {
             }
             rows.extend(class_rows(j, o));
             rows.extend(agent_rows(j, o));
+            rows.extend(volume_rows(j, o));
         }
         if j.ops.is_empty() {
             rows.push(vec![j.name.clone(), "-".into(), "0".into()]);
@@ -361,6 +362,15 @@ fn agent_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec
         let ao = a.ops.iter().find(|x| x.op == o.op)?;
         let lost = if a.lost { " (lost)" } else { "" };
         Some(row_cells("", &format!("{} @{}{lost}", o.op.name(), a.agent), ao, Row::Latency))
+    })
+}
+
+/// One row per volume under each operation of a job of several volumes
+/// (the job's row is their exact merge).
+fn volume_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec<String>> + 'a {
+    j.per_volume.iter().filter_map(move |v| {
+        let vo = v.ops.iter().find(|x| x.op == o.op)?;
+        Some(row_cells("", &format!("{} vol{}", o.op.name(), v.volume), vo, Row::Latency))
     })
 }
 

@@ -166,6 +166,8 @@ struct JobAcc {
     hist_logs: Vec<Vec<HistSample>>,
     /// Steady state, judged as the points complete (jobs that asked).
     steady: Option<crate::steady::Tracker>,
+    /// Totals per volume (jobs of several volumes only).
+    volume_totals: Vec<Vec<OpStats>>,
 }
 
 /// A verified job's result from its workers' tallies.
@@ -240,6 +242,10 @@ impl JobAcc {
             logs: Vec::new(),
             hist_logs: Vec::new(),
             steady: share.spec.steady.as_ref().and_then(|ss| crate::steady::Tracker::new(ss, share.ramp_ns)),
+            volume_totals: match share.spec.volumes {
+                0 | 1 => Vec::new(),
+                n => (0..n).map(|_| op_stats(svc)).collect(),
+            },
         }
     }
 
@@ -265,6 +271,11 @@ impl JobAcc {
             }
             for (tc, rc) in self.class_totals.iter_mut().zip(&r.classes) {
                 tc.iter_mut().zip(rc).for_each(|(t, o)| t.merge(o));
+            }
+            let volumes = self.volume_totals.len() as u32;
+            if volumes > 1 {
+                let v = &mut self.volume_totals[(r.worker % volumes) as usize];
+                v.iter_mut().zip(&r.ops).for_each(|(t, o)| t.merge(o));
             }
         }
         let spare = &mut self.spare;
@@ -622,12 +633,39 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         replay: replay_result(job, &acc.done),
         train: None,
         per_agent: Vec::new(),
+        per_volume: per_volume(share, &acc.volume_totals, runtime_ns),
     };
     let written = [OpKind::Write, OpKind::Create].iter().filter_map(|op| result.op(*op)).map(|o| o.bytes).sum();
     result.fill = crate::fill::result(job, written);
     result.train = train_result(share, &acc.done, result.op(OpKind::Read).map_or(0, |o| o.bytes));
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result
+}
+
+/// Each volume's figures, for a job of several (see `volumes`).
+fn per_volume(share: &JobShare, totals: &[Vec<OpStats>], runtime_ns: u64) -> Vec<VolumeJobResult> {
+    let spec = &share.spec;
+    let targets = |k: u32| match (&share.targets, &share.object_prefix) {
+        (_, Some(p)) => vec![crate::volumes::object_prefix(p, spec, k)],
+        (Targets::Files(_), _) => {
+            let mut t: Vec<String> = (k..share.workers)
+                .step_by(spec.volumes.max(1) as usize)
+                .flat_map(|w| share.targets.files_of(w).iter().map(|f| f.path.display().to_string()))
+                .collect();
+            t.dedup();
+            t
+        }
+        _ => Vec::new(),
+    };
+    (0..totals.len() as u32)
+        .zip(totals)
+        .map(|(k, t)| VolumeJobResult {
+            volume: k,
+            workers: share.workers / spec.volumes.max(1),
+            targets: targets(k),
+            ops: op_results(t, runtime_ns),
+        })
+        .collect()
 }
 
 /// Results of the operations anything was done to.

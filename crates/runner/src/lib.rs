@@ -32,6 +32,7 @@ pub mod replay;
 pub mod room;
 pub mod steady;
 pub mod verify;
+pub mod volumes;
 pub mod warnings;
 pub mod worker;
 

@@ -20,7 +20,7 @@ pub const MEMORY_SHARE: f64 = 0.5;
 /// Bytes one job needs while it runs.
 pub fn job_memory(job: &JobPlan) -> u64 {
     let spec = &job.spec;
-    let workers = spec.numjobs as u64;
+    let workers = spec.workers() as u64;
     // A verified job reads back in larger pieces than its blocks (its slots are that large).
     let transfer = crate::verify::read_back_len(spec).unwrap_or(spec.max_transfer());
     let slot = transfer.max(1).div_ceil(4096) * 4096;
@@ -61,7 +61,7 @@ pub fn check(jobs: &[JobPlan], groups: &[Vec<usize>]) -> Result<(), PlanError> {
                 ),
             ));
         }
-        let workers: u64 = members.iter().map(|j| j.spec.numjobs as u64).sum();
+        let workers: u64 = members.iter().map(|j| j.spec.workers() as u64).sum();
         if let Some(room) = threads.filter(|r| workers > *r) {
             return Err(refused(
                 first,

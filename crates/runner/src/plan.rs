@@ -70,7 +70,7 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
         if let Some(p) = &mut spec.placement {
             p.first = threads;
         }
-        threads = threads.saturating_add(spec.numjobs);
+        threads = threads.saturating_add(spec.workers());
         if spec.stonewall || groups.is_empty() {
             groups.push(Vec::new());
         }
@@ -107,6 +107,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         crate::placement::check(p).map_err(|m| err(&spec, m))?;
     }
     let engine = find_engine(&spec)?;
+    crate::volumes::resolve(&mut spec, engine)?;
     let trace = crate::replay::resolve(&mut spec, engine)?;
     let config = configure(&spec, engine)?;
     let caps = engine.capabilities();
@@ -200,7 +201,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         let what = if spec.objects.is_some() { "an object job runs until runtime, io_size or number_ios" } else { "set runtime or size" };
         return Err(err(&spec, format!("engine {} has no target to bound the job: {what}", engine.name())));
     }
-    let paths = if caps.needs_files { worker_paths(&spec) } else { Vec::new() };
+    let paths = if caps.needs_files { crate::volumes::worker_paths(&spec) } else { Vec::new() };
     let ramp_ns = spec.ramp_time.as_nanos() as u64;
     let end_ns = spec.runtime.map(|r| ramp_ns + r.as_nanos() as u64);
     let ops_per_sec = spec.rate.map(|r| ops_per_sec(&spec, r));
@@ -541,23 +542,6 @@ fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
         ));
     }
     Ok(())
-}
-
-/// fio's layout: `filename` is shared by every worker; otherwise each worker
-/// gets `<directory or .>/<name>.<worker>.<n>` for n below `nrfiles`.
-fn worker_paths(spec: &JobSpec) -> Vec<Vec<PathBuf>> {
-    (0..spec.numjobs)
-        .map(|w| {
-            if spec.filenames.is_empty() {
-                let dir = PathBuf::from(spec.directory.clone().unwrap_or_else(|| ".".into()));
-                let stem = spec.file_stem.as_deref().unwrap_or(&spec.name);
-                (0..spec.nrfiles).map(|n| dir.join(format!("{stem}.{w}.{n}"))).collect()
-            } else {
-                let dir = spec.directory.as_ref().map(PathBuf::from);
-                spec.filenames.iter().map(|f| dir.as_ref().map(|d| d.join(f)).unwrap_or_else(|| f.into())).collect()
-            }
-        })
-        .collect()
 }
 
 /// Arrivals per second for one worker, from IOPS or bytes/s and the mean size.

@@ -257,7 +257,7 @@ fn ready(
     let (region, io_limit) = region(&job, &targets).map_err(|e| (e, false))?;
     let share = JobShare {
         job: job.id,
-        workers: job.spec.numjobs,
+        workers: job.spec.workers(),
         queue_depth: job.queue_depth,
         region,
         io_limit,
@@ -428,8 +428,9 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
         if len < spec.bs.max() {
             return Err(target_err(&spec.name, format!("the target region ({len} bytes) is smaller than the block size"), true));
         }
+        // A worker's volume's units (see `volumes::OnVolume`).
         let files = match targets {
-            Targets::Store(t) => t.units.max(1),
+            Targets::Store(t) => crate::volumes::units_per_volume(targets, spec).unwrap_or(t.units.max(1)),
             Targets::Files(f) => f.first().map_or(1, |p| p.len() as u32),
             Targets::None => 1,
         };
@@ -512,6 +513,9 @@ fn cleanup_store(
     let objects = job.share.spec.objects.as_ref();
     let cleaned = left == Some(0) && objects.is_some_and(|o| o.cleans_up());
     let kept_objects = objects.is_some() && job.share.spec.writes() && !cleaned;
+    if job.config.removes_created_at_end() && !target.created.is_empty() {
+        return remove_created(job, target, stop, notes) || kept_objects;
+    }
     let kept_target = match job.config.finish_target(&target_request(&job.share.spec, prefix, None, stop), cleaned) {
         Ok(Some(note)) => {
             notes.push(format!("job '{}': {note}", job.name()));
@@ -524,6 +528,22 @@ fn cleanup_store(
         }
     };
     kept_objects || kept_target
+}
+
+/// What preparing a job's target created (RBD images), now the run is
+/// done with it; whether any of it remains (then the notes say why).
+fn remove_created(job: &ReadyJob, target: &StoreTarget, stop: &dyn Fn() -> bool, notes: &mut Vec<String>) -> bool {
+    let prefix = job.share.object_prefix.as_deref();
+    match job.config.remove_created(&target_request(&job.share.spec, prefix, None, stop), Some(&target.created)) {
+        Ok(left) => {
+            notes.extend(left.iter().map(|n| format!("job '{}': {n}", job.name())));
+            !left.is_empty()
+        }
+        Err(e) => {
+            notes.push(format!("job '{}': the images it created could not be removed: {e}", job.name()));
+            true
+        }
+    }
 }
 
 /// How to remove a job's objects: the run's own cleanup (its journal knows

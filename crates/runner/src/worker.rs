@@ -257,7 +257,10 @@ impl Worker {
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));
         }
-        let names = share.object_prefix.as_deref().map(|p| ObjectNames::new(p, spec.objects.as_ref()));
+        let names = share
+            .object_prefix
+            .as_deref()
+            .map(|p| ObjectNames::new(&crate::volumes::object_prefix(p, spec, worker), spec.objects.as_ref()));
         let setup = WorkerSetup {
             fds: &fds,
             buffers: buffers.lend(),
@@ -267,7 +270,10 @@ impl Worker {
             keep_reads: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
             stop: &|| link.control.stopping(),
         };
-        let engine = config.open(&setup).map_err(|e| e.to_string())?;
+        let mut engine = config.open(&setup).map_err(|e| e.to_string())?;
+        if let Some(first_unit) = crate::volumes::first_unit(&share, worker).filter(|u| *u > 0) {
+            engine = Box::new(crate::volumes::OnVolume { inner: engine, first_unit });
+        }
         let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
         let gen = match (&spec.train, &spec.replay, &spec.objects) {
             (Some(t), _, _) => {
@@ -290,7 +296,8 @@ impl Worker {
                 tally: ReplayTally::default(),
             })),
             (None, None, Some(_)) => {
-                let mut g = ObjGen::new(spec, worker, share.io_limit, spec.number_ios);
+                // Each volume's keys are shared out as in a job of one volume.
+                let mut g = ObjGen::new(spec, spec.place_in_volume(worker), share.io_limit, spec.number_ios);
                 g.exclusive(!factory.capabilities().ordered);
                 Gen::Objects(g)
             }
@@ -1099,11 +1106,11 @@ fn target_names(share: &JobShare, worker: u32) -> Vec<String> {
     }
 }
 
-/// The job's region, moved along by `offset_increment` for each worker
-/// before this one (the plan made sure the last one fits).
+/// The job's region, moved along by `offset_increment` for each worker of
+/// its volume before this one (the plan made sure the last one fits).
 fn worker_region(share: &JobShare, worker: u32) -> storbench_workload::gen::Region {
     let mut r = share.region;
-    r.start += worker as u64 * share.spec.offset_increment;
+    r.start += share.spec.place_in_volume(worker) as u64 * share.spec.offset_increment;
     r
 }
 

@@ -468,6 +468,11 @@ pub struct JobSpec {
     pub bs: BlockSizes,
     pub iodepth: u32,
     pub numjobs: u32,
+    /// Volumes the job drives, each with `numjobs` workers at `iodepth` of
+    /// its own (one file, RBD image or object prefix per volume): volumes=4
+    /// at iodepth=4 keeps 16 operations in flight. See [`JobSpec::workers`].
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub volumes: u32,
     /// Bytes of the target each worker works on (per file); `None`: the whole
     /// file or device.
     pub size: Option<u64>,
@@ -687,6 +692,7 @@ impl Default for JobSpec {
             bs: BlockSizes { read: SizeSplit::fixed(4096), write: SizeSplit::fixed(4096) },
             iodepth: 1,
             numjobs: 1,
+            volumes: 1,
             size: None,
             size_pct: None,
             offset: 0,
@@ -768,6 +774,21 @@ impl JobSpec {
             None => self.rw.writes(self.rwmixread),
         }
     }
+    /// Workers in all: `numjobs` for each volume.
+    pub fn workers(&self) -> u32 {
+        self.numjobs.saturating_mul(self.volumes.max(1))
+    }
+    /// The volume worker `w` drives (workers take the volumes in turn, so on
+    /// a fleet, where each agent's workers are numbered on from the last
+    /// agent's, every agent drives every volume).
+    pub fn volume_of(&self, worker: u32) -> u32 {
+        worker % self.volumes.max(1)
+    }
+    /// Worker `w`'s place among its volume's `numjobs` workers: what shares
+    /// a volume out (offset_increment stripes, object keys) as in a job of one.
+    pub fn place_in_volume(&self, worker: u32) -> u32 {
+        worker / self.volumes.max(1)
+    }
     /// Largest transfer of one operation (the size of a buffer slot).
     pub fn max_transfer(&self) -> u64 {
         match &self.objects {
@@ -781,12 +802,13 @@ impl JobSpec {
         if let Some(o) = &self.objects {
             let order = if self.rw.is_random() { "" } else { " in order" };
             return format!(
-                "objects {} x {} {}{order} qd{} x{} {}",
+                "objects {} x {} {}{order} qd{} x{}{} {}",
                 o.count,
                 o.sizes.describe(),
                 o.describe_mix(self.read_percent()),
                 self.iodepth,
                 self.numjobs,
+                self.describe_volumes(),
                 self.ioengine
             );
         }
@@ -795,7 +817,15 @@ impl JobSpec {
             (true, false) => "trim",
             (false, _) => self.rw.name(),
         };
-        format!("{}{} {} qd{} x{} {}", rw, mix, self.bs.describe(), self.iodepth, self.numjobs, self.ioengine)
+        format!("{}{} {} qd{} x{}{} {}", rw, mix, self.bs.describe(), self.iodepth, self.numjobs, self.describe_volumes(), self.ioengine)
+    }
+    /// " x4 volumes" when there are several.
+    fn describe_volumes(&self) -> String {
+        if self.volumes > 1 {
+            format!(" x{} volumes", self.volumes)
+        } else {
+            String::new()
+        }
     }
 }
 
@@ -855,6 +885,10 @@ mod opt_duration_ns {
 
 fn one_pass() -> u32 {
     1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 fn is_one_pass(n: &u32) -> bool {

@@ -8,7 +8,9 @@
 //! second cleanup has nothing to do.
 //!
 //! `cleanup --ioengine E ... --object_prefix P` removes storbench's objects
-//! under a prefix (the prefix is required and never empty). Either way only
+//! under a prefix (the prefix is required and never empty);
+//! `cleanup --ioengine rbd --pool P --rbdname A[:B]` removes the named
+//! images storbench created (those carrying its mark). Either way only
 //! objects carrying storbench's mark go; others under the prefix are kept
 //! and counted, unless `--force`. Ctrl-C stops it.
 
@@ -50,6 +52,9 @@ fn by_prefix(options: &sources::Pairs, which: Which) -> Result<i32, CliError> {
     let mut spec = sources::build(&JobSpec::default(), options, &[])?.remove(0);
     spec.name = "cleanup".into();
     let Some(prefix) = spec.objects.as_ref().and_then(|o| o.prefix.clone()) else {
+        if let Some(code) = by_name(&spec)? {
+            return Ok(code);
+        }
         return Err(CliError::usage(
             "cleanup needs a results directory, or --object_prefix PREFIX: storbench's objects whose names start with it are removed (the run's warning gives it)",
         ));
@@ -73,6 +78,23 @@ fn by_prefix(options: &sources::Pairs, which: Which) -> Result<i32, CliError> {
         eprintln!("storbench: {note}");
     }
     Ok(0)
+}
+
+/// `cleanup --ioengine rbd --pool P --rbdname A[:B]`: the named targets
+/// of an engine that has them (RBD images), each only if storbench made it.
+/// `None`: the engine has none (objects need a prefix).
+fn by_name(spec: &JobSpec) -> Result<Option<i32>, CliError> {
+    let Some(factory) = storbench_engine::find(&spec.ioengine).filter(|f| !f.capabilities().objects) else { return Ok(None) };
+    let config = factory.configure(&spec.engine_options)?;
+    let scope = Scope::begin();
+    let Some(done) = config.remove_named(&|| scope.interrupted())? else { return Ok(None) };
+    for r in &done.removed {
+        println!("removed {r}");
+    }
+    for k in &done.kept {
+        eprintln!("storbench: {k}");
+    }
+    Ok(Some(0))
 }
 
 /// What a removal by prefix did, on stdout; kept objects on stderr.

@@ -6,6 +6,7 @@ pub mod compare;
 pub mod efficiency;
 pub mod help;
 pub mod preset;
+pub mod ramp;
 pub mod replay;
 pub mod report;
 pub mod run;

@@ -3,12 +3,10 @@
 
 use crate::cli::{JobSource, RunFlags};
 use crate::error::*;
+use crate::progress;
 use crate::session::{execute, finish, RunSetup};
-use crate::sources::{self, fio, ssbench, suite, toml};
+use crate::sources::{self, fio, suite, toml};
 use crate::words::JobArgs;
-use crate::{output, progress};
-use storbench_model::RunSet;
-use storbench_report::compat::ssbench as ramp;
 use storbench_workload::JobSpec;
 
 pub fn run(words: &[String]) -> Result<i32, CliError> {
@@ -20,7 +18,7 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     let no_source = flags.source.job_file.is_none() && flags.source.job.is_none() && flags.source.fio.is_none() && flags.ssbench.is_none();
     let use_suite = flags.source.suite.is_some() || (no_source && jobs.jobs.is_empty() && jobs.global.is_empty());
     if let Some(path) = &flags.ssbench {
-        return run_ssbench(&flags, &jobs, path, use_suite);
+        return crate::commands::ramp::run(&flags, &jobs, path, use_suite);
     }
     if !flags.users.is_empty() {
         return Err(CliError::usage("--users ramps an ssbench scenario: give --ssbench scenario.json"));
@@ -84,65 +82,4 @@ pub(crate) fn resolve(
         return suite::quick(&cwd, &jobs.global);
     }
     Ok((sources::build(&base, &jobs.global, &jobs.jobs)?, Vec::new()))
-}
-
-/// An ssbench scenario, once or over a `--users` ramp that stops when
-/// throughput falls. Each step writes its own results directory, and records
-/// its users, so `storbench show DIR --format ssbench-ramp` prints the ramp again.
-fn run_ssbench(flags: &RunFlags, jobs: &JobArgs, path: &std::path::Path, use_suite: bool) -> Result<i32, CliError> {
-    if use_suite || flags.source.fio.is_some() || flags.source.job_file.is_some() || flags.source.job.is_some() || !jobs.jobs.is_empty() {
-        return Err(CliError::usage("--ssbench runs a scenario on its own: no job file, --fio, --suite or --name jobs with it"));
-    }
-    if flags.users.windows(2).any(|w| w[1] <= w[0]) {
-        let list: Vec<String> = flags.users.iter().map(u32::to_string).collect();
-        return Err(CliError::usage(format!("--users '{}' must grow from one step to the next", list.join(","))));
-    }
-    let sc = ssbench::load(path)?;
-    // The fleet (`--agents`) and metrics endpoint, one for every step.
-    let shared = RunSetup::from_source(&flags.source)?;
-    let steps = if flags.users.is_empty() { vec![sc.user_count] } else { flags.users.clone() };
-    let base_dir = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
-    let mut runs = RunSet::default();
-    let mut code = 0;
-    // A Ctrl-C between two steps (while one writes its results) ends the ramp too.
-    let ramp_scope = storbench_runner::interrupt::Scope::begin();
-    for (step, &users) in steps.iter().enumerate() {
-        if ramp_scope.interrupted() {
-            eprintln!("storbench: interrupted: stopping the ramp");
-            code = code.max(EXIT_INTERRUPTED);
-            break;
-        }
-        let (specs, notes) = ssbench::specs(&sc, users, &JobSpec::default(), &jobs.global)?;
-        let dir = if steps.len() > 1 { base_dir.join(format!("users-{users}")) } else { base_dir.clone() };
-        if steps.len() > 1 {
-            eprintln!("storbench: ssbench '{}' with {users} users", sc.name);
-        }
-        let mut observer = progress::Live::new(flags.source.quiet);
-        let setup = RunSetup {
-            notes,
-            results_dir: Some(dir),
-            parameters: ramp::parameters(&sc.name, users, step),
-            fleet: shared.fleet.clone(),
-            metrics: shared.metrics.clone(),
-            replace: shared.replace,
-            logs_outside: false,
-        };
-        let (result, dir) = execute(specs, setup, &mut observer)?;
-        code = code.max(finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))?);
-        let ops = ramp::ops_per_sec(&result);
-        let interrupted = result.interrupted;
-        let before = runs.runs.last().map(|r| ramp::ops_per_sec(&r.result));
-        runs.push(result, Some(dir));
-        if interrupted {
-            break;
-        }
-        if let Some(before) = before.filter(|b| ops < *b) {
-            eprintln!("storbench: throughput fell from {before:.1} to {ops:.1} ops/s at {users} users: stopping the ramp");
-            break;
-        }
-    }
-    if steps.len() > 1 {
-        print!("{}", ramp::render(&runs).unwrap_or_default());
-    }
-    Ok(code)
 }

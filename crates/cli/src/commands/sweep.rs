@@ -127,6 +127,8 @@ struct Sweep<'a> {
     dir: PathBuf,
     index: SweepIndex,
     specs: Vec<Vec<JobSpec>>,
+    /// Each point's fleet (the first N agents, when `agents` is swept).
+    fleets: Vec<Option<std::rc::Rc<crate::fleet::FleetSetup>>>,
     notes: Vec<String>,
     /// Fleet and metrics endpoint, one for every point.
     shared: RunSetup,
@@ -150,10 +152,11 @@ impl<'a> Sweep<'a> {
         let grid = index.grid();
         let specs: Vec<Vec<JobSpec>> = grid.iter().map(|values| point_specs(&base, &index.dims, values)).collect::<Result<_, _>>()?;
         let (specs, before) = before_points(flags, specs)?;
+        let fleets = grid.iter().map(|values| point_fleet(&shared, &index.dims, values)).collect::<Result<_, _>>()?;
         output::check_writable(&dir, flags.source.force)?;
         output::create(&dir)?;
         index.save(&dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", dir.join(INDEX_FILE).display())))?;
-        Ok(Sweep { flags, dir, index, specs, notes, shared, before })
+        Ok(Sweep { flags, dir, index, specs, fleets, notes, shared, before })
     }
 
     fn go(mut self) -> Result<i32, CliError> {
@@ -290,7 +293,7 @@ impl<'a> Sweep<'a> {
             notes: self.notes.clone(),
             results_dir: Some(dir.clone()),
             parameters: params,
-            fleet: self.shared.fleet.clone(),
+            fleet: self.fleets[p.index].clone(),
             metrics: self.shared.metrics.clone(),
             replace: false,
             logs_outside: false,
@@ -356,12 +359,26 @@ fn point_specs(base: &[JobSpec], dims: &[Dimension], values: &[String]) -> Resul
     base.iter()
         .map(|spec| {
             let mut s = spec.clone();
-            for (d, v) in dims.iter().zip(values) {
+            for (d, v) in dims.iter().zip(values).filter(|(d, _)| d.is_job_option()) {
                 apply_option(&mut s, &d.option, v).map_err(|e| CliError::usage(format!("--sweep {}={v}: {e}", d.option)))?;
             }
             Ok(s)
         })
         .collect()
+}
+
+/// A point's fleet: the command's, or with `agents` swept its first N
+/// agents (refused before anything runs when there is no fleet or too few).
+fn point_fleet(
+    shared: &RunSetup,
+    dims: &[Dimension],
+    values: &[String],
+) -> Result<Option<std::rc::Rc<crate::fleet::FleetSetup>>, CliError> {
+    let Some((_, n)) = dims.iter().zip(values).find(|(d, _)| !d.is_job_option()) else { return Ok(shared.fleet.clone()) };
+    let bad = |why: String| CliError::usage(format!("--sweep {AGENTS}={n}: {why}"));
+    let fleet = shared.fleet.as_ref().ok_or_else(|| bad("a sweep over agents needs a fleet: give --agents or --agents-file".into()))?;
+    let n: usize = n.parse().map_err(|_| bad("give counts of agents (e.g. agents=1,2,4)".into()))?;
+    fleet.first(n).map(|f| Some(std::rc::Rc::new(f))).map_err(bad)
 }
 
 #[cfg(test)]

@@ -153,7 +153,6 @@ pub fn parse(text: &str) -> Result<Scenario, CliError> {
 
 /// One job per benchmarked size class, for `users` users in all.
 pub fn specs(sc: &Scenario, users: u32, base: &JobSpec, global: &Pairs) -> Result<(Vec<JobSpec>, Vec<String>), CliError> {
-    let total: u64 = sc.initial.iter().map(|e| e.1).sum();
     let mut notes = vec![format!(
         "ssbench scenario '{}': one job per size class, all at once; users and operations shared out by initial_files",
         sc.name
@@ -164,14 +163,27 @@ pub fn specs(sc: &Scenario, users: u32, base: &JobSpec, global: &Pairs) -> Resul
             sc.container_count, sc.container_base, sc.container_concurrency
         ));
     }
-    let mut specs = Vec::new();
+    let mut benchmarked = Vec::new();
     for class in &sc.sizes {
-        let Some(&(_, files)) = sc.initial.iter().find(|(n, _)| n == &class.name).filter(|(_, n)| *n > 0) else {
-            notes.push(format!("size class '{}' has no initial files: ssbench never benchmarks it", class.name));
+        match sc.initial.iter().find(|(n, _)| n == &class.name).filter(|(_, n)| *n > 0) {
+            Some(&(_, files)) => benchmarked.push((class, files)),
+            None => notes.push(format!("size class '{}' has no initial files: ssbench never benchmarks it", class.name)),
+        }
+    }
+    let weights: Vec<u64> = benchmarked.iter().map(|c| c.1).collect();
+    let per_class = share_users(users, &weights);
+    let total: u64 = benchmarked.iter().zip(&per_class).filter(|(_, u)| **u > 0).map(|(c, _)| c.1).sum();
+    let mut specs = Vec::new();
+    for (&(class, files), &class_users) in benchmarked.iter().zip(&per_class) {
+        if class_users == 0 {
+            notes.push(format!(
+                "{users} users for {} size classes: class '{}' gets none (users go to the largest shares of initial_files first) and does not run at this step",
+                benchmarked.len(),
+                class.name
+            ));
             continue;
-        };
+        }
         let share = files as f64 / total as f64;
-        let class_users = ((users as f64 * share).round() as u32).max(1);
         let mix: Vec<String> = ["create", "read", "update", "delete"]
             .iter()
             .zip(class.crud)
@@ -208,6 +220,36 @@ pub fn specs(sc: &Scenario, users: u32, base: &JobSpec, global: &Pairs) -> Resul
     Ok((specs, notes))
 }
 
+/// `users` shared out among classes weighted by their initial files, in
+/// whole users that add up to `users` exactly (each class one first while
+/// there are enough, the largest shares first; the rest by largest
+/// remainder): a ramp step of 2 users runs 2, never one per class.
+pub fn share_users(users: u32, weights: &[u64]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..weights.len()).collect();
+    order.sort_by(|a, b| weights[*b].cmp(&weights[*a]));
+    let mut out = vec![0u32; weights.len()];
+    for &i in order.iter().take(users as usize) {
+        out[i] = 1;
+    }
+    let rest = users.saturating_sub(weights.len() as u32);
+    let total: u64 = weights.iter().sum::<u64>().max(1);
+    let exact: Vec<f64> = weights.iter().map(|w| rest as f64 * *w as f64 / total as f64).collect();
+    for (o, e) in out.iter_mut().zip(&exact) {
+        *o += e.floor() as u32;
+    }
+    let mut left = users - out.iter().sum::<u32>();
+    let mut by_remainder = order.clone();
+    by_remainder.sort_by(|a, b| (exact[*b] - exact[*b].floor()).total_cmp(&(exact[*a] - exact[*a].floor())));
+    for &i in by_remainder.iter().cycle().take(weights.len() * 2) {
+        if left == 0 {
+            break;
+        }
+        out[i] += 1;
+        left -= 1;
+    }
+    out
+}
+
 /// Containers: swift spreads objects over container_count containers named
 /// after container_base; s3 over as many buckets (named in S3's alphabet).
 fn place(s: &mut JobSpec, sc: &Scenario) -> Result<(), CliError> {
@@ -233,6 +275,18 @@ fn place(s: &mut JobSpec, sc: &Scenario) -> Result<(), CliError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_user_count_is_shared_out_exactly() {
+        let w = [30, 20, 10];
+        assert_eq!(share_users(1, &w), [1, 0, 0]);
+        assert_eq!(share_users(2, &w), [1, 1, 0]);
+        assert_eq!(share_users(3, &w), [1, 1, 1]);
+        assert_eq!(share_users(6, &w), [3, 2, 1]);
+        for u in 1..50 {
+            assert_eq!(share_users(u, &w).iter().sum::<u32>(), u);
+        }
+    }
 
     const SCENARIO: &str = r#"{
       "name": "Small test scenario",

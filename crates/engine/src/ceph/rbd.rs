@@ -17,10 +17,12 @@
 //!
 //! Safety as for block devices: an image storbench did not create (marked with
 //! the image metadata key `storbench.created`) is only written with
-//! allow_overwrite. A missing image is created when a size is given, kept
-//! after the run (named in its notes), and removed by `storbench cleanup
-//! RESULTS_DIR` (the run's journal lists it). The pool must be named, as fio's
-//! rbd engine requires.
+//! allow_overwrite. A missing image is created when a size is given and
+//! removed when the run ends (after every job of the run is done with it),
+//! unless `keep_image=1` (then named in the run's notes, and removed by
+//! `storbench cleanup RESULTS_DIR`, whose journal lists it, or `storbench
+//! cleanup --ioengine rbd --pool P --rbdname NAME`; only images carrying the
+//! mark go). The pool must be named, as fio's rbd engine requires.
 
 use super::conn::{Cluster, ConnOptions, CONN_OPTIONS};
 use super::ffi::{self, Completion as RbdCompletion, Image, RbdApi};
@@ -47,6 +49,12 @@ const OPTIONS: &[OptionInfo] = &[
         kind: Kind::Count,
         default: "1",
         help: "this many images (volumes) <rbdname>-0 .. <rbdname>-N-1, the job's I/O spread over them (sweep it: --sweep images=1,2,4,8)",
+    },
+    OptionInfo {
+        name: "keep_image",
+        kind: Kind::Flag,
+        default: "0",
+        help: "keep the images this run creates (by default they are removed when the run ends; storbench cleanup removes kept ones)",
     },
     OptionInfo {
         name: "rbd_cache",
@@ -92,6 +100,28 @@ impl EngineFactory for RbdFactory {
     fn supports(&self, op: OpKind) -> bool {
         matches!(op, OpKind::Read | OpKind::Write | OpKind::Sync | OpKind::Trim)
     }
+    /// One image per volume: `rbdname=vol` becomes vol-0 .. vol-N-1 (as
+    /// `images=N` numbers them), or the listed images, one per volume.
+    fn volume_options(&self, options: &EngineOptions, volumes: u32) -> Result<EngineOptions, EngineError> {
+        let bad = |message: String| EngineError::BadOption { engine: NAME, option: "volumes".into(), message };
+        if options.contains_key("images") {
+            return Err(bad(format!(
+                "give volumes={volumes} or images=N, not both (images share the job's queue depth; volumes have one each)"
+            )));
+        }
+        let listed = image_names(options)?;
+        let mut out = options.clone();
+        match listed.len() {
+            1 => {
+                out.insert("images".into(), volumes.to_string());
+            }
+            n if n == volumes as usize => {}
+            n => {
+                return Err(bad(format!("volumes={volumes} with {n} images in rbdname: list one image per volume, or one name to number")))
+            }
+        }
+        Ok(out)
+    }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
         check_known(NAME, all_options(), options)?;
         let images = image_names(options)?;
@@ -120,7 +150,9 @@ impl EngineFactory for RbdFactory {
                 message: "is required: name the pool the image is in (e.g. --pool rbd), as fio's rbd engine requires".into(),
             });
         }
-        Ok(Arc::new(RbdConfig { conn, images, cache }))
+        let keep = bool_option(NAME, options, "keep_image", false)?;
+        let named = options.contains_key("rbdname") || options.contains_key("image");
+        Ok(Arc::new(RbdConfig { conn, images, cache, keep, named }))
     }
 }
 
@@ -129,6 +161,11 @@ struct RbdConfig {
     conn: ConnOptions,
     images: Vec<String>,
     cache: Cache,
+    /// The images the run creates stay after it (`keep_image=1`).
+    keep: bool,
+    /// The images were named (not the default `storbench`): what
+    /// `cleanup --ioengine rbd` removes must be.
+    named: bool,
 }
 
 /// Who decides whether librbd caches.
@@ -192,7 +229,7 @@ impl EngineConfig for RbdConfig {
         }
         let label = format!("rbd:{}/{}", self.conn.pool, self.images.join(","));
         let held_by = (!held.is_empty()).then(|| held.join("; "));
-        let note = (!made.is_empty()).then(|| self.kept_note(&made));
+        let note = (self.keep && !made.is_empty()).then(|| self.kept_note(&made));
         let created = made.iter().map(|n| self.created_label(n)).collect();
         let never_written = unknown.is_none().then_some(never);
         Ok(Some(StoreTarget {
@@ -233,14 +270,46 @@ impl EngineConfig for RbdConfig {
                 notes.push(format!("image '{}' no longer carries storbench's mark: kept", self.image_label(name)));
                 continue;
             }
-            let cname = ffi::cstr(NAME, "rbdname", name)?;
-            // SAFETY: valid ioctx and C string; the image is closed (dropped above).
-            let rc = unsafe { (rbd.rbd_remove)(cluster.ioctx, cname.as_ptr()) };
-            if rc < 0 && rc != -libc::ENOENT {
-                notes.push(format!("removing image '{}' failed: {}", self.image_label(name), std::io::Error::from_raw_os_error(-rc)));
+            if let Err(e) = remove_image(&cluster, rbd, name) {
+                notes.push(format!("removing image '{}' failed: {e}", self.image_label(name)));
             }
         }
         Ok(notes)
+    }
+    fn removes_created_at_end(&self) -> bool {
+        !self.keep
+    }
+    /// `cleanup --ioengine rbd --pool P --rbdname A[:B...]`: the named
+    /// images that carry storbench's mark.
+    fn remove_named(&self, _stop: &dyn Fn() -> bool) -> Result<Option<NamedRemoval>, EngineError> {
+        if !self.named {
+            return Err(EngineError::BadOption {
+                engine: NAME,
+                option: "rbdname".into(),
+                message: "name the images to remove (--rbdname IMAGE[:IMAGE...])".into(),
+            });
+        }
+        let cluster = Cluster::connect(NAME, &self.conn)?;
+        let rbd = ffi::rbd_api(NAME)?;
+        let mut done = NamedRemoval::default();
+        for name in &self.images {
+            let label = self.image_label(name);
+            let marked = match OpenImage::open(&cluster, rbd, name) {
+                Ok(img) => img.marked()?,
+                Err(libc::ENOENT) => {
+                    done.kept.push(format!("image '{label}' does not exist"));
+                    continue;
+                }
+                Err(e) => return Err(EngineError::os(NAME, "rbd_open", e)),
+            };
+            if !marked {
+                done.kept.push(format!("image '{label}' was not created by storbench: kept"));
+                continue;
+            }
+            remove_image(&cluster, rbd, name)?;
+            done.removed.push(format!("image '{label}'"));
+        }
+        Ok(Some(done))
     }
     fn allocated(&self) -> Result<Option<u64>, EngineError> {
         let cluster = Cluster::connect(NAME, &self.conn)?;
@@ -274,6 +343,18 @@ impl RbdConfig {
         let named: Vec<String> = made.iter().map(|m| self.image_label(m)).collect();
         let rm: Vec<String> = named.iter().map(|m| format!("rbd rm {m}")).collect();
         format!("rbd: this run created image {} and keeps it (remove it with: {})", named.join(", "), rm.join("; "))
+    }
+}
+
+/// Remove an image (closed: no handle of this process holds it); one
+/// already gone is not a failure.
+fn remove_image(cluster: &Cluster, rbd: &'static RbdApi, name: &str) -> Result<(), EngineError> {
+    let cname = ffi::cstr(NAME, "rbdname", name)?;
+    // SAFETY: valid ioctx and C string.
+    let rc = unsafe { (rbd.rbd_remove)(cluster.ioctx, cname.as_ptr()) };
+    match rc {
+        rc if rc >= 0 || rc == -libc::ENOENT => Ok(()),
+        rc => Err(EngineError::os(NAME, "rbd_remove", -rc)),
     }
 }
 

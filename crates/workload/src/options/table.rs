@@ -144,6 +144,22 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info(
+            "volumes",
+            Kind::Count,
+            "1",
+            "volumes the job drives, each at its own iodepth and numjobs: one file, RBD image or object prefix per volume (1-4096)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.volumes = match count(v)? {
+                n @ 1..=4096 => n as u32,
+                _ => return Err(format!("'{v}' must be between 1 and 4096")),
+            };
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("flow", Kind::Count, "0", "weight in fio's flow control: jobs of one flow_id issue in proportion to their weights (1-1000)"),
         aliases: &[],
         set: |s, v| {

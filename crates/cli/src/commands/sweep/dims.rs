@@ -4,7 +4,7 @@
 
 use crate::error::CliError;
 use storbench_engine::Kind;
-use storbench_model::sweep::Dimension;
+use storbench_model::sweep::{Dimension, AGENTS};
 use storbench_workload::units::parse_size;
 
 /// At most this many values per dimension (a typo like `1..1000000+1`).
@@ -14,9 +14,11 @@ pub fn parse(arg: &str) -> Result<Dimension, CliError> {
     let bad = |why: String| CliError::usage(format!("--sweep {arg}: {why}"));
     let (option, spec) = arg.split_once('=').ok_or_else(|| bad("give OPTION=VALUES, e.g. iodepth=1,2,4 or numjobs=1..16x2".into()))?;
     let option = storbench_workload::options::canonical_name(option.trim());
-    let known = storbench_workload::options::core(&option).is_some() || storbench_engine::all_option_names().contains(&option.as_str());
+    let known = storbench_workload::options::core(&option).is_some()
+        || storbench_engine::all_option_names().contains(&option.as_str())
+        || option == AGENTS;
     if !known {
-        return Err(bad(format!("'{option}' is not a job or engine option (`storbench help options`)")));
+        return Err(bad(format!("'{option}' is not a job or engine option (`storbench help options`), nor agents")));
     }
     let kind = option_kind(&option);
     let mut values = Vec::new();
@@ -40,6 +42,9 @@ pub fn parse(arg: &str) -> Result<Dimension, CliError> {
 
 /// What kind of value an option takes (for ranges).
 pub fn option_kind(option: &str) -> Kind {
+    if option == AGENTS {
+        return Kind::Count;
+    }
     match storbench_workload::options::core(option) {
         Some(o) => o.info.kind,
         None => storbench_engine::registry().iter().flat_map(|f| f.options()).find(|o| o.name == option).map_or(Kind::Text, |o| o.kind),
@@ -125,6 +130,7 @@ mod tests {
         assert_eq!(parse("bs=4k..16k+4k").unwrap().values, ["4096", "8192", "12288", "16384"]);
         assert_eq!(parse("numjobs=1,3..5").unwrap().values, ["1", "3", "4", "5"]);
         assert_eq!(parse("rw=read,randread").unwrap().values, ["read", "randread"]);
+        assert_eq!(parse("agents=1..4x2").unwrap().values, ["1", "2", "4"]);
         assert_eq!(parse("rate_iops=1k..4kx2").unwrap().values, ["1000", "2000", "4000"], "rates count in thousands");
         assert_eq!(parse("bs=256k,4096,32k,512").unwrap().values, ["512", "4096", "32k", "256k"], "by size, not spelling");
         assert_eq!(parse("iodepth=16,1,4").unwrap().values, ["1", "4", "16"]);
