@@ -350,7 +350,17 @@ fn before_points(flags: &SweepFlags, specs: Vec<Vec<JobSpec>>) -> Result<(Vec<Ve
         )));
     }
     let name = if flags.precondition { "000_precondition" } else { "000_fill" };
-    Ok((specs, Some((name.to_string(), pre))))
+    Ok((specs, Some((name.to_string(), pre.into_iter().map(keep_images).collect()))))
+}
+
+/// An RBD image the run before the points creates is kept for them (a run
+/// removes the images it made when it ends); the run's journal names it, so
+/// `storbench cleanup DIR/000_precondition` removes it afterwards.
+fn keep_images(mut spec: JobSpec) -> JobSpec {
+    if spec.ioengine == "rbd" {
+        spec.engine_options.entry("keep_image".into()).or_insert_with(|| "1".into());
+    }
+    spec
 }
 
 /// A point's jobs: the source's, with the point's values on top (a swept
