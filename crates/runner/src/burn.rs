@@ -6,7 +6,9 @@
 //! Each cycle is a busy part (a spin on the clock for `cpuchunks`, or one
 //! round of sorting, whose length is what it took) and then an idle part
 //! that makes the busy part `cpuload` percent of the cycle, as fio's
-//! engines/cpu.c times its think time. The spin is on the clock, not on the
+//! engines/cpu.c times its think time: from `cpuchunks` for a spin (a spin
+//! that overran, preempted past its end, is not made up for), from the
+//! sort's measured length for qsort. The spin is on the clock, not on the
 //! thread's CPU time, as in fio: on a busy machine a burner gets less CPU
 //! than it asks for, and both tools report what it got. The idle part is
 //! slept in slices, so a stop (Ctrl-C, the run's end, `exit_on_io_done`)
@@ -32,19 +34,24 @@ impl Burner {
         Burner { spec, sort, sink: 0 }
     }
 
-    /// The busy part of a cycle from `start`: returns when it ended. A spin
-    /// ends at `limit` at the latest (the phase's end) or when `stopped`.
-    fn busy(&mut self, clock: &Clock, start: u64, limit: u64, stopped: &dyn Fn() -> bool) -> u64 {
-        match self.sort.as_mut() {
-            Some(sort) => self.sink = self.sink.wrapping_add(std::hint::black_box(sort.run())),
+    /// The busy part of a cycle from `start`: returns when it ended and
+    /// the idle part that follows. A spin ends at `limit` at the latest
+    /// (the phase's end) or when `stopped`.
+    fn busy(&mut self, clock: &Clock, start: u64, limit: u64, stopped: &dyn Fn() -> bool) -> (u64, u64) {
+        let busy = match self.sort.as_mut() {
+            Some(sort) => {
+                self.sink = self.sink.wrapping_add(std::hint::black_box(sort.run()));
+                std::time::Duration::from_nanos(clock.now() - start)
+            }
             None => {
                 let until = (start + self.spec.chunk.as_nanos() as u64).min(limit);
                 while clock.now() < until && !stopped() {
                     std::hint::spin_loop();
                 }
+                self.spec.chunk
             }
-        }
-        clock.now()
+        };
+        (clock.now(), self.spec.idle_after(busy).as_nanos() as u64)
     }
 }
 
@@ -59,8 +66,8 @@ pub fn run(b: &mut Burner, clock: &Clock, end_ns: Option<u64>, stopped: &dyn Fn(
         if stopped() || start >= limit {
             return start.min(limit);
         }
-        let busy_end = b.busy(clock, start, limit, stopped);
-        let idle_until = busy_end.saturating_add(b.spec.idle_after(std::time::Duration::from_nanos(busy_end - start)).as_nanos() as u64);
+        let (busy_end, idle) = b.busy(clock, start, limit, stopped);
+        let idle_until = busy_end.saturating_add(idle);
         loop {
             let now = clock.now();
             tick(now);
