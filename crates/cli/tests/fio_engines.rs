@@ -1,6 +1,8 @@
 //! fio's special-purpose engines in fio job files, shaped as fio's examples
-//! write them (falloc.fio), with what fio's meaning implies checked on the
-//! target afterwards: fallocate as the I/O, holes punched by trims.
+//! write them (falloc.fio, cpuio.fio), with what fio's meaning implies
+//! checked on the target afterwards: fallocate as the I/O, holes punched by
+//! trims; for the CPU burner, the CPU the process used (from the kernel,
+//! not from storbench's own report) and no I/O.
 
 mod common;
 use common::*;
@@ -71,4 +73,165 @@ fn block_trims_are_fio_s_trims_in_fio_json() {
     let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
     assert_eq!(doc["jobs"][0]["trim"]["total_ios"], 16, "{}", doc["jobs"][0]["trim"]);
     assert_eq!(doc["jobs"][0]["write"]["total_ios"], 0);
+}
+
+/// Per thread of a running process: (on-CPU ns, ns waiting to run) from
+/// /proc/PID/task/TID/schedstat. A thread's share of time wanting the CPU
+/// (running or runnable) is what a burner sets, whatever the machine's
+/// load: a spin that never sleeps wants it all the time.
+fn schedstats(pid: u32) -> Vec<(u32, u64, u64)> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    let mut out = Vec::new();
+    for t in tasks.flatten() {
+        let Ok(tid) = t.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(text) = std::fs::read_to_string(t.path().join("schedstat")) else { continue };
+        let v: Vec<u64> = text.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+        if v.len() >= 2 {
+            out.push((tid, v[0], v[1]));
+        }
+    }
+    out
+}
+
+/// Run storbench to its end, sampling its threads' schedstat meanwhile;
+/// its exit code, its own CPU time (rusage from wait4: every thread), the
+/// wall time, and the largest (on-CPU + waiting) of any one thread.
+fn run_measured(dir: &std::path::Path, args: &[&str]) -> (i32, std::time::Duration, std::time::Duration, std::time::Duration) {
+    let t0 = std::time::Instant::now();
+    // Reaped by wait4 below, which gives its rusage (Child::wait does not).
+    #[allow(clippy::zombie_processes)]
+    let child = std::process::Command::new(bin())
+        .args(args)
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let mut wanted = std::collections::HashMap::new();
+    let (mut status, mut ru): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
+    loop {
+        for (tid, run, wait) in schedstats(pid) {
+            wanted.insert(tid, run + wait);
+        }
+        // SAFETY: the child is ours and not yet waited for; status and rusage are valid out-pointers.
+        let rc = unsafe { libc::wait4(pid as i32, &mut status, libc::WNOHANG, &mut ru) };
+        if rc == pid as i32 {
+            break;
+        }
+        assert!(t0.elapsed() < std::time::Duration::from_secs(60), "storbench did not end within 60 s");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let tv = |t: libc::timeval| std::time::Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -1 };
+    let busiest = wanted.values().copied().max().unwrap_or(0);
+    (code, tv(ru.ru_utime) + tv(ru.ru_stime), t0.elapsed(), std::time::Duration::from_nanos(busiest))
+}
+
+/// A cpuio job at cpuload=50 for 2 s keeps one CPU busy about half the
+/// time. Its busiest thread wants the CPU (running or waiting to run) about
+/// half of the 2 s: a measure the machine's load does not lower, where a
+/// spin that never idles wants it all the time. The process's CPU time (the
+/// kernel's count) stays well under the 2 s such a spin takes on a free
+/// core; what it gets depends on the load (a 50% burner got 12% of a CPU at
+/// a load average of 15 on this 2-core machine, 3% niced, and fio's 14%), so
+/// its lower bound only says it ran. The results count no I/O, and the CPU
+/// they report is not more than the kernel counted. On main the engine was
+/// refused.
+#[test]
+fn a_cpuio_burner_at_half_load_uses_about_half_a_cpu_and_does_no_io() {
+    let d = scratch();
+    let args = ["run", "--ioengine", "cpuio", "--cpuload", "50", "--runtime", "2", "--results-dir", "out", "--quiet"];
+    let (code, cpu, wall, wanted) = run_measured(d.path(), &args);
+    assert_eq!(code, 0, "storbench run --ioengine cpuio --cpuload 50 failed");
+    assert!(wall < std::time::Duration::from_secs(20), "{wall:?}");
+    eprintln!("cpuload=50 for 2 s: {cpu:?} of CPU, the busiest thread wanted it {wanted:?}, {wall:?} in all");
+    if wanted > std::time::Duration::ZERO {
+        let share = wanted.as_secs_f64() / 2.0;
+        assert!((0.3..0.85).contains(&share), "the burner wanted the CPU {share:.2} of its 2 s");
+    } else {
+        eprintln!("SKIP (the share of time wanting the CPU): no /proc/PID/task/TID/schedstat here");
+    }
+    // Firm: a burner that never idles would use 2 s on a free core.
+    assert!(cpu < std::time::Duration::from_millis(1500), "{cpu:?} of CPU in a 2 s run at cpuload=50");
+    assert!(cpu > std::time::Duration::from_millis(20), "{cpu:?} of CPU in a 2 s run at cpuload=50");
+    let doc = result_json(&d.path().join("out"));
+    let job = &doc["jobs"][0];
+    assert_eq!(job["ops"].as_array().map(Vec::len), Some(0), "no I/O: {}", job["ops"]);
+    let reported = ["user_ns", "sys_ns"].iter().map(|k| job["worker_cpu"][k].as_u64().unwrap()).sum::<u64>();
+    assert!(reported > 0 && reported <= cpu.as_nanos() as u64, "reported {reported} ns, the kernel counted {cpu:?}");
+    assert!(job["warnings"].as_array().unwrap().is_empty(), "{}", job["warnings"]);
+    let text = show(d.path(), "out", "text");
+    assert!(text.contains("cpu burner job: ") && text.contains("asked 50%"), "{text}");
+}
+
+/// fio's pairing: a burner with exit_on_io_done=1 beside a job doing I/O
+/// ends when that job ends, not at its own (absent) runtime.
+#[test]
+fn exit_on_io_done_ends_the_burner_with_the_io_job() {
+    let d = scratch();
+    let job = "[burn]\nioengine=cpuio\ncpuload=20\nexit_on_io_done=1\n\
+               [io]\nioengine=psync\nfilename=f.dat\nsize=2m\nbs=4k\nrw=write\nrate_iops=512\n";
+    std::fs::write(d.path().join("pair.fio"), job).unwrap();
+    let t0 = std::time::Instant::now();
+    let r = storbench(d.path(), &["run", "--fio", "pair.fio", "--results-dir", "out", "--quiet"]);
+    let took = t0.elapsed();
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(took < std::time::Duration::from_secs(20), "{took:?}");
+    let doc = result_json(&d.path().join("out"));
+    let runtime = |j: usize| doc["jobs"][j]["runtime_ns"].as_u64().unwrap() as f64 / 1e9;
+    assert_eq!(ios(&doc, 1, "write"), 512);
+    assert!(runtime(1) > 0.5, "512 writes at 512/s: {}", runtime(1));
+    assert!((runtime(0) - runtime(1)).abs() < 0.5, "the burner ran {} s beside {} s of I/O", runtime(0), runtime(1));
+    assert_eq!(doc["jobs"][0]["ops"].as_array().map(Vec::len), Some(0));
+    assert_eq!(doc["jobs"][0]["interrupted"], false);
+}
+
+/// cpuio.fio (runtime scaled down) as fio-json: fio's shape, no I/O in
+/// any direction, the CPU as fio computes it; compared with what fio
+/// itself writes for the same file where fio is installed.
+#[test]
+fn cpuio_fio_as_fio_json_has_fio_s_shape_and_no_io() {
+    let d = scratch();
+    let file = "[global]\nioengine=cpuio\ntime_based\nruntime=1\n\
+                [burn_2x50_noop]\ncpuload=50\nnumjobs=2\ncpumode=noop\n\
+                [burn_2x50%_qsort]\nstonewall\ncpuload=50\nnumjobs=2\ncpumode=qsort\n";
+    std::fs::write(d.path().join("cpuio.fio"), file).unwrap();
+    let r = storbench(d.path(), &["fio", "--output-format=json", "--output=sb.json", "cpuio.fio"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let json = |name: &str| -> serde_json::Value {
+        let text = std::fs::read_to_string(d.path().join(name)).unwrap();
+        // fio prints each burner's set-up line before the document.
+        serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap()
+    };
+    let sb = json("sb.json");
+    let jobs = sb["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2, "one entry per job, jobs = its workers");
+    for j in jobs {
+        for dir in ["read", "write", "trim"] {
+            assert_eq!((j[dir]["io_bytes"].as_u64(), j[dir]["total_ios"].as_u64()), (Some(0), Some(0)), "{dir}: {}", j[dir]);
+        }
+        let usr = j["usr_cpu"].as_f64().unwrap();
+        assert!(usr > 0.0 && usr < 75.0, "usr_cpu {usr} per worker at cpuload=50");
+        assert!(j["ctx"].as_u64().unwrap() > 0, "{}", j["ctx"]);
+    }
+    if !have("fio") {
+        assert!(std::env::var_os("CI").is_none(), "fio is missing in CI: scripts/test.sh must install it");
+        eprintln!("SKIP (comparison half): fio is not installed");
+        return;
+    }
+    let out =
+        std::process::Command::new("fio").args(["--output-format=json", "--output=fio.json", "cpuio.fio"]).current_dir(d.path()).output();
+    assert!(out.unwrap().status.success());
+    let fio = json("fio.json");
+    let keys = |v: &serde_json::Value| v.as_object().unwrap().keys().cloned().collect::<std::collections::BTreeSet<_>>();
+    let (f, s) = (&fio["jobs"][0], &jobs[0]);
+    let missing: Vec<_> = keys(f).difference(&keys(s)).cloned().collect();
+    assert!(missing.is_empty(), "keys fio writes and storbench does not: {missing:?}");
+    // fio's write direction has no I/O either: every direction has its keys.
+    for dir in ["read", "write", "trim"] {
+        assert_eq!(keys(&f["write"]), keys(&s[dir]), "{dir}");
+    }
+    assert_eq!(fio["jobs"].as_array().unwrap().len(), 4, "fio: one entry per clone");
+    assert!(f["usr_cpu"].as_f64().unwrap() > 0.0 && f["ctx"].as_u64().unwrap() > 0);
 }

@@ -11,6 +11,7 @@
 //! module and one line in [`registry`].
 
 pub mod ceph;
+pub mod cpuio;
 pub mod falloc;
 pub mod files;
 pub mod http;
@@ -572,6 +573,7 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &tcp::TcpFactory,
         &nbd::NbdFactory,
         &falloc::FallocFactory,
+        &cpuio::CpuioFactory,
     ]
 }
 

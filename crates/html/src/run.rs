@@ -26,6 +26,9 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
             page.para(&format!("shown for: {why}"), "notes");
         }
         page.para(&j.description, "notes");
+        if let Some(burn) = storbench_report::text::burn_summary(j) {
+            page.para(&burn, "notes");
+        }
         for c in job_charts(j, "") {
             page.chart(&c);
             all.push(c);

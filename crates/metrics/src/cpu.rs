@@ -1,13 +1,22 @@
-//! The tool's own CPU cost, from getrusage.
+//! The tool's own CPU cost, from getrusage: CPU time, and the context
+//! switches and page faults fio reports beside it (`ctx`, `majf`, `minf`).
 
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
-/// User and system CPU time.
+/// User and system CPU time, context switches (voluntary and not) and
+/// page faults (minor, major). Results from before the counts were kept
+/// read them as 0.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuTimes {
     pub user_ns: u64,
     pub sys_ns: u64,
+    #[serde(default)]
+    pub ctx: u64,
+    #[serde(default)]
+    pub minflt: u64,
+    #[serde(default)]
+    pub majflt: u64,
 }
 
 impl CpuTimes {
@@ -27,11 +36,34 @@ impl CpuTimes {
         let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
         unsafe { libc::getrusage(who, &mut ru) };
         let ns = |tv: libc::timeval| tv.tv_sec as u64 * 1_000_000_000 + tv.tv_usec as u64 * 1_000;
-        CpuTimes { user_ns: ns(ru.ru_utime), sys_ns: ns(ru.ru_stime) }
+        CpuTimes {
+            user_ns: ns(ru.ru_utime),
+            sys_ns: ns(ru.ru_stime),
+            ctx: (ru.ru_nvcsw + ru.ru_nivcsw) as u64,
+            minflt: ru.ru_minflt as u64,
+            majflt: ru.ru_majflt as u64,
+        }
     }
 
     pub fn since(self, earlier: CpuTimes) -> CpuTimes {
-        CpuTimes { user_ns: self.user_ns.saturating_sub(earlier.user_ns), sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns) }
+        CpuTimes {
+            user_ns: self.user_ns.saturating_sub(earlier.user_ns),
+            sys_ns: self.sys_ns.saturating_sub(earlier.sys_ns),
+            ctx: self.ctx.saturating_sub(earlier.ctx),
+            minflt: self.minflt.saturating_sub(earlier.minflt),
+            majflt: self.majflt.saturating_sub(earlier.majflt),
+        }
+    }
+
+    /// Both added up (a job's workers).
+    pub fn plus(self, other: CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user_ns: self.user_ns + other.user_ns,
+            sys_ns: self.sys_ns + other.sys_ns,
+            ctx: self.ctx + other.ctx,
+            minflt: self.minflt + other.minflt,
+            majflt: self.majflt + other.majflt,
+        }
     }
 
     pub fn total(self) -> Duration {

@@ -24,8 +24,15 @@
 //! the run has none, as fio leaves it out when it finds no disk. Disks are
 //! never given slaves (no `aggr_*` keys).
 //!
+//! `ctx`, `majf` and `minf` are the job's worker threads' context switches
+//! and page faults (getrusage, as fio's per thread). A CPU burner (fio's
+//! cpuio) has all-zero read, write and trim entries: fio counts each of its
+//! busy-idle cycles as a 0-byte read (`total_ios`, a `clat_ns` of the cycle's
+//! length), storbench counts no I/O it did not do; its `usr_cpu` and
+//! `sys_cpu` are fio's arithmetic, CPU ms over the summed runtime.
+//!
 //! Not known to storbench, so as fio prints them when there is nothing:
-//! `global options` is left out, `ctx`/`majf`/`minf` are 0,
+//! `global options` is left out,
 //! `error` is 5 (EIO) for any failure (no errno is kept), `iodepth_level` is
 //! all at the job's queue depth and `iodepth_submit`/`iodepth_complete` all in
 //! the 1-4 bucket; `job options` lists the normalised spec, not what was typed.
@@ -81,9 +88,9 @@ fn job(j: &Job, g: &Group, plus: bool) -> Obj {
         .int("job_runtime", j.job_runtime_ms())
         .float("usr_cpu", usr)
         .float("sys_cpu", sys)
-        .int("ctx", 0)
-        .int("majf", 0)
-        .int("minf", 0)
+        .int("ctx", r.worker_cpu.ctx)
+        .int("majf", r.worker_cpu.majflt)
+        .int("minf", r.worker_cpu.minflt)
         .obj("iodepth_level", Obj::floats(DEPTH_KEYS.into_iter().zip(j.depth_level())))
         .obj("iodepth_submit", Obj::floats(BATCH_KEYS.into_iter().zip(j.batches())))
         .obj("iodepth_complete", Obj::floats(BATCH_KEYS.into_iter().zip(j.batches())))

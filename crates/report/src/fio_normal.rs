@@ -7,8 +7,15 @@
 //! run's disks (`print_disk_util`; none, and no heading, when the run has no
 //! disks, as fio when it finds none). Tools scrape `IOPS=` and `BW=` from it.
 //!
+//! A CPU burner (fio's cpuio) is shown as fio shows it: no job line before
+//! the start (a "..." for its clones), fio's line per worker after it
+//! (`name (noop): ioengine=cpuio, cpuload=50, cpucycle=50000`), and a section
+//! with cpu, depths and issued I/Os but no read or write lines. fio counts
+//! each busy-idle cycle as a 0-byte read (`issued rwts: total=19,...`, a
+//! `lat` bucket of the cycle's length); storbench counts no I/O it did not do.
+//!
 //! The numbers are the JSON's (see `fio_json` and `fio::stats`). Not known to
-//! storbench: the pid (0), ctx/majf/minf (0), slat (not shown, as fio does
+//! storbench: the pid (0), slat (not shown, as fio does
 //! for sync engines), disk slaves (no `aggrios=` part); the time in the
 //! header is the run's end in UTC; the engine named in the job line is
 //! storbench's.
@@ -66,13 +73,23 @@ fn disk_stats(disks: &[DiskUtil]) -> String {
 fn preamble(r: &RunResult) -> String {
     let mut s = String::new();
     for j in &r.jobs {
-        s += &job_line(j);
+        // fio describes no job line for an engine that does no I/O.
+        if j.spec.cpu_burn.is_none() {
+            s += &job_line(j);
+        }
         if j.workers > 1 {
             s += "...\n";
         }
     }
     let n: u32 = r.jobs.iter().map(|j| j.workers).sum();
     let _ = writeln!(s, "{FIO_VERSION}\nStarting {n} process{}", if n == 1 { "" } else { "es" });
+    for j in &r.jobs {
+        if let Some(b) = &j.spec.cpu_burn {
+            let line =
+                format!("{} ({}): ioengine={}, cpuload={}, cpucycle={}\n", j.name, b.mode.name(), j.engine, b.load, b.chunk.as_micros());
+            s += &line.repeat(j.workers as usize);
+        }
+    }
     s
 }
 
@@ -97,7 +114,7 @@ fn job_line(j: &JobResult) -> String {
 }
 
 fn job(j: &Job, g: &Group, time: &str) -> String {
-    if j.rw_ios() == 0 && j.read.io_bytes + j.write.io_bytes == 0 {
+    if j.rw_ios() == 0 && j.read.io_bytes + j.write.io_bytes == 0 && j.r.spec.cpu_burn.is_none() {
         return String::new();
     }
     let r = j.r;
@@ -226,7 +243,8 @@ fn cpu_and_depths(j: &Job) -> String {
     let (usr, sys) = j.cpu();
     let dist = |keys: [&str; 7], v: [f64; 7]| keys.iter().zip(v).map(|(k, v)| format!("{k}={v:3.1}%")).collect::<Vec<_>>().join(", ");
     let batches = dist(["0", "4", "8", "16", "32", "64", ">=64"], j.batches());
-    let mut s = format!("  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx=0, majf=0, minf=0\n");
+    let c = &j.r.worker_cpu;
+    let mut s = format!("  cpu          : usr={usr:3.2}%, sys={sys:3.2}%, ctx={}, majf={}, minf={}\n", c.ctx, c.majflt, c.minflt);
     let _ = writeln!(s, "  IO depths    : {}", dist(["1", "2", "4", "8", "16", "32", ">=64"], j.depth_level()));
     let _ = writeln!(s, "     submit    : {batches}\n     complete  : {batches}");
     let (r, w) = (&j.read, &j.write);

@@ -11,7 +11,7 @@
 //! fio formats them: latencies in µs (min/max truncated, percentiles
 //! truncated), bandwidth in KiB/s, IOPS as an integer, disk util `%3.2f%%`.
 //!
-//! Not known to storbench: ctx/majf/minf are 0, slat is 0, the depth fields
+//! ctx/majf/minf are the job's worker threads' (getrusage). Not known to storbench: slat is 0, the depth fields
 //! follow the JSON's approximation (all at the job's queue depth), and disks
 //! have no slaves (no `;slaves;…` fields). A run without disks has no disk
 //! fields, as fio when it finds no disk.
@@ -52,7 +52,8 @@ fn line(j: &Job, g: &[GroupDir; 2], disks: &[String]) -> String {
     f.extend(dir(&j.read, &g[0]));
     f.extend(dir(&j.write, &g[1]));
     let (usr, sys) = j.cpu();
-    f.extend([format!("{usr:.6}%"), format!("{sys:.6}%"), "0".into(), "0".into(), "0".into()]);
+    let c = &j.r.worker_cpu;
+    f.extend([format!("{usr:.6}%"), format!("{sys:.6}%"), c.ctx.to_string(), c.majflt.to_string(), c.minflt.to_string()]);
     f.extend(j.depth_level().iter().map(|v| format!("{v:3.1}%")));
     f.extend(us_buckets(j).iter().chain(&j.latency_shares().2).map(|v| format!("{v:3.2}%")));
     f.extend_from_slice(disks);

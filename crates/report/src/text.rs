@@ -24,7 +24,8 @@ pub fn render(r: &RunResult) -> String {
             rows.extend(agent_rows(j, o));
             rows.extend(volume_rows(j, o));
         }
-        if j.ops.is_empty() {
+        // A CPU burner has its own line below, not a row of zeros.
+        if j.ops.is_empty() && j.spec.cpu_burn.is_none() {
             rows.push(vec![j.name.clone(), "-".into(), "0".into()]);
         }
     }
@@ -45,6 +46,7 @@ pub fn render(r: &RunResult) -> String {
     }
     out.push('\n');
     for j in &r.jobs {
+        burn_line(&mut out, j);
         steady_line(&mut out, j);
         verify_lines(&mut out, j);
         replay_line(&mut out, j);
@@ -206,6 +208,31 @@ fn cpu_line(out: &mut String, r: &RunResult) {
 }
 
 /// A job's steady-state verdict: `steady state rr: attained at 12 s (iops:10% = 3.21%)`.
+/// A CPU burner's figures: the share of one CPU each worker used (fio's
+/// usr/sys arithmetic: CPU time over the workers' summed runtime) against
+/// the share asked for, and its context switches. `None` for other jobs.
+pub fn burn_summary(j: &JobResult) -> Option<String> {
+    let b = j.spec.cpu_burn.as_ref()?;
+    let runtime = (j.runtime_ns as f64 * f64::from(j.workers.max(1))).max(1.0);
+    let pct = |ns: u64| ns as f64 * 100.0 / runtime;
+    let c = &j.worker_cpu;
+    Some(format!(
+        "cpu burner {}: {:.1}% of one CPU per worker (usr {:.1}%, sys {:.1}%; asked {}%), {} context switches, no I/O",
+        j.name,
+        pct(c.user_ns + c.sys_ns),
+        pct(c.user_ns),
+        pct(c.sys_ns),
+        b.load,
+        c.ctx
+    ))
+}
+
+fn burn_line(out: &mut String, j: &JobResult) {
+    if let Some(line) = burn_summary(j) {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
 fn steady_line(out: &mut String, j: &JobResult) {
     let Some(ss) = &j.steady_state else { return };
     let values: Vec<String> = ss

@@ -385,6 +385,8 @@ struct GroupRun<'a> {
     last: HashMap<WorkerId, (u64, u64)>,
     /// Workers abandoned after the second interrupt, per job.
     abandoned: HashMap<u32, u32>,
+    /// CPU burners already told to end (`exit_on_io_done`).
+    burners_ended: HashSet<u32>,
 }
 
 impl<'a> GroupRun<'a> {
@@ -405,6 +407,7 @@ impl<'a> GroupRun<'a> {
             failure,
             last: HashMap::new(),
             abandoned: HashMap::new(),
+            burners_ended: HashSet::new(),
         }
     }
 
@@ -495,6 +498,7 @@ impl<'a> GroupRun<'a> {
                     }
                     self.observe(job, false, observer);
                     self.exit_all_after(job, link);
+                    self.end_burners(link);
                 }
             }
             FromAgent::Stage { id, stage } => {
@@ -523,6 +527,25 @@ impl<'a> GroupRun<'a> {
                 self.failure = Some(format!("{} hung up", link.name()));
             }
             self.stop_sent = 1;
+        }
+    }
+
+    /// fio's `exit_on_io_done`: once every worker of the group's jobs that
+    /// do I/O is done, the CPU burners that ask for it end their measured
+    /// phase (their figures are whole, not interrupted). A group of burners
+    /// alone runs to their runtime, as in fio.
+    fn end_burners(&mut self, link: &mut dyn AgentLink) {
+        let is_burner = |j: &&ReadyJob| j.share.spec.cpu_burn.is_some();
+        let finished = |j: &&ReadyJob| self.accs.get(&j.share.job).is_some_and(|a| a.done.len() as u32 >= a.workers);
+        let io: Vec<&ReadyJob> = self.members.iter().copied().filter(|j| !is_burner(j)).collect();
+        if self.stop_sent > 0 || io.is_empty() || !io.iter().all(finished) {
+            return;
+        }
+        for b in self.members.iter().filter(|j| j.share.spec.cpu_burn.is_some_and(|b| b.exit_on_io_done)) {
+            let job = b.share.job;
+            if !finished(b) && self.burners_ended.insert(job) && link.send(ToAgent::StopJob { job }).is_err() {
+                self.failure = Some(format!("{} hung up", link.name()));
+            }
         }
     }
 
@@ -598,8 +621,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     let runtime_ns = end.saturating_sub(share.ramp_ns);
     let ops = op_results(&acc.totals, runtime_ns);
     let size_classes = size_classes(share, &acc.class_totals, runtime_ns);
-    let worker_cpu =
-        acc.done.iter().fold(CpuTimes::default(), |a, d| CpuTimes { user_ns: a.user_ns + d.cpu.user_ns, sys_ns: a.sys_ns + d.cpu.sys_ns });
+    let worker_cpu = acc.done.iter().fold(CpuTimes::default(), |a, d| a.plus(d.cpu));
     acc.done.sort_by_key(|d| d.worker);
     let failures: Vec<String> = acc.done.iter().filter_map(|d| d.error.as_ref().map(|e| format!("worker {}: {e}", d.worker))).collect();
     let objects_left = acc.done.iter().map(|d| d.objects_left).sum();

@@ -16,6 +16,7 @@
 
 pub mod agent;
 pub mod buffers;
+pub mod burn;
 pub mod clock;
 pub mod coordinator;
 pub mod fill;

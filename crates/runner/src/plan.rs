@@ -84,6 +84,7 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
             return Err(err(&j.spec, "two jobs have this name; give each job its own name"));
         }
     }
+    check_burners(&jobs)?;
     check_unverified_writers(&jobs)?;
     judge_by_header(&mut jobs);
     crate::limits::check(&jobs, &groups)?;
@@ -107,10 +108,17 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         crate::placement::check(p).map_err(|m| err(&spec, m))?;
     }
     let engine = find_engine(&spec)?;
+    let caps = engine.capabilities();
+    // An engine with no storage at all (cpuio) runs CPU burners.
+    if !caps.blocks && !caps.objects {
+        return burner(id, group, spec, engine);
+    }
+    if let Some(name) = BURN_OPTIONS.iter().find(|o| spec.given.has(o)) {
+        return Err(err(&spec, format!("{name} applies to ioengine=cpuio (a CPU burner); engine {} does I/O", engine.name())));
+    }
     crate::volumes::resolve(&mut spec, engine)?;
     let trace = crate::replay::resolve(&mut spec, engine)?;
     let config = configure(&spec, engine)?;
-    let caps = engine.capabilities();
     if !caps.blocks && spec.objects.is_none() {
         // An object engine with no object options: the model's defaults.
         spec.objects = Some(storbench_workload::ObjectSpec::default());
@@ -220,6 +228,103 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         trace,
         spec,
     })
+}
+
+/// A burner's own options (fio's cpuio engine options).
+const BURN_OPTIONS: [&str; 4] = ["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"];
+
+/// What a CPU burner keeps of its options: its name, workers, timing,
+/// group, placement and the burn. fio ignores the rest on a cpuio job (a
+/// [global] section shared with the I/O jobs beside it sets them); so does
+/// storbench, and says which.
+fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
+    const KEPT: [&str; 11] = [
+        "name",
+        "ioengine",
+        "numjobs",
+        "runtime",
+        "ramp_time",
+        "time_based",
+        "startdelay",
+        "stonewall",
+        "exitall",
+        "randseed",
+        "randrepeat",
+    ];
+    let placement = ["cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy"];
+    let kept = |n: &&str| KEPT.contains(n) || BURN_OPTIONS.contains(n) || placement.contains(n);
+    let given = spec.given.0.iter().filter(|n| !kept(n)).map(|n| n.to_string());
+    let ignored: Vec<String> = given.chain(spec.engine_options.keys().cloned()).collect();
+    let kept = JobSpec {
+        name: spec.name,
+        ioengine: spec.ioengine,
+        numjobs: spec.numjobs,
+        runtime: spec.runtime,
+        ramp_time: spec.ramp_time,
+        time_based: spec.time_based,
+        start_delay: spec.start_delay,
+        stonewall: spec.stonewall,
+        exitall: spec.exitall,
+        seed: spec.seed,
+        placement: spec.placement,
+        cpu_burn: spec.cpu_burn,
+        given: spec.given,
+        iodepth: 1,
+        ..JobSpec::default()
+    };
+    (kept, ignored)
+}
+
+/// A CPU burner (fio's cpuio): cpuload given, and an end. One without a
+/// runtime must end with the I/O jobs of its group (`check_burners`).
+fn burner(id: u32, group: u32, spec: JobSpec, engine: &'static dyn EngineFactory) -> Result<JobPlan, PlanError> {
+    if spec.cpu_burn.is_none_or(|b| b.load == 0) {
+        return Err(err(
+            &spec,
+            format!("ioengine={} needs cpuload= (the percent of one CPU each worker keeps busy, 1-100)", engine.name()),
+        ));
+    }
+    if spec.time_based && spec.runtime.is_none_or(|r| r.is_zero()) {
+        return Err(err(&spec, "time_based needs a runtime above 0 (e.g. --runtime 30s)"));
+    }
+    let (spec, ignored) = burner_spec(spec);
+    let config = configure(&spec, engine)?;
+    let mut warnings = Vec::new();
+    if !ignored.is_empty() {
+        let message = format!("a CPU burner does no I/O; ignored, as fio ignores them: {}", ignored.join(", "));
+        warnings.push(Warning::Engine { job: spec.name.clone(), engine: engine.name().into(), message });
+    }
+    let ramp_ns = spec.ramp_time.as_nanos() as u64;
+    Ok(JobPlan {
+        id,
+        group,
+        queue_depth: 1,
+        engine,
+        config,
+        paths: Vec::new(),
+        ramp_ns,
+        end_ns: spec.runtime.map(|r| ramp_ns + r.as_nanos() as u64),
+        ops_per_sec: None,
+        object_prefix: None,
+        warnings,
+        trace: None,
+        spec,
+    })
+}
+
+/// A burner without a runtime ends only through `exit_on_io_done`, so its
+/// group needs a job doing I/O (fio would burn forever).
+fn check_burners(jobs: &[JobPlan]) -> Result<(), PlanError> {
+    for b in jobs.iter().filter(|j| j.spec.cpu_burn.is_some() && j.end_ns.is_none()) {
+        let io_beside = jobs.iter().any(|j| j.group == b.group && j.spec.cpu_burn.is_none());
+        if !(io_beside && b.spec.cpu_burn.is_some_and(|c| c.exit_on_io_done)) {
+            return Err(err(
+                &b.spec,
+                "a cpuio job runs until its runtime, or with exit_on_io_done=1 until the I/O jobs of its group end; give runtime (e.g. runtime=30s)",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// What a job's target is, for telling which jobs share one.

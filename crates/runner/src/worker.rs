@@ -402,7 +402,11 @@ impl Worker {
         if let Some(v) = self.verify.as_mut() {
             v.measuring = true;
         }
-        let result = if only { Ok(None) } else { self.run_loop(&clock).map_err(|e| e.to_string()) };
+        let result = match self.share.spec.cpu_burn {
+            _ if only => Ok(None),
+            Some(b) => Ok(Some(self.burn(&clock, b))),
+            None => self.run_loop(&clock).map_err(|e| e.to_string()),
+        };
         // Operations abandoned at the end: the phase ended then, not when they were given up on.
         let measured_end = result.as_ref().ok().copied().flatten();
         let result = result.map(|_| ());
@@ -599,6 +603,24 @@ impl Worker {
         let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
         let (tried, unfinished) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || it.next(), cut, policy, &mut NoHooks);
         unfinished.error(tried).map_or(Ok(()), |e| Err(format!("cleanup of {n} replayed objects: {e}")))
+    }
+
+    /// A CPU burner's measured phase instead of the I/O loop (see
+    /// `crate::burn`): it ends at the job's end, a stop, or a stop of its
+    /// job alone (fio's `exit_on_io_done`, sent when the group's I/O jobs
+    /// are done). Returns the phase's end.
+    fn burn(&mut self, clock: &Clock, spec: storbench_workload::burn::CpuBurn) -> u64 {
+        let mut burner = crate::burn::Burner::new(spec);
+        let (control, job_stop) = (self.link.control.clone(), self.link.job_stop.clone());
+        let stopped = || control.stopping() || job_stop.load(std::sync::atomic::Ordering::Relaxed);
+        let mut boundary = self.next_boundary(clock.now());
+        let end_ns = self.k.end_ns;
+        crate::burn::run(&mut burner, clock, end_ns, &stopped, &mut |now| {
+            if now >= boundary {
+                self.hand_over(boundary, now);
+                boundary = self.next_boundary(now);
+            }
+        })
     }
 
     /// The measured loop. `Some(end)` when operations still in flight at

@@ -8,6 +8,7 @@
 
 pub mod bits;
 pub mod blockmap;
+pub mod burn;
 pub mod data;
 pub mod dist;
 pub mod gen;

@@ -608,6 +608,10 @@ pub struct JobSpec {
     /// `None` for storbench's own jobs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fio_layout: Option<FioLayout>,
+    /// A CPU burner (fio's cpuio engine: `cpuload` and its options): the
+    /// job does no I/O, its workers keep a share of a CPU busy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_burn: Option<crate::burn::CpuBurn>,
     /// Where the workers run and allocate (fio `cpus_allowed`, `numa_mem_policy`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::Placement>,
@@ -742,6 +746,7 @@ impl Default for JobSpec {
             placement: None,
             trims: false,
             fio_layout: None,
+            cpu_burn: None,
             flow: None,
             latency_target: None,
             given: Given::default(),
@@ -798,6 +803,9 @@ impl JobSpec {
     }
     /// One line a person reads: "randrw 70/30 8KiB qd16 x1".
     pub fn describe(&self) -> String {
+        if let Some(b) = &self.cpu_burn {
+            return format!("{} x{}", b.describe(), self.numjobs);
+        }
         let mix = if self.rw.is_mixed() { format!(" {}/{}", self.rwmixread, 100.0 - self.rwmixread) } else { String::new() };
         if let Some(o) = &self.objects {
             let order = if self.rw.is_random() { "" } else { " in order" };
@@ -856,7 +864,7 @@ fn redacted<S: serde::Serializer>(opts: &BTreeMap<String, String>, s: S) -> Resu
 }
 
 /// Durations serialize as whole nanoseconds (`runtime_ns`-style), not as structs.
-mod duration_ns {
+pub(crate) mod duration_ns {
     use serde::{Deserialize, Deserializer, Serializer};
     use std::time::Duration;
 

@@ -90,7 +90,7 @@ pub fn run() -> RunResult {
     let mut rr =
         job("rr", 0, &[("rw", "randread"), ("numjobs", "2"), ("ioengine", "psync")], s2, vec![op(OpKind::Read, &rr_lat, 4096, s2)]);
     rr.series = series(OpKind::Read, 4096, &[480.0, 520.0]);
-    rr.worker_cpu = CpuTimes { user_ns: 100_000_000, sys_ns: 500_000_000 };
+    rr.worker_cpu = CpuTimes { user_ns: 100_000_000, sys_ns: 500_000_000, ..Default::default() };
     let mut rr2 = job("rr2", 0, &[("rw", "randread"), ("ioengine", "psync")], s2, vec![op(OpKind::Read, &[(100_000, 3000)], 4096, s2)]);
     rr2.series = series(OpKind::Read, 4096, &[1500.0, 1500.0]);
     let s1 = 1_000_000_000;

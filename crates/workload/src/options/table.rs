@@ -38,6 +38,10 @@ fn rpl(spec: &mut JobSpec) -> &mut crate::trace::ReplaySpec {
     spec.replay.get_or_insert_with(|| crate::trace::ReplaySpec::new(std::path::PathBuf::new()))
 }
 
+fn burn(spec: &mut JobSpec) -> &mut crate::burn::CpuBurn {
+    spec.cpu_burn.get_or_insert_with(Default::default)
+}
+
 fn place(spec: &mut JobSpec) -> &mut crate::placement::Placement {
     spec.placement.get_or_insert_with(Default::default)
 }
@@ -183,6 +187,42 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.flow.get_or_insert_with(Default::default).sleep = duration(v, Duration::from_micros(1))?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cpuload", Kind::Percent, "", "ioengine=cpuio: percent of one CPU each worker keeps busy (1-100); the job does no I/O"),
+        aliases: &[],
+        set: |s, v| {
+            burn(s).load = crate::burn::parse_load(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cpuchunks", Kind::Duration, "50000", "ioengine=cpuio: length of each busy part (microseconds unless suffixed)"),
+        aliases: &[],
+        set: |s, v| {
+            let d = duration(v, Duration::from_micros(1))?;
+            if d.is_zero() || d > Duration::from_secs(10) {
+                return Err(format!("'{v}' must be above 0 and at most 10 s (the busy part of each cycle)"));
+            }
+            burn(s).chunk = d;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cpumode", Kind::Choice(&["noop", "qsort"]), "noop", "ioengine=cpuio: spin (noop) or sort numbers (qsort) while busy"),
+        aliases: &[],
+        set: |s, v| {
+            burn(s).mode = crate::burn::BurnMode::parse(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("exit_on_io_done", Kind::Flag, "0", "ioengine=cpuio: end when the jobs doing I/O beside it have ended"),
+        aliases: &[],
+        set: |s, v| {
+            burn(s).exit_on_io_done = boolean(v)?;
             Ok(())
         },
     },

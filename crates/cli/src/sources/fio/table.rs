@@ -92,7 +92,6 @@ const REFUSED: &[(&[&str], &str)] = &[
         ],
         "zoned block devices (zonemode=zbd) are not supported; zonemode=strided is",
     ),
-    (&["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"], "CPU burners (ioengine=cpuio) are not supported"),
     (&["exec_prerun", "exec_postrun"], "running commands before or after a job is not supported"),
     (&["ratecycle"], "rate_min is checked over each second"),
     (&["exitall_on_error"], "ending the other jobs when one fails is not supported yet; exitall ends them when one ends"),
@@ -184,7 +183,6 @@ pub fn action(key: &str, value: &str) -> Action {
 /// fio engines storbench does not have, and why (their own options are
 /// then not listed one by one).
 const ENGINES_REFUSED: &[(&[&str], &str)] = &[
-    (&["cpuio"], "CPU burners (ioengine=cpuio) are not supported"),
     (&["exec"], "running programs (ioengine=exec) is not supported"),
     (
         &["io_uring_cmd", "xnvme", "spdk", "libblkio"],
