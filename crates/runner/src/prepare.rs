@@ -241,7 +241,8 @@ fn ready(
         }
         prepared.map_or(Targets::None, Targets::Store)
     } else {
-        let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite };
+        let reads = spec.read_percent() > 0.0 || spec.verify.is_some();
+        let need = Need { bytes, writes: spec.writes(), reads, allow_overwrite: spec.allow_overwrite };
         Targets::Files(prepare_files(&job, &need, seen, created, stop)?)
     };
     // A fill of objects is judged by how much the store's accounting grows
