@@ -126,6 +126,7 @@ const CASES: &[Case] = &[
     // fio's per-I/O logs: what is not built is refused by name (issue 27).
     with(&["run", "--fio", "p.fio"], &[("p.fio", "[a]\nioengine=null\nsize=1m\nwrite_bw_log=a\nper_job_logs=0\n")], &["per_job_logs=0", "PREFIX_TYPE.N.log"]),
     with(&["run", "--fio", "c.fio"], &[("c.fio", "[a]\nioengine=null\nsize=1m\nwrite_bw_log=a\nlog_store_compressed=1\n")], &["log_store_compressed", "plain log files"]),
+    case(&["run", "--agents", "127.0.0.1", "--name", "a", "--ioengine", "null", "--size", "1m", "--write_bw_log", "a"], &["per-I/O logs", "on this machine only", "log_avg_msec=N"]),
     case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--write_bw_log", "a", "--log_avg_msec", "500", "--log_max_value", "1"], &["log_max_value=1 with log_avg_msec", "log_avg_msec=0"]),
     case(&["run", "--name", "a", "--directory", "/nonexistent/dir", "--size", "1m", "--rw", "write"], &["/nonexistent/dir"]),
     case(&["run", "--name", "a", "--ioengine", "psync", "--size", "1m", "--results-dir", "/proc/nope"], &["/proc"]),
