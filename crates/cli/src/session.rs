@@ -57,9 +57,10 @@ impl RunSetup {
 
 /// Plan, prepare, run and clean up. Bad input is reported before anything
 /// is touched; the results directory is written by [`finish`].
-pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer) -> Result<(RunResult, PathBuf), CliError> {
+pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer) -> Result<(RunResult, PathBuf), CliError> {
+    let dir = setup.results_dir.clone().unwrap_or_else(output::default_dir);
+    place_unit_logs(&mut specs, &setup, &dir)?;
     let plan = build_plan(specs.clone())?;
-    let dir = setup.results_dir.unwrap_or_else(output::default_dir);
     output::check_writable(&dir, setup.replace)?;
     if !setup.logs_outside {
         output::check_log_prefixes(&specs)?;
@@ -118,6 +119,31 @@ pub fn execute(specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer
     result.parameters = setup.parameters;
     result.command = crate::words::redacted(&std::env::args().collect::<Vec<_>>());
     Ok((result, dir))
+}
+
+/// Where the workers stream fio's per-I/O logs (`log_avg_msec=0`): the
+/// results directory, or for the drop-in the current directory as fio does;
+/// each job's first file number counts the workers of the jobs before it.
+/// Agents on other machines cannot write here, so a fleet is refused.
+fn place_unit_logs(specs: &mut [JobSpec], setup: &RunSetup, dir: &Path) -> Result<(), CliError> {
+    let base = match setup.logs_outside {
+        true => std::env::current_dir().map_err(|e| CliError::system(format!("the current directory: {e}")))?,
+        false => std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf()),
+    };
+    let mut first = 1u32;
+    for s in specs.iter_mut() {
+        if s.logs.per_io() {
+            if setup.fleet.is_some() {
+                return Err(CliError::usage(format!(
+                    "job '{}': per-I/O logs (write_*_log with log_avg_msec=0) are written on this machine only; give log_avg_msec=N (ms per line) to run on agents",
+                    s.name
+                )));
+            }
+            s.logs.unit = Some(storbench_workload::UnitLogs { dir: base.clone(), first });
+        }
+        first = first.saturating_add(s.numjobs);
+    }
+    Ok(())
 }
 
 /// Prepare the targets on this machine, run, clean up; the journal hears

@@ -137,7 +137,15 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--size", "1p", "--filename", "huge.dat", "--rw", "write"], &["huge.dat", "free; lower size"]),
     case(&["run", "--name", "a", "--size", "3g", "--bs", "3g"], &["block size above 2 GiB"]),
     case(&["run", "--name", "a", "--filename", "/proc/version", "--rw", "read"], &["/proc/version"]),
-    case(&["run", "--name", "a", "--filename", "/dev/null", "--rw", "read", "--size", "1m"], &["/dev/null", "neither a regular file nor a block device"]),
+    case(&["run", "--name", "a", "--filename", "/dev/null", "--rw", "read", "--size", "1m"], &["/dev/null", "return nothing", "read /dev/zero"]),
+    case(&["run", "--name", "a", "--filename", "/dev/zero", "--rw", "read"], &["/dev/zero", "character device and has no size", "set size"]),
+    case(&["run", "--name", "a", "--filename", "/dev/full", "--rw", "write", "--size", "1m"], &["/dev/full", "ENOSPC"]),
+    case(&["run", "--name", "a", "--filename", "/dev/tty", "--rw", "read", "--size", "1m"], &["/dev/tty", "character device other than /dev/null"]),
+    // fio's per-I/O logs: what is not built is refused by name (issue 27).
+    with(&["run", "--fio", "p.fio"], &[("p.fio", "[a]\nioengine=null\nsize=1m\nwrite_bw_log=a\nper_job_logs=0\n")], &["per_job_logs=0", "PREFIX_TYPE.N.log"]),
+    with(&["run", "--fio", "c.fio"], &[("c.fio", "[a]\nioengine=null\nsize=1m\nwrite_bw_log=a\nlog_store_compressed=1\n")], &["log_store_compressed", "plain log files"]),
+    case(&["run", "--agents", "127.0.0.1", "--name", "a", "--ioengine", "null", "--size", "1m", "--write_bw_log", "a"], &["per-I/O logs", "on this machine only", "log_avg_msec=N"]),
+    case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--write_bw_log", "a", "--log_avg_msec", "500", "--log_max_value", "1"], &["log_max_value=1 with log_avg_msec", "log_avg_msec=0"]),
     case(&["run", "--name", "a", "--directory", "/nonexistent/dir", "--size", "1m", "--rw", "write"], &["/nonexistent/dir"]),
     case(&["run", "--name", "a", "--ioengine", "psync", "--size", "1m", "--results-dir", "/proc/nope"], &["/proc"]),
     // What a run keeps, and where (issue 26: never overwritten, never outside the results directory).

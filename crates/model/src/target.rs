@@ -9,6 +9,8 @@ use std::path::PathBuf;
 pub enum FileKind {
     File,
     BlockDevice,
+    /// A memory character device (/dev/null, /dev/zero...): as big as the job says.
+    CharDevice,
 }
 
 /// A file or block device, checked, created or laid out, ready to open.

@@ -10,7 +10,8 @@
 //! leaves the last, partial window out of these), lat and clat the mean
 //! completion latency in ns (with the partial window). storbench has no
 //! submission phase apart, so lat equals clat and the slat log is empty, as
-//! fio's is for synchronous engines.
+//! fio's is for synchronous engines. Per-I/O logs (`log_avg_msec=0`) are not
+//! made here: the workers stream them (the runner's `unit_log.rs`).
 
 use storbench_metrics::plat::PLAT_NR;
 use storbench_metrics::{HistSample, LogSample};
@@ -47,6 +48,10 @@ pub fn files(r: &RunResult) -> Vec<LogFile> {
 
 fn worker_files(j: &JobResult, n: u32, samples: &[LogSample]) -> Vec<LogFile> {
     let logs = &j.spec.logs;
+    if logs.per_io() {
+        // Written line by line by the workers as the run went (the runner's unit_log.rs).
+        return Vec::new();
+    }
     let avg = logs.avg_msec as u64;
     let prefix = |p: &str| if p.is_empty() { j.name.clone() } else { p.to_string() };
     let full = |s: &&LogSample| s.window_ms >= avg;

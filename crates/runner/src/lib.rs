@@ -32,6 +32,7 @@ pub mod prepare;
 pub mod replay;
 pub mod room;
 pub mod steady;
+pub mod unit_log;
 pub mod verify;
 pub mod volumes;
 pub mod warnings;

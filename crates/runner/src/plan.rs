@@ -640,11 +640,8 @@ fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
     if spec.data.zeros && (spec.data.compress_pct > 0.0 || spec.data.dedupe_pct > 0.0) {
         return Err(err(spec, "zero_buffers conflicts with buffer_compress_percentage/dedupe_percentage; choose one"));
     }
-    if !spec.logs.is_empty() && spec.logs.avg_msec == 0 {
-        return Err(err(
-            spec,
-            "write_*_log: storbench writes fio's averaged logs; give log_avg_msec=N (ms per line; fio's default 0, a line per I/O, is not written)",
-        ));
+    if spec.logs.max_value && spec.logs.avg_msec > 0 {
+        return Err(err(spec, "log_max_value=1 with log_avg_msec: storbench's averaged logs hold each window's mean; drop log_max_value, or log_avg_msec=0 for a line per I/O"));
     }
     Ok(())
 }

@@ -248,7 +248,8 @@ fn ready(
             );
             return Err((target_err(&spec.name, message, true), false));
         }
-        let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite, room_only: spec.room_only() };
+        let reads = spec.read_percent() > 0.0 || spec.verify.is_some();
+        let need = Need { bytes, writes: spec.writes(), reads, allow_overwrite: spec.allow_overwrite, room_only: spec.room_only() };
         Targets::Files(prepare_files(&job, &need, seen, created, stop)?)
     };
     // A fill of objects is judged by how much the store's accounting grows

@@ -7,6 +7,7 @@ use crate::agent::RunControl;
 use crate::buffers::AlignedBuffers;
 use crate::clock::{precise_timers, sleep_until, Clock, SPIN_NS};
 use crate::iolog::IologWriter;
+use crate::unit_log::UnitLogWriter;
 use crate::verify::Checker;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -176,6 +177,8 @@ pub struct Worker {
     config: Arc<dyn EngineConfig>,
     /// fio's write_iolog, when asked for.
     iolog: Option<IologWriter>,
+    /// fio's per-I/O logs (`log_avg_msec=0`), when asked for.
+    unit_log: Option<UnitLogWriter>,
     /// Operations in flight when the measured phase ended that did not
     /// complete within [`DRAIN_GRACE_NS`]: abandoned, not counted.
     cut_off: u64,
@@ -304,6 +307,7 @@ impl Worker {
             (None, None, None) => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), worker, share.io_limit)),
         };
         let iolog = IologWriter::create(spec, worker, target_names(&share, worker))?;
+        let unit_log = UnitLogWriter::create(spec, worker)?;
         let report = Box::new(new_report(&share, worker));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
@@ -331,6 +335,7 @@ impl Worker {
             verify,
             config,
             iolog,
+            unit_log,
             cut_off: 0,
             flow,
         })
@@ -425,6 +430,11 @@ impl Worker {
         // The log is written out whatever became of the run: it is what
         // shows how far a failed run got.
         let result = match (self.iolog.take().map(|log| log.finish(end)), result) {
+            (Some(Err(log)), Err(e)) => Err(format!("{e}; {log}")),
+            (Some(Err(log)), Ok(())) => Err(log),
+            (_, result) => result,
+        };
+        let result = match (self.unit_log.take().map(UnitLogWriter::finish), result) {
             (Some(Err(log)), Err(e)) => Err(format!("{e}; {log}")),
             (Some(Err(log)), Ok(())) => Err(log),
             (_, result) => result,
@@ -882,6 +892,9 @@ impl Worker {
         if self.k.log_window_ns > 0 {
             self.log_completion(op, &outcome, now);
         }
+        if self.unit_log.is_some() {
+            self.unit_log_completion(op, &outcome, now, s.offset[i]);
+        }
         if self.k.hist_window_ms > 0 {
             self.hist_completion(op, &outcome, now);
         }
@@ -966,6 +979,21 @@ impl Worker {
             acc.bytes += bytes;
             acc.lat_sum_ns += outcome.latency;
         }
+    }
+
+    /// A line for each per-I/O log (measured phase, reads and writes that
+    /// succeeded, as fio logs them).
+    fn unit_log_completion(&mut self, op: OpKind, outcome: &Outcome, now: u64, offset: u64) {
+        let dir = match op {
+            OpKind::Read => 0,
+            OpKind::Write => 1,
+            _ => return,
+        };
+        let (Ok(bytes), true, Some(log)) = (outcome.result, now >= self.k.ramp_ns, self.unit_log.as_mut()) else {
+            return;
+        };
+        let t_ms = (now - self.k.ramp_ns) / 1_000_000;
+        log.completed(&crate::unit_log::Sample { t_ms, dir, bytes, lat_ns: outcome.latency, clat_ns: outcome.service, offset });
     }
 
     /// Count a completion in fio's histogram log (measured phase, reads and

@@ -387,15 +387,29 @@ pub struct FioLayout {
 }
 
 /// fio's log files: each is named by its prefix (the job's name when the
-/// option is given without one), averaged over `avg_msec` windows.
+/// option is given without one), averaged over `avg_msec` windows, or with
+/// `avg_msec` 0 (fio's default) one line per I/O, streamed by the worker.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FioLogs {
     pub bw: Option<String>,
     pub iops: Option<String>,
     pub lat: Option<String>,
-    /// fio `log_avg_msec`: 0 asks for one line per I/O, which storbench does
-    /// not write (the plan refuses it when a log is asked for).
+    /// fio `log_avg_msec`: 0 asks for one line per I/O (see [`UnitLogs`]).
     pub avg_msec: u32,
+    /// fio `log_offset`: each per-I/O line also says the I/O's offset.
+    #[serde(default)]
+    pub offset: bool,
+    /// fio `log_prio`: the last column is the I/O's priority in hex
+    /// (storbench issues every I/O at the default, 0x0000).
+    #[serde(default)]
+    pub prio: bool,
+    /// fio `log_max_value`: a window's largest value instead of its mean
+    /// (nothing to choose in per-I/O logs).
+    #[serde(default)]
+    pub max_value: bool,
+    /// Where the per-I/O logs go, set by the command before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unit: Option<UnitLogs>,
     /// fio `write_hist_log`: latency histograms every `hist_msec` ms
     /// (`log_hist_msec`; 0 writes an empty file, as fio does), buckets
     /// merged 2^`hist_coarseness` at a time (`log_hist_coarseness`).
@@ -413,6 +427,11 @@ impl FioLogs {
         self.bw.is_none() && self.iops.is_none() && self.lat.is_none()
     }
 
+    /// Lines are written per I/O (fio's `log_avg_msec=0`, its default).
+    pub fn per_io(&self) -> bool {
+        !self.is_empty() && self.avg_msec == 0
+    }
+
     /// Every prefix a log file is named from.
     pub fn prefixes(&self) -> impl Iterator<Item = &str> {
         [&self.bw, &self.iops, &self.lat, &self.hist].into_iter().flatten().map(String::as_str)
@@ -422,6 +441,16 @@ impl FioLogs {
     pub fn hist_window_ms(&self) -> Option<u64> {
         self.hist.as_ref().filter(|_| self.hist_msec > 0).map(|_| self.hist_msec as u64)
     }
+}
+
+/// Where a job's per-I/O log files are written: prefixes are relative to
+/// `dir` (the results directory, or the current directory for the fio
+/// drop-in), and worker w's files are numbered `first + w`, counting every
+/// worker of every job of the run from 1 as fio does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct UnitLogs {
+    pub dir: std::path::PathBuf,
+    pub first: u32,
 }
 
 /// What the kernel is told of the job's access pattern (fio `fadvise_hint`).

@@ -63,6 +63,17 @@ pub fn have(cmd: &str) -> bool {
     Command::new("sh").arg("-c").arg(format!("command -v {cmd}")).output().map(|o| o.status.success()).unwrap_or(false)
 }
 
+/// fio is installed; without it a test skips and says so (under CI it fails:
+/// scripts/test.sh installs Debian's fio).
+pub fn fio_available() -> bool {
+    if have("fio") {
+        return true;
+    }
+    assert!(std::env::var_os("CI").is_none(), "fio is missing in CI: scripts/test.sh must install it");
+    eprintln!("SKIP: fio is not installed (scripts/test.sh installs it)");
+    false
+}
+
 pub fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
     unsafe { libc::geteuid() == 0 }

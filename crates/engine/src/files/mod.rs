@@ -13,7 +13,7 @@ use std::ffi::CString;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use storbench_model::{FileKind, TargetFile};
 use storbench_workload::data::Filler;
@@ -65,6 +65,8 @@ pub struct Need {
     /// or `None` to use the whole existing file or device.
     pub bytes: Option<u64>,
     pub writes: bool,
+    /// The job reads (or reads back what it wrote).
+    pub reads: bool,
     pub allow_overwrite: bool,
     /// Make room this way instead of writing data (a fio job that does not
     /// read: [`storbench_workload::JobSpec::room_only`]).
@@ -77,7 +79,11 @@ pub fn prepare(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<Targ
     match std::fs::metadata(path) {
         Ok(m) if m.file_type().is_block_device() => prepare_device(path, need, stop),
         Ok(m) if m.is_file() => prepare_existing_file(path, m.len(), need, stop),
-        Ok(_) => Err(TargetError::Invalid { path: path.into(), message: "is neither a regular file nor a block device".into() }),
+        Ok(m) if m.file_type().is_char_device() => prepare_char_device(path, m.rdev(), need),
+        Ok(_) => Err(TargetError::Invalid {
+            path: path.into(),
+            message: "is neither a regular file, a block device nor /dev/null or /dev/zero".into(),
+        }),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => create_file(path, need, stop),
         Err(e) => Err(TargetError::os(path, "stat", e)),
     }
@@ -151,6 +157,39 @@ fn prepare_device(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<T
     }
     let note = if need.writes { check_device_writable(path, &f, dev_size, need, stop)? } else { None };
     Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false, note, never_written: None })
+}
+
+/// fio's character-device targets (steadystate.fio writes /dev/null and
+/// reads /dev/zero): the kernel's memory devices that hold no data, by
+/// device number wherever the node is (major 1: null 3, zero 5, full 7,
+/// random 8, urandom 9). They have no size, so the job's is theirs (fio asks
+/// for it too); nothing is laid out and nothing is there to destroy. Other
+/// character devices are refused: fio would run them, but they are hardware
+/// behind no safety check (a disk's SCSI or NVMe generic node, /dev/mem) or
+/// wait for input (a terminal).
+fn prepare_char_device(path: &Path, rdev: u64, need: &Need) -> Result<TargetFile, TargetError> {
+    let memory = libc::major(rdev) == 1 && matches!(libc::minor(rdev), 3 | 5 | 7 | 8 | 9);
+    if !memory {
+        return Err(TargetError::Invalid {
+            path: path.into(),
+            message: "is a character device other than /dev/null, /dev/zero, /dev/full or /dev/urandom; \
+                      storbench measures those and block devices (give the disk's block device, e.g. /dev/sdX or /dev/nvme0n1)"
+                .into(),
+        });
+    }
+    let fails = match libc::minor(rdev) {
+        3 if need.reads => Some("reads from /dev/null return nothing (fio fails each with an I/O error); read /dev/zero"),
+        7 if need.writes => Some("writes to /dev/full fail with ENOSPC; write /dev/null"),
+        _ => None,
+    };
+    if let Some(why) = fails {
+        return Err(TargetError::Invalid { path: path.into(), message: why.into() });
+    }
+    let size = need.bytes.ok_or_else(|| TargetError::Invalid {
+        path: path.into(),
+        message: "is a character device and has no size; set size (e.g. --size 128m), as fio asks".into(),
+    })?;
+    Ok(TargetFile { path: path.into(), kind: FileKind::CharDevice, size, created: false, note: None, never_written: None })
 }
 
 /// A device in use is refused whatever the flags (writing under a mounted
@@ -403,7 +442,7 @@ mod tests {
     #[test]
     fn creates_marks_and_lays_out_then_reuses() {
         let p = tmp("new");
-        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false, room_only: None };
+        let need = Need { bytes: Some(3 << 20), writes: true, reads: false, allow_overwrite: false, room_only: None };
         let t = prepare(&p, &need, &|| false).unwrap();
         assert!(t.created && is_marked(&p));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
@@ -419,16 +458,16 @@ mod tests {
     fn refuses_to_write_someone_elses_file_but_reads_it() {
         let p = tmp("theirs");
         std::fs::write(&p, vec![1u8; 8192]).unwrap();
-        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false, room_only: None };
+        let write = Need { bytes: Some(8192), writes: true, reads: false, allow_overwrite: false, room_only: None };
         let err = prepare(&p, &write, &|| false).unwrap_err();
         assert!(matches!(err, TargetError::Refused { .. }), "{err}");
         assert!(err.to_string().contains("allow_overwrite"));
         assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 8192], "nothing written");
-        let read = Need { bytes: None, writes: false, allow_overwrite: false, room_only: None };
+        let read = Need { bytes: None, writes: false, reads: false, allow_overwrite: false, room_only: None };
         assert_eq!(prepare(&p, &read, &|| false).unwrap().size, 8192);
-        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false, room_only: None };
+        let too_big = Need { bytes: Some(1 << 20), writes: false, reads: false, allow_overwrite: false, room_only: None };
         assert!(prepare(&p, &too_big, &|| false).is_err());
-        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true, room_only: None };
+        let allowed = Need { bytes: Some(8192), writes: true, reads: false, allow_overwrite: true, room_only: None };
         assert!(prepare(&p, &allowed, &|| false).is_ok());
         std::fs::remove_file(&p).unwrap();
     }
@@ -436,7 +475,7 @@ mod tests {
     #[test]
     fn a_layout_stops_when_asked_and_leaves_nothing() {
         let p = tmp("stopped");
-        let need = Need { bytes: Some(64 << 20), writes: true, allow_overwrite: false, room_only: None };
+        let need = Need { bytes: Some(64 << 20), writes: true, reads: false, allow_overwrite: false, room_only: None };
         let asked = std::cell::Cell::new(0);
         let stop = || {
             asked.set(asked.get() + 1);
@@ -450,7 +489,7 @@ mod tests {
     #[test]
     fn a_layout_larger_than_the_free_space_is_refused_before_writing() {
         let p = tmp("huge");
-        let need = Need { bytes: Some(1 << 60), writes: true, allow_overwrite: false, room_only: None };
+        let need = Need { bytes: Some(1 << 60), writes: true, reads: false, allow_overwrite: false, room_only: None };
         let e = prepare(&p, &need, &|| false).unwrap_err();
         assert!(e.to_string().contains("free; lower size"), "{e}");
         assert!(!p.exists());
@@ -459,9 +498,26 @@ mod tests {
     #[test]
     fn new_file_without_size_is_a_clear_error() {
         let p = tmp("nosize");
-        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false, room_only: None }, &|| false).unwrap_err();
+        let err = prepare(&p, &Need { bytes: None, writes: true, reads: false, allow_overwrite: false, room_only: None }, &|| false).unwrap_err();
         assert!(err.to_string().contains("size"), "{err}");
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn memory_character_devices_take_the_jobs_size_and_others_are_refused() {
+        let need = |bytes, writes, reads| Need { bytes, writes, reads, allow_overwrite: false, room_only: None };
+        let null = prepare(Path::new("/dev/null"), &need(Some(1 << 27), true, false), &|| false).unwrap();
+        assert_eq!((null.kind, null.size, null.created), (FileKind::CharDevice, 1 << 27, false));
+        assert_eq!(prepare(Path::new("/dev/zero"), &need(Some(4096), true, true), &|| false).unwrap().size, 4096);
+        let e = prepare(Path::new("/dev/null"), &need(Some(4096), false, true), &|| false).unwrap_err();
+        assert!(e.to_string().contains("read /dev/zero"), "{e}");
+        let e = prepare(Path::new("/dev/zero"), &need(None, false, true), &|| false).unwrap_err();
+        assert!(e.to_string().contains("set size"), "{e}");
+        // A terminal (5:0), where there is one: a character device that is not memory.
+        if Path::new("/dev/tty").exists() {
+            let e = prepare(Path::new("/dev/tty"), &need(Some(4096), true, false), &|| false).unwrap_err();
+            assert!(e.is_user_error() && e.to_string().contains("other than /dev/null"), "{e}");
+        }
     }
 
     /// A file's access time, after setting it two days back (relatime then
@@ -473,7 +529,6 @@ mod tests {
     }
 
     fn atime(p: &Path) -> i64 {
-        use std::os::unix::fs::MetadataExt;
         std::fs::metadata(p).unwrap().atime()
     }
 

@@ -849,7 +849,7 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
-        info: info("write_bw_log", Kind::Text, "", "write fio's bandwidth log PREFIX_bw.N.log (KiB/s per log_avg_msec window)"),
+        info: info("write_bw_log", Kind::Text, "", "write fio's bandwidth log PREFIX_bw.N.log (KiB/s per log_avg_msec window, or per I/O)"),
         aliases: &[],
         set: |s, v| {
             s.logs.bw = Some(log_prefix(v));
@@ -865,7 +865,7 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
-        info: info("write_lat_log", Kind::Text, "", "write fio's latency logs PREFIX_lat/clat/slat.N.log (mean ns per window)"),
+        info: info("write_lat_log", Kind::Text, "", "write fio's latency logs PREFIX_lat/clat/slat.N.log (mean ns per window, or per I/O)"),
         aliases: &[],
         set: |s, v| {
             s.logs.lat = Some(log_prefix(v));
@@ -873,10 +873,34 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
-        info: info("log_avg_msec", Kind::Count, "0", "window of fio's log files, in ms (needed with write_*_log)"),
+        info: info("log_avg_msec", Kind::Count, "0", "window of fio's log files, in ms (0: a line per I/O, written as the run goes)"),
         aliases: &[],
         set: |s, v| {
             s.logs.avg_msec = u32::try_from(count(v)?).map_err(|_| format!("'{v}' is too large"))?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("log_offset", Kind::Flag, "0", "1 adds each I/O's offset to the per-I/O log lines (fio's log_offset)"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.offset = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("log_prio", Kind::Flag, "0", "1 writes the I/O priority column in hex, as fio's log_prio"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.prio = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("log_max_value", Kind::Flag, "0", "fio's log_max_value (a window's maximum); only with per-I/O logs, where it changes nothing"),
+        aliases: &[],
+        set: |s, v| {
+            s.logs.max_value = boolean(v)?;
             Ok(())
         },
     },

@@ -29,7 +29,6 @@ const IGNORED: &[&str] = &[
     "slat_percentiles",
     "percentile_list",
     "significant_figures",
-    "per_job_logs",
     "new_group",
     "disable_lat",
     "disable_clat",
@@ -45,11 +44,9 @@ const IGNORED: &[&str] = &[
     "kb_base",
     "unit_base",
     "error_dump",
-    "log_offset",
-    "log_prio",
-    "log_max_value",
+    // fio compresses its logs in memory only: the files are the same; storbench streams them.
     "log_compression",
-    "log_store_compressed",
+    "log_compression_cpus",
     "log_unix_epoch",
     "refill_buffers",
     "scramble_buffers",
@@ -174,10 +171,20 @@ pub fn action(key: &str, value: &str) -> Action {
         "io_submit_mode" => Action::Refuse("io_submit_mode takes inline or offload"),
         "file_service_type" if value.split(':').next() == Some("roundrobin") => Action::Ignore,
         "file_service_type" => Action::Refuse("only file_service_type=roundrobin (each I/O to the next file) is supported"),
+        "per_job_logs" if truthy(value) => Action::Ignore,
+        "per_job_logs" => Action::Refuse("per_job_logs=0 (one log file shared by all workers) is not supported; each worker writes PREFIX_TYPE.N.log"),
+        "log_store_compressed" if truthy(value) => Action::Refuse("log_store_compressed (fio's compressed .fz log files) is not supported; drop it for plain log files"),
+        "log_store_compressed" => Action::Ignore,
         "mem" | "iomem" if value == "malloc" => Action::Ignore,
         "mem" | "iomem" => Action::Refuse("I/O buffers are always ordinary (mem=malloc) memory"),
         _ => keep(key),
     }
+}
+
+/// A fio boolean's value: anything but 0 (or false, no, off) is true; given
+/// bare, it is true.
+fn truthy(value: &str) -> bool {
+    !matches!(value.trim(), "0" | "false" | "no" | "off")
 }
 
 /// fio engines storbench does not have, and why (their own options are
@@ -257,6 +264,10 @@ mod tests {
         assert!(matches!(action("http_s3_storage_class", "GLACIER"), Action::Refuse(_)));
         assert!(matches!(action("io_submit_mode", "offload"), Action::Note(_)));
         assert!(matches!(action("io_submit_mode", "later"), Action::Refuse(_)));
+        assert_eq!((action("per_job_logs", "1"), action("log_store_compressed", "0")), (Action::Ignore, Action::Ignore));
+        assert!(matches!(action("per_job_logs", "0"), Action::Refuse(r) if r.contains("per_job_logs=0")));
+        assert!(matches!(action("log_store_compressed", ""), Action::Refuse(_)));
+        assert_eq!(action("log_offset", "1"), Action::Keep("log_offset".into(), "1".into()));
         assert_eq!(action("threads", "1"), Action::Ignore);
         assert_eq!(action("ioengine", "nbd"), Action::Keep("ioengine".into(), "nbd".into()));
         assert_eq!(action("io_submit_mode", "inline"), Action::Ignore);
