@@ -73,6 +73,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         replay: None,
         train: None,
         per_agent: vec![],
+        per_worker: vec![],
         spec,
     }
 }

@@ -506,6 +506,10 @@ pub struct JobSpec {
     /// When this job ends, end the other jobs of its group (fio `exitall`).
     #[serde(default)]
     pub exitall: bool,
+    /// fio's outputs show the job's workers (numjobs clones) as one entry
+    /// (fio `group_reporting`); without it each clone is an entry of its own.
+    #[serde(default)]
+    pub group_reporting: bool,
     /// End the job once its figures are steady (fio `steadystate`, `ss_dur`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::steady::SteadyState>,
@@ -668,6 +672,7 @@ impl Default for JobSpec {
             unlink: false,
             stonewall: false,
             exitall: false,
+            group_reporting: false,
             steady: None,
             verify: None,
             replay: None,

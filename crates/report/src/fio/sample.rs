@@ -79,6 +79,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         replay: None,
         train: None,
         per_agent: vec![],
+        per_worker: vec![],
         spec,
     }
 }

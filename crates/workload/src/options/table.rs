@@ -549,6 +549,19 @@ pub static CORE: &[CoreOption] = &[
     },
     CoreOption {
         info: info(
+            "group_reporting",
+            Kind::Flag,
+            "0",
+            "fio's outputs (fio-json, terse, normal) show the job's numjobs workers as one entry; 0 lists each as its own job, as fio",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.group_reporting = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
             "steadystate",
             Kind::Text,
             "",
