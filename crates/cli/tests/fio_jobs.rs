@@ -113,3 +113,58 @@ fn numjobs_clones_are_listed_as_fio_lists_them() {
     let normal = storbench(d.path(), &["fio", "clones.fio"]);
     assert_eq!(normal.stdout.matches("a: (groupid=0, jobs=1)").count(), 3, "{}", normal.stdout);
 }
+
+/// Bytes of a file in unwritten extents or holes, from `filefrag -v` (None
+/// where the file system does not say).
+fn unwritten_bytes(path: &Path) -> Option<u64> {
+    let out = Command::new("filefrag").args(["-v", "-b4096"]).arg(path).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let size = std::fs::metadata(path).ok()?.len();
+    let (mut written, mut extents) = (0u64, 0);
+    for line in text.lines().filter(|l| l.trim_start().chars().next().is_some_and(|c| c.is_ascii_digit())) {
+        // " ext: logical_offset: physical_offset: length: expected: flags:"
+        let f: Vec<&str> = line.split(':').map(str::trim).collect();
+        extents += 1;
+        if f.len() >= 4 && !line.contains("unwritten") {
+            written += f[3].split_whitespace().next()?.parse::<u64>().ok()? * 4096;
+        }
+    }
+    (out.status.success() && extents > 0).then(|| size.saturating_sub(written))
+}
+
+/// A job that only writes does not lay its new file out first: fio
+/// (filesetup.c extend_file, overwrite=0) creates it with fallocate and lets
+/// the job's writes fill it, so direct random writes land on unwritten
+/// extents as they do under fio. A job that reads gets the file written whole.
+#[test]
+fn a_write_only_job_finds_its_new_file_allocated_as_under_fio() {
+    if !have_fio() || !have("filefrag") {
+        return;
+    }
+    let d = scratch();
+    let job =
+        |name: &str, rw: &str| format!("[global]\nsize=4m\nioengine=psync\nbs=4k\nnumber_ios=16\n[{name}]\nfilename={name}.dat\nrw={rw}\n");
+    let mut seen = Vec::new();
+    for tool in ["fio", "storbench"] {
+        for (name, rw) in [(format!("{tool}w"), "randwrite"), (format!("{tool}r"), "randread")] {
+            std::fs::write(d.path().join("job.fio"), job(&name, rw)).unwrap();
+            if tool == "fio" {
+                let o = Command::new("fio").args(["--output-format=json", "job.fio"]).current_dir(d.path()).output().unwrap();
+                assert!(o.status.success(), "fio: {}", String::from_utf8_lossy(&o.stderr));
+            } else {
+                let o = storbench(d.path(), &["fio", "--output-format=json", "job.fio"]);
+                assert_eq!(o.code, 0, "{}", o.stderr);
+            }
+            let Some(never) = unwritten_bytes(&d.path().join(format!("{name}.dat"))) else {
+                eprintln!("SKIP: filefrag cannot tell written extents on this file system");
+                return;
+            };
+            seen.push((tool, rw, never));
+        }
+    }
+    let [(_, _, fw), (_, _, fr), (_, _, sw), (_, _, sr)] = seen[..] else { unreachable!() };
+    // 16 writes of 4 KiB: the rest of the 4 MiB was never written.
+    assert!(fw >= (4 << 20) - 16 * 4096, "fio leaves a write job's file unwritten: {seen:?}");
+    assert_eq!(fr, 0, "fio lays out a read job's file: {seen:?}");
+    assert_eq!((sw, sr), (fw, fr), "storbench's never-written bytes against fio's: {seen:?}");
+}

@@ -241,7 +241,7 @@ fn ready(
         }
         prepared.map_or(Targets::None, Targets::Store)
     } else {
-        let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite };
+        let need = Need { bytes, writes: spec.writes(), allow_overwrite: spec.allow_overwrite, lay_out: spec.lays_out() };
         Targets::Files(prepare_files(&job, &need, seen, created, stop)?)
     };
     // A fill of objects is judged by how much the store's accounting grows

@@ -499,6 +499,10 @@ pub struct JobSpec {
     pub data: DataPattern,
     /// Write to an existing file or device storbench did not create.
     pub allow_overwrite: bool,
+    /// A job that only writes lays its new files out with data first (fio
+    /// `overwrite`); without it they are only allocated, as fio does.
+    #[serde(default)]
+    pub overwrite: bool,
     /// Remove the files this job created when it ends (fio `unlink`).
     pub unlink: bool,
     /// Start a new group: wait for the jobs before this one to finish.
@@ -669,6 +673,7 @@ impl Default for JobSpec {
             thinktime_blocks: 1,
             data: DataPattern::default(),
             allow_overwrite: false,
+            overwrite: false,
             unlink: false,
             stonewall: false,
             exitall: false,
@@ -697,6 +702,15 @@ impl Default for JobSpec {
 }
 
 impl JobSpec {
+    /// New files are written whole before the job runs (fio's layout,
+    /// filesetup.c `extend_file`: for jobs that read, or with `overwrite`);
+    /// a job that only writes has them allocated (fallocate) and writes
+    /// them itself. A fill lays out as before: it measures what writing
+    /// allocates.
+    pub fn lays_out(&self) -> bool {
+        !self.writes() || self.read_percent() > 0.0 || self.overwrite || self.fill.is_some()
+    }
+
     pub fn read_percent(&self) -> f64 {
         self.rw.read_percent(self.rwmixread)
     }

@@ -4,8 +4,10 @@
 //! regular file is writable only if storbench created it (marked with the
 //! `user.storbench` extended attribute, or a `.name.storbench` marker file where
 //! the filesystem has no user xattrs), and a block device only if it is blank
-//! and not in use ([`device`]). Reads are always allowed. New files are laid out with incompressible data before use, as fio
-//! does, so reads hit real blocks and writes overwrite allocated ones.
+//! and not in use ([`device`]). Reads are always allowed. New files are laid out with incompressible data before use
+//! when the job reads them (or overwrites: `Need::lay_out`), as fio does, so
+//! reads hit real blocks; a job that only writes gets them allocated
+//! (fallocate) and writes them itself, as under fio.
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -64,6 +66,9 @@ pub struct Need {
     pub bytes: Option<u64>,
     pub writes: bool,
     pub allow_overwrite: bool,
+    /// Write a new file (or a file's new end) whole before the job, else
+    /// only allocate it (`JobSpec::lays_out`).
+    pub lay_out: bool,
 }
 
 /// Check, create and lay out one target; `stop` is asked between chunks of
@@ -87,13 +92,14 @@ fn create_file(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<Targ
         return Err(TargetError::Invalid { path: path.into(), message: format!("its directory {} does not exist", dir.display()) });
     }
     let mut f = OpenOptions::new().write(true).create_new(true).open(path).map_err(|e| TargetError::os(path, "create", e))?;
-    let made = mark_created(&f, path).and_then(|_| lay_out(&mut f, path, 0, size, stop));
+    let made = mark_created(&f, path).and_then(|_| fill(&mut f, path, 0, size, need, stop));
     if let Err(e) = made {
         // No partial writes: a file we could not finish is not left behind.
         let _ = remove_created(path);
         return Err(e);
     }
-    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true, note: None, never_written: Some(0) })
+    let never_written = Some(if need.lay_out { 0 } else { size });
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true, note: None, never_written })
 }
 
 fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
@@ -126,7 +132,7 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> 
         if len == 0 && !ours {
             mark_created(&f, path)?;
         }
-        lay_out(&mut f, path, len, wanted, stop)?;
+        fill(&mut f, path, len, wanted, need, stop)?;
     }
     // A file someone preallocated (or left sparse) reads zeros from no medium.
     let never_written = extents::never_written(path, wanted);
@@ -220,6 +226,34 @@ pub fn is_marked(path: &Path) -> bool {
     // SAFETY: valid C strings and buffer.
     let n = unsafe { libc::getxattr(cpath.as_ptr(), key.as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
     (n > 0 && &buf[..n as usize] == b"created") || sidecar(path).exists()
+}
+
+/// Make `from..to` of a file: laid out, or only allocated (see [`Need::lay_out`]).
+fn fill(f: &mut File, path: &Path, from: u64, to: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
+    if need.lay_out {
+        lay_out(f, path, from, to, stop)
+    } else {
+        allocate(f, path, from, to)
+    }
+}
+
+/// Allocate `from..to` without writing it, as fio does for a job that only
+/// writes (filesetup.c `extend_file`: no layout, then `fallocate=native`,
+/// mode 0): its writes land on unwritten extents, which the file system
+/// converts as they come. A file system without fallocate gets the file
+/// extended sparse (fio goes on with it as it is).
+fn allocate(f: &File, path: &Path, from: u64, to: u64) -> Result<(), TargetError> {
+    check_free_space(f, path, to.saturating_sub(from))?;
+    let len = (to.saturating_sub(from)) as libc::off_t;
+    // SAFETY: fallocate on an open descriptor; no memory is passed.
+    if unsafe { libc::fallocate(f.as_raw_fd(), 0, from as libc::off_t, len) } == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() != Some(libc::EOPNOTSUPP) {
+        return Err(TargetError::os(path, "fallocate", e));
+    }
+    f.set_len(to).map_err(|e| TargetError::os(path, "ftruncate", e))
 }
 
 /// Write incompressible data from `from` to `to`, after checking it fits.
@@ -363,7 +397,7 @@ mod tests {
     #[test]
     fn creates_marks_and_lays_out_then_reuses() {
         let p = tmp("new");
-        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false };
+        let need = Need { bytes: Some(3 << 20), writes: true, allow_overwrite: false, lay_out: true };
         let t = prepare(&p, &need, &|| false).unwrap();
         assert!(t.created && is_marked(&p));
         assert_eq!(std::fs::metadata(&p).unwrap().len(), 3 << 20);
@@ -375,20 +409,36 @@ mod tests {
         assert!(!sidecar(&p).exists());
     }
 
+    /// A job that only writes gets its new file allocated, not written: the
+    /// file has its size and, where the file system tells, no data yet.
+    #[test]
+    fn a_file_only_written_is_allocated_not_laid_out() {
+        let p = tmp("alloc");
+        let need = Need { bytes: Some(4 << 20), writes: true, allow_overwrite: false, lay_out: false };
+        let t = prepare(&p, &need, &|| false).unwrap();
+        assert!(t.created && is_marked(&p));
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 4 << 20);
+        assert_eq!(t.never_written, Some(4 << 20));
+        if let Some(never) = extents::never_written(&p, 4 << 20) {
+            assert_eq!(never, 4 << 20, "nothing written before the job");
+        }
+        remove_created(&p).unwrap();
+    }
+
     #[test]
     fn refuses_to_write_someone_elses_file_but_reads_it() {
         let p = tmp("theirs");
         std::fs::write(&p, vec![1u8; 8192]).unwrap();
-        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false };
+        let write = Need { bytes: Some(8192), writes: true, allow_overwrite: false, lay_out: true };
         let err = prepare(&p, &write, &|| false).unwrap_err();
         assert!(matches!(err, TargetError::Refused { .. }), "{err}");
         assert!(err.to_string().contains("allow_overwrite"));
         assert_eq!(std::fs::read(&p).unwrap(), vec![1u8; 8192], "nothing written");
-        let read = Need { bytes: None, writes: false, allow_overwrite: false };
+        let read = Need { bytes: None, writes: false, allow_overwrite: false, lay_out: true };
         assert_eq!(prepare(&p, &read, &|| false).unwrap().size, 8192);
-        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false };
+        let too_big = Need { bytes: Some(1 << 20), writes: false, allow_overwrite: false, lay_out: true };
         assert!(prepare(&p, &too_big, &|| false).is_err());
-        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true };
+        let allowed = Need { bytes: Some(8192), writes: true, allow_overwrite: true, lay_out: true };
         assert!(prepare(&p, &allowed, &|| false).is_ok());
         std::fs::remove_file(&p).unwrap();
     }
@@ -396,7 +446,7 @@ mod tests {
     #[test]
     fn a_layout_stops_when_asked_and_leaves_nothing() {
         let p = tmp("stopped");
-        let need = Need { bytes: Some(64 << 20), writes: true, allow_overwrite: false };
+        let need = Need { bytes: Some(64 << 20), writes: true, allow_overwrite: false, lay_out: true };
         let asked = std::cell::Cell::new(0);
         let stop = || {
             asked.set(asked.get() + 1);
@@ -410,7 +460,7 @@ mod tests {
     #[test]
     fn a_layout_larger_than_the_free_space_is_refused_before_writing() {
         let p = tmp("huge");
-        let need = Need { bytes: Some(1 << 60), writes: true, allow_overwrite: false };
+        let need = Need { bytes: Some(1 << 60), writes: true, allow_overwrite: false, lay_out: true };
         let e = prepare(&p, &need, &|| false).unwrap_err();
         assert!(e.to_string().contains("free; lower size"), "{e}");
         assert!(!p.exists());
@@ -419,7 +469,7 @@ mod tests {
     #[test]
     fn new_file_without_size_is_a_clear_error() {
         let p = tmp("nosize");
-        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false }, &|| false).unwrap_err();
+        let err = prepare(&p, &Need { bytes: None, writes: true, allow_overwrite: false, lay_out: true }, &|| false).unwrap_err();
         assert!(err.to_string().contains("size"), "{err}");
         assert!(!p.exists());
     }

@@ -524,6 +524,19 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info(
+            "overwrite",
+            Kind::Flag,
+            "0",
+            "a job that only writes lays its new files out with data first (0: only allocates them, as fio, so its writes fill them)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.overwrite = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("unlink", Kind::Flag, "0", "remove the files this job created when it ends"),
         aliases: &[],
         set: |s, v| {
