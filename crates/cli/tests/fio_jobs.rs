@@ -19,6 +19,18 @@ fn have_fio() -> bool {
     true
 }
 
+/// `tool` (fio, or storbench's drop-in) run with `args` in `dir`: its standard output.
+fn run_tool(dir: &Path, tool: &str, args: &[&str]) -> String {
+    if tool == "fio" {
+        let o = Command::new("fio").args(args).current_dir(dir).output().unwrap();
+        assert!(o.status.success(), "fio: {}", String::from_utf8_lossy(&o.stderr));
+        return String::from_utf8_lossy(&o.stdout).into_owned();
+    }
+    let o = storbench(dir, &[&["fio"], args].concat());
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    o.stdout
+}
+
 /// The offsets of the reads in a fio v3 iolog (`time file action offset len`), in order.
 fn read_offsets(log: &Path) -> Vec<u64> {
     let text = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
@@ -38,13 +50,7 @@ fn two_jobs(dir: &Path, tool: &str) -> (Vec<u64>, Vec<u64>) {
     for log in ["a.log", "b.log"] {
         let _ = std::fs::remove_file(dir.join(log));
     }
-    if tool == "fio" {
-        let out = Command::new("fio").args(["--output-format=json", "job.fio"]).current_dir(dir).output().unwrap();
-        assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
-    } else {
-        let out = storbench(dir, &["fio", "--output-format=json", "job.fio"]);
-        assert_eq!(out.code, 0, "{}", out.stderr);
-    }
+    run_tool(dir, tool, &["--output-format=json", "job.fio"]);
     (read_offsets(&dir.join("a.log")), read_offsets(&dir.join("b.log")))
 }
 
@@ -71,15 +77,7 @@ fn two_jobs_of_one_seed_draw_their_own_offsets_and_a_run_repeats_itself() {
 /// The jobs fio's output lists for `job` (from either tool): each entry's
 /// name and what it read (I/Os; KiB in terse).
 fn entries(dir: &Path, tool: &str, format: &str, job: &str) -> Vec<(String, u64)> {
-    let out = if tool == "fio" {
-        let o = Command::new("fio").args([&format!("--output-format={format}"), job]).current_dir(dir).output().unwrap();
-        assert!(o.status.success(), "fio: {}", String::from_utf8_lossy(&o.stderr));
-        String::from_utf8_lossy(&o.stdout).into_owned()
-    } else {
-        let o = storbench(dir, &["fio", &format!("--output-format={format}"), job]);
-        assert_eq!(o.code, 0, "{}", o.stderr);
-        o.stdout
-    };
+    let out = run_tool(dir, tool, &[&format!("--output-format={format}"), job]);
     if format == "terse" {
         // fio's terse line: version;fio-x;jobname;groupid;error;read_kb;...
         return out.lines().map(|l| l.split(';').collect::<Vec<_>>()).map(|f| (f[2].to_string(), f[5].parse().unwrap())).collect();
@@ -148,13 +146,7 @@ fn a_write_only_job_finds_its_new_file_allocated_as_under_fio() {
     for tool in ["fio", "storbench"] {
         for (name, rw) in [(format!("{tool}w"), "randwrite"), (format!("{tool}r"), "randread")] {
             std::fs::write(d.path().join("job.fio"), job(&name, rw)).unwrap();
-            if tool == "fio" {
-                let o = Command::new("fio").args(["--output-format=json", "job.fio"]).current_dir(d.path()).output().unwrap();
-                assert!(o.status.success(), "fio: {}", String::from_utf8_lossy(&o.stderr));
-            } else {
-                let o = storbench(d.path(), &["fio", "--output-format=json", "job.fio"]);
-                assert_eq!(o.code, 0, "{}", o.stderr);
-            }
+            run_tool(d.path(), tool, &["--output-format=json", "job.fio"]);
             let Some(never) = unwritten_bytes(&d.path().join(format!("{name}.dat"))) else {
                 eprintln!("SKIP: filefrag cannot tell written extents on this file system");
                 return;
