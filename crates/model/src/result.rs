@@ -161,6 +161,27 @@ pub struct JobResult {
     /// job's own `ops` are their exact merge).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_volume: Vec<VolumeJobResult>,
+    /// Each worker on its own (fio's numjobs clones), kept when fio's
+    /// outputs list the clones apart (see [`JobResult::keeps_clones`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_worker: Vec<WorkerJobResult>,
+}
+
+/// Worker `w`'s entry of per-worker lists, as the only one.
+fn own<T: Clone>(lists: &[Vec<T>], w: u32) -> Vec<Vec<T>> {
+    lists.get(w as usize).map(|l| vec![l.clone()]).unwrap_or_default()
+}
+
+/// One worker of a job on its own: what fio reports for one clone.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct WorkerJobResult {
+    pub worker: u32,
+    /// Measured time of this worker (ramp excluded).
+    pub runtime_ns: u64,
+    pub ops: Vec<OpResult>,
+    /// Its own per-second points.
+    pub series: Vec<SeriesPoint>,
+    pub cpu: CpuTimes,
 }
 
 /// What a fill job (`run --fill`) wrote, and what the store allocated for it.
@@ -289,6 +310,59 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl JobResult {
+    /// fio lists each clone of a numjobs job as a job of its own unless the
+    /// job asks for `group_reporting`: the runner keeps each worker's
+    /// figures apart for such jobs.
+    pub fn keeps_clones(spec: &JobSpec, workers: u32) -> bool {
+        workers > 1 && !spec.group_reporting
+    }
+
+    /// The job as fio's outputs list it: one entry per clone when each
+    /// worker's figures were kept, else the job itself.
+    pub fn fio_entries(&self) -> Vec<std::borrow::Cow<'_, JobResult>> {
+        if self.per_worker.is_empty() {
+            return vec![std::borrow::Cow::Borrowed(self)];
+        }
+        self.per_worker.iter().map(|w| std::borrow::Cow::Owned(self.clone_of(w))).collect()
+    }
+
+    /// One clone: the job's settings with the worker's own figures (the
+    /// job's other figures, per agent and per worker, are not copied).
+    fn clone_of(&self, w: &WorkerJobResult) -> JobResult {
+        let mine = format!("worker {}: ", w.worker);
+        JobResult {
+            name: self.name.clone(),
+            group: self.group,
+            description: self.description.clone(),
+            engine: self.engine.clone(),
+            spec: self.spec.clone(),
+            queue_depth: self.queue_depth,
+            workers: 1,
+            targets: self.targets.clone(),
+            runtime_ns: w.runtime_ns,
+            ramp_ns: self.ramp_ns,
+            rate_per_worker: self.rate_per_worker,
+            ops: w.ops.clone(),
+            size_classes: Vec::new(),
+            series: w.series.clone(),
+            worker_cpu: w.cpu,
+            interrupted: self.interrupted,
+            failures: self.failures.iter().filter(|f| f.starts_with(&mine)).cloned().collect(),
+            warnings: self.warnings.clone(),
+            objects_left: self.objects_left,
+            cut_off: self.cut_off,
+            logs: own(&self.logs, w.worker),
+            hist_logs: own(&self.hist_logs, w.worker),
+            steady_state: self.steady_state.clone(),
+            verify: self.verify.clone(),
+            fill: self.fill.clone(),
+            replay: self.replay.clone(),
+            train: self.train.clone(),
+            per_agent: Vec::new(),
+            per_worker: Vec::new(),
+        }
+    }
+
     pub fn op(&self, op: OpKind) -> Option<&OpResult> {
         self.ops.iter().find(|o| o.op == op)
     }

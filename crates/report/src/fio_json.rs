@@ -4,7 +4,8 @@
 //! fio's order, laid out as fio lays them out (see `fio::writer`).
 //!
 //! Mapping (see `fio::stats`): each storbench job is one fio group_reporting
-//! entry with `jobs` = its workers. `clat_ns` is the service time in fixed-rate
+//! entry with `jobs` = its workers, or, without `group_reporting`, one entry
+//! per worker (fio's numjobs clones, each with the job's name). `clat_ns` is the service time in fixed-rate
 //! runs and the latency otherwise, `lat_ns` is storbench's latency (from the
 //! intended start in fixed-rate runs), `slat_ns` is empty. `clat_ns`
 //! percentiles and bins come from fio's own buckets, rebuilt exactly from the
@@ -54,7 +55,8 @@ pub fn render_plus(r: &RunResult) -> String {
 }
 
 fn document(r: &RunResult, plus: bool) -> String {
-    let jobs: Vec<Job> = r.jobs.iter().map(Job::of).collect();
+    let entries = stats::entries(r);
+    let jobs: Vec<Job> = entries.iter().map(|j| Job::of(j)).collect();
     let groups = stats::groups(&jobs);
     let end_ms = stats::end_ms(r);
     let mut root = Obj::new();

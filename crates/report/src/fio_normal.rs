@@ -30,7 +30,8 @@ use storbench_model::{DiskUtil, JobResult, RunResult};
 const SIG_FIGS: usize = 4;
 
 pub fn render(r: &RunResult) -> String {
-    let jobs: Vec<Job> = r.jobs.iter().map(Job::of).collect();
+    let entries = stats::entries(r);
+    let jobs: Vec<Job> = entries.iter().map(|j| Job::of(j)).collect();
     let groups = stats::groups(&jobs);
     let time = num::ctime(stats::end_ms(r) / 1000);
     let mut s = preamble(r);

@@ -26,7 +26,8 @@ const SLOTS: usize = 20;
 
 /// One line per job.
 pub fn render(r: &RunResult) -> String {
-    let jobs: Vec<Job> = r.jobs.iter().map(Job::of).collect();
+    let entries = stats::entries(r);
+    let jobs: Vec<Job> = entries.iter().map(|j| Job::of(j)).collect();
     let groups = stats::groups(&jobs);
     let disks: Vec<String> = r.disk_util.iter().flat_map(disk).collect();
     jobs.iter().map(|j| line(j, &groups[&j.r.group].dirs, &disks)).collect()

@@ -74,6 +74,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         train: None,
         per_agent: vec![],
         per_volume: vec![],
+        per_worker: vec![],
         spec,
     }
 }

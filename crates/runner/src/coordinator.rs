@@ -168,6 +168,46 @@ struct JobAcc {
     steady: Option<crate::steady::Tracker>,
     /// Totals per volume (jobs of several volumes only).
     volume_totals: Vec<Vec<OpStats>>,
+    /// Each worker's figures on their own (jobs whose clones fio lists apart).
+    clones: Option<Clones>,
+}
+
+/// Each worker's totals and per-second points, by worker number.
+struct Clones {
+    totals: Vec<Vec<OpStats>>,
+    series: Vec<Vec<SeriesPoint>>,
+}
+
+impl Clones {
+    fn new(workers: u32, with_service: bool) -> Clones {
+        Clones { totals: (0..workers).map(|_| op_stats(with_service)).collect(), series: vec![Vec::new(); workers as usize] }
+    }
+
+    fn absorb(&mut self, r: &IntervalReport) {
+        let w = r.worker as usize;
+        let (Some(totals), Some(series)) = (self.totals.get_mut(w), self.series.get_mut(w)) else {
+            return;
+        };
+        if !r.warmup {
+            totals.iter_mut().zip(&r.ops).for_each(|(t, o)| t.merge(o));
+        }
+        if r.end_ns > r.start_ns || r.ops.iter().any(|o| o.ios > 0) {
+            series.push(point_of(r.start_ns, r.end_ns, r.warmup, &r.ops));
+        }
+    }
+
+    /// One result per worker; `done` gives each its end and CPU time.
+    fn results(self, done: &[WorkerDone], ramp_ns: u64) -> Vec<WorkerJobResult> {
+        let parts = self.totals.into_iter().zip(self.series).enumerate();
+        parts
+            .map(|(w, (totals, series))| {
+                let d = done.iter().find(|d| d.worker as usize == w);
+                let runtime_ns = d.map_or(0, |d| d.end_ns.saturating_sub(ramp_ns));
+                let cpu = d.map_or_else(CpuTimes::default, |d| d.cpu);
+                WorkerJobResult { worker: w as u32, runtime_ns, ops: op_results(&totals, runtime_ns), series, cpu }
+            })
+            .collect()
+    }
 }
 
 /// A verified job's result from its workers' tallies.
@@ -246,10 +286,14 @@ impl JobAcc {
                 0 | 1 => Vec::new(),
                 n => (0..n).map(|_| op_stats(svc)).collect(),
             },
+            clones: JobResult::keeps_clones(&share.spec, share.workers).then(|| Clones::new(share.workers, svc)),
         }
     }
 
     fn absorb(&mut self, r: &IntervalReport) {
+        if let Some(c) = self.clones.as_mut() {
+            c.absorb(r);
+        }
         if !r.log.is_empty() {
             if self.logs.len() <= r.worker as usize {
                 self.logs.resize(r.worker as usize + 1, Vec::new());
@@ -330,11 +374,16 @@ fn op_stats(with_service: bool) -> Vec<OpStats> {
 }
 
 fn point(p: &Pending) -> SeriesPoint {
-    let dur = (p.end_ns.saturating_sub(p.start_ns)) as f64 / 1e9;
+    point_of(p.start_ns, p.end_ns, p.warmup, &p.ops)
+}
+
+/// The per-second point of `ops` over `start_ns..end_ns`.
+fn point_of(start_ns: u64, end_ns: u64, warmup: bool, stats: &[OpStats]) -> SeriesPoint {
+    let dur = (end_ns.saturating_sub(start_ns)) as f64 / 1e9;
     let per_s = |x: u64| if dur > 0.0 { x as f64 / dur } else { 0.0 };
     let ops = OpKind::ALL
         .iter()
-        .zip(&p.ops)
+        .zip(stats)
         .filter(|(_, o)| o.ios > 0 || o.errors.total() > 0)
         .map(|(op, o)| SeriesOp {
             op: *op,
@@ -348,7 +397,7 @@ fn point(p: &Pending) -> SeriesPoint {
             buckets: o.latency.log_buckets(),
         })
         .collect();
-    SeriesPoint { t: p.end_ns as f64 / 1e9, duration: dur, warmup: p.warmup, ops }
+    SeriesPoint { t: end_ns as f64 / 1e9, duration: dur, warmup, ops }
 }
 
 /// How far ahead of now a group starts: time for the agent to wake every
@@ -656,6 +705,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         train: None,
         per_agent: Vec::new(),
         per_volume: per_volume(share, &acc.volume_totals, runtime_ns),
+        per_worker: acc.clones.take().map(|c| c.results(&acc.done, share.ramp_ns)).unwrap_or_default(),
     };
     let written = [OpKind::Write, OpKind::Create].iter().filter_map(|op| result.op(*op)).map(|o| o.bytes).sum();
     result.fill = crate::fill::result(job, written);

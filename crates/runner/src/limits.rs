@@ -30,7 +30,9 @@ pub fn job_memory(job: &JobPlan) -> u64 {
         None => 1 + u64::from(spec.writes() && spec.read_percent() > 0.0) + u64::from(spec.sync.is_some()),
     };
     let services = if storbench_model::protocol::paced(job.ops_per_sec, &job.spec) { 2 } else { 1 };
-    let histograms = HISTOGRAM_BYTES * HISTOGRAMS_PER_KIND * kinds * services;
+    // The coordinator keeps one more per worker for a job whose clones fio lists apart.
+    let held = HISTOGRAMS_PER_KIND + u64::from(storbench_model::JobResult::keeps_clones(spec, spec.numjobs));
+    let histograms = HISTOGRAM_BYTES * held * kinds * services;
     // The object model: one bit per key, and the size of each object when sizes vary.
     let model = spec.objects.as_ref().map_or(0, |o| o.count / 8 + if o.sizes.fixed().is_none() { o.count * 4 } else { 0 });
     workers.saturating_mul(buffers.saturating_add(histograms)).saturating_add(model)

@@ -20,6 +20,7 @@ use storbench_metrics::ReplayTally;
 use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSample, OpStats, PlatWindow};
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
+use storbench_workload::gen::stream;
 use storbench_workload::rate::{ByteCap, Schedule};
 use storbench_workload::trace::ReplayGen;
 use storbench_workload::train::TrainGen;
@@ -304,7 +305,7 @@ impl Worker {
                 g.exclusive(!factory.capabilities().ordered);
                 Gen::Objects(g)
             }
-            (None, None, None) => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), worker, share.io_limit)),
+            (None, None, None) => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), stream(share.job, worker), share.io_limit)),
         };
         let iolog = IologWriter::create(spec, worker, target_names(&share, worker))?;
         let unit_log = UnitLogWriter::create(spec, worker)?;

@@ -79,6 +79,15 @@ pub struct Region {
     pub len: u64,
 }
 
+/// The random stream of `worker` of job `job` (the job's place in the run),
+/// as fio seeds by its thread number (init.c `setup_random_seeds`: the seed
+/// times the thread number, which counts every job and clone of the file):
+/// two jobs given the same seed go to different offsets, and a run of the
+/// same jobs repeats itself. The first job's workers keep their numbers.
+pub fn stream(job: u32, worker: u32) -> u64 {
+    (job as u64) << 32 | worker as u64
+}
+
 /// Generates the operations of one worker.
 #[derive(Clone, Debug)]
 pub struct IoGen {
@@ -121,12 +130,13 @@ pub struct IoGen {
 }
 
 impl IoGen {
-    /// `worker` makes each worker's random stream distinct; `io_limit` is the
-    /// byte budget (None: unlimited, the run is time bound).
-    pub fn new(spec: &JobSpec, region: Region, worker: u32, io_limit: Option<u64>) -> IoGen {
+    /// `stream` ([`stream`] of the job and worker) makes each worker's
+    /// random stream distinct; `io_limit` is the byte budget (None:
+    /// unlimited, the run is time bound).
+    pub fn new(spec: &JobSpec, region: Region, stream: u64, io_limit: Option<u64>) -> IoGen {
         let read_pct = spec.read_percent();
         let align = spec.blockalign.unwrap_or(spec.bs.min()).max(1);
-        let mut rng = Rng::new(spec.seed ^ (worker as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let mut rng = Rng::new(spec.seed ^ stream.wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let files = region.files.max(1) as usize;
         let blocks = (region.len / align).max(1);
         let (maps, blockmaps) = match random_map(spec) {

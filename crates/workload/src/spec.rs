@@ -375,17 +375,6 @@ impl Fallocate {
     }
 }
 
-/// A job from a fio job file lays out the files it creates by fio's rule
-/// (fio's extend_file): with data only when it reads or `overwrite` is set;
-/// a job that only writes or trims gets its room made by `fallocate` and
-/// writes into unwritten extents, as under fio. storbench's own jobs always
-/// lay out data (writes then overwrite allocated blocks).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FioLayout {
-    pub overwrite: bool,
-    pub fallocate: Fallocate,
-}
-
 /// fio's log files: each is named by its prefix (the job's name when the
 /// option is given without one), averaged over `avg_msec` windows, or with
 /// `avg_msec` 0 (fio's default) one line per I/O, streamed by the worker.
@@ -580,6 +569,14 @@ pub struct JobSpec {
     pub data: DataPattern,
     /// Write to an existing file or device storbench did not create.
     pub allow_overwrite: bool,
+    /// A job that only writes lays its new files out with data first (fio
+    /// `overwrite`); without it they are only allocated, as fio does.
+    #[serde(default)]
+    pub overwrite: bool,
+    /// How the room of a new file a job does not lay out is made (fio
+    /// `fallocate`, `native` by default).
+    #[serde(default)]
+    pub fallocate: Fallocate,
     /// Remove the files this job created when it ends (fio `unlink`).
     pub unlink: bool,
     /// Start a new group: wait for the jobs before this one to finish.
@@ -587,6 +584,10 @@ pub struct JobSpec {
     /// When this job ends, end the other jobs of its group (fio `exitall`).
     #[serde(default)]
     pub exitall: bool,
+    /// fio's outputs show the job's workers (numjobs clones) as one entry
+    /// (fio `group_reporting`); without it each clone is an entry of its own.
+    #[serde(default)]
+    pub group_reporting: bool,
     /// End the job once its figures are steady (fio `steadystate`, `ss_dur`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::steady::SteadyState>,
@@ -633,10 +634,6 @@ pub struct JobSpec {
     /// The pattern's writes are trims (fio `rw=trim`, `rw=randtrim`).
     #[serde(default)]
     pub trims: bool,
-    /// A fio job's layout rule for the files it creates (see [`FioLayout`]);
-    /// `None` for storbench's own jobs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fio_layout: Option<FioLayout>,
     /// A CPU burner (fio's cpuio engine: `cpuload` and its options): the
     /// job does no I/O, its workers keep a share of a CPU busy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -756,9 +753,11 @@ impl Default for JobSpec {
             thinktime_blocks: 1,
             data: DataPattern::default(),
             allow_overwrite: false,
+            overwrite: false,
             unlink: false,
             stonewall: false,
             exitall: false,
+            group_reporting: false,
             steady: None,
             verify: None,
             replay: None,
@@ -774,7 +773,7 @@ impl Default for JobSpec {
             objects: None,
             placement: None,
             trims: false,
-            fio_layout: None,
+            fallocate: Fallocate::default(),
             cpu_burn: None,
             flow: None,
             latency_target: None,
@@ -786,13 +785,18 @@ impl Default for JobSpec {
 
 impl JobSpec {
     /// How the files this job creates are made: `None`, laid out with data
-    /// (storbench's way, and fio's for a job that reads or overwrites); else
-    /// only room made as fio's `fallocate` says (fio's extend_file).
+    /// ([`JobSpec::lays_out`]); else only the room `fallocate` makes.
     pub fn room_only(&self) -> Option<Fallocate> {
-        let layout = self.fio_layout?;
-        let reads = self.read_percent() > 0.0;
-        let overwrites = layout.overwrite && !self.trims;
-        (!reads && !overwrites).then_some(layout.fallocate)
+        (!self.lays_out()).then_some(self.fallocate)
+    }
+
+    /// New files are written whole before the job runs (fio's layout,
+    /// filesetup.c `extend_file`: for jobs that read, or with `overwrite`);
+    /// a job that only writes has them allocated (fallocate) and writes
+    /// them itself. A fill lays out as before: it measures what writing
+    /// allocates.
+    pub fn lays_out(&self) -> bool {
+        !self.writes() || self.read_percent() > 0.0 || self.overwrite || self.fill.is_some()
     }
 
     pub fn read_percent(&self) -> f64 {

@@ -5,9 +5,10 @@
 //! `user.storbench` extended attribute, or a `.name.storbench` marker file where
 //! the filesystem has no user xattrs), and a block device only if it is blank
 //! and not in use ([`device`]). Reads are always allowed. New files are laid
-//! out with incompressible data before use, so reads hit real blocks and
-//! writes overwrite allocated ones; a fio job that only writes or trims gets
-//! only the room fio's `fallocate` makes (`Need::room_only`), as under fio.
+//! out with incompressible data before use when the job reads them (or
+//! overwrites), as fio does, so reads hit real blocks; a job that only writes
+//! gets only the room `fallocate` makes (`Need::room_only`) and writes it
+//! itself, as under fio.
 
 use std::ffi::CString;
 use std::fs::{File, OpenOptions};
@@ -68,8 +69,8 @@ pub struct Need {
     /// The job reads (or reads back what it wrote).
     pub reads: bool,
     pub allow_overwrite: bool,
-    /// Make room this way instead of writing data (a fio job that does not
-    /// read: [`storbench_workload::JobSpec::room_only`]).
+    /// Make room this way instead of writing data (a job that neither
+    /// reads nor overwrites: [`storbench_workload::JobSpec::room_only`]).
     pub room_only: Option<Fallocate>,
 }
 
@@ -454,6 +455,22 @@ mod tests {
         assert!(!sidecar(&p).exists());
     }
 
+    /// A job that only writes gets its new file allocated, not written: the
+    /// file has its size and, where the file system tells, no data yet.
+    #[test]
+    fn a_file_only_written_is_allocated_not_laid_out() {
+        let p = tmp("alloc");
+        let need = Need { bytes: Some(4 << 20), writes: true, reads: false, allow_overwrite: false, room_only: Some(Fallocate::Native) };
+        let t = prepare(&p, &need, &|| false).unwrap();
+        assert!(t.created && is_marked(&p));
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), 4 << 20);
+        assert_eq!(t.never_written, Some(4 << 20));
+        if let Some(never) = extents::never_written(&p, 4 << 20) {
+            assert_eq!(never, 4 << 20, "nothing written before the job");
+        }
+        remove_created(&p).unwrap();
+    }
+
     #[test]
     fn refuses_to_write_someone_elses_file_but_reads_it() {
         let p = tmp("theirs");
@@ -498,7 +515,8 @@ mod tests {
     #[test]
     fn new_file_without_size_is_a_clear_error() {
         let p = tmp("nosize");
-        let err = prepare(&p, &Need { bytes: None, writes: true, reads: false, allow_overwrite: false, room_only: None }, &|| false).unwrap_err();
+        let err =
+            prepare(&p, &Need { bytes: None, writes: true, reads: false, allow_overwrite: false, room_only: None }, &|| false).unwrap_err();
         assert!(err.to_string().contains("size"), "{err}");
         assert!(!p.exists());
     }

@@ -80,6 +80,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         train: None,
         per_agent: vec![],
         per_volume: vec![],
+        per_worker: vec![],
         spec,
     }
 }

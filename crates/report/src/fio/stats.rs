@@ -1,6 +1,7 @@
 //! The numbers fio 3.33 reports, computed from a storbench run the way fio
-//! computes them (stat.c). A storbench job (N workers) is one fio
-//! `group_reporting` entry with `jobs=N`; its reads and writes are fio's
+//! computes them (stat.c). A storbench job of N workers with
+//! `group_reporting` is one fio entry with `jobs=N`; without it, each worker
+//! is an entry of its own (fio's clones), as fio lists them. Reads and writes are fio's
 //! `read` and `write`, fsyncs are `sync`, and the object operations (create,
 //! update, stat, delete, list) have no place in fio's output and are left out.
 
@@ -176,6 +177,12 @@ fn per_ms(n: u64, ms: u64) -> u64 {
 
 const READS: &[OpKind] = &[OpKind::Read];
 const WRITES: &[OpKind] = &[OpKind::Write, OpKind::Create, OpKind::Update];
+
+/// The run's jobs as fio lists them: each clone of a numjobs job apart
+/// unless it asked for group_reporting (`JobResult::fio_entries`).
+pub fn entries(r: &RunResult) -> Vec<std::borrow::Cow<'_, JobResult>> {
+    r.jobs.iter().flat_map(JobResult::fio_entries).collect()
+}
 
 /// One job as a fio group_reporting entry.
 pub struct Job<'a> {

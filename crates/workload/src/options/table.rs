@@ -583,6 +583,32 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info(
+            "overwrite",
+            Kind::Flag,
+            "0",
+            "a job that only writes lays its new files out with data first (0: only allocates them, as fio, so its writes fill them)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.overwrite = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "fallocate",
+            Kind::Text,
+            "native",
+            "how a new file a job does not lay out gets its room: native (fallocate, unwritten extents), posix, keep (allocated, size kept), truncate (sparse) or none (fio's)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.fallocate = crate::Fallocate::parse(v).ok_or_else(|| format!("'{v}': give none, native, posix, keep or truncate"))?;
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("unlink", Kind::Flag, "0", "remove the files this job created when it ends"),
         aliases: &[],
         set: |s, v| {
@@ -603,6 +629,19 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.exitall = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "group_reporting",
+            Kind::Flag,
+            "0",
+            "fio's outputs (fio-json, terse, normal) show the job's numjobs workers as one entry; 0 lists each as its own job, as fio",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.group_reporting = boolean(v)?;
             Ok(())
         },
     },

@@ -264,7 +264,6 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
             rates::apply(&mut spec, key, v, get("rw").is_some_and(|rw| rw.contains("trim"))).map_err(context)?;
         }
     }
-    spec.fio_layout = Some(fio_layout(get("fallocate"), get("overwrite")).map_err(context)?);
     let files = files_per_worker(&spec);
     zones::apply(&mut spec, &get, files).map_err(context)?;
     dedupe::apply(&mut spec, &get, files).map_err(context)?;
@@ -280,21 +279,6 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
     }
     engine_defaults(&mut spec, notes)?;
     Ok(spec)
-}
-
-/// fio's `fallocate` and `overwrite` (how a file the job creates is made).
-fn fio_layout(fallocate: Option<&str>, overwrite: Option<&str>) -> Result<storbench_workload::FioLayout, String> {
-    use storbench_workload::Fallocate;
-    let fallocate = match fallocate {
-        None => Fallocate::default(),
-        Some(v) => Fallocate::parse(v).ok_or_else(|| format!("fallocate={v}: fio takes none, native, posix, keep or truncate"))?,
-    };
-    let overwrite = match overwrite {
-        None | Some("0") => false,
-        Some("1") => true,
-        Some(v) => return Err(format!("overwrite={v}: give 0 or 1")),
-    };
-    Ok(storbench_workload::FioLayout { overwrite, fallocate })
 }
 
 fn size_value(v: &str) -> Result<u64, String> {

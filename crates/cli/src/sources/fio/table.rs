@@ -16,7 +16,6 @@ pub enum Action {
 
 /// Options that change only fio's own output or bookkeeping.
 const IGNORED: &[&str] = &[
-    "group_reporting",
     "description",
     "thread",
     // fio 3.33 takes `threads` as its tiobench profile's thread count: nothing without profile=tiobench.
@@ -152,8 +151,6 @@ pub fn action(key: &str, value: &str) -> Action {
         "loops" => keep("fio:loops"),
         "blockalign" | "ba" => keep("fio:blockalign"),
         "latency_target" | "latency_window" | "latency_percentile" => keep(&format!("fio:{key}")),
-        // How a file the job creates is made: settled with the whole job (its direction).
-        "fallocate" | "overwrite" => keep(&format!("fio:{key}")),
         "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => Action::Keep(format!("fio:{key}"), value.into()),
         "bsrange" | "blocksize_range" => bsrange(value),
         "random_generator" => Action::Note(
@@ -255,7 +252,7 @@ mod tests {
     fn renames_rewrites_and_refusals() {
         assert_eq!(action("timeout", "30"), Action::Keep("runtime".into(), "30".into()));
         assert_eq!(action("bsrange", "4k-12k"), Action::Keep("bssplit".into(), "4096/33.33:8192/33.33:12288/33.34".into()));
-        assert_eq!(action("group_reporting", "1"), Action::Ignore);
+        assert_eq!(action("group_reporting", "1"), Action::Keep("group_reporting".into(), "1".into()));
         assert_eq!(action("verify_backlog", "8"), Action::Keep("verify_backlog".into(), "8".into()));
         assert_eq!(action("verify", "md5"), Action::Keep("verify".into(), "sha256".into()));
         assert_eq!(action("verify", "crc32c-intel"), Action::Keep("verify".into(), "crc32c".into()));

@@ -1,0 +1,113 @@
+//! fio job files whose meaning is in how fio numbers its jobs, checked
+//! against fio itself on real files: the random offsets two jobs of one file
+//! draw (fio seeds each job and clone by its thread number), and the entries
+//! fio's outputs list for numjobs clones (one each, unless group_reporting).
+//! Needs Debian's fio; scripts/install-deps.sh installs it.
+
+mod common;
+use common::*;
+use std::path::Path;
+use std::process::Command;
+
+/// fio is here (in CI it must be).
+fn have_fio() -> bool {
+    if !have("fio") {
+        assert!(std::env::var_os("CI").is_none(), "fio is missing in CI: scripts/install-deps.sh installs it");
+        eprintln!("SKIP: fio is not installed (scripts/install-deps.sh installs it)");
+        return false;
+    }
+    true
+}
+
+/// `tool` (fio, or storbench's drop-in) run with `args` in `dir`: its standard output.
+fn run_tool(dir: &Path, tool: &str, args: &[&str]) -> String {
+    if tool == "fio" {
+        let o = Command::new("fio").args(args).current_dir(dir).output().unwrap();
+        assert!(o.status.success(), "fio: {}", String::from_utf8_lossy(&o.stderr));
+        return String::from_utf8_lossy(&o.stdout).into_owned();
+    }
+    let o = storbench(dir, &[&["fio"], args].concat());
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    o.stdout
+}
+
+/// The offsets of the reads in a fio v3 iolog (`time file action offset len`), in order.
+fn read_offsets(log: &Path) -> Vec<u64> {
+    let text = std::fs::read_to_string(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .filter(|f| f.len() == 5 && f[2] == "read")
+        .map(|f| f[3].parse().unwrap())
+        .collect()
+}
+
+/// Two jobs of one file on one data file, each logging its offsets; the
+/// offsets of job a and job b after one run of `tool`.
+fn two_jobs(dir: &Path, tool: &str) -> (Vec<u64>, Vec<u64>) {
+    let job = "[global]\nfilename=s.dat\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\nnumber_ios=64\n\
+               [a]\nwrite_iolog=a.log\n[b]\nwrite_iolog=b.log\n";
+    std::fs::write(dir.join("job.fio"), job).unwrap();
+    for log in ["a.log", "b.log"] {
+        let _ = std::fs::remove_file(dir.join(log));
+    }
+    run_tool(dir, tool, &["--output-format=json", "job.fio"]);
+    (read_offsets(&dir.join("a.log")), read_offsets(&dir.join("b.log")))
+}
+
+/// fio seeds every job by its thread number: two jobs of a file never share
+/// their offsets, and a second run of the file repeats the first
+/// (randrepeat=1 repeats a run, it does not make jobs alike).
+#[test]
+fn two_jobs_of_one_seed_draw_their_own_offsets_and_a_run_repeats_itself() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    std::fs::write(d.path().join("s.dat"), random_bytes(4 << 20, 7)).unwrap();
+    for tool in ["fio", "storbench"] {
+        let (a, b) = two_jobs(d.path(), tool);
+        assert_eq!((a.len(), b.len()), (64, 64), "{tool}: 64 reads each");
+        let shared = a.iter().zip(&b).filter(|(x, y)| x == y).count();
+        assert!(shared < 8, "{tool}: jobs a and b read the same offset at {shared} of 64 places");
+        let again = two_jobs(d.path(), tool);
+        assert_eq!(again, (a, b), "{tool}: a second run repeats the first");
+    }
+}
+
+/// The jobs fio's output lists for `job` (from either tool): each entry's
+/// name and what it read (I/Os; KiB in terse).
+fn entries(dir: &Path, tool: &str, format: &str, job: &str) -> Vec<(String, u64)> {
+    let out = run_tool(dir, tool, &[&format!("--output-format={format}"), job]);
+    if format == "terse" {
+        // fio's terse line: version;fio-x;jobname;groupid;error;read_kb;...
+        return out.lines().map(|l| l.split(';').collect::<Vec<_>>()).map(|f| (f[2].to_string(), f[5].parse().unwrap())).collect();
+    }
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{tool}: {e}: {out}"));
+    let jobs = doc["jobs"].as_array().unwrap();
+    jobs.iter().map(|j| (j["jobname"].as_str().unwrap().to_string(), j["read"]["total_ios"].as_u64().unwrap())).collect()
+}
+
+/// numjobs makes clones, and fio lists every clone as a job of its own (its
+/// own reads, the job's name) unless the job asks for group_reporting.
+#[test]
+fn numjobs_clones_are_listed_as_fio_lists_them() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    std::fs::write(d.path().join("s.dat"), random_bytes(4 << 20, 9)).unwrap();
+    let global = "[global]\nfilename=s.dat\nsize=4m\nioengine=psync\nrw=randread\nbs=4k\nnumber_ios=64\n";
+    std::fs::write(d.path().join("clones.fio"), format!("{global}[a]\nnumjobs=3\n[b]\n")).unwrap();
+    std::fs::write(d.path().join("merged.fio"), format!("{global}group_reporting\n[a]\nnumjobs=3\n")).unwrap();
+    for format in ["json", "json+", "terse"] {
+        let fio = entries(d.path(), "fio", format, "clones.fio");
+        let sb = entries(d.path(), "storbench", format, "clones.fio");
+        assert_eq!(sb, fio, "{format}: storbench's entries (name, reads) against fio's");
+    }
+    let fio = entries(d.path(), "fio", "json", "merged.fio");
+    assert_eq!(fio, [("a".to_string(), 192)], "fio merges the clones under group_reporting");
+    assert_eq!(entries(d.path(), "storbench", "json", "merged.fio"), fio, "group_reporting: one entry of all the clones' reads");
+    // fio's normal output: one block per clone, each `jobs=1`.
+    let normal = storbench(d.path(), &["fio", "clones.fio"]);
+    assert_eq!(normal.stdout.matches("a: (groupid=0, jobs=1)").count(), 3, "{}", normal.stdout);
+}
