@@ -359,6 +359,7 @@ impl JobResult {
             replay: self.replay.clone(),
             train: self.train.clone(),
             per_agent: Vec::new(),
+            per_volume: Vec::new(),
             per_worker: Vec::new(),
         }
     }
