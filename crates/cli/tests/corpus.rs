@@ -240,6 +240,8 @@ const CASES: &[Case] = &[
     with(&["run", "--fio", "lp.fio"], &[("lp.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_percentile=101\n")], &["latency_percentile=101"]),
     with(&["run", "--fio", "lr.fio"], &[("lr.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_run=1\n")], &["latency_run"]),
     with(&["run", "--fio", "fl.fio"], &[("fl.fio", "[a]\nioengine=null\nsize=1m\nflow=1001\n")], &["option 'flow'", "between 0 and 1000"]),
+    with(&["run", "--fio", "wf.fio"], &[("wf.fio", "[a]\nioengine=null\nsize=1m\n[b]\nioengine=null\nsize=1m\nwait_for=c\n[c]\nioengine=null\nsize=1m\n")], &["wait_for=c", "no earlier job has this name"]),
+    with(&["run", "--fio", "ws.fio"], &[("ws.fio", "[a]\nioengine=null\nsize=1m\nwait_for=a\n")], &["wait_for=a", "cannot wait for itself"]),
     with(&["run", "--fio", "sub.fio"], &[("sub.fio", "[a]\nioengine=null\nsize=1m\nio_submit_mode=later\n")], &["io_submit_mode takes inline or offload"]),
     with(&["run", "--fio", "r.fio"], &[("r.fio", "[a]\nrw=randrw\nsize=1m\nrate=,300\n")], &["rate=,300", "one direction only"]),
     with(&["run", "--fio", "r.fio"], &[("r.fio", "[a]\nrw=read\nsize=1m\nrate_iops=10,x\n")], &["rate_iops", "'x' is not a number"]),

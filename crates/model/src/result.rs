@@ -104,6 +104,10 @@ pub struct JobResult {
     pub queue_depth: u32,
     pub workers: u32,
     pub targets: Vec<String>,
+    /// When the job began, ns after its group started: fio's `startdelay`,
+    /// or the wait for the job its `wait_for` names (its earliest worker).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_ns: u64,
     /// Measured time (ramp excluded), ns.
     pub runtime_ns: u64,
     pub ramp_ns: u64,

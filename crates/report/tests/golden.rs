@@ -53,6 +53,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         queue_depth: spec.iodepth,
         workers: spec.numjobs,
         targets: vec!["/data/storbench.dat".into()],
+        start_ns: 0,
         runtime_ns,
         ramp_ns: 1_000_000_000,
         rate_per_worker: None,

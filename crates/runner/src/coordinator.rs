@@ -602,6 +602,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         queue_depth: share.queue_depth,
         workers: share.workers,
         targets: share.targets.labels(),
+        start_ns: acc.done.iter().filter(|d| d.error.is_none()).map(|d| d.start_ns).min().unwrap_or(0),
         runtime_ns,
         ramp_ns: share.ramp_ns,
         rate_per_worker: share.ops_per_sec,

@@ -84,10 +84,28 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
             return Err(err(&j.spec, "two jobs have this name; give each job its own name"));
         }
     }
+    check_waits(&jobs)?;
     check_unverified_writers(&jobs)?;
     judge_by_header(&mut jobs);
     crate::limits::check(&jobs, &groups)?;
     Ok(Plan { jobs, groups })
+}
+
+/// fio's `wait_for` names a job defined before this one (fio looks only at
+/// those) and not the job itself; one of an earlier group has finished by
+/// the time this job's group starts, so only a job of its own group is
+/// waited for.
+fn check_waits(jobs: &[JobPlan]) -> Result<(), PlanError> {
+    for (i, j) in jobs.iter().enumerate() {
+        let Some(name) = &j.spec.wait_for else { continue };
+        if *name == j.spec.name {
+            return Err(err(&j.spec, format!("wait_for={name}: a job cannot wait for itself; name an earlier job")));
+        }
+        if !jobs[..i].iter().any(|e| e.spec.name == *name) {
+            return Err(err(&j.spec, format!("wait_for={name}: no earlier job has this name; name a job defined before this one")));
+        }
+    }
+    Ok(())
 }
 
 fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {

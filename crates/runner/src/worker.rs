@@ -485,6 +485,7 @@ impl Worker {
             worker: self.worker,
             last_seq,
             end_ns,
+            start_ns: 0,
             cpu,
             error,
             objects_left,

@@ -59,6 +59,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         queue_depth: spec.iodepth,
         workers: spec.numjobs,
         targets: vec!["/data/f".into()],
+        start_ns: 0,
         runtime_ns,
         ramp_ns: 0,
         rate_per_worker: None,

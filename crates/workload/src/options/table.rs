@@ -378,6 +378,14 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info("wait_for", Kind::Text, "", "start when the earlier job of this name has finished (fio's wait_for)"),
+        aliases: &[],
+        set: |s, v| {
+            s.wait_for = Some(nonempty(v.trim())?.to_string());
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("rate", Kind::Text, "", "fixed rate per worker: bytes/s (e.g. 100m) or IOPS with an 'iops' suffix"),
         aliases: &[],
         set: |s, v| {
