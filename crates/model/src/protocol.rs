@@ -123,6 +123,15 @@ impl JobShare {
         paced(self.ops_per_sec, &self.spec)
     }
 
+    /// The I/O priorities the job's results are kept apart for (fio's
+    /// cmdprio options: the job's own first), as the kernel's values.
+    pub fn prio_values(&self) -> Vec<u16> {
+        match &self.spec.prio {
+            Some(p) if p.per_io() => storbench_workload::prio::PrioPicker::new(p, 0).values,
+            _ => Vec::new(),
+        }
+    }
+
     /// Size classes the job's results are kept apart for (weighted object sizes).
     pub fn size_classes(&self) -> Vec<u64> {
         self.spec.objects.as_ref().map(|o| o.sizes.classes()).unwrap_or_default()

@@ -59,6 +59,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         rate_per_worker: None,
         ops,
         size_classes: vec![],
+        priorities: vec![],
         series,
         worker_cpu: CpuTimes { user_ns: 1_000_000_000, sys_ns: 2_000_000_000 },
         interrupted: false,

@@ -188,6 +188,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         return Err(err(&spec, format!("{name} applies to {what}; engine {} has none", engine.name())));
     }
     check_model(&spec, engine)?;
+    check_prio(&spec, engine)?;
     if let Some(o) = &spec.objects {
         check_objects(&spec, engine)?;
         let per_worker = o.count / spec.numjobs.max(1) as u64;
@@ -432,6 +433,26 @@ fn check_model(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(),
         )),
         _ => Ok(()),
     }
+}
+
+/// fio's cmdprio options give I/Os priorities of their own: only engines
+/// that carry one with each I/O can (fio has them for io_uring and libaio
+/// alone); `prio` and `prioclass` are the thread's, for every engine.
+fn check_prio(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
+    let Some(p) = &spec.prio else { return Ok(()) };
+    p.check().map_err(|e| err(spec, e))?;
+    if p.per_io() && !engine.io_priorities() {
+        let able: Vec<&str> = storbench_engine::registry().iter().filter(|f| f.io_priorities()).map(|f| f.name()).collect();
+        return Err(err(
+            spec,
+            format!(
+                "cmdprio_percentage and cmdprio_bssplit give each I/O its own priority, which {} cannot carry; use ioengine={} (or prio/prioclass for the whole job)",
+                engine.name(),
+                able.join(" or ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The object model's own checks, including reads of objects nothing writes.

@@ -559,6 +559,9 @@ pub struct JobSpec {
     /// earlier one of the file, in its group) has finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_for: Option<String>,
+    /// fio's I/O priorities (`prio`, `prioclass`, the `cmdprio` options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio: Option<crate::prio::Priorities>,
     /// Core options a front end set, to check the ones that must agree.
     #[serde(skip)]
     pub given: Given,
@@ -687,6 +690,7 @@ impl Default for JobSpec {
             objects: None,
             placement: None,
             wait_for: None,
+            prio: None,
             trims: false,
             flow: None,
             latency_target: None,

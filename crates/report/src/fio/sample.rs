@@ -65,6 +65,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         rate_per_worker: None,
         ops,
         size_classes: vec![],
+        priorities: vec![],
         series: vec![],
         worker_cpu: CpuTimes::default(),
         interrupted: false,
@@ -156,6 +157,9 @@ pub fn real_dir(d: &serde_json::Value) -> Dir {
         lat: real_lat(&d["lat_ns"]),
         bw: samples("bw", "bw_dev"),
         iops: samples("iops", "iops_stddev"),
+        prios: (d["prios"].as_array().into_iter().flatten())
+            .map(|p| (p["prioclass"].as_u64().unwrap() as u8, p["prio"].as_u64().unwrap() as u8, real_lat(&p["clat_ns"])))
+            .collect(),
     }
 }
 
