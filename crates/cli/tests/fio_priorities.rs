@@ -189,3 +189,47 @@ fn cmdprio_bssplit_gives_each_size_its_own_priorities() {
     let small_share = small as f64 / (small + own) as f64;
     assert!((small_share - 0.4).abs() < 6.0 * (0.24 / (small + own) as f64).sqrt(), "{reads:?}");
 }
+
+/// A job that waited starts as fio starts it, with its page cache dropped
+/// (invalidate): what the job it waited for wrote is read from the disk,
+/// not the cache. Seen with strace: after the writer's last pwrite, a
+/// fadvise(DONTNEED) comes before the reader's first pread.
+#[test]
+fn a_job_that_waited_drops_the_page_cache_before_it_reads() {
+    if !have("strace") {
+        eprintln!("skipped: strace is not installed");
+        return;
+    }
+    let d = scratch();
+    let job = "[global]\nfilename=f.dat\nfilesize=4m\nioengine=psync\nbs=64k\n\
+               [w]\nrw=write\n[r]\nwait_for=w\nrw=read\n";
+    std::fs::write(d.path().join("c.fio"), job).unwrap();
+    let out = Command::new("strace")
+        .args([
+            "-f",
+            "-e",
+            "trace=pwrite64,pread64,fadvise64",
+            "-o",
+            "trace.txt",
+            bin(),
+            "run",
+            "--fio",
+            "c.fio",
+            "--results-dir",
+            "out",
+            "--quiet",
+        ])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let trace = std::fs::read_to_string(d.path().join("trace.txt")).unwrap();
+    let lines: Vec<&str> = trace.lines().filter(|l| !l.contains("resumed>") || l.contains("fadvise64")).collect();
+    let last_write = lines.iter().rposition(|l| l.contains("pwrite64(")).expect("the writer wrote");
+    let first_read = last_write + lines[last_write..].iter().position(|l| l.contains("pread64(")).expect("the reader read");
+    assert!(
+        lines[last_write..first_read].iter().any(|l| l.contains("POSIX_FADV_DONTNEED")),
+        "no cache drop between the last write and the first read:\n{}",
+        lines[last_write..=first_read].join("\n")
+    );
+}

@@ -481,7 +481,13 @@ fn worker_main(
                     return w.cancelled();
                 }
                 // A job that waited starts its clock when the wait ended.
-                let at = if waits.is_some() { at.max(Instant::now()) } else { at };
+                let at = match waits {
+                    Some(_) => {
+                        w.waited();
+                        at.max(Instant::now())
+                    }
+                    None => at,
+                };
                 let mut done = w.run(crate::clock::Clock::at(at));
                 done.start_ns = at.duration_since(group_at).as_nanos() as u64;
                 done

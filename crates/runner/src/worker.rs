@@ -463,6 +463,16 @@ impl Worker {
         self.share.spec.start_delay
     }
 
+    /// A job that waited for another (fio `wait_for`) starts now: fio sets
+    /// it up only then, so its `invalidate` drops what the job it waited
+    /// for left in the page cache (the files were opened, and their cache
+    /// dropped, before that job ran).
+    pub fn waited(&self) {
+        if self.k.invalidate {
+            self.drop_caches();
+        }
+    }
+
     /// Stopped before the start: nothing measured, but what set-up wrote
     /// (a prefill) is still removed.
     pub fn cancelled(mut self) -> WorkerDone {
