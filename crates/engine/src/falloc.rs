@@ -105,7 +105,7 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         let mut e = Falloc { fds: vec![f.as_raw_fd()], done: Vec::new() };
         let mut out = Vec::new();
-        let req = |op, offset, len| IoRequest { op, data_only: false, file: 0, whole: false, offset, len, slot: 0 };
+        let req = |op, offset, len| IoRequest { op, data_only: false, file: 0, whole: false, offset, len, slot: 0, ioprio: 0 };
         e.queue(req(OpKind::Write, 0, 1 << 20)).unwrap();
         e.submit_and_reap(0, None, &mut out).unwrap();
         assert_eq!(f.metadata().unwrap().len(), 1 << 20);

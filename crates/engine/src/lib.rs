@@ -116,6 +116,9 @@ pub struct IoRequest {
     pub offset: u64,
     pub len: u32,
     pub slot: u32,
+    /// The I/O's priority (the kernel's ioprio value; 0: none of its own),
+    /// for engines that carry one per I/O ([`EngineFactory::io_priorities`]).
+    pub ioprio: u16,
 }
 
 /// A finished operation: the bytes it moved, or how it failed.
@@ -278,6 +281,11 @@ pub trait EngineFactory: Sync {
     /// it completes (HTTP engines back off while a server refuses them).
     fn connection_backoff(&self) -> Option<Duration> {
         None
+    }
+    /// Carries [`IoRequest::ioprio`] to the kernel with each read and write
+    /// (fio's cmdprio options belong to io_uring and libaio).
+    fn io_priorities(&self) -> bool {
+        false
     }
     /// The most operations one worker may keep in flight (a ring's size).
     fn max_queue_depth(&self) -> u32 {

@@ -25,6 +25,9 @@ impl EngineFactory for LibaioFactory {
     fn description(&self) -> &'static str {
         "Linux native AIO (io_submit/io_getevents); buffered I/O completes in the submitting call, as in fio"
     }
+    fn io_priorities(&self) -> bool {
+        true
+    }
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false, ordered: true }
     }
@@ -78,6 +81,8 @@ const CMD_PREAD: u16 = 0;
 const CMD_PWRITE: u16 = 1;
 const CMD_FSYNC: u16 = 2;
 const CMD_FDSYNC: u16 = 3;
+/// `aio_reqprio` holds the I/O's priority (<linux/aio_abi.h>).
+const IOCB_FLAG_IOPRIO: u32 = 1 << 1;
 
 struct Libaio {
     ctx: libc::c_ulong,
@@ -191,6 +196,9 @@ impl Engine for Libaio {
             buf: if sync { 0 } else { self.buffers.slot(req.slot) as u64 },
             nbytes: if sync { 0 } else { req.len as u64 },
             offset: if sync { 0 } else { req.offset as i64 },
+            // Each I/O's own priority, as fio's cmdprio sets it.
+            reqprio: req.ioprio as i16,
+            flags: if req.ioprio != 0 && !sync { IOCB_FLAG_IOPRIO } else { 0 },
             ..Iocb::default()
         };
         self.pending.push(req.slot);

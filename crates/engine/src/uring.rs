@@ -33,6 +33,9 @@ impl EngineFactory for UringFactory {
     fn description(&self) -> &'static str {
         "Linux io_uring, batched submission, registered files and buffers"
     }
+    fn io_priorities(&self) -> bool {
+        true
+    }
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false, ordered: true }
     }
@@ -156,7 +159,7 @@ impl Uring {
     }
 
     fn build_entry(&self, req: &IoRequest) -> squeue::Entry {
-        let (buf, len, off) = (self.buffers.slot(req.slot), req.len, req.offset);
+        let (buf, len, off, prio) = (self.buffers.slot(req.slot), req.len, req.offset, req.ioprio);
         let fixed_bufs = self.fixed_bufs;
         let flags = if req.data_only { types::FsyncFlags::DATASYNC } else { types::FsyncFlags::empty() };
         // The same opcodes for a registered file index or a plain descriptor,
@@ -164,10 +167,10 @@ impl Uring {
         macro_rules! entry_for {
             ($fd:expr) => {
                 match req.op {
-                    OpKind::Read if fixed_bufs => opcode::ReadFixed::new($fd, buf, len, 0).offset(off).build(),
-                    OpKind::Read => opcode::Read::new($fd, buf, len).offset(off).build(),
-                    OpKind::Write if fixed_bufs => opcode::WriteFixed::new($fd, buf, len, 0).offset(off).build(),
-                    OpKind::Write => opcode::Write::new($fd, buf, len).offset(off).build(),
+                    OpKind::Read if fixed_bufs => opcode::ReadFixed::new($fd, buf, len, 0).offset(off).ioprio(prio).build(),
+                    OpKind::Read => opcode::Read::new($fd, buf, len).offset(off).ioprio(prio).build(),
+                    OpKind::Write if fixed_bufs => opcode::WriteFixed::new($fd, buf, len, 0).offset(off).ioprio(prio).build(),
+                    OpKind::Write => opcode::Write::new($fd, buf, len).offset(off).ioprio(prio).build(),
                     OpKind::Sync => opcode::Fsync::new($fd).flags(flags).build(),
                     // A discard, as psync's: a hole punched, the size kept.
                     OpKind::Trim => opcode::Fallocate::new($fd, len as u64).offset(off).mode(PUNCH_HOLE).build(),
@@ -424,6 +427,7 @@ mod tests {
                     offset: 4096 * slot as u64,
                     len: 4096,
                     slot,
+                    ioprio: 0,
                 })
                 .unwrap();
             }

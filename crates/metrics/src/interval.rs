@@ -102,6 +102,11 @@ pub struct IntervalReport {
     /// by class - 1, then by [`OpKind::index`]. Empty without classes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub classes: Vec<Vec<OpStats>>,
+    /// The same operations again per I/O priority the job uses (fio's
+    /// cmdprio options): indexed by the job's priority index, then by
+    /// [`OpKind::index`]. Empty unless I/Os carry priorities of their own.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prios: Vec<Vec<OpStats>>,
     /// Windows of fio's averaged logs (`log_avg_msec`) that closed in this
     /// interval; empty unless the job asked for logs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -139,6 +144,7 @@ impl IntervalReport {
             behind_ns: 0,
             ops: Self::op_set(with_service),
             classes: Vec::new(),
+            prios: Vec::new(),
             log: Vec::new(),
             hist_log: Vec::new(),
         }
@@ -149,6 +155,19 @@ impl IntervalReport {
         let svc = self.ops[0].service.is_some();
         self.classes = (0..n).map(|_| Self::op_set(svc)).collect();
         self
+    }
+
+    /// Keep `n` I/O priorities apart as well.
+    pub fn with_prios(mut self, n: usize) -> IntervalReport {
+        let svc = self.ops[0].service.is_some();
+        self.prios = (0..n).map(|_| Self::op_set(svc)).collect();
+        self
+    }
+
+    /// Stats of `op` at the job's priority `index`, when priorities are kept.
+    #[inline]
+    pub fn prio_op(&mut self, index: u8, op: OpKind) -> Option<&mut OpStats> {
+        self.prios.get_mut(index as usize).map(|c| &mut c[op.index()])
     }
 
     fn op_set(with_service: bool) -> Vec<OpStats> {
@@ -167,7 +186,7 @@ impl IntervalReport {
     }
 
     pub fn reset(&mut self) {
-        for o in self.ops.iter_mut().chain(self.classes.iter_mut().flatten()) {
+        for o in self.ops.iter_mut().chain(self.classes.iter_mut().flatten()).chain(self.prios.iter_mut().flatten()) {
             o.reset();
         }
         self.log.clear();

@@ -123,6 +123,15 @@ impl JobShare {
         paced(self.ops_per_sec, &self.spec)
     }
 
+    /// The I/O priorities the job's results are kept apart for (fio's
+    /// cmdprio options: the job's own first), as the kernel's values.
+    pub fn prio_values(&self) -> Vec<u16> {
+        match &self.spec.prio {
+            Some(p) if p.per_io() => storbench_workload::prio::PrioPicker::new(p, 0).values,
+            _ => Vec::new(),
+        }
+    }
+
     /// Size classes the job's results are kept apart for (weighted object sizes).
     pub fn size_classes(&self) -> Vec<u64> {
         self.spec.objects.as_ref().map(|o| o.sizes.classes()).unwrap_or_default()
@@ -238,8 +247,11 @@ pub struct WorkerDone {
     pub worker: u32,
     /// Sequence number of its last interval report (none sent: `None`).
     pub last_seq: Option<u64>,
-    /// When it stopped, in ns since the group started.
+    /// When it stopped, in ns since its own start.
     pub end_ns: u64,
+    /// When it started, ns after the group did (`startdelay`, `wait_for`).
+    #[serde(default)]
+    pub start_ns: u64,
     pub cpu: CpuTimes,
     /// The set-up or engine failure that ended the worker early.
     pub error: Option<String>,
@@ -271,6 +283,7 @@ impl WorkerDone {
             worker: id.worker,
             last_seq: None,
             end_ns: 0,
+            start_ns: 0,
             cpu: CpuTimes::default(),
             error: Some(error.into()),
             objects_left: 0,
@@ -370,6 +383,7 @@ mod tests {
             worker: 2,
             last_seq: Some(3),
             end_ns: 4,
+            start_ns: 0,
             cpu: CpuTimes::default(),
             error: Some("boom".into()),
             objects_left: 5,

@@ -104,6 +104,10 @@ pub struct JobResult {
     pub queue_depth: u32,
     pub workers: u32,
     pub targets: Vec<String>,
+    /// When the job began, ns after its group started: fio's `startdelay`,
+    /// or the wait for the job its `wait_for` names (its earliest worker).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub start_ns: u64,
     /// Measured time (ramp excluded), ns.
     pub runtime_ns: u64,
     pub ramp_ns: u64,
@@ -114,6 +118,10 @@ pub struct JobResult {
     /// object sizes only; objects an earlier run left are in no class).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub size_classes: Vec<SizeClassResult>,
+    /// The same reads and writes per I/O priority they carried (fio's
+    /// cmdprio options; the job's own priority first).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub priorities: Vec<PrioResult>,
     pub series: Vec<SeriesPoint>,
     /// CPU time of the job's worker threads.
     pub worker_cpu: CpuTimes,
@@ -442,6 +450,25 @@ pub struct SizeClassResult {
     /// Object size in bytes.
     pub size: u64,
     pub ops: Vec<OpResult>,
+}
+
+/// The reads and writes that carried one I/O priority.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PrioResult {
+    /// The kernel's ioprio value (class << 13 | level; 0: none set).
+    pub ioprio: u16,
+    /// 1 real time, 2 best effort, 3 idle (0: none set).
+    pub class: u8,
+    /// 0 (highest) to 7.
+    pub level: u8,
+    pub ops: Vec<OpResult>,
+}
+
+impl PrioResult {
+    pub fn new(ioprio: u16, ops: Vec<OpResult>) -> PrioResult {
+        let (class, level) = storbench_workload::prio::parts(ioprio);
+        PrioResult { ioprio, class, level, ops }
+    }
 }
 
 /// One second (or the last, partial interval) of a job.

@@ -205,8 +205,11 @@ fn dir(d: &Dir, g: &stats::GroupDir, plus: bool) -> Obj {
         .int("drop_ios", 0)
         .obj("slat_ns", lat(&Lat::empty(), false, false))
         .obj("clat_ns", lat(&d.clat, true, plus))
-        .obj("lat_ns", lat(&d.lat, false, false))
-        .int("bw_min", d.bw.min)
+        .obj("lat_ns", lat(&d.lat, false, false));
+    if !d.shown_prios().is_empty() {
+        o.arr("prios", d.shown_prios().iter().map(|(class, level, l)| Value::Obj(prio(*class, *level, l, plus))).collect());
+    }
+    o.int("bw_min", d.bw.min)
         .int("bw_max", d.bw.max)
         .float("bw_agg", g.share_json(&d.bw))
         .float("bw_mean", d.bw.mean)
@@ -217,6 +220,14 @@ fn dir(d: &Dir, g: &stats::GroupDir, plus: bool) -> Obj {
         .float("iops_mean", d.iops.mean)
         .float("iops_stddev", d.iops.dev)
         .int("iops_samples", d.iops.n);
+    o
+}
+
+/// One priority's entry of fio's `prios` array (`clat_ns` as fio names it
+/// without lat_percentiles).
+fn prio(class: u8, level: u8, l: &Lat, plus: bool) -> Obj {
+    let mut o = Obj::new();
+    o.int("prioclass", u64::from(class)).int("prio", u64::from(level)).obj("clat_ns", lat(l, true, plus));
     o
 }
 

@@ -158,8 +158,15 @@ fn dir(name: &str, d: &Dir, g: &GroupDir) -> String {
     if d.lat.n > 0 {
         s += &lat_line(" lat", &d.lat);
     }
+    for (class, level, l) in d.shown_prios() {
+        s += &lat_line(&format!("clat prio {class}/{level}"), l);
+    }
     if d.clat.n > 0 {
         s += &percentile_lines("clat", &d.clat);
+    }
+    for (class, level, l) in d.shown_prios() {
+        let share = 100.0 * l.n as f64 / d.clat.n.max(1) as f64;
+        s += &percentile_lines(&format!("clat prio {class}/{level} ({share:.2}% of IOs)"), l);
     }
     s + &rate_lines(d, g)
 }

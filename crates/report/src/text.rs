@@ -21,6 +21,7 @@ pub fn render(r: &RunResult) -> String {
                 rows.push(op_row(j, o, Row::FirstByte));
             }
             rows.extend(class_rows(j, o));
+            rows.extend(prio_rows(j, o));
             rows.extend(agent_rows(j, o));
             rows.extend(volume_rows(j, o));
         }
@@ -164,6 +165,14 @@ fn class_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec
         let first_byte = co.first_byte.is_some().then(|| row_cells("", &what, co, Row::FirstByte));
         std::iter::once(row_cells("", &what, co, Row::Latency)).chain(first_byte)
     })
+}
+
+/// Rows per I/O priority the operation's I/Os carried (fio's cmdprio
+/// options, two priorities or more): `read prio 1/0` is class 1, level 0.
+fn prio_rows<'a>(j: &'a JobResult, o: &'a OpResult) -> impl Iterator<Item = Vec<String>> + 'a {
+    let mine: Vec<_> = j.priorities.iter().filter_map(|p| Some((p, p.ops.iter().find(|x| x.op == o.op)?))).collect();
+    let shown = if mine.len() >= 2 { mine } else { Vec::new() };
+    shown.into_iter().map(|(p, po)| row_cells("", &format!("{} prio {}/{}", o.op.name(), p.class, p.level), po, Row::Latency))
 }
 
 /// Rows as columns: the first two left-aligned (names), the rest right-aligned (figures).

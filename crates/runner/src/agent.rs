@@ -10,7 +10,7 @@
 
 use crate::worker::{Worker, WorkerLink};
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU8, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -99,6 +99,9 @@ pub struct RunControl {
     waiting: Mutex<Vec<std::thread::Thread>>,
     /// fio's flow control among the jobs of this assignment.
     pub flows: crate::flow::Flows,
+    /// Workers of each job (by number) of this assignment not done yet, for
+    /// fio's `wait_for`.
+    running: HashMap<u32, AtomicU32>,
 }
 
 const CLOSED: u8 = 0;
@@ -118,7 +121,37 @@ impl RunControl {
             at: std::sync::OnceLock::new(),
             waiting: Mutex::new(Vec::new()),
             flows: Default::default(),
+            running: HashMap::new(),
         }
+    }
+
+    /// Count the workers of each job, so a job can wait for another's end.
+    fn counting(mut self, workers: &[WorkerId]) -> RunControl {
+        for w in workers {
+            self.running.entry(w.job).or_default().fetch_add(1, Ordering::Relaxed);
+        }
+        self
+    }
+
+    /// A worker of `job` is done (or never started).
+    fn finished(&self, job: u32) {
+        if let Some(n) = self.running.get(&job) {
+            let _ = n.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1));
+        }
+    }
+
+    /// Wait until every worker of `job` on this agent is done (fio's
+    /// `wait_for`), in slices so a stop is heard within 10 ms; false when
+    /// the run was stopped first.
+    fn wait_job(&self, job: u32) -> bool {
+        let Some(n) = self.running.get(&job) else { return true };
+        while n.load(Ordering::Acquire) > 0 {
+            if self.stopping() {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        !self.stopping()
     }
 
     /// The measured phase must end (Stop or Abort).
@@ -362,18 +395,25 @@ impl LocalAgent {
     /// its failure) and waits for Start.
     fn assign(&mut self, a: Assignment) {
         self.finish_run();
-        let control = Arc::new(RunControl::new());
+        let control = Arc::new(RunControl::new().counting(&a.workers));
         let mut threads = Vec::new();
         let jobs: HashMap<u32, Arc<JobShare>> = a.jobs.into_iter().map(|j| (j.job, Arc::new(j))).collect();
+        // fio's wait_for: the job of that name in this assignment (one of an earlier group is done).
+        let waitee = |share: &JobShare| share.spec.wait_for.as_ref().and_then(|n| jobs.values().find(|j| j.spec.name == *n)).map(|j| j.job);
         let job_stops: HashMap<u32, Arc<AtomicBool>> = jobs.keys().map(|j| (*j, Arc::default())).collect();
         for id in a.workers {
             let (Some(share), Some(stop)) = (jobs.get(&id.job).cloned(), job_stops.get(&id.job).cloned()) else {
+                control.finished(id.job);
                 self.fail_worker(id, format!("assigned a worker of job {} that the assignment does not describe", id.job));
                 continue;
             };
-            match self.spawn_worker(id, share, &control, stop) {
+            let waits = waitee(&share);
+            match self.spawn_worker(id, share, &control, stop, waits) {
                 Ok(t) => threads.push(t),
-                Err(message) => self.fail_worker(id, message),
+                Err(message) => {
+                    control.finished(id.job);
+                    self.fail_worker(id, message)
+                }
             }
         }
         self.run = Some(Run { control, job_stops, threads });
@@ -385,6 +425,7 @@ impl LocalAgent {
         share: Arc<JobShare>,
         control: &Arc<RunControl>,
         job_stop: Arc<AtomicBool>,
+        waits: Option<u32>,
     ) -> Result<JoinHandle<()>, String> {
         let (engine, config) = self.resolver.engine(&share)?;
         let (spare_tx, spare_rx) = mpsc::channel();
@@ -393,7 +434,7 @@ impl LocalAgent {
         let name = format!("sb-{}-{}", share.spec.name.chars().take(8).collect::<String>(), id.worker);
         std::thread::Builder::new()
             .name(name)
-            .spawn(move || worker_main(id, share, engine, config, link))
+            .spawn(move || worker_main(id, share, engine, config, link, waits))
             .map_err(|e| format!("could not start a worker thread ({e}); lower numjobs or raise the thread limit (ulimit -u)"))
     }
 
@@ -403,11 +444,20 @@ impl LocalAgent {
     }
 }
 
-/// A worker thread: set up, say Ready, wait for Start, run, say Done. A
-/// panic in any of it still ends in Done (with the panic's message), so the
-/// coordinator is never left waiting for a worker that is gone.
-fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFactory, config: Arc<dyn EngineConfig>, link: WorkerLink) {
+/// A worker thread: set up, say Ready, wait for Start (and for the job its
+/// job waits for), run, say Done. A panic in any of it still ends in Done
+/// (with the panic's message), so the coordinator is never left waiting for
+/// a worker that is gone.
+fn worker_main(
+    id: WorkerId,
+    share: Arc<JobShare>,
+    engine: &'static dyn EngineFactory,
+    config: Arc<dyn EngineConfig>,
+    link: WorkerLink,
+    waits: Option<u32>,
+) {
     let tx = link.tx.clone();
+    let run_control = link.control.clone();
     let body = std::panic::AssertUnwindSafe(|| {
         let tx = link.tx.clone();
         let control = link.control.clone();
@@ -422,12 +472,25 @@ fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFa
                     return w.abandoned(error);
                 }
                 let _ = tx.send(FromAgent::Ready(id));
-                match control.wait_start().map(|at| at + w.start_delay()) {
-                    // Start together (a start in the future is waited for),
-                    // then after the job's own delay; a stop meanwhile cancels.
-                    Some(at) if wait_until(at, &control) => w.run(crate::clock::Clock::at(at)),
-                    _ => w.cancelled(),
+                let Some(group_at) = control.wait_start() else { return w.cancelled() };
+                // Start together (a start in the future is waited for), then
+                // after the job's own delay and the end of the job it waits
+                // for; a stop meanwhile cancels.
+                let at = group_at + w.start_delay();
+                if !wait_until(at, &control) || !waits.is_none_or(|job| control.wait_job(job)) {
+                    return w.cancelled();
                 }
+                // A job that waited starts its clock when the wait ended.
+                let at = match waits {
+                    Some(_) => {
+                        w.waited();
+                        at.max(Instant::now())
+                    }
+                    None => at,
+                };
+                let mut done = w.run(crate::clock::Clock::at(at));
+                done.start_ns = at.duration_since(group_at).as_nanos() as u64;
+                done
             }
         }
     });
@@ -435,6 +498,7 @@ fn worker_main(id: WorkerId, share: Arc<JobShare>, engine: &'static dyn EngineFa
         let what = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
         WorkerDone::failed(id, format!("the worker failed unexpectedly (a bug; please report it): {what}"))
     });
+    run_control.finished(id.job);
     let _ = tx.send(FromAgent::Done(done));
 }
 

@@ -155,6 +155,8 @@ struct JobAcc {
     totals: Vec<OpStats>,
     /// Totals per object size class (see `IntervalReport::classes`).
     class_totals: Vec<Vec<OpStats>>,
+    /// Totals per I/O priority (see `IntervalReport::prios`).
+    prio_totals: Vec<Vec<OpStats>>,
     pending: BTreeMap<u64, Pending>,
     series: Vec<SeriesPoint>,
     done: Vec<WorkerDone>,
@@ -275,6 +277,7 @@ impl JobAcc {
             workers: share.workers,
             totals: op_stats(svc),
             class_totals: share.size_classes().iter().map(|_| op_stats(svc)).collect(),
+            prio_totals: share.prio_values().iter().map(|_| op_stats(svc)).collect(),
             pending: BTreeMap::new(),
             series: Vec::new(),
             done: Vec::new(),
@@ -313,7 +316,7 @@ impl JobAcc {
             for (t, o) in self.totals.iter_mut().zip(&r.ops) {
                 t.merge(o);
             }
-            for (tc, rc) in self.class_totals.iter_mut().zip(&r.classes) {
+            for (tc, rc) in self.class_totals.iter_mut().zip(&r.classes).chain(self.prio_totals.iter_mut().zip(&r.prios)) {
                 tc.iter_mut().zip(rc).for_each(|(t, o)| t.merge(o));
             }
             let volumes = self.volume_totals.len() as u32;
@@ -670,6 +673,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     let runtime_ns = end.saturating_sub(share.ramp_ns);
     let ops = op_results(&acc.totals, runtime_ns);
     let size_classes = size_classes(share, &acc.class_totals, runtime_ns);
+    let priorities = priorities(share, &acc.prio_totals, runtime_ns);
     let worker_cpu = acc.done.iter().fold(CpuTimes::default(), |a, d| a.plus(d.cpu));
     acc.done.sort_by_key(|d| d.worker);
     let failures: Vec<String> = acc.done.iter().filter_map(|d| d.error.as_ref().map(|e| format!("worker {}: {e}", d.worker))).collect();
@@ -684,11 +688,13 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         queue_depth: share.queue_depth,
         workers: share.workers,
         targets: share.targets.labels(),
+        start_ns: acc.done.iter().filter(|d| d.error.is_none()).map(|d| d.start_ns).min().unwrap_or(0),
         runtime_ns,
         ramp_ns: share.ramp_ns,
         rate_per_worker: share.ops_per_sec,
         ops,
         size_classes,
+        priorities,
         series: acc.series,
         worker_cpu,
         interrupted,
@@ -758,6 +764,17 @@ fn size_classes(share: &JobShare, totals: &[Vec<OpStats>], runtime_ns: u64) -> V
         .zip(totals)
         .map(|(size, t)| SizeClassResult { size: *size, ops: op_results(t, runtime_ns) })
         .filter(|c| !c.ops.is_empty())
+        .collect()
+}
+
+/// Results per I/O priority, for priorities any I/O carried.
+fn priorities(share: &JobShare, totals: &[Vec<OpStats>], runtime_ns: u64) -> Vec<PrioResult> {
+    share
+        .prio_values()
+        .iter()
+        .zip(totals)
+        .map(|(v, t)| PrioResult::new(*v, op_results(t, runtime_ns)))
+        .filter(|p| !p.ops.is_empty())
         .collect()
 }
 

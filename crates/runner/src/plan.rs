@@ -85,10 +85,28 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
         }
     }
     check_burners(&jobs)?;
+    check_waits(&jobs)?;
     check_unverified_writers(&jobs)?;
     judge_by_header(&mut jobs);
     crate::limits::check(&jobs, &groups)?;
     Ok(Plan { jobs, groups })
+}
+
+/// fio's `wait_for` names a job defined before this one (fio looks only at
+/// those) and not the job itself; one of an earlier group has finished by
+/// the time this job's group starts, so only a job of its own group is
+/// waited for.
+fn check_waits(jobs: &[JobPlan]) -> Result<(), PlanError> {
+    for (i, j) in jobs.iter().enumerate() {
+        let Some(name) = &j.spec.wait_for else { continue };
+        if *name == j.spec.name {
+            return Err(err(&j.spec, format!("wait_for={name}: a job cannot wait for itself; name an earlier job")));
+        }
+        if !jobs[..i].iter().any(|e| e.spec.name == *name) {
+            return Err(err(&j.spec, format!("wait_for={name}: no earlier job has this name; name a job defined before this one")));
+        }
+    }
+    Ok(())
 }
 
 fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
@@ -179,6 +197,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         return Err(err(&spec, format!("{name} applies to {what}; engine {} has none", engine.name())));
     }
     check_model(&spec, engine)?;
+    check_prio(&spec, engine)?;
     if let Some(o) = &spec.objects {
         check_objects(&spec, engine)?;
         let per_worker = o.count / spec.numjobs.max(1) as u64;
@@ -520,6 +539,26 @@ fn check_model(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(),
         )),
         _ => Ok(()),
     }
+}
+
+/// fio's cmdprio options give I/Os priorities of their own: only engines
+/// that carry one with each I/O can (fio has them for io_uring and libaio
+/// alone); `prio` and `prioclass` are the thread's, for every engine.
+fn check_prio(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
+    let Some(p) = &spec.prio else { return Ok(()) };
+    p.check().map_err(|e| err(spec, e))?;
+    if p.per_io() && !engine.io_priorities() {
+        let able: Vec<&str> = storbench_engine::registry().iter().filter(|f| f.io_priorities()).map(|f| f.name()).collect();
+        return Err(err(
+            spec,
+            format!(
+                "cmdprio_percentage and cmdprio_bssplit give each I/O its own priority, which {} cannot carry; use ioengine={} (or prio/prioclass for the whole job)",
+                engine.name(),
+                able.join(" or ")
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The object model's own checks, including reads of objects nothing writes.

@@ -21,6 +21,7 @@ use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSampl
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::gen::stream;
+use storbench_workload::prio::PrioPicker;
 use storbench_workload::rate::{ByteCap, Schedule};
 use storbench_workload::trace::ReplayGen;
 use storbench_workload::train::TrainGen;
@@ -185,6 +186,9 @@ pub struct Worker {
     cut_off: u64,
     /// fio's flow control, when the job has a flow weight.
     flow: Option<crate::flow::Gate>,
+    /// Which priority each read and write carries (jobs with `prio`,
+    /// `prioclass` or the cmdprio options).
+    prio: Option<PrioPicker>,
 }
 
 /// Where the loop stands, apart from the slots.
@@ -223,6 +227,8 @@ struct Slots {
     file: Vec<u32>,
     offset: Vec<u64>,
     class: Vec<u8>,
+    /// Index of the I/O's priority in the job's list (`PrioPicker::values`).
+    prio: Vec<u8>,
 }
 
 impl Slots {
@@ -236,6 +242,7 @@ impl Slots {
             file: vec![0; qd],
             offset: vec![0; qd],
             class: vec![0; qd],
+            prio: vec![0; qd],
         }
     }
 }
@@ -314,6 +321,8 @@ impl Worker {
         let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
         let k = Consts::of(&share);
         let flow = spec.flow.filter(|f| f.weight > 0).map(|f| link.control.flows.join(f.id, f.weight, f.sleep.as_nanos() as u64));
+        let prio = spec.prio.as_ref().map(|p| PrioPicker::new(p, spec.seed ^ u64::from(worker)));
+        set_thread_ioprio(spec.prio.as_ref().map_or(0, |p| p.job_value()))?;
         Ok(Worker {
             share,
             worker,
@@ -339,6 +348,7 @@ impl Worker {
             unit_log,
             cut_off: 0,
             flow,
+            prio,
         })
     }
 
@@ -475,6 +485,16 @@ impl Worker {
         self.share.spec.start_delay
     }
 
+    /// A job that waited for another (fio `wait_for`) starts now: fio sets
+    /// it up only then, so its `invalidate` drops what the job it waited
+    /// for left in the page cache (the files were opened, and their cache
+    /// dropped, before that job ran).
+    pub fn waited(&self) {
+        if self.k.invalidate {
+            self.drop_caches();
+        }
+    }
+
     /// Stopped before the start: nothing measured, but what set-up wrote
     /// (a prefill) is still removed.
     pub fn cancelled(mut self) -> WorkerDone {
@@ -507,6 +527,7 @@ impl Worker {
             worker: self.worker,
             last_seq,
             end_ns,
+            start_ns: 0,
             cpu,
             error,
             objects_left,
@@ -860,6 +881,14 @@ impl Worker {
         s.file[i] = io.file;
         s.offset[i] = io.offset;
         s.class[i] = io.class;
+        let (prio, ioprio) = match self.prio.as_mut() {
+            Some(p) => {
+                let k = p.pick(rw_dir(io.op), io.len);
+                (k, p.values[k as usize])
+            }
+            None => (0, 0),
+        };
+        s.prio[i] = prio;
         let mut data_only = self.k.data_only;
         if let Gen::Replay(r) = &mut self.gen {
             data_only = r.gen.last_data_only();
@@ -872,8 +901,16 @@ impl Worker {
         if let Some(log) = self.iolog.as_mut() {
             log.issued(now, io.op, data_only, io.file, io.offset, io.len);
         }
-        let queued =
-            self.engine.queue(IoRequest { op: io.op, data_only, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot });
+        let queued = self.engine.queue(IoRequest {
+            op: io.op,
+            data_only,
+            file: io.file,
+            whole: io.whole,
+            offset: io.offset,
+            len: io.len,
+            slot,
+            ioprio,
+        });
         if let (Err(_), Some(v)) = (&queued, self.verify.as_mut()) {
             // Never went out: its units are not left in flight.
             v.completed(&io, slot, self.buffers.slot_mut(slot), Err(IoFailure::errno(libc::EIO)));
@@ -888,6 +925,11 @@ impl Worker {
         let outcome = Outcome::of(&c, op, s.len[i], now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
         outcome.add_to(self.report.op(op));
         if let Some(stats) = self.report.class_op(s.class[i], op) {
+            outcome.add_to(stats);
+        }
+        // The priority the I/O carried is `self.prio`'s `values[s.prio[i]]`
+        // (the kernel's ioprio value): what a per-I/O log's prio column prints.
+        if let (Some(_), Some(stats)) = (rw_dir(op), self.report.prio_op(s.prio[i], op)) {
             outcome.add_to(stats);
         }
         if self.k.log_window_ns > 0 {
@@ -1041,6 +1083,26 @@ impl Worker {
     }
 }
 
+/// fio's `prio`/`prioclass`: the calling thread's I/O priority, set with
+/// ioprio_set (IOPRIO_WHO_PROCESS with 0 is the calling thread), before the
+/// worker does any I/O; 0 leaves it as it is.
+fn set_thread_ioprio(value: u16) -> Result<(), String> {
+    if value == 0 {
+        return Ok(());
+    }
+    const IOPRIO_WHO_PROCESS: libc::c_int = 1;
+    // SAFETY: a plain system call with integer arguments.
+    let rc = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, libc::c_int::from(value)) };
+    if rc != 0 {
+        let (class, level) = storbench_workload::prio::parts(value);
+        return Err(format!(
+            "ioprio_set(class {class}, level {level}) failed: {} (the real-time class needs CAP_SYS_ADMIN or CAP_SYS_NICE)",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
 /// Reads are direction 0 and writes 1 in fio's per-direction figures.
 fn rw_dir(op: OpKind) -> Option<usize> {
     match op {
@@ -1191,7 +1253,7 @@ fn announce(link: &WorkerLink, share: &JobShare, worker: u32, stage: Stage) {
 /// An empty interval report for this worker, with its job's size classes.
 fn new_report(share: &JobShare, worker: u32) -> IntervalReport {
     let classes = share.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len());
-    IntervalReport::new(share.job, worker, share.paced()).with_classes(classes)
+    IntervalReport::new(share.job, worker, share.paced()).with_classes(classes).with_prios(share.prio_values().len())
 }
 
 /// How [`unmeasured`] treats a failed operation.
@@ -1343,7 +1405,8 @@ fn unmeasured(
             let slot = free.pop().expect("checked non-empty");
             slots[slot as usize] = io;
             hooks.issued(&io, slot);
-            let req = IoRequest { op: io.op, data_only: false, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot };
+            let req =
+                IoRequest { op: io.op, data_only: false, file: io.file, whole: io.whole, offset: io.offset, len: io.len, slot, ioprio: 0 };
             issued += 1;
             if let Err(e) = engine.queue(req) {
                 hooks.done(&io, slot, &Completion::new(slot, Err(IoFailure::errno(libc::EIO))));

@@ -16,6 +16,7 @@ pub mod input;
 pub mod objects;
 pub mod options;
 pub mod placement;
+pub mod prio;
 pub mod rate;
 pub mod rng;
 pub mod spec;

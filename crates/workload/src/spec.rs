@@ -641,6 +641,13 @@ pub struct JobSpec {
     /// Where the workers run and allocate (fio `cpus_allowed`, `numa_mem_policy`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::Placement>,
+    /// fio's `wait_for`: the job starts when the job of this name (an
+    /// earlier one of the file, in its group) has finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_for: Option<String>,
+    /// fio's I/O priorities (`prio`, `prioclass`, the `cmdprio` options).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prio: Option<crate::prio::Priorities>,
     /// Core options a front end set, to check the ones that must agree.
     #[serde(skip)]
     pub given: Given,
@@ -772,6 +779,8 @@ impl Default for JobSpec {
             tolerated_errors: None,
             objects: None,
             placement: None,
+            wait_for: None,
+            prio: None,
             trims: false,
             fallocate: Fallocate::default(),
             cpu_burn: None,

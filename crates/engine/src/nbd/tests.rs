@@ -274,7 +274,7 @@ fn engine(cfg: &Arc<dyn EngineConfig>, s: &mut Slots) -> Box<dyn Engine> {
 
 /// Carry out one request and wait for it.
 fn one(e: &mut dyn Engine, op: OpKind, slot: u32, offset: u64, len: u32) -> Result<u64, IoFailure> {
-    e.queue(IoRequest { op, data_only: false, file: 0, whole: false, offset, len, slot }).unwrap();
+    e.queue(IoRequest { op, data_only: false, file: 0, whole: false, offset, len, slot, ioprio: 0 }).unwrap();
     let mut out = Vec::new();
     e.submit_and_reap(1, Some(Duration::from_secs(10)), &mut out).unwrap();
     assert_eq!(out.len(), 1, "one completion");

@@ -59,11 +59,13 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         queue_depth: spec.iodepth,
         workers: spec.numjobs,
         targets: vec!["/data/f".into()],
+        start_ns: 0,
         runtime_ns,
         ramp_ns: 0,
         rate_per_worker: None,
         ops,
         size_classes: vec![],
+        priorities: vec![],
         series: vec![],
         worker_cpu: CpuTimes::default(),
         interrupted: false,
@@ -157,6 +159,9 @@ pub fn real_dir(d: &serde_json::Value) -> Dir {
         lat: real_lat(&d["lat_ns"]),
         bw: samples("bw", "bw_dev"),
         iops: samples("iops", "iops_stddev"),
+        prios: (d["prios"].as_array().into_iter().flatten())
+            .map(|p| (p["prioclass"].as_u64().unwrap() as u8, p["prio"].as_u64().unwrap() as u8, real_lat(&p["clat_ns"])))
+            .collect(),
     }
 }
 

@@ -96,6 +96,9 @@ pub struct Dir {
     /// KiB/s per second of the run, truncated to integers as fio's samples are.
     pub bw: Samples,
     pub iops: Samples,
+    /// Completion latency per I/O priority carried (class, level), the
+    /// job's own first; fio shows them when two or more have samples.
+    pub prios: Vec<(u8, u8, Lat)>,
 }
 
 impl Dir {
@@ -109,6 +112,17 @@ impl Dir {
             lat: Lat::empty(),
             bw: Samples::default(),
             iops: Samples::default(),
+            prios: Vec::new(),
+        }
+    }
+
+    /// fio's `get_nr_prios_with_samples(...) >= 2`: the per-priority figures
+    /// it prints, else none.
+    pub fn shown_prios(&self) -> &[(u8, u8, Lat)] {
+        if self.prios.len() >= 2 {
+            &self.prios
+        } else {
+            &[]
         }
     }
 
@@ -143,6 +157,7 @@ impl Dir {
             lat: Lat::of(&lat),
             bw: Samples::of(&bw),
             iops: Samples::of(&iops),
+            prios: prios(j, ops),
         }
     }
 
@@ -182,6 +197,22 @@ const WRITES: &[OpKind] = &[OpKind::Write, OpKind::Create, OpKind::Update];
 /// unless it asked for group_reporting (`JobResult::fio_entries`).
 pub fn entries(r: &RunResult) -> Vec<std::borrow::Cow<'_, JobResult>> {
     r.jobs.iter().flat_map(JobResult::fio_entries).collect()
+}
+
+/// The completion latency of the direction made of `ops` per priority that
+/// any of its I/Os carried.
+fn prios(j: &JobResult, ops: &[OpKind]) -> Vec<(u8, u8, Lat)> {
+    let mut out = Vec::new();
+    for p in &j.priorities {
+        let mut clat = LatencyHistogram::new();
+        for o in p.ops.iter().filter(|o| ops.contains(&o.op)) {
+            clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
+        }
+        if clat.count() > 0 {
+            out.push((p.class, p.level, Lat::of(&clat)));
+        }
+    }
+    out
 }
 
 /// One job as a fio group_reporting entry.

@@ -238,6 +238,10 @@ mod tests {
                     "cpus_allowed" | "numa_cpu_nodes" => "0",
                     "cpumask" => "0x3",
                     "numa_mem_policy" => "bind:0",
+                    "cmdprio_percentage" => "20",
+                    "cmdprio_class" => "3",
+                    "cmdprio" => "2",
+                    "cmdprio_bssplit" => "64k/25/1/1:1m/0",
                     _ => "x",
                 },
             };

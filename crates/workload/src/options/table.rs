@@ -42,6 +42,31 @@ fn burn(spec: &mut JobSpec) -> &mut crate::burn::CpuBurn {
     spec.cpu_burn.get_or_insert_with(Default::default)
 }
 
+fn prio(spec: &mut JobSpec) -> &mut crate::prio::Priorities {
+    spec.prio.get_or_insert_with(Default::default)
+}
+
+/// A whole number from 0 to `max`.
+fn up_to(v: &str, max: u8) -> Result<u8, String> {
+    match count(v.trim())? {
+        n if n <= u64::from(max) => Ok(n as u8),
+        _ => Err(format!("'{v}' must be between 0 and {max}")),
+    }
+}
+
+/// fio's per-direction numbers: `20` for reads and writes, or `20,30`.
+fn per_dir(v: &str, lo: u8, max: u8) -> Result<[u8; 2], String> {
+    let (r, w) = v.split_once(',').map_or((v, v), |(r, w)| (r, w.split(',').next().unwrap_or(w)));
+    let one = |x: &str| -> Result<u8, String> {
+        let n = up_to(x, max).map_err(|_| format!("'{v}' must be between {lo} and {max} (or reads,writes: {lo},{max})"))?;
+        if n < lo {
+            return Err(format!("'{v}' must be between {lo} and {max} (or reads,writes: {lo},{max})"));
+        }
+        Ok(n)
+    };
+    Ok([one(r)?, if w.trim().is_empty() { one(r)? } else { one(w)? }])
+}
+
 fn place(spec: &mut JobSpec) -> &mut crate::placement::Placement {
     spec.placement.get_or_insert_with(Default::default)
 }
@@ -433,6 +458,65 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             s.start_delay = duration(v, SECOND)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("wait_for", Kind::Text, "", "start when the earlier job of this name has finished (fio's wait_for)"),
+        aliases: &[],
+        set: |s, v| {
+            s.wait_for = Some(nonempty(v.trim())?.to_string());
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("prio", Kind::Count, "", "the job's I/O priority level, 0 (highest) to 7 (ioprio_set; every I/O of io_uring and libaio)"),
+        aliases: &[],
+        set: |s, v| {
+            prio(s).level = Some(up_to(v, 7)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("prioclass", Kind::Count, "", "the job's I/O priority class: 1 real time, 2 best effort, 3 idle (0: best effort)"),
+        aliases: &[],
+        set: |s, v| {
+            prio(s).class = Some(up_to(v, 3)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cmdprio_percentage", Kind::Text, "0", "percent of reads,writes given cmdprio_class/cmdprio (io_uring, libaio)"),
+        aliases: &[],
+        set: |s, v| {
+            prio(s).percentage = per_dir(v, 0, 100)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cmdprio_class", Kind::Text, "1", "priority class of the I/Os cmdprio_percentage or cmdprio_bssplit picks (1-3, reads,writes)"),
+        aliases: &[],
+        set: |s, v| {
+            prio(s).cmd_class = per_dir(v, 1, 3)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cmdprio", Kind::Text, "0", "priority level of the I/Os cmdprio_percentage or cmdprio_bssplit picks (0-7, reads,writes)"),
+        aliases: &[],
+        set: |s, v| {
+            prio(s).cmd_level = per_dir(v, 0, 7)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("cmdprio_bssplit", Kind::Text, "", "per block size, percent of I/Os with a priority: 64k/25:1m/0 or 64k/25/1/1 (class, level); reads,writes"),
+        aliases: &[],
+        set: |s, v| {
+            let (r, w) = v.split_once(',').map_or((v, v), |(r, w)| (r, w.split(',').next().unwrap_or(w)));
+            let read = crate::prio::parse_split(r, size)?;
+            let write = if w.trim().is_empty() { read.clone() } else { crate::prio::parse_split(w, size)? };
+            prio(s).bssplit = Some([read, write]);
             Ok(())
         },
     },

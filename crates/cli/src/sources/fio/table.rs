@@ -91,8 +91,6 @@ const REFUSED: &[(&[&str], &str)] = &[
     (&["exec_prerun", "exec_postrun"], "running commands before or after a job is not supported"),
     (&["ratecycle"], "rate_min is checked over each second"),
     (&["exitall_on_error"], "ending the other jobs when one fails is not supported yet; exitall ends them when one ends"),
-    (&["wait_for"], "waiting for a named job is not supported; use stonewall (wait for every job before)"),
-    (&["prio", "prioclass", "cmdprio", "cmdprio_class", "cmdprio_percentage", "cmdprio_bssplit"], "I/O priorities are not supported"),
     (&["offset_align"], "offsets are aligned to the smallest block size"),
     (&["unlink_each_loop", "fill_device", "fill_fs"], "not supported: files are sized by size/filesize and kept"),
     (
