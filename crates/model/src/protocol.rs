@@ -36,7 +36,10 @@ use storbench_workload::JobSpec;
 /// 2: remote agents (Ping, Prepare, Finish and their answers). 3: empty
 /// histograms left out of interval reports. 4: StopJob. 5: verify tallies in
 /// WorkerDone. 6: operations cut off at the end (`WorkerDone::cut_off`).
-pub const PROTOCOL_VERSION: u32 = 6;
+/// 7: jobs of volumes, priorities, waits and CPU burners (`JobSpec` fields an
+/// older agent would drop without a word), per-priority interval figures,
+/// each worker's start.
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
