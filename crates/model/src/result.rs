@@ -369,6 +369,9 @@ impl JobResult {
             per_agent: Vec::new(),
             per_volume: Vec::new(),
             per_worker: Vec::new(),
+            // Kept per job, not per worker: a clone lists none.
+            priorities: Vec::new(),
+            start_ns: self.start_ns,
         }
     }
 
