@@ -15,6 +15,7 @@ pub mod falloc;
 pub mod files;
 pub mod http;
 pub mod libaio;
+pub mod meta;
 pub mod nbd;
 pub mod null;
 pub mod objects;
@@ -88,6 +89,9 @@ impl Buffers {
 /// What a worker gives its engine when it opens it.
 pub struct WorkerSetup<'a> {
     pub fds: &'a [RawFd],
+    /// The worker's files by name, for engines that work on names rather
+    /// than descriptors ([`EngineFactory::file_ops`]); empty otherwise.
+    pub paths: &'a [std::path::PathBuf],
     pub buffers: Buffers,
     pub queue_depth: u32,
     /// Files were opened with O_DIRECT.
@@ -273,6 +277,12 @@ pub trait EngineFactory: Sync {
     /// The most operations one worker may keep in flight (a ring's size).
     fn max_queue_depth(&self) -> u32 {
         u32::MAX
+    }
+    /// fio's file-system metadata engines: the one operation each of the
+    /// job's files gets and how the runner hands the files over; `None`
+    /// for engines that do I/O in files the runner opened.
+    fn file_ops(&self) -> Option<meta::FileOps> {
+        None
     }
     /// Parse and check the job's engine options once, resolving what they
     /// refer to (credentials from the environment and files) into the
@@ -530,6 +540,10 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &tcp::TcpFactory,
         &nbd::NbdFactory,
         &falloc::FallocFactory,
+        &meta::FILECREATE,
+        &meta::FILESTAT,
+        &meta::FILEDELETE,
+        &meta::FTRUNCATE,
     ]
 }
 

@@ -110,6 +110,9 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     let trace = crate::replay::resolve(&mut spec, engine)?;
     let config = configure(&spec, engine)?;
     let caps = engine.capabilities();
+    if let Some(ops) = engine.file_ops() {
+        file_ops(&mut spec, engine.name(), ops)?;
+    }
     if !caps.blocks && spec.objects.is_none() {
         // An object engine with no object options: the model's defaults.
         spec.objects = Some(storbench_workload::ObjectSpec::default());
@@ -319,6 +322,12 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
     }
     if !caps.does_io {
         return Err(err(spec, "the null engine keeps no data, so there is nothing to verify; give a real engine (psync, io_uring, rbd)"));
+    }
+    if let Some(op) = spec.meta {
+        return Err(err(
+            spec,
+            format!("the {} engine's operations ({}) move no data, so there is nothing to verify", spec.ioengine, op.name()),
+        ));
     }
     if spec.ioengine == "falloc" {
         return Err(err(spec, "the falloc engine allocates and punches space without moving data, so there is nothing to verify"));
@@ -545,6 +554,27 @@ fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
 
 /// fio's layout: `filename` is shared by every worker; otherwise each worker
 /// gets `<directory or .>/<name>.<worker>.<n>` for n below `nrfiles`.
+/// A metadata engine's job (fio's filecreate, filestat, filedelete,
+/// ftruncate): every operation becomes the engine's. Create, stat and
+/// delete act once per file per pass, as in fio: each file is one block of
+/// its size. ftruncate truncates on writes only (fio's fails its reads).
+fn file_ops(spec: &mut JobSpec, engine: &str, ops: storbench_engine::meta::FileOps) -> Result<(), PlanError> {
+    use storbench_workload::OpKind;
+    spec.meta = Some(ops.op);
+    if ops.op == OpKind::Truncate {
+        if spec.read_percent() > 0.0 {
+            return Err(err(spec, format!("engine {engine} truncates on writes only; give rw=write or randwrite")));
+        }
+        return Ok(());
+    }
+    let Some(size) = spec.size.filter(|s| *s > 0) else {
+        return Err(err(spec, format!("engine {engine} needs each file's size: give filesize (e.g. filesize=4k), as fio does")));
+    };
+    let one = storbench_workload::SizeSplit::fixed(size);
+    spec.bs = storbench_workload::spec::BlockSizes { read: one.clone(), write: one };
+    Ok(())
+}
+
 fn worker_paths(spec: &JobSpec) -> Vec<Vec<PathBuf>> {
     (0..spec.numjobs)
         .map(|w| {
