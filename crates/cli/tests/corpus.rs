@@ -239,6 +239,8 @@ const CASES: &[Case] = &[
     with(&["run", "--fio", "nosize.fio"], &[("nosize.fio", "[a]\nioengine=filedelete\nnrfiles=4\n")], &["engine filedelete needs each file's size", "filesize"]),
     with(&["run", "--fio", "ftr.fio"], &[("ftr.fio", "[a]\nioengine=ftruncate\nfilename=t\nsize=64k\nrw=randread\n")], &["engine ftruncate truncates on writes only"]),
     with(&["run", "--fio", "fsv.fio"], &[("fsv.fio", "[a]\nioengine=filestat\nfilesize=4k\nverify=crc32c\nrw=write\n")], &["filestat engine's operations (stat)", "nothing to verify"]),
+    with(&["run", "--fio", "tbd.fio"], &[("tbd.fio", "[a]\nioengine=filedelete\nfilesize=4k\nnrfiles=4\ntime_based\nruntime=1\n")], &["engine filedelete deletes each file once", "time_based"]),
+    with(&["run", "--fio", "lpc.fio"], &[("lpc.fio", "[a]\nioengine=filecreate\nfilesize=4k\nnrfiles=4\nloops=2\n")], &["engine filecreate creates each file once", "loops"]),
     with(&["run", "--fio", "dc.fio"], &[("dc.fio", "[a]\nioengine=dircreate\nfilesize=4k\n")], &["dircreate", "newer than fio 3.33"]),
     with(&["run", "--fio", "lt.fio"], &[("lt.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\n")], &["latency_percentile=100", "below 100"]),
     with(&["run", "--fio", "lw.fio"], &[("lw.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_percentile=99\nlatency_window=0\n")], &["latency_window=0", "above 0"]),

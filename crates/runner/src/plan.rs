@@ -570,6 +570,18 @@ fn file_ops(spec: &mut JobSpec, engine: &str, ops: storbench_engine::meta::FileO
     let Some(size) = spec.size.filter(|s| *s > 0) else {
         return Err(err(spec, format!("engine {engine} needs each file's size: give filesize (e.g. filesize=4k), as fio does")));
     };
+    // A second pass would open the files made by the first, or find none to delete (fio's job then fails on ENOENT).
+    let files = if spec.filenames.is_empty() { spec.nrfiles } else { spec.filenames.len() as u32 };
+    let more_passes = spec.time_based || spec.io_size.is_some_and(|b| b > size.saturating_mul(files.max(1) as u64));
+    if more_passes && matches!(ops.op, OpKind::Create | OpKind::Delete) {
+        return Err(err(
+            spec,
+            format!(
+                "engine {engine} {}s each file once: drop time_based, loops and io_size (raise nrfiles or numjobs for more)",
+                ops.op.name()
+            ),
+        ));
+    }
     let one = storbench_workload::SizeSplit::fixed(size);
     spec.bs = storbench_workload::spec::BlockSizes { read: one.clone(), write: one };
     Ok(())
