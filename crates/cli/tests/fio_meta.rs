@@ -44,6 +44,7 @@ fn run_both(job: &str) -> Both {
     let r = storbench(d.path(), &["run", "--fio", "sb.fio", "--results-dir", "out", "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let result = result_json(&d.path().join("out"));
+    assert_valid(&result);
     let shown = storbench(d.path(), &["show", "out", "--format", "fio-json"]);
     assert_eq!(shown.code, 0, "{}", shown.stderr);
     let fio_json: Value = serde_json::from_str(&shown.stdout).expect("storbench's fio-json");
