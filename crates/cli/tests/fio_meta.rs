@@ -90,6 +90,25 @@ fn filecreate_example_creates_each_file_once_and_leaves_them() {
     }
 }
 
+/// With fio's unlink=1 the files a filecreate job made go when it ends; the
+/// journal promises no cleanup of files storbench did not mark (its
+/// cleanup would keep them).
+#[test]
+fn filecreate_files_go_with_unlink_and_are_not_journaled() {
+    let d = scratch();
+    std::fs::create_dir(d.path().join("m")).unwrap();
+    let job = "[global]\nioengine=filecreate\nfilesize=4k\nnrfiles=20\ndirectory=m\n[kept]\n[gone]\nunlink=1\n";
+    std::fs::write(d.path().join("j.fio"), job).unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "j.fio", "--results-dir", "out", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let left = listing(&d.path().join("m"));
+    assert_eq!(left.len(), 20);
+    assert!(left.iter().all(|n| n.starts_with("kept.")), "{left:?}");
+    assert!(!(r.stdout.clone() + &r.stderr).contains("journal.json"), "{}{}", r.stdout, r.stderr);
+    let c = storbench(d.path(), &["cleanup", "out"]);
+    assert_eq!((c.code, c.stderr.contains("kept")), (0, false), "{}", c.stderr);
+}
+
 /// filestat-ioengine.fio with fio's three stat calls: one stat per laid-out
 /// file, the files kept.
 #[test]

@@ -360,7 +360,10 @@ fn prepare_files(
                     files::prepare(path, need, stop).map_err(|e| (target_err(&job.spec.name, &e, e.is_user_error()), e.is_interrupted()))?
                 }
             };
-            if t.created {
+            // filecreate's files are made during the run, unmarked: removed
+            // only when the job asks for unlink, and left out of the journal
+            // (cleanup would keep them as not storbench's).
+            if t.created || to_create {
                 created.push((path.clone(), job.spec.unlink));
             }
             seen.add(path, &t, need);
@@ -384,7 +387,7 @@ fn file_to_create(path: &Path, need: &Need) -> Result<TargetFile, String> {
         return Err(format!("{}: its directory {} does not exist", path.display(), dir.display()));
     }
     let kind = storbench_model::FileKind::File;
-    Ok(TargetFile { path: path.into(), kind, size: need.bytes.unwrap_or(0), created: true, note: None, never_written: None })
+    Ok(TargetFile { path: path.into(), kind, size: need.bytes.unwrap_or(0), created: false, note: None, never_written: None })
 }
 
 /// Where block I/O goes, and the byte budget per worker.
