@@ -16,6 +16,7 @@ pub mod falloc;
 pub mod files;
 pub mod http;
 pub mod libaio;
+pub mod meta;
 pub mod nbd;
 pub mod null;
 pub mod objects;
@@ -89,6 +90,9 @@ impl Buffers {
 /// What a worker gives its engine when it opens it.
 pub struct WorkerSetup<'a> {
     pub fds: &'a [RawFd],
+    /// The worker's files by name, for engines that work on names rather
+    /// than descriptors ([`EngineFactory::file_ops`]); empty otherwise.
+    pub paths: &'a [std::path::PathBuf],
     pub buffers: Buffers,
     pub queue_depth: u32,
     /// Files were opened with O_DIRECT.
@@ -310,6 +314,12 @@ pub trait EngineFactory: Sync {
                 ),
             }),
         }
+    }
+    /// fio's file-system metadata engines: the one operation each of the
+    /// job's files gets and how the runner hands the files over; `None`
+    /// for engines that do I/O in files the runner opened.
+    fn file_ops(&self) -> Option<meta::FileOps> {
+        None
     }
     /// Parse and check the job's engine options once, resolving what they
     /// refer to (credentials from the environment and files) into the
@@ -582,6 +592,10 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &nbd::NbdFactory,
         &falloc::FallocFactory,
         &cpuio::CpuioFactory,
+        &meta::FILECREATE,
+        &meta::FILESTAT,
+        &meta::FILEDELETE,
+        &meta::FTRUNCATE,
     ]
 }
 

@@ -412,8 +412,16 @@ mod tests {
         let mut mem = vec![0u8; 4 * 4096];
         let buffers = Buffers { base: mem.as_mut_ptr(), slot_len: 4096, slots: 4 };
         let fds = [f.as_raw_fd()];
-        let setup =
-            WorkerSetup { fds: &fds, buffers, queue_depth: 4, direct: false, object_names: None, keep_reads: true, stop: &|| false };
+        let setup = WorkerSetup {
+            fds: &fds,
+            paths: &[],
+            buffers,
+            queue_depth: 4,
+            direct: false,
+            object_names: None,
+            keep_reads: true,
+            stop: &|| false,
+        };
         for round in 0..20 {
             let mut e = Uring::open(&config(), &setup).unwrap();
             assert!(e.ring_index.is_some(), "round {round}: the ring was not registered (kernel 5.18+ can)");

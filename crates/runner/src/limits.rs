@@ -22,7 +22,7 @@ pub fn job_memory(job: &JobPlan) -> u64 {
     let spec = &job.spec;
     let workers = spec.workers() as u64;
     // A verified job reads back in larger pieces than its blocks (its slots are that large).
-    let transfer = crate::verify::read_back_len(spec).unwrap_or(spec.max_transfer());
+    let transfer = crate::verify::read_back_len(spec).unwrap_or(spec.buffer_len());
     let slot = transfer.max(1).div_ceil(4096) * 4096;
     let buffers = slot.saturating_mul(job.queue_depth as u64);
     let kinds = match &spec.objects {

@@ -137,6 +137,9 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     crate::volumes::resolve(&mut spec, engine)?;
     let trace = crate::replay::resolve(&mut spec, engine)?;
     let config = configure(&spec, engine)?;
+    if let Some(ops) = engine.file_ops() {
+        file_ops(&mut spec, engine.name(), ops)?;
+    }
     if !caps.blocks && spec.objects.is_none() {
         // An object engine with no object options: the model's defaults.
         spec.objects = Some(storbench_workload::ObjectSpec::default());
@@ -445,6 +448,12 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
     if !caps.does_io {
         return Err(err(spec, "the null engine keeps no data, so there is nothing to verify; give a real engine (psync, io_uring, rbd)"));
     }
+    if let Some(op) = spec.meta {
+        return Err(err(
+            spec,
+            format!("the {} engine's operations ({}) move no data, so there is nothing to verify", spec.ioengine, op.name()),
+        ));
+    }
     if spec.ioengine == "falloc" {
         return Err(err(spec, "the falloc engine allocates and punches space without moving data, so there is nothing to verify"));
     }
@@ -682,6 +691,39 @@ fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
     if spec.logs.max_value && spec.logs.avg_msec > 0 {
         return Err(err(spec, "log_max_value=1 with log_avg_msec: storbench's averaged logs hold each window's mean; drop log_max_value, or log_avg_msec=0 for a line per I/O"));
     }
+    Ok(())
+}
+
+/// A metadata engine's job (fio's filecreate, filestat, filedelete,
+/// ftruncate): every operation becomes the engine's. Create, stat and
+/// delete act once per file per pass, as in fio: each file is one block of
+/// its size. ftruncate truncates on writes only (fio's fails its reads).
+fn file_ops(spec: &mut JobSpec, engine: &str, ops: storbench_engine::meta::FileOps) -> Result<(), PlanError> {
+    use storbench_workload::OpKind;
+    spec.meta = Some(ops.op);
+    if ops.op == OpKind::Truncate {
+        if spec.read_percent() > 0.0 {
+            return Err(err(spec, format!("engine {engine} truncates on writes only; give rw=write or randwrite")));
+        }
+        return Ok(());
+    }
+    let Some(size) = spec.size.filter(|s| *s > 0) else {
+        return Err(err(spec, format!("engine {engine} needs each file's size: give filesize (e.g. filesize=4k), as fio does")));
+    };
+    // A second pass would open the files made by the first, or find none to delete (fio's job then fails on ENOENT).
+    let files = if spec.filenames.is_empty() { spec.nrfiles } else { spec.filenames.len() as u32 };
+    let more_passes = spec.time_based || spec.io_size.is_some_and(|b| b > size.saturating_mul(files.max(1) as u64));
+    if more_passes && matches!(ops.op, OpKind::Create | OpKind::Delete) {
+        return Err(err(
+            spec,
+            format!(
+                "engine {engine} {}s each file once: drop time_based, loops and io_size (raise nrfiles or numjobs for more)",
+                ops.op.name()
+            ),
+        ));
+    }
+    let one = storbench_workload::SizeSplit::fixed(size);
+    spec.bs = storbench_workload::spec::BlockSizes { read: one.clone(), write: one };
     Ok(())
 }
 

@@ -360,13 +360,18 @@ fn prepare_files(
     for paths in &job.paths {
         let mut mine = Vec::new();
         for path in paths {
+            let to_create = job.engine.file_ops().is_some_and(|o| !o.laid_out);
             let t = match seen.covers(path, need) {
                 Some(t) => t,
+                None if to_create => file_to_create(path, need).map_err(|e| (target_err(&job.spec.name, e, true), false))?,
                 None => {
                     files::prepare(path, need, stop).map_err(|e| (target_err(&job.spec.name, &e, e.is_user_error()), e.is_interrupted()))?
                 }
             };
-            if t.created {
+            // filecreate's files are made during the run, unmarked: removed
+            // only when the job asks for unlink, and left out of the journal
+            // (cleanup would keep them as not storbench's).
+            if t.created || to_create {
                 created.push((path.clone(), job.spec.unlink));
             }
             seen.add(path, &t, need);
@@ -375,6 +380,22 @@ fn prepare_files(
         per_worker.push(mine);
     }
     Ok(per_worker)
+}
+
+/// A file the job's engine creates (fio's filecreate): it must not exist,
+/// or what is measured would be an open, not a create; nothing is made now.
+fn file_to_create(path: &Path, need: &Need) -> Result<TargetFile, String> {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Err(format!(
+            "{} exists already: filecreate measures creating new files; remove the job's files (or name a new directory)",
+            path.display()
+        ));
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        return Err(format!("{}: its directory {} does not exist", path.display(), dir.display()));
+    }
+    let kind = storbench_model::FileKind::File;
+    Ok(TargetFile { path: path.into(), kind, size: need.bytes.unwrap_or(0), created: false, note: None, never_written: None })
 }
 
 /// Where block I/O goes, and the byte budget per worker.
@@ -585,12 +606,20 @@ fn remove(created: &[(PathBuf, bool)], all: bool) -> Vec<String> {
     let mut failures = Vec::new();
     for (path, unlink) in created {
         if *unlink || all {
-            if let Err(e) = files::remove_created(path) {
+            // A file the job deleted (filedelete), or never created, is gone already.
+            if let Err(e) = files::remove_created(path).or_else(gone) {
                 failures.push(format!("could not remove {}: {e}", path.display()));
             }
         }
     }
     failures
+}
+
+fn gone(e: std::io::Error) -> std::io::Result<()> {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Ok(()),
+        _ => Err(e),
+    }
 }
 
 #[cfg(test)]

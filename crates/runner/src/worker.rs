@@ -258,11 +258,16 @@ impl Worker {
         link: WorkerLink,
     ) -> Result<Worker, String> {
         let spec = &share.spec;
-        let files: Vec<File> = share.targets.files_of(worker).iter().map(|t| open_file(t, spec)).collect::<Result<_, _>>()?;
+        let mine = share.targets.files_of(worker);
+        // Metadata engines that work on names get paths and no descriptors
+        // (a file to create does not exist yet, one to delete is not held open).
+        let by_name = factory.file_ops().is_some_and(|o| !o.opened);
+        let paths: Vec<std::path::PathBuf> = if by_name { mine.iter().map(|t| t.path.clone()).collect() } else { Vec::new() };
+        let files: Vec<File> = if by_name { Vec::new() } else { mine.iter().map(|t| open_file(t, spec)).collect::<Result<_, _>>()? };
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         let qd = share.queue_depth as usize;
         // A job that reads its writes back does so in larger reads than its blocks.
-        let slot_len = crate::verify::read_back_len(spec).unwrap_or(spec.max_transfer());
+        let slot_len = crate::verify::read_back_len(spec).unwrap_or(spec.buffer_len());
         let mut buffers = AlignedBuffers::new(qd, (slot_len as usize).max(1))?;
         let filler = Filler::new(&spec.data).for_worker(share.job, worker);
         for s in 0..qd as u32 {
@@ -274,6 +279,7 @@ impl Worker {
             .map(|p| ObjectNames::new(&crate::volumes::object_prefix(p, spec, worker), spec.objects.as_ref()));
         let setup = WorkerSetup {
             fds: &fds,
+            paths: &paths,
             buffers: buffers.lend(),
             queue_depth: share.queue_depth,
             direct: spec.direct,

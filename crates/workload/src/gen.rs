@@ -96,6 +96,8 @@ pub struct IoGen {
     always_read: bool,
     /// Writes are issued as trims (fio's trim patterns).
     trims: bool,
+    /// Every operation is this file-system operation (fio's metadata engines).
+    meta: Option<OpKind>,
     read_sizes: SizeSampler,
     write_sizes: SizeSampler,
     random: bool,
@@ -150,6 +152,7 @@ impl IoGen {
             read_threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
             always_read: read_pct >= 100.0,
             trims: spec.trims,
+            meta: spec.meta,
             read_sizes: SizeSampler::new(&spec.bs.read),
             write_sizes: SizeSampler::new(&spec.bs.write),
             random: spec.rw.is_random(),
@@ -374,10 +377,11 @@ impl Iterator for IoGen {
         if !read {
             self.writes_since_sync += 1;
         }
-        let op = match (read, self.trims) {
-            (true, _) => OpKind::Read,
-            (false, true) => OpKind::Trim,
-            (false, false) => OpKind::Write,
+        let op = match (self.meta, read, self.trims) {
+            (Some(meta), _, _) => meta,
+            (None, true, _) => OpKind::Read,
+            (None, false, true) => OpKind::Trim,
+            (None, false, false) => OpKind::Write,
         };
         Some(NextIo { op, file, offset, len: len as u32, whole: false, class: 0 })
     }

@@ -728,7 +728,9 @@ impl Iterator for ObjGen {
                 let k = self.existing().unwrap_or(0);
                 NextIo { op, file: self.global(k), offset: 0, len: 0, whole: false, class: 0 }
             }
-            OpKind::List | OpKind::Sync | OpKind::Trim => NextIo { op, file: 0, offset: 0, len: 0, whole: false, class: 0 },
+            OpKind::List | OpKind::Sync | OpKind::Trim | OpKind::Truncate => {
+                NextIo { op, file: 0, offset: 0, len: 0, whole: false, class: 0 }
+            }
         };
         if let Some(left) = self.bytes_left.as_mut() {
             if *left < io.len as u64 {

@@ -29,10 +29,13 @@ pub enum OpKind {
     /// BLKDISCARD on a device, NBD_CMD_TRIM, rbd discard). Appended last so
     /// the indexes of the others stay what stored results say.
     Trim,
+    /// Set a file's length (fio's ftruncate engine: the offset is the new
+    /// length). Appended after Trim for the same reason.
+    Truncate,
 }
 
 impl OpKind {
-    pub const ALL: [OpKind; 9] = [
+    pub const ALL: [OpKind; 10] = [
         OpKind::Read,
         OpKind::Write,
         OpKind::Sync,
@@ -42,8 +45,9 @@ impl OpKind {
         OpKind::Delete,
         OpKind::List,
         OpKind::Trim,
+        OpKind::Truncate,
     ];
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
 
     #[inline]
     pub fn index(self) -> usize {
@@ -61,6 +65,7 @@ impl OpKind {
             OpKind::Delete => "delete",
             OpKind::List => "list",
             OpKind::Trim => "trim",
+            OpKind::Truncate => "truncate",
         }
     }
 
@@ -638,6 +643,11 @@ pub struct JobSpec {
     /// job does no I/O, its workers keep a share of a CPU busy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_burn: Option<crate::burn::CpuBurn>,
+    /// Every operation of the pattern is this file-system operation (fio's
+    /// filecreate, filestat, filedelete and ftruncate engines): set when the
+    /// job is planned, from its engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<OpKind>,
     /// Where the workers run and allocate (fio `cpus_allowed`, `numa_mem_policy`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::Placement>,
@@ -784,6 +794,7 @@ impl Default for JobSpec {
             trims: false,
             fallocate: Fallocate::default(),
             cpu_burn: None,
+            meta: None,
             flow: None,
             latency_target: None,
             given: Given::default(),
@@ -818,7 +829,8 @@ impl JobSpec {
                     || o.cleans_up()
                     || o.effective_mix(self.read_percent()).iter().any(|m| !matches!(m.0, OpKind::Read | OpKind::Stat | OpKind::List))
             }
-            None => self.rw.writes(self.rwmixread),
+            // Deleting a file destroys it as surely as overwriting it: the same checks.
+            None => self.rw.writes(self.rwmixread) || self.meta == Some(OpKind::Delete),
         }
     }
     /// Workers in all: `numjobs` for each volume.
@@ -837,6 +849,13 @@ impl JobSpec {
         worker / self.volumes.max(1)
     }
     /// Largest transfer of one operation (the size of a buffer slot).
+    /// Bytes a worker's buffer slot needs: metadata operations move no data.
+    pub fn buffer_len(&self) -> u64 {
+        match self.meta {
+            Some(_) => 4096,
+            None => self.max_transfer(),
+        }
+    }
     pub fn max_transfer(&self) -> u64 {
         match &self.objects {
             Some(o) => o.max_transfer(self.read_percent()),
@@ -861,6 +880,14 @@ impl JobSpec {
                 self.describe_volumes(),
                 self.ioengine
             );
+        }
+        match self.meta {
+            Some(op @ (OpKind::Create | OpKind::Stat | OpKind::Delete)) => {
+                let size = self.size.map(crate::units::format_size).unwrap_or_default();
+                return format!("{} {} files of {size} x{} {}", op.name(), self.nrfiles, self.numjobs, self.ioengine);
+            }
+            Some(_) => return format!("{} as truncates x{} {}", self.rw.name(), self.numjobs, self.ioengine),
+            None => {}
         }
         let rw = match (self.trims, self.rw.is_random()) {
             (true, true) => "randtrim",

@@ -307,7 +307,7 @@ impl Rados {
                 OpKind::Create | OpKind::Update => write_op(api, io, oid, Some(comp), buf, len, None, marks(req.op)),
                 OpKind::Stat => (api.rados_aio_stat)(io, oid, comp, &mut self.stat_size[i], &mut self.stat_mtime[i]),
                 OpKind::Delete => (api.rados_aio_remove)(io, oid, comp),
-                OpKind::List | OpKind::Sync | OpKind::Trim => -libc::EOPNOTSUPP,
+                OpKind::List | OpKind::Sync | OpKind::Trim | OpKind::Truncate => -libc::EOPNOTSUPP,
             }
         }
     }

@@ -740,7 +740,7 @@ impl Engine for S3Engine {
             OpKind::Stat => self.spawn_simple(req.slot, "HEAD", url(), Vec::new(), Expect::Received),
             OpKind::Delete => self.spawn_simple(req.slot, "DELETE", url(), Vec::new(), Expect::Received),
             OpKind::List => self.spawn_list(req.slot, bucket),
-            OpKind::Write | OpKind::Sync | OpKind::Trim => {
+            OpKind::Write | OpKind::Sync | OpKind::Trim | OpKind::Truncate => {
                 self.refused.push(Completion::new(req.slot, Err(IoFailure::errno(libc::EOPNOTSUPP))))
             }
         }

@@ -699,7 +699,7 @@ impl Engine for SwiftEngine {
                 self.spawn_op(req.slot, "DELETE", c, key, q, None, Expect::Received)
             }
             OpKind::List => self.spawn_list(req.slot, c),
-            OpKind::Write | OpKind::Sync | OpKind::Trim => {
+            OpKind::Write | OpKind::Sync | OpKind::Trim | OpKind::Truncate => {
                 self.refused.push(Completion::new(req.slot, Err(IoFailure::errno(libc::EOPNOTSUPP))))
             }
         }

@@ -262,6 +262,7 @@ fn config(uri: &str, more: &[(&str, &str)]) -> Arc<dyn EngineConfig> {
 fn engine(cfg: &Arc<dyn EngineConfig>, s: &mut Slots) -> Box<dyn Engine> {
     let setup = WorkerSetup {
         fds: &[],
+        paths: &[],
         buffers: s.buffers(),
         queue_depth: 4,
         direct: false,

@@ -192,6 +192,22 @@ fn per_ms(n: u64, ms: u64) -> u64 {
 
 const READS: &[OpKind] = &[OpKind::Read];
 const WRITES: &[OpKind] = &[OpKind::Write, OpKind::Create, OpKind::Update];
+const TRIMS: &[OpKind] = &[OpKind::Delete, OpKind::Trim];
+
+/// The operations of each of fio's directions (read, write, trim) for this
+/// job. fio's metadata engines put their creates, stats and deletes in the
+/// read direction when the job's pattern reads (the default) and in the
+/// write direction otherwise (engines/fileoperations.c); ftruncate's
+/// truncates are writes.
+fn directions(j: &JobResult) -> [&'static [OpKind]; 3] {
+    const NONE: &[OpKind] = &[];
+    match j.spec.meta {
+        Some(OpKind::Truncate) => [NONE, &[OpKind::Truncate], NONE],
+        Some(_) if j.spec.read_percent() > 0.0 => [&[OpKind::Create, OpKind::Stat, OpKind::Delete], NONE, NONE],
+        Some(_) => [NONE, &[OpKind::Create, OpKind::Stat, OpKind::Delete], NONE],
+        None => [READS, WRITES, TRIMS],
+    }
+}
 
 /// The run's jobs as fio lists them: each clone of a numjobs job apart
 /// unless it asked for group_reporting (`JobResult::fio_entries`).
@@ -232,17 +248,23 @@ pub struct Job<'a> {
 
 impl<'a> Job<'a> {
     pub fn of(j: &'a JobResult) -> Job<'a> {
+        let [reads, writes, trims] = directions(j);
         let mut clat = LatencyHistogram::new();
-        for o in j.ops.iter().filter(|o| READS.contains(&o.op) || WRITES.contains(&o.op)) {
+        for o in j.ops.iter().filter(|o| reads.contains(&o.op) || writes.contains(&o.op)) {
             clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
         }
         let (lat_ns, lat_us, lat_ms) = latency_buckets(&clat);
         let sync = j.op(OpKind::Sync);
+        let (mut read, mut write) = (Dir::of(j, reads), Dir::of(j, writes));
+        if matches!(j.spec.meta, Some(OpKind::Create | OpKind::Stat | OpKind::Delete)) {
+            // fio samples only their completion latency (add_clat_sample), no total latency.
+            (read.lat, write.lat) = (Lat::empty(), Lat::empty());
+        }
         Job {
             r: j,
-            read: Dir::of(j, READS),
-            write: Dir::of(j, WRITES),
-            trim: Dir::of(j, &[OpKind::Delete, OpKind::Trim]),
+            read,
+            write,
+            trim: Dir::of(j, trims),
             sync: sync.map_or_else(Lat::empty, |o| Lat::of(&o.histogram)),
             sync_ios: sync.map_or(0, |o| o.ios),
             lat_ns,

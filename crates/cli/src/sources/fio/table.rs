@@ -160,7 +160,7 @@ pub fn action(key: &str, value: &str) -> Action {
         "zonemode" if value == "zbd" => Action::Refuse("zoned block devices (zonemode=zbd) are not supported; zonemode=strided is"),
         "zonemode" | "zonesize" | "zonerange" | "zoneskip" => Action::Keep(format!("fio:{key}"), value.into()),
         "dedupe_mode" | "dedupe_working_set_percentage" | "dedupe_global" => Action::Keep(format!("fio:{key}"), value.into()),
-        "openfiles" => Action::Note("openfiles: storbench keeps every file of a job open".into()),
+        "openfiles" => Action::Note("openfiles: storbench keeps every file of a job open (filecreate, filestat and filedelete keep none)".into()),
         "io_submit_mode" if value == "inline" => Action::Ignore,
         "io_submit_mode" if value == "offload" => Action::Note(OFFLOAD.into()),
         "io_submit_mode" => Action::Refuse("io_submit_mode takes inline or offload"),
@@ -200,9 +200,10 @@ const ENGINES_REFUSED: &[(&[&str], &str)] = &[
         "this network file system's client library is not supported",
     ),
     (
-        &["filecreate", "filestat", "filedelete", "dircreate", "dirstat", "dirdelete", "ftruncate", "e4defrag", "splice"],
-        "file-system metadata and special-purpose engines are not supported",
+        &["dircreate", "dirstat", "dirdelete"],
+        "directory metadata engines (dircreate, dirstat, dirdelete: newer than fio 3.33) are not supported; filecreate, filestat and filedelete measure files",
     ),
+    (&["e4defrag", "splice"], "special-purpose engines (e4defrag, splice) are not supported"),
 ];
 
 /// Said when a line names a refused engine (fio's "external:" engines too).
