@@ -238,7 +238,7 @@ mod tests {
     }
 
     fn run(e: &mut Box<dyn Engine>, op: OpKind) -> Completion {
-        e.queue(IoRequest { op, data_only: false, file: 0, whole: false, offset: 0, len: 4096, slot: 0 }).unwrap();
+        e.queue(IoRequest { op, data_only: false, file: 0, whole: false, offset: 0, len: 4096, slot: 0, ioprio: 0 }).unwrap();
         let mut out = Vec::new();
         e.submit_and_reap(0, None, &mut out).unwrap();
         out[0]
