@@ -206,7 +206,7 @@ fn cpuio_fio_as_fio_json_has_fio_s_shape_and_no_io() {
     };
     let sb = json("sb.json");
     let jobs = sb["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 2, "one entry per job, jobs = its workers");
+    assert_eq!(jobs.len(), 4, "one entry per clone (numjobs=2, no group_reporting), as fio lists them");
     for j in jobs {
         for dir in ["read", "write", "trim"] {
             assert_eq!((j[dir]["io_bytes"].as_u64(), j[dir]["total_ios"].as_u64()), (Some(0), Some(0)), "{dir}: {}", j[dir]);
