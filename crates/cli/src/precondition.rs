@@ -77,7 +77,7 @@ pub fn jobs_before(specs: &[JobSpec], before: Before) -> Result<Vec<JobSpec>, Cl
         }
         if caps.needs_files && spec.filenames.is_empty() {
             return Err(CliError::usage(format!(
-                "{flag}: job '{}' has no filename=; give the file or device to write first (storbench's own scratch files are written whole anyway)",
+                "{flag}: job '{}' has no filename=; give the file or device to write first (or set overwrite=1 to have new files written whole before the job)",
                 spec.name
             )));
         }

@@ -141,7 +141,8 @@ fn place_unit_logs(specs: &mut [JobSpec], setup: &RunSetup, dir: &Path) -> Resul
             }
             s.logs.unit = Some(storbench_workload::UnitLogs { dir: base.clone(), first });
         }
-        first = first.saturating_add(s.numjobs);
+        // Every worker of the job has its file: numjobs on each of its volumes.
+        first = first.saturating_add(s.workers());
     }
     Ok(())
 }

@@ -284,6 +284,7 @@ const CASES: &[Case] = &[
     with(&["run", "--fio", "p6.fio"], &[("p6.fio", "[a]\nioengine=io_uring\nsize=1m\ncmdprio_bssplit=64k/25/4/1\n")], &["cmdprio_bssplit", "the class '4'"]),
     with(&["run", "--fio", "p7.fio"], &[("p7.fio", "[a]\nioengine=psync\nsize=1m\ncmdprio_percentage=10\n")], &["psync cannot carry", "ioengine=io_uring or libaio"]),
     with(&["run", "--fio", "p8.fio"], &[("p8.fio", "[a]\nioengine=libaio\nsize=1m\ncmdprio_percentage=10\ncmdprio_bssplit=64k/10\n")], &["cmdprio_percentage and cmdprio_bssplit cannot both be given"]),
+    with(&["run", "--fio", "wb.fio"], &[("wb.fio", "[b]\nioengine=cpuio\ncpuload=50\nexit_on_io_done=1\n[w]\nioengine=psync\nsize=1m\nrw=write\nwait_for=b\n")], &["wait_for=b", "would wait forever"]),
     with(&["run", "--fio", "ws.fio"], &[("ws.fio", "[a]\nioengine=null\nsize=1m\nwait_for=a\n")], &["wait_for=a", "cannot wait for itself"]),
     with(&["run", "--fio", "sub.fio"], &[("sub.fio", "[a]\nioengine=null\nsize=1m\nio_submit_mode=later\n")], &["io_submit_mode takes inline or offload"]),
     with(&["run", "--fio", "r.fio"], &[("r.fio", "[a]\nrw=randrw\nsize=1m\nrate=,300\n")], &["rate=,300", "one direction only"]),

@@ -863,16 +863,16 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
 fn a_sweep_over_agents_runs_on_the_first_one_then_the_first_two() {
     let dir = scratch();
     let fleet = fleet_dir(dir.path(), "fleet");
-    let _a = Agent::start(None, "127.0.0.71:7450", &fleet, dir.path().join("a.log"), &[]);
-    let _b = Agent::start(None, "127.0.0.72:7450", &fleet, dir.path().join("b.log"), &[]);
-    let args = ["sweep", "--agents", "127.0.0.71:7450,127.0.0.72:7450", "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", "sw"];
+    let _a = Agent::start(None, "127.0.0.111:7450", &fleet, dir.path().join("a.log"), &[]);
+    let _b = Agent::start(None, "127.0.0.112:7450", &fleet, dir.path().join("b.log"), &[]);
+    let args = ["sweep", "--agents", "127.0.0.111:7450,127.0.0.112:7450", "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", "sw"];
     let job = ["--name", "n", "--ioengine", "null", "--size", "1g", "--volumes", "2", "--runtime", "1", "--time_based", "1"];
     let r = storbench(dir.path(), &[&args[..], &job, &["--quiet", "--no-knee", "--sweep", "agents=1,2"]].concat());
     assert_eq!(r.code, 0, "{}", r.stderr);
     let set = storbench_model::RunSet::load(&dir.path().join("sw")).expect("the sweep reads back");
     let agents: Vec<Vec<String>> =
         set.runs.iter().map(|run| run.result.jobs[0].per_agent.iter().map(|a| a.agent.clone()).collect()).collect();
-    let (a, b) = ("127.0.0.71:7450".to_string(), "127.0.0.72:7450".to_string());
+    let (a, b) = ("127.0.0.111:7450".to_string(), "127.0.0.112:7450".to_string());
     assert_eq!(agents, [vec![a.clone()], vec![a, b]]);
     for run in &set.runs {
         let job = &run.result.jobs[0];

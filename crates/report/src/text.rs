@@ -216,7 +216,6 @@ fn cpu_line(out: &mut String, r: &RunResult) {
     );
 }
 
-/// A job's steady-state verdict: `steady state rr: attained at 12 s (iops:10% = 3.21%)`.
 /// A CPU burner's figures: the share of one CPU each worker used (fio's
 /// usr/sys arithmetic: CPU time over the workers' summed runtime) against
 /// the share asked for, and its context switches. `None` for other jobs.
@@ -242,6 +241,7 @@ fn burn_line(out: &mut String, j: &JobResult) {
     }
 }
 
+/// A job's steady-state verdict: `steady state rr: attained at 12 s (iops:10% = 3.21%)`.
 fn steady_line(out: &mut String, j: &JobResult) {
     let Some(ss) = &j.steady_state else { return };
     let values: Vec<String> = ss

@@ -31,7 +31,7 @@ pub fn job_memory(job: &JobPlan) -> u64 {
     };
     let services = if storbench_model::protocol::paced(job.ops_per_sec, &job.spec) { 2 } else { 1 };
     // The coordinator keeps one more per worker for a job whose clones fio lists apart.
-    let held = HISTOGRAMS_PER_KIND + u64::from(storbench_model::JobResult::keeps_clones(spec, spec.numjobs));
+    let held = HISTOGRAMS_PER_KIND + u64::from(storbench_model::JobResult::keeps_clones(spec, spec.workers()));
     let histograms = HISTOGRAM_BYTES * held * kinds * services;
     // The object model: one bit per key, and the size of each object when sizes vary.
     let model = spec.objects.as_ref().map_or(0, |o| o.count / 8 + if o.sizes.fixed().is_none() { o.count * 4 } else { 0 });
@@ -55,9 +55,9 @@ pub fn check(jobs: &[JobPlan], groups: &[Vec<usize>]) -> Result<(), PlanError> {
                     "the jobs running together need about {} of memory ({} per buffer x iodepth {} x {} workers for this job, \
                      plus histograms and the object model), more than {:.0}% of the {} available; lower bs, iodepth or numjobs",
                     format_amount(memory),
-                    format_size(s.max_transfer()),
+                    format_size(s.buffer_len()),
                     biggest.queue_depth,
-                    s.numjobs,
+                    s.workers(),
                     MEMORY_SHARE * 100.0,
                     format_amount(avail)
                 ),

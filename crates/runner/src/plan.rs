@@ -102,8 +102,15 @@ fn check_waits(jobs: &[JobPlan]) -> Result<(), PlanError> {
         if *name == j.spec.name {
             return Err(err(&j.spec, format!("wait_for={name}: a job cannot wait for itself; name an earlier job")));
         }
-        if !jobs[..i].iter().any(|e| e.spec.name == *name) {
+        let Some(target) = jobs[..i].iter().find(|e| e.spec.name == *name) else {
             return Err(err(&j.spec, format!("wait_for={name}: no earlier job has this name; name a job defined before this one")));
+        };
+        // Such a burner ends only when its group's I/O jobs have: this one among them, it would never start.
+        if target.spec.cpu_burn.is_some() && target.end_ns.is_none() && target.group == j.group {
+            return Err(err(
+                &j.spec,
+                format!("wait_for={name}: {name} is a CPU burner that ends with its group's I/O jobs, so this job would wait forever; give {name} a runtime"),
+            ));
         }
     }
     Ok(())
@@ -260,7 +267,7 @@ const BURN_OPTIONS: [&str; 4] = ["cpuload", "cpuchunks", "cpumode", "exit_on_io_
 /// [global] section shared with the I/O jobs beside it sets them); so does
 /// storbench, and says which.
 fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
-    const KEPT: [&str; 11] = [
+    const KEPT: [&str; 13] = [
         "name",
         "ioengine",
         "numjobs",
@@ -272,6 +279,8 @@ fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
         "exitall",
         "randseed",
         "randrepeat",
+        "group_reporting",
+        "wait_for",
     ];
     let placement = ["cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy"];
     let kept = |n: &&str| KEPT.contains(n) || BURN_OPTIONS.contains(n) || placement.contains(n);
@@ -290,6 +299,8 @@ fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
         seed: spec.seed,
         placement: spec.placement,
         cpu_burn: spec.cpu_burn,
+        group_reporting: spec.group_reporting,
+        wait_for: spec.wait_for,
         given: spec.given,
         iodepth: 1,
         ..JobSpec::default()

@@ -46,12 +46,15 @@ pub struct Sample {
     pub lat_ns: u64,
     pub clat_ns: u64,
     pub offset: u64,
+    /// The kernel's ioprio value the I/O carried (0: none of its own).
+    pub ioprio: u16,
 }
 
 pub struct UnitLogWriter {
     outs: Vec<Out>,
     offset: bool,
-    prio: &'static [u8],
+    /// `log_prio`: the priority in hex; else 1 for a real-time I/O, as fio.
+    prio: bool,
     failed: Option<String>,
 }
 
@@ -85,8 +88,7 @@ impl UnitLogWriter {
                 outs.push(Out { value, path, file, buf: Vec::with_capacity(FLUSH_AT + 128) });
             }
         }
-        let prio: &[u8] = if logs.prio { b"0x0000\n" } else { b"0\n" };
-        Ok(Some(UnitLogWriter { outs, offset: logs.offset, prio, failed: None }))
+        Ok(Some(UnitLogWriter { outs, offset: logs.offset, prio: logs.prio, failed: None }))
     }
 
     /// One I/O that completed in the measured phase.
@@ -109,7 +111,12 @@ impl UnitLogWriter {
                 o.buf.extend_from_slice(num.format(s.offset).as_bytes());
                 o.buf.extend_from_slice(b", ");
             }
-            o.buf.extend_from_slice(self.prio);
+            if self.prio {
+                let _ = writeln!(o.buf, "0x{:04x}", s.ioprio);
+            } else {
+                // fio's stat.c without log_prio: whether the I/O was of the real-time class.
+                o.buf.extend_from_slice(if s.ioprio >> 13 == 1 { b"1\n" } else { b"0\n" });
+            }
             if o.buf.len() >= FLUSH_AT {
                 flush(o, &mut self.failed);
             }
@@ -161,7 +168,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         let s = spec(&d, &[("write_lat_log", "sub/l"), ("write_bw_log", ""), ("write_iops_log", ""), ("log_offset", "1")]);
         let mut w = UnitLogWriter::create(&s, 1).unwrap().unwrap();
-        w.completed(&Sample { t_ms: 7, dir: 1, bytes: 4096, lat_ns: 150_000, clat_ns: 140_000, offset: 8192 });
+        w.completed(&Sample { t_ms: 7, dir: 1, bytes: 4096, lat_ns: 150_000, clat_ns: 140_000, offset: 8192, ioprio: 0 });
         w.finish().unwrap();
         assert_eq!(read(&d, "sub/l_lat.4.log"), "7, 150000, 1, 4096, 8192, 0\n");
         assert_eq!(read(&d, "sub/l_clat.4.log"), "7, 140000, 1, 4096, 8192, 0\n");
@@ -171,9 +178,10 @@ mod tests {
         assert_eq!(read(&d, "j_iops.4.log"), "7, 1, 1, 4096, 8192, 0\n");
         let s = spec(&d, &[("write_iops_log", "p"), ("log_prio", "1")]);
         let mut w = UnitLogWriter::create(&s, 0).unwrap().unwrap();
-        w.completed(&Sample { t_ms: 0, dir: 0, bytes: 512, lat_ns: 1, clat_ns: 0, offset: 0 });
+        // Class 1 (real time), level 4: fio's ioprio value 0x2004.
+        w.completed(&Sample { t_ms: 0, dir: 0, bytes: 512, lat_ns: 1, clat_ns: 0, offset: 0, ioprio: (1 << 13) | 4 });
         w.finish().unwrap();
-        assert_eq!(read(&d, "p_iops.3.log"), "0, 1, 0, 512, 0x0000\n");
+        assert_eq!(read(&d, "p_iops.3.log"), "0, 1, 0, 512, 0x2004\n");
         std::fs::remove_dir_all(&d).unwrap();
     }
 }

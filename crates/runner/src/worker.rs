@@ -327,7 +327,7 @@ impl Worker {
         let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
         let k = Consts::of(&share);
         let flow = spec.flow.filter(|f| f.weight > 0).map(|f| link.control.flows.join(f.id, f.weight, f.sleep.as_nanos() as u64));
-        let prio = spec.prio.as_ref().map(|p| PrioPicker::new(p, spec.seed ^ u64::from(worker)));
+        let prio = spec.prio.as_ref().map(|p| PrioPicker::new(p, spec.seed ^ stream(share.job, worker)));
         set_thread_ioprio(spec.prio.as_ref().map_or(0, |p| p.job_value()))?;
         Ok(Worker {
             share,
@@ -942,7 +942,8 @@ impl Worker {
             self.log_completion(op, &outcome, now);
         }
         if self.unit_log.is_some() {
-            self.unit_log_completion(op, &outcome, now, s.offset[i]);
+            let ioprio = self.prio.as_ref().map_or(0, |p| p.values[s.prio[i] as usize]);
+            self.unit_log_completion(op, &outcome, now, s.offset[i], ioprio);
         }
         if self.k.hist_window_ms > 0 {
             self.hist_completion(op, &outcome, now);
@@ -1032,7 +1033,7 @@ impl Worker {
 
     /// A line for each per-I/O log (measured phase, reads and writes that
     /// succeeded, as fio logs them).
-    fn unit_log_completion(&mut self, op: OpKind, outcome: &Outcome, now: u64, offset: u64) {
+    fn unit_log_completion(&mut self, op: OpKind, outcome: &Outcome, now: u64, offset: u64, ioprio: u16) {
         let dir = match op {
             OpKind::Read => 0,
             OpKind::Write => 1,
@@ -1042,7 +1043,7 @@ impl Worker {
             return;
         };
         let t_ms = (now - self.k.ramp_ns) / 1_000_000;
-        log.completed(&crate::unit_log::Sample { t_ms, dir, bytes, lat_ns: outcome.latency, clat_ns: outcome.service, offset });
+        log.completed(&crate::unit_log::Sample { t_ms, dir, bytes, lat_ns: outcome.latency, clat_ns: outcome.service, offset, ioprio });
     }
 
     /// Count a completion in fio's histogram log (measured phase, reads and

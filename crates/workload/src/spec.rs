@@ -393,8 +393,8 @@ pub struct FioLogs {
     /// fio `log_offset`: each per-I/O line also says the I/O's offset.
     #[serde(default)]
     pub offset: bool,
-    /// fio `log_prio`: the last column is the I/O's priority in hex
-    /// (storbench issues every I/O at the default, 0x0000).
+    /// fio `log_prio`: the last column is the I/O's priority in hex (the
+    /// kernel's ioprio value; without it, 1 for a real-time I/O, else 0).
     #[serde(default)]
     pub prio: bool,
     /// fio `log_max_value`: a window's largest value instead of its mean
@@ -816,7 +816,8 @@ impl JobSpec {
     /// them itself. A fill lays out as before: it measures what writing
     /// allocates.
     pub fn lays_out(&self) -> bool {
-        !self.writes() || self.read_percent() > 0.0 || self.overwrite || self.fill.is_some()
+        // fio's overwrite is about writes: a trim-only job is never laid out.
+        !self.writes() || self.read_percent() > 0.0 || (self.overwrite && !self.trims) || self.fill.is_some()
     }
 
     pub fn read_percent(&self) -> f64 {
@@ -848,7 +849,6 @@ impl JobSpec {
     pub fn place_in_volume(&self, worker: u32) -> u32 {
         worker / self.volumes.max(1)
     }
-    /// Largest transfer of one operation (the size of a buffer slot).
     /// Bytes a worker's buffer slot needs: metadata operations move no data.
     pub fn buffer_len(&self) -> u64 {
         match self.meta {
@@ -856,6 +856,7 @@ impl JobSpec {
             None => self.max_transfer(),
         }
     }
+    /// Largest transfer of one operation (the size of a buffer slot).
     pub fn max_transfer(&self) -> u64 {
         match &self.objects {
             Some(o) => o.max_transfer(self.read_percent()),

@@ -272,14 +272,15 @@ pub fn is_marked(path: &Path) -> bool {
 fn make_room(f: &mut File, path: &Path, from: u64, to: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<(), TargetError> {
     match need.room_only {
         None => lay_out(f, path, from, to, stop),
-        Some(mode) => allocate(f, path, to, mode),
+        Some(mode) => allocate(f, path, from, to, mode),
     }
 }
 
 /// fio's `fallocate` for a file of `size` bytes (fio's fallocate_file: a
 /// native fallocate that fails leaves the file as it was, as in fio).
-fn allocate(f: &File, path: &Path, size: u64, mode: Fallocate) -> Result<(), TargetError> {
-    check_free_space(f, path, size)?;
+fn allocate(f: &File, path: &Path, from: u64, size: u64, mode: Fallocate) -> Result<(), TargetError> {
+    // Only the new end needs room (a file extended keeps its first bytes).
+    check_free_space(f, path, size.saturating_sub(from))?;
     let fd = f.as_raw_fd();
     // SAFETY: plain system calls on a descriptor we own.
     let rc = match mode {
