@@ -242,6 +242,7 @@ mod tests {
                     "cmdprio_class" => "3",
                     "cmdprio" => "2",
                     "cmdprio_bssplit" => "64k/25/1/1:1m/0",
+                    "fallocate" => "posix",
                     _ => "x",
                 },
             };
