@@ -12,7 +12,9 @@
 //! - [`target`]: the files, devices and stores a job works on, once prepared;
 //! - [`journal`]: what a run creates (`journal.json`), for `storbench cleanup
 //!   RESULTS_DIR`;
-//! - [`sweep`]: a sweep's index (`sweep.json`): dimensions, points, knees.
+//! - [`sweep`]: a sweep's index (`sweep.json`): dimensions, points, knees;
+//! - [`study`]: a study's index (`study.json`): questions, configurations,
+//!   and each step (a storbench command) with its state.
 //!
 //! Renderers depend on this crate, never on the runner, so a report can be
 //! built (and re-built from a results directory) without any engine.
@@ -22,6 +24,7 @@ pub mod protocol;
 pub mod result;
 pub mod runset;
 pub mod slo;
+pub mod study;
 pub mod sweep;
 pub mod target;
 pub mod warning;
