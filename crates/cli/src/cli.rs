@@ -539,7 +539,7 @@ pub struct CompareArgs {
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// A results directory, a sweep or SLO search directory; several: a comparison (the first is the baseline)
+    /// A results directory, a sweep, SLO search or study directory; several: a comparison (the first is the baseline)
     #[arg(value_name = "DIR", required = true)]
     pub dirs: Vec<PathBuf>,
     /// The HTML file (default: DIR/report.html, or report.html for a comparison)

@@ -157,6 +157,7 @@ const CASES: &[Case] = &[
     with(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--verify", "crc32c", "--verify_state", "f/state"], &[("f", "x")], &["verify_state f/state", "not a directory"]),
     with(&["report", "out", "-o", "mine.html"], &[("mine.html", "mine"), ("out/result.json", "{}")], &["mine.html exists and is not a storbench report", "--force"]),
     case(&["slo", "--resume", "nowhere"], &["nowhere/slo.json"]),
+    with(&["report", "st"], &[("st/study.json", "{\"version\": 1}")], &["st/study.json", "not a study index"]),
     case(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--destroy_device_in_use", "1"], &["option 'destroy_device_in_use' is gone", "umount"]),
     // The object model.
     case(&["run", "--name", "a", "--ioengine", "null", "--objects", "0", "--runtime", "1"], &["option 'objects'", "between 1 and"]),

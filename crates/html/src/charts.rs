@@ -243,18 +243,28 @@ pub struct Grid<'a> {
 pub fn grid(g: &Grid) -> Result<String, Fail> {
     let vals: Vec<f64> = g.cells.iter().flatten().flatten().copied().collect();
     let (lo, hi) = vals.iter().fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
-    if vals.is_empty() {
+    cells_chart(g, &|v| {
+        let share = goodness(v, lo, hi, g.higher_is_better);
+        (grid_colour(share), share > 0.6)
+    })
+}
+
+/// A chart's title and the room its axes' labels take.
+fn framed<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>, title: &str) -> ChartBuilder<'a, 'b, SVGBackend<'b>> {
+    let mut b = ChartBuilder::on(root);
+    b.caption(title, ("sans-serif", 15)).margin(10).x_label_area_size(34).y_label_area_size(70);
+    b
+}
+
+/// A grid's cells, each filled with the colour `paint` gives its value
+/// (and white text on the dark ones), labelled with its figure.
+fn cells_chart(g: &Grid, paint: &dyn Fn(f64) -> (RGBColor, bool)) -> Result<String, Fail> {
+    if g.cells.iter().flatten().flatten().next().is_none() {
         return Err("no data".into());
     }
     let (nx, ny) = (g.x_values.len() as f64, g.y_values.len() as f64);
     svg(|root| {
-        let mut chart = ChartBuilder::on(root)
-            .caption(g.title, ("sans-serif", 15))
-            .margin(10)
-            .x_label_area_size(34)
-            .y_label_area_size(70)
-            .build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5)
-            .map_err(fail)?;
+        let mut chart = framed(root, g.title).build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5).map_err(fail)?;
         let xl = |v: &f64| value_label(g.x_values, *v);
         let yl = |v: &f64| value_label(g.y_values, *v);
         chart
@@ -271,11 +281,10 @@ pub fn grid(g: &Grid) -> Result<String, Fail> {
         for (yi, row) in g.cells.iter().enumerate() {
             for (xi, cell) in row.iter().enumerate() {
                 let Some(v) = cell else { continue };
-                let share = goodness(*v, lo, hi, g.higher_is_better);
-                let c = grid_colour(share);
+                let (c, dark) = paint(*v);
                 let (x, y) = (xi as f64, yi as f64);
                 chart.draw_series([Rectangle::new([(x - 0.5, y - 0.5), (x + 0.5, y + 0.5)], c.filled())]).map_err(fail)?;
-                let text_colour = if share > 0.6 { WHITE } else { BLACK };
+                let text_colour = if dark { WHITE } else { BLACK };
                 let style = ("sans-serif", 13).into_font().color(&text_colour).pos(plotters::style::text_anchor::Pos::new(
                     plotters::style::text_anchor::HPos::Center,
                     plotters::style::text_anchor::VPos::Center,
@@ -387,6 +396,87 @@ pub fn surface(g: &Grid) -> Result<String, Fail> {
     })
 }
 
+/// The difference of each cell of a grid against the same cell of another
+/// (a study's later configuration against its first), in percent: blue where
+/// the later one is better, orange where it is worse, white where they are
+/// the same, as deep as the largest difference (diverging colours, so the
+/// sign reads before the number).
+pub fn difference_grid(g: &Grid) -> Result<String, Fail> {
+    let widest = g.cells.iter().flatten().flatten().fold(1.0f64, |a, v| a.max(v.abs()));
+    cells_chart(g, &|v| {
+        let better = if g.higher_is_better { v } else { -v } / widest;
+        (diverging(better), better.abs() > 0.6)
+    })
+}
+
+/// White at 0, blue towards +1 (better), orange towards -1 (worse).
+fn diverging(share: f64) -> RGBColor {
+    let s = share.clamp(-1.0, 1.0);
+    let mix = |to: (f64, f64, f64), t: f64| {
+        RGBColor((255.0 + (to.0 - 255.0) * t) as u8, (255.0 + (to.1 - 255.0) * t) as u8, (255.0 + (to.2 - 255.0) * t) as u8)
+    };
+    if s >= 0.0 {
+        mix((0.0, 90.0, 170.0), s)
+    } else {
+        mix((200.0, 80.0, 0.0), -s)
+    }
+}
+
+/// Throughput against a count (agents, volumes) with each series' linear
+/// scaling from its first point drawn thin in the series' colour: how far
+/// a curve falls below its line is what the count did not buy.
+pub fn scaling(title: &str, x_desc: &str, series: &[Series], y_fmt: &dyn Fn(f64) -> String) -> Result<String, Fail> {
+    let ideal: Vec<Series> = series.iter().map(linear_from_first).collect();
+    let all: Vec<Series> = series.iter().chain(&ideal).cloned().collect();
+    let (x0, x1, _, y1) = bounds(&all, &[], None).ok_or("no data")?;
+    let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
+    svg(|root| {
+        let mut chart = framed(root, title).build_cartesian_2d(x0..x1, 0f64..(y1.max(1.0) * 1.1)).map_err(fail)?;
+        let y_fmt = |v: &f64| y_fmt(*v);
+        let x_fmt = |v: &f64| trim_number(*v);
+        chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc("IOPS")
+            .y_label_formatter(&y_fmt)
+            .x_label_formatter(&x_fmt)
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(fail)?;
+        for (i, (s, line)) in series.iter().zip(&ideal).enumerate() {
+            let col = colour(i);
+            chart
+                .draw_series(LineSeries::new(s.points.iter().copied(), col.stroke_width(2)))
+                .map_err(fail)?
+                .label(s.label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col.stroke_width(2)));
+            chart.draw_series(s.points.iter().map(|p| Circle::new(*p, 3, col.filled()))).map_err(fail)?;
+            let thin = col.mix(0.5);
+            chart
+                .draw_series(LineSeries::new(line.points.iter().copied(), thin.stroke_width(1)))
+                .map_err(fail)?
+                .label(line.label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], thin.stroke_width(1)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .border_style(RGBColor(180, 180, 180))
+            .background_style(WHITE.mix(0.85))
+            .draw()
+            .map_err(fail)
+    })
+}
+
+/// A series' linear scaling from its first point: y1 * x / x1.
+pub fn linear_from_first(s: &Series) -> Series {
+    let points = match s.points.first() {
+        Some(&(x1, y1)) if x1 > 0.0 => s.points.iter().map(|p| (p.0, y1 * p.0 / x1)).collect(),
+        _ => Vec::new(),
+    };
+    Series { label: format!("{}: linear", s.label), points }
+}
+
 /// The x position of percentile `p` on a "nines" axis: p50 -> 0.3, p90 ->
 /// 1, p99 -> 2, p99.9 -> 3.
 pub fn nines(p: f64) -> f64 {
@@ -467,5 +557,41 @@ mod tests {
         assert_eq!(lines(&empty).unwrap_err(), "no data");
         let cols = vec![(0.0, 1.0, vec![(40u16, 5u64), (41, 1)]), (1.0, 2.0, vec![(42, 3)])];
         assert!(time_heatmap("h", &cols, &fmt).unwrap().matches("<rect").count() >= 3);
+    }
+
+    #[test]
+    fn a_difference_grid_colours_by_sign_and_says_when_empty() {
+        let xs: Vec<String> = ["4KiB", "64KiB"].map(String::from).into();
+        let ys: Vec<String> = ["1", "8"].map(String::from).into();
+        let cells = vec![vec![Some(25.0), Some(-10.0)], vec![Some(0.0), None]];
+        let fmt = |v: f64| format!("{v:+.0}%");
+        let g = Grid {
+            title: "IOPS on against off",
+            x_desc: "bs",
+            x_values: &xs,
+            y_desc: "iodepth",
+            y_values: &ys,
+            cells: &cells,
+            fmt: &fmt,
+            higher_is_better: true,
+        };
+        let svg = difference_grid(&g).unwrap();
+        assert!(svg.contains("+25%") && svg.contains("-10%") && svg.contains("64KiB"), "{svg}");
+        assert_eq!(svg.matches("<rect").count() - 1, 3, "three cells (and the background); the missing one left out");
+        assert!((diverging(1.0).2 > diverging(1.0).0) && (diverging(-1.0).0 > diverging(-1.0).2) && diverging(0.0) == WHITE);
+        let none = vec![vec![None, None]];
+        assert_eq!(difference_grid(&Grid { cells: &none, ..g }).unwrap_err(), "no data");
+    }
+
+    #[test]
+    fn a_scaling_chart_draws_each_series_and_its_linear_line() {
+        let s = [Series { label: "4k randread".into(), points: vec![(1.0, 1000.0), (2.0, 1900.0), (4.0, 3600.0)] }];
+        let ideal = linear_from_first(&s[0]);
+        assert_eq!(ideal.points, [(1.0, 1000.0), (2.0, 2000.0), (4.0, 4000.0)]);
+        let fmt = |v: f64| format!("{v}");
+        let svg = scaling("IOPS by agents", "agents", &s, &fmt).unwrap();
+        assert_eq!(svg.matches("opacity=\"0.5\"").count(), 2, "the linear line and its legend key, drawn thin: {svg}");
+        assert!(svg.contains("4k randread\n") && svg.contains("4k randread: linear\n") && svg.contains("agents"));
+        assert_eq!(scaling("t", "agents", &[], &fmt).unwrap_err(), "no data");
     }
 }

@@ -1,5 +1,5 @@
-//! One self-contained HTML report for a run, a sweep, an SLO search or a
-//! comparison: tables (warnings first), charts as inline SVG drawn with
+//! One self-contained HTML report for a run, a sweep, an SLO search, a
+//! comparison or a study: tables (warnings first), charts as inline SVG drawn with
 //! plotters ([`charts`]), and where the numbers come from (provenance). No
 //! script and no outside resource: it opens offline, from a file or a mail
 //! attachment. The same charts can be written as SVG files for documents.
@@ -10,10 +10,12 @@ mod page;
 pub mod raster;
 mod run;
 mod slo;
+mod study;
 mod sweep;
 
 use std::path::PathBuf;
 use storbench_model::slo::SloIndex;
+use storbench_model::study::StudyIndex;
 use storbench_model::sweep::SweepIndex;
 use storbench_model::{RunResult, RunSet};
 use storbench_report::compare::Row;
@@ -40,6 +42,28 @@ pub enum Report<'a> {
         sides: Vec<(String, PathBuf, &'a RunSet)>,
         rows: Vec<Vec<Row>>,
     },
+    /// A study: its index and each step's data, in the index's order.
+    Study {
+        dir: PathBuf,
+        index: &'a StudyIndex,
+        steps: &'a [StepData],
+    },
+}
+
+/// What a study's step left in its directory.
+pub enum StepData {
+    Sweep {
+        index: SweepIndex,
+        runs: RunSet,
+    },
+    Slo {
+        index: SloIndex,
+        runs: RunSet,
+    },
+    /// A run, a ramp without its index, a baseline, a tool's run.
+    Runs(RunSet),
+    /// Nothing to read (not run yet, failed before writing): why.
+    Missing(String),
 }
 
 /// One chart: a file-name-safe name, its title, and its SVG (or why not).
@@ -56,6 +80,7 @@ pub fn build(r: &Report) -> (String, Vec<Chart>) {
         Report::Sweep { dir, index, runs } => sweep::page(dir, index, runs),
         Report::Slo { dir, index, runs } => slo::page(dir, index, runs),
         Report::Compare { sides, rows } => compare::page(sides, rows),
+        Report::Study { dir, index, steps } => study::page(dir, index, steps),
     }
 }
 

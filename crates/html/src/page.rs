@@ -21,6 +21,9 @@ figure.chart { margin: 0.8em 0; }
 figure.chart figcaption { font-size: 0.85em; color: #555; }
 .missing { color: #a00; }
 .subtitle { color: #555; margin-top: 0; }
+.side { display: flex; gap: 0.5em; }
+.side figure.chart { flex: 1; min-width: 0; }
+.side figure.chart svg { width: 100%; height: auto; }
 ";
 
 /// The page being built: sections of HTML, in order.
@@ -45,6 +48,30 @@ impl Page {
 
     pub fn para(&mut self, text: &str, class: &str) {
         self.body += &format!("<p class=\"{class}\">{}</p>\n", esc(text));
+    }
+
+    /// A heading others can link to (a study's question).
+    pub fn h2_id(&mut self, text: &str, id: &str) {
+        self.body += &format!("<h2 id=\"{}\">{}</h2>\n", esc(id), esc(text));
+    }
+
+    /// A study's answers: one item per question, its title in bold and its
+    /// answers after it.
+    pub fn answers(&mut self, items: &[(String, Vec<String>)]) {
+        self.body += "<div id=\"answers\"><h2>Answers</h2><ul>\n";
+        for (title, answers) in items {
+            self.body += &format!("<li><strong>{}</strong>: {}</li>\n", esc(title), esc(&answers.join("; ")));
+        }
+        self.body += "</ul></div>\n";
+    }
+
+    /// Lines folded under a summary (a step's warnings).
+    pub fn details(&mut self, summary: &str, items: &[String]) {
+        self.body += &format!("<details class=\"warnings\"><summary>{}</summary><ul>\n", esc(summary));
+        for w in items {
+            self.body += &format!("<li>{}</li>\n", esc(w));
+        }
+        self.body += "</ul></details>\n";
     }
 
     /// Warnings first and impossible to miss.
@@ -109,6 +136,16 @@ impl Page {
             }
             Err(why) => self.body += &format!("<p class=\"missing\">{}: {}</p>\n", esc(&c.title), esc(why)),
         }
+    }
+
+    /// Charts next to each other, each scaled to its share of the width (a
+    /// study's grids, one per configuration, read across).
+    pub fn side_by_side(&mut self, charts: &[&Chart]) {
+        self.body += "<div class=\"side\">\n";
+        for c in charts {
+            self.chart(c);
+        }
+        self.body += "</div>\n";
     }
 
     pub fn render(self) -> String {

@@ -1,13 +1,14 @@
 //! `storbench report DIR [DIR ...]`: one self-contained HTML file for a
-//! run, a sweep, an SLO search, or (several directories) a comparison;
-//! `--charts DIR` writes its charts as SVG and PNG files too.
+//! run, a sweep, an SLO search, a study, or (several directories) a
+//! comparison; `--charts DIR` writes its charts as SVG and PNG files too.
 
 use crate::cli::ReportArgs;
 use crate::commands::compare::{compare_places, load};
 use crate::error::*;
 use std::path::{Path, PathBuf};
-use storbench_html::{build, Report};
+use storbench_html::{build, Report, StepData};
 use storbench_model::slo::{SloIndex, SLO_FILE};
+use storbench_model::study::{Step, StudyIndex, STUDY_INDEX};
 use storbench_model::sweep::{SweepIndex, INDEX_FILE};
 use storbench_model::RunSet;
 use storbench_report::compare::Judge;
@@ -16,6 +17,14 @@ pub fn run(a: &ReportArgs) -> Result<i32, CliError> {
     let out =
         a.output.clone().unwrap_or_else(|| if a.dirs.len() == 1 { a.dirs[0].join("report.html") } else { PathBuf::from("report.html") });
     check_replaceable(&out, a.force)?;
+    if let [dir] = a.dirs.as_slice() {
+        if dir.join(STUDY_INDEX).exists() {
+            if a.output.is_none() && a.charts.is_none() {
+                return study_page(dir).map(|_| 0);
+            }
+            return study_report(dir, &out, a.charts.as_deref());
+        }
+    }
     let sets: Vec<RunSet> = a.dirs.iter().map(|d| RunSet::load(d).map_err(|e| CliError::usage(e.to_string()))).collect::<Result<_, _>>()?;
     if let Some(dir) = &a.charts {
         charts_dir(dir)?;
@@ -88,6 +97,63 @@ fn write_charts(dir: &Path, charts: &[storbench_html::Chart]) -> Result<(), CliE
         Err(e) => eprintln!("storbench: charts (SVG only) in {}; no PNG: {e}", dir.display()),
     }
     Ok(())
+}
+
+/// The report of a study directory into `out` (its charts into `charts`).
+fn study_report(dir: &Path, out: &Path, charts: Option<&Path>) -> Result<i32, CliError> {
+    let index = StudyIndex::load(dir).map_err(CliError::usage)?;
+    if let Some(c) = charts {
+        charts_dir(c)?;
+    }
+    let steps: Vec<StepData> = index.steps.iter().map(|s| load_step(dir, s)).collect();
+    let (html, drawn) = build(&Report::Study { dir: dir.into(), index: &index, steps: &steps });
+    write(out, html.as_bytes())?;
+    if let Some(c) = charts {
+        write_charts(c, &drawn)?;
+    }
+    eprintln!("storbench: report in {}", out.display());
+    Ok(0)
+}
+
+/// A study's report written to `DIR/report.html` (over an earlier report
+/// only): what `storbench study` calls when its steps end; the path written.
+pub fn study_page(dir: &Path) -> Result<PathBuf, CliError> {
+    let out = dir.join("report.html");
+    check_replaceable(&out, false)?;
+    study_report(dir, &out, None)?;
+    Ok(out)
+}
+
+/// What a step left: a sweep's or a ramp's index (`sweep.json`), an SLO
+/// search's, or runs; whatever is missing or unreadable is said in the
+/// page rather than failing it (a study reports as far as it went).
+fn load_step(study: &Path, step: &Step) -> StepData {
+    let rel = Path::new(&step.dir);
+    // The index is a file anyone can edit: a step's data stays inside the study.
+    if rel.is_absolute() || rel.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+        return StepData::Missing(format!("its directory {} is not inside the study's", step.dir));
+    }
+    let dir = study.join(rel);
+    if !dir.is_dir() {
+        return StepData::Missing("no results directory (not run yet)".into());
+    }
+    let runs = || RunSet::load(&dir).unwrap_or_default();
+    if dir.join(INDEX_FILE).exists() {
+        return match SweepIndex::load(&dir) {
+            Ok(index) => StepData::Sweep { index, runs: runs() },
+            Err(e) => StepData::Missing(e.to_string()),
+        };
+    }
+    if dir.join(SLO_FILE).exists() {
+        return match SloIndex::load(&dir) {
+            Ok(index) => StepData::Slo { index, runs: runs() },
+            Err(e) => StepData::Missing(e),
+        };
+    }
+    match RunSet::load(&dir) {
+        Ok(set) => StepData::Runs(set),
+        Err(e) => StepData::Missing(e.to_string()),
+    }
 }
 
 fn single(dir: &Path, set: &RunSet) -> Result<(String, Vec<storbench_html::Chart>), CliError> {

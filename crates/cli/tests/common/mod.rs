@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod chromium;
 pub mod fleet;
 pub mod store;
 
