@@ -525,3 +525,86 @@ pub fn table(q: &QuestionInfo, views: &[View]) -> Part {
     part.tables.push((slug(&format!("{}-steps", q.id)), ["step", "scope", "IOPS", "MiB/s", "mean", "p99"].map(String::from).into(), rows));
     part
 }
+
+/// A step's figures by point: a sweep's grid points (`bs=4KiB`), a run's
+/// whole and its jobs; what a comparison matches across configurations.
+fn figures_by_point(v: &View) -> Vec<(String, PointFigures)> {
+    match v.data {
+        StepData::Sweep { index, .. } => index
+            .grid()
+            .into_iter()
+            .filter_map(|values| {
+                let f = index.figures(index.index_of(&values)?)?;
+                let at = index.dims.iter().zip(&values).map(|(d, x)| format!("{}={}", d.option, axis::label(&d.option, x)));
+                Some((at.collect::<Vec<_>>().join(" "), f))
+            })
+            .collect(),
+        StepData::Runs(set) => set.runs.iter().flat_map(|r| super::points::run_rows(&r.result)).collect(),
+        StepData::Slo { .. } | StepData::Missing(_) => Vec::new(),
+    }
+}
+
+/// compare: each later configuration's points against the same points of
+/// the first configuration (same line), the question's first metric in
+/// percent; the answer is each one's median difference and its range.
+pub fn compare(q: &QuestionInfo, views: &[View]) -> Part {
+    let m = metrics(q)[0];
+    let mut part = Part::default();
+    let first = views.first().map(|v| v.step.config.clone()).unwrap_or_default();
+    let mut rows = Vec::new();
+    let mut by_config: Vec<(String, String, Vec<f64>)> = Vec::new();
+    for v in views.iter().filter(|v| v.step.config != first) {
+        let Some(base) = views.iter().find(|b| b.step.config == first && b.step.line == v.step.line) else { continue };
+        let theirs = figures_by_point(base);
+        for (point, f) in figures_by_point(v) {
+            let Some((_, b)) = theirs.iter().find(|(p, _)| *p == point) else { continue };
+            let (now, was) = (value(m, &f), value(m, b));
+            let pct = (was > 0.0).then(|| (now - was) / was * 100.0);
+            rows.push(vec![
+                v.step.line.clone(),
+                point,
+                base.label.clone(),
+                with_unit(m, was),
+                v.label.clone(),
+                with_unit(m, now),
+                pct.map_or("-".into(), |p| format!("{p:+.1}%")),
+            ]);
+            let (key, against) = (v.step.config.clone(), base.step.config.clone());
+            let at = match by_config.iter_mut().position(|c| c.0 == key) {
+                Some(i) => i,
+                None => {
+                    by_config.push((key, against, Vec::new()));
+                    by_config.len() - 1
+                }
+            };
+            by_config[at].2.extend(pct);
+        }
+    }
+    for (config, against, mut pcts) in by_config {
+        pcts.sort_by(f64::total_cmp);
+        let Some(mid) = pcts.get(pcts.len() / 2) else { continue };
+        let (lo, hi) = (pcts[0], pcts[pcts.len() - 1]);
+        let (a, b) = (label_of(views, &config), label_of(views, &against));
+        part.answers.push(format!(
+            "{a} against {b}: {} {mid:+.0}% median over {} points (from {lo:+.0}% to {hi:+.0}%)",
+            metric_name(m),
+            pcts.len()
+        ));
+    }
+    if part.answers.is_empty() {
+        part.answers.push("no points measured on both configurations yet".into());
+    }
+    part.notes.push("differences of medians; storbench compare on two step directories judges them against their noise".into());
+    let head = ["line", "point", "first", metric_name(m), "against", metric_name(m), "difference"].map(String::from).into();
+    part.tables.push((slug(&format!("{}-differences", q.id)), head, rows));
+    part
+}
+
+/// A configuration's legend name among the views (its key when no view
+/// names it).
+fn label_of(views: &[View], config: &str) -> String {
+    views
+        .iter()
+        .find(|v| v.step.config == config)
+        .map_or_else(|| config.to_string(), |v| v.label.split(" · ").next().unwrap_or_default().to_string())
+}

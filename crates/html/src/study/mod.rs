@@ -58,6 +58,8 @@ fn progress(index: &StudyIndex) -> String {
 /// The chart the question asks for, and its answers.
 fn answer(q: &QuestionInfo, v: &[View]) -> Part {
     let mut part = match q.chart {
+        // A comparison's table is its differences, not its steps' runs.
+        ChartKind::Table if q.ask == Ask::Compare => Part::default(),
         ChartKind::Lines => kinds::lines(q, v),
         ChartKind::IopsLatency => kinds::iops_latency(q, v),
         ChartKind::Surfaces => kinds::surfaces(q, v),
@@ -65,6 +67,15 @@ fn answer(q: &QuestionInfo, v: &[View]) -> Part {
         ChartKind::Ramp => kinds::ramp(q, v),
         ChartKind::Table => kinds::table(q, v),
     };
+    if q.ask == Ask::Compare {
+        let c = kinds::compare(q, v);
+        // Its own differences answer it; a surfaces chart's already do.
+        if q.chart != ChartKind::Surfaces {
+            part.answers = c.answers;
+        }
+        part.tables.extend(c.tables);
+        part.notes.extend(c.notes);
+    }
     if v.is_empty() {
         part.answers = vec![if q.ask == Ask::Compare { "no steps of the question it compares".into() } else { "no steps".into() }];
     }
@@ -481,5 +492,24 @@ mod tests {
         assert!(html.contains("pending; no results: no results directory (not run yet)") && html.contains("1 done, 1 pending"));
         assert!(html.contains("key=(secret)") && html.contains("storbench study t.toml"));
         assert!(charts.iter().all(|c| c.svg.is_ok()) && !html.contains("<script"));
+    }
+
+    #[test]
+    fn a_comparison_matches_each_point_of_a_later_configuration_with_the_first_ones() {
+        let mut q = question("v", Ask::Compare, ChartKind::Table, &[]);
+        q.of = Some("d".into());
+        let mut ix = study(question("d", Ask::Sweep, ChartKind::Lines, &[]), &[("off", StepState::Done), ("on", StepState::Done)]);
+        ix.questions.push(q);
+        let data = [depth_sweep(1.0, None), depth_sweep(1.5, None)];
+        let (html, _) = page(Path::new("st"), &ix, &data);
+        let part = answer(&ix.questions[1], &views(&ix, &data, "v"));
+        assert_eq!(part.answers, ["cache on against cache off: IOPS +50% median over 4 points (from +50% to +50%)"]);
+        let rows = &part.tables[0].2;
+        assert_eq!(rows.len(), 4);
+        assert_eq!(rows[0][1..].to_vec(), ["iodepth=1", "cache off", "1000 IOPS", "cache on", "1500 IOPS", "+50.0%"]);
+        assert!(html.contains("id=\"v-differences\""));
+        let none = [StepData::Missing("x".into()), StepData::Missing("x".into())];
+        let part = answer(&ix.questions[1], &views(&ix, &none, "v"));
+        assert_eq!(part.answers, ["no points measured on both configurations yet"]);
     }
 }
