@@ -512,4 +512,20 @@ mod tests {
         let part = answer(&ix.questions[1], &views(&ix, &none, "v"));
         assert_eq!(part.answers, ["no points measured on both configurations yet"]);
     }
+
+    #[test]
+    fn a_scope_says_what_the_figures_add_up_and_each_parts_share() {
+        let mut run = storbench_report::sample::run();
+        let f = |r: &storbench_model::RunResult| PointFigures::of(r);
+        assert!(points::scope(&f(&run), Some(&run), None).starts_with("2 groups one after another"));
+        run.jobs.truncate(2);
+        let s = points::scope(&f(&run), Some(&run), None);
+        assert_eq!(s, format!("total of 2 jobs together, {} IOPS per job", count(f(&run).iops / 2.0)));
+        run.jobs.truncate(1);
+        run.jobs[0].workers = 4;
+        let s = points::scope(&f(&run), Some(&run), Some(2));
+        let (w, a) = (count(f(&run).iops / 4.0), count(f(&run).iops / 2.0));
+        assert_eq!(s, format!("one job of 4 workers, {w} IOPS per worker, over 2 agents, {a} IOPS per agent"));
+        assert_eq!(points::scope(&f(&run), None, None), "");
+    }
 }

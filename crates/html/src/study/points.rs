@@ -7,6 +7,7 @@ use crate::StepData;
 use storbench_model::study::{Step, StudyIndex};
 use storbench_model::sweep::{PointFigures, SweepIndex};
 use storbench_model::{RunResult, RunSet};
+use storbench_report::fmt::count;
 use storbench_workload::options::{axis, Kind};
 
 /// One step of a question with its data and its legend's name.
@@ -204,20 +205,27 @@ impl Axis {
     }
 }
 
-/// What a point's figures add up: one job, jobs together, groups one after
-/// another (never a sum of rates), a fleet's agents.
+/// What a point's figures add up, with the share of each part where the
+/// parts ran together: one job (of N workers, per worker), jobs together
+/// (per job), groups one after another (never a sum of rates), a fleet's
+/// agents (per agent; from the run, else the swept count).
 pub fn scope(fig: &PointFigures, run: Option<&RunResult>, agents: Option<u32>) -> String {
+    let per = |n: usize, what: &str| format!("{} IOPS per {what}", count(fig.iops / n as f64));
     let jobs = run.map_or(0, |r| r.jobs.len());
-    let mut s = match (fig.groups.len(), jobs) {
+    let workers = run.and_then(|r| r.jobs.first()).map_or(1, |j| j.workers.max(1) as usize);
+    let mut parts = vec![match (fig.groups.len(), jobs) {
         (n, _) if n > 1 => format!("{n} groups one after another, all their operations over their summed time"),
         (_, 0) => String::new(),
+        (_, 1) if workers > 1 => format!("one job of {workers} workers, {}", per(workers, "worker")),
         (_, 1) => "one job".into(),
-        (_, n) => format!("total of {n} jobs together"),
-    };
-    if let Some(n) = agents.filter(|n| *n > 1) {
-        s = [s, format!("over {n} agents")].into_iter().filter(|p| !p.is_empty()).collect::<Vec<_>>().join(", ");
+        (_, n) => format!("total of {n} jobs together, {}", per(n, "job")),
+    }];
+    let fleet = run.map(|r| r.agents.len() as u32).filter(|n| *n > 1).or(agents);
+    if let Some(n) = fleet.filter(|n| *n > 1) {
+        parts.push(format!("over {n} agents, {}", per(n as usize, "agent")));
     }
-    s
+    parts.retain(|p| !p.is_empty());
+    parts.join(", ")
 }
 
 /// The run of a point (by its directory's name) in a step's runs.
