@@ -6,6 +6,7 @@
 mod common;
 use common::chromium::{check, chromium};
 use common::*;
+use std::path::Path;
 
 /// Two configurations of the simulated store (4 servers of 2 ms, of 1 ms),
 /// a question for each chart, a comparison, and a step that fails.
@@ -115,4 +116,29 @@ fn a_studys_report_answers_first_and_draws_every_questions_chart() {
         let png = std::fs::read(d.path().join(format!("charts/{id}.png"))).unwrap();
         assert!(png.starts_with(b"\x89PNG") && png.len() > 10_000, "{id}.png drawn ({} bytes)", png.len());
     }
+}
+
+/// A ramp question (`run --ssbench --users`) on the Swift all-in-one: its
+/// chart is throughput by users with the peak marked, its answer the peak.
+#[test]
+fn a_ramp_study_reports_its_peak() {
+    let Some(env) = swift_env("aio") else { return };
+    if !chromium() {
+        return;
+    }
+    let d = scratch();
+    let scenario = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ssbench/timed_reads.json")).unwrap();
+    std::fs::write(d.path().join("s.json"), scenario.replace("sbtest_timed", "sbtest_study_ramp")).unwrap();
+    let study = format!(
+        "[study]\ntitle = \"ramp\"\n[[question]]\nid = \"ramp\"\ntitle = \"throughput by users\"\nask = \"ramp\"\nargs = [\"--ssbench\", \"{}\", \"--users\", \"1,2\"]\n",
+        d.path().join("s.json").display()
+    );
+    std::fs::write(d.path().join("r.toml"), study).unwrap();
+    let r = storbench_env(d.path(), &env, &["study", "r.toml", "--results-dir", "out", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let r = storbench(d.path(), &["report", "out"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    check(&d.path().join("out/report.html"), d.path(), &["ramp-ramp"]);
+    let html = std::fs::read_to_string(d.path().join("out/report.html")).unwrap();
+    assert!(html.contains("ramp peak: ") && html.contains(" users, ") && html.contains(" ops/s"), "the peak answered");
 }

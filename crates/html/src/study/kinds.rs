@@ -5,7 +5,7 @@
 use super::points::{curves, run_of, scope, sweep_of, Axis, Curve, View};
 use crate::charts::{self, Grid, Lines, Mark, Series};
 use crate::{lat, slug, Chart, StepData};
-use storbench_model::study::{Metric, QuestionInfo};
+use storbench_model::study::{Ask, Metric, QuestionInfo};
 use storbench_model::sweep::{PointFigures, AGENTS};
 use storbench_report::fmt::{count, mib_per_s};
 use storbench_workload::options::axis;
@@ -508,13 +508,22 @@ pub fn table(q: &QuestionInfo, views: &[View]) -> Part {
         let StepData::Runs(set) = v.data else { continue };
         for (i, r) in set.runs.iter().enumerate() {
             let name = if set.runs.len() > 1 { format!("{} #{}", v.label, i + 1) } else { v.label.clone() };
-            for (scope_name, f) in super::points::run_rows(&r.result) {
-                if scope_name == "all" {
-                    let s = scope(&f, Some(&r.result), None);
-                    let who_ = if name.is_empty() { "all".to_string() } else { name.clone() };
-                    let (iops, mib, p99) = (count(f.iops), mib_per_s(f.bytes_per_sec), lat(f.p99_ns as f64));
-                    part.answers.push(format!("{who_}: {iops} IOPS, {mib} MiB/s, p99 {p99}{}", who(&s)));
-                }
+            let rows_of = super::points::run_rows(&r.result);
+            // A baseline's jobs are each a ceiling of their own (4k random,
+            // 1m sequential, one after another): they answer one by one.
+            let answered = if q.ask == Ask::Baseline && rows_of.len() > 1 { &rows_of[1..] } else { &rows_of[..1] };
+            for (scope_name, f) in answered {
+                let s = if scope_name == "all" { scope(f, Some(&r.result), None) } else { String::new() };
+                let who_ = match (name.is_empty(), scope_name.strip_prefix("job ")) {
+                    (true, None) => "all".to_string(),
+                    (true, Some(job)) => job.to_string(),
+                    (false, None) => name.clone(),
+                    (false, Some(job)) => format!("{name} {job}"),
+                };
+                let (iops, mib, p99) = (count(f.iops), mib_per_s(f.bytes_per_sec), lat(f.p99_ns as f64));
+                part.answers.push(format!("{who_}: {iops} IOPS, {mib} MiB/s, p99 {p99}{}", who(&s)));
+            }
+            for (scope_name, f) in rows_of {
                 rows.push(vec![name.clone(), scope_name, count(f.iops), mib_per_s(f.bytes_per_sec), lat(f.mean_ns), lat(f.p99_ns as f64)]);
             }
         }

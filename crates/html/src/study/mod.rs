@@ -479,6 +479,12 @@ mod tests {
         assert_eq!(scopes, ["all", "job rr", "job rr2", "job wsync"]);
         assert_eq!(part.answers.len(), 1);
         assert!(part.answers[0].starts_with("cache off: ") && part.answers[0].contains("2 groups one after another"), "{:?}", part.answers);
+        let mut q = question("t", Ask::Baseline, ChartKind::Table, &[]);
+        q.configs = vec!["off".into()];
+        let ix = study(q, &[("off", StepState::Done)]);
+        let part = kinds::table(&ix.questions[0], &views(&ix, &data[..1], "t"));
+        let who: Vec<&str> = part.answers.iter().map(|a| a.split(':').next().unwrap()).collect();
+        assert_eq!(who, ["rr", "rr2", "wsync"], "a baseline answers per job, each its own ceiling: {:?}", part.answers);
     }
 
     #[test]
