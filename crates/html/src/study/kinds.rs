@@ -2,7 +2,7 @@
 //! surfaces, scaling, ramp, table) and the answer it gives: one line with
 //! its numbers and their scope, for the report's first screen.
 
-use super::points::{curves, run_of, scope, sweep_of, Axis, Curve, View};
+use super::points::{curves, grid_points, scope, sweep_of, Axis, Curve, View};
 use crate::charts::{self, Grid, Lines, Mark, Series};
 use crate::{lat, slug, Chart, StepData};
 use storbench_model::study::{Ask, Metric, QuestionInfo};
@@ -101,9 +101,22 @@ fn at(c: &Curve, value: &str) -> String {
 /// A point's scope, from the run it came from: ` (total of 2 jobs
 /// together)`, or nothing.
 fn point_scope(views: &[View], c: &Curve, p: &super::points::Pt) -> String {
-    let run = sweep_of(&views[c.view]).and_then(|(_, r)| run_of(r, p.dir.as_deref()));
+    let runs = sweep_of(&views[c.view]).map(|(_, r)| super::points::runs_by_dir(r));
+    let run = runs.as_ref().zip(p.dir.as_ref()).and_then(|(r, d)| r.get(d)).copied();
     let agents = if c.option == AGENTS { p.value.parse().ok() } else { None };
     who(&scope(&p.fig, run, agents))
+}
+
+/// At most this many curves a chart: more are a tangle no one reads (the
+/// points table has them all).
+const MAX_SERIES: usize = 12;
+
+/// How many of `n` curves a chart draws; a note when not all.
+fn capped(n: usize, part: &mut Part) -> usize {
+    if n > MAX_SERIES {
+        part.notes.push(format!("the chart draws the first {MAX_SERIES} of {n} curves; the points table has every point"));
+    }
+    n.min(MAX_SERIES)
 }
 
 /// The options the curves run along, in order of appearance.
@@ -129,7 +142,8 @@ pub fn lines(q: &QuestionInfo, views: &[View]) -> Part {
     }
     let opts = options(&cs);
     for option in &opts {
-        let mine: Vec<&Curve> = cs.iter().filter(|c| &c.option == option).collect();
+        let mut mine: Vec<&Curve> = cs.iter().filter(|c| &c.option == option).collect();
+        mine.truncate(capped(mine.len(), &mut part));
         let ax = Axis::of(option, &mine);
         for m in metrics(q) {
             let name = if opts.len() > 1 { format!("{}-{}-{}", q.id, m.name(), option) } else { format!("{}-{}", q.id, m.name()) };
@@ -193,11 +207,13 @@ fn along(ax: &Axis, cs: &[&Curve], m: Metric, name: &str, title: &str) -> Chart 
 pub fn iops_latency(q: &QuestionInfo, views: &[View]) -> Part {
     let m = metrics(q).into_iter().find(|m| m.is_latency()).unwrap_or(Metric::P99);
     let cs = curves(views);
-    let mut series: Vec<Series> = cs
+    let mut part = Part::default();
+    let shown = &cs[..capped(cs.len(), &mut part)];
+    let mut series: Vec<Series> = shown
         .iter()
         .map(|c| Series { label: c.label.clone(), points: c.points.iter().map(|p| (p.fig.iops, value(m, &p.fig))).collect() })
         .collect();
-    let mut marks: Vec<Mark> = cs
+    let mut marks: Vec<Mark> = shown
         .iter()
         .flat_map(|c| {
             c.points.iter().filter(|p| c.knees.contains(&p.value)).map(|p| Mark {
@@ -207,7 +223,6 @@ pub fn iops_latency(q: &QuestionInfo, views: &[View]) -> Part {
             })
         })
         .collect();
-    let mut part = Part::default();
     let mut rule = None;
     let mut slo_answers: Vec<String> = Vec::new();
     for v in views {
@@ -341,6 +356,8 @@ fn cells(v: &View, m: Metric) -> Option<Cells> {
     }
     let fixed: Vec<String> = ix.dims[..n - 2].iter().map(|d| d.values[0].clone()).collect();
     let (yd, xd) = (&ix.dims[n - 2], &ix.dims[n - 1]);
+    let known: std::collections::HashMap<Vec<String>, PointFigures> =
+        grid_points(ix).into_iter().filter_map(|g| Some((g.values, g.figures?))).collect();
     let cells = yd
         .values
         .iter()
@@ -349,7 +366,7 @@ fn cells(v: &View, m: Metric) -> Option<Cells> {
                 .iter()
                 .map(|xv| {
                     let values = [fixed.clone(), vec![yv.clone(), xv.clone()]].concat();
-                    ix.figures(ix.index_of(&values)?).map(|f| value(m, &f))
+                    known.get(&values).map(|f| value(m, f))
                 })
                 .collect()
         })
@@ -425,7 +442,8 @@ pub fn scaling(q: &QuestionInfo, views: &[View]) -> Part {
         .collect();
     let option = cs.first().map_or_else(|| "agents".to_string(), |c| c.option.clone());
     let title = format!("IOPS by {option}, against linear scaling from the first point");
-    let svg = charts::scaling(&title, &option, &series, &|v| count(v));
+    let shown = capped(series.len(), &mut part);
+    let svg = charts::scaling(&title, &option, &series[..shown], &|v| count(v));
     part.charts.push(Chart { name: slug(&format!("{}-scaling", q.id)), title: title.clone(), svg });
     let mut rows = Vec::new();
     for (c, s) in cs.iter().zip(&series) {
@@ -455,17 +473,18 @@ pub fn scaling(q: &QuestionInfo, views: &[View]) -> Part {
 pub fn ramp(q: &QuestionInfo, views: &[View]) -> Part {
     let cs = curves(views);
     let mut part = Part::default();
-    let refs: Vec<&Curve> = cs.iter().collect();
+    let shown = &cs[..capped(cs.len(), &mut part)];
+    let refs: Vec<&Curve> = shown.iter().collect();
     let option = cs.first().map_or_else(|| "users".to_string(), |c| c.option.clone());
     let ax = Axis::of(&option, &refs);
-    let series: Vec<Series> = cs
+    let series: Vec<Series> = shown
         .iter()
         .map(|c| Series { label: c.label.clone(), points: c.points.iter().filter_map(|p| Some((ax.x(&p.value)?, p.fig.iops))).collect() })
         .collect();
     let mut marks = Vec::new();
-    for c in &cs {
+    for (i, c) in cs.iter().enumerate() {
         let Some(peak) = c.points.iter().max_by(|a, b| a.fig.iops.total_cmp(&b.fig.iops)) else { continue };
-        if let Some(x) = ax.x(&peak.value) {
+        if let Some(x) = ax.x(&peak.value).filter(|_| i < shown.len()) {
             marks.push(Mark { x, y: peak.fig.iops, label: " peak".into() });
         }
         part.answers.push(format!(
@@ -539,13 +558,11 @@ pub fn table(q: &QuestionInfo, views: &[View]) -> Part {
 /// whole and its jobs; what a comparison matches across configurations.
 fn figures_by_point(v: &View) -> Vec<(String, PointFigures)> {
     match v.data {
-        StepData::Sweep { index, .. } => index
-            .grid()
+        StepData::Sweep { index, .. } => grid_points(index)
             .into_iter()
-            .filter_map(|values| {
-                let f = index.figures(index.index_of(&values)?)?;
-                let at = index.dims.iter().zip(&values).map(|(d, x)| format!("{}={}", d.option, axis::label(&d.option, x)));
-                Some((at.collect::<Vec<_>>().join(" "), f))
+            .filter_map(|g| {
+                let at = index.dims.iter().zip(&g.values).map(|(d, x)| format!("{}={}", d.option, axis::label(&d.option, x)));
+                Some((at.collect::<Vec<_>>().join(" "), g.figures?))
             })
             .collect(),
         StepData::Runs(set) => set.runs.iter().flat_map(|r| super::points::run_rows(&r.result)).collect(),

@@ -117,23 +117,17 @@ fn point_rows(v: &[View]) -> Vec<Vec<String>> {
     for view in v {
         match view.data {
             StepData::Sweep { index, runs } => {
-                for values in index.grid() {
-                    let i = index.index_of(&values);
-                    let label = index
-                        .dims
-                        .iter()
-                        .zip(&values)
-                        .map(|(d, x)| format!("{}={}", d.option, axis::label(&d.option, x)))
-                        .collect::<Vec<_>>();
-                    let mut row = vec![view.label.clone(), label.join(" ")];
-                    let fig = i.and_then(|i| index.figures(i));
-                    match &fig {
+                let runs = points::runs_by_dir(runs);
+                for g in points::grid_points(index) {
+                    let at = index.dims.iter().zip(&g.values).map(|(d, x)| format!("{}={}", d.option, axis::label(&d.option, x)));
+                    let mut row = vec![view.label.clone(), at.collect::<Vec<_>>().join(" ")];
+                    match &g.figures {
                         Some(f) => row.extend(figure_cells(f)),
                         None => row.extend(dash()),
                     }
-                    let dir = index.points.iter().find(|p| Some(p.index) == i).map(|p| p.dir.as_str());
-                    let scope = fig.as_ref().map(|f| points::scope(f, points::run_of(runs, dir), None)).unwrap_or_default();
-                    let note = if index.is_knee(&values) { Some("knee".to_string()) } else { i.and_then(|i| index.note(i)) };
+                    let run = g.dir.as_ref().and_then(|d| runs.get(d)).copied();
+                    let scope = g.figures.as_ref().map(|f| points::scope(f, run, None)).unwrap_or_default();
+                    let note = if index.is_knee(&g.values) { Some("knee".to_string()) } else { g.note };
                     row.push([note.unwrap_or_default(), scope].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join("; "));
                     rows.push(row);
                 }
@@ -373,6 +367,14 @@ mod tests {
         let none = [StepData::Missing("not run".into()), StepData::Missing("not run".into())];
         let part = kinds::lines(&ix.questions[0], &views(&ix, &none, "d"));
         assert!(part.charts.is_empty() && part.answers == ["no swept points measured yet"]);
+        let jobs: Vec<String> = (1..=20).map(|n| n.to_string()).collect();
+        let jobs: Vec<&str> = jobs.iter().map(String::as_str).collect();
+        let many = [sweep(&[("numjobs", &jobs), ("iodepth", &["1", "2"])], &|v| Some(fig(num(&v[0]), 1.0))), StepData::Missing("x".into())];
+        let part = kinds::lines(&ix.questions[0], &views(&ix, &many, "d"));
+        assert_eq!(part.notes, ["the chart draws the first 12 of 20 curves; the points table has every point"]);
+        let t = texts(svg(&part.charts, "d-iops"));
+        assert!(t.iter().any(|x| x == "cache off numjobs=12") && !t.iter().any(|x| x == "cache off numjobs=13"), "{t:?}");
+        assert_eq!(part.answers, ["highest IOPS: cache off: 20 IOPS at iodepth=1 numjobs=20"]);
     }
 
     #[test]
