@@ -119,6 +119,12 @@ fn capped(n: usize, part: &mut Part) -> usize {
     n.min(MAX_SERIES)
 }
 
+/// The option a question sweeps last (its `--sweep` word's, as in
+/// `numjobs=1,2,4`), or `otherwise` (a ramp's users) before any point ran.
+fn swept(q: &QuestionInfo, otherwise: &str) -> String {
+    q.sweep.last().and_then(|w| w.split('=').next()).map_or_else(|| otherwise.to_string(), |o| o.trim().to_string())
+}
+
 /// The options the curves run along, in order of appearance.
 fn options(cs: &[Curve]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -440,7 +446,7 @@ pub fn scaling(q: &QuestionInfo, views: &[View]) -> Part {
         .iter()
         .map(|c| Series { label: c.label.clone(), points: c.points.iter().filter_map(|p| Some((n(&p.value)?, p.fig.iops))).collect() })
         .collect();
-    let option = cs.first().map_or_else(|| "agents".to_string(), |c| c.option.clone());
+    let option = cs.first().map_or_else(|| swept(q, "agents"), |c| c.option.clone());
     let title = format!("IOPS by {option}, against linear scaling from the first point");
     let shown = capped(series.len(), &mut part);
     let svg = charts::scaling(&title, &option, &series[..shown], &|v| count(v));
@@ -475,7 +481,7 @@ pub fn ramp(q: &QuestionInfo, views: &[View]) -> Part {
     let mut part = Part::default();
     let shown = &cs[..capped(cs.len(), &mut part)];
     let refs: Vec<&Curve> = shown.iter().collect();
-    let option = cs.first().map_or_else(|| "users".to_string(), |c| c.option.clone());
+    let option = cs.first().map_or_else(|| swept(q, "users"), |c| c.option.clone());
     let ax = Axis::of(&option, &refs);
     let series: Vec<Series> = shown
         .iter()

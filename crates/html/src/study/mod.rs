@@ -76,6 +76,9 @@ fn answer(q: &QuestionInfo, v: &[View]) -> Part {
         part.tables.extend(c.tables);
         part.notes.extend(c.notes);
     }
+    if part.answers.iter().all(|a| a.is_empty()) {
+        part.answers = vec!["nothing measured yet".into()];
+    }
     if v.is_empty() {
         part.answers = vec![if q.ask == Ask::Compare { "no steps of the question it compares".into() } else { "no steps".into() }];
     }
@@ -457,9 +460,15 @@ mod tests {
         assert_eq!(part.answers, ["scaling 1->4 agents: 3.6x (90%)"]);
         let eff: Vec<&str> = part.tables[0].2.iter().map(|r| r[4].as_str()).collect();
         assert_eq!(eff, ["100%", "95%", "90%"]);
+        let mut q = ix.questions[0].clone();
+        q.sweep = vec!["volumes=1,2,4".into()];
         let none = [StepData::Missing("x".into())];
-        let part = kinds::scaling(&ix.questions[0], &views(&ix, &none, "s"));
+        let part = kinds::scaling(&q, &views(&ix, &none, "s"));
         assert_eq!(part.charts[0].svg.as_ref().unwrap_err(), "no data");
+        assert_eq!(part.answers, ["no two volumes counts measured yet"], "named by the question's sweep before any point ran");
+        let slo = question("l", Ask::Slo, ChartKind::IopsLatency, &[]);
+        let ix = study(slo, &[("off", StepState::Pending)]);
+        assert_eq!(answer(&ix.questions[0], &views(&ix, &none, "l")).answers, ["nothing measured yet"]);
     }
 
     #[test]
