@@ -1,5 +1,5 @@
 //! `storbench export`: real sweeps, a run of two jobs, an SLO search and a
-//! study made of such steps (the null engine, a second a run) as one tidy
+//! `storbench study` of such steps (the null engine, a second a run) as one tidy
 //! table: one row per point and job scope, the swept values as columns,
 //! figures equal to what `show -f json` says of each run. And `show -f csv`
 //! of a sweep carries each point's swept values.
@@ -9,7 +9,7 @@ use common::*;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
-use storbench_model::study::*;
+use storbench_model::study::{StepState, StudyIndex};
 
 /// Run storbench in `dir`, killed if it takes longer than a minute.
 fn bounded(dir: &Path, args: &[&str]) -> Run {
@@ -125,61 +125,39 @@ fn a_sweeps_series_as_csv_carries_each_points_swept_values() {
     assert_eq!(show(d.path(), &name, "csv"), std::fs::read_to_string(point.path().join("series.csv")).unwrap());
 }
 
-/// A study's directory as `storbench study` makes it: each step's
-/// results in `<question>/<config>/<line>` and the index.
-fn study(dir: &Path) {
-    let s = dir.join("st");
-    sweep(dir, "st/by-bs/default/all");
-    two_jobs(dir, "st/mix/default/all");
-    let mut slo =
-        vec!["slo", "--quiet", "--results-dir", "st/bound/default/all", "--latency", "mean=50ms", "--probe-time", "1", "--max-probes", "3"];
-    slo.extend(["--name", "s", "--ioengine", "null", "--service_time", "1ms", "--servers", "2", "--size", "1g"]);
-    ok(dir, &slo);
-    let q = |id: &str, ask: Ask| QuestionInfo {
-        id: id.into(),
-        title: id.into(),
-        ask,
-        chart: ChartKind::Table,
-        metrics: vec![Metric::Iops],
-        configs: vec!["default".into()],
-        lines: vec!["all".into()],
-        of: None,
-        sweep: vec![],
-    };
-    let step = |id: &str, state: StepState| Step {
-        question: id.into(),
-        config: "default".into(),
-        line: "all".into(),
-        dir: format!("{id}/default/all"),
-        command: vec![],
-        state,
-        seconds: 1.0,
-        estimate: 1.0,
-    };
-    StudyIndex {
-        version: STUDY_VERSION,
-        title: "t".into(),
-        about: String::new(),
-        command: vec![],
-        vars: BTreeMap::new(),
-        configs: vec![ConfigInfo { key: "default".into(), label: "default".into() }],
-        questions: vec![q("by-bs", Ask::Sweep), q("mix", Ask::Run), q("bound", Ask::Slo), q("later", Ask::Run)],
-        steps: vec![
-            step("by-bs", StepState::Done),
-            step("mix", StepState::Done),
-            step("bound", StepState::Done),
-            step("later", StepState::Pending),
-        ],
-        started_unix: 1,
-    }
-    .save(&s)
-    .unwrap();
-}
+/// A study of a sweep on two configurations, a run of two jobs and an SLO
+/// search (the null engine; about 15 s).
+const STUDY: &str = r#"
+[study]
+title = "tidy"
+[configs.one]
+[configs.two]
+label = "second"
+[[question]]
+id = "by-bs"
+title = "IOPS by block size and depth"
+ask = "sweep"
+args = ["--name=j", "--ioengine=null", "--size=1m", "--runtime=1", "--time_based=1", "--rw=randread"]
+sweep = ["bs=4k,64k", "iodepth=1,2"]
+[[question]]
+id = "mix"
+title = "two jobs together"
+ask = "run"
+configs = ["one"]
+args = ["--ioengine=null", "--size=1m", "--runtime=1", "--time_based=1", "--rw=randread", "--name=a", "--name=b", "--rw=randwrite"]
+[[question]]
+id = "bound"
+title = "the rate at a bound"
+ask = "slo"
+configs = ["one"]
+args = ["--latency=mean=50ms", "--probe-time=1", "--max-probes=3", "--name=s", "--ioengine=null", "--service_time=1ms", "--servers=2", "--size=1g"]
+"#;
 
 #[test]
 fn a_study_exports_every_steps_rows_with_its_question_config_and_line() {
     let d = scratch();
-    study(d.path());
+    std::fs::write(d.path().join("s.toml"), STUDY).unwrap();
+    ok(d.path(), &["study", "s.toml", "--results-dir", "st", "--quiet"]);
     let csv = ok(d.path(), &["export", "st"]).stdout;
     let header = csv.lines().next().unwrap();
     assert_eq!(
@@ -187,12 +165,21 @@ fn a_study_exports_every_steps_rows_with_its_question_config_and_line() {
         "study,question,config,line,ask,dir,bs,iodepth,rate,repeat,scope,iops,mib_s,mean_us,p50_us,p99_us,p999_us,errors,mark"
     );
     let rows = table(&csv);
-    let count = |q: &str| rows.iter().filter(|r| r["question"] == q).count();
-    assert_eq!((count("by-bs"), count("mix"), count("later")), (4, 3, 0), "{csv}");
-    assert!(rows.iter().all(|r| r["study"] == "t" && r["config"] == "default" && r["line"] == "all"));
-    let probes: Vec<&BTreeMap<String, String>> = rows.iter().filter(|r| r["question"] == "bound").collect();
+    assert!(rows.iter().all(|r| r["study"] == "tidy" && r["line"] == "all"), "{csv}");
+    let of = |q: &str, c: &str| rows.iter().filter(|r| r["question"] == q && r["config"] == c).collect::<Vec<_>>();
+    for config in ["one", "two"] {
+        let points: Vec<(&str, &str)> = of("by-bs", config).iter().map(|r| (r["bs"].as_str(), r["iodepth"].as_str())).collect();
+        assert_eq!(points, [("4096", "1"), ("4096", "2"), ("65536", "1"), ("65536", "2")], "{config}: {csv}");
+        for p in of("by-bs", config) {
+            let want = shown(d.path(), &p["dir"]);
+            assert!(close(num(p, "iops"), want[0]) && close(num(p, "p99_us"), want[4]), "{}: {csv}", p["dir"]);
+        }
+    }
+    let mix: Vec<&str> = of("mix", "one").iter().map(|r| r["scope"].as_str()).collect();
+    assert_eq!(mix, ["all", "a", "b"], "{csv}");
+    let probes = of("bound", "one");
     let slo: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(d.path().join("st/bound/default/all/slo.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(d.path().join("st/bound/one/all/slo.json")).unwrap()).unwrap();
     assert_eq!(probes.len(), slo["probes"].as_array().unwrap().len(), "one row per probe: {csv}");
     assert!(probes.iter().all(|r| r["ask"] == "slo" && (r["mark"].starts_with("pass") || r["mark"] == "fail")));
     if let Some(answer) = slo["answer"].as_f64() {
@@ -204,4 +191,10 @@ fn a_study_exports_every_steps_rows_with_its_question_config_and_line() {
     assert_eq!(points.replace(",st/", ","), csv.replace(",st/", ","));
     let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("st/points.json")).unwrap()).unwrap();
     assert_eq!(json.as_array().unwrap().len(), rows.len());
+    // A step that failed after measuring says so on its rows.
+    let mut index = StudyIndex::load(&d.path().join("st")).unwrap();
+    index.steps.iter_mut().filter(|s| s.question == "mix").for_each(|s| s.state = StepState::Failed { code: 1, message: "m".into() });
+    index.save(&d.path().join("st")).unwrap();
+    let again = table(&ok(d.path(), &["export", "st"]).stdout);
+    assert!(again.iter().filter(|r| r["question"] == "mix").all(|r| r["mark"] == "step-failed"), "{again:?}");
 }

@@ -13,7 +13,7 @@
 use crate::result::{JobResult, RunResult};
 use crate::runset::{LoadError, RunSet};
 use crate::slo::{Probe, SloIndex, SLO_FILE};
-use crate::study::{StudyIndex, STUDY_INDEX};
+use crate::study::{StepState, StudyIndex, STUDY_INDEX};
 use crate::sweep::{PointFigures, PointState, SweepIndex, INDEX_FILE};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -51,7 +51,8 @@ pub struct TidyRow {
     pub p999_us: f64,
     pub errors: u64,
     /// Words about the point: `knee`, `interrupted`; a probe's `pass` or
-    /// `fail` and `answer` on the answer's.
+    /// `fail` and `answer` on the answer's; `step-failed` or
+    /// `step-interrupted` on what a study's unfinished step measured.
     pub mark: String,
 }
 
@@ -343,16 +344,31 @@ fn study(dir: &Path) -> Result<Vec<TidyRow>, TidyError> {
             Err(e) => return Err(e),
         };
         let ask = index.question(&s.question).map_or("", |q| q.ask.name());
+        let state = step_mark(&s.state);
         for mut r in dir_of(rows, &s.dir) {
             r.study = index.title.clone();
             r.question = s.question.clone();
             r.config = s.config.clone();
             r.line = s.line.clone();
             r.ask = ask.to_string();
+            if !state.is_empty() {
+                r.mark = [r.mark.as_str(), state].iter().filter(|m| !m.is_empty()).copied().collect::<Vec<_>>().join(" ");
+            }
             out.push(r);
         }
     }
     Ok(out)
+}
+
+/// What the rows of a step that did not finish say of it (their figures
+/// are what it measured before it stopped).
+fn step_mark(state: &StepState) -> &'static str {
+    match state {
+        StepState::Done => "",
+        StepState::Interrupted => "step-interrupted",
+        StepState::Failed { .. } => "step-failed",
+        StepState::Pending => "step-pending",
+    }
 }
 
 /// The swept values as a JSON object in their order (a map would sort them).
