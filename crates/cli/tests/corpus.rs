@@ -234,6 +234,7 @@ const CASES: &[Case] = &[
     case(&["show", "nowhere"], &["nowhere"]),
     case(&["show", ".", "--format", "xml"], &["'xml' is not one of"]),
     case(&["export", "nowhere"], &["nowhere: no such directory", "run, sweep, SLO search or study"]),
+    with(&["export", "f.csv"], &[("f.csv", "a,b\n")], &["f.csv: not a directory"]),
     with(&["export", "empty"], &[("empty/notes.txt", "mine")], &["empty: not a run, sweep, SLO search or study directory", "result.json"]),
     with(&["export", "out", "-f", "xml"], &[("out/result.json", "{}")], &["xml"]),
     with(&["export", "out", "-o", "mine.csv"], &[("mine.csv", "mine"), ("out/result.json", "{}")], &["-o mine.csv exists", "--force"]),

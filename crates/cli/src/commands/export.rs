@@ -40,10 +40,8 @@ pub fn run(a: &ExportArgs) -> Result<i32, CliError> {
 /// A directory's rows, their `dir` under the path as given.
 fn rows_of(dir: &Path) -> Result<Vec<TidyRow>, CliError> {
     if !dir.is_dir() {
-        return Err(CliError::usage(format!(
-            "{}: no such directory; give run, sweep, SLO search or study results directories",
-            dir.display()
-        )));
+        let what = if dir.exists() { "not a directory" } else { "no such directory" };
+        return Err(CliError::usage(format!("{}: {what}; give run, sweep, SLO search or study results directories", dir.display())));
     }
     let rows = tidy::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
     let base = dir.display().to_string();
