@@ -195,6 +195,7 @@ const CASES: &[Case] = &[
     with(&["cleanup", "."], &[("journal.json", "{ not json")], &["journal.json is not a storbench journal"]),
     case(&["cleanup", ".", "--ioengine", "rados", "--pool", "p", "--object_prefix", "x"], &["not both"]),
     case(&["cleanup", "--force"], &["cleanup needs a results directory, or --object_prefix"]),
+    case(&["sweep", "--sweep", "bs=4k,4096", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--sweep bs=4k,4096", "4k and 4096 are the same value"]),
     // Study files: each mistake named with where it is, before any step runs.
     with(&["study", "s.toml"], &[("s.toml", "[study]\ntitle = \"t\"\n[[question]]\nid = \"q\"\ntitle = \"q\"\nask = \"swep\"\n")], &["question q", "ask = \"swep\"", "give one of sweep"]),
     with(&["study", "s.toml"], &[("s.toml", "[study]\ntitle = \"t\"\ncolour = 1\n")], &["s.toml", "unknown field `colour`"]),
