@@ -241,9 +241,15 @@ pub struct Grid<'a> {
 }
 
 pub fn grid(g: &Grid) -> Result<String, Fail> {
+    grid_sized(g, (WIDTH, HEIGHT))
+}
+
+/// A grid drawn at another size: half the width for grids read side by
+/// side, so their text keeps its size on the page.
+pub fn grid_sized(g: &Grid, size: (u32, u32)) -> Result<String, Fail> {
     let vals: Vec<f64> = g.cells.iter().flatten().flatten().copied().collect();
     let (lo, hi) = vals.iter().fold((f64::MAX, f64::MIN), |(a, b), v| (a.min(*v), b.max(*v)));
-    cells_chart(g, &|v| {
+    cells_chart(g, size, &|v| {
         let share = goodness(v, lo, hi, g.higher_is_better);
         (grid_colour(share), share > 0.6)
     })
@@ -258,12 +264,12 @@ fn framed<'a, 'b>(root: &'a DrawingArea<SVGBackend<'b>, Shift>, title: &str) -> 
 
 /// A grid's cells, each filled with the colour `paint` gives its value
 /// (and white text on the dark ones), labelled with its figure.
-fn cells_chart(g: &Grid, paint: &dyn Fn(f64) -> (RGBColor, bool)) -> Result<String, Fail> {
+fn cells_chart(g: &Grid, size: (u32, u32), paint: &dyn Fn(f64) -> (RGBColor, bool)) -> Result<String, Fail> {
     if g.cells.iter().flatten().flatten().next().is_none() {
         return Err("no data".into());
     }
     let (nx, ny) = (g.x_values.len() as f64, g.y_values.len() as f64);
-    svg(|root| {
+    svg_sized(size, |root| {
         let mut chart = framed(root, g.title).build_cartesian_2d(-0.5..nx - 0.5, -0.5..ny - 0.5).map_err(fail)?;
         let xl = |v: &f64| value_label(g.x_values, *v);
         let yl = |v: &f64| value_label(g.y_values, *v);
@@ -403,7 +409,7 @@ pub fn surface(g: &Grid) -> Result<String, Fail> {
 /// sign reads before the number).
 pub fn difference_grid(g: &Grid) -> Result<String, Fail> {
     let widest = g.cells.iter().flatten().flatten().fold(1.0f64, |a, v| a.max(v.abs()));
-    cells_chart(g, &|v| {
+    cells_chart(g, (WIDTH, HEIGHT), &|v| {
         let better = if g.higher_is_better { v } else { -v } / widest;
         (diverging(better), better.abs() > 0.6)
     })

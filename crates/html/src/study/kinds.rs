@@ -306,7 +306,9 @@ pub fn surfaces(q: &QuestionInfo, views: &[View]) -> Part {
     for (i, g) in &grids {
         let v = &views[*i];
         let title = format!("{} of {}{}", metric_name(m), v.label, g.note);
-        let svg = charts::grid(&g.grid(&title, &fmt, !m.is_latency()));
+        // Two or more read across, each at half the width.
+        let size = if grids.len() > 1 { (charts::WIDTH / 2, charts::HEIGHT) } else { (charts::WIDTH, charts::HEIGHT) };
+        let svg = charts::grid_sized(&g.grid(&title, &fmt, !m.is_latency()), size);
         part.charts.push(Chart { name: slug(&format!("{}-grid-{}-{}", q.id, v.step.config, v.step.line)), title: title.clone(), svg });
         if let Some(best) = g.best(!m.is_latency()) {
             part.answers.push(format!(

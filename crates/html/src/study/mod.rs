@@ -104,12 +104,15 @@ fn section(page: &mut Page, q: &QuestionInfo, v: &[View], part: &Part) {
     for (id, head, rows) in &part.tables {
         page.table(id, head, rows, 1);
     }
+    // A comparison's points are its question's (shown there); its table
+    // is the differences.
+    if q.ask == Ask::Compare {
+        return;
+    }
     page.h3("Points");
     let head: Vec<String> = ["step", "point", "IOPS", "MiB/s", "mean", "p50", "p99", "p99.9", "errors", "note"].map(String::from).into();
     page.table(&format!("points-{}", crate::slug(&q.id)), &head, &point_rows(v), 2);
-    if q.ask != Ask::Compare {
-        steps(page, q, v);
-    }
+    steps(page, q, v);
 }
 
 /// Every point of every step: a sweep's in grid order, an SLO search's
@@ -524,7 +527,7 @@ mod tests {
         let rows = &part.tables[0].2;
         assert_eq!(rows.len(), 4);
         assert_eq!(rows[0][1..].to_vec(), ["iodepth=1", "cache off", "1000 IOPS", "cache on", "1500 IOPS", "+50.0%"]);
-        assert!(html.contains("id=\"v-differences\""));
+        assert!(html.contains("id=\"v-differences\"") && !html.contains("id=\"points-v\""), "its table is the differences");
         let none = [StepData::Missing("x".into()), StepData::Missing("x".into())];
         let part = answer(&ix.questions[1], &views(&ix, &none, "v"));
         assert_eq!(part.answers, ["no points measured on both configurations yet"]);
