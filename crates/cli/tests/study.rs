@@ -97,6 +97,8 @@ fn a_study_runs_every_step_into_its_own_directory() {
     assert_eq!(swept.iter().filter(|v| **v == "4096").count(), 4, "4 sweeps x 1 point at 4k: {csv}");
     assert_eq!(swept.iter().filter(|v| **v == "65536").count(), 4, "{csv}");
     assert!(out.join("points.json").exists());
+    let page = std::fs::read_to_string(out.join("report.html")).expect("the study writes its report");
+    assert!(page.contains("IOPS against block size") && page.contains("<svg"), "the questions and their charts");
 }
 
 #[test]

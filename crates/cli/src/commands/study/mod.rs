@@ -260,6 +260,12 @@ impl Study {
     /// The study's end: what ran, what failed, where the report is.
     fn finish(&self, secs: f64) -> Result<i32, CliError> {
         self.points();
+        // The report is the study's answer; a study whose report cannot be
+        // written still has every step's results and its table.
+        match crate::commands::report::study_page(&self.dir) {
+            Ok(page) => eprintln!("study: report in {}", page.display()),
+            Err(e) => eprintln!("storbench: warning: the study's report: {}", e.message),
+        }
         let failed: Vec<&Step> = self.index.steps.iter().filter(|s| matches!(s.state, StepState::Failed { .. })).collect();
         let done = self.index.steps.iter().filter(|s| s.state == StepState::Done).count();
         eprintln!(
