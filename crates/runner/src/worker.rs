@@ -212,6 +212,9 @@ struct LoopState {
     /// The queue filled up and is being drained to `iodepth_low` before it
     /// is filled again (fio's wait_for_completions).
     draining: bool,
+    /// Held by flow control with nothing in flight and no flow_sleep: the
+    /// worker sleeps [`crate::flow::RETRY_NS`] rather than spin.
+    flow_retry: bool,
     /// When the measured phase ended (the planned end, or when a stop came):
     /// completions after it still count, time waited past it for operations
     /// that never complete does not.
@@ -703,7 +706,15 @@ impl Worker {
                 if st.stopping || st.exhausted {
                     return Ok(None);
                 }
-                sleep_until(clock, pace.min(housekeeping));
+                if std::mem::take(&mut st.flow_retry) {
+                    // The worker waits for the other jobs of its flow to
+                    // issue, so it gives up the CPU: spun, it took the time
+                    // they needed wherever they shared a CPU (the workers
+                    // of one process share its scheduling group).
+                    std::thread::sleep(std::time::Duration::from_nanos(crate::flow::RETRY_NS));
+                } else {
+                    sleep_until(clock, pace.min(housekeeping));
+                }
                 now = clock.now();
                 continue;
             }
@@ -783,7 +794,10 @@ impl Worker {
         }
         let idle = slots.free.len() == slots.scheduled.len();
         match (f.sleep_ns, idle) {
-            (0, true) => st.think_until = now + crate::flow::RETRY_NS,
+            (0, true) => {
+                st.think_until = now + crate::flow::RETRY_NS;
+                st.flow_retry = true;
+            }
             (0, false) => {}
             (sleep, true) => st.think_until = now + sleep,
             (_, false) => st.flow_armed = true,
