@@ -45,6 +45,10 @@ JOBS = {
     "randread 4k buffered psync": "ioengine=psync\n[j]\nrw=randread\nbs=4k\n",
     "randread 4k direct libaio qd32": "ioengine=libaio\ndirect=1\niodepth=32\n[j]\nrw=randread\nbs=4k\n",
     "randwrite 4k direct io_uring qd16": "ioengine=io_uring\ndirect=1\niodepth=16\n[j]\nrw=randwrite\nbs=4k\n",
+    "randwrite 4k direct libaio qd16": "ioengine=libaio\ndirect=1\niodepth=16\n[j]\nrw=randwrite\nbs=4k\n",
+    # fio's examples/iometer-file-access-server.fio: small mixed sizes, direct libaio QD64.
+    "80/20 bssplit 512-64k direct libaio qd64": "ioengine=libaio\ndirect=1\niodepth=64\n[j]\nrw=randrw\nrwmixread=80\n"
+    "bssplit=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10\n",
     # fio's examples/fio-rand-read.fio, smaller and shorter.
     "ex fio-rand-read (buffered libaio)": "ioengine=libaio\ndirect=0\nnumjobs=1\n[j]\nrw=randread\nbs=4k\niodepth=16\n",
     # fio's examples/fio-rand-write.fio: 4 jobs, buffered libaio QD16.

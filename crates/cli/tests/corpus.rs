@@ -181,6 +181,8 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--bucket", "b"], &["option 'bucket' belongs to engine s3, not null"]),
     case(&["run", "--name", "a", "--ioengine", "io_uring", "--size", "1m", "--iodepth_batch_submit", "0", "--filename", "x.dat"], &["iodepth_batch_submit", "at least 1"]),
     case(&["run", "--name", "a", "--ioengine", "io_uring", "--size", "1m", "--registerfiles", "2"], &["--registerfiles is a flag"]),
+    case(&["run", "--name", "a", "--ioengine", "libaio", "--size", "1m", "--iodepth_low", "70000", "--filename", "x.dat"], &["option 'iodepth_low'", "between 0 and 65536"]),
+    case(&["run", "--name", "a", "--ioengine", "libaio", "--size", "1m", "--iodepth_batch_complete_max", "-1", "--filename", "x.dat"], &["option 'iodepth_batch_complete_max'", "-1"]),
     case(&["run", "--name", "a", "--ioengine", "rados", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["option 'pool'", "is required"]),
     case(&["run", "--name", "a", "--ioengine", "rados", "--pool", "p", "--object_ops", "list", "--runtime", "1"], &["cannot list"]),
     case(&["run", "--name", "a", "--ioengine", "rados", "--pool", "p", "--op_timeout", "soon", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["op_timeout", "not a number of seconds"]),

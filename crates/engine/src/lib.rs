@@ -95,6 +95,11 @@ pub struct WorkerSetup<'a> {
     pub paths: &'a [std::path::PathBuf],
     pub buffers: Buffers,
     pub queue_depth: u32,
+    /// The most completions one `submit_and_reap` takes (fio's
+    /// `iodepth_batch_complete_max`, 1 by default), at least the call's
+    /// `min_complete`; the rest wait for the next call. Queued engines
+    /// that can leave completions for later (libaio, io_uring) keep it.
+    pub reap_max: u32,
     /// Files were opened with O_DIRECT.
     pub direct: bool,
     /// Object jobs: how `IoRequest::file` (the key number) becomes a name.

@@ -96,6 +96,8 @@ struct Libaio {
     /// The pointers handed to io_submit (kept to reuse the allocation).
     ptrs: Vec<*mut Iocb>,
     events: Vec<IoEvent>,
+    /// The most events one io_getevents takes (fio's iodepth_batch_complete_max).
+    reap_max: usize,
     /// Operations io_submit refused outright, completed with their errno.
     refused: Vec<Completion>,
 }
@@ -121,6 +123,7 @@ impl Libaio {
             pending: Vec::with_capacity(qd),
             ptrs: Vec::with_capacity(qd),
             events: vec![IoEvent::default(); qd.max(1)],
+            reap_max: setup.reap_max.max(1) as usize,
             refused: Vec::new(),
         })
     }
@@ -154,19 +157,19 @@ impl Libaio {
         Ok(())
     }
 
+    /// At least `min` events (unless the timeout passes first), at most
+    /// `reap_max` or `min`: as fio's libaio, which asks io_getevents for
+    /// `iodepth_batch_complete_max`, so by default one completion is taken,
+    /// and its slot refilled, at a time (taking every event there was and
+    /// then submitting as many one by one left the device idle meanwhile:
+    /// 26-33k against 38-54k IOPS on a direct 4 KiB randwrite at QD16).
     fn get_events(&mut self, min: usize, timeout: Option<Duration>) -> Result<usize, EngineError> {
+        let max = self.reap_max.max(min).min(self.events.len());
         let ts = timeout.map(|t| libc::timespec { tv_sec: t.as_secs() as libc::time_t, tv_nsec: t.subsec_nanos() as libc::c_long });
         let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
         // SAFETY: `events` has room for `len` events; `tsp` is null or valid.
         let n = unsafe {
-            libc::syscall(
-                libc::SYS_io_getevents,
-                self.ctx,
-                min as libc::c_long,
-                self.events.len() as libc::c_long,
-                self.events.as_mut_ptr(),
-                tsp,
-            )
+            libc::syscall(libc::SYS_io_getevents, self.ctx, min as libc::c_long, max as libc::c_long, self.events.as_mut_ptr(), tsp)
         };
         if n >= 0 {
             return Ok(n as usize);

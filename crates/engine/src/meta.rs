@@ -232,8 +232,17 @@ mod tests {
         let config = factory.configure(&options).unwrap();
         let mut buf = [0u8; 4096];
         let buffers = Buffers { base: buf.as_mut_ptr(), slot_len: 4096, slots: 1 };
-        let setup =
-            WorkerSetup { fds: &[], paths, buffers, queue_depth: 1, direct: false, object_names: None, keep_reads: false, stop: &|| false };
+        let setup = WorkerSetup {
+            fds: &[],
+            paths,
+            buffers,
+            queue_depth: 1,
+            reap_max: 1,
+            direct: false,
+            object_names: None,
+            keep_reads: false,
+            stop: &|| false,
+        };
         config.open(&setup).unwrap()
     }
 

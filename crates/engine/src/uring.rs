@@ -87,6 +87,9 @@ struct Uring {
     queued: u32,
     /// Submit once this many SQEs are queued.
     batch: u32,
+    /// The most completions one `submit_and_reap` takes from the ring (fio's
+    /// iodepth_batch_complete_max); the rest stay there for the next call.
+    reap_max: usize,
     /// Per slot: the length of a discard in flight (fallocate answers 0).
     trim_len: Vec<u32>,
     /// A kernel thread takes entries as they are queued.
@@ -152,6 +155,7 @@ impl Uring {
             fixed_bufs,
             queued: 0,
             batch,
+            reap_max: setup.reap_max.max(1) as usize,
             trim_len,
             sqpoll,
             ring_index,
@@ -380,7 +384,11 @@ impl Engine for Uring {
             let want = min.saturating_sub(ready) as usize;
             self.enter(want, timeout)?;
         }
-        for cqe in self.ring.completion() {
+        // As fio's io_uring getevents: at most iodepth_batch_complete_max
+        // (and at least what was waited for), so each completion's slot is
+        // refilled before the next is taken.
+        let take = self.reap_max.max(min as usize);
+        for cqe in self.ring.completion().take(take) {
             let slot = cqe.user_data() as u32;
             let rc = match (cqe.result(), self.trim_len.get(slot as usize)) {
                 (0, Some(&len)) if len > 0 => len as i64,
@@ -417,6 +425,7 @@ mod tests {
             paths: &[],
             buffers,
             queue_depth: 4,
+            reap_max: 4,
             direct: false,
             object_names: None,
             keep_reads: true,

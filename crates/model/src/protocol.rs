@@ -38,8 +38,9 @@ use storbench_workload::JobSpec;
 /// WorkerDone. 6: operations cut off at the end (`WorkerDone::cut_off`).
 /// 7: jobs of volumes, priorities, waits and CPU burners (`JobSpec` fields an
 /// older agent would drop without a word), per-priority interval figures,
-/// each worker's start.
-pub const PROTOCOL_VERSION: u32 = 7;
+/// each worker's start. 8: fio's completion batching (`JobSpec`'s
+/// `iodepth_batch_complete_min`/`_max` and `iodepth_low`).
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -9,8 +9,11 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Without flow_sleep fio retries at once; storbench waits this long when
-/// nothing is in flight (so the worker does not spin on a held flow).
+/// Without flow_sleep fio retries at once; storbench sleeps this long when
+/// nothing is in flight (so the worker does not spin on a held flow: the
+/// workers it waits for are threads of the same process and, under the
+/// kernel's autogroup scheduling, of the same scheduling group, where fio's
+/// jobs are processes of sessions of their own).
 pub const RETRY_NS: u64 = 10_000;
 
 /// The flows of one assignment (the jobs that run together).

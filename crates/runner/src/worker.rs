@@ -26,7 +26,7 @@ use storbench_workload::rate::{ByteCap, Schedule};
 use storbench_workload::trace::ReplayGen;
 use storbench_workload::train::TrainGen;
 use storbench_workload::ObjectNames;
-use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, RateLimit, Settled};
+use storbench_workload::{Fadvise, IoGen, JobSpec, NextIo, ObjGen, OpKind, RateLimit, Reaping, Settled};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
@@ -122,6 +122,9 @@ struct Consts {
     /// The job reads / writes blocks (rate_min applies to block jobs).
     reads: bool,
     writes: bool,
+    /// fio's completion batching (`iodepth_batch_complete_min`/`_max`,
+    /// `iodepth_low`) for this worker's queue depth.
+    reap: Reaping,
 }
 
 impl Consts {
@@ -142,6 +145,7 @@ impl Consts {
             rate_min: spec.rate_min,
             reads: spec.objects.is_none() && spec.read_percent() > 0.0,
             writes: spec.objects.is_none() && spec.read_percent() < 100.0,
+            reap: spec.reaping(share.queue_depth),
         }
     }
 }
@@ -205,6 +209,12 @@ struct LoopState {
     think_until: u64,
     /// Held by flow control: wait for what is in flight, then flow_sleep.
     flow_armed: bool,
+    /// The queue filled up and is being drained to `iodepth_low` before it
+    /// is filled again (fio's wait_for_completions).
+    draining: bool,
+    /// Held by flow control with nothing in flight and no flow_sleep: the
+    /// worker sleeps [`crate::flow::RETRY_NS`] rather than spin.
+    flow_retry: bool,
     /// When the measured phase ended (the planned end, or when a stop came):
     /// completions after it still count, time waited past it for operations
     /// that never complete does not.
@@ -213,7 +223,7 @@ struct LoopState {
 
 impl LoopState {
     fn may_issue(&self, now: u64) -> bool {
-        !self.stopping && !self.exhausted && !self.think_armed && !self.flow_armed && now >= self.think_until
+        !self.stopping && !self.exhausted && !self.think_armed && !self.flow_armed && !self.draining && now >= self.think_until
     }
 }
 
@@ -282,6 +292,7 @@ impl Worker {
             paths: &paths,
             buffers: buffers.lend(),
             queue_depth: share.queue_depth,
+            reap_max: spec.reaping(share.queue_depth).max,
             direct: spec.direct,
             object_names: names.as_ref(),
             keep_reads: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
@@ -687,6 +698,7 @@ impl Worker {
             }
             if st.may_issue(now) {
                 self.fill(&mut slots, &mut st, now)?;
+                st.draining = slots.free.is_empty() && self.k.reap.low < qd as u32;
             }
             let can_issue = !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.flow_armed && !st.stopping;
             let (pace, housekeeping) = self.next_events(can_issue, now, st.think_until, boundary);
@@ -694,7 +706,15 @@ impl Worker {
                 if st.stopping || st.exhausted {
                     return Ok(None);
                 }
-                sleep_until(clock, pace.min(housekeeping));
+                if std::mem::take(&mut st.flow_retry) {
+                    // The worker waits for the other jobs of its flow to
+                    // issue, so it gives up the CPU: spun, it took the time
+                    // they needed wherever they shared a CPU (the workers
+                    // of one process share its scheduling group).
+                    std::thread::sleep(std::time::Duration::from_nanos(crate::flow::RETRY_NS));
+                } else {
+                    sleep_until(clock, pace.min(housekeeping));
+                }
                 now = clock.now();
                 continue;
             }
@@ -703,7 +723,13 @@ impl Worker {
                 self.forget_in_flight(&mut slots);
                 return Ok(Some(st.ended_at.max(last_done)));
             }
-            self.wait(&mut done, st.stopping, now, pace, housekeeping)?;
+            // A full queue waits for iodepth_batch_complete_min of what is in flight (at least one).
+            let in_flight = (qd - slots.free.len()) as u32;
+            let want = match slots.free.is_empty() || st.draining {
+                true => self.k.reap.min.min(in_flight).max(1),
+                false => 1,
+            };
+            self.wait(&mut done, want, st.stopping, now, pace, housekeeping)?;
             now = clock.now();
             if !done.is_empty() {
                 last_done = now;
@@ -711,6 +737,7 @@ impl Worker {
             for c in done.drain(..) {
                 self.complete(&mut slots, c, now);
             }
+            st.draining &= qd - slots.free.len() > self.k.reap.low as usize;
             if st.think_armed && slots.free.len() == qd {
                 st.think_armed = false;
                 st.think_until = now + self.k.think_ns;
@@ -767,7 +794,10 @@ impl Worker {
         }
         let idle = slots.free.len() == slots.scheduled.len();
         match (f.sleep_ns, idle) {
-            (0, true) => st.think_until = now + crate::flow::RETRY_NS,
+            (0, true) => {
+                st.think_until = now + crate::flow::RETRY_NS;
+                st.flow_retry = true;
+            }
             (0, false) => {}
             (sleep, true) => st.think_until = now + sleep,
             (_, false) => st.flow_armed = true,
@@ -817,13 +847,14 @@ impl Worker {
         }
     }
 
-    /// Submit and collect completions: block until one arrives, the next
+    /// Submit and collect completions: block until `want` arrive, the next
     /// housekeeping time, or shortly before the next paced start, which is then
     /// awaited by polling so it is not issued late.
     #[inline]
     fn wait(
         &mut self,
         done: &mut Vec<Completion>,
+        want: u32,
         stopping: bool,
         now: u64,
         pace: u64,
@@ -837,7 +868,7 @@ impl Worker {
         }
         // Woken at least every slice, so a stop is seen while a server is silent.
         let wake = (pace - SPIN_NS).min(housekeeping).min(now + WAIT_SLICE_NS).max(now + 1);
-        self.engine.submit_and_reap(1, Some(std::time::Duration::from_nanos(wake - now)), done)
+        self.engine.submit_and_reap(want, Some(std::time::Duration::from_nanos(wake - now)), done)
     }
 
     /// When the loop must act other than on a completion: the next paced start

@@ -467,6 +467,19 @@ pub struct SyncEvery {
     pub data_only: bool,
 }
 
+/// fio's completion batching, resolved ([`JobSpec::reaping`]): a worker
+/// whose queue is full waits for `min` completions (at least one), takes
+/// at most `max` per call (at least what it waits for), and goes on
+/// collecting until no more than `low` are in flight before it fills the
+/// queue again. fio's defaults (1, 1, iodepth) take one completion per call
+/// and put a new I/O in its place at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reaping {
+    pub min: u32,
+    pub max: u32,
+    pub low: u32,
+}
+
 /// One job, fully resolved from whatever front end described it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct JobSpec {
@@ -490,6 +503,18 @@ pub struct JobSpec {
     pub rwmixread: f64,
     pub bs: BlockSizes,
     pub iodepth: u32,
+    /// fio's `iodepth_batch_complete_min`: completions a full queue waits
+    /// for (`None`: fio's 1). See [`JobSpec::reaping`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth_batch_complete_min: Option<u32>,
+    /// fio's `iodepth_batch_complete_max`: the most completions taken at
+    /// once (`None`: fio's default, the min).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth_batch_complete_max: Option<u32>,
+    /// fio's `iodepth_low`: a full queue is drained to this depth before it
+    /// is filled again (`None`: fio's default, iodepth).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iodepth_low: Option<u32>,
     pub numjobs: u32,
     /// Volumes the job drives, each with `numjobs` workers at `iodepth` of
     /// its own (one file, RBD image or object prefix per volume): volumes=4
@@ -738,6 +763,9 @@ impl Default for JobSpec {
             rwmixread: 50.0,
             bs: BlockSizes { read: SizeSplit::fixed(4096), write: SizeSplit::fixed(4096) },
             iodepth: 1,
+            iodepth_batch_complete_min: None,
+            iodepth_batch_complete_max: None,
+            iodepth_low: None,
             numjobs: 1,
             volumes: 1,
             size: None,
@@ -832,6 +860,18 @@ impl JobSpec {
             }
             // Deleting a file destroys it as surely as overwriting it: the same checks.
             None => self.rw.writes(self.rwmixread) || self.meta == Some(OpKind::Delete),
+        }
+    }
+    /// How a worker with a full queue collects completions, as fio's
+    /// do_io does (init.c fixes the defaults): `iodepth_batch_complete_min`
+    /// (1), `_max` (the min when unset or below it), `iodepth_low` (iodepth
+    /// when unset, 0 or above it).
+    pub fn reaping(&self, queue_depth: u32) -> Reaping {
+        let min = self.iodepth_batch_complete_min.unwrap_or(1);
+        Reaping {
+            min,
+            max: self.iodepth_batch_complete_max.unwrap_or(0).max(min),
+            low: self.iodepth_low.filter(|&l| l > 0 && l <= queue_depth).unwrap_or(queue_depth),
         }
     }
     /// Workers in all: `numjobs` for each volume.

@@ -265,6 +265,7 @@ fn engine(cfg: &Arc<dyn EngineConfig>, s: &mut Slots) -> Box<dyn Engine> {
         paths: &[],
         buffers: s.buffers(),
         queue_depth: 4,
+        reap_max: 4,
         direct: false,
         object_names: None,
         keep_reads: true,

@@ -165,6 +165,40 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info(
+            "iodepth_batch_complete_min",
+            Kind::Count,
+            "1",
+            "completions a full queue waits for before one is put back (libaio, io_uring; fio's)",
+        ),
+        aliases: &["iodepth_batch_complete"],
+        set: |s, v| {
+            s.iodepth_batch_complete_min = Some(depth_u32(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "iodepth_batch_complete_max",
+            Kind::Count,
+            "min",
+            "the most completions taken at once (libaio, io_uring; fio's default: iodepth_batch_complete_min)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.iodepth_batch_complete_max = Some(depth_u32(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("iodepth_low", Kind::Count, "iodepth", "a full queue is drained to this depth before it is filled again (fio's)"),
+        aliases: &[],
+        set: |s, v| {
+            s.iodepth_low = Some(depth_u32(v)?);
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("numjobs", Kind::Count, "1", "number of workers (threads)"),
         aliases: &[],
         set: |s, v| {

@@ -44,6 +44,15 @@ pub fn positive_u32(v: &str) -> Parsed<u32> {
     Ok(n as u32)
 }
 
+/// A depth from 0 to 65536 (fio's batching options, where 0 means the default or none).
+pub fn depth_u32(v: &str) -> Parsed<u32> {
+    let n = count(v)?;
+    if n > 65536 {
+        return Err(format!("'{v}' must be between 0 and 65536"));
+    }
+    Ok(n as u32)
+}
+
 /// A count from 1 to u32::MAX (objects in a key space).
 pub fn positive_count(v: &str) -> Parsed<u64> {
     match count(v)? {

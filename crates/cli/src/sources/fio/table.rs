@@ -49,10 +49,6 @@ const IGNORED: &[&str] = &[
     "log_unix_epoch",
     "refill_buffers",
     "scramble_buffers",
-    // storbench reaps every completion it can see.
-    "iodepth_batch_complete",
-    "iodepth_batch_complete_min",
-    "iodepth_batch_complete_max",
     // fio's rados engine: polling style and empty-object creation at set-up.
     "busy_poll",
     "touch_objects",
@@ -98,7 +94,7 @@ const REFUSED: &[(&[&str], &str)] = &[
         "S3 server-side encryption with customer keys and storage classes are not supported",
     ),
     (&["fsync_on_close"], "an fsync at every close is not supported; end_fsync=1 flushes each file once at the end"),
-    (&["buffer_pattern", "sprandom", "rw_sequencer", "lockmem", "iodepth_low"], "not supported"),
+    (&["buffer_pattern", "sprandom", "rw_sequencer", "lockmem"], "not supported"),
 ];
 
 /// What fio's offload mode is for (submissions on time whatever the device
