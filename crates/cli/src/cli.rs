@@ -32,6 +32,8 @@ pub enum Command {
     Replay(ReplayFlags),
     /// Run the same jobs over a grid of option values, stopping each curve at its knee
     Sweep(SweepFlags),
+    /// A whole experiment as one command: a study file's questions (sweeps, SLO searches, baselines, ramps, tools) over its configurations, one report
+    Study(StudyArgs),
     /// The highest fixed rate whose latency percentile stays under a bound (open loop)
     Slo(SloFlags),
     /// Compare results (runs, repeats or sweeps) with confidence intervals
@@ -147,6 +149,38 @@ pub struct FleetArgs {
 pub enum FleetCommand {
     /// A Kubernetes manifest for `kubectl apply -f`: agents as an Indexed Job, a coordinator Job for a job file
     K8s(crate::k8s::K8sArgs),
+}
+
+/// `storbench study`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Examples:\n  storbench study my-study.toml --results-dir s1 --set dir=/mnt/test\n  storbench study my-study.toml --dry-run\n  storbench study --builtin sheepdog --set dir=/mnt/test --scale 0.1\n  storbench study --resume s1"
+)]
+pub struct StudyArgs {
+    /// The study file (TOML: [study], [vars], [configs.NAME], [[question]])
+    #[arg(value_name = "STUDY.toml", conflicts_with = "builtin")]
+    pub file: Option<PathBuf>,
+    /// A built-in study reproducing a field report
+    #[arg(long, value_name = "NAME")]
+    pub builtin: Option<String>,
+    /// Go on with a stopped study: finished steps are kept
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// A variable's value (${NAME} in the study's words); repeat for more
+    #[arg(long = "set", value_name = "NAME=VALUE")]
+    pub set: Vec<String>,
+    /// Multiply the run times, sizes and counts the study's [study] scale names
+    #[arg(long, value_name = "X", value_parser = crate::numbers::study_scale)]
+    pub scale: Option<f64>,
+    /// Where results go (default storbench-results/<time>)
+    #[arg(long = "results-dir", visible_aliases = ["output", "output-dir"], value_name = "DIR")]
+    pub results_dir: Option<PathBuf>,
+    /// Print every step's command and the time it should take; run nothing
+    #[arg(long = "dry-run")]
+    pub dry_run: bool,
+    /// No live progress
+    #[arg(long)]
+    pub quiet: bool,
 }
 
 /// `storbench baseline`.

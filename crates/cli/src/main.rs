@@ -41,7 +41,7 @@ fn called_as_fio() -> bool {
     std::path::Path::new(&argv0).file_name().is_some_and(|n| n == "fio")
 }
 
-fn dispatch(words: &[String]) -> Result<i32, CliError> {
+pub(crate) fn dispatch(words: &[String]) -> Result<i32, CliError> {
     // `run` and `swift-bench` take job or engine options beside their own
     // flags: they set those apart before clap parses the rest.
     match words.first().map(String::as_str) {
@@ -68,6 +68,7 @@ fn dispatch(words: &[String]) -> Result<i32, CliError> {
     match cli.command {
         None | Some(Run(_)) | Some(SwiftBench(_)) => commands::run::run(&[]),
         Some(Sweep(_)) => commands::sweep::run(&[]),
+        Some(Study(a)) => commands::study::run(&a),
         Some(Replay(_)) => commands::replay::run(&[]),
         Some(Slo(_)) => commands::slo::run(&[]),
         Some(Fio(_)) => compat::fio::run(&[]),

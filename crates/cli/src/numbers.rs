@@ -24,6 +24,11 @@ pub fn scale(v: &str) -> Result<f64, String> {
     within(v, 0.0, true, 1.0, "a share above 0 and at most 1")
 }
 
+/// `study --scale`: a factor on a study's times and sizes.
+pub fn study_scale(v: &str) -> Result<f64, String> {
+    within(v, 0.0, true, 1000.0, "a factor above 0 and at most 1000 (0.1 = a tenth of the times and sizes)")
+}
+
 /// A share: `80%` or `0.8`, above 0 and at most 1 (`run --fill`).
 pub fn fraction(v: &str) -> Result<f64, String> {
     let pct = v.trim().ends_with('%');

@@ -117,7 +117,7 @@ pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Obse
     // The set-up's notes first, then what the run itself noted.
     result.notes = setup.notes.into_iter().chain(std::mem::take(&mut result.notes)).collect();
     result.parameters = setup.parameters;
-    result.command = crate::words::redacted(&std::env::args().collect::<Vec<_>>());
+    result.command = crate::words::redacted(&crate::words::command_line());
     Ok((result, dir))
 }
 

@@ -186,6 +186,25 @@ fn secret_flag(w: &str) -> Option<&str> {
 
 pub const REDACTED: &str = "<redacted>";
 
+/// The command a run records: the process's, or while a study runs one of
+/// its steps in this process, the step's own (`storbench sweep ...`), so a
+/// run's provenance names what made it.
+static STEP_COMMAND: std::sync::Mutex<Option<Vec<String>>> = std::sync::Mutex::new(None);
+
+pub fn command_line() -> Vec<String> {
+    match STEP_COMMAND.lock().ok().and_then(|c| c.clone()) {
+        Some(words) => std::iter::once("storbench".to_string()).chain(words).collect(),
+        None => std::env::args().collect(),
+    }
+}
+
+/// Set (or with `None` clear) the step a study is running.
+pub fn set_step_command(words: Option<Vec<String>>) {
+    if let Ok(mut c) = STEP_COMMAND.lock() {
+        *c = words;
+    }
+}
+
 #[cfg(test)]
 mod redaction_tests {
     use super::*;

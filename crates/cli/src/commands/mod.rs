@@ -12,4 +12,5 @@ pub mod report;
 pub mod run;
 pub mod show;
 pub mod slo;
+pub mod study;
 pub mod sweep;

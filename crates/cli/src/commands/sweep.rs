@@ -47,6 +47,12 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
     }
 }
 
+/// One `--sweep OPTION=VALUES` word as a dimension (a study's estimate
+/// counts its points).
+pub fn dimension(arg: &str) -> Result<Dimension, CliError> {
+    dims::parse(arg)
+}
+
 /// The index of a new sweep: dimensions, points, mode, seed.
 fn new_index(flags: &SweepFlags, words: &[String]) -> Result<SweepIndex, CliError> {
     let mut args = match flags.source.job_file.as_ref().or(flags.source.job.as_ref()) {
