@@ -46,6 +46,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Print a results directory again, in any format
     Show(ShowArgs),
+    /// Runs, sweeps, SLO searches and studies as one table: a row per point and job, every swept value a column (CSV or JSON)
+    Export(ExportArgs),
     /// Remove what a run left behind (from its results directory's journal), or storbench's objects under a prefix
     Cleanup(CleanupArgs),
     /// rbd's benchmark (rbd bench), with latency percentiles
@@ -595,6 +597,28 @@ pub struct ShowArgs {
     /// text (summary.txt), json, fio-json, csv, rados-bench, rbd-bench, swift-bench or ssbench-ramp
     #[arg(long, short = 'f', default_value = "text", value_parser = parse_any_format)]
     pub format: String,
+}
+
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// Run, sweep, SLO search or study results directories, or directories of them (one table: the columns are the union)
+    #[arg(value_name = "DIR", required = true)]
+    pub dirs: Vec<PathBuf>,
+    /// csv, or json (an array of rows)
+    #[arg(long, short = 'f', value_enum, default_value = "csv")]
+    pub format: TidyFormat,
+    /// Write the table to FILE (default: standard output)
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Replace an existing -o FILE
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TidyFormat {
+    Csv,
+    Json,
 }
 
 fn parse_any_format(v: &str) -> Result<String, String> {

@@ -74,6 +74,7 @@ pub(crate) fn dispatch(words: &[String]) -> Result<i32, CliError> {
         Some(Fio(_)) => compat::fio::run(&[]),
         Some(Cleanup(_)) => commands::cleanup::run(&[]),
         Some(Show(a)) => commands::show::show(&a),
+        Some(Export(a)) => commands::export::run(&a),
         Some(Compare(a)) => commands::compare::run(&a),
         Some(Efficiency(a)) => commands::efficiency::run(&a),
         Some(Baseline(a)) => commands::baseline::run(&a),

@@ -78,6 +78,10 @@ fn the_same_job_twice_is_no_difference_and_a_capped_run_is_slower() {
     // Text names the faster side.
     let text = storbench(d.path(), &["compare", "capped", "a"]);
     assert!(text.stdout.lines().any(|l| l.contains("IOPS") && l.contains("faster")), "{}", text.stdout);
+    // Its sides are named by their directories, not A and B.
+    assert!(text.stdout.contains("capped (baseline) = capped"), "{}", text.stdout);
+    let head = text.stdout.lines().find(|l| l.starts_with("job")).unwrap_or_default();
+    assert!(head.contains("capped") && head.contains(" a ") && !head.contains(" A "), "{head}");
 }
 
 #[test]

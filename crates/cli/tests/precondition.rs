@@ -213,6 +213,12 @@ fn a_sweep_preconditions_its_targets_once_before_the_points() {
     let r = storbench(d.path(), &["sweep", "--resume", "once"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert!(r.stderr.contains("000_precondition finished before"), "{}", r.stderr);
+    // The sweep's report takes its provenance from the first point, not the precondition run.
+    let r = storbench(d.path(), &["report", "once", "-o", "once.html"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let page = std::fs::read_to_string(d.path().join("once.html")).unwrap();
+    let provenance = &page[page.find("Provenance (first point)").expect("a provenance section")..];
+    assert!(provenance.contains("--sweep") && !provenance.contains("precondition.1"), "{}", &provenance[..provenance.len().min(2000)]);
 
     let r = sweep(&["--fill", "50%", "--each-point"], "each");
     assert_eq!(r.code, 0, "{}", r.stderr);

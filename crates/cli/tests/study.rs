@@ -86,6 +86,17 @@ fn a_study_runs_every_step_into_its_own_directory() {
     assert_eq!(index.vars["runtime"], "1");
     assert!(out.join("study.toml").exists());
     assert!(r.stdout.contains("== study step 5/5: one/direct/all =="), "{}", r.stdout);
+    // The tidy table: one row per sweep point (bs as a column) and the run.
+    let csv = std::fs::read_to_string(out.join("points.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    assert!(head.contains(&"bs") && head.contains(&"question") && head.contains(&"config"), "{head:?}");
+    let bs = head.iter().position(|c| *c == "bs").unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 9, "8 sweep points and the run: {csv}");
+    let swept: Vec<&str> = rows.iter().map(|r| r[bs]).filter(|v| !v.is_empty()).collect();
+    assert_eq!(swept.iter().filter(|v| **v == "4096").count(), 4, "4 sweeps x 1 point at 4k: {csv}");
+    assert_eq!(swept.iter().filter(|v| **v == "65536").count(), 4, "{csv}");
+    assert!(out.join("points.json").exists());
 }
 
 #[test]

@@ -49,7 +49,11 @@ pub fn page(dir: &Path, index: &SweepIndex, runs: &RunSet) -> (String, Vec<Chart
         all.extend(grids);
     }
     all.extend(crate::point_timelines(&mut page, runs, &chosen(index)));
-    if let Some(first) = runs.runs.first() {
+    // The first point's run, not the precondition or fill run before the points.
+    let is_point = |r: &&storbench_model::Run| {
+        r.dir.as_ref().and_then(|d| d.file_name()).is_some_and(|n| index.points.iter().any(|p| n == p.dir.as_str()))
+    };
+    if let Some(first) = runs.runs.iter().find(is_point).or(runs.runs.first()) {
         provenance(&mut page, &first.result, " (first point)");
     }
     (page.render(), all)

@@ -14,7 +14,9 @@
 //!   RESULTS_DIR`;
 //! - [`sweep`]: a sweep's index (`sweep.json`): dimensions, points, knees;
 //! - [`study`]: a study's index (`study.json`): questions, configurations,
-//!   and each step (a storbench command) with its state.
+//!   and each step (a storbench command) with its state;
+//! - [`tidy`]: one row per point and job scope, swept values as columns,
+//!   from run, sweep, SLO search and study directories (`storbench export`).
 //!
 //! Renderers depend on this crate, never on the runner, so a report can be
 //! built (and re-built from a results directory) without any engine.
@@ -27,6 +29,7 @@ pub mod slo;
 pub mod study;
 pub mod sweep;
 pub mod target;
+pub mod tidy;
 pub mod warning;
 
 pub use result::*;

@@ -85,7 +85,7 @@ fn load_run(dir: &Path) -> Result<Run, LoadError> {
 }
 
 /// Compare names with runs of digits as numbers: users-4 < users-16.
-fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     let key = |s: &str| -> Vec<(String, u64)> {
         let mut out = Vec::new();
         let mut text = String::new();

@@ -138,7 +138,7 @@ impl PointFigures {
 
     /// Jobs that ran at the same time: their rates add up, their
     /// histograms merge.
-    fn together(jobs: &[&JobResult]) -> PointFigures {
+    pub(crate) fn together(jobs: &[&JobResult]) -> PointFigures {
         let mut all = LatencyHistogram::new();
         let mut f = PointFigures::default();
         for o in jobs.iter().flat_map(|j| &j.ops) {

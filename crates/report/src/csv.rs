@@ -48,7 +48,31 @@ pub fn point_rows(job: &str, p: &SeriesPoint, out: &mut impl Write) -> std::io::
     Ok(())
 }
 
-fn quote(s: &str) -> String {
+/// A sweep's series (`storbench show -f csv SWEEP_DIR`): the swept
+/// options' values of each run in front of its rows (as `export` writes
+/// them: sizes in bytes), and its repeat, so rows of different points tell
+/// apart. `options` are the sweep's dimensions in order; a run that is no
+/// point (a precondition) leaves them empty.
+pub fn write_swept(runs: &storbench_model::RunSet, options: &[String], out: &mut dyn Write) -> std::io::Result<()> {
+    let names: Vec<String> = options.iter().map(|o| quote(o)).collect();
+    writeln!(out, "{},repeat,{HEADER}", names.join(","))?;
+    for r in runs.results() {
+        let mut cells: Vec<String> = options
+            .iter()
+            .map(|o| r.parameter(&format!("sweep.{o}")).map_or_else(String::new, |v| quote(&storbench_model::tidy::plain_value(o, v))))
+            .collect();
+        cells.push(r.parameter("repeat").unwrap_or_default().to_string());
+        let prefix = cells.join(",");
+        let mut lines = Vec::new();
+        rows(r, &mut lines)?;
+        for line in String::from_utf8_lossy(&lines).lines() {
+            writeln!(out, "{prefix},{line}")?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn quote(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

@@ -19,6 +19,7 @@ pub mod fio_terse;
 pub mod fmt;
 pub mod json;
 pub mod text;
+pub mod tidy;
 
 pub use export::{each, find, names, Exporter, EXPORTERS};
 /// Results with known figures, for tests (feature `testing`).

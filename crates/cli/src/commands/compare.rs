@@ -19,7 +19,9 @@ pub fn run(a: &CompareArgs) -> Result<i32, CliError> {
     }
     let loaded: Vec<Places> = a.dirs.iter().map(|d| load(d)).collect::<Result<_, _>>()?;
     let judge = Judge { min_effect_pct: a.min_effect, ..Judge::default() };
-    let name = |i: usize| if a.dirs.len() == 2 { ["A", "B"][i].to_string() } else { format!("{}", (b'A' + i as u8) as char) };
+    // Sides by their directories' names (bobtail, cuttlefish), as the report's.
+    let names = crate::commands::report::side_names(&a.dirs);
+    let name = |i: usize| names[i].clone();
     let mut reports = Vec::new();
     for (i, other) in loaded.iter().enumerate().skip(1) {
         let rows = compare_places(&loaded[0], other, &judge);
@@ -120,12 +122,12 @@ fn print_reports(a: &CompareArgs, reports: &[(usize, Vec<Row>)], name: &dyn Fn(u
         format => {
             let md = format == "markdown";
             for (i, rows) in reports {
-                println!("{} = {}\n{} = {}\n", name(0), a.dirs[0].display(), name(*i), a.dirs[*i].display());
+                println!("{} (baseline) = {}\n{} = {}\n", name(0), a.dirs[0].display(), name(*i), a.dirs[*i].display());
                 print!("{}", render(rows, (&name(0), &name(*i)), md));
                 println!();
             }
             println!(
-                "Differences are (B - A) / A with 95% confidence intervals (bootstrap: over runs with 3 repeats or more, \
+                "Differences are (other - baseline) / baseline with 95% confidence intervals (bootstrap: over runs with 3 repeats or more, \
                  else over blocks of per-second samples); a difference counts when its interval excludes 0 and it is at least {}%. \
                  \"no interval\": fewer than 3 runs and fewer than 4 measured seconds per run (p99.9: fewer than 3 runs).",
                 a.min_effect

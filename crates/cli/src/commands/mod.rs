@@ -4,6 +4,7 @@ pub mod baseline;
 pub mod cleanup;
 pub mod compare;
 pub mod efficiency;
+pub mod export;
 pub mod help;
 pub mod preset;
 pub mod ramp;

@@ -122,7 +122,7 @@ fn comparison(dirs: &[PathBuf], sets: &[RunSet]) -> Result<(String, Vec<storbenc
 /// What a comparison's tables and legends call each side: its directory's
 /// name (`bobtail`, `cuttlefish`), the whole path where two names are the
 /// same, and a number after a directory given twice.
-fn side_names(dirs: &[PathBuf]) -> Vec<String> {
+pub(crate) fn side_names(dirs: &[PathBuf]) -> Vec<String> {
     let short = |d: &PathBuf| d.file_name().map_or_else(|| d.display().to_string(), |n| n.to_string_lossy().into_owned());
     let mut names: Vec<String> = dirs
         .iter()

@@ -13,9 +13,19 @@ use storbench_model::DiskUtil;
 /// is on one (not tmpfs or overlay). A path not yet made is looked up by its
 /// directory.
 pub fn disk_of(path: &Path) -> Option<String> {
+    disk_of_device(device_of(path)?)
+}
+
+/// The device a path's data is on: a block device itself, else its file
+/// system's (its directory's, for a path not yet made).
+fn device_of(path: &Path) -> Option<u64> {
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let md = std::fs::metadata(path).or_else(|_| std::fs::metadata(dir)).ok()?;
-    let dev = if md.file_type().is_block_device() { md.rdev() } else { md.dev() };
+    Some(if md.file_type().is_block_device() { md.rdev() } else { md.dev() })
+}
+
+/// A device number's disk in sysfs (a partition counts as its whole disk).
+fn disk_of_device(dev: u64) -> Option<String> {
     let sys = std::fs::canonicalize(format!("/sys/dev/block/{}:{}", libc::major(dev), libc::minor(dev))).ok()?;
     // A partition's directory holds a `partition` file, inside its disk's.
     let disk = if sys.join("partition").exists() { sys.parent()? } else { &sys };
@@ -43,8 +53,11 @@ impl DiskSnapshot {
         let mut disks: Vec<(String, [u64; 11])> = Vec::new();
         // Workers share files: each path is looked up once.
         let mut seen = std::collections::HashSet::new();
-        for p in paths.filter(|p| seen.insert(*p)) {
-            if let Some(name) = disk_of(p).filter(|n| !disks.iter().any(|d| &d.0 == n)) {
+        // Thousands of files (a metadata job's) sit on a handful of file
+        // systems: sysfs is asked once per device, not once per file.
+        let mut devices = std::collections::HashSet::new();
+        for dev in paths.filter(|p| seen.insert(*p)).filter_map(device_of).filter(|d| devices.insert(*d)) {
+            if let Some(name) = disk_of_device(dev).filter(|n| !disks.iter().any(|d| &d.0 == n)) {
                 if let Some(c) = counters(&name) {
                     disks.push((name, c));
                 }

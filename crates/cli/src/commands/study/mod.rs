@@ -147,6 +147,7 @@ impl Study {
             self.index.steps[n].seconds += secs;
             self.save()?;
             if interrupted || scope.interrupted() {
+                self.points();
                 eprintln!(
                     "storbench: study interrupted at {}; `storbench study --resume {}` runs the steps left",
                     self.index.steps[n].dir,
@@ -154,6 +155,7 @@ impl Study {
                 );
                 return Ok(EXIT_INTERRUPTED);
             }
+            self.points();
             took += secs;
             expected += self.index.steps[n].estimate;
             self.eta(n, took, expected);
@@ -247,8 +249,17 @@ impl Study {
         eprintln!("study: {} took {}; {rest}", self.index.steps[n].dir, fmt::duration(self.index.steps[n].seconds));
     }
 
+    /// The tidy table of every point so far (points.csv, points.json),
+    /// rewritten after each step so a stopped study still has it.
+    fn points(&self) {
+        if let Err(e) = storbench_report::tidy::write_points(&self.dir) {
+            eprintln!("storbench: warning: the study's points table: {e}");
+        }
+    }
+
     /// The study's end: what ran, what failed, where the report is.
     fn finish(&self, secs: f64) -> Result<i32, CliError> {
+        self.points();
         let failed: Vec<&Step> = self.index.steps.iter().filter(|s| matches!(s.state, StepState::Failed { .. })).collect();
         let done = self.index.steps.iter().filter(|s| s.state == StepState::Done).count();
         eprintln!(

@@ -10,6 +10,20 @@ use storbench_workload::units::parse_size;
 /// At most this many values per dimension (a typo like `1..1000000+1`).
 const MAX_VALUES: usize = 1000;
 
+/// A value given twice, perhaps spelt two ways (`4k` and `4096`): the same
+/// point would run twice and its curve turn back on itself.
+fn twice(kind: Kind, values: &[String]) -> Option<(String, String)> {
+    use storbench_workload::options::axis::magnitude;
+    let mut seen: std::collections::HashMap<String, &String> = std::collections::HashMap::new();
+    for v in values {
+        let key = magnitude(kind, v).map_or_else(|| v.clone(), |m| format!("={}", m.to_bits()));
+        if let Some(first) = seen.insert(key, v) {
+            return Some((first.clone(), v.clone()));
+        }
+    }
+    None
+}
+
 pub fn parse(arg: &str) -> Result<Dimension, CliError> {
     let bad = |why: String| CliError::usage(format!("--sweep {arg}: {why}"));
     let (option, spec) = arg.split_once('=').ok_or_else(|| bad("give OPTION=VALUES, e.g. iodepth=1,2,4 or numjobs=1..16x2".into()))?;
@@ -34,6 +48,9 @@ pub fn parse(arg: &str) -> Result<Dimension, CliError> {
     // A curve runs in the order of the values' meaning (512 < 4k < 256k),
     // whatever order they were typed in; `--shuffle` is for run order.
     storbench_workload::options::axis::sort_values(kind, &mut values);
+    if let Some((a, b)) = twice(kind, &values) {
+        return Err(bad(format!("{a} and {b} are the same value: give each once")));
+    }
     if values.len() > MAX_VALUES {
         return Err(bad(format!("{} values; at most {MAX_VALUES} per dimension", values.len())));
     }
@@ -134,6 +151,12 @@ mod tests {
         assert_eq!(parse("rate_iops=1k..4kx2").unwrap().values, ["1000", "2000", "4000"], "rates count in thousands");
         assert_eq!(parse("bs=256k,4096,32k,512").unwrap().values, ["512", "4096", "32k", "256k"], "by size, not spelling");
         assert_eq!(parse("iodepth=16,1,4").unwrap().values, ["1", "4", "16"]);
+        for (twice, says) in
+            [("bs=4k,4096", "4k and 4096 are the same value"), ("rw=read,write,read", "read and read"), ("iodepth=1..4x2,2", "2 and 2")]
+        {
+            let e = parse(twice).unwrap_err().message;
+            assert!(e.contains(says), "{twice}: {e}");
+        }
         for bad in ["iodepth", "bogus=1", "iodepth=0..8x2", "iodepth=8..1", "iodepth=1..2+0", "iodepth=1..100000", "runtime=1..5"] {
             assert!(parse(bad).is_err(), "{bad}");
         }
