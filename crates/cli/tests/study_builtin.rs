@@ -2,8 +2,8 @@
 //! experiment of one field report, run scaled down against the test
 //! targets: files in a scratch directory, the Ceph cluster's RBD and RADOS,
 //! the Swift all-in-one and RGW's Swift API, three agents on 127.0.0.x.
-//! Each must finish with every step done and leave nothing of its own in
-//! the cluster. Sweeps are cut to two
+//! Each must finish with every step done, a tidy row per point, and leave
+//! nothing of its own in the cluster. Sweeps are cut to two
 //! values a dimension with `--set` (the built-in's dimensions are
 //! variables), so each study stays under two minutes here.
 
@@ -33,7 +33,8 @@ fn study(dir: &Path, env: &[(&str, String)], name: &str, scale: &str, sets: &[(&
 }
 
 /// Every step done (none failed, interrupted or left pending), each with
-/// its results directory (a `cleanup` or `rados cleanup` step writes none).
+/// its results directory (a `cleanup` or `rados cleanup` step writes none),
+/// and the study's points.
 fn assert_finished(out: &Path, r: &Run, questions: &[&str]) -> StudyIndex {
     assert_eq!(r.code, 0, "stdout:\n{}\nstderr:\n{}", r.stdout, r.stderr);
     let index = StudyIndex::load(out).expect("study.json");
@@ -44,7 +45,34 @@ fn assert_finished(out: &Path, r: &Run, questions: &[&str]) -> StudyIndex {
         let writes = !step.command.iter().any(|w| w == "cleanup");
         assert_eq!(out.join(&step.dir).is_dir(), writes, "{}: its results directory", step.dir);
     }
+    assert_points(out, &index);
     index
+}
+
+/// points.json (and points.csv beside it): for each sweep step, a row of
+/// the whole point (scope `all`) per point it ran, carrying every value it
+/// swept.
+fn assert_points(out: &Path, index: &StudyIndex) {
+    let text = std::fs::read_to_string(out.join("points.json")).expect("points.json written");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&text).expect("points.json is a JSON array");
+    let csv = std::fs::read_to_string(out.join("points.csv")).expect("points.csv written");
+    assert_eq!(csv.lines().count(), rows.len() + 1, "points.csv: a header and the rows of points.json");
+    for step in &index.steps {
+        let q = index.question(&step.question).unwrap();
+        if q.ask != storbench_model::study::Ask::Sweep {
+            continue;
+        }
+        let sweep = storbench_model::sweep::SweepIndex::load(&out.join(&step.dir)).expect("the step's sweep.json");
+        let ran = sweep.points.iter().filter(|p| p.state == storbench_model::sweep::PointState::Done).count();
+        let mine: Vec<&serde_json::Value> = rows
+            .iter()
+            .filter(|r| r["question"] == step.question && r["config"] == step.config && r["line"] == step.line && r["scope"] == "all")
+            .collect();
+        assert_eq!(mine.len(), ran, "{}: a row per point", step.dir);
+        for option in q.sweep.iter().filter_map(|s| s.split_once('=')).map(|(o, _)| o) {
+            assert!(mine.iter().all(|r| !r[option].is_null()), "{}: every row carries {option}", step.dir);
+        }
+    }
 }
 
 /// A question's steps, as `config/line`.
@@ -193,7 +221,7 @@ fn swift_ramps_and_benches_both_stores_and_compares_them() {
         }
     }
     let secrets = [get(&rgw, "ST_KEY"), get(&ks, "OS_PASSWORD")];
-    for f in ["study.json", "ramp/swift/all/users-1/result.json", "swift-bench/rgw/all/put/result.json"] {
+    for f in ["study.json", "points.csv", "ramp/swift/all/users-1/result.json", "swift-bench/rgw/all/put/result.json"] {
         let text = std::fs::read_to_string(out.join(f)).unwrap();
         assert!(secrets.iter().all(|s| !text.contains(s.as_str())), "a secret in {f}");
     }
