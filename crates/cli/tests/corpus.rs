@@ -231,6 +231,7 @@ const CASES: &[Case] = &[
     case(&["run", "--suite", "quick", "--name", "a"], &["cannot be combined with --suite"]),
     case(&["run", "--users", "4"], &["--users ramps an ssbench scenario"]),
     case(&["run", "--users", "0", "--ssbench", "s.json"], &["--users"]),
+    case(&["run", "--ssbench", "builtin:nope"], &["builtin:nope", "no such scenario", "builtin:swift-medium"]),
     case(&["run", "--quiet", "maybe", "--name", "a"], &["maybe"]),
     case(&["frobnicate"], &["unknown command 'frobnicate'"]),
     case(&["runn"], &["unknown command 'runn'", "Did you mean 'run'"]),

@@ -42,9 +42,23 @@ fn bad(path: &str, msg: impl std::fmt::Display) -> CliError {
     CliError::usage(format!("ssbench scenario {path}: {msg}"))
 }
 
+/// Scenarios storbench carries, `--ssbench builtin:NAME`: the Swift field
+/// report's (the swift built-in study's default).
+const BUILTIN: &[(&str, &str)] = &[("swift-medium", include_str!("../commands/study/builtin/swift.ssbench.json"))];
+
 pub fn load(path: &Path) -> Result<Scenario, CliError> {
-    let text = crate::sources::read_job_file(path, "ssbench scenario")?;
+    let text = match path.to_str().and_then(|p| p.strip_prefix("builtin:")) {
+        Some(name) => builtin(name)?.to_string(),
+        None => crate::sources::read_job_file(path, "ssbench scenario")?,
+    };
     parse(&text).map_err(|e| CliError::usage(format!("{}: {}", path.display(), e.message)))
+}
+
+fn builtin(name: &str) -> Result<&'static str, CliError> {
+    BUILTIN.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {
+        let names: Vec<String> = BUILTIN.iter().map(|(n, _)| format!("builtin:{n}")).collect();
+        CliError::usage(format!("--ssbench builtin:{name}: no such scenario (there is {})", names.join(", ")))
+    })
 }
 
 fn count(v: &Value, field: &str) -> Result<u64, CliError> {
@@ -191,7 +205,11 @@ pub fn specs(sc: &Scenario, users: u32, base: &JobSpec, global: &Pairs) -> Resul
             .map(|(o, w)| format!("{o}:{w}"))
             .collect();
         let creates = class.crud[0] as f64 / class.crud.iter().sum::<u64>() as f64;
-        let ops = sc.operation_count.map(|n| ((n as f64 * share).round() as u64).max(1));
+        // A --runtime given with the scenario times it instead (flags
+        // override a source's options, as after --suite): it was silently
+        // replaced by run_seconds.
+        let given = global.iter().rev().find(|(k, _)| k == "runtime").map(|(_, v)| v.clone());
+        let ops = sc.operation_count.filter(|_| given.is_none()).map(|n| ((n as f64 * share).round() as u64).max(1));
         let keys = files + ops.map_or(1_000_000, |o| (o as f64 * creates).ceil() as u64 + 1);
         let mut s = base.clone();
         let mut opts: Vec<(String, String)> = vec![("name".into(), class.name.clone()), ("ioengine".into(), "swift".into())];
@@ -206,10 +224,11 @@ pub fn specs(sc: &Scenario, users: u32, base: &JobSpec, global: &Pairs) -> Resul
             ("iodepth".into(), class_users.to_string()),
             ("numjobs".into(), "1".into()),
         ]);
-        match (sc.run_seconds, ops) {
-            (Some(secs), _) => opts.extend([("runtime".into(), secs.to_string()), ("time_based".into(), "1".into())]),
-            (None, Some(n)) => opts.push(("number_ios".into(), n.to_string())),
-            (None, None) => unreachable!("parse requires one of them"),
+        match (given, sc.run_seconds, ops) {
+            (Some(t), _, _) => opts.extend([("runtime".into(), t), ("time_based".into(), "1".into())]),
+            (None, Some(secs), _) => opts.extend([("runtime".into(), secs.to_string()), ("time_based".into(), "1".into())]),
+            (None, None, Some(n)) => opts.push(("number_ios".into(), n.to_string())),
+            (None, None, None) => unreachable!("parse requires one of them"),
         }
         for (k, v) in &opts {
             apply_option(&mut s, k, v).map_err(|e| CliError::usage(format!("size class '{}': {e}", class.name)))?;
@@ -320,6 +339,20 @@ mod tests {
         assert_eq!(zero.engine_options["containers"], "10");
         assert_eq!(zero.engine_options["container"], "ssbench");
         assert_eq!((specs[1].iodepth, specs[1].number_ios), (2, Some(200)));
+    }
+
+    #[test]
+    fn a_runtime_flag_times_the_scenario_and_the_reports_scenario_is_built_in() {
+        let sc = load(Path::new("builtin:swift-medium")).unwrap();
+        assert_eq!((sc.name.as_str(), sc.run_seconds, sc.sizes.len()), ("Medium test scenario", Some(30), 3));
+        let global = vec![("runtime".to_string(), "1500ms".to_string())];
+        let (timed, _) = specs(&sc, 3, &JobSpec::default(), &global).unwrap();
+        assert!(timed.iter().all(|s| s.time_based && s.runtime == Some(std::time::Duration::from_millis(1500))));
+        let counted = parse(SCENARIO).unwrap();
+        let (counted, _) = specs(&counted, 4, &JobSpec::default(), &global).unwrap();
+        assert!(counted.iter().all(|s| s.time_based && s.number_ios.is_none()), "an operation count timed too");
+        let e = load(Path::new("builtin:nope")).unwrap_err();
+        assert!(e.message.contains("builtin:swift-medium"), "{}", e.message);
     }
 
     #[test]

@@ -4,8 +4,15 @@
 
 use crate::error::CliError;
 
-/// Name and study file of each built-in.
-pub const BUILTINS: &[(&str, &str)] = &[];
+/// Name and study file of each built-in, one per field report storbench
+/// started from (README, Studies).
+pub const BUILTINS: &[(&str, &str)] = &[
+    ("sheepdog", include_str!("builtin/sheepdog.toml")),
+    ("ceph-rbd", include_str!("builtin/ceph-rbd.toml")),
+    ("swift", include_str!("builtin/swift.toml")),
+    ("ceph-tools", include_str!("builtin/ceph-tools.toml")),
+    ("hci", include_str!("builtin/hci.toml")),
+];
 
 pub fn text(name: &str) -> Result<&'static str, CliError> {
     BUILTINS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t).ok_or_else(|| {

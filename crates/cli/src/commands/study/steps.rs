@@ -54,7 +54,11 @@ pub fn lines(q: &Checked) -> Vec<(String, Vec<String>)> {
 
 /// `storbench <ask> <config args> <question args> <line args> <extras>
 /// --results-dir DIR --quiet`: the configuration's words first, as global
-/// options, so a question's `--name` jobs all get them.
+/// options, so a question's `--name` jobs all get them. A tool's words
+/// begin with its command (`swift-bench ...`), so there the configuration's
+/// words come after the question's, as options of that command, and the
+/// results directory and `--quiet` only where the command takes them
+/// (`cleanup` takes neither, `rados bench` no `--quiet`).
 fn command(q: &Checked, config: &Config, line: &[String], dir: &str, vars: &BTreeMap<String, String>) -> Result<Vec<String>, CliError> {
     let mut words: Vec<String> = match q.ask {
         Ask::Sweep => vec!["sweep".into()],
@@ -63,7 +67,10 @@ fn command(q: &Checked, config: &Config, line: &[String], dir: &str, vars: &BTre
         Ask::Run | Ask::Ramp => vec!["run".into()],
         Ask::Tool | Ask::Compare => Vec::new(),
     };
-    let given = config.args.iter().chain(&q.raw.args).chain(line);
+    let given: Vec<&String> = match q.ask {
+        Ask::Tool => q.raw.args.iter().chain(&config.args).chain(line).collect(),
+        _ => config.args.iter().chain(&q.raw.args).chain(line).collect(),
+    };
     for w in given {
         words.push(substitute(w, vars)?);
     }
@@ -80,10 +87,34 @@ fn command(q: &Checked, config: &Config, line: &[String], dir: &str, vars: &BTre
     if let Some(w) = words.iter().find(|w| *w == "--results-dir" || w.starts_with("--results-dir=") || *w == "--output") {
         return Err(CliError::usage(format!("{w}: a study places every step's results itself; leave it out")));
     }
-    words.push("--results-dir".into());
-    words.push(format!("<{dir}>"));
-    words.push("--quiet".into());
+    let (results_dir, quiet) = match q.ask {
+        Ask::Tool => (takes(&words, "results-dir"), takes(&words, "quiet")),
+        _ => (true, true),
+    };
+    if results_dir {
+        words.push("--results-dir".into());
+        words.push(format!("<{dir}>"));
+    }
+    if quiet {
+        words.push("--quiet".into());
+    }
     Ok(words)
+}
+
+/// Whether the storbench command these words name takes `--LONG`: its
+/// clap command found by the subcommand names among the words (`rados -p P
+/// bench ...` is `rados bench`), global options included.
+fn takes(words: &[String], long: &str) -> bool {
+    use clap::CommandFactory;
+    let mut root = crate::cli::Cli::command();
+    root.build();
+    let mut at = &root;
+    for w in words {
+        if let Some(sub) = at.find_subcommand(w) {
+            at = sub;
+        }
+    }
+    !std::ptr::eq(at, &root) && at.get_arguments().any(|a| a.get_long() == Some(long))
 }
 
 /// Where the results directory goes in a step's words (placed when run,
@@ -169,5 +200,42 @@ mod tests {
         assert_eq!(estimate(Ask::Tool, &words("rados bench 10 write"), 1), 12.0);
         assert_eq!(estimate(Ask::Ramp, &words("run --ssbench f.json --users 1,2,4 --runtime 5"), 1), 21.0);
         assert_eq!(estimate(Ask::Slo, &words("slo --probe-time 2 --max-probes 4"), 1), 16.0);
+    }
+
+    #[test]
+    fn a_tool_gets_the_results_directory_and_quiet_only_where_its_command_takes_them() {
+        assert!(takes(&words("rados -p rbd bench 10 write"), "results-dir"), "a global option of rados");
+        assert!(!takes(&words("rados -p rbd bench 10 write"), "quiet"));
+        assert!(takes(&words("swift-bench -c 4"), "results-dir"));
+        assert!(takes(&words("run --name a"), "quiet") && takes(&words("baseline /dev/sdb"), "quiet"));
+        assert!(!takes(&words("cleanup --ioengine=rbd --rbdname=a"), "results-dir"));
+        assert!(!takes(&words("cleanup --ioengine=rbd --rbdname=a"), "quiet"));
+        assert!(!takes(&words("no-such-command"), "results-dir"));
+    }
+
+    #[test]
+    fn a_tool_takes_its_configuration_words_after_its_command() {
+        let text = r#"
+[study]
+title = "t"
+[configs.a]
+args = ["--auth=${auth}"]
+[vars]
+auth = "http://a/auth/v1.0"
+[[question]]
+id = "sb"
+title = "swift-bench"
+ask = "tool"
+args = ["swift-bench", "-c", "2"]
+[[question]]
+id = "c"
+title = "cleanup"
+ask = "tool"
+args = ["cleanup", "--ioengine=rbd", "--rbdname=x"]
+"#;
+        let file = super::super::file::parse(text, &[], None).unwrap();
+        let steps = plan(&file).unwrap();
+        assert_eq!(steps[0].words, words("swift-bench -c 2 --auth=http://a/auth/v1.0 --results-dir <sb/a/all>"));
+        assert_eq!(steps[1].words, words("cleanup --ioengine=rbd --rbdname=x --auth=http://a/auth/v1.0"));
     }
 }
