@@ -46,6 +46,12 @@ fn assert_finished(out: &Path, r: &Run, questions: &[&str]) -> StudyIndex {
         assert_eq!(out.join(&step.dir).is_dir(), writes, "{}: its results directory", step.dir);
     }
     assert_points(out, &index);
+    // The study's report: every question answered, its charts drawn.
+    let page = std::fs::read_to_string(out.join("report.html")).expect("the study writes report.html");
+    for q in &index.questions {
+        assert!(page.contains(&format!("id=\"q-{}\"", q.id)) || page.contains(&q.title), "{}: a section in the report", q.id);
+    }
+    assert!(page.contains("<svg") && !page.contains("not run yet"), "charts, and no step said not run");
     index
 }
 
@@ -220,8 +226,10 @@ fn swift_ramps_and_benches_both_stores_and_compares_them() {
             assert!(out.join("ramp").join(config).join("all").join(users).join("result.json").is_file(), "{config}: the ramp's {users}");
         }
     }
+    let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(page.contains("swift PUT") && page.contains("rgw DELETE"), "swift-bench's phases by name in the report");
     let secrets = [get(&rgw, "ST_KEY"), get(&ks, "OS_PASSWORD")];
-    for f in ["study.json", "points.csv", "ramp/swift/all/users-1/result.json", "swift-bench/rgw/all/put/result.json"] {
+    for f in ["study.json", "points.csv", "report.html", "ramp/swift/all/users-1/result.json", "swift-bench/rgw/all/put/result.json"] {
         let text = std::fs::read_to_string(out.join(f)).unwrap();
         assert!(secrets.iter().all(|s| !text.contains(s.as_str())), "a secret in {f}");
     }

@@ -135,7 +135,13 @@ fn load_step(study: &Path, step: &Step) -> StepData {
     }
     let dir = study.join(rel);
     if !dir.is_dir() {
-        return StepData::Missing("no results directory (not run yet)".into());
+        // A tool step that writes no results (cleanup) is done all the same.
+        let why = if step.state == storbench_model::study::StepState::Done {
+            "its command writes no results directory (done)"
+        } else {
+            "no results directory (not run yet)"
+        };
+        return StepData::Missing(why.into());
     }
     let runs = || RunSet::load(&dir).unwrap_or_default();
     if dir.join(INDEX_FILE).exists() {

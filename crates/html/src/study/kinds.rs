@@ -328,11 +328,13 @@ pub fn surfaces(q: &QuestionInfo, views: &[View]) -> Part {
         if v.step.config == first {
             continue;
         }
-        let Some((_, base)) = grids.iter().find(|(j, _)| views[*j].step.config == first && views[*j].step.line == v.step.line) else {
+        let Some((j, base)) = grids.iter().find(|(j, _)| views[*j].step.config == first && views[*j].step.line == v.step.line) else {
             continue;
         };
         let Some(diff) = g.against(base) else { continue };
-        let title = format!("{} of {} against {}, percent", metric_name(m), v.label, views[grids[0].0].label);
+        // Named by the step it is against: the same line on the first configuration.
+        let against = &views[*j].label;
+        let title = format!("{} of {} against {}, percent", metric_name(m), v.label, against);
         let pct = |x: f64| format!("{x:+.0}%");
         let svg = charts::difference_grid(&diff.grid(&title, &pct, !m.is_latency()));
         part.charts.push(Chart {
@@ -341,7 +343,7 @@ pub fn surfaces(q: &QuestionInfo, views: &[View]) -> Part {
             svg,
         });
         if let Some(s) = diff.summary() {
-            part.answers.push(format!("{} against {}: {} {s}", v.label, views[grids[0].0].label, metric_name(m)));
+            part.answers.push(format!("{} against {}: {} {s}", v.label, against, metric_name(m)));
         }
     }
     part
@@ -534,7 +536,9 @@ pub fn table(q: &QuestionInfo, views: &[View]) -> Part {
     for v in views {
         let StepData::Runs(set) = v.data else { continue };
         for (i, r) in set.runs.iter().enumerate() {
-            let name = if set.runs.len() > 1 { format!("{} #{}", v.label, i + 1) } else { v.label.clone() };
+            // A tool's phases (swift-bench's PUT, GET, DELETE) by their names.
+            let part_name = r.result.parameter("phase").map_or_else(|| format!("#{}", i + 1), |p| p.to_uppercase());
+            let name = if set.runs.len() > 1 { format!("{} {part_name}", v.label).trim().to_string() } else { v.label.clone() };
             let rows_of = super::points::run_rows(&r.result);
             // A baseline's jobs are each a ceiling of their own (4k random,
             // 1m sequential, one after another): they answer one by one.

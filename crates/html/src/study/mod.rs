@@ -444,6 +444,24 @@ mod tests {
             "{:?}",
             part.answers
         );
+        // Two lines: each difference is against the same line on the first configuration.
+        let mut two = study(
+            question("g", Ask::Sweep, ChartKind::Surfaces, &[Metric::Iops]),
+            &[("off", StepState::Done), ("off", StepState::Done), ("on", StepState::Done), ("on", StepState::Done)],
+        );
+        for (s, line) in two.steps.iter_mut().zip(["seq", "rand", "seq", "rand"]) {
+            s.line = line.into();
+            s.dir = format!("g/{}/{line}", s.config);
+        }
+        let by = |k: f64| sweep(dims, &move |v: &[String]| Some(fig(k * num(&v[0]), 1.0)));
+        let data = [by(100.0), by(10.0), by(200.0), by(15.0)];
+        let part = kinds::surfaces(&two.questions[0], &views(&two, &data, "g"));
+        assert!(svg(&part.charts, "g-difference-on-rand").contains("+50%"), "rand against rand, not seq");
+        let titles: Vec<&str> = part.charts.iter().map(|c| c.title.as_str()).filter(|t| t.contains("percent")).collect();
+        assert_eq!(
+            titles,
+            ["IOPS of cache on · seq against cache off · seq, percent", "IOPS of cache on · rand against cache off · rand, percent"]
+        );
         let one = [depth_sweep(1.0, None), depth_sweep(1.0, None)];
         let part = kinds::surfaces(&ix.questions[0], &views(&ix, &one, "g"));
         assert!(part.notes[0].contains("drawn as lines") && part.charts.iter().any(|c| c.name == "g-iops"));
