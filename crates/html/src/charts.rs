@@ -480,7 +480,7 @@ pub fn linear_from_first(s: &Series) -> Series {
         Some(&(x1, y1)) if x1 > 0.0 => s.points.iter().map(|p| (p.0, y1 * p.0 / x1)).collect(),
         _ => Vec::new(),
     };
-    Series { label: format!("{}: linear", s.label), points }
+    Series { label: if s.label.is_empty() { "linear".into() } else { format!("{}: linear", s.label) }, points }
 }
 
 /// The x position of percentile `p` on a "nines" axis: p50 -> 0.3, p90 ->

@@ -448,7 +448,11 @@ pub fn scaling(q: &QuestionInfo, views: &[View]) -> Part {
     let n = |v: &str| axis::magnitude(storbench_workload::options::Kind::Count, v);
     let series: Vec<Series> = cs
         .iter()
-        .map(|c| Series { label: c.label.clone(), points: c.points.iter().filter_map(|p| Some((n(&p.value)?, p.fig.iops))).collect() })
+        .map(|c| Series {
+            // A question of one step has no name to tell series apart: say what is drawn.
+            label: if c.label.is_empty() { "IOPS".into() } else { c.label.clone() },
+            points: c.points.iter().filter_map(|p| Some((n(&p.value)?, p.fig.iops))).collect(),
+        })
         .collect();
     let option = cs.first().map_or_else(|| swept(q, "agents"), |c| c.option.clone());
     let title = format!("IOPS by {option}, against linear scaling from the first point");

@@ -477,7 +477,11 @@ mod tests {
         };
         let data = [sweep(&[("agents", &["1", "2", "4"])], &|v| Some(fig(iops(&v[0]), 1.0)))];
         let part = kinds::scaling(&ix.questions[0], &views(&ix, &data, "s"));
-        assert!(svg(&part.charts, "s-scaling").contains(": linear"));
+        let chart = svg(&part.charts, "s-scaling");
+        assert!(
+            chart.contains("IOPS: linear") && !chart.contains(">: linear") && !chart.contains("\n: linear"),
+            "one step's legend says what is drawn: {chart}"
+        );
         assert_eq!(part.answers, ["scaling 1->4 agents: 3.6x (90%)"]);
         let eff: Vec<&str> = part.tables[0].2.iter().map(|r| r[4].as_str()).collect();
         assert_eq!(eff, ["100%", "95%", "90%"]);
