@@ -21,8 +21,8 @@ figure.chart { margin: 0.8em 0; }
 figure.chart figcaption { font-size: 0.85em; color: #555; }
 .missing { color: #a00; }
 .subtitle { color: #555; margin-top: 0; }
-.side { display: flex; gap: 0.5em; }
-.side figure.chart { flex: 1; min-width: 0; }
+.side { display: flex; flex-wrap: wrap; gap: 0.5em; }
+.side figure.chart { flex: 1 1 48%; min-width: 0; max-width: 50%; }
 .side figure.chart svg { width: 100%; height: auto; }
 ";
 

@@ -152,6 +152,17 @@ pub struct Step {
     pub estimate: f64,
 }
 
+impl Step {
+    /// Its directory relative to the study's, when it stays inside it: the
+    /// index is a file anyone can edit, so an absolute path or `..` is never
+    /// followed (a report or an export of the study reads nothing else).
+    pub fn rel_dir(&self) -> Option<&Path> {
+        let rel = Path::new(&self.dir);
+        let inside = !rel.as_os_str().is_empty() && rel.components().all(|c| matches!(c, std::path::Component::Normal(_)));
+        inside.then_some(rel)
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct StudyIndex {
     pub version: u32,
@@ -248,6 +259,12 @@ mod tests {
         let text = serde_json::to_string(&back.questions[0]).unwrap();
         assert!(text.contains("\"chart\":\"iops-latency\"") && text.contains("\"ask\":\"sweep\""), "{text}");
         assert_eq!(Ask::Compare.name(), "compare");
+        let mut step = back.steps[0].clone();
+        assert_eq!(step.rel_dir(), Some(Path::new("q/default/all")));
+        for bad in ["/etc", "../x", "q/../../x", ""] {
+            step.dir = bad.into();
+            assert_eq!(step.rel_dir(), None, "{bad}");
+        }
         assert_eq!(ChartKind::Table.name(), "table");
         assert_eq!(Metric::P999.name(), "p999");
     }

@@ -334,7 +334,9 @@ fn study(dir: &Path) -> Result<Vec<TidyRow>, TidyError> {
     let index = StudyIndex::load(dir).map_err(TidyError::Load)?;
     let mut out = Vec::new();
     for s in &index.steps {
-        let step_dir = dir.join(&s.dir);
+        // A step's directory outside the study's (an edited index) is not read.
+        let Some(rel) = s.rel_dir() else { continue };
+        let step_dir = dir.join(rel);
         if kind_of(&step_dir) == Some(DirKind::Study) || !step_dir.is_dir() {
             continue;
         }

@@ -128,11 +128,10 @@ pub fn study_page(dir: &Path) -> Result<PathBuf, CliError> {
 /// search's, or runs; whatever is missing or unreadable is said in the
 /// page rather than failing it (a study reports as far as it went).
 fn load_step(study: &Path, step: &Step) -> StepData {
-    let rel = Path::new(&step.dir);
     // The index is a file anyone can edit: a step's data stays inside the study.
-    if rel.is_absolute() || rel.components().any(|c| !matches!(c, std::path::Component::Normal(_))) {
+    let Some(rel) = step.rel_dir() else {
         return StepData::Missing(format!("its directory {} is not inside the study's", step.dir));
-    }
+    };
     let dir = study.join(rel);
     if !dir.is_dir() {
         // A tool step that writes no results (cleanup) is done all the same.

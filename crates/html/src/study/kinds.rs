@@ -511,7 +511,8 @@ pub fn ramp(q: &QuestionInfo, views: &[View]) -> Part {
     if part.answers.is_empty() {
         part.answers.push("no ramp step measured yet".into());
     }
-    let tick = |x: f64| ax.tick(x);
+    // Users come whole: no tick between two counts.
+    let tick = |x: f64| Some(ax.tick(x)).filter(|t| !t.contains('.')).unwrap_or_default();
     let svg = charts::lines(&Lines {
         title: &format!("throughput by {option}"),
         x_desc: &ax.desc(),
@@ -564,7 +565,9 @@ pub fn table(q: &QuestionInfo, views: &[View]) -> Part {
         }
     }
     if part.answers.is_empty() {
-        part.answers.push("no run measured yet".into());
+        // Steps that finished without results of their own (a cleanup) are done, not pending.
+        let done = !views.is_empty() && views.iter().all(|v| v.step.state == storbench_model::study::StepState::Done);
+        part.answers.push(if done { "done; its commands write no results" } else { "no run measured yet" }.into());
     }
     part.tables.push((slug(&format!("{}-steps", q.id)), ["step", "scope", "IOPS", "MiB/s", "mean", "p99"].map(String::from).into(), rows));
     part
@@ -581,7 +584,19 @@ fn figures_by_point(v: &View) -> Vec<(String, PointFigures)> {
                 Some((at.collect::<Vec<_>>().join(" "), g.figures?))
             })
             .collect(),
-        StepData::Runs(set) => set.runs.iter().flat_map(|r| super::points::run_rows(&r.result)).collect(),
+        // A tool's phases (swift-bench's PUT, GET, DELETE) are points of their
+        // own: each is matched with the same phase of the other configuration.
+        StepData::Runs(set) => set
+            .runs
+            .iter()
+            .flat_map(|r| {
+                let phase = r.result.parameter("phase").map(|p| p.to_uppercase());
+                super::points::run_rows(&r.result).into_iter().map(move |(scope, f)| match &phase {
+                    Some(p) => (format!("{p} {scope}"), f),
+                    None => (scope, f),
+                })
+            })
+            .collect(),
         StepData::Slo { .. } | StepData::Missing(_) => Vec::new(),
     }
 }

@@ -149,8 +149,15 @@ fn point_rows(v: &[View]) -> Vec<Vec<String>> {
             }
             StepData::Runs(set) => {
                 for r in &set.runs {
+                    // A tool's phase (swift-bench's PUT, GET, DELETE) names its rows.
+                    let phase = r.result.parameter("phase").map(|p| p.to_uppercase());
                     for (scope, f) in run_rows(&r.result) {
-                        let mut row = vec![view.label.clone(), scope];
+                        let point = match &phase {
+                            Some(p) if scope == "all" => p.clone(),
+                            Some(p) => format!("{p} {scope}"),
+                            None => scope,
+                        };
+                        let mut row = vec![view.label.clone(), point];
                         row.extend(figure_cells(&f));
                         row.push(f.scope());
                         rows.push(row);
@@ -521,6 +528,41 @@ mod tests {
         let part = kinds::table(&ix.questions[0], &views(&ix, &data[..1], "t"));
         let who: Vec<&str> = part.answers.iter().map(|a| a.split(':').next().unwrap()).collect();
         assert_eq!(who, ["rr", "rr2", "wsync"], "a baseline answers per job, each its own ceiling: {:?}", part.answers);
+        // A finished tool step that writes no results (a cleanup) is done, not pending.
+        let missing = [StepData::Missing("its command writes no results directory (done)".into())];
+        let ix = study(question("c", Ask::Tool, ChartKind::Table, &[]), &[("off", StepState::Done)]);
+        assert_eq!(kinds::table(&ix.questions[0], &views(&ix, &missing, "c")).answers, ["done; its commands write no results"]);
+        let ix = study(question("c", Ask::Tool, ChartKind::Table, &[]), &[("off", StepState::Pending)]);
+        assert_eq!(kinds::table(&ix.questions[0], &views(&ix, &missing, "c")).answers, ["no run measured yet"]);
+    }
+
+    #[test]
+    fn a_comparison_of_a_tools_phases_matches_each_phase_with_the_same_phase() {
+        let phase = |name: &str, k: f64| {
+            let mut r = storbench_report::sample::run();
+            r.parameters.insert("phase".into(), name.into());
+            r.jobs.iter_mut().flat_map(|j| j.ops.iter_mut()).for_each(|o| {
+                o.iops *= k;
+                o.ios = (o.ios as f64 * k) as u64;
+            });
+            r
+        };
+        let set = |runs: Vec<storbench_model::RunResult>| {
+            let mut s = RunSet::default();
+            runs.into_iter().for_each(|r| s.push(r, None));
+            StepData::Runs(s)
+        };
+        let mut q = question("v", Ask::Compare, ChartKind::Table, &[Metric::Iops]);
+        q.of = Some("b".into());
+        let mut ix = study(question("b", Ask::Tool, ChartKind::Table, &[]), &[("off", StepState::Done), ("on", StepState::Done)]);
+        ix.questions.push(q);
+        // The second store's runs load in another order (delete, get, put).
+        let data = [set(vec![phase("put", 1.0), phase("get", 2.0)]), set(vec![phase("get", 4.0), phase("put", 3.0)])];
+        let part = kinds::compare(&ix.questions[1], &views(&ix, &data, "v"));
+        let diff = |point: &str| {
+            part.tables[0].2.iter().find(|r| r[1] == point).map(|r| r[6].clone()).unwrap_or_else(|| panic!("{point}: {:?}", part.tables))
+        };
+        assert_eq!((diff("PUT all"), diff("GET all")), ("+200.0%".to_string(), "+100.0%".to_string()));
     }
 
     #[test]
