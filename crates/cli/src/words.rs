@@ -174,7 +174,7 @@ const SECRET_WORDS: &[&str] = &["http_s3_key", "http_swift_auth_token", "http_s3
 
 /// The flag part of `w` when it names a secret (any case, dashes or
 /// underscores; swift-bench's `-K`).
-fn secret_flag(w: &str) -> Option<&str> {
+pub fn secret_flag(w: &str) -> Option<&str> {
     if let Some(rest) = w.strip_prefix("--") {
         let name = rest.split('=').next().unwrap_or("");
         let canon = name.to_ascii_lowercase().replace('-', "_");

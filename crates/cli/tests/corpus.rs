@@ -208,6 +208,7 @@ const CASES: &[Case] = &[
     with(&["study", "s.toml"], &[("s.toml", "[study]\ntitle = \"t\"\n[[question]]\nid = \"q\"\ntitle = \"q\"\nask = \"run\"\nargs = [\"--results-dir=x\"]\n")], &["a study places every step's results itself"]),
     with(&["study", "s.toml"], &[("s.toml", "[study]\ntitle = \"t\"\n[[question]]\nid = \"q\"\ntitle = \"q\"\nask = \"compare\"\nof = \"r\"\n")], &["question q", "no question r before this one"]),
     with(&["study", "s.toml"], &[("s.toml", "[study]\ntitle = \"t\"\n[[question]]\nid = \"q\"\ntitle = \"q\"\nask = \"run\"\nchart = \"surfaces\"\n")], &["chart = \"surfaces\" does not answer ask = \"run\""]),
+    with(&["study", "s.toml", "--set", "s3=SECRETVALUE"], &[("s.toml", "[study]\ntitle = \"t\"\n[vars]\ns3 = \"\"\n[[question]]\nid = \"q\"\ntitle = \"q\"\nask = \"run\"\nargs = [\"--ioengine=s3\", \"--secret_key=${s3}\"]\n")], &["a secret's value cannot come from a study variable"]),
     case(&["study", "--builtin", "nosuch"], &["--builtin nosuch: no such built-in study"]),
     case(&["study", "--resume", "nowhere"], &["nowhere/study.json", "not a study's results directory"]),
     case(&["study"], &["give a study file, --builtin NAME or --resume DIR"]),

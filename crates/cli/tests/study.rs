@@ -138,13 +138,10 @@ fn a_failed_step_is_recorded_and_the_others_run() {
 fn an_interrupted_study_resumes_without_redoing_finished_points() {
     let work = scratch();
     std::fs::write(work.path().join("s.toml"), study_file(work.path(), "2", ", \"--time_based\"")).unwrap();
-    // Ctrl-C a second into the second step (its first point running).
-    let (r, _) = signalled(
-        work.path(),
-        &[],
-        &["study", "s.toml", "--results-dir", "out"],
-        &[("study: step 2/5", Duration::from_secs(1), libc::SIGINT)],
-    );
+    // Ctrl-C half a second after the second step's first point is done (its second point running).
+    let stage = "results in out/bs/buffered/qd8/001_bs-4k";
+    let (r, _) =
+        signalled(work.path(), &[], &["study", "s.toml", "--results-dir", "out"], &[(stage, Duration::from_millis(500), libc::SIGINT)]);
     assert_eq!(r.code, 130, "{}", r.stderr);
     assert!(r.stderr.contains("storbench study --resume out"), "{}", r.stderr);
     let out = work.path().join("out");
@@ -155,6 +152,9 @@ fn an_interrupted_study_resumes_without_redoing_finished_points() {
     assert!(states[2..].iter().all(|s| **s == StepState::Pending), "{states:?}");
     let first = out.join("bs/buffered/sync/001_bs-4k/result.json");
     let stamp = std::fs::metadata(&first).unwrap().modified().unwrap();
+    // The interrupted step's finished point, kept by its sweep's resume.
+    let point = out.join("bs/buffered/qd8/001_bs-4k/result.json");
+    let point_stamp = std::fs::metadata(&point).unwrap().modified().unwrap();
 
     let r = storbench(work.path(), &["study", "--resume", "out"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
@@ -163,6 +163,11 @@ fn an_interrupted_study_resumes_without_redoing_finished_points() {
     let index = StudyIndex::load(&out).unwrap();
     assert!(index.steps.iter().all(|s| s.state == StepState::Done), "{:?}", index.steps);
     assert_eq!(std::fs::metadata(&first).unwrap().modified().unwrap(), stamp, "a finished step is not run again");
+    assert_eq!(
+        std::fs::metadata(&point).unwrap().modified().unwrap(),
+        point_stamp,
+        "a finished point of the interrupted step is not run again"
+    );
     let second = storbench_model::sweep::SweepIndex::load(&out.join("bs/buffered/qd8")).unwrap();
     assert_eq!(second.points.len(), 2);
     assert!(second.points.iter().all(|p| p.state == storbench_model::sweep::PointState::Done));

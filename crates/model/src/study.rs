@@ -171,8 +171,14 @@ pub struct StudyIndex {
     pub about: String,
     /// The command line that made it (secret values replaced).
     pub command: Vec<String>,
-    /// Every variable's value as the steps used it.
+    /// The study file's variables with `--set` and `--scale` applied (a
+    /// configuration's own may differ: its steps' commands say).
     pub vars: BTreeMap<String, String>,
+    /// What `--set` gave and the `--scale` factor, for resuming.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set: BTreeMap<String, String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
     pub configs: Vec<ConfigInfo>,
     pub questions: Vec<QuestionInfo>,
     pub steps: Vec<Step>,
@@ -226,6 +232,8 @@ mod tests {
             about: String::new(),
             command: vec!["study".into(), "f.toml".into()],
             vars: BTreeMap::from([("dir".to_string(), "/tmp/x".to_string())]),
+            set: BTreeMap::new(),
+            scale: Some(0.5),
             configs: vec![ConfigInfo { key: "default".into(), label: "default".into() }],
             questions: vec![QuestionInfo {
                 id: "q".into(),

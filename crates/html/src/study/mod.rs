@@ -225,8 +225,9 @@ fn warnings(data: &StepData) -> Vec<String> {
     out
 }
 
-/// The study's command and variables (secret values were replaced when
-/// the index was written), when it started, and which storbench drew this.
+/// The study's command and variables (a study refuses secrets as
+/// variables: their values come from the environment), when it started,
+/// and which storbench drew this.
 fn provenance(page: &mut Page, index: &StudyIndex) {
     page.h2("Provenance");
     let vars = index.vars.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join("; ");
@@ -302,6 +303,8 @@ mod tests {
             about: String::new(),
             command: vec!["study".into(), "t.toml".into()],
             vars: BTreeMap::from([("key".to_string(), "(secret)".to_string())]),
+            set: BTreeMap::new(),
+            scale: None,
             configs: vec![
                 ConfigInfo { key: "off".into(), label: "cache off".into() },
                 ConfigInfo { key: "on".into(), label: "cache on".into() },

@@ -114,10 +114,44 @@ pub struct Checked {
 pub struct StudyFile {
     pub title: String,
     pub about: String,
-    /// Defaults, then `--set` and `--scale` applied.
+    /// The file's variables with `--set` and `--scale` applied.
     pub vars: BTreeMap<String, String>,
+    /// `[vars]` as written.
+    defaults: BTreeMap<String, String>,
+    /// `--set`: over the file's and every configuration's variables.
+    pub set: BTreeMap<String, String>,
+    /// The vars `--scale` multiplies, and by what.
+    scale: Option<(BTreeMap<String, ScaleKind>, f64)>,
     pub configs: Vec<Config>,
     pub questions: Vec<Checked>,
+}
+
+impl StudyFile {
+    /// A configuration's variables: the file's, the configuration's own over
+    /// them, `--set` over both; then `--scale` on those it names.
+    pub fn vars_for(&self, c: &Config) -> Result<BTreeMap<String, String>, String> {
+        let vars = self.merged(&c.vars)?;
+        match vars.iter().find(|(_, v)| v.is_empty()) {
+            Some((k, _)) => Err(format!("var {k} has no value: give it with --set {k}=VALUE")),
+            None => Ok(vars),
+        }
+    }
+
+    fn merged(&self, config: &BTreeMap<String, String>) -> Result<BTreeMap<String, String>, String> {
+        let mut vars = self.defaults.clone();
+        vars.extend(config.clone());
+        vars.extend(self.set.clone());
+        if let Some((names, x)) = &self.scale {
+            for (name, kind) in names {
+                let v = &vars[name];
+                if !v.is_empty() {
+                    let s = scaled(v, *kind, *x).map_err(|e| format!("var {name} = '{v}': {e}"))?;
+                    vars.insert(name.clone(), s);
+                }
+            }
+        }
+        Ok(vars)
+    }
 }
 
 /// The configuration a study without any runs on.
@@ -127,22 +161,17 @@ pub const DEFAULT_LINE: &str = "all";
 
 pub fn parse(text: &str, set: &[String], scale: Option<f64>) -> Result<StudyFile, String> {
     let raw: Raw = toml::from_str(text).map_err(|e| one_line(&e.to_string()))?;
-    let mut vars = scalars(&raw.vars, "[vars]")?;
+    let defaults = scalars(&raw.vars, "[vars]")?;
+    let mut given = BTreeMap::new();
     for s in set {
         let (k, v) = s.split_once('=').ok_or_else(|| format!("--set {s}: give NAME=VALUE"))?;
         check_var_name(k)?;
-        vars.insert(k.to_string(), v.to_string());
+        given.insert(k.to_string(), v.to_string());
     }
-    if let Some(x) = scale {
-        for (name, kind) in &raw.study.scale {
-            let v = vars.get(name).ok_or_else(|| format!("[study] scale names {name}, which [vars] does not define"))?;
-            let scaled = scaled(v, *kind, x).map_err(|e| format!("var {name} = '{v}': {e}"))?;
-            vars.insert(name.clone(), scaled);
-        }
+    if let Some(name) = raw.study.scale.keys().find(|n| !defaults.contains_key(*n)) {
+        return Err(format!("[study] scale names {name}, which [vars] does not define"));
     }
-    if let Some((k, _)) = vars.iter().find(|(_, v)| v.is_empty()) {
-        return Err(format!("var {k} has no value: give it with --set {k}=VALUE"));
-    }
+    let scale = scale.map(|x| (raw.study.scale.clone(), x));
     let configs = configs(&raw.configs)?;
     if raw.study.repeat == 0 {
         return Err("[study] repeat = 0: give 1 or more".into());
@@ -155,7 +184,20 @@ pub fn parse(text: &str, set: &[String], scale: Option<f64>) -> Result<StudyFile
         let c = check_question(q, &configs, &questions, raw.study.repeat).map_err(|e| format!("question {}: {e}", q.id))?;
         questions.push(c);
     }
-    Ok(StudyFile { title: raw.study.title, about: raw.study.about, vars, configs, questions })
+    let mut file = StudyFile {
+        title: raw.study.title,
+        about: raw.study.about,
+        vars: BTreeMap::new(),
+        defaults,
+        set: given,
+        scale,
+        configs,
+        questions,
+    };
+    // The file's variables as a study without configurations would use them
+    // (checked again with each configuration's own in `vars_for`).
+    file.vars = file.merged(&BTreeMap::new())?;
+    Ok(file)
 }
 
 /// toml's messages span lines (the source excerpt): one line, as every error.
@@ -420,6 +462,27 @@ of = "bs"
         assert_eq!(f.questions[0].chart, ChartKind::Lines);
         assert_eq!(f.questions[0].metrics, vec![Metric::Iops, Metric::P99]);
         assert_eq!(f.questions[1].ask, Ask::Compare);
+    }
+
+    #[test]
+    fn set_wins_over_a_configurations_vars_and_scale_applies_to_both() {
+        let f = parse(FILE, &[], Some(0.5)).unwrap();
+        let off = f.configs.iter().find(|c| c.key == "off").unwrap();
+        assert_eq!(f.vars_for(off).unwrap()["direct"], "1", "the configuration's own");
+        let f = parse(
+            &FILE.replace("vars = { direct = \"1\" }", "vars = { direct = \"1\", runtime = \"20\" }"),
+            &["direct=0".into()],
+            Some(0.5),
+        )
+        .unwrap();
+        let off = f.configs.iter().find(|c| c.key == "off").unwrap();
+        let on = f.configs.iter().find(|c| c.key == "on").unwrap();
+        assert_eq!(f.vars_for(off).unwrap()["direct"], "0", "--set over the configuration's");
+        assert_eq!(
+            (f.vars_for(off).unwrap()["runtime"].as_str(), f.vars_for(on).unwrap()["runtime"].as_str()),
+            ("10s", "5s"),
+            "scaled after"
+        );
     }
 
     #[test]

@@ -42,7 +42,7 @@ pub fn run(args: &StudyArgs) -> Result<i32, CliError> {
     }
     std::fs::create_dir_all(&dir).map_err(|e| CliError::system(format!("cannot create {}: {e}", dir.display())))?;
     std::fs::write(dir.join(STUDY_FILE), &text).map_err(|e| CliError::system(format!("cannot write {}: {e}", dir.display())))?;
-    let index = new_index(&file, &planned);
+    let index = new_index(&file, &planned, args.scale);
     Study { dir, index, words: planned.into_iter().map(|p| p.words).collect(), quiet: args.quiet }.go()
 }
 
@@ -55,7 +55,7 @@ fn source(args: &StudyArgs) -> Result<(String, String), CliError> {
     }
 }
 
-fn new_index(file: &file::StudyFile, planned: &[steps::Planned]) -> StudyIndex {
+fn new_index(file: &file::StudyFile, planned: &[steps::Planned], scale: Option<f64>) -> StudyIndex {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let words: Vec<String> = std::env::args().skip(1).collect();
     StudyIndex {
@@ -64,6 +64,8 @@ fn new_index(file: &file::StudyFile, planned: &[steps::Planned]) -> StudyIndex {
         about: file.about.clone(),
         command: crate::words::redacted(&words),
         vars: file.vars.clone(),
+        set: file.set.clone(),
+        scale,
         configs: file.configs.iter().map(|c| ConfigInfo { key: c.key.clone(), label: c.label.clone() }).collect(),
         questions: file
             .questions
@@ -108,8 +110,8 @@ fn resume(dir: &Path, args: &StudyArgs) -> Result<i32, CliError> {
     }
     let mut index = StudyIndex::load(dir).map_err(CliError::usage)?;
     let text = crate::sources::read_job_file(&dir.join(STUDY_FILE), "study file")?;
-    let set: Vec<String> = index.vars.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    let file = file::parse(&text, &set, None).map_err(|e| CliError::usage(format!("{}: {e}", dir.join(STUDY_FILE).display())))?;
+    let set: Vec<String> = index.set.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let file = file::parse(&text, &set, index.scale).map_err(|e| CliError::usage(format!("{}: {e}", dir.join(STUDY_FILE).display())))?;
     let planned = steps::plan(&file)?;
     if planned.len() != index.steps.len() || planned.iter().zip(&index.steps).any(|(p, s)| p.step.dir != s.dir) {
         return Err(CliError::usage(format!("{}: its study.toml and study.json no longer match (was either edited?)", dir.display())));
@@ -140,6 +142,18 @@ impl Study {
         for n in 0..self.index.steps.len() {
             if self.index.steps[n].state == StepState::Done {
                 continue;
+            }
+            // A Ctrl-C between steps (while the table was written, or
+            // before the next command began listening) stops here, not
+            // after the whole next step.
+            if scope.interrupted() {
+                self.points();
+                eprintln!(
+                    "storbench: study interrupted before {}; `storbench study --resume {}` runs the steps left",
+                    self.index.steps[n].dir,
+                    self.dir.display()
+                );
+                return Ok(EXIT_INTERRUPTED);
             }
             let t = Instant::now();
             let interrupted = self.run_step(n)?;

@@ -20,8 +20,7 @@ pub fn plan(file: &StudyFile) -> Result<Vec<Planned>, CliError> {
     for q in file.questions.iter().filter(|q| q.ask != Ask::Compare) {
         for key in &q.configs {
             let config = file.configs.iter().find(|c| &c.key == key).expect("configs checked when read");
-            let mut vars = file.vars.clone();
-            vars.extend(config.vars.clone());
+            let vars = file.vars_for(config).map_err(|e| CliError::usage(format!("configuration {}: {e}", config.key)))?;
             for (line, line_args) in lines(q) {
                 let dir = format!("{}/{}/{}", q.raw.id, config.key, line);
                 let words = command(q, config, &line_args, &dir, &vars)
@@ -71,7 +70,17 @@ fn command(q: &Checked, config: &Config, line: &[String], dir: &str, vars: &BTre
         Ask::Tool => q.raw.args.iter().chain(&config.args).chain(line).collect(),
         _ => config.args.iter().chain(&q.raw.args).chain(line).collect(),
     };
+    let mut after_secret_flag = false;
     for w in given {
+        // A study keeps its variables (study.json, the report): a secret's
+        // value never comes from one, in `--key=${v}` or `--key ${v}`.
+        let flag = crate::words::secret_flag(w);
+        if w.contains("${") && (after_secret_flag || flag.is_some_and(|f| w.len() > f.len())) {
+            return Err(CliError::usage(format!(
+                "'{w}': a secret's value cannot come from a study variable (study.json and the report keep variables); give it through the environment (AWS_SECRET_ACCESS_KEY, ST_KEY, OS_PASSWORD...)"
+            )));
+        }
+        after_secret_flag = flag.is_some_and(|f| w.len() == f.len());
         words.push(substitute(w, vars)?);
     }
     if q.ask == Ask::Sweep {
