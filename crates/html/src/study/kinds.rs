@@ -364,7 +364,7 @@ fn cells(v: &View, m: Metric) -> Option<Cells> {
     if n < 2 {
         return None;
     }
-    let fixed: Vec<String> = ix.dims[..n - 2].iter().map(|d| d.values[0].clone()).collect();
+    let fixed: Vec<String> = ix.dims[..n - 2].iter().map(|d| d.values.first().cloned().unwrap_or_default()).collect();
     let (yd, xd) = (&ix.dims[n - 2], &ix.dims[n - 1]);
     let known: std::collections::HashMap<Vec<String>, PointFigures> =
         grid_points(ix).into_iter().filter_map(|g| Some((g.values, g.figures?))).collect();
