@@ -51,8 +51,16 @@ fn assert_finished(out: &Path, r: &Run, questions: &[&str]) -> StudyIndex {
     for q in &index.questions {
         assert!(page.contains(&format!("id=\"q-{}\"", q.id)) || page.contains(&q.title), "{}: a section in the report", q.id);
     }
-    let charted = index.questions.iter().any(|q| q.chart != storbench_model::study::ChartKind::Table);
-    assert_eq!(page.contains("<svg"), charted, "charts drawn where a question asks for one");
+    let charted: Vec<&str> =
+        index.questions.iter().filter(|q| q.chart != storbench_model::study::ChartKind::Table).map(|q| q.id.as_str()).collect();
+    assert_eq!(page.contains("<svg"), !charted.is_empty(), "charts drawn where a question asks for one");
+    // Opened in headless Chromium: every charted question has a drawn, non-empty chart.
+    if common::chromium::chromium() {
+        let work = out.join("chromium-check");
+        std::fs::create_dir_all(&work).unwrap();
+        common::chromium::check(&out.join("report.html"), &work, &charted);
+        std::fs::remove_dir_all(&work).unwrap();
+    }
     if let Some(at) = page.find("not run yet") {
         panic!("a finished study's step said not run: {}", &page[at.saturating_sub(600)..(at + 100).min(page.len())]);
     }

@@ -700,7 +700,8 @@ impl Worker {
                 self.fill(&mut slots, &mut st, now)?;
                 st.draining = slots.free.is_empty() && self.k.reap.low < qd as u32;
             }
-            let can_issue = !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.flow_armed && !st.stopping;
+            // A worker draining to iodepth_low issues nothing: no pace to wake for.
+            let can_issue = !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.flow_armed && !st.stopping && !st.draining;
             let (pace, housekeeping) = self.next_events(can_issue, now, st.think_until, boundary);
             if slots.free.len() == qd {
                 if st.stopping || st.exhausted {
