@@ -139,6 +139,27 @@ where
         .map_err(fail)
 }
 
+/// One series: its line with its legend key, and a dot per point if asked.
+fn series_line<'a, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    s: &Series,
+    style: ShapeStyle,
+    dots: bool,
+) -> Result<(), Fail>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    chart
+        .draw_series(LineSeries::new(s.points.iter().copied(), style))
+        .map_err(fail)?
+        .label(s.label.clone())
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], style));
+    if dots {
+        chart.draw_series(s.points.iter().map(|p| Circle::new(*p, 3, style.filled()))).map_err(fail)?;
+    }
+    Ok(())
+}
+
 fn draw_lines<'a, Y>(
     chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
     c: &Lines,
@@ -147,15 +168,7 @@ where
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
     for (i, s) in c.series.iter().enumerate() {
-        let col = colour(i);
-        chart
-            .draw_series(LineSeries::new(s.points.iter().copied(), col.stroke_width(2)))
-            .map_err(fail)?
-            .label(s.label.clone())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col.stroke_width(2)));
-        if c.points {
-            chart.draw_series(s.points.iter().map(|p| Circle::new(*p, 3, col.filled()))).map_err(fail)?;
-        }
+        series_line(chart, s, colour(i).stroke_width(2), c.points)?;
     }
     if let Some((y, label)) = &c.rule {
         let (xa, xb) = (chart.x_range().start, chart.x_range().end);
@@ -450,19 +463,8 @@ pub fn scaling(title: &str, x_desc: &str, series: &[Series], y_fmt: &dyn Fn(f64)
             .draw()
             .map_err(fail)?;
         for (i, (s, line)) in series.iter().zip(&ideal).enumerate() {
-            let col = colour(i);
-            chart
-                .draw_series(LineSeries::new(s.points.iter().copied(), col.stroke_width(2)))
-                .map_err(fail)?
-                .label(s.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], col.stroke_width(2)));
-            chart.draw_series(s.points.iter().map(|p| Circle::new(*p, 3, col.filled()))).map_err(fail)?;
-            let thin = col.mix(0.5);
-            chart
-                .draw_series(LineSeries::new(line.points.iter().copied(), thin.stroke_width(1)))
-                .map_err(fail)?
-                .label(line.label.clone())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], thin.stroke_width(1)));
+            series_line(&mut chart, s, colour(i).stroke_width(2), true)?;
+            series_line(&mut chart, line, colour(i).mix(0.5).stroke_width(1), false)?;
         }
         chart
             .configure_series_labels()
