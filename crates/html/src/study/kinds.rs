@@ -542,7 +542,7 @@ pub fn table(q: &QuestionInfo, views: &[View]) -> Part {
         let StepData::Runs(set) = v.data else { continue };
         for (i, r) in set.runs.iter().enumerate() {
             // A tool's phases (swift-bench's PUT, GET, DELETE) by their names.
-            let part_name = r.result.parameter("phase").map_or_else(|| format!("#{}", i + 1), |p| p.to_uppercase());
+            let part_name = super::points::phase(&r.result).unwrap_or_else(|| format!("#{}", i + 1));
             let name = if set.runs.len() > 1 { format!("{} {part_name}", v.label).trim().to_string() } else { v.label.clone() };
             let rows_of = super::points::run_rows(&r.result);
             // A baseline's jobs are each a ceiling of their own (4k random,
@@ -590,7 +590,7 @@ fn figures_by_point(v: &View) -> Vec<(String, PointFigures)> {
             .runs
             .iter()
             .flat_map(|r| {
-                let phase = r.result.parameter("phase").map(|p| p.to_uppercase());
+                let phase = super::points::phase(&r.result);
                 super::points::run_rows(&r.result).into_iter().map(move |(scope, f)| match &phase {
                     Some(p) => (format!("{p} {scope}"), f),
                     None => (scope, f),

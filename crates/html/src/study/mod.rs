@@ -150,7 +150,7 @@ fn point_rows(v: &[View]) -> Vec<Vec<String>> {
             StepData::Runs(set) => {
                 for r in &set.runs {
                     // A tool's phase (swift-bench's PUT, GET, DELETE) names its rows.
-                    let phase = r.result.parameter("phase").map(|p| p.to_uppercase());
+                    let phase = points::phase(&r.result);
                     for (scope, f) in run_rows(&r.result) {
                         let point = match &phase {
                             Some(p) if scope == "all" => p.clone(),

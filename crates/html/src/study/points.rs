@@ -268,6 +268,12 @@ pub fn scope(fig: &PointFigures, run: Option<&RunResult>, agents: Option<u32>) -
     parts.join(", ")
 }
 
+/// A compatibility tool's phase (swift-bench's PUT, GET, DELETE), which
+/// names a run among its step's runs.
+pub fn phase(r: &RunResult) -> Option<String> {
+    r.parameter("phase").map(str::to_uppercase)
+}
+
 /// A run's figures as a whole (`all`) and per job when it has several.
 pub fn run_rows(r: &RunResult) -> Vec<(String, PointFigures)> {
     let mut out = vec![("all".to_string(), PointFigures::of(r))];
