@@ -228,6 +228,7 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--ioengine", "swift", "--segment_size", "0", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["segment_size", "above 0"]),
     // Command lines.
     case(&["run", "--output-format", "xml"], &["normal, json, fio-json"]),
+    case(&["run", "--output-format", "rados-bench"], &["'rados-bench' is not one of normal, json, fio-json", "csv"]),
     case(&["run", "--suite", "slow"], &["'slow' is not a suite"]),
     case(&["run", "--suite", "quick", "--name", "a"], &["cannot be combined with --suite"]),
     case(&["run", "--users", "4"], &["--users ramps an ssbench scenario"]),

@@ -1,8 +1,10 @@
-//! The names commands take for engines are the registry's
-//! (`storbench_engine::registry()`): the fio reader accepts exactly what the
-//! engines declare and refuses the rest with a reason. The registry is
-//! iterated, so a new engine is judged by what it declares, and a name
-//! accepted or refused by a hand-written list anywhere else fails here.
+//! The names commands take for engines and formats are the registries'
+//! (`storbench_engine::registry()`, `storbench_report::EXPORTERS`): the fio
+//! reader, `--output-format`, `show --format` and the fio drop-in's
+//! `--output-format` accept exactly what the engines and exporters declare
+//! and refuse the rest with their one-line messages. Each registry is
+//! iterated, so a new engine or format is judged by what it declares, and a
+//! name accepted or refused by a hand-written list anywhere else fails here.
 
 mod common;
 use common::*;
@@ -90,4 +92,99 @@ fn the_fio_reader_takes_exactly_the_engines_fio_names_and_refuses_the_rest_with_
     }
     assert_eq!(verdict(d.path(), "nosuch"), Verdict::Unknown);
     assert_eq!(listing(d.path()), ["j.fio"], "nothing written");
+}
+
+/// A null job's `storbench run` with `--output-format NAME`.
+fn run_with(dir: &Path, name: &str) -> Run {
+    let _ = std::fs::remove_dir_all(dir.join("out"));
+    storbench(
+        dir,
+        &[
+            "run",
+            "--name",
+            "a",
+            "--ioengine",
+            "null",
+            "--size",
+            "64k",
+            "--bs",
+            "4k",
+            "--results-dir",
+            "out",
+            "--quiet",
+            "--output-format",
+            name,
+        ],
+    )
+}
+
+/// Names a format goes by in storbench: its own and its aliases.
+fn names(e: &dyn storbench_report::Exporter) -> Vec<&'static str> {
+    std::iter::once(e.name()).chain(e.aliases().iter().copied()).collect()
+}
+
+/// Issue 29: `run --output-format` prints exactly the formats that declare
+/// a name for standard output (by any of their names, dashes or
+/// underscores), and refuses the others with the list of those names;
+/// `show --format` takes every format's names.
+#[test]
+fn output_format_and_show_take_exactly_the_exporters_names() {
+    let d = scratch();
+    let stdout: Vec<&str> = storbench_report::EXPORTERS.iter().filter_map(|e| e.stdout_name()).collect();
+    for e in storbench_report::EXPORTERS {
+        for name in names(*e) {
+            for spelled in BTreeSet::from([name.to_string(), name.replace('-', "_")]) {
+                let r = run_with(d.path(), &spelled);
+                if e.stdout_name().is_some() {
+                    assert_eq!(r.code, 0, "--output-format {spelled}: {}", r.stderr);
+                    assert!(!r.stdout.trim().is_empty(), "--output-format {spelled} printed nothing");
+                } else {
+                    assert_eq!(r.code, 2, "--output-format {spelled}: {}", r.stderr);
+                    let says = format!("'{spelled}' is not one of {}", stdout.join(", "));
+                    assert!(r.stderr.contains(&says) && r.stderr.trim().lines().count() == 1, "{says}: {}", r.stderr);
+                    assert!(!d.path().join("out").exists(), "--output-format {spelled} wrote results");
+                }
+            }
+        }
+    }
+    let r = run_with(d.path(), "xml");
+    assert!(r.code == 2 && r.stderr.contains(&format!("'xml' is not one of {}", stdout.join(", "))), "{}", r.stderr);
+    assert_eq!(run_with(d.path(), "json").code, 0);
+    let all: Vec<&str> = storbench_report::EXPORTERS.iter().map(|e| e.name()).collect();
+    for e in storbench_report::EXPORTERS {
+        for name in names(*e) {
+            let r = storbench(d.path(), &["show", "out", "--format", name]);
+            assert!(!r.stderr.contains("is not one of"), "show --format {name}: {}", r.stderr);
+        }
+    }
+    let r = storbench(d.path(), &["show", "out", "--format", "xml"]);
+    assert!(r.code == 2 && r.stderr.contains(&format!("'xml' is not one of {}", all.join(", "))), "{}", r.stderr);
+}
+
+/// Issue 29: the fio drop-in's `--output-format` takes exactly fio's names
+/// the exporters declare (json, json+, terse and its minimal and csv,
+/// normal), alone or in a comma list, and refuses storbench's own names.
+#[test]
+fn the_fio_drop_in_takes_exactly_the_exporters_fio_names() {
+    let d = scratch();
+    let fio_names: Vec<&str> = storbench_report::EXPORTERS.iter().filter_map(|e| e.fio_names().first().copied()).collect();
+    let drop_in = |format: &str| {
+        let arg = format!("--output-format={format}");
+        storbench(d.path(), &["fio", "--name=t", "--ioengine=null", "--size=64k", "--bs=4k", "--rw=read", &arg])
+    };
+    let taken: Vec<&str> = storbench_report::EXPORTERS.iter().flat_map(|e| e.fio_names().iter().copied()).collect();
+    for e in storbench_report::EXPORTERS {
+        for name in e.fio_names() {
+            let r = drop_in(name);
+            assert_eq!(r.code, 0, "--output-format={name}: {}", r.stderr);
+            assert!(!r.stdout.trim().is_empty(), "--output-format={name} printed nothing");
+        }
+        for name in names(*e).into_iter().filter(|n| !taken.contains(n)) {
+            let r = drop_in(name);
+            let says = format!("'{name}' is not one of {}", fio_names.join(", "));
+            assert!(r.code == 1 && r.stderr.contains(&says) && r.stderr.trim().lines().count() == 1, "{says}: {}", r.stderr);
+        }
+    }
+    assert_eq!(drop_in(&taken.join(",")).code, 0, "every fio name at once");
+    assert_eq!(listing(d.path()), Vec::<String>::new(), "the drop-in keeps no results directory without --results-dir");
 }
