@@ -228,6 +228,7 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--ioengine", "swift", "--segment_size", "0", "--objects", "1", "--rw", "write", "--number_ios", "1"], &["segment_size", "above 0"]),
     // Command lines.
     case(&["run", "--output-format", "xml"], &["normal, json, fio-json"]),
+    case(&["run", "--output-format", "rados-bench"], &["'rados-bench' is not one of normal, json, fio-json", "csv"]),
     case(&["run", "--suite", "slow"], &["'slow' is not a suite"]),
     case(&["run", "--suite", "quick", "--name", "a"], &["cannot be combined with --suite"]),
     case(&["run", "--users", "4"], &["--users ramps an ssbench scenario"]),
@@ -294,6 +295,9 @@ const CASES: &[Case] = &[
     with(&["run", "--fio", "tbd.fio"], &[("tbd.fio", "[a]\nioengine=filedelete\nfilesize=4k\nnrfiles=4\ntime_based\nruntime=1\n")], &["engine filedelete deletes each file once", "time_based"]),
     with(&["run", "--fio", "lpc.fio"], &[("lpc.fio", "[a]\nioengine=filecreate\nfilesize=4k\nnrfiles=4\nloops=2\n")], &["engine filecreate creates each file once", "loops"]),
     with(&["run", "--fio", "dc.fio"], &[("dc.fio", "[a]\nioengine=dircreate\nfilesize=4k\n")], &["dircreate", "newer than fio 3.33"]),
+    with(&["run", "--fio", "v.fio"], &[("v.fio", "[a]\nioengine=vsync\nsize=1m\n")], &["'ioengine'", "vsync", "psync, sync or pvsync"]),
+    with(&["run", "--fio", "w.fio"], &[("w.fio", "[a]\nioengine=windowsaio\nsize=1m\n")], &["'ioengine'", "on Linux use libaio or io_uring"]),
+    with(&["run", "--fio", "r.fio"], &[("r.fio", "[a]\nioengine=librpma_gpspm_client\nsize=1m\n")], &["'ioengine'", "librpma"]),
     with(&["run", "--fio", "lt.fio"], &[("lt.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\n")], &["latency_percentile=100", "below 100"]),
     with(&["run", "--fio", "lw.fio"], &[("lw.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_percentile=99\nlatency_window=0\n")], &["latency_window=0", "above 0"]),
     with(&["run", "--fio", "lp.fio"], &[("lp.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_percentile=101\n")], &["latency_percentile=101"]),
