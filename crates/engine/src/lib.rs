@@ -16,6 +16,7 @@ pub mod falloc;
 pub mod files;
 pub mod http;
 pub mod libaio;
+pub mod memory;
 pub mod meta;
 pub mod nbd;
 pub mod null;
@@ -593,6 +594,7 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &ceph::rados::RadosFactory,
         &http::s3::S3Factory,
         &http::swift::SwiftFactory,
+        &memory::MemoryFactory,
         &tcp::TcpFactory,
         &nbd::NbdFactory,
         &falloc::FallocFactory,
