@@ -33,7 +33,7 @@ fn error_kinds(doc: &serde_json::Value) -> serde_json::Map<String, serde_json::V
 #[test]
 fn an_interrupt_mid_run_keeps_what_was_measured() {
     let d = scratch();
-    let args = memory_job("i", &["--rw", "randwrite", "--iodepth", "4", "--latency", "1ms", "--runtime", "60", "--time_based", "1"]);
+    let args = memory_job("i", &["--rw", "randwrite", "--iodepth", "4", "--op_latency", "1ms", "--runtime", "60", "--time_based", "1"]);
     let (r, took) = signalled(d.path(), &[], &args, &[("measuring", Duration::from_secs(2), libc::SIGINT)]);
     assert!(took < Duration::from_secs(2), "exited {} ms after SIGINT:\n{}", took.as_millis(), r.stderr);
     assert_eq!(r.code, 130, "an interrupted run exits 130:\n{}", r.stderr);
@@ -135,6 +135,20 @@ fn verification_finds_the_writes_the_store_corrupted() {
         "{v}"
     );
 
+    // Objects: every 4th of 16 creates stored with its middle byte flipped.
+    let d = scratch();
+    let args =
+        ["run", "--name", "o", "--ioengine", "memory", "--objects", "16", "--object_size", "8k", "--rw", "write", "--verify", "crc32c"];
+    let r = storbench(d.path(), &[&args[..], &["--corrupt_every", "4", "--number_ios", "16", "--results-dir", "out"]].concat());
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    let v = &result_json(&d.path().join("out"))["jobs"][0]["verify"];
+    assert_eq!(v["failed"], serde_json::json!([4, 0, 0, 0]), "{v}");
+    assert_eq!(
+        (v["failures"][0]["byte"].as_u64(), v["failures"][0]["target"].as_str().map(|t| t.ends_with("key 3"))),
+        (Some(4096), Some(true)),
+        "{v}"
+    );
+
     let d = scratch();
     let clean = storbench(d.path(), &memory_job("c", &["--size", "1m", "--rw", "randwrite", "--iodepth", "4", "--verify", "crc32c"]));
     assert_eq!(clean.code, 0, "the same store without corruption verifies clean: {}", clean.stderr);
@@ -150,7 +164,7 @@ fn steady_state_is_attained_on_a_store_of_fixed_latency() {
             "randwrite",
             "--iodepth",
             "4",
-            "--latency",
+            "--op_latency",
             "2ms",
             "--runtime",
             "30",

@@ -1,5 +1,5 @@
 //! What the memory engine is told to do wrong: how long each kind of
-//! operation takes (`latency`), which operations fail and how (`fail_every`,
+//! operation takes (`op_latency`), which operations fail and how (`fail_every`,
 //! `fail_rate`, `fail_kind`, `fail_ops`), and which writes are corrupted
 //! once stored (`corrupt_every`). Counted per job, over all its workers, so
 //! "every Nth operation" means the job's Nth, whatever worker issues it.

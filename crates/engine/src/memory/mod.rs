@@ -44,7 +44,7 @@ const OPTIONS: &[OptionInfo] = &[
         help: "bytes the store holds at most; writes beyond fail with no space (ENOSPC)",
     },
     OptionInfo {
-        name: "latency",
+        name: "op_latency",
         kind: Kind::Text,
         default: "0",
         help: "time each operation takes: 200us, exp:200us (exponential mean), 100us..300us (uniform); per kind as read:1ms,write:exp:2ms",
@@ -110,7 +110,7 @@ impl EngineFactory for MemoryFactory {
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c)) {
             return Err(bad("store", format!("'{name}' is not a store name: letters, digits, '_', '.' and '-'")));
         }
-        let latency = Latency::parse(options.get("latency").map_or("", String::as_str)).map_err(|m| bad("latency", m))?;
+        let latency = Latency::parse(options.get("op_latency").map_or("", String::as_str)).map_err(|m| bad("op_latency", m))?;
         let faults = faults(options)?;
         Ok(Arc::new(MemoryConfig {
             store: store::named(name, capacity),

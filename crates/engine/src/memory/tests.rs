@@ -47,8 +47,8 @@ fn every_nth_operation_of_the_named_kinds_fails_with_its_kind() {
 
 #[test]
 fn options_are_checked() {
-    assert!(MemoryFactory.configure(&opts(&[("store", "t-opts"), ("latency", "read:1ms"), ("fail_every", "10")])).is_ok());
-    for (k, v) in [("fail_rate", "2"), ("fail_kind", "boom"), ("capacity", "0"), ("store", "a/b"), ("latency", "x"), ("nope", "1")] {
+    assert!(MemoryFactory.configure(&opts(&[("store", "t-opts"), ("op_latency", "read:1ms"), ("fail_every", "10")])).is_ok());
+    for (k, v) in [("fail_rate", "2"), ("fail_kind", "boom"), ("capacity", "0"), ("store", "a/b"), ("op_latency", "x"), ("nope", "1")] {
         let e = MemoryFactory.configure(&opts(&[(k, v)])).err().unwrap_or_else(|| panic!("{k}={v} accepted"));
         assert!(matches!(e, EngineError::BadOption { .. }), "{k}={v}: {e}");
         assert!(e.to_string().contains(k), "{k}={v}: {e}");
