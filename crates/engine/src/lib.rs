@@ -18,6 +18,7 @@ pub mod falloc;
 pub mod files;
 pub mod http;
 pub mod libaio;
+pub mod memory;
 pub mod meta;
 pub mod nbd;
 pub mod null;
@@ -614,6 +615,7 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &ceph::rados::RadosFactory,
         &http::s3::S3Factory,
         &http::swift::SwiftFactory,
+        &memory::MemoryFactory,
         &tcp::TcpFactory,
         &nbd::NbdFactory,
         &falloc::FallocFactory,
