@@ -6,6 +6,7 @@ CPU time and peak memory are measured the same way for fio and storbench.
 import atexit
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +24,26 @@ def build():
     # A binary named by STORBENCH_BIN is measured as it is (another build).
     if "STORBENCH_BIN" not in os.environ:
         subprocess.run(["cargo", "build", "--release", "-q", "-p", "storbench"], cwd=ROOT, check=True)
+
+
+def descendants(pid):
+    """The process ids below `pid` (children, theirs, ...), from /proc."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    # The name in parentheses may hold spaces: split after it.
+                    parent[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return out
 
 
 class Hung(Exception):
@@ -50,7 +71,15 @@ def run(cmd, cwd, env=None, limit=None):
 
         def kill():
             killed.set()
-            proc.kill()
+            # fio's job processes call setsid(), so killing the session
+            # leader alone leaves them holding stdout open (the read below
+            # would wait for ever): every descendant is killed, found before
+            # anything dies (an orphan's parent becomes init).
+            for pid in [proc.pid] + descendants(proc.pid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
         timer = threading.Timer(limit, kill) if limit else None
         if timer:
