@@ -714,3 +714,50 @@ fn blocks_verified_off_the_unit_grid_as_fios_cross_stripe_example() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("units starting at offset 8192"), "{}", r.stderr);
 }
+
+/// fio's verify=meta checks each block's header (its own crc32c, offset,
+/// length) and not the data: a flipped data byte passes, a flipped header
+/// byte fails at its block's offset. storbench's meta is the same check, on
+/// its own blocks and on fio's.
+#[test]
+fn verify_meta_finds_a_corrupt_header_and_not_a_flipped_data_byte_as_fio() {
+    let d = scratch();
+    let f = d.path().join("m.dat");
+    let fs = f.to_str().unwrap();
+    let base = ["--filename", fs, "--size", "1m", "--bs", "4k", "--verify", "meta", "--verify_interval", "512"];
+    let w = storbench(d.path(), &[&["run", "--name", "w", "--rw", "write", "--results-dir", "w", "--quiet"][..], &base].concat());
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert!(show(d.path(), "w", "text").contains("meta: each unit's header judged"), "the summary says which judgement meta makes");
+    let read =
+        |name: &str| storbench(d.path(), &[&["run", "--name", name, "--rw", "read", "--results-dir", name, "--quiet"][..], &base].concat());
+    overwrite(&f, 163840 + 1000, b"XY");
+    let data = read("r0");
+    assert_eq!(data.code, 0, "a data byte is not meta's to judge: {}", data.stderr);
+    let v = verify_of(&d.path().join("r0"));
+    assert_eq!((v["checked"].as_u64(), v["failed"].clone()), (Some(2048), serde_json::json!([0, 0, 0, 0])), "{v}");
+    overwrite(&f, 163840 + 512 + 20, b"Z");
+    let head = read("r1");
+    assert_eq!(head.code, 1, "{}", head.stderr);
+    let v = verify_of(&d.path().join("r1"));
+    assert_eq!((failed(&v, CORRUPT), v["failures"][0]["offset"].as_u64()), (1, Some(163840 + 512)), "{v}");
+    if !fio_available() {
+        return;
+    }
+    let fio = |args: &[&str]| {
+        let common =
+            ["--name=m", "--filename=fm.dat", "--size=1m", "--bs=4k", "--verify=meta", "--verify_interval=512", "--output=/dev/null"];
+        Command::new("fio").current_dir(d.path()).args(common).args(args).output().unwrap()
+    };
+    assert!(fio(&["--rw=write", "--do_verify=0"]).status.success(), "fio wrote fm.dat");
+    let fm = d.path().join("fm.dat");
+    overwrite(&fm, 163840 + 1000, b"XY");
+    assert!(fio(&["--rw=read"]).status.success(), "fio's meta does not judge a data byte either");
+    let ours = read_by_headers(d.path(), "r2", &fm);
+    assert_eq!(ours.code, 0, "storbench reading fio's meta blocks: {}", ours.stderr);
+    overwrite(&fm, 163840 + 512 + 20, b"Z");
+    let theirs = fio(&["--rw=read"]);
+    assert!(!theirs.status.success(), "fio finds the header");
+    let ours = read_by_headers(d.path(), "r3", &fm);
+    assert_eq!(ours.code, 1, "{}", ours.stderr);
+    assert_eq!(verify_of(&d.path().join("r3"))["failures"][0]["offset"].as_u64(), Some(163840 + 512));
+}
