@@ -25,6 +25,13 @@ pub fn render(r: &RunResult) -> String {
             rows.extend(agent_rows(j, o));
             rows.extend(volume_rows(j, o));
         }
+        // A phase after the measured one (the verify pass) on rows of its
+        // own: its rate is its own, never added to the job's.
+        for p in &j.phases {
+            for o in &p.ops {
+                rows.push(row_cells(&j.name, &format!("{} ({} pass)", o.op.name(), p.phase.name()), o, Row::Latency));
+            }
+        }
         // A CPU burner has its own line below, not a row of zeros.
         if j.ops.is_empty() && j.spec.cpu_burn.is_none() {
             rows.push(vec![j.name.clone(), "-".into(), "0".into()]);

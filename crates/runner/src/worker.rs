@@ -18,7 +18,7 @@ use storbench_engine::files;
 use storbench_engine::{Completion, Engine, EngineConfig, EngineFactory, IoRequest, WorkerSetup};
 use storbench_metrics::ReplayTally;
 use storbench_metrics::{CpuTimes, ErrorKind, IntervalReport, IoFailure, LogSample, OpStats, PlatWindow};
-use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
+use storbench_model::protocol::{FromAgent, JobShare, PassStats, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::gen::stream;
 use storbench_workload::prio::PrioPicker;
@@ -179,6 +179,8 @@ pub struct Worker {
     min_rate: Option<crate::min_rate::MinRate>,
     /// Stamps writes and judges reads (jobs that verify).
     verify: Option<Checker>,
+    /// Its verify pass's reads and length, once it ran.
+    pass: Option<Box<PassStats>>,
     /// The job's engine configuration (a verified object job's listing).
     config: Arc<dyn EngineConfig>,
     /// fio's write_iolog, when asked for.
@@ -360,6 +362,7 @@ impl Worker {
             below_min: None,
             min_rate: k.rate_min.filter(|_| k.reads || k.writes).map(|m| crate::min_rate::MinRate::new(m, k.ramp_ns)),
             verify,
+            pass: None,
             config,
             iolog,
             unit_log,
@@ -549,6 +552,7 @@ impl Worker {
             error,
             objects_left,
             verify,
+            pass: self.pass.clone(),
             replay,
             train,
             cut_off: self.cut_off,
@@ -571,15 +575,26 @@ impl Worker {
         announce(&self.link, &self.share, self.worker, Stage::Verify);
         let reads = v.pass(&self.share, self.worker, self.buffers.slot_len() as u64);
         let t0 = std::time::Instant::now();
+        if self.k.invalidate {
+            // As fio's verify phase begins (within its time): each file
+            // flushed and its cache dropped, so the pass reads the disk.
+            for f in &self.files {
+                let _ = f.sync_all();
+                let _ = files::drop_cache(f, std::path::Path::new(""));
+            }
+        }
         let mut reads = reads.into_iter();
         let rng = storbench_workload::rng::Rng::new(self.share.spec.seed);
-        let mut hooks = Tracked { v: &mut *v, buffers: &mut self.buffers, rng, not_found: 0 };
+        let timed = Some(Timed::new(self.share.queue_depth));
+        let mut hooks = Tracked { v: &mut *v, buffers: &mut self.buffers, rng, not_found: 0, timed };
         // A missing object is a finding (counted by the checker), not a reason to stop reading.
         let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
         let (tried, left) =
             unmeasured(self.engine.as_mut(), self.share.queue_depth, || reads.next(), || control.stopping(), policy, &mut hooks);
-        let not_found = hooks.not_found;
+        let (not_found, timed) = (hooks.not_found, hooks.timed.take());
         v.tally.pass_ns = t0.elapsed().as_nanos() as u64;
+        // Measured as fio measures its verify phase, kept apart from the writes' figures.
+        self.pass = timed.map(|t| Box::new(PassStats { reads: t.reads, ns: v.tally.pass_ns }));
         if left.engine.is_some() || left.failed.len() as u64 > not_found {
             return Err(format!("reading back to verify: {}", left.error(tried).unwrap_or_default()));
         }
@@ -1345,6 +1360,21 @@ struct Tracked<'a> {
     rng: storbench_workload::rng::Rng,
     /// Reads the store answered with "no such object".
     not_found: u64,
+    /// The verify pass's reads, timed (the pass only).
+    timed: Option<Timed>,
+}
+
+/// The verify pass's reads timed per I/O, as the measured phase's are:
+/// from the queueing of each to its completion.
+struct Timed {
+    issued: Vec<Instant>,
+    reads: OpStats,
+}
+
+impl Timed {
+    fn new(qd: u32) -> Timed {
+        Timed { issued: vec![Instant::now(); qd as usize], reads: OpStats::new(false) }
+    }
 }
 
 impl Hooks for Tracked<'_> {
@@ -1353,8 +1383,17 @@ impl Hooks for Tracked<'_> {
             self.v.stamp(self.buffers.slot_mut(slot), io, slot, &mut self.rng);
         }
         self.v.issued(io, slot);
+        if let Some(t) = self.timed.as_mut() {
+            t.issued[slot as usize] = Instant::now();
+        }
     }
     fn done(&mut self, io: &NextIo, slot: u32, c: &Completion) {
+        if let (Some(t), OpKind::Read) = (self.timed.as_mut(), io.op) {
+            let ns = t.issued[slot as usize].elapsed().as_nanos() as u64;
+            // A whole object's read asks for up to its largest size: shorter is no short I/O.
+            let len = if io.whole { 0 } else { io.len };
+            Outcome::of(c, io.op, len, ns, ns).add_to(&mut t.reads);
+        }
         self.v.completed(io, slot, self.buffers.slot_mut(slot), c.result);
         if io.op == OpKind::Read {
             self.v.tally.pass_bytes += c.result.unwrap_or(0);
@@ -1366,7 +1405,7 @@ impl Hooks for Tracked<'_> {
 /// The hooks for a worker's unmeasured operations: tracked when it verifies.
 fn hooks<'a>(v: Option<&'a mut Checker>, buffers: &'a mut AlignedBuffers, seed: u64) -> Box<dyn Hooks + 'a> {
     match v {
-        Some(v) => Box::new(Tracked { v, buffers, rng: storbench_workload::rng::Rng::new(seed), not_found: 0 }),
+        Some(v) => Box::new(Tracked { v, buffers, rng: storbench_workload::rng::Rng::new(seed), not_found: 0, timed: None }),
         None => Box::new(NoHooks),
     }
 }
