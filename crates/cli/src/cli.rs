@@ -302,8 +302,7 @@ pub struct AgentArgs {
 pub struct RunFlags {
     #[command(flatten)]
     pub source: JobSource,
-    /// What goes to standard output: normal, json, fio-json or csv
-    #[arg(long = "output-format", value_name = "FORMAT", value_parser = parse_stdout_format)]
+    #[arg(long = "output-format", value_name = "FORMAT", value_parser = parse_stdout_format, help = stdout_help())]
     pub format: Option<String>,
     /// An ssbench scenario, run as it is
     #[arg(long, value_name = "SCENARIO.json")]
@@ -350,8 +349,7 @@ pub struct ReplayFlags {
     /// Issue as fast as the queue depth allows, ignoring the trace's times
     #[arg(long = "no-stall")]
     pub no_stall: bool,
-    /// What goes to standard output: normal, json, fio-json or csv
-    #[arg(long = "output-format", value_name = "FORMAT", value_parser = parse_stdout_format)]
+    #[arg(long = "output-format", value_name = "FORMAT", value_parser = parse_stdout_format, help = stdout_help())]
     pub format: Option<String>,
     /// Where results go (default storbench-results/<time>)
     #[arg(long = "results-dir", visible_aliases = ["output", "output-dir"], value_name = "DIR")]
@@ -454,14 +452,15 @@ fn parse_suite(v: &str) -> Result<String, String> {
     }
 }
 
-/// Formats a run can print on standard output.
-pub const STDOUT_FORMATS: [&str; 4] = ["normal", "json", "fio-json", "csv"];
+/// The formats a run can print on standard output, as the exporters declare.
+fn stdout_help() -> String {
+    format!("What goes to standard output: {}", storbench_report::stdout_names().join(", "))
+}
 
 fn parse_stdout_format(v: &str) -> Result<String, String> {
-    let v = v.replace('_', "-");
-    match v.as_str() {
-        "normal" | "text" | "json" | "fio-json" | "fiojson" | "csv" => Ok(v),
-        _ => Err(format!("'{v}' is not one of {}", STDOUT_FORMATS.join(", "))),
+    match storbench_report::find_stdout(v) {
+        Some(e) => Ok(e.name().into()),
+        None => Err(format!("'{v}' is not one of {}", storbench_report::stdout_names().join(", "))),
     }
 }
 
@@ -479,8 +478,7 @@ pub struct FioFlags {
     /// Write the report to FILE instead of standard output
     #[arg(long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// normal, json, json+ or terse (comma-separated for several)
-    #[arg(long = "output-format", value_name = "FORMAT", value_parser = fio_formats)]
+    #[arg(long = "output-format", value_name = "FORMAT", value_parser = fio_formats, help = fio_formats_help())]
     pub output_format: Option<FioFormats>,
     /// Terse output only (as --output-format=terse)
     #[arg(long)]
@@ -512,17 +510,21 @@ pub struct FioFlags {
     pub results_dir: Option<PathBuf>,
 }
 
-/// fio's output formats, in the order given.
+/// fio's output formats, in the order given: the exporters' names.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct FioFormats(pub Vec<String>);
+pub struct FioFormats(pub Vec<&'static str>);
 
-/// fio's output formats, a comma list as fio takes it.
+fn fio_formats_help() -> String {
+    format!("{} (comma-separated for several)", storbench_report::fio_names().join(", "))
+}
+
+/// fio's output formats, a comma list as fio takes it, by the names fio
+/// gives them (the exporters' fio names).
 fn fio_formats(v: &str) -> Result<FioFormats, String> {
     v.split(',')
-        .map(|f| match f.trim() {
-            "normal" | "json" | "json+" | "terse" => Ok(f.trim().to_string()),
-            "minimal" | "csv" => Ok("terse".to_string()),
-            other => Err(format!("'{other}' is not one of normal, json, json+, terse")),
+        .map(|f| match storbench_report::find_fio(f.trim()) {
+            Some(e) => Ok(e.name()),
+            None => Err(format!("'{}' is not one of {}", f.trim(), storbench_report::fio_names().join(", "))),
         })
         .collect::<Result<_, _>>()
         .map(FioFormats)
@@ -594,8 +596,7 @@ pub struct ShowArgs {
     /// A results directory, or a directory of them (a ramp, swift-bench's phases)
     #[arg(value_name = "DIR")]
     pub dir: PathBuf,
-    /// text (summary.txt), json, fio-json, csv, rados-bench, rbd-bench, swift-bench or ssbench-ramp
-    #[arg(long, short = 'f', default_value = "text", value_parser = parse_any_format)]
+    #[arg(long, short = 'f', default_value = "text", value_parser = parse_any_format, help = show_help())]
     pub format: String,
 }
 
@@ -619,6 +620,10 @@ pub struct ExportArgs {
 pub enum TidyFormat {
     Csv,
     Json,
+}
+
+fn show_help() -> String {
+    format!("{} (text is summary.txt)", storbench_report::names().join(", "))
 }
 
 fn parse_any_format(v: &str) -> Result<String, String> {

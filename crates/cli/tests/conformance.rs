@@ -1,22 +1,25 @@
-//! One conformance suite for every engine: the same jobs, the same checks on
-//! what the results say. Block engines (psync, io_uring, rbd, null) run a
-//! sequential write, a random read with an operation budget, a 70/30 mix and a
-//! write+fsync job (nbd against nbdkit over TCP and qemu-nbd over a Unix
-//! socket, servers the suite starts and kills); object engines (null, rados, s3, swift) run a prefilled mix
-//! of every operation they support. Ceph, RGW and Swift engines need the test
-//! servers (CI starts them).
+//! One conformance suite for every engine, run by the real binary: the same
+//! jobs, the same checks on what the results say. The engines come from
+//! `storbench_engine::registry()`: each with blocks runs a sequential write,
+//! a random read with an operation budget, a 70/30 mix and a write+fsync
+//! job; each with objects runs a prefilled mix of every operation it
+//! supports. Where each meets them is [`block_line`] and [`object_line`]
+//! (files in a scratch directory; nbd against nbdkit over TCP and qemu-nbd
+//! over a Unix socket, servers the suite starts and kills; the Ceph, RGW and
+//! Swift test servers, which CI starts), or why the jobs do not apply: an
+//! engine with no line fails the test. What each engine must do through
+//! the engine API is crates/engine/tests/conformance.rs.
 
 mod common;
 use common::*;
 use std::path::Path;
+use storbench_engine::Capabilities;
 
 /// An engine and the options that point it at a fresh target.
 struct Target {
     engine: &'static str,
     options: Vec<String>,
     env: Vec<(&'static str, String)>,
-    /// Operations it cannot do (left out of its mix).
-    lacks: &'static [&'static str],
     /// A server the target lives on, killed when the target is dropped.
     _server: Option<NbdServer>,
 }
@@ -66,7 +69,7 @@ fn nbd_targets(dir: &Path) -> Vec<Target> {
         ["--exit-with-parent", "-f", "-i", "127.0.0.1", "-p", &port.to_string(), "memory", "64M"].map(String::from).into();
     if let Some(s) = NbdServer::start("nbdkit", &args, || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()) {
         let uri = format!("nbd://127.0.0.1:{port}");
-        t.push(Target { engine: "nbd", options: nbd_options(&uri), lacks: &[], env: vec![], _server: Some(s) });
+        t.push(Target { engine: "nbd", options: nbd_options(&uri), env: vec![], _server: Some(s) });
     }
     let (file, sock) = (dir.join("conf-nbd.img"), dir.join("conf-nbd.sock"));
     std::fs::File::create(&file).unwrap().set_len(64 << 20).unwrap();
@@ -74,7 +77,7 @@ fn nbd_targets(dir: &Path) -> Vec<Target> {
         ["-t", "-e", "8", "-f", "raw", "-x", "conf", "-k", sock.to_str().unwrap(), file.to_str().unwrap()].map(String::from).into();
     if let Some(s) = NbdServer::start("qemu-nbd", &args, || std::os::unix::net::UnixStream::connect(&sock).is_ok()) {
         let uri = format!("nbd+unix:///conf?socket={}", sock.display());
-        t.push(Target { engine: "nbd", options: nbd_options(&uri), lacks: &[], env: vec![], _server: Some(s) });
+        t.push(Target { engine: "nbd", options: nbd_options(&uri), env: vec![], _server: Some(s) });
     }
     t
 }
@@ -83,46 +86,74 @@ fn nbd_options(uri: &str) -> Vec<String> {
     ["--uri", uri, "--allow_overwrite", "1"].map(String::from).into()
 }
 
-fn block_targets(dir: &Path) -> Vec<Target> {
-    let file = dir.join("conf.dat").to_string_lossy().into_owned();
-    let mut t = vec![
-        Target { engine: "psync", options: vec!["--filename".into(), file.clone()], lacks: &[], env: vec![], _server: None },
-        Target { engine: "io_uring", options: vec!["--filename".into(), file], lacks: &[], env: vec![], _server: None },
-        Target { engine: "null", options: vec![], lacks: &[], env: vec![], _server: None },
-    ];
-    t.extend(nbd_targets(dir));
-    if ceph_cluster() {
-        let img = format!("sbconf-{}", std::process::id());
-        t.push(Target {
-            engine: "rbd",
-            options: vec!["--pool".into(), "rbd".into(), "--rbdname".into(), img, "--keep_image".into(), "1".into()],
-            lacks: &[],
-            env: vec![],
-            _server: None,
-        });
+impl Target {
+    fn new(engine: &'static str, options: &[&str]) -> Target {
+        Target { engine, options: options.iter().map(|o| o.to_string()).collect(), env: vec![], _server: None }
     }
-    t
 }
 
-fn object_targets() -> Vec<Target> {
-    let mut t = vec![Target { engine: "null", options: vec![], lacks: &[], env: vec![], _server: None }];
-    if ceph_cluster() {
-        t.push(Target {
-            engine: "rados",
-            options: vec!["--pool".into(), "storbench".into()],
-            lacks: &["list"],
-            env: vec![],
-            _server: None,
-        });
-    }
+/// Where the block jobs run on an engine, or why they do not apply.
+enum Line {
+    Run(Vec<Target>),
+    NotApplicable(&'static str),
+}
+
+/// The block jobs' targets of every engine with blocks (`None`: it has no
+/// line yet, and the test fails until it has one).
+fn block_line(engine: &'static str, dir: &Path) -> Option<Line> {
+    let file = dir.join("conf.dat").to_string_lossy().into_owned();
+    Some(match engine {
+        "psync" | "io_uring" | "libaio" => Line::Run(vec![Target::new(engine, &["--filename", &file])]),
+        "null" | "memory" => Line::Run(vec![Target::new(engine, &[])]),
+        "nbd" => Line::Run(nbd_targets(dir)),
+        "rbd" if ceph_cluster() => {
+            let img = format!("sbconf-{}", std::process::id());
+            Line::Run(vec![Target::new(engine, &["--pool", "rbd", "--rbdname", &img, "--keep_image", "1"])])
+        }
+        "rbd" => Line::Run(Vec::new()),
+        "falloc" => Line::NotApplicable("fallocate as the I/O: no data moves (fio_engines runs falloc.fio against fio)"),
+        "tcp" => Line::NotApplicable("the network to an agent (fleet.rs and baseline --network run it)"),
+        "filecreate" | "filestat" | "filedelete" | "ftruncate" => {
+            Line::NotApplicable("one metadata call per file, not blocks (fio_meta.rs runs them against fio)")
+        }
+        _ => return None,
+    })
+}
+
+/// The object mix's targets of every engine with objects.
+fn object_line(engine: &'static str) -> Option<Line> {
     let bucket = format!("sbconf{}", std::process::id());
-    if let Some(env) = s3_env() {
-        t.push(Target { engine: "s3", options: vec!["--bucket".into(), bucket.clone()], lacks: &[], env, _server: None });
+    let with_env = |options: &[&str], env: Option<Vec<(&'static str, String)>>| {
+        Line::Run(env.map(|env| Target { env, ..Target::new(engine, options) }).into_iter().collect())
+    };
+    Some(match engine {
+        "null" | "memory" => Line::Run(vec![Target::new(engine, &[])]),
+        "rados" if ceph_cluster() => Line::Run(vec![Target::new(engine, &["--pool", "storbench"])]),
+        "rados" => Line::Run(Vec::new()),
+        "s3" => with_env(&["--bucket", &bucket], s3_env()),
+        "swift" => with_env(&["--container", &bucket], swift_env("aio")),
+        _ => return None,
+    })
+}
+
+/// Every registry entry that `has` its part, by its line; the names of
+/// those without one.
+fn targets_of(has: fn(&Capabilities) -> bool, line: &dyn Fn(&'static str) -> Option<Line>) -> (Vec<Target>, Vec<&'static str>) {
+    let (mut targets, mut missing) = (Vec::new(), Vec::new());
+    for f in storbench_engine::registry().iter().filter(|f| has(&f.capabilities())) {
+        match line(f.name()) {
+            Some(Line::Run(t)) => targets.extend(t),
+            Some(Line::NotApplicable(why)) => eprintln!("{}: the suite's jobs do not apply: {why}", f.name()),
+            None => missing.push(f.name()),
+        }
     }
-    if let Some(env) = swift_env("aio") {
-        t.push(Target { engine: "swift", options: vec!["--container".into(), bucket], lacks: &[], env, _server: None });
-    }
-    t
+    (targets, missing)
+}
+
+/// Whether engine `e` carries out the operation called `op`, as it declares.
+fn supports(e: &str, op: &str) -> bool {
+    let engine = storbench_engine::find(e).expect("a registered engine");
+    storbench_workload::OpKind::ALL.iter().any(|o| o.name() == op && engine.supports(*o))
 }
 
 fn run_job(dir: &Path, t: &Target, name: &str, args: &[&str]) -> serde_json::Value {
@@ -147,7 +178,9 @@ fn errors(doc: &serde_json::Value) -> Vec<String> {
 #[test]
 fn block_engines_agree_on_what_a_job_does() {
     let d = scratch();
-    for t in block_targets(d.path()) {
+    let (targets, missing) = targets_of(|c| c.blocks, &|e| block_line(e, d.path()));
+    assert!(missing.is_empty(), "engines with blocks and no line in this suite (block_line): {missing:?}");
+    for t in targets {
         let e = t.engine;
         let w = run_job(d.path(), &t, "seqw", &["--size", "4m", "--rw", "write", "--bs", "64k", "--iodepth", "4"]);
         assert_eq!(ios(&w, 0, "write"), 64, "{e}: 4 MiB in 64 KiB writes");
@@ -213,12 +246,15 @@ fn size_classes_add_up(doc: &serde_json::Value, e: &str) {
 #[test]
 fn object_engines_agree_on_what_a_job_does() {
     let d = scratch();
-    for t in object_targets() {
+    let (targets, missing) = targets_of(|c| c.objects, &object_line);
+    assert!(missing.is_empty(), "engines with objects and no line in this suite (object_line): {missing:?}");
+    for t in targets {
         let e = t.engine;
         let prefix = format!("sbconf.{}.{e}.", std::process::id());
         let mix: Vec<String> = [("read", 50), ("create", 10), ("update", 10), ("stat", 10), ("delete", 10), ("list", 10)]
             .iter()
-            .filter(|(o, _)| !t.lacks.contains(o))
+            // Operations the engine cannot do are left out of its mix (rados has no listing).
+            .filter(|(o, _)| supports(e, o))
             .map(|(o, w)| format!("{o}:{w}"))
             .collect();
         let mix = mix.join(",");

@@ -15,6 +15,9 @@ impl EngineFactory for CpuioFactory {
     fn name(&self) -> &'static str {
         NAME
     }
+    fn fio_names(&self) -> &'static [FioName] {
+        &[FioName { name: NAME, note: None }]
+    }
     fn description(&self) -> &'static str {
         "no I/O: each worker keeps cpuload percent of one CPU busy (fio's cpuio; cpuchunks, cpumode, exit_on_io_done)"
     }

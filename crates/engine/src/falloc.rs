@@ -15,6 +15,9 @@ impl EngineFactory for FallocFactory {
     fn name(&self) -> &'static str {
         NAME
     }
+    fn fio_names(&self) -> &'static [FioName] {
+        &[FioName { name: NAME, note: None }]
+    }
     fn description(&self) -> &'static str {
         "fallocate as the I/O (fio's falloc): writes allocate, reads preallocate keeping the size, trims punch holes; no data moves"
     }

@@ -8,7 +8,9 @@
 //! whole call as an [`EngineError`] that keeps its source. Engines know
 //! nothing of workloads, timing or reports; the runner never branches on an
 //! engine's name, only on its [`Capabilities`]. Adding an engine means one
-//! module and one line in [`registry`].
+//! module and one line in [`registry`]: its names (its own, aliases, fio's),
+//! options and capabilities come from its factory, and every list of engines
+//! (`find`, the fio reader, replay, help, messages) is derived from there.
 
 pub mod ceph;
 pub mod cpuio;
@@ -16,6 +18,7 @@ pub mod falloc;
 pub mod files;
 pub mod http;
 pub mod libaio;
+pub mod memory;
 pub mod meta;
 pub mod nbd;
 pub mod null;
@@ -264,10 +267,29 @@ pub trait Engine: Send {
     }
 }
 
-/// One kind of engine: what it is and can do, and its options. One static
-/// instance per kind, in [`registry`].
+/// A value of fio's `ioengine=` that this engine carries out, and what
+/// differs from fio's engine of that name when something does (said in the
+/// notes of a run from a fio job file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FioName {
+    pub name: &'static str,
+    pub note: Option<&'static str>,
+}
+
+/// One kind of engine: what it is and can do, its names and its options.
+/// One static instance per kind, in [`registry`].
 pub trait EngineFactory: Sync {
     fn name(&self) -> &'static str;
+    /// Other spellings `ioengine` takes for this engine (storbench's own).
+    fn aliases(&self) -> &'static [&'static str] {
+        &[]
+    }
+    /// fio's `ioengine=` values this engine carries out: fio job files and
+    /// the drop-in run them on it, and `ioengine` takes them too. Empty for
+    /// engines fio does not have.
+    fn fio_names(&self) -> &'static [FioName] {
+        &[]
+    }
     fn description(&self) -> &'static str;
     fn capabilities(&self) -> Capabilities;
     /// The engine's own options (beyond the core workload options).
@@ -593,6 +615,7 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &ceph::rados::RadosFactory,
         &http::s3::S3Factory,
         &http::swift::SwiftFactory,
+        &memory::MemoryFactory,
         &tcp::TcpFactory,
         &nbd::NbdFactory,
         &falloc::FallocFactory,
@@ -604,18 +627,24 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
     ]
 }
 
-/// The engine called `name` (fio's aliases included).
+/// Every name `ioengine` takes for the engine: its own, its aliases, fio's.
+pub fn names_of(f: &'static dyn EngineFactory) -> impl Iterator<Item = &'static str> {
+    std::iter::once(f.name()).chain(f.aliases().iter().copied()).chain(f.fio_names().iter().map(|n| n.name))
+}
+
+/// The engine called `name` (by its name, an alias or a fio name).
 pub fn find(name: &str) -> Option<&'static dyn EngineFactory> {
-    let name = match name {
-        "sync" | "pvsync" => "psync",
-        "uring" | "iouring" => "io_uring",
-        // glibc's POSIX AIO runs each file's requests in order on a helper
-        // thread: like native AIO on a buffered file, one at a time; with
-        // O_DIRECT native AIO keeps the queue depth fio's posixaio asks for.
-        "posixaio" => "libaio",
-        n => n,
-    };
-    registry().iter().copied().find(|f| f.name() == name)
+    registry().iter().copied().find(|f| names_of(*f).any(|n| n == name))
+}
+
+/// The engine fio's `ioengine=NAME` runs on, with what differs from fio's.
+pub fn find_fio(name: &str) -> Option<(&'static dyn EngineFactory, FioName)> {
+    registry().iter().find_map(|f| f.fio_names().iter().find(|n| n.name == name).map(|n| (*f, *n)))
+}
+
+/// The names of the engines that pass `keep`, for messages ("psync, io_uring").
+pub fn names_where(keep: impl Fn(&'static dyn EngineFactory) -> bool) -> Vec<&'static str> {
+    registry().iter().copied().filter(|f| keep(*f)).map(|f| f.name()).collect()
 }
 
 /// Every option name any engine declares (for suggestions).
@@ -632,5 +661,45 @@ pub fn bool_option(engine: &'static str, options: &EngineOptions, name: &str, de
             option: name.into(),
             message: e.to_string(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each name `ioengine` takes means one engine, and `find` gives that
+    /// engine for it: there is no list of names but the factories'.
+    #[test]
+    fn every_name_means_one_engine_and_find_gives_it() {
+        let mut seen = std::collections::BTreeMap::new();
+        for f in registry() {
+            for n in names_of(*f) {
+                assert!(!n.is_empty() && n.trim() == n, "{}: name '{n}'", f.name());
+                if let Some(other) = seen.insert(n, f.name()) {
+                    assert_eq!(other, f.name(), "'{n}' names both {other} and {}", f.name());
+                }
+                assert_eq!(find(n).map(|e| e.name()), Some(f.name()), "find('{n}')");
+            }
+            for n in f.fio_names() {
+                assert_eq!(find_fio(n.name).map(|(e, m)| (e.name(), m)), Some((f.name(), *n)));
+            }
+        }
+        // Names no engine declares resolve to none.
+        for n in ["", "http", "vsync", "exec", "PSYNC", "memory-x"] {
+            assert!(find(n).is_none() && find_fio(n).is_none(), "'{n}' resolves to an engine that does not declare it");
+        }
+    }
+
+    /// The spellings `find` took before engines declared their names, each
+    /// still the same engine (posixaio with a note: it is not fio's).
+    #[test]
+    fn the_old_spellings_still_resolve() {
+        let cases = [("sync", "psync"), ("pvsync", "psync"), ("uring", "io_uring"), ("iouring", "io_uring"), ("posixaio", "libaio")];
+        for (name, engine) in cases {
+            assert_eq!(find(name).map(|f| f.name()), Some(engine), "{name}");
+        }
+        assert!(find_fio("posixaio").is_some_and(|(_, n)| n.note.is_some()));
+        assert!(find_fio("uring").is_none(), "uring is storbench's spelling, not fio's");
     }
 }

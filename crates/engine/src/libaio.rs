@@ -22,6 +22,20 @@ impl EngineFactory for LibaioFactory {
     fn name(&self) -> &'static str {
         NAME
     }
+    /// glibc's POSIX AIO runs each file's requests in order on a helper
+    /// thread: like native AIO on a buffered file, one at a time; with
+    /// O_DIRECT native AIO keeps the queue depth fio's posixaio asks for.
+    fn fio_names(&self) -> &'static [FioName] {
+        &[
+            FioName { name: NAME, note: None },
+            FioName {
+                name: "posixaio",
+                note: Some(
+                    "ioengine=posixaio runs on libaio (kernel AIO: like glibc's POSIX AIO, a buffered I/O completes before the next on its file)",
+                ),
+            },
+        ]
+    }
     fn description(&self) -> &'static str {
         "Linux native AIO (io_submit/io_getevents); buffered I/O completes in the submitting call, as in fio"
     }

@@ -53,27 +53,33 @@ const CAPS: Capabilities =
 /// One of the four engines, by the operation it carries out.
 pub struct MetaFactory {
     name: &'static str,
+    /// fio's name for the engine (the same).
+    fio: &'static [FioName],
     description: &'static str,
     ops: FileOps,
 }
 
 pub const FILECREATE: MetaFactory = MetaFactory {
     name: "filecreate",
+    fio: &[FioName { name: "filecreate", note: None }],
     description: "creates each of the job's files (open with O_CREAT, then close) as the operation (fio's filecreate)",
     ops: FileOps { op: OpKind::Create, laid_out: false, opened: false },
 };
 pub const FILESTAT: MetaFactory = MetaFactory {
     name: "filestat",
+    fio: &[FioName { name: "filestat", note: None }],
     description: "stats each of the job's laid-out files as the operation: stat, lstat or statx (fio's filestat)",
     ops: FileOps { op: OpKind::Stat, laid_out: true, opened: false },
 };
 pub const FILEDELETE: MetaFactory = MetaFactory {
     name: "filedelete",
+    fio: &[FioName { name: "filedelete", note: None }],
     description: "unlinks each of the job's laid-out files as the operation (fio's filedelete)",
     ops: FileOps { op: OpKind::Delete, laid_out: true, opened: false },
 };
 pub const FTRUNCATE: MetaFactory = MetaFactory {
     name: "ftruncate",
+    fio: &[FioName { name: "ftruncate", note: None }],
     description: "truncates the job's file to each write's offset as the operation (fio's ftruncate); reads are not supported",
     ops: FileOps { op: OpKind::Truncate, laid_out: true, opened: true },
 };
@@ -81,6 +87,9 @@ pub const FTRUNCATE: MetaFactory = MetaFactory {
 impl EngineFactory for MetaFactory {
     fn name(&self) -> &'static str {
         self.name
+    }
+    fn fio_names(&self) -> &'static [FioName] {
+        self.fio
     }
     fn description(&self) -> &'static str {
         self.description

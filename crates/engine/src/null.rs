@@ -36,6 +36,9 @@ impl EngineFactory for NullFactory {
     fn name(&self) -> &'static str {
         "null"
     }
+    fn fio_names(&self) -> &'static [FioName] {
+        &[FioName { name: "null", note: None }]
+    }
     fn description(&self) -> &'static str {
         "does no I/O; measures storbench's own overhead (or, with service_time, simulates a queue of servers)"
     }

@@ -8,6 +8,11 @@ impl EngineFactory for PsyncFactory {
     fn name(&self) -> &'static str {
         "psync"
     }
+    /// fio's sync (read/write after lseek) and pvsync (preadv at the
+    /// offset, one buffer) are one positioned call per I/O, as pread is.
+    fn fio_names(&self) -> &'static [FioName] {
+        &[FioName { name: "psync", note: None }, FioName { name: "sync", note: None }, FioName { name: "pvsync", note: None }]
+    }
     fn description(&self) -> &'static str {
         "pread/pwrite, synchronous (iodepth 1 per worker; use numjobs for concurrency)"
     }

@@ -30,6 +30,12 @@ impl EngineFactory for UringFactory {
     fn name(&self) -> &'static str {
         NAME
     }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["uring", "iouring"]
+    }
+    fn fio_names(&self) -> &'static [FioName] {
+        &[FioName { name: NAME, note: None }]
+    }
     fn description(&self) -> &'static str {
         "Linux io_uring, batched submission, registered files and buffers"
     }

@@ -87,6 +87,9 @@ impl crate::Exporter for Csv {
     fn name(&self) -> &'static str {
         "csv"
     }
+    fn stdout_name(&self) -> Option<&'static str> {
+        Some("csv")
+    }
     fn describe(&self) -> &'static str {
         "the per-second series (as series.csv)"
     }

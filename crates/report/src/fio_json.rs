@@ -270,6 +270,15 @@ impl crate::Exporter for FioJson {
     fn name(&self) -> &'static str {
         "fio-json"
     }
+    fn aliases(&self) -> &'static [&'static str] {
+        &["fiojson"]
+    }
+    fn stdout_name(&self) -> Option<&'static str> {
+        Some("fio-json")
+    }
+    fn fio_names(&self) -> &'static [&'static str] {
+        &["json"]
+    }
     fn describe(&self) -> &'static str {
         "fio 3.33's --output-format=json shape (as fio.json)"
     }
@@ -287,6 +296,12 @@ pub struct FioJsonPlus;
 impl crate::Exporter for FioJsonPlus {
     fn name(&self) -> &'static str {
         "fio-json+"
+    }
+    fn stdout_name(&self) -> Option<&'static str> {
+        Some("fio-json+")
+    }
+    fn fio_names(&self) -> &'static [&'static str] {
+        &["json+"]
     }
     fn describe(&self) -> &'static str {
         "fio 3.33's --output-format=json+ shape (fio-json with clat bins)"

@@ -298,6 +298,12 @@ impl crate::Exporter for FioNormal {
     fn name(&self) -> &'static str {
         "fio-normal"
     }
+    fn stdout_name(&self) -> Option<&'static str> {
+        Some("fio-normal")
+    }
+    fn fio_names(&self) -> &'static [&'static str] {
+        &["normal"]
+    }
     fn describe(&self) -> &'static str {
         "fio 3.33's normal (human) output layout"
     }

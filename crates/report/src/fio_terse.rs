@@ -118,6 +118,13 @@ impl crate::Exporter for FioTerse {
     fn name(&self) -> &'static str {
         "fio-terse"
     }
+    fn stdout_name(&self) -> Option<&'static str> {
+        Some("fio-terse")
+    }
+    /// fio takes minimal and csv for terse too.
+    fn fio_names(&self) -> &'static [&'static str] {
+        &["terse", "minimal", "csv"]
+    }
     fn describe(&self) -> &'static str {
         "fio 3.33's terse (minimal) output, version 3: one line per job"
     }

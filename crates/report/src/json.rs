@@ -28,6 +28,9 @@ impl crate::Exporter for Json {
     fn name(&self) -> &'static str {
         "json"
     }
+    fn stdout_name(&self) -> Option<&'static str> {
+        Some("json")
+    }
     fn describe(&self) -> &'static str {
         "the full result with encoded histograms (as result.json)"
     }

@@ -21,7 +21,7 @@ pub mod json;
 pub mod text;
 pub mod tidy;
 
-pub use export::{each, find, names, Exporter, EXPORTERS};
+pub use export::{each, find, find_fio, find_stdout, fio_names, names, stdout_names, Exporter, EXPORTERS};
 /// Results with known figures, for tests (feature `testing`).
 #[cfg(any(test, feature = "testing"))]
 pub use fio::sample;

@@ -450,6 +450,13 @@ impl crate::Exporter for Text {
     fn name(&self) -> &'static str {
         "text"
     }
+    /// fio's name for its default output, and `--output-format`'s default.
+    fn aliases(&self) -> &'static [&'static str] {
+        &["normal"]
+    }
+    fn stdout_name(&self) -> Option<&'static str> {
+        Some("normal")
+    }
     fn describe(&self) -> &'static str {
         "the summary table (as summary.txt)"
     }

@@ -174,12 +174,10 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         ));
     }
     if spec.trims && !engine.supports(storbench_workload::OpKind::Trim) {
+        let able = storbench_engine::names_where(|f| f.capabilities().does_io && f.supports(storbench_workload::OpKind::Trim));
         return Err(err(
             &spec,
-            format!(
-                "engine {} cannot trim; rw=trim and randtrim need an engine that does (psync, io_uring, falloc, rbd, nbd)",
-                engine.name()
-            ),
+            format!("engine {} cannot trim; rw=trim and randtrim need an engine that does ({})", engine.name(), able.join(", ")),
         ));
     }
     if spec.trims && spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()) {

@@ -5,7 +5,7 @@
 
 use crate::plan::PlanError;
 use std::sync::Arc;
-use storbench_engine::EngineFactory;
+use storbench_engine::{names_where, EngineFactory};
 use storbench_workload::trace::{LoadError, Trace, TraceSummary};
 use storbench_workload::{BlockSizes, JobSpec, ObjectSizes, OpKind, RwMode, SizeSplit};
 
@@ -34,16 +34,18 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
     }
     let trace = load(&r.path).map_err(bad)?;
     let objects = trace.format.objects();
-    if objects == engine.capabilities().blocks {
+    if !replays_onto(engine, objects) {
         let (what, onto) = match objects {
-            true => ("an object-store log", "s3, swift or rados"),
-            false => ("a block trace", "files, devices, RBD images or NBD exports (psync, io_uring, libaio, rbd, nbd)"),
+            true => ("an object-store log", "object stores"),
+            false => ("a block trace", "files, devices, RBD images or NBD exports"),
         };
-        return Err(bad(format!("{} is {what} ({}); replay it onto {onto}", r.path.display(), trace.format.name())));
+        let able = either(&names_where(|f| f.capabilities().does_io && replays_onto(f, objects)));
+        return Err(bad(format!("{} is {what} ({}); replay it onto {onto} ({able})", r.path.display(), trace.format.name())));
     }
     let s = trace.summary(&r);
+    let issued = |f: &'static dyn EngineFactory| OpKind::ALL.into_iter().all(|op| s.ops[op.index()] == 0 || f.supports(op));
     if let Some(op) = OpKind::ALL.into_iter().find(|op| s.ops[op.index()] > 0 && !engine.supports(*op)) {
-        let with = if objects { "s3 or swift" } else { "psync, io_uring, rbd or nbd" };
+        let with = either(&names_where(|f| f.capabilities().does_io && replays_onto(f, objects) && issued(f)));
         return Err(bad(format!(
             "the trace holds {} {} operations, which engine {} cannot issue; replay it with {with}",
             s.ops[op.index()],
@@ -56,6 +58,27 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
         false => describe(spec, &s, engine).map_err(bad)?,
     }
     Ok(Some(trace))
+}
+
+/// Whether `engine` can replay a trace of this kind, by what it declares:
+/// block traces need block operations on targets of the engine's own (not
+/// the file-system metadata engines' one call per file), object logs need
+/// object operations.
+pub fn replays_onto(engine: &'static dyn EngineFactory, objects: bool) -> bool {
+    let caps = engine.capabilities();
+    match objects {
+        true => caps.objects,
+        false => caps.blocks && engine.file_ops().is_none(),
+    }
+}
+
+/// Names for a message: "a", "a or b", "a, b or c".
+fn either(names: &[&str]) -> String {
+    match names.split_last() {
+        None => "none".into(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+    }
 }
 
 /// The trace at `path`, if loading it fits in the memory a plan may take
@@ -162,6 +185,58 @@ mod tests {
         assert_eq!(s.0.len(), SIZES_KEPT + 1);
         assert_eq!(s.max(), 1 << 20);
         assert_eq!(s.0[0], (4096, 10_000));
+    }
+
+    /// The engines a message names: the list in its closing parentheses.
+    fn named(message: &str) -> std::collections::BTreeSet<String> {
+        let list = &message[message.rfind('(').expect("a list") + 1..message.len() - 1];
+        list.replace(" or ", ", ").split(", ").map(String::from).collect()
+    }
+
+    /// Issue 29: a trace replays onto exactly the engines whose capabilities
+    /// allow it (block operations on targets of their own for a block trace,
+    /// object operations for an object log), and a refusal names exactly
+    /// those that move data. Every engine in the registry is tried, so a new
+    /// one is judged by what it declares, and a name listed or left out by
+    /// hand anywhere fails here.
+    #[test]
+    fn a_trace_replays_onto_exactly_the_engines_whose_capabilities_allow_it() {
+        let dir = std::env::temp_dir().join(format!("storbench-replay-onto-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let block = dir.join("block.log");
+        std::fs::write(&block, "fio version 2 iolog\n/f add\n/f open\n/f write 0 4096\n/f read 0 4096\n/f close\n").unwrap();
+        let log = dir.join("ops.log");
+        let put = r#"{"bucket":"b","time":"2026-11-23T04:10:07.500000Z","operation":"put_obj","uri":"PUT /b/k1 HTTP/1.1","http_status":"200","bytes_received":4096,"object_size":4096,"total_time":2,"object":"k1"}"#;
+        let get = r#"{"bucket":"b","time":"2026-11-23T04:10:07.600000Z","operation":"get_obj","uri":"GET /b/k1 HTTP/1.1","http_status":"200","bytes_sent":4096,"object_size":4096,"total_time":1}"#;
+        std::fs::write(&log, format!("{put}\n{get}\n")).unwrap();
+        let allowed = |f: &'static dyn EngineFactory, objects: bool| {
+            let c = f.capabilities();
+            if objects {
+                c.objects
+            } else {
+                c.blocks && f.file_ops().is_none()
+            }
+        };
+        for (path, objects) in [(&block, false), (&log, true)] {
+            let able: std::collections::BTreeSet<String> = storbench_engine::registry()
+                .iter()
+                .filter(|f| f.capabilities().does_io && allowed(**f, objects))
+                .map(|f| f.name().to_string())
+                .collect();
+            for f in storbench_engine::registry() {
+                let mut spec = JobSpec { replay: Some(storbench_workload::trace::ReplaySpec::new(path.clone())), ..JobSpec::default() };
+                match resolve(&mut spec, *f) {
+                    Ok(_) => {
+                        assert!(allowed(*f, objects), "{} replayed onto {}, whose capabilities do not allow it", path.display(), f.name())
+                    }
+                    Err(e) => {
+                        assert!(!allowed(*f, objects), "{} refused onto {}: {}", path.display(), f.name(), e.message);
+                        assert_eq!(named(&e.message), able, "{}", e.message);
+                    }
+                }
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -78,9 +78,25 @@ pub fn engines() -> Result<i32, CliError> {
             "{:<10} queued: {}, direct I/O: {}, needs files: {}, does I/O: {}, blocks: {}, objects: {}",
             "", c.queued, c.direct_io, c.needs_files, c.does_io, c.blocks, c.objects
         );
+        names(*f);
         for o in f.options() {
             println!("{:<10}   --{:<16} {}", "", o.name, o.help);
         }
     }
     Ok(0)
+}
+
+/// The engine's other names: storbench's aliases, and fio's ioengine=
+/// values it carries out, with what differs from fio's where something does.
+fn names(f: &'static dyn storbench_engine::EngineFactory) {
+    if !f.aliases().is_empty() {
+        println!("{:<10} also: {}", "", f.aliases().join(", "));
+    }
+    if !f.fio_names().is_empty() {
+        let fio: Vec<&str> = f.fio_names().iter().map(|n| n.name).collect();
+        println!("{:<10} fio: ioengine={}", "", fio.join(", "));
+    }
+    for n in f.fio_names().iter().filter_map(|n| n.note) {
+        println!("{:<10}   {n}", "");
+    }
 }

@@ -126,23 +126,20 @@ fn job_lines(jobs: &JobArgs, files: &[PathBuf]) -> Result<Vec<Line>, CliError> {
 }
 
 fn formats(flags: &FioFlags) -> Result<Vec<&'static dyn storbench_report::Exporter>, CliError> {
-    let names = match (&flags.output_format, flags.minimal) {
-        (_, true) => vec!["terse".to_string()],
-        (Some(f), _) => f.0.clone(),
-        (None, _) => vec!["normal".to_string()],
-    };
-    names
-        .iter()
-        .map(|n| {
-            let exporter = match n.as_str() {
-                "json" => "fio-json",
-                "json+" => "fio-json+",
-                "terse" => "fio-terse",
-                _ => "fio-normal",
-            };
-            storbench_report::find(exporter).ok_or_else(|| CliError::usage(format!("output format {n} is not available")))
-        })
-        .collect()
+    match (&flags.output_format, flags.minimal) {
+        (_, true) => Ok(vec![fio_format("terse")?]),
+        (Some(f), _) => f.0.iter().map(|n| storbench_report::find(n).ok_or_else(|| not_available(n))).collect(),
+        (None, _) => Ok(vec![fio_format("normal")?]),
+    }
+}
+
+fn not_available(name: &str) -> CliError {
+    CliError::usage(format!("output format {name} is not available"))
+}
+
+/// The format fio calls `name` (its defaults: normal, and terse for --minimal).
+fn fio_format(name: &str) -> Result<&'static dyn storbench_report::Exporter, CliError> {
+    storbench_report::find_fio(name).ok_or_else(|| not_available(name))
 }
 
 /// Without --results-dir the run's directory is scratch, removed once the

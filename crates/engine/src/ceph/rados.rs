@@ -41,6 +41,9 @@ impl EngineFactory for RadosFactory {
     fn name(&self) -> &'static str {
         NAME
     }
+    fn fio_names(&self) -> &'static [FioName] {
+        &[FioName { name: NAME, note: None }]
+    }
     fn description(&self) -> &'static str {
         "Ceph RADOS objects through librados (loaded at run time), asynchronous I/O"
     }

@@ -88,6 +88,9 @@ impl EngineFactory for RbdFactory {
     fn name(&self) -> &'static str {
         NAME
     }
+    fn fio_names(&self) -> &'static [FioName] {
+        &[FioName { name: NAME, note: None }]
+    }
     fn description(&self) -> &'static str {
         "Ceph RBD image through librbd (loaded at run time), asynchronous I/O"
     }

@@ -88,6 +88,9 @@ impl EngineFactory for NbdFactory {
     fn name(&self) -> &'static str {
         NAME
     }
+    fn fio_names(&self) -> &'static [FioName] {
+        &[FioName { name: NAME, note: None }]
+    }
     fn description(&self) -> &'static str {
         "an NBD server's export (nbd:// or nbd+unix:// URI), asynchronous, several connections with multi-conn"
     }

@@ -30,10 +30,11 @@ fn num(r: &RunResult, name: &str) -> u64 {
     r.parameter(name).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
-/// Why a run cannot be shown in a tool's format.
+/// Why a run cannot be shown in a tool's format, and the formats of any run.
 fn not_from(tool: &str) -> std::io::Error {
+    let any: Vec<&str> = crate::EXPORTERS.iter().filter(|e| e.stdout_name().is_some()).map(|e| e.name()).collect();
     std::io::Error::new(
         std::io::ErrorKind::InvalidInput,
-        format!("this run was not made by `storbench {tool}`; show it as text, json, fio-json or csv"),
+        format!("this run was not made by `storbench {tool}`; show it as {}", any.join(", ")),
     )
 }

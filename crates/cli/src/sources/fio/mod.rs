@@ -395,16 +395,16 @@ fn fio_blockalign(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     apply_option(spec, "blockalign", part).map_err(|e| e.to_string())
 }
 
-/// What fio's engines do by default where storbench's differ.
+/// What fio's engines do by default where storbench's differ: the note an
+/// engine declares for the fio name the job used, and the rbd and rados
+/// engines' fio defaults.
 fn engine_defaults(spec: &mut JobSpec, notes: &mut Vec<String>) -> Result<(), CliError> {
-    if spec.ioengine == "posixaio" {
-        add_note(
-            notes,
-            "ioengine=posixaio runs on libaio (kernel AIO: like glibc's POSIX AIO, a buffered I/O completes before the next on its file)"
-                .into(),
-        );
+    if let Some((_, storbench_engine::FioName { note: Some(note), .. })) = storbench_engine::find_fio(&spec.ioengine) {
+        add_note(notes, note.into());
     }
-    if spec.ioengine == "rbd" && !spec.engine_options.contains_key("rbd_cache") {
+    let engine = storbench_engine::find(&spec.ioengine);
+    let name = engine.map(|f| f.name());
+    if name == Some("rbd") && !spec.engine_options.contains_key("rbd_cache") {
         // fio's rbd engine: direct=1 turns librbd's cache off; otherwise the
         // Ceph configuration decides (on by default).
         let cache = if spec.direct { "0" } else { "conf" };
@@ -413,10 +413,13 @@ fn engine_defaults(spec: &mut JobSpec, notes: &mut Vec<String>) -> Result<(), Cl
             add_note(notes, "ioengine=rbd: the librbd cache follows the Ceph configuration, as in fio (direct=1 or rbd_cache=0 measures the cluster without it)".into());
         }
     }
-    if !matches!(spec.ioengine.as_str(), "io_uring" | "uring" | "iouring") && spec.engine_options.remove("iodepth_batch_submit").is_some() {
+    // fio's iodepth_batch is the engine option of the engines that batch
+    // their submissions; the others submit each I/O as it is queued.
+    let batches = engine.is_some_and(|f| f.options().iter().any(|o| o.name == "iodepth_batch_submit"));
+    if !batches && spec.engine_options.remove("iodepth_batch_submit").is_some() {
         add_note(notes, format!("iodepth_batch: ioengine={} submits each I/O as it is queued", spec.ioengine));
     }
-    if spec.ioengine == "rados" && spec.objects.is_none() {
+    if name == Some("rados") && spec.objects.is_none() {
         rados_objects(spec)?;
         add_note(notes, "ioengine=rados: each job works on one object per worker of `size` bytes, in `bs` pieces (as fio does); reads are preceded by an unmeasured prefill".into());
     }

@@ -181,15 +181,26 @@ fn truthy(value: &str) -> bool {
 }
 
 /// fio engines storbench does not have, and why (their own options are
-/// then not listed one by one).
+/// then not listed one by one). The ones it has are the engines' own
+/// declarations (`EngineFactory::fio_names`); between the two, every engine
+/// fio 3.33 has is named (crates/cli/tests/registries.rs checks it).
 const ENGINES_REFUSED: &[(&[&str], &str)] = &[
     (&["exec"], "running programs (ioengine=exec) is not supported"),
+    (
+        &["vsync", "pvsync2"],
+        "vsync (queued I/Os merged into one readv/writev) and pvsync2 (preadv2/pwritev2 with hipri, nowait or uncached) are not supported; psync, sync or pvsync make one call per I/O",
+    ),
+    (&["solarisaio", "windowsaio"], "another system's asynchronous I/O; on Linux use libaio or io_uring"),
     (
         &["io_uring_cmd", "xnvme", "spdk", "libblkio"],
         "NVMe passthrough and user-space drivers are not supported; use io_uring or libaio on the block device",
     ),
     (&["sg", "bsg"], "SCSI generic commands are not supported"),
     (&["net", "netsplice", "rdma"], "network engines are not supported (storbench measures storage)"),
+    (
+        &["librpma_apm_client", "librpma_apm_server", "librpma_gpspm_client", "librpma_gpspm_server"],
+        "persistent memory over RDMA (librpma) is not supported",
+    ),
     (&["libcufile", "libhipfile"], "GPU I/O is not supported"),
     (&["dev-dax", "libpmem", "pmemblk", "mmap"], "memory-mapped and persistent-memory I/O is not supported"),
     (&["mtd", "libzbc"], "raw flash and zoned devices are not supported"),
@@ -267,5 +278,13 @@ mod tests {
         assert_eq!(action("io_submit_mode", "inline"), Action::Ignore);
         assert_eq!(action("write_bw_log", "x"), Action::Keep("write_bw_log".into(), "x".into()));
         assert!(matches!(action("bsrange", "4k-4m"), Action::Refuse(_)));
+    }
+
+    /// A fio engine is either an engine's fio name or refused, never both.
+    #[test]
+    fn no_refused_engine_is_an_engines_name() {
+        for n in ENGINES_REFUSED.iter().flat_map(|(names, _)| names.iter()) {
+            assert!(storbench_engine::find(n).is_none(), "ioengine={n} is refused, and an engine declares it");
+        }
     }
 }

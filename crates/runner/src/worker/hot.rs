@@ -1,0 +1,561 @@
+//! The measured loop: prep -> submit -> reap. It reads the clock once per
+//! batch, takes no lock, allocates nothing and formats nothing; it hands its
+//! interval report over once per second and takes an empty one back. Pacing
+//! (fixed rate, think time, flow control, a trace's schedule) decides when a
+//! free slot is filled; each completion is counted once, in its interval.
+
+use super::gen::Gen;
+use super::{new_report, Worker, DRAIN_GRACE_NS, INTERVAL_NS, WAIT_SLICE, WAIT_SLICE_NS};
+use crate::clock::{sleep_until, Clock, SPIN_NS};
+use crate::verify::Checker;
+use storbench_engine::files;
+use storbench_engine::{Completion, IoRequest};
+use storbench_metrics::{ErrorKind, IoFailure, OpStats};
+use storbench_model::protocol::FromAgent;
+use storbench_workload::{NextIo, OpKind, Settled};
+
+/// Where the loop stands, apart from the slots.
+#[derive(Default)]
+pub(super) struct LoopState {
+    /// The byte budget is spent.
+    pub(super) exhausted: bool,
+    /// Time is up or a stop was requested: drain in-flight I/O and finish.
+    pub(super) stopping: bool,
+    /// fio's think time: after `thinktime_blocks` I/Os have completed, pause
+    /// until `think_until`.
+    pub(super) since_think: u32,
+    pub(super) think_armed: bool,
+    pub(super) think_until: u64,
+    /// Held by flow control: wait for what is in flight, then flow_sleep.
+    pub(super) flow_armed: bool,
+    /// The queue filled up and is being drained to `iodepth_low` before it
+    /// is filled again (fio's wait_for_completions).
+    pub(super) draining: bool,
+    /// Held by flow control with nothing in flight and no flow_sleep: the
+    /// worker sleeps [`crate::flow::RETRY_NS`] rather than spin.
+    pub(super) flow_retry: bool,
+    /// When the measured phase ended (the planned end, or when a stop came):
+    /// completions after it still count, time waited past it for operations
+    /// that never complete does not.
+    pub(super) ended_at: u64,
+}
+
+impl LoopState {
+    pub(super) fn may_issue(&self, now: u64) -> bool {
+        !self.stopping && !self.exhausted && !self.think_armed && !self.flow_armed && !self.draining && now >= self.think_until
+    }
+}
+
+/// Per-slot bookkeeping of in-flight I/O.
+pub(super) struct Slots {
+    pub(super) free: Vec<u32>,
+    pub(super) scheduled: Vec<u64>,
+    pub(super) issued: Vec<u64>,
+    pub(super) op: Vec<OpKind>,
+    pub(super) len: Vec<u32>,
+    pub(super) file: Vec<u32>,
+    pub(super) offset: Vec<u64>,
+    pub(super) class: Vec<u8>,
+    /// Index of the I/O's priority in the job's list (`PrioPicker::values`).
+    pub(super) prio: Vec<u8>,
+}
+
+impl Slots {
+    pub(super) fn new(qd: usize) -> Slots {
+        Slots {
+            free: (0..qd as u32).rev().collect(),
+            scheduled: vec![0; qd],
+            issued: vec![0; qd],
+            op: vec![OpKind::Read; qd],
+            len: vec![0; qd],
+            file: vec![0; qd],
+            offset: vec![0; qd],
+            class: vec![0; qd],
+            prio: vec![0; qd],
+        }
+    }
+}
+
+impl Worker {
+    /// A CPU burner's measured phase instead of the I/O loop (see
+    /// `crate::burn`): it ends at the job's end, a stop, or a stop of its
+    /// job alone (fio's `exit_on_io_done`, sent when the group's I/O jobs
+    /// are done). Returns the phase's end.
+    pub(super) fn burn(&mut self, clock: &Clock, spec: storbench_workload::burn::CpuBurn) -> u64 {
+        let mut burner = crate::burn::Burner::new(spec);
+        let (control, job_stop) = (self.link.control.clone(), self.link.job_stop.clone());
+        let stopped = || control.stopping() || job_stop.load(std::sync::atomic::Ordering::Relaxed);
+        let mut boundary = self.next_boundary(clock.now());
+        let end_ns = self.k.end_ns;
+        crate::burn::run(&mut burner, clock, end_ns, &stopped, &mut |now| {
+            if now >= boundary {
+                self.hand_over(boundary, now);
+                boundary = self.next_boundary(now);
+            }
+        })
+    }
+
+    /// The measured loop. `Some(end)` when operations still in flight at
+    /// its end were abandoned: the phase's end, which the time spent waiting
+    /// for them does not move.
+    pub(super) fn run_loop(&mut self, clock: &Clock) -> Result<Option<u64>, storbench_engine::EngineError> {
+        let qd = self.share.queue_depth as usize;
+        let control = self.link.control.clone();
+        let mut slots = Slots::new(qd);
+        let mut done: Vec<Completion> = Vec::with_capacity(qd * 2);
+        let mut st = LoopState::default();
+        let mut now = clock.now();
+        let mut boundary = self.next_boundary(now);
+        let mut last_done = 0;
+        loop {
+            // Once the phase has ended, what completes in the grace goes into
+            // its last interval, which ends where the phase did.
+            if now >= boundary && !st.stopping {
+                self.hand_over(boundary, now);
+                boundary = self.next_boundary(now);
+            }
+            let job_stopped = self.link.job_stop.load(std::sync::atomic::Ordering::Relaxed);
+            if !st.stopping && (control.stopping() || job_stopped || self.k.end_ns.is_some_and(|e| now >= e) || self.below_min.is_some()) {
+                st.stopping = true;
+                st.ended_at = self.k.end_ns.map_or(now, |e| e.min(now));
+            }
+            if st.may_issue(now) {
+                self.fill(&mut slots, &mut st, now)?;
+                st.draining = slots.free.is_empty() && self.k.reap.low < qd as u32;
+            }
+            // A worker draining to iodepth_low issues nothing: no pace to wake for.
+            let can_issue = !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.flow_armed && !st.stopping && !st.draining;
+            let (pace, housekeeping) = self.next_events(can_issue, now, st.think_until, boundary);
+            if slots.free.len() == qd {
+                if st.stopping || st.exhausted {
+                    return Ok(None);
+                }
+                if std::mem::take(&mut st.flow_retry) {
+                    // The worker waits for the other jobs of its flow to
+                    // issue, so it gives up the CPU: spun, it took the time
+                    // they needed wherever they shared a CPU (the workers
+                    // of one process share its scheduling group).
+                    std::thread::sleep(std::time::Duration::from_nanos(crate::flow::RETRY_NS));
+                } else {
+                    sleep_until(clock, pace.min(housekeeping));
+                }
+                now = clock.now();
+                continue;
+            }
+            let grace_over = now >= st.ended_at + DRAIN_GRACE_NS || control.aborting();
+            if st.stopping && grace_over && self.engine.abandon() {
+                self.forget_in_flight(&mut slots);
+                return Ok(Some(st.ended_at.max(last_done)));
+            }
+            // A full queue waits for iodepth_batch_complete_min of what is in flight (at least one).
+            let in_flight = (qd - slots.free.len()) as u32;
+            let want = match slots.free.is_empty() || st.draining {
+                true => self.k.reap.min.min(in_flight).max(1),
+                false => 1,
+            };
+            self.wait(&mut done, want, st.stopping, now, pace, housekeeping)?;
+            now = clock.now();
+            if !done.is_empty() {
+                last_done = now;
+            }
+            for c in done.drain(..) {
+                self.complete(&mut slots, c, now);
+            }
+            st.draining &= qd - slots.free.len() > self.k.reap.low as usize;
+            if st.think_armed && slots.free.len() == qd {
+                st.think_armed = false;
+                st.think_until = now + self.k.think_ns;
+            }
+            if st.flow_armed && slots.free.len() == qd {
+                st.flow_armed = false;
+                st.think_until = now + self.flow.as_ref().map_or(0, |f| f.sleep_ns);
+            }
+        }
+    }
+
+    /// Issue into every free slot, as far as the schedule and think time allow.
+    #[inline]
+    pub(super) fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
+        let thinks = self.k.think_ns > 0;
+        while let Some(&slot) = slots.free.last() {
+            if self.flow_held(slots, st, now) {
+                break;
+            }
+            let Some(scheduled) = self.take_start(now) else { break };
+            let next = match self.verify.as_mut().and_then(Checker::backlog_next) {
+                Some(io) => Some(io),
+                None => self.gen.next(),
+            };
+            let Some(io) = next else {
+                st.exhausted = true;
+                break;
+            };
+            if self.k.invalidate && self.gen.take_wrapped() {
+                self.drop_caches();
+            }
+            slots.free.pop();
+            self.issue(slots, slot, io, scheduled, now)?;
+            if thinks {
+                st.since_think += 1;
+                if st.since_think >= self.k.think_blocks {
+                    st.since_think = 0;
+                    st.think_armed = true;
+                    break;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// fio's flow control: held, the worker waits as fio's does (with
+    /// flow_sleep: for what is in flight, then that long; without: for the
+    /// next completion, or [`crate::flow::RETRY_NS`] when none is in flight).
+    #[inline]
+    pub(super) fn flow_held(&mut self, slots: &Slots, st: &mut LoopState, now: u64) -> bool {
+        let Some(f) = self.flow.as_mut() else { return false };
+        if !f.held() {
+            return false;
+        }
+        let idle = slots.free.len() == slots.scheduled.len();
+        match (f.sleep_ns, idle) {
+            (0, true) => {
+                st.think_until = now + crate::flow::RETRY_NS;
+                st.flow_retry = true;
+            }
+            (0, false) => {}
+            (sleep, true) => st.think_until = now + sleep,
+            (_, false) => st.flow_armed = true,
+        }
+        true
+    }
+
+    /// When the next operation is to start: `None` if not yet (a fixed-rate
+    /// arrival or a trace's record still ahead, a replayed operation that
+    /// must wait for one in flight on its blocks, or reads a training run's
+    /// accelerator is not ready for).
+    #[inline]
+    pub(super) fn take_start(&mut self, now: u64) -> Option<u64> {
+        if let Gen::Train(t) = &self.gen {
+            return match t.wait(now) {
+                None => Some(now),
+                // Every read issued: the generator says so next.
+                Some(u64::MAX) if t.finished() => Some(now),
+                Some(_) => None,
+            };
+        }
+        if let Gen::Replay(r) = &self.gen {
+            return match r.gen.due() {
+                _ if r.gen.blocked() => None,
+                Some(t) if t > now => None,
+                // Without stalls nothing is scheduled: latency from the issue.
+                Some(_) if r.gen.unpaced() => Some(now),
+                Some(t) => Some(t),
+                // The end: the generator says so next.
+                None => Some(now),
+            };
+        }
+        match (self.schedule.as_mut(), &self.cap) {
+            (Some(s), _) if s.peek() > now => None,
+            (Some(s), _) => Some(s.advance(self.gen.rng())),
+            (None, Some(c)) if c.next_at() > now => None,
+            (None, _) => Some(now),
+        }
+    }
+
+    /// When a pass over the files ended, drop their page cache as fio does
+    /// (best effort, as in fio: the pass goes on either way).
+    #[cold]
+    pub(super) fn drop_caches(&self) {
+        for f in &self.files {
+            let _ = files::drop_cache(f, std::path::Path::new(""));
+        }
+    }
+
+    /// Submit and collect completions: block until `want` arrive, the next
+    /// housekeeping time, or shortly before the next paced start, which is then
+    /// awaited by polling so it is not issued late.
+    #[inline]
+    pub(super) fn wait(
+        &mut self,
+        done: &mut Vec<Completion>,
+        want: u32,
+        stopping: bool,
+        now: u64,
+        pace: u64,
+        housekeeping: u64,
+    ) -> Result<(), storbench_engine::EngineError> {
+        if stopping {
+            return self.engine.submit_and_reap(1, Some(WAIT_SLICE), done);
+        }
+        if pace.saturating_sub(now) <= SPIN_NS {
+            return self.engine.submit_and_reap(0, None, done);
+        }
+        // Woken at least every slice, so a stop is seen while a server is silent.
+        let wake = (pace - SPIN_NS).min(housekeeping).min(now + WAIT_SLICE_NS).max(now + 1);
+        self.engine.submit_and_reap(want, Some(std::time::Duration::from_nanos(wake - now)), done)
+    }
+
+    /// When the loop must act other than on a completion: the next paced start
+    /// it could act on (a fixed-rate arrival or the end of a think time, only
+    /// while a slot is free; `u64::MAX` if none), and the next interval boundary
+    /// or end of the run.
+    pub(super) fn next_events(&self, can_issue: bool, now: u64, think_until: u64, boundary: u64) -> (u64, u64) {
+        let housekeeping = self.k.end_ns.map_or(boundary, |e| e.min(boundary));
+        if !can_issue {
+            return (u64::MAX, housekeeping);
+        }
+        let arrival = match &self.gen {
+            Gen::Replay(r) if r.gen.blocked() => u64::MAX,
+            Gen::Replay(r) => r.gen.due().unwrap_or(now),
+            Gen::Train(t) => t.wait(now).unwrap_or(now),
+            _ => match (&self.schedule, &self.cap) {
+                (Some(s), _) => s.peek(),
+                (None, Some(c)) => c.next_at(),
+                (None, None) => now,
+            },
+        };
+        let pace = arrival.max(think_until);
+        // Nothing paces an unthrottled worker with a free slot: it issues at once.
+        (if pace <= now { u64::MAX } else { pace }, housekeeping)
+    }
+
+    #[inline]
+    pub(super) fn issue(
+        &mut self,
+        s: &mut Slots,
+        slot: u32,
+        io: NextIo,
+        scheduled: u64,
+        now: u64,
+    ) -> Result<(), storbench_engine::EngineError> {
+        if io.op.writes_data() {
+            let buf = self.buffers.slot_mut(slot);
+            match self.verify.as_mut() {
+                Some(v) => v.stamp(buf, &io, slot, self.gen.rng()),
+                None => self.filler.refresh(buf, io.len as usize, io.file, self.gen.rng()),
+            }
+        }
+        if let Some(v) = self.verify.as_mut() {
+            v.issued(&io, slot);
+        }
+        if let Some(c) = self.cap.as_mut() {
+            c.started(io.len);
+        }
+        let i = slot as usize;
+        s.scheduled[i] = scheduled;
+        s.issued[i] = now;
+        s.op[i] = io.op;
+        s.len[i] = io.len;
+        s.file[i] = io.file;
+        s.offset[i] = io.offset;
+        s.class[i] = io.class;
+        let (prio, ioprio) = match self.prio.as_mut() {
+            Some(p) => {
+                let k = p.pick(rw_dir(io.op), io.len);
+                (k, p.values[k as usize])
+            }
+            None => (0, 0),
+        };
+        s.prio[i] = prio;
+        let mut data_only = self.k.data_only;
+        if let Gen::Replay(r) = &mut self.gen {
+            data_only = r.gen.last_data_only();
+            r.gen.issued(slot, &io);
+            r.tally.issued += 1;
+            if !r.gen.unpaced() {
+                r.tally.lag.record(now.saturating_sub(scheduled));
+            }
+        }
+        if let Some(log) = self.iolog.as_mut() {
+            log.issued(now, io.op, data_only, io.file, io.offset, io.len);
+        }
+        let queued = self.engine.queue(IoRequest {
+            op: io.op,
+            data_only,
+            file: io.file,
+            whole: io.whole,
+            offset: io.offset,
+            len: io.len,
+            slot,
+            ioprio,
+        });
+        if let (Err(_), Some(v)) = (&queued, self.verify.as_mut()) {
+            // Never went out: its units are not left in flight.
+            v.completed(&io, slot, self.buffers.slot_mut(slot), Err(IoFailure::errno(libc::EIO)));
+        }
+        queued
+    }
+
+    #[inline]
+    pub(super) fn complete(&mut self, s: &mut Slots, c: Completion, now: u64) {
+        let i = c.slot as usize;
+        let op = s.op[i];
+        let outcome = Outcome::of(&c, op, s.len[i], now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
+        outcome.add_to(self.report.op(op));
+        if let Some(stats) = self.report.class_op(s.class[i], op) {
+            outcome.add_to(stats);
+        }
+        // The priority the I/O carried is `self.prio`'s `values[s.prio[i]]`
+        // (the kernel's ioprio value): what a per-I/O log's prio column prints.
+        if let (Some(_), Some(stats)) = (rw_dir(op), self.report.prio_op(s.prio[i], op)) {
+            outcome.add_to(stats);
+        }
+        if self.k.log_window_ns > 0 {
+            self.log_completion(op, &outcome, now);
+        }
+        if self.unit_log.is_some() {
+            let ioprio = self.prio.as_ref().map_or(0, |p| p.values[s.prio[i] as usize]);
+            self.unit_log_completion(op, &outcome, now, s.offset[i], ioprio);
+        }
+        if self.k.hist_window_ms > 0 {
+            self.hist_completion(op, &outcome, now);
+        }
+        if let (Some(m), Ok(bytes), Some(dir)) = (self.min_rate.as_mut(), outcome.result, rw_dir(op)) {
+            if self.below_min.is_none() {
+                self.below_min = m.completed(dir, bytes, now);
+            }
+        }
+        s.free.push(c.slot);
+        if let Some(v) = self.verify.as_mut() {
+            let io = NextIo { op, file: s.file[i], offset: s.offset[i], len: s.len[i], whole: false, class: 0 };
+            v.completed(&io, c.slot, self.buffers.slot_mut(c.slot), outcome.result);
+            if v.fatal.is_some() && self.below_min.is_none() {
+                self.below_min = v.fatal.clone();
+            }
+        }
+        // The generator learns how it ended (object state, replay order,
+        // the accelerator's timeline); block jobs need nothing.
+        match &mut self.gen {
+            Gen::Blocks(_) => {}
+            Gen::Replay(r) => r.gen.completed(c.slot),
+            Gen::Train(t) => t.completed(now),
+            Gen::Objects(g) => {
+                let settled = match outcome.result {
+                    Ok(_) => Settled::Done,
+                    Err(f) if f.kind == ErrorKind::NotFound => Settled::NotFound,
+                    Err(f) if maybe_done(f) => Settled::Unknown,
+                    Err(_) => Settled::Failed,
+                };
+                g.completed(op, s.file[i], settled);
+            }
+        }
+    }
+
+    /// The engine gave up on what was in flight: each slot is free again,
+    /// and the generator and the checker learn that the operation may or
+    /// may not have happened (an object it created is still removed).
+    #[cold]
+    pub(super) fn forget_in_flight(&mut self, s: &mut Slots) {
+        let qd = self.share.queue_depth;
+        let busy: Vec<u32> = (0..qd).filter(|slot| !s.free.contains(slot)).collect();
+        for slot in busy {
+            let i = slot as usize;
+            let (op, file) = (s.op[i], s.file[i]);
+            if let Some(v) = self.verify.as_mut() {
+                let io = NextIo { op, file, offset: s.offset[i], len: s.len[i], whole: false, class: 0 };
+                v.completed(&io, slot, self.buffers.slot_mut(slot), Err(IoFailure::errno(libc::ETIMEDOUT)));
+            }
+            match &mut self.gen {
+                Gen::Objects(g) => g.completed(op, file, Settled::Unknown),
+                Gen::Replay(r) => r.gen.completed(slot),
+                Gen::Blocks(_) | Gen::Train(_) => {}
+            }
+            s.free.push(slot);
+            self.cut_off += 1;
+        }
+    }
+
+    pub(super) fn next_boundary(&self, t: u64) -> u64 {
+        let ramp = self.k.ramp_ns;
+        if t < ramp {
+            return ramp.min((t / INTERVAL_NS + 1) * INTERVAL_NS);
+        }
+        ramp + ((t - ramp) / INTERVAL_NS + 1) * INTERVAL_NS
+    }
+
+    /// Send the current interval and start a fresh one (recycled when possible).
+    pub(super) fn hand_over(&mut self, boundary: u64, now: u64) {
+        let fresh = self.link.spare.try_recv().unwrap_or_else(|_| Box::new(new_report(&self.share, self.worker)));
+        let mut r = std::mem::replace(&mut self.report, fresh);
+        r.seq = self.seq;
+        r.start_ns = self.interval_start;
+        r.end_ns = boundary.min(now).max(self.interval_start);
+        r.warmup = r.end_ns <= self.k.ramp_ns && self.k.ramp_ns > 0;
+        r.behind_ns = self.schedule.as_ref().map(|s| now.saturating_sub(s.peek())).unwrap_or(0);
+        self.seq += 1;
+        self.interval_start = r.end_ns;
+        self.report.reset();
+        // The coordinator outlives the workers; a failed send only means it gave up.
+        let _ = self.link.tx.send(FromAgent::Interval(r));
+    }
+}
+
+/// Reads are direction 0 and writes 1 in fio's per-direction figures.
+pub(super) fn rw_dir(op: OpKind) -> Option<usize> {
+    match op {
+        OpKind::Read => Some(0),
+        OpKind::Write => Some(1),
+        _ => None,
+    }
+}
+
+/// What one completion adds to the stats of its operation.
+pub(super) struct Outcome {
+    /// Bytes moved, or the failure (a short transfer included).
+    pub(super) result: Result<u64, IoFailure>,
+    pub(super) retries: u64,
+    pub(super) latency: u64,
+    pub(super) service: u64,
+    pub(super) first_byte: Option<u64>,
+}
+
+impl Outcome {
+    #[inline]
+    pub(super) fn of(c: &Completion, op: OpKind, len: u32, latency: u64, service: u64) -> Outcome {
+        let result = if let Ok(n) = c.result {
+            if n < len as u64 && op.moves_data() {
+                Err(IoFailure::SHORT_IO)
+            } else {
+                Ok(n)
+            }
+        } else {
+            c.result
+        };
+        Outcome {
+            result,
+            retries: c.retries as u64,
+            latency,
+            service,
+            first_byte: (c.tail_ns > 0).then(|| latency.saturating_sub(c.tail_ns)),
+        }
+    }
+
+    #[inline]
+    pub(super) fn add_to(&self, stats: &mut OpStats) {
+        stats.retries += self.retries;
+        match self.result {
+            Ok(bytes) => {
+                stats.record(bytes, self.latency, self.service);
+                if let Some(fb) = self.first_byte {
+                    stats.first_byte.record(fb);
+                }
+            }
+            Err(f) => failed(stats, f),
+        }
+    }
+}
+
+/// Failures are the rare path: kept out of the loop's instruction stream.
+#[cold]
+#[inline(never)]
+pub(super) fn failed(stats: &mut OpStats, f: IoFailure) {
+    stats.errors.record(f);
+}
+
+/// A failure after which the store may still have carried the operation
+/// out: the connection broke or the answer did not come in time (a refused
+/// connection sent nothing).
+pub(super) fn maybe_done(f: IoFailure) -> bool {
+    use storbench_metrics::Detail;
+    matches!(f.kind, ErrorKind::Connection | ErrorKind::Timeout) && f.detail != Detail::Errno(libc::ECONNREFUSED)
+}

@@ -1,0 +1,468 @@
+//! One worker: a workload generator, an engine and an interval recorder on one
+//! thread. The loop is prep -> submit -> reap: it reads the clock once per
+//! batch, takes no lock, allocates nothing and formats nothing; it hands its
+//! interval report over once per second and takes an empty one back.
+
+mod gen;
+mod hot;
+mod logs;
+mod phases;
+mod unmeasured;
+
+use crate::agent::RunControl;
+use crate::buffers::AlignedBuffers;
+use crate::clock::{precise_timers, sleep_until, Clock};
+use crate::iolog::IologWriter;
+use crate::unit_log::UnitLogWriter;
+use crate::verify::Checker;
+use gen::{Gen, Replaying};
+use logs::LogWindow;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::sync::mpsc::{Receiver, SyncSender};
+use std::sync::Arc;
+use std::time::Duration;
+use storbench_engine::files;
+use storbench_engine::{Engine, EngineConfig, EngineFactory, WorkerSetup};
+use storbench_metrics::ReplayTally;
+use storbench_metrics::{CpuTimes, IntervalReport, PlatWindow};
+use storbench_model::protocol::{FromAgent, JobShare, PassStats, Stage, WorkerDone, WorkerId};
+use storbench_workload::data::Filler;
+use storbench_workload::gen::stream;
+use storbench_workload::prio::PrioPicker;
+use storbench_workload::rate::{ByteCap, Schedule};
+use storbench_workload::trace::ReplayGen;
+use storbench_workload::train::TrainGen;
+use storbench_workload::ObjectNames;
+use storbench_workload::{Fadvise, IoGen, JobSpec, ObjGen, RateLimit, Reaping};
+
+const INTERVAL_NS: u64 = 1_000_000_000;
+
+/// How long operations still in flight when the measured phase ends may
+/// take to complete (they are counted); then they are abandoned, counted as
+/// cut off, and the time waited for them is not measured: a server that
+/// stops answering neither stretches the phase nor holds up a Ctrl-C.
+pub const DRAIN_GRACE_NS: u64 = 1_000_000_000;
+
+/// The longest single wait for completions, so a stop or a deadline is
+/// seen while a server is silent.
+const WAIT_SLICE: Duration = Duration::from_millis(50);
+
+const WAIT_SLICE_NS: u64 = 50_000_000;
+
+/// How a worker talks to its agent: reports out, emptied reports back, and
+/// the run's start gate and stop requests.
+pub struct WorkerLink {
+    pub tx: SyncSender<FromAgent>,
+    pub spare: Receiver<Box<IntervalReport>>,
+    pub control: Arc<RunControl>,
+    /// This worker's job alone must end its measured phase (steady state).
+    pub job_stop: Arc<std::sync::atomic::AtomicBool>,
+    /// The run's tables of acknowledged writes (jobs that verify).
+    pub verify: Arc<crate::verify::VerifyTables>,
+}
+
+/// What the loop consults on every batch, derived once from the share:
+/// reaching it through the shared `JobShare` costs a pointer chase per use
+/// in the hottest loop (measured: about 5 ns per operation on the null engine).
+#[derive(Clone, Copy)]
+struct Consts {
+    end_ns: Option<u64>,
+    ramp_ns: u64,
+    think_ns: u64,
+    think_blocks: u32,
+    data_only: bool,
+    /// Drop the files' page cache at the end of each pass (fio `invalidate`).
+    invalidate: bool,
+    /// fio's log window (`log_avg_msec`) in ns; 0 when no log was asked for.
+    log_window_ns: u64,
+    /// fio's histogram log window (`log_hist_msec`) in ms; 0: none.
+    hist_window_ms: u64,
+    rate_min: Option<RateLimit>,
+    /// The job reads / writes blocks (rate_min applies to block jobs).
+    reads: bool,
+    writes: bool,
+    /// fio's completion batching (`iodepth_batch_complete_min`/`_max`,
+    /// `iodepth_low`) for this worker's queue depth.
+    reap: Reaping,
+}
+
+impl Consts {
+    fn of(share: &JobShare) -> Consts {
+        let spec = &share.spec;
+        Consts {
+            end_ns: share.end_ns,
+            ramp_ns: share.ramp_ns,
+            think_ns: spec.thinktime.as_nanos() as u64,
+            think_blocks: spec.thinktime_blocks,
+            data_only: spec.sync.is_some_and(|x| x.data_only),
+            // As fio: O_DIRECT reads bypass the cache, and dropping it again
+            // would put a system call (a device flush, on a block device)
+            // inside the measured loop for nothing.
+            invalidate: spec.invalidate && !spec.direct,
+            log_window_ns: if spec.logs.is_empty() { 0 } else { spec.logs.avg_msec as u64 * 1_000_000 },
+            hist_window_ms: spec.logs.hist_window_ms().unwrap_or(0),
+            rate_min: spec.rate_min,
+            reads: spec.objects.is_none() && spec.read_percent() > 0.0,
+            writes: spec.objects.is_none() && spec.read_percent() < 100.0,
+            reap: spec.reaping(share.queue_depth),
+        }
+    }
+}
+
+/// A worker ready to run: files open, buffers filled, engine open.
+pub struct Worker {
+    // Fields drop in declaration order: the engine goes first, while the
+    // buffers and files it may still use (I/O in flight after an error, bodies
+    // lent to an HTTP client) are alive.
+    engine: Box<dyn Engine>,
+    share: Arc<JobShare>,
+    worker: u32,
+    k: Consts,
+    files: Vec<File>,
+    buffers: AlignedBuffers,
+    gen: Gen,
+    filler: Filler,
+    schedule: Option<Schedule>,
+    /// A cap on bytes per second (rados load-gen), per worker.
+    cap: Option<ByteCap>,
+    report: Box<IntervalReport>,
+    link: WorkerLink,
+    seq: u64,
+    interval_start: u64,
+    log: LogWindow,
+    /// fio's histogram log, reads and writes (allocated when asked for).
+    hist: Option<Box<[PlatWindow; 2]>>,
+    /// Set when a direction fell below `rate_min` (or verification failed
+    /// fatally): the worker's end.
+    below_min: Option<String>,
+    min_rate: Option<crate::min_rate::MinRate>,
+    /// Stamps writes and judges reads (jobs that verify).
+    verify: Option<Checker>,
+    /// Its verify pass's reads and length, once it ran.
+    pass: Option<Box<PassStats>>,
+    /// The job's engine configuration (a verified object job's listing).
+    config: Arc<dyn EngineConfig>,
+    /// fio's write_iolog, when asked for.
+    iolog: Option<IologWriter>,
+    /// fio's per-I/O logs (`log_avg_msec=0`), when asked for.
+    unit_log: Option<UnitLogWriter>,
+    /// Operations in flight when the measured phase ended that did not
+    /// complete within [`DRAIN_GRACE_NS`]: abandoned, not counted.
+    cut_off: u64,
+    /// fio's flow control, when the job has a flow weight.
+    flow: Option<crate::flow::Gate>,
+    /// Which priority each read and write carries (jobs with `prio`,
+    /// `prioclass` or the cmdprio options).
+    prio: Option<PrioPicker>,
+}
+
+impl Worker {
+    /// Open files and engine and fill the buffers; errors here name the
+    /// file or the call.
+    pub fn set_up(
+        share: Arc<JobShare>,
+        worker: u32,
+        factory: &'static dyn EngineFactory,
+        config: Arc<dyn EngineConfig>,
+        link: WorkerLink,
+    ) -> Result<Worker, String> {
+        let spec = &share.spec;
+        let mine = share.targets.files_of(worker);
+        // Metadata engines that work on names get paths and no descriptors
+        // (a file to create does not exist yet, one to delete is not held open).
+        let by_name = factory.file_ops().is_some_and(|o| !o.opened);
+        let paths: Vec<std::path::PathBuf> = if by_name { mine.iter().map(|t| t.path.clone()).collect() } else { Vec::new() };
+        let files: Vec<File> = if by_name { Vec::new() } else { mine.iter().map(|t| open_file(t, spec)).collect::<Result<_, _>>()? };
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        let qd = share.queue_depth as usize;
+        // A job that reads its writes back does so in larger reads than its blocks.
+        let slot_len = crate::verify::read_back_len(spec).unwrap_or(spec.buffer_len());
+        let mut buffers = AlignedBuffers::new(qd, (slot_len as usize).max(1))?;
+        let filler = Filler::new(&spec.data).for_worker(share.job, worker);
+        for s in 0..qd as u32 {
+            filler.init(buffers.slot_mut(s));
+        }
+        let names = share
+            .object_prefix
+            .as_deref()
+            .map(|p| ObjectNames::new(&crate::volumes::object_prefix(p, spec, worker), spec.objects.as_ref()));
+        let setup = WorkerSetup {
+            fds: &fds,
+            paths: &paths,
+            buffers: buffers.lend(),
+            queue_depth: share.queue_depth,
+            reap_max: spec.reaping(share.queue_depth).max,
+            direct: spec.direct,
+            object_names: names.as_ref(),
+            keep_reads: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
+            stop: &|| link.control.stopping(),
+        };
+        let mut engine = config.open(&setup).map_err(|e| e.to_string())?;
+        if let Some(first_unit) = crate::volumes::first_unit(&share, worker).filter(|u| *u > 0) {
+            engine = Box::new(crate::volumes::OnVolume { inner: engine, first_unit });
+        }
+        let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
+        let gen = match (&spec.train, &spec.replay, &spec.objects) {
+            (Some(t), _, _) => {
+                let region = match spec.objects {
+                    Some(_) => storbench_workload::gen::Region { files: 0, start: 0, len: t.file_bytes() },
+                    None => worker_region(&share, worker),
+                };
+                Gen::Train(Box::new(TrainGen::new(t, region, worker, share.workers, spec.seed ^ worker as u64)))
+            }
+            (None, Some(r), _) => Gen::Replay(Box::new(Replaying {
+                gen: ReplayGen::new(
+                    crate::replay::load(&r.path)?,
+                    r,
+                    worker_region(&share, worker),
+                    worker,
+                    share.workers,
+                    share.queue_depth,
+                ),
+                rng: storbench_workload::rng::Rng::new(spec.seed ^ worker as u64),
+                tally: ReplayTally::default(),
+            })),
+            (None, None, Some(_)) => {
+                // Each volume's keys are shared out as in a job of one volume.
+                let mut g = ObjGen::new(spec, spec.place_in_volume(worker), share.io_limit, spec.number_ios);
+                g.exclusive(!factory.capabilities().ordered);
+                Gen::Objects(g)
+            }
+            (None, None, None) => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), stream(share.job, worker), share.io_limit)),
+        };
+        let iolog = IologWriter::create(spec, worker, target_names(&share, worker))?;
+        let unit_log = UnitLogWriter::create(spec, worker)?;
+        let report = Box::new(new_report(&share, worker));
+        let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
+        let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
+        let k = Consts::of(&share);
+        let flow = spec.flow.filter(|f| f.weight > 0).map(|f| link.control.flows.join(f.id, f.weight, f.sleep.as_nanos() as u64));
+        let prio = spec.prio.as_ref().map(|p| PrioPicker::new(p, spec.seed ^ stream(share.job, worker)));
+        set_thread_ioprio(spec.prio.as_ref().map_or(0, |p| p.job_value()))?;
+        Ok(Worker {
+            share,
+            worker,
+            k,
+            files,
+            buffers,
+            engine,
+            gen,
+            filler,
+            schedule,
+            cap,
+            report,
+            link,
+            seq: 0,
+            interval_start: 0,
+            log: LogWindow::default(),
+            hist: None,
+            below_min: None,
+            min_rate: k.rate_min.filter(|_| k.reads || k.writes).map(|m| crate::min_rate::MinRate::new(m, k.ramp_ns)),
+            verify,
+            pass: None,
+            config,
+            iolog,
+            unit_log,
+            cut_off: 0,
+            flow,
+            prio,
+        })
+    }
+
+    /// Run to the end (time, byte budget or stop request) and report.
+    pub fn run(mut self, clock: Clock) -> WorkerDone {
+        precise_timers();
+        let cpu0 = CpuTimes::thread();
+        let only = self.verify.as_ref().is_some_and(|v| v.spec.only);
+        if let Some(v) = self.verify.as_mut() {
+            v.measuring = true;
+        }
+        let result = match self.share.spec.cpu_burn {
+            _ if only => Ok(None),
+            Some(b) => Ok(Some(self.burn(&clock, b))),
+            None => self.run_loop(&clock).map_err(|e| e.to_string()),
+        };
+        // Operations abandoned at the end: the phase ended then, not when they were given up on.
+        let measured_end = result.as_ref().ok().copied().flatten();
+        let result = result.map(|_| ());
+        // The last batches' compute: the accelerator is busy until it ends.
+        if let (Gen::Train(t), Ok(())) = (&self.gen, &result) {
+            if !self.link.control.stopping() {
+                sleep_until(&clock, t.tally.end_ns);
+            }
+        }
+        if let Some(v) = self.verify.as_mut() {
+            v.measuring = false;
+        }
+        let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
+        let result = result.and_then(|_| self.end_fsync());
+        let end = measured_end.unwrap_or_else(|| clock.now());
+        // The log is written out whatever became of the run: it is what
+        // shows how far a failed run got.
+        let result = match (self.iolog.take().map(|log| log.finish(end)), result) {
+            (Some(Err(log)), Err(e)) => Err(format!("{e}; {log}")),
+            (Some(Err(log)), Ok(())) => Err(log),
+            (_, result) => result,
+        };
+        let result = match (self.unit_log.take().map(UnitLogWriter::finish), result) {
+            (Some(Err(log)), Err(e)) => Err(format!("{e}; {log}")),
+            (Some(Err(log)), Ok(())) => Err(log),
+            (_, result) => result,
+        };
+        if self.log.end > 0 {
+            // Windows that ended while no I/O completed, then the last,
+            // partial one (fio writes that to latency logs only).
+            let (ramp, window) = (self.k.ramp_ns, self.k.log_window_ns);
+            while end >= self.log.end {
+                self.log.close(&mut self.report.log, (self.log.end - ramp) / 1_000_000, window / 1_000_000);
+                self.log.end += window;
+            }
+            let part = (end - (self.log.end - window)) / 1_000_000;
+            self.log.close(&mut self.report.log, end.saturating_sub(ramp) / 1_000_000, part);
+        }
+        self.hand_over(end, end);
+        let result = result.and_then(|_| self.read_back());
+        let result = result.and_then(|_| self.clean_up());
+        self.done(end, CpuTimes::thread().since(cpu0), result.err())
+    }
+
+    /// fio `end_fsync`: each file flushed once the I/O is done, inside the
+    /// job's time but not among its operations (as in fio); a failure is the
+    /// worker's error.
+    fn end_fsync(&self) -> Result<(), String> {
+        if !(self.share.spec.end_fsync && self.share.spec.writes()) {
+            return Ok(());
+        }
+        for (f, t) in self.files.iter().zip(self.share.targets.files_of(self.worker)) {
+            f.sync_all().map_err(|e| format!("end_fsync of {}: {e}", t.path.display()))?;
+        }
+        Ok(())
+    }
+
+    /// How long after the group's start this job begins (fio `startdelay`).
+    pub fn start_delay(&self) -> std::time::Duration {
+        self.share.spec.start_delay
+    }
+
+    /// A job that waited for another (fio `wait_for`) starts now: fio sets
+    /// it up only then, so its `invalidate` drops what the job it waited
+    /// for left in the page cache (the files were opened, and their cache
+    /// dropped, before that job ran).
+    pub fn waited(&self) {
+        if self.k.invalidate {
+            self.drop_caches();
+        }
+    }
+
+    /// Stopped before the start: nothing measured, but what set-up wrote
+    /// (a prefill) is still removed.
+    pub fn cancelled(mut self) -> WorkerDone {
+        let cpu0 = CpuTimes::thread();
+        let result = self.clean_up();
+        self.done(0, CpuTimes::thread().since(cpu0), result.err())
+    }
+
+    fn done(&self, end_ns: u64, cpu: CpuTimes, error: Option<String>) -> WorkerDone {
+        let last_seq = self.seq.checked_sub(1);
+        let objects_left = match (&self.gen, &self.share.spec.objects) {
+            (Gen::Objects(g), Some(o)) if o.cleans_up() => g.left(),
+            _ => 0,
+        };
+        let verify = self.verify.as_ref().map(|v| Box::new(v.tally.clone()));
+        let replay = match &self.gen {
+            Gen::Replay(r) => {
+                let mut t = r.tally.clone();
+                (t.remapped, t.left) = (r.gen.remapped, r.gen.left() as u64);
+                Some(Box::new(t))
+            }
+            _ => None,
+        };
+        let train = match &self.gen {
+            Gen::Train(t) => Some(Box::new(t.tally.clone())),
+            _ => None,
+        };
+        WorkerDone {
+            job: self.share.job,
+            worker: self.worker,
+            last_seq,
+            end_ns,
+            start_ns: 0,
+            cpu,
+            error,
+            objects_left,
+            verify,
+            pass: self.pass.clone(),
+            replay,
+            train,
+            cut_off: self.cut_off,
+        }
+    }
+}
+
+/// fio's `prio`/`prioclass`: the calling thread's I/O priority, set with
+/// ioprio_set (IOPRIO_WHO_PROCESS with 0 is the calling thread), before the
+/// worker does any I/O; 0 leaves it as it is.
+fn set_thread_ioprio(value: u16) -> Result<(), String> {
+    if value == 0 {
+        return Ok(());
+    }
+    const IOPRIO_WHO_PROCESS: libc::c_int = 1;
+    // SAFETY: a plain system call with integer arguments.
+    let rc = unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, libc::c_int::from(value)) };
+    if rc != 0 {
+        let (class, level) = storbench_workload::prio::parts(value);
+        return Err(format!(
+            "ioprio_set(class {class}, level {level}) failed: {} (the real-time class needs CAP_SYS_ADMIN or CAP_SYS_NICE)",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// How fio's iolog names a worker's targets: its files' paths, or the
+/// store's label for engines that bring their own target.
+fn target_names(share: &JobShare, worker: u32) -> Vec<String> {
+    let files = share.targets.files_of(worker);
+    match files.is_empty() {
+        true => share.targets.labels(),
+        false => files.iter().map(|f| f.path.display().to_string()).collect(),
+    }
+}
+
+/// The job's region, moved along by `offset_increment` for each worker of
+/// its volume before this one (the plan made sure the last one fits).
+fn worker_region(share: &JobShare, worker: u32) -> storbench_workload::gen::Region {
+    let mut r = share.region;
+    r.start += share.spec.place_in_volume(worker) as u64 * share.spec.offset_increment;
+    r
+}
+
+/// Open one of the worker's files; with `invalidate` (the default, as in fio)
+/// its page cache is dropped first, so a buffered job does not start warm
+/// from the layout or from the job before it; then the access pattern is
+/// told to the kernel as fio does (`fadvise_hint`).
+fn open_file(t: &storbench_engine::TargetFile, spec: &JobSpec) -> Result<File, String> {
+    let f = files::open(t, spec.writes(), spec.direct, spec.open_sync).map_err(|e| e.to_string())?;
+    if spec.invalidate && !spec.direct {
+        files::drop_cache(&f, &t.path).map_err(|e| e.to_string())?;
+    }
+    match spec.fadvise {
+        Fadvise::Off => {}
+        Fadvise::Pattern => files::advise(&f, spec.rw.is_random()),
+        Fadvise::Random => files::advise(&f, true),
+        Fadvise::Sequential => files::advise(&f, false),
+    }
+    Ok(f)
+}
+
+/// Tell the coordinator a worker begins unmeasured work that takes time.
+fn announce(link: &WorkerLink, share: &JobShare, worker: u32, stage: Stage) {
+    let _ = link.tx.send(FromAgent::Stage { id: WorkerId { job: share.job, worker }, stage });
+}
+
+/// An empty interval report for this worker, with its job's size classes.
+fn new_report(share: &JobShare, worker: u32) -> IntervalReport {
+    let classes = share.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len());
+    IntervalReport::new(share.job, worker, share.paced()).with_classes(classes).with_prios(share.prio_values().len())
+}

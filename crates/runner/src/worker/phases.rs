@@ -1,0 +1,203 @@
+//! The unmeasured phases around the measured loop: an object job's prefill
+//! (and the objects a trace or a training run needs in place), reading back
+//! to verify (fio's `do_verify`), and removing what the job created.
+
+use super::gen::{dataset_share, Gen};
+use super::unmeasured::{hooks, unmeasured, NoHooks, OnFailure, Timed, Tracked, CLEANUP_GIVES_UP_AFTER};
+use super::{announce, Worker};
+use crate::verify::Checker;
+use storbench_engine::EngineConfig;
+use storbench_metrics::CpuTimes;
+use storbench_model::protocol::{PassStats, Stage, WorkerDone};
+use storbench_workload::{NextIo, OpKind};
+
+impl Worker {
+    /// For object jobs that ask for it, write the objects the measured phase
+    /// uses (a Stop ends that early). A failure is the worker's end: see
+    /// [`Worker::abandoned`].
+    pub fn prefill(&mut self) -> Result<(), String> {
+        if let Gen::Replay(r) = &self.gen {
+            let before = r.gen.objects_before();
+            return self.write_unmeasured(before, "objects the trace found in place");
+        }
+        if let (Gen::Train(_), Some(_)) = (&self.gen, &self.share.spec.objects) {
+            let files = dataset_share(&self.share, self.worker)?.map(|file| NextIo { op: OpKind::Create, whole: true, ..file });
+            return self.write_unmeasured(files.collect(), "the training dataset");
+        }
+        let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
+            return Ok(());
+        };
+        if !o.prefill {
+            return Ok(());
+        }
+        let what = format!("prefill of {} objects", g.live());
+        announce(&self.link, &self.share, self.worker, Stage::Prefill);
+        let control = self.link.control.clone();
+        let (tried, left) = unmeasured(
+            self.engine.as_mut(),
+            self.share.queue_depth,
+            || g.prefill_next(),
+            || control.stopping(),
+            OnFailure::Stop,
+            hooks(self.verify.as_mut(), &mut self.buffers, self.share.spec.seed).as_mut(),
+        );
+        left.error(tried).map_or(Ok(()), |e| Err(format!("{what}: {e}")))
+    }
+
+    /// Objects a replayed log read before writing them, written first (a
+    /// Stop ends that early).
+    pub(super) fn write_unmeasured(&mut self, ios: Vec<NextIo>, what: &str) -> Result<(), String> {
+        if ios.is_empty() {
+            return Ok(());
+        }
+        let what = format!("{what} ({} objects)", ios.len());
+        announce(&self.link, &self.share, self.worker, Stage::Prefill);
+        let control = self.link.control.clone();
+        let mut it = ios.into_iter();
+        let (tried, left) =
+            unmeasured(self.engine.as_mut(), self.share.queue_depth, || it.next(), || control.stopping(), OnFailure::Stop, &mut NoHooks);
+        left.error(tried).map_or(Ok(()), |e| Err(format!("{what}: {e}")))
+    }
+
+    /// Set-up failed after writing objects (a prefill the store refused
+    /// halfway): remove what was written, and report the failure.
+    pub fn abandoned(mut self, error: String) -> WorkerDone {
+        let cpu0 = CpuTimes::thread();
+        let error = match self.clean_up() {
+            Ok(()) => error,
+            Err(e) => format!("{error}; {e}"),
+        };
+        self.done(0, CpuTimes::thread().since(cpu0), Some(error))
+    }
+
+    /// fio's `do_verify` (and `verify_only`): once every writer of the job
+    /// is done, read back and check what the job wrote, measured apart from
+    /// the measured phase (its reads timed, kept in `pass`). A stop
+    /// skips it (the verify state, if kept, still allows it later).
+    pub(super) fn read_back(&mut self) -> Result<(), String> {
+        let Some(v) = self.verify.as_mut() else { return Ok(()) };
+        v.writes_done();
+        let control = self.link.control.clone();
+        if !(v.spec.only || (v.spec.after && self.share.spec.writes())) || control.stopping() {
+            return v.fatal.take().map_or(Ok(()), Err);
+        }
+        while !v.writers_done() && !control.stopping() {
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        announce(&self.link, &self.share, self.worker, Stage::Verify);
+        let reads = v.pass(&self.share, self.worker, self.buffers.slot_len() as u64);
+        let t0 = std::time::Instant::now();
+        if self.k.invalidate {
+            // As fio's verify phase begins (within its time): each file
+            // flushed and its cache dropped, so the pass reads the disk.
+            for f in &self.files {
+                let _ = f.sync_all();
+                let _ = storbench_engine::files::drop_cache(f, std::path::Path::new(""));
+            }
+        }
+        let mut reads = reads.into_iter();
+        let rng = storbench_workload::rng::Rng::new(self.share.spec.seed);
+        let timed = Some(Timed::new(self.share.queue_depth));
+        let mut hooks = Tracked { v: &mut *v, buffers: &mut self.buffers, rng, not_found: 0, timed };
+        // A missing object is a finding (counted by the checker), not a reason to stop reading.
+        let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
+        let (tried, left) =
+            unmeasured(self.engine.as_mut(), self.share.queue_depth, || reads.next(), || control.stopping(), policy, &mut hooks);
+        let (not_found, timed) = (hooks.not_found, hooks.timed.take());
+        v.tally.pass_ns = t0.elapsed().as_nanos() as u64;
+        // Measured as fio measures its verify phase, kept apart from the writes' figures.
+        self.pass = timed.map(|t| Box::new(PassStats { reads: t.reads, ns: v.tally.pass_ns }));
+        if left.engine.is_some() || left.failed.len() as u64 > not_found {
+            return Err(format!("reading back to verify: {}", left.error(tried).unwrap_or_default()));
+        }
+        // One listing per job: the first worker's (every writer is done).
+        let numbered = self.share.spec.objects.as_ref().is_some_and(|o| o.naming == storbench_workload::Naming::Numbered);
+        if let (true, 0, Some(prefix)) = (v.objects() && numbered, self.worker, self.share.object_prefix.as_deref()) {
+            check_listing(v, self.config.as_ref(), prefix)?;
+        }
+        v.fatal.take().map_or(Ok(()), Err)
+    }
+
+    /// Remove the objects this worker wrote, when the job asks for it. Not
+    /// measured. A Stop that ended the measured phase (or the prefill) lets
+    /// it run, so a stopped run leaves nothing; a stop asked for while it
+    /// runs (a Ctrl-C during cleanup, or a second one) cuts it short, and
+    /// what is left is reported in [`WorkerDone::objects_left`].
+    pub(super) fn clean_up(&mut self) -> Result<(), String> {
+        if let (Gen::Train(_), Some(o)) = (&self.gen, &self.share.spec.objects) {
+            let keys = dataset_share(&self.share, self.worker)?.map(|io| io.file).collect();
+            return if o.cleans_up() { self.remove_replayed(keys) } else { Ok(()) };
+        }
+        if let (Gen::Replay(r), Some(o)) = (&self.gen, &self.share.spec.objects) {
+            return match o.cleans_up() {
+                true => self.remove_replayed(r.gen.keys()),
+                false => Ok(()),
+            };
+        }
+        let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
+            return Ok(());
+        };
+        if !o.cleans_up() || g.left() == 0 {
+            return Ok(());
+        }
+        let left = g.left();
+        let control = self.link.control.clone();
+        let begun = control.level();
+        let cut = || control.aborting() || control.level() > begun;
+        if cut() {
+            return Ok(());
+        }
+        announce(&self.link, &self.share, self.worker, Stage::Cleanup);
+        let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
+        let (tried, unfinished) = unmeasured(
+            self.engine.as_mut(),
+            self.share.queue_depth,
+            || g.cleanup_next(),
+            cut,
+            policy,
+            hooks(self.verify.as_mut(), &mut self.buffers, 0).as_mut(),
+        );
+        // Objects whose delete failed are still there: counted as left.
+        for key in &unfinished.failed {
+            g.delete_failed(*key);
+        }
+        unfinished.error(tried).map_or(Ok(()), |e| Err(format!("cleanup of {left} objects: {e}")))
+    }
+
+    /// Remove every object a replayed log touched (those already gone
+    /// count as removed), unless a second stop cuts it short.
+    pub(super) fn remove_replayed(&mut self, keys: Vec<u32>) -> Result<(), String> {
+        let control = self.link.control.clone();
+        let begun = control.level();
+        let cut = || control.aborting() || control.level() > begun;
+        if keys.is_empty() || cut() {
+            return Ok(());
+        }
+        announce(&self.link, &self.share, self.worker, Stage::Cleanup);
+        let n = keys.len();
+        let mut it = keys.into_iter().map(|file| NextIo { op: OpKind::Delete, file, offset: 0, len: 0, whole: false, class: 0 });
+        let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
+        let (tried, unfinished) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || it.next(), cut, policy, &mut NoHooks);
+        unfinished.error(tried).map_or(Ok(()), |e| Err(format!("cleanup of {n} replayed objects: {e}")))
+    }
+}
+
+/// An object job's listing against what the run believes exists. Listings
+/// may lag (Swift updates its container listings after the fact), so what
+/// looks wrong is looked at again 2 s later, and only what still is counts.
+pub(super) fn check_listing(v: &mut Checker, config: &dyn EngineConfig, prefix: &str) -> Result<(), String> {
+    let list = || config.list_names(prefix).map_err(|e| format!("listing to verify: {e}"));
+    let before = v.words();
+    let Some(names) = list()? else { return Ok(()) };
+    let (first, judged) = v.listing(&before, &names, prefix);
+    if first.is_empty() {
+        v.listed(first, judged);
+        return Ok(());
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let names = list()?.unwrap_or_default();
+    let (again, _) = v.listing(&before, &names, prefix);
+    let held: Vec<_> = again.into_iter().filter(|f| first.iter().any(|g| g.0 == f.0)).collect();
+    v.listed(held, judged);
+    Ok(())
+}
