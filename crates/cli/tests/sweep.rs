@@ -164,6 +164,50 @@ fn a_two_dimensional_sweep_on_a_file_with_io_uring() {
     assert!(bad.stderr.contains("--sweep iodepth=1..8x1"), "{}", bad.stderr);
 }
 
+/// A write job with verify reads everything back after its writes (its
+/// verify pass): a sweep point's IOPS are the writes' alone, never the
+/// pass's reads added as if they had run beside them; the pass is measured
+/// as a phase of its own in the point's result.
+#[test]
+fn a_sweep_over_a_verified_write_job_keeps_the_pass_out_of_its_iops() {
+    let d = scratch();
+    let args = [
+        "sweep",
+        "--quiet",
+        "--results-dir",
+        "sw",
+        "--name",
+        "wv",
+        "--rw",
+        "randwrite",
+        "--filename",
+        "f",
+        "--size",
+        "4m",
+        "--bs",
+        "4k",
+        "--ioengine",
+        "io_uring",
+        "--verify",
+        "crc32c",
+        "--no-knee",
+        "--sweep",
+        "iodepth=1,2",
+    ];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix = index(&d.path().join("sw"));
+    assert_eq!(states(&ix), ["done"; 2]);
+    for p in &ix.points {
+        let f = p.figures.as_ref().unwrap();
+        let job = &run_result(&d.path().join("sw").join(&p.dir)).jobs[0];
+        let write = job.op(storbench_workload::OpKind::Write).unwrap();
+        assert_eq!((f.iops, job.ops.len()), (write.iops, 1), "the point's IOPS are the writes': {f:?}");
+        let pass = job.phase(storbench_model::Phase::Verify).expect("the pass measured as a phase of its own");
+        assert_eq!(pass.op(storbench_workload::OpKind::Read).map(|o| o.ios), Some(1024), "{:?}", pass.ops);
+    }
+}
+
 /// The Ceph field report's surface, scaled down: RBD volumes x queue depth
 /// on the test cluster (scripts/testenv/ceph), each point's I/O spread over
 /// that many images.

@@ -714,3 +714,111 @@ fn blocks_verified_off_the_unit_grid_as_fios_cross_stripe_example() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("units starting at offset 8192"), "{}", r.stderr);
 }
+
+/// fio counts a write job's verify pass among the job's reads (backend.c:
+/// the pass's I/Os are reads, its time the read runtime). The fio drop-in
+/// shows the pass so: one read per block written (the pass reads back each
+/// write as it was made), over the pass's own time, as fio does for the
+/// same job file; storbench's own result keeps it apart, as a phase.
+#[test]
+fn a_verified_write_jobs_pass_is_its_fio_reads_as_in_fio() {
+    let d = scratch();
+    let text = "[wv]\nrw=randwrite\nbs=4k\nsize=4m\nioengine=psync\nverify=crc32c\nfilename=wv.dat\n";
+    std::fs::write(d.path().join("wv.fio"), text).unwrap();
+    let json = |r: &Run| -> Value { serde_json::from_str(&r.stdout).unwrap_or_else(|e| panic!("{e}: {}", r.stdout)) };
+    let r = storbench(d.path(), &["fio", "--output-format=json", "wv.fio"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ours = json(&r);
+    let (read, write) = (&ours["jobs"][0]["read"], &ours["jobs"][0]["write"]);
+    assert_eq!(
+        (read["total_ios"].as_u64(), read["io_bytes"].as_u64(), read["clat_ns"]["N"].as_u64()),
+        (Some(1024), Some(4 << 20), Some(1024)),
+        "{read}"
+    );
+    assert!(read["iops"].as_f64().unwrap() > 0.0, "{read}");
+    assert_eq!(write["total_ios"].as_u64(), Some(1024), "{write}");
+    // storbench's own result: the writes alone, the pass a phase of its own ...
+    let res = storbench(d.path(), &["run", "--fio", "wv.fio", "--results-dir", "o", "--quiet"]);
+    assert_eq!(res.code, 0, "{}", res.stderr);
+    let doc = result_json(&d.path().join("o"));
+    assert_valid(&doc);
+    let job = &doc["jobs"][0];
+    assert!(job["ops"].as_array().unwrap().iter().all(|o| o["op"] != "read"), "no reads in the measured phase: {}", job["ops"]);
+    let pass = &job["phases"][0];
+    let (reads, pass_ns) = (&pass["ops"][0], pass["runtime_ns"].as_u64().unwrap());
+    assert_eq!((pass["phase"].as_str(), reads["op"].as_str(), reads["ios"].as_u64()), (Some("verify"), Some("read"), Some(1024)), "{pass}");
+    assert!(show(d.path(), "o", "text").contains("read (verify pass)"), "the summary shows the pass on a line of its own");
+    // ... and its fio-json the pass as the job's reads, over the pass's time.
+    let shown: Value = serde_json::from_str(&show(d.path(), "o", "fio-json")).unwrap();
+    let read = &shown["jobs"][0]["read"];
+    assert_eq!((read["total_ios"].as_u64(), read["runtime"].as_u64()), (Some(1024), Some(pass_ns / 1_000_000)), "{read}");
+    // With verify_backlog each write is read back once, by the backlog or
+    // by the pass, as in fio (which takes what its backlog verified off the
+    // list its verify phase reads).
+    std::fs::write(
+        d.path().join("wb.fio"),
+        text.replace("verify=crc32c\n", "verify=crc32c\nverify_backlog=64\n").replace("wv.dat", "wb.dat"),
+    )
+    .unwrap();
+    let r = storbench(d.path(), &["fio", "--output-format=json", "wb.fio"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let backlog = json(&r);
+    assert_eq!(backlog["jobs"][0]["read"]["total_ios"].as_u64(), Some(1024), "{}", backlog["jobs"][0]["read"]);
+    if !fio_available() {
+        return;
+    }
+    let count = |doc: &Value, dir: &str| doc["jobs"][0][dir]["total_ios"].as_u64();
+    for (file, ours) in [("wv.fio", &ours), ("wb.fio", &backlog)] {
+        let f = Command::new("fio").current_dir(d.path()).args(["--output-format=json", file]).output().unwrap();
+        assert!(f.status.success(), "{}", String::from_utf8_lossy(&f.stderr));
+        let fio: Value = serde_json::from_slice(&f.stdout).unwrap();
+        assert_eq!((count(ours, "read"), count(ours, "write")), (count(&fio, "read"), count(&fio, "write")), "{file}: fio's counts");
+    }
+}
+
+/// fio's verify=meta checks each block's header (its own crc32c, offset,
+/// length) and not the data: a flipped data byte passes, a flipped header
+/// byte fails at its block's offset. storbench's meta is the same check, on
+/// its own blocks and on fio's.
+#[test]
+fn verify_meta_finds_a_corrupt_header_and_not_a_flipped_data_byte_as_fio() {
+    let d = scratch();
+    let f = d.path().join("m.dat");
+    let fs = f.to_str().unwrap();
+    let base = ["--filename", fs, "--size", "1m", "--bs", "4k", "--verify", "meta", "--verify_interval", "512"];
+    let w = storbench(d.path(), &[&["run", "--name", "w", "--rw", "write", "--results-dir", "w", "--quiet"][..], &base].concat());
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    assert!(show(d.path(), "w", "text").contains("meta: each unit's header judged"), "the summary says which judgement meta makes");
+    let read =
+        |name: &str| storbench(d.path(), &[&["run", "--name", name, "--rw", "read", "--results-dir", name, "--quiet"][..], &base].concat());
+    overwrite(&f, 163840 + 1000, b"XY");
+    let data = read("r0");
+    assert_eq!(data.code, 0, "a data byte is not meta's to judge: {}", data.stderr);
+    let v = verify_of(&d.path().join("r0"));
+    assert_eq!((v["checked"].as_u64(), v["failed"].clone()), (Some(2048), serde_json::json!([0, 0, 0, 0])), "{v}");
+    overwrite(&f, 163840 + 512 + 20, b"Z");
+    let head = read("r1");
+    assert_eq!(head.code, 1, "{}", head.stderr);
+    let v = verify_of(&d.path().join("r1"));
+    assert_eq!((failed(&v, CORRUPT), v["failures"][0]["offset"].as_u64()), (1, Some(163840 + 512)), "{v}");
+    if !fio_available() {
+        return;
+    }
+    let fio = |args: &[&str]| {
+        let common =
+            ["--name=m", "--filename=fm.dat", "--size=1m", "--bs=4k", "--verify=meta", "--verify_interval=512", "--output=/dev/null"];
+        Command::new("fio").current_dir(d.path()).args(common).args(args).output().unwrap()
+    };
+    assert!(fio(&["--rw=write", "--do_verify=0"]).status.success(), "fio wrote fm.dat");
+    let fm = d.path().join("fm.dat");
+    overwrite(&fm, 163840 + 1000, b"XY");
+    assert!(fio(&["--rw=read"]).status.success(), "fio's meta does not judge a data byte either");
+    let ours = read_by_headers(d.path(), "r2", &fm);
+    assert_eq!(ours.code, 0, "storbench reading fio's meta blocks: {}", ours.stderr);
+    overwrite(&fm, 163840 + 512 + 20, b"Z");
+    let theirs = fio(&["--rw=read"]);
+    assert!(!theirs.status.success(), "fio finds the header");
+    let ours = read_by_headers(d.path(), "r3", &fm);
+    assert_eq!(ours.code, 1, "{}", ours.stderr);
+    assert_eq!(verify_of(&d.path().join("r3"))["failures"][0]["offset"].as_u64(), Some(163840 + 512));
+}

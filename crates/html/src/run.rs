@@ -313,7 +313,7 @@ fn verification(page: &mut Page, j: &JobResult) {
         ),
         "notes",
     );
-    for note in storbench_report::text::judgement_notes(t) {
+    for note in storbench_report::text::checksum_note(j).into_iter().chain(storbench_report::text::judgement_notes(t)) {
         page.para(&format!("{}{}.", note[..1].to_uppercase(), &note[1..]), "notes");
     }
     if t.failures.is_empty() {

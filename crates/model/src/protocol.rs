@@ -27,7 +27,7 @@
 use crate::target::Targets;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use storbench_metrics::{CpuTimes, IntervalReport, VerifyTally};
+use storbench_metrics::{CpuTimes, IntervalReport, OpStats, VerifyTally};
 use storbench_workload::gen::Region;
 use storbench_workload::JobSpec;
 
@@ -267,6 +267,11 @@ pub struct WorkerDone {
     /// so the many messages of other kinds stay small).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Box<VerifyTally>>,
+    /// Its verify pass's reads, timed per I/O as the measured phase's are
+    /// (jobs that read back what they wrote; boxed as `verify` is), and
+    /// how long the pass took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pass: Option<Box<PassStats>>,
     /// How its share of a replayed trace went (jobs that replay one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Box<storbench_metrics::ReplayTally>>,
@@ -292,11 +297,19 @@ impl WorkerDone {
             error: Some(error.into()),
             objects_left: 0,
             verify: None,
+            pass: None,
             replay: None,
             train: None,
             cut_off: 0,
         }
     }
+}
+
+/// One worker's verify pass: its reads and its length.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PassStats {
+    pub reads: OpStats,
+    pub ns: u64,
 }
 
 /// Agent -> coordinator.
@@ -392,6 +405,7 @@ mod tests {
             error: Some("boom".into()),
             objects_left: 5,
             verify: Default::default(),
+            pass: None,
             replay: None,
             train: None,
             cut_off: 6,

@@ -173,6 +173,44 @@ pub struct JobResult {
     /// outputs list the clones apart (see [`JobResult::keeps_clones`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub per_worker: Vec<WorkerJobResult>,
+    /// Phases measured apart from the job's own (`ops`, `runtime_ns`): its
+    /// verify pass. They ran after it, so their rates are never added to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseResult>,
+}
+
+/// What a job did after its measured phase, measured on its own: the
+/// verify pass (fio's `do_verify`) reads back what the job wrote. fio
+/// counts those reads among the job's reads (its outputs do here too);
+/// storbench's own figures keep them apart, as they ran after the writes.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PhaseResult {
+    pub phase: Phase,
+    /// From the phase's start to its last worker's end.
+    pub runtime_ns: u64,
+    pub ops: Vec<OpResult>,
+}
+
+/// Which phase a [`PhaseResult`] is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// The read-back of a verified write job (fio's verify phase).
+    Verify,
+}
+
+impl Phase {
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Verify => "verify",
+        }
+    }
+}
+
+impl PhaseResult {
+    pub fn op(&self, op: OpKind) -> Option<&OpResult> {
+        self.ops.iter().find(|o| o.op == op)
+    }
 }
 
 /// Worker `w`'s entry of per-worker lists, as the only one.
@@ -190,6 +228,9 @@ pub struct WorkerJobResult {
     /// Its own per-second points.
     pub series: Vec<SeriesPoint>,
     pub cpu: CpuTimes,
+    /// Its own verify pass (see [`JobResult::phases`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseResult>,
 }
 
 /// What a fill job (`run --fill`) wrote, and what the store allocated for it.
@@ -369,6 +410,7 @@ impl JobResult {
             per_agent: Vec::new(),
             per_volume: Vec::new(),
             per_worker: Vec::new(),
+            phases: w.phases.clone(),
             // Kept per job, not per worker: a clone lists none.
             priorities: Vec::new(),
             start_ns: self.start_ns,
@@ -377,6 +419,10 @@ impl JobResult {
 
     pub fn op(&self, op: OpKind) -> Option<&OpResult> {
         self.ops.iter().find(|o| o.op == op)
+    }
+    /// A phase measured apart, if the job had it.
+    pub fn phase(&self, phase: Phase) -> Option<&PhaseResult> {
+        self.phases.iter().find(|p| p.phase == phase)
     }
     pub fn total_ios(&self) -> u64 {
         self.ops.iter().map(|o| o.ios).sum()

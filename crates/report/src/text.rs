@@ -25,6 +25,13 @@ pub fn render(r: &RunResult) -> String {
             rows.extend(agent_rows(j, o));
             rows.extend(volume_rows(j, o));
         }
+        // A phase after the measured one (the verify pass) on rows of its
+        // own: its rate is its own, never added to the job's.
+        for p in &j.phases {
+            for o in &p.ops {
+                rows.push(row_cells(&j.name, &format!("{} ({} pass)", o.op.name(), p.phase.name()), o, Row::Latency));
+            }
+        }
         // A CPU burner has its own line below, not a row of zeros.
         if j.ops.is_empty() && j.spec.cpu_burn.is_none() {
             rows.push(vec![j.name.clone(), "-".into(), "0".into()]);
@@ -338,7 +345,7 @@ fn verify_lines(out: &mut String, j: &JobResult) {
         t.unknown,
         t.unwritten
     );
-    for note in judgement_notes(t) {
+    for note in checksum_note(j).into_iter().chain(judgement_notes(t)) {
         let _ = writeln!(out, "  {note}");
     }
     if t.listed > 0 {
@@ -354,6 +361,18 @@ fn verify_lines(out: &mut String, j: &JobResult) {
     if t.failures.len() > 5 {
         let _ = writeln!(out, "  ... {} more kept in the results (result.json)", t.failures.len() - 5);
     }
+}
+
+/// Which judgement the job's checksum makes, when it is not the whole
+/// unit's: `meta` (fio's) judges each header, and the data only against a
+/// `verify_pattern`.
+pub fn checksum_note(j: &JobResult) -> Option<String> {
+    let v = j.spec.verify.as_ref()?;
+    if v.checksum? != storbench_workload::verify::Checksum::Meta {
+        return None;
+    }
+    let data = if v.pattern.is_some() { "data compared with verify_pattern" } else { "data not checked" };
+    Some(format!("meta: each unit's header judged (magic, offset, length, generation, the header's own crc32c); {data}"))
 }
 
 /// Which judgement was possible: units judged by their headers alone (no

@@ -77,6 +77,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         per_agent: vec![],
         per_volume: vec![],
         per_worker: vec![],
+        phases: vec![],
         spec,
     }
 }

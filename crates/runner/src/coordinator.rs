@@ -206,7 +206,8 @@ impl Clones {
                 let d = done.iter().find(|d| d.worker as usize == w);
                 let runtime_ns = d.map_or(0, |d| d.end_ns.saturating_sub(ramp_ns));
                 let cpu = d.map_or_else(CpuTimes::default, |d| d.cpu);
-                WorkerJobResult { worker: w as u32, runtime_ns, ops: op_results(&totals, runtime_ns), series, cpu }
+                let phases = verify_phase(d);
+                WorkerJobResult { worker: w as u32, runtime_ns, ops: op_results(&totals, runtime_ns), series, cpu, phases }
             })
             .collect()
     }
@@ -222,6 +223,23 @@ fn verify_result(share: &JobShare, done: &[WorkerDone]) -> Option<storbench_mode
     }
     let unit = if share.spec.objects.is_some() { 0 } else { crate::verify::grid_of(share).map_or(0, |g| g.0) };
     Some(storbench_model::VerifyResult { checksum: checksum.name().to_string(), unit, tally })
+}
+
+/// A job's verify pass from its workers' (fio's verify phase): their reads
+/// added, over the longest worker's pass (they start together, once every
+/// writer is done). None when no worker read anything back.
+fn verify_phase<'a>(done: impl IntoIterator<Item = &'a WorkerDone>) -> Vec<PhaseResult> {
+    let (mut reads, mut ns): (Option<OpStats>, u64) = (None, 0);
+    for p in done.into_iter().filter_map(|d| d.pass.as_deref()) {
+        reads.get_or_insert_with(|| OpStats::new(false)).merge(&p.reads);
+        ns = ns.max(p.ns);
+    }
+    match reads {
+        Some(r) if r.ios > 0 || r.errors.total() > 0 => {
+            vec![PhaseResult { phase: Phase::Verify, runtime_ns: ns, ops: vec![OpResult::from_stats(OpKind::Read, &r, ns)] }]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// A replaying job's result from its workers' tallies.
@@ -706,6 +724,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         hist_logs: acc.hist_logs,
         steady_state: acc.steady.as_ref().map(crate::steady::Tracker::result),
         verify: verify_result(share, &acc.done),
+        phases: verify_phase(&acc.done),
         fill: None,
         replay: replay_result(job, &acc.done),
         train: None,

@@ -431,7 +431,7 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
     if v.checksum.is_none() {
         let given = ["verify_only", "verify_state", "verify_backlog", "verify_fatal", "verify_pattern", "verify_interval"];
         return match given.iter().find(|o| spec.given.has(o)) {
-            Some(o) => Err(err(spec, format!("{o} needs verify= (crc32c, xxhash or sha256): which checksum the blocks carry"))),
+            Some(o) => Err(err(spec, format!("{o} needs verify= (crc32c, xxhash, sha256 or meta): which checksum the blocks carry"))),
             None => Ok(()),
         };
     }

@@ -83,6 +83,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         per_agent: vec![],
         per_volume: vec![],
         per_worker: vec![],
+        phases: vec![],
         spec,
     }
 }

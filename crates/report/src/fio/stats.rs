@@ -4,10 +4,12 @@
 //! is an entry of its own (fio's clones), as fio lists them. Reads and writes are fio's
 //! `read` and `write`, fsyncs are `sync`, and the object operations (create,
 //! update, stat, delete, list) have no place in fio's output and are left out.
+//! A job's verify pass (measured apart, `JobResult::phases`) is in its reads,
+//! as fio counts it: its reads and its time added to the read direction's.
 
 use std::collections::BTreeMap;
 use storbench_metrics::{LatencyHistogram, STANDARD_PERCENTILES};
-use storbench_model::{DiskUtil, JobResult, OpResult, RunResult};
+use storbench_model::{DiskUtil, JobResult, OpResult, Phase, PhaseResult, RunResult};
 use storbench_workload::OpKind;
 
 use super::plat::Plat;
@@ -127,12 +129,17 @@ impl Dir {
     }
 
     /// fio's direction `ops` make up: object jobs' creates and updates are
-    /// writes (PUTs) and their deletes trims, as under fio's http engine.
-    fn of(j: &JobResult, ops: &[OpKind]) -> Dir {
-        let mine: Vec<_> = j.ops.iter().filter(|o| ops.contains(&o.op)).collect();
-        if mine.is_empty() {
+    /// writes (PUTs) and their deletes trims, as under fio's http engine;
+    /// with the verify pass's operations of the direction, if it had one.
+    fn of(j: &JobResult, ops: &[OpKind], pass: Option<&PhaseResult>) -> Dir {
+        let main: Vec<_> = j.ops.iter().filter(|o| ops.contains(&o.op)).collect();
+        let passed: Vec<_> = pass.iter().flat_map(|p| &p.ops).filter(|o| ops.contains(&o.op)).collect();
+        if main.is_empty() && passed.is_empty() {
             return Dir::empty();
         }
+        let runtime_ns = if main.is_empty() || !in_pattern(j, ops) { 0 } else { j.runtime_ns };
+        let runtime_ns = runtime_ns + pass.filter(|_| !passed.is_empty()).map_or(0, |p| p.runtime_ns);
+        let mine: Vec<_> = main.into_iter().chain(passed).collect();
         let (mut clat, mut lat) = (LatencyHistogram::new(), LatencyHistogram::new());
         for o in &mine {
             clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
@@ -150,7 +157,7 @@ impl Dir {
         let sum = |f: &dyn Fn(&&OpResult) -> u64| mine.iter().map(f).sum::<u64>();
         Dir {
             io_bytes: sum(&|o| o.bytes),
-            runtime_ms: j.runtime_ns / 1_000_000,
+            runtime_ms: runtime_ns / 1_000_000,
             total_ios: sum(&|o| o.ios + o.errors.values().sum::<u64>()),
             short_ios: sum(&|o| o.errors.get("short I/O").copied().unwrap_or(0)),
             clat: Lat::of(&clat),
@@ -179,6 +186,14 @@ impl Dir {
     pub fn iops_int(&self) -> u64 {
         per_ms(self.total_ios, self.runtime_ms)
     }
+}
+
+/// Whether the job's pattern has the direction: fio adds the measured
+/// phase's time to a direction only then (backend.c: `td_read(td) &&
+/// io_bytes[DDIR_READ]`), so the reads a write job makes to verify
+/// (verify_backlog) count the verify pass's time alone.
+fn in_pattern(j: &JobResult, ops: &[OpKind]) -> bool {
+    ops != READS || j.spec.objects.is_some() || j.spec.meta.is_some() || j.spec.read_percent() > 0.0
 }
 
 /// `1000 * n / ms` in integers, 0 for no time.
@@ -249,13 +264,15 @@ pub struct Job<'a> {
 impl<'a> Job<'a> {
     pub fn of(j: &'a JobResult) -> Job<'a> {
         let [reads, writes, trims] = directions(j);
+        let pass = j.phase(Phase::Verify);
         let mut clat = LatencyHistogram::new();
-        for o in j.ops.iter().filter(|o| reads.contains(&o.op) || writes.contains(&o.op)) {
+        let passed = pass.iter().flat_map(|p| &p.ops);
+        for o in j.ops.iter().chain(passed).filter(|o| reads.contains(&o.op) || writes.contains(&o.op)) {
             clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
         }
         let (lat_ns, lat_us, lat_ms) = latency_buckets(&clat);
         let sync = j.op(OpKind::Sync);
-        let (mut read, mut write) = (Dir::of(j, reads), Dir::of(j, writes));
+        let (mut read, mut write) = (Dir::of(j, reads, pass), Dir::of(j, writes, pass));
         if matches!(j.spec.meta, Some(OpKind::Create | OpKind::Stat | OpKind::Delete)) {
             // fio samples only their completion latency (add_clat_sample), no total latency.
             (read.lat, write.lat) = (Lat::empty(), Lat::empty());
@@ -264,7 +281,7 @@ impl<'a> Job<'a> {
             r: j,
             read,
             write,
-            trim: Dir::of(j, trims),
+            trim: Dir::of(j, trims, pass),
             sync: sync.map_or_else(Lat::empty, |o| Lat::of(&o.histogram)),
             sync_ios: sync.map_or(0, |o| o.ios),
             lat_ns,
@@ -310,14 +327,21 @@ impl<'a> Job<'a> {
         }
     }
 
-    /// `elapsed`: seconds of the job (ramp included), rounded up as fio does.
+    /// `elapsed`: seconds of the job (ramp and verify pass included),
+    /// rounded up as fio does.
     pub fn elapsed_s(&self) -> u64 {
-        ((self.r.ramp_ns + self.r.runtime_ns) / 1_000_000).div_ceil(1000)
+        ((self.r.ramp_ns + self.r.runtime_ns + self.pass_ns()) / 1_000_000).div_ceil(1000)
     }
 
-    /// `job_runtime`: fio adds up the runtimes of a group's members.
+    /// `job_runtime`: fio adds up the runtimes of a group's members (each
+    /// one's time since its start: its verify pass included).
     pub fn job_runtime_ms(&self) -> u64 {
-        self.r.runtime_ns / 1_000_000 * self.r.workers.max(1) as u64
+        (self.r.runtime_ns + self.pass_ns()) / 1_000_000 * self.r.workers.max(1) as u64
+    }
+
+    /// How long the job's verify pass took (0: it had none).
+    fn pass_ns(&self) -> u64 {
+        self.r.phase(Phase::Verify).map_or(0, |p| p.runtime_ns)
     }
 
     /// `usr_cpu`, `sys_cpu`: CPU ms over the summed runtime, i.e. per worker.
@@ -499,7 +523,8 @@ pub fn groups(jobs: &[Job]) -> BTreeMap<u32, Group> {
 pub fn end_ms(r: &RunResult) -> u64 {
     let mut longest: BTreeMap<u32, u64> = BTreeMap::new();
     for j in &r.jobs {
-        let ms = (j.ramp_ns + j.runtime_ns) / 1_000_000;
+        let pass = j.phase(Phase::Verify).map_or(0, |p| p.runtime_ns);
+        let ms = (j.ramp_ns + j.runtime_ns + pass) / 1_000_000;
         let e = longest.entry(j.group).or_default();
         *e = (*e).max(ms);
     }
@@ -608,6 +633,38 @@ mod tests {
         let mut rr = r.jobs[0].clone();
         rr.description = rr.spec.describe();
         assert_eq!((rr.description.as_str(), Job::of(&rr).description()), ("randread 4KiB qd1 x2 psync", ""));
+    }
+
+    /// A write job of 1000 writes in 2 s whose verify pass read them back
+    /// in 500 ms; with `backlog`, 200 of its reads came during the writes.
+    fn verified_write(rw: &str, backlog: bool) -> JobResult {
+        let s = 1_000_000_000;
+        let mut ops = vec![sample::op(OpKind::Write, &[(40_000, 1000)], 4096, 2 * s)];
+        if backlog {
+            ops.push(sample::op(OpKind::Read, &[(10_000, 200)], 4096, 2 * s));
+        }
+        let mut r = sample::job("wv", 0, &[("rw", rw), ("verify", "crc32c")], 2 * s, ops);
+        let reads = vec![sample::op(OpKind::Read, &[(20_000, 1000)], 4096, s / 2)];
+        r.phases = vec![PhaseResult { phase: Phase::Verify, runtime_ns: s / 2, ops: reads }];
+        r
+    }
+
+    #[test]
+    fn a_verify_pass_is_in_the_reads_as_fio_counts_it() {
+        let r = verified_write("randwrite", false);
+        let j = Job::of(&r);
+        assert_eq!((j.read.total_ios, j.read.runtime_ms, j.read.iops_int(), j.read.io_bytes), (1000, 500, 2000, 4_096_000));
+        assert_eq!((j.write.total_ios, j.write.runtime_ms), (1000, 2000), "the writes keep their own time");
+        assert_eq!((j.read.clat.n, j.lat_us[3] + j.lat_us[4]), (1000, 2000), "its latencies in the read figures and the buckets");
+        assert_eq!((j.job_runtime_ms(), j.elapsed_s()), (2500, 3), "the job's time includes the pass");
+        // A write job's interleaved reads (verify_backlog) count only the pass's time, as fio's do ...
+        let r = verified_write("randwrite", true);
+        let j = Job::of(&r);
+        assert_eq!((j.read.total_ios, j.read.runtime_ms), (1200, 500));
+        // ... and a mixed job's reads the measured phase's and the pass's.
+        let r = verified_write("randrw", true);
+        let j = Job::of(&r);
+        assert_eq!((j.read.total_ios, j.read.runtime_ms), (1200, 2500));
     }
 
     #[test]

@@ -39,7 +39,7 @@ use storbench_workload::rng::Rng;
 use storbench_workload::verify::fio::{self, FioFound};
 use storbench_workload::verify::{self as format, Checksum, Found, Stamp, VerifySpec};
 use storbench_workload::{NextIo, OpKind};
-use table::{began, ended, expect, removed, BlockTable, Expect};
+use table::{began, ended, expect, pieces, removed, BlockTable, Expect};
 pub use table::{state_path, VerifyTables};
 
 mod objects;
@@ -121,6 +121,10 @@ pub struct Checker {
     per_slot: usize,
     /// Acknowledged writes waiting to be read back (`verify_backlog`).
     backlog: VecDeque<NextIo>,
+    /// Per slot: its read came from the backlog (the next one issued does,
+    /// when `next_from_backlog`).
+    from_backlog: Vec<bool>,
+    next_from_backlog: bool,
     draining: bool,
     writers: Arc<AtomicU32>,
     /// Counted among the job's writers until its measured phase ends.
@@ -177,6 +181,8 @@ impl Checker {
             snaps: vec![0; qd * per_slot],
             per_slot,
             backlog: VecDeque::new(),
+            from_backlog: vec![false; qd],
+            next_from_backlog: false,
             draining: false,
             writers,
             writing,
@@ -241,6 +247,9 @@ impl Checker {
     pub fn issued(&mut self, io: &NextIo, slot: u32) {
         let (t, first, n) = self.span(io);
         let table = &self.tables[t];
+        if let Some(f) = self.from_backlog.get_mut(slot as usize) {
+            *f = std::mem::take(&mut self.next_from_backlog);
+        }
         match io.op {
             OpKind::Write | OpKind::Create | OpKind::Update | OpKind::Delete => (first..first + n).for_each(|i| table.update(i, began)),
             OpKind::Read => {
@@ -264,7 +273,10 @@ impl Checker {
                 // A partial write of an object leaves it part old, part new: unknown.
                 let whole = self.objects.is_none() || io.op != OpKind::Write;
                 let generation = self.gens[slot as usize];
-                (first..first + n).for_each(|i| table.update(i, |w| ended(w, generation, ok && whole)));
+                (first..first + n).for_each(|i| {
+                    table.update(i, |w| ended(w, generation, ok && whole));
+                    table.unchecked(i);
+                });
                 if ok && self.spec.backlog > 0 && whole && self.measuring {
                     let read = match &self.objects {
                         Some(o) => NextIo { op: OpKind::Read, offset: 0, len: o.max_size as u32, whole: true, ..*io },
@@ -288,6 +300,9 @@ impl Checker {
                             let snap = self.snaps[slot as usize * self.per_slot + k];
                             let unit = &buf[k * self.unit as usize..][..self.unit as usize];
                             self.judge(&table, first + k, snap, unit);
+                        }
+                        if self.from_backlog.get(slot as usize) == Some(&true) {
+                            table.mark_checked(first, &self.snaps[slot as usize * self.per_slot..][..n]);
                         }
                     }
                     // A body longer than the slot (an object an earlier run left larger) cannot be judged whole.
@@ -531,6 +546,7 @@ impl Checker {
         }
         let io = self.backlog.pop_front();
         self.draining = !self.backlog.is_empty();
+        self.next_from_backlog = io.is_some();
         io
     }
 
@@ -546,9 +562,12 @@ impl Checker {
         self.writers.load(Ordering::Acquire) == 0
     }
 
-    /// The reads of the read-back pass: the worker's region in chunks of
-    /// up to `max_len` bytes (whole units), each chunk once across the job's
-    /// workers when they share a region, skipping what nothing wrote.
+    /// The reads of the read-back pass: the worker's region as it was
+    /// written, each piece once across the job's workers when they share a
+    /// region, skipping what nothing wrote. A piece is a run of units the
+    /// same write left (one generation), of up to `max_len` bytes: fio's
+    /// verify phase reads back each write as it was issued, so a pass of
+    /// 4 KiB random writes is as many 4 KiB reads (and counts as fio's).
     pub fn pass(&self, share: &JobShare, worker: u32, max_len: u64) -> Vec<NextIo> {
         if let Some(o) = &self.objects {
             // Objects: this worker's keys (worker, worker + workers, ...) that hold a version.
@@ -561,7 +580,7 @@ impl Checker {
                 .collect();
         }
         let unit = self.unit as u64;
-        let chunk = (max_len / unit).max(1) * unit;
+        let most = (max_len / unit).max(1) as usize;
         let mut region = share.region;
         region.start += worker as u64 * share.spec.offset_increment;
         let shared = share.spec.offset_increment == 0 && share.workers > 1;
@@ -569,18 +588,16 @@ impl Checker {
         let mut c = 0u64;
         for (file, table) in self.tables.iter().enumerate() {
             let end = (region.start + region.len).min(self.phase + table.units * unit);
-            let mut at = region.start;
-            while at < end {
-                let len = chunk.min(end - at) / unit * unit;
-                if len == 0 {
-                    break;
-                }
-                let mine = !shared || c % share.workers as u64 == worker as u64;
-                if mine && table.any_written(((at - self.phase) / unit) as usize, (len / unit) as usize) {
-                    out.push(NextIo { op: OpKind::Read, file: file as u32, offset: at, len: len as u32, whole: false, class: 0 });
+            if end <= region.start {
+                continue;
+            }
+            let (first, last) = (((region.start - self.phase) / unit) as usize, ((end - self.phase) / unit) as usize);
+            for (i, n) in pieces(table, first..last, most) {
+                if !shared || c % share.workers as u64 == worker as u64 {
+                    let (offset, len) = (self.phase + i as u64 * unit, (n as u64 * unit) as u32);
+                    out.push(NextIo { op: OpKind::Read, file: file as u32, offset, len, whole: false, class: 0 });
                 }
                 c += 1;
-                at += len;
             }
         }
         out

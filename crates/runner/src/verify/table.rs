@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 // One unit's word: the newest acknowledged generation (40 bits), how far
 // below it older generations are also right (12 bits), unknown, fresh (a
@@ -127,6 +127,10 @@ pub struct BlockTable {
     pub label: String,
     /// The state file, locked for this run.
     _file: Option<File>,
+    /// A bit per unit a `verify_backlog` read judged since its last write
+    /// (made at the first such read): the verify pass skips those, as
+    /// fio's takes what its backlog verified off the list it reads back.
+    checked: OnceLock<Box<[AtomicU64]>>,
 }
 
 // SAFETY: the mapping is only reached through atomics (the header's
@@ -166,7 +170,7 @@ impl BlockTable {
             map[LABEL_AT..LABEL_AT + l.len()].copy_from_slice(l);
         }
         let base = map.as_mut_ptr();
-        let table = BlockTable { map, base, units, unit, phase, label: label.to_string(), _file: file };
+        let table = BlockTable { map, base, units, unit, phase, label: label.to_string(), _file: file, checked: OnceLock::new() };
         if !fresh {
             // What was in flight when the last run ended is unknown; and after a
             // host crash the counter may lag the words it numbered: it goes on
@@ -212,6 +216,40 @@ impl BlockTable {
         (first..first + n).any(|i| !matches!(self.word(i).load(Ordering::Relaxed), 0 | DELETED))
     }
 
+    /// The generation unit `i` holds for this run (0: none, deleted, or
+    /// checked by a backlog read since its last write).
+    fn written(&self, i: usize) -> u64 {
+        if self.checked.get().is_some_and(|b| b[i / 64].load(Ordering::Acquire) & (1 << (i % 64)) != 0) {
+            return 0;
+        }
+        match self.word(i).load(Ordering::Relaxed) {
+            0 | DELETED => 0,
+            w => (w & GEN_MASK).max(1),
+        }
+    }
+
+    /// A `verify_backlog` read judged units `first..` while their words
+    /// stayed `snaps`: the verify pass need not read them again. (A write
+    /// issued meanwhile changed the word, so its unit is not marked; one
+    /// issued later clears the mark when it completes.)
+    pub(super) fn mark_checked(&self, first: usize, snaps: &[u64]) {
+        let bits = self.checked.get_or_init(|| (0..self.units.div_ceil(64)).map(|_| AtomicU64::new(0)).collect());
+        for (k, snap) in snaps.iter().enumerate() {
+            let i = first + k;
+            if self.word(i).load(Ordering::Acquire) == *snap {
+                bits[i / 64].fetch_or(1 << (i % 64), Ordering::AcqRel);
+            }
+        }
+    }
+
+    /// A write to unit `i` completed: the pass reads it again.
+    #[inline]
+    pub(super) fn unchecked(&self, i: usize) {
+        if let Some(bits) = self.checked.get() {
+            bits[i / 64].fetch_and(!(1 << (i % 64)), Ordering::AcqRel);
+        }
+    }
+
     /// The word of unit `i` now.
     pub(super) fn now(&self, i: usize) -> u64 {
         self.word(i).load(Ordering::Acquire)
@@ -224,6 +262,24 @@ impl BlockTable {
             let _ = self.map.flush();
         }
     }
+}
+
+/// The written pieces of `units`: (first unit, count) of each run of units
+/// one write left (the same generation), at most `most` units long; what
+/// nothing wrote is left out.
+pub(super) fn pieces(table: &BlockTable, units: std::ops::Range<usize>, most: usize) -> Vec<(usize, usize)> {
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    let mut last = 0u64;
+    for i in units {
+        let g = table.written(i);
+        match out.last_mut() {
+            Some((start, n)) if g != 0 && g == last && *start + *n == i && *n < most => *n += 1,
+            _ if g != 0 => out.push((i, 1)),
+            _ => {}
+        }
+        last = g;
+    }
+    out
 }
 
 /// The state file of a target: created, or opened and checked.
@@ -369,6 +425,25 @@ impl VerifyTables {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pass_reads_back_each_write_as_it_was_made() {
+        let t = BlockTable::open("pieces", 8 * 512, 512, 0, None).unwrap();
+        let write = |units: std::ops::Range<usize>, g: u64| units.for_each(|i| t.update(i, |w| ended(began(w), g, true)));
+        write(0..4, 5);
+        write(4..6, 6);
+        write(7..8, 7);
+        assert_eq!(pieces(&t, 0..8, 64), [(0, 4), (4, 2), (7, 1)], "one read per write; unit 6 was never written");
+        assert_eq!(pieces(&t, 0..8, 2), [(0, 2), (2, 2), (4, 2), (7, 1)], "at most the slot's length");
+        assert_eq!(pieces(&t, 1..5, 64), [(1, 3), (4, 1)], "within the region asked for");
+        // What a backlog read judged is left out, until a write changes it again.
+        let snaps: Vec<u64> = (4..6).map(|i| t.now(i)).collect();
+        t.mark_checked(4, &snaps);
+        assert_eq!(pieces(&t, 0..8, 64), [(0, 4), (7, 1)]);
+        write(5..6, 8);
+        t.unchecked(5);
+        assert_eq!(pieces(&t, 0..8, 64), [(0, 4), (5, 1), (7, 1)]);
+    }
 
     #[test]
     fn a_write_alone_becomes_the_only_right_generation() {

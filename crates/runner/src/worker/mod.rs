@@ -26,7 +26,7 @@ use storbench_engine::files;
 use storbench_engine::{Engine, EngineConfig, EngineFactory, WorkerSetup};
 use storbench_metrics::ReplayTally;
 use storbench_metrics::{CpuTimes, IntervalReport, PlatWindow};
-use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
+use storbench_model::protocol::{FromAgent, JobShare, PassStats, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::gen::stream;
 use storbench_workload::prio::PrioPicker;
@@ -139,6 +139,8 @@ pub struct Worker {
     min_rate: Option<crate::min_rate::MinRate>,
     /// Stamps writes and judges reads (jobs that verify).
     verify: Option<Checker>,
+    /// Its verify pass's reads and length, once it ran.
+    pass: Option<Box<PassStats>>,
     /// The job's engine configuration (a verified object job's listing).
     config: Arc<dyn EngineConfig>,
     /// fio's write_iolog, when asked for.
@@ -258,6 +260,7 @@ impl Worker {
             below_min: None,
             min_rate: k.rate_min.filter(|_| k.reads || k.writes).map(|m| crate::min_rate::MinRate::new(m, k.ramp_ns)),
             verify,
+            pass: None,
             config,
             iolog,
             unit_log,
@@ -389,6 +392,7 @@ impl Worker {
             error,
             objects_left,
             verify,
+            pass: self.pass.clone(),
             replay,
             train,
             cut_off: self.cut_off,

@@ -3,12 +3,12 @@
 //! to verify (fio's `do_verify`), and removing what the job created.
 
 use super::gen::{dataset_share, Gen};
-use super::unmeasured::{hooks, unmeasured, NoHooks, OnFailure, Tracked, CLEANUP_GIVES_UP_AFTER};
+use super::unmeasured::{hooks, unmeasured, NoHooks, OnFailure, Timed, Tracked, CLEANUP_GIVES_UP_AFTER};
 use super::{announce, Worker};
 use crate::verify::Checker;
 use storbench_engine::EngineConfig;
 use storbench_metrics::CpuTimes;
-use storbench_model::protocol::{Stage, WorkerDone};
+use storbench_model::protocol::{PassStats, Stage, WorkerDone};
 use storbench_workload::{NextIo, OpKind};
 
 impl Worker {
@@ -71,8 +71,9 @@ impl Worker {
     }
 
     /// fio's `do_verify` (and `verify_only`): once every writer of the job
-    /// is done, read back and check what the job wrote, not measured. A
-    /// stop skips it (the verify state, if kept, still allows it later).
+    /// is done, read back and check what the job wrote, measured apart from
+    /// the measured phase (its reads timed, kept in `pass`). A stop
+    /// skips it (the verify state, if kept, still allows it later).
     pub(super) fn read_back(&mut self) -> Result<(), String> {
         let Some(v) = self.verify.as_mut() else { return Ok(()) };
         v.writes_done();
@@ -86,15 +87,26 @@ impl Worker {
         announce(&self.link, &self.share, self.worker, Stage::Verify);
         let reads = v.pass(&self.share, self.worker, self.buffers.slot_len() as u64);
         let t0 = std::time::Instant::now();
+        if self.k.invalidate {
+            // As fio's verify phase begins (within its time): each file
+            // flushed and its cache dropped, so the pass reads the disk.
+            for f in &self.files {
+                let _ = f.sync_all();
+                let _ = storbench_engine::files::drop_cache(f, std::path::Path::new(""));
+            }
+        }
         let mut reads = reads.into_iter();
         let rng = storbench_workload::rng::Rng::new(self.share.spec.seed);
-        let mut hooks = Tracked { v: &mut *v, buffers: &mut self.buffers, rng, not_found: 0 };
+        let timed = Some(Timed::new(self.share.queue_depth));
+        let mut hooks = Tracked { v: &mut *v, buffers: &mut self.buffers, rng, not_found: 0, timed };
         // A missing object is a finding (counted by the checker), not a reason to stop reading.
         let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
         let (tried, left) =
             unmeasured(self.engine.as_mut(), self.share.queue_depth, || reads.next(), || control.stopping(), policy, &mut hooks);
-        let not_found = hooks.not_found;
+        let (not_found, timed) = (hooks.not_found, hooks.timed.take());
         v.tally.pass_ns = t0.elapsed().as_nanos() as u64;
+        // Measured as fio measures its verify phase, kept apart from the writes' figures.
+        self.pass = timed.map(|t| Box::new(PassStats { reads: t.reads, ns: v.tally.pass_ns }));
         if left.engine.is_some() || left.failed.len() as u64 > not_found {
             return Err(format!("reading back to verify: {}", left.error(tried).unwrap_or_default()));
         }

@@ -3,12 +3,13 @@
 //! up on after a while, what could not be done reported; hooks let a
 //! verifying job stamp and check what goes through.
 
+use super::hot::Outcome;
 use super::WAIT_SLICE;
 use crate::buffers::AlignedBuffers;
 use crate::verify::Checker;
 use std::time::{Duration, Instant};
 use storbench_engine::{Completion, Engine, IoRequest};
-use storbench_metrics::{ErrorKind, IoFailure};
+use storbench_metrics::{ErrorKind, IoFailure, OpStats};
 use storbench_workload::{NextIo, OpKind};
 
 /// The same after a Ctrl-C during unmeasured work (a cleanup cut short).
@@ -50,6 +51,21 @@ pub(super) struct Tracked<'a> {
     pub(super) rng: storbench_workload::rng::Rng,
     /// Reads the store answered with "no such object".
     pub(super) not_found: u64,
+    /// The verify pass's reads, timed (the pass only).
+    pub(super) timed: Option<Timed>,
+}
+
+/// The verify pass's reads timed per I/O, as the measured phase's are:
+/// from the queueing of each to its completion.
+pub(super) struct Timed {
+    issued: Vec<Instant>,
+    pub(super) reads: OpStats,
+}
+
+impl Timed {
+    pub(super) fn new(qd: u32) -> Timed {
+        Timed { issued: vec![Instant::now(); qd as usize], reads: OpStats::new(false) }
+    }
 }
 
 impl Hooks for Tracked<'_> {
@@ -58,8 +74,17 @@ impl Hooks for Tracked<'_> {
             self.v.stamp(self.buffers.slot_mut(slot), io, slot, &mut self.rng);
         }
         self.v.issued(io, slot);
+        if let Some(t) = self.timed.as_mut() {
+            t.issued[slot as usize] = Instant::now();
+        }
     }
     fn done(&mut self, io: &NextIo, slot: u32, c: &Completion) {
+        if let (Some(t), OpKind::Read) = (self.timed.as_mut(), io.op) {
+            let ns = t.issued[slot as usize].elapsed().as_nanos() as u64;
+            // A whole object's read asks for up to its largest size: shorter is no short I/O.
+            let len = if io.whole { 0 } else { io.len };
+            Outcome::of(c, io.op, len, ns, ns).add_to(&mut t.reads);
+        }
         self.v.completed(io, slot, self.buffers.slot_mut(slot), c.result);
         if io.op == OpKind::Read {
             self.v.tally.pass_bytes += c.result.unwrap_or(0);
@@ -71,7 +96,7 @@ impl Hooks for Tracked<'_> {
 /// The hooks for a worker's unmeasured operations: tracked when it verifies.
 pub(super) fn hooks<'a>(v: Option<&'a mut Checker>, buffers: &'a mut AlignedBuffers, seed: u64) -> Box<dyn Hooks + 'a> {
     match v {
-        Some(v) => Box::new(Tracked { v, buffers, rng: storbench_workload::rng::Rng::new(seed), not_found: 0 }),
+        Some(v) => Box::new(Tracked { v, buffers, rng: storbench_workload::rng::Rng::new(seed), not_found: 0, timed: None }),
         None => Box::new(NoHooks),
     }
 }

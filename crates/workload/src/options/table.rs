@@ -819,9 +819,9 @@ pub static CORE: &[CoreOption] = &[
     CoreOption {
         info: info(
             "verify",
-            Kind::Choice(&["crc32c", "xxhash", "sha256", "0"]),
+            Kind::Choice(&["crc32c", "xxhash", "sha256", "meta", "0"]),
             "0",
-            "check what is read against what was acknowledged: every written block carries a header with this checksum (0: off)",
+            "check what is read against what was acknowledged: every written block carries a header with this checksum (meta: of the header alone, as fio's; 0: off)",
         ),
         aliases: &[],
         set: |s, v| {

@@ -23,6 +23,8 @@ pub enum FioFound {
 }
 
 const MAGIC: u16 = 0xacca;
+/// fio's `verify=meta` (VERIFY_HDR_ONLY): a header and no data checksum.
+const HDR_ONLY: u16 = 1;
 /// Bytes of fio's `verify_header`; its CRC covers the 36 before it.
 const HEADER: usize = 40;
 const HEADER_CRC_AT: usize = 36;
@@ -99,11 +101,14 @@ pub fn check(unit: &[u8], offset: u64) -> FioFound {
             why: format!("fio's header for a {len}-byte block; give verify_interval={len} to check fio's blocks"),
         };
     }
-    let Some(sum) = FioSum::of(kind) else {
-        return FioFound::Unchecked { why: format!("fio's checksum type {kind}: storbench checks fio's crc32c and xxhash") };
-    };
-    if !sum.holds(&unit[HEADER..]) {
-        return FioFound::Corrupt { checksum: sum.name(), in_header: false };
+    // fio's meta: the header, checked above, is all fio checks (a pattern aside).
+    if kind != HDR_ONLY {
+        let Some(sum) = FioSum::of(kind) else {
+            return FioFound::Unchecked { why: format!("fio's checksum type {kind}: storbench checks fio's crc32c, xxhash and meta") };
+        };
+        if !sum.holds(&unit[HEADER..]) {
+            return FioFound::Corrupt { checksum: sum.name(), in_header: false };
+        }
     }
     let written_for = u64::from_le_bytes(unit[16..24].try_into().expect("8 bytes"));
     if written_for != offset {
@@ -118,9 +123,14 @@ mod tests {
 
     /// A block as fio 3.33 writes it with verify=crc32c.
     fn fio_block(offset: u64, len: usize) -> Vec<u8> {
+        fio_block_of(5, offset, len)
+    }
+
+    /// The same with fio's checksum type `kind` in its header.
+    fn fio_block_of(kind: u16, offset: u64, len: usize) -> Vec<u8> {
         let mut b = vec![0u8; len];
         b[0..2].copy_from_slice(&MAGIC.to_le_bytes());
-        b[2..4].copy_from_slice(&5u16.to_le_bytes());
+        b[2..4].copy_from_slice(&kind.to_le_bytes());
         b[4..8].copy_from_slice(&(len as u32).to_le_bytes());
         b[8..16].copy_from_slice(&0x1234u64.to_le_bytes());
         b[16..24].copy_from_slice(&offset.to_le_bytes());
@@ -154,5 +164,14 @@ mod tests {
         assert_eq!(check(&h, 8192), FioFound::Corrupt { checksum: "fio's header crc32c", in_header: true });
         assert!(matches!(check(&fio_block(0, 8192)[..4096], 0), FioFound::Unchecked { .. }), "another block length");
         assert_eq!((unit_len(&fio_block(0, 8192)), unit_len(&h)), (Some(8192), None), "a length is trusted only under its crc");
+    }
+
+    #[test]
+    fn a_fio_meta_block_is_judged_by_its_header_alone() {
+        let mut b = fio_block_of(HDR_ONLY, 8192, 4096);
+        b[3000] ^= 1;
+        assert_eq!(check(&b, 8192), FioFound::Intact, "fio's meta checks no data");
+        b[17] ^= 1;
+        assert_eq!(check(&b, 8192), FioFound::Corrupt { checksum: "fio's header crc32c", in_header: true });
     }
 }

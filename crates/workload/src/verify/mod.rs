@@ -6,7 +6,8 @@
 //! a seed, and a checksum of the whole unit (the checksum field counted as
 //! zeros). The rest of the unit is a function of the seed (or the job's
 //! `verify_pattern`), so a unit whose checksum fails can be regenerated and
-//! the first wrong byte named. Which generation is the right one is not this
+//! the first wrong byte named. `meta` (fio's `verify=meta`) checksums the
+//! header alone and judges no data, except against a `verify_pattern`. Which generation is the right one is not this
 //! module's business: the runner's table of acknowledged writes says that
 //! (without one, a unit is judged by its header alone: checksum and offset).
 //! Blocks fio wrote with its own `verify=` headers are read in `fio`.
@@ -31,18 +32,23 @@ pub enum Checksum {
     Crc32c,
     Xxhash,
     Sha256,
+    /// fio's `meta`: the header's own fields under a CRC32C of the header;
+    /// the data is not checksummed (only compared with a `verify_pattern`).
+    Meta,
 }
 
 impl Checksum {
     /// storbench's names.
-    pub const NAMES: &'static [&'static str] = &["crc32c", "xxhash", "sha256"];
+    pub const NAMES: &'static [&'static str] = &["crc32c", "xxhash", "sha256", "meta"];
+    const ALL: [Checksum; 4] = [Checksum::Crc32c, Checksum::Xxhash, Checksum::Sha256, Checksum::Meta];
 
     pub fn parse(v: &str) -> Result<Checksum, String> {
         match v {
             "crc32c" => Ok(Checksum::Crc32c),
             "xxhash" => Ok(Checksum::Xxhash),
             "sha256" => Ok(Checksum::Sha256),
-            _ => Err(format!("'{v}': give crc32c, xxhash or sha256")),
+            "meta" => Ok(Checksum::Meta),
+            _ => Err(format!("'{v}': give crc32c, xxhash, sha256 or meta")),
         }
     }
 
@@ -51,21 +57,29 @@ impl Checksum {
             Checksum::Crc32c => "crc32c",
             Checksum::Xxhash => "xxhash",
             Checksum::Sha256 => "sha256",
+            Checksum::Meta => "meta",
         }
+    }
+
+    /// Whether the checksum covers the unit's data (all but `meta`).
+    pub fn covers_data(self) -> bool {
+        self != Checksum::Meta
     }
 
     fn code(self) -> u8 {
         self as u8 + 1
     }
 
-    /// The checksum of `unit` with its checksum field counted as zeros.
+    /// The checksum of `unit` (`meta`: of its header) with its checksum
+    /// field counted as zeros.
     fn of(self, unit: &[u8]) -> [u8; SUM_LEN] {
-        let (head, rest) = unit.split_at(SUM_AT);
+        let covered = if self.covers_data() { unit } else { &unit[..HEADER] };
+        let (head, rest) = covered.split_at(SUM_AT);
         let tail = &rest[SUM_LEN..];
         let zeros = [0u8; SUM_LEN];
         let mut out = [0u8; SUM_LEN];
         match self {
-            Checksum::Crc32c => {
+            Checksum::Crc32c | Checksum::Meta => {
                 let c = crc32c::crc32c_append(crc32c::crc32c_append(crc32c::crc32c(head), &zeros), tail);
                 out[..4].copy_from_slice(&c.to_le_bytes());
             }
@@ -206,7 +220,12 @@ pub fn stamp(unit: &mut [u8], s: &Stamp, sum: Checksum, pattern: Option<&[u8]>) 
     unit[36..40].copy_from_slice(&s.worker.to_le_bytes());
     unit[40..44].copy_from_slice(&(len as u32).to_le_bytes());
     unit[44..48].fill(0);
-    fill(&mut unit[HEADER..], s.seed, pattern);
+    // `meta` judges no data, so none is made (fio's meta fills its buffer
+    // too, but checks only the header): the job's own data stays, unless
+    // a pattern is to be compared.
+    if sum.covers_data() || pattern.is_some() {
+        fill(&mut unit[HEADER..], s.seed, pattern);
+    }
     let c = sum.of(unit);
     unit[SUM_AT..SUM_AT + SUM_LEN].copy_from_slice(&c);
 }
@@ -242,11 +261,23 @@ pub fn check(unit: &[u8], offset: u64, pattern: Option<&[u8]>) -> Found {
         return Found::NoHeader { zeros: unit.iter().all(|b| *b == 0) };
     }
     let generation = u64_at(16);
-    let Some(sum) = [Checksum::Crc32c, Checksum::Xxhash, Checksum::Sha256].into_iter().find(|c| c.code() == unit[5]) else {
+    let Some(sum) = Checksum::ALL.into_iter().find(|c| c.code() == unit[5]) else {
         return Found::Corrupt { generation, first_bad: Some(5) };
     };
     if sum.of(unit)[..] != unit[SUM_AT..SUM_AT + SUM_LEN] {
-        return Found::Corrupt { generation, first_bad: first_bad(unit, u64_at(24), pattern) };
+        let data_bad = if sum.covers_data() { first_bad(unit, u64_at(24), pattern) } else { None };
+        return Found::Corrupt { generation, first_bad: data_bad };
+    }
+    if !sum.covers_data() {
+        // fio's meta: the header's length must be the unit's, and the data
+        // is judged only against a pattern (verify.c, VERIFY_HDR_ONLY).
+        let len = u32::from_le_bytes(unit[40..44].try_into().expect("4 bytes")) as usize;
+        if len != unit.len() {
+            return Found::Corrupt { generation, first_bad: Some(40) };
+        }
+        if let Some(bad) = pattern.and_then(|p| first_unlike(&unit[HEADER..], p)) {
+            return Found::Corrupt { generation, first_bad: Some(bad + HEADER as u32) };
+        }
     }
     let written_for = u64_at(8);
     if written_for != offset {
@@ -264,13 +295,31 @@ fn first_bad(unit: &[u8], seed: u64, pattern: Option<&[u8]>) -> Option<u32> {
     unit[HEADER..].iter().zip(&want).position(|(a, b)| a != b).map(|p| (p + HEADER) as u32)
 }
 
+/// The first byte of `data` that is not `pattern` repeated. Data that
+/// starts with the pattern and repeats with its period is the pattern
+/// throughout: two comparisons of whole slices, byte by byte only to name
+/// a wrong byte.
+fn first_unlike(data: &[u8], pattern: &[u8]) -> Option<u32> {
+    let k = pattern.len().min(data.len());
+    if data[..k] == pattern[..k] && data[k..] == data[..data.len() - k] {
+        return None;
+    }
+    data.iter().zip(pattern.iter().cycle()).position(|(a, b)| a != b).map(|p| p as u32)
+}
+
 /// The data after a header: the pattern repeated, or words derived from the
 /// seed and their position (SplitMix64 of seed + index), so any part can be
 /// regenerated on its own.
 fn fill(data: &mut [u8], seed: u64, pattern: Option<&[u8]>) {
     if let Some(p) = pattern {
-        for (d, s) in data.iter_mut().zip(p.iter().cycle()) {
-            *d = *s;
+        // The pattern once, then what is made so far copied after itself.
+        let first = p.len().min(data.len());
+        data[..first].copy_from_slice(&p[..first]);
+        let mut made = first;
+        while made > 0 && made < data.len() {
+            let n = made.min(data.len() - made);
+            data.copy_within(..n, made);
+            made += n;
         }
         return;
     }
@@ -354,6 +403,36 @@ mod tests {
         let mut u = stamped(Checksum::Crc32c, None);
         u[20] ^= 1; // the generation
         assert!(matches!(check(&u, 8192, None), Found::Corrupt { first_bad: None, .. }));
+    }
+
+    #[test]
+    fn meta_judges_the_header_and_not_the_data() {
+        let mut u = vec![7u8; 4096];
+        stamp(&mut u, &Stamp { offset: 8192, generation: 7, seed: 42, job: 1, worker: 3 }, Checksum::Meta, None);
+        assert_eq!(&u[HEADER..HEADER + 4], &[7u8; 4], "meta leaves the data as it was");
+        assert_eq!(check(&u, 8192, None), Found::Intact { generation: 7 });
+        u[1000] ^= 0x10;
+        assert_eq!(check(&u, 8192, None), Found::Intact { generation: 7 }, "a data byte is not judged");
+        assert_eq!(check(&u, 4096, None), Found::Misplaced { offset: 8192, generation: 7 });
+        u[20] ^= 1;
+        assert_eq!(check(&u, 8192, None), Found::Corrupt { generation: 7 ^ (1 << 32), first_bad: None }, "the header is");
+    }
+
+    #[test]
+    fn meta_with_a_pattern_compares_the_data_with_it() {
+        let p = parse_pattern("0xaa555aa5").unwrap();
+        let mut u = vec![0u8; 512];
+        stamp(&mut u, &Stamp { offset: 0, generation: 1, seed: 9, job: 0, worker: 0 }, Checksum::Meta, Some(&p));
+        assert_eq!(check(&u, 0, Some(&p)), Found::Intact { generation: 1 });
+        u[300] = 0;
+        assert_eq!(check(&u, 0, Some(&p)), Found::Corrupt { generation: 1, first_bad: Some(300) });
+        assert_eq!(Checksum::parse("meta"), Ok(Checksum::Meta));
+        let abc = parse_pattern("\"abc\"").unwrap();
+        let mut u = stamped(Checksum::Meta, Some(&abc));
+        assert!(u[HEADER..].iter().zip(abc.iter().cycle()).all(|(a, b)| a == b), "a pattern of any length, repeated");
+        assert_eq!(check(&u, 8192, Some(&abc)), Found::Intact { generation: 7 });
+        u[4095] = b'x';
+        assert_eq!(check(&u, 8192, Some(&abc)), Found::Corrupt { generation: 7, first_bad: Some(4095) });
     }
 
     #[test]

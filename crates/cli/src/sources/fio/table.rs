@@ -103,14 +103,16 @@ const OFFLOAD: &str = "io_submit_mode=offload: storbench's fixed-rate workers al
 and count latency from each I/O's scheduled time (fio's offload); without a rate it changes nothing";
 
 /// fio's verify= checksums as storbench's: the check is the same (a header
-/// with a checksum per block), only its CPU cost differs.
+/// with a checksum per block), only its CPU cost differs; meta checks the
+/// header alone in both.
 fn checksum(fio: &str) -> &str {
     match fio {
         "0" | "null" | "none" => "0",
         "xxhash" => "xxhash",
+        "meta" => "meta",
         "sha256" | "sha512" | "sha1" | "md5" => "sha256",
         v if v.starts_with("sha3") => "sha256",
-        // crc7..crc64, meta, pattern (the data is verify_pattern's), and anything else fio checks by a crc.
+        // crc7..crc64, pattern (the data is verify_pattern's), and anything else fio checks by a crc.
         _ => "crc32c",
     }
 }
