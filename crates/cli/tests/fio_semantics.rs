@@ -229,3 +229,40 @@ fn libaio_takes_completions_in_batches_when_asked_as_fio() {
     assert!(fio_per < 0.2, "fio: {fio} io_getevents for {fio_ios} I/Os");
     assert!((sb_per - fio_per).abs() < 0.05, "io_getevents per I/O: storbench {sb_per:.3} ({sb}), fio {fio_per:.3} ({fio})");
 }
+
+/// The I/Os `tool` (fio or storbench's drop-in) makes for `job`, read and
+/// write, from its JSON output; bounded at 60 s.
+fn total_ios(dir: &Path, tool: &str, job: &str) -> u64 {
+    let mut args = vec!["60"];
+    match tool {
+        "fio" => args.push("fio"),
+        _ => args.extend([bin(), "fio"]),
+    }
+    args.extend(["--output-format=json", job]);
+    let out = Command::new("timeout").args(&args).current_dir(dir).output().unwrap();
+    assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let doc: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap_or(0)..]).unwrap();
+    let jobs = doc["jobs"].as_array().unwrap();
+    jobs.iter().map(|j| j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap()).sum()
+}
+
+/// loops=N with an io_size beyond the file: fio ends each pass where the
+/// file ends and passes again, after the loops, only until io_size is done
+/// (io_size=8m over 4m: 8m with loops=2, 12m with loops=3); without the
+/// random map each loop is io_size. storbench did io_size N times over
+/// (16m and 24m: twice fio's I/Os for loops=2).
+#[test]
+fn loops_over_an_io_size_beyond_the_file_do_the_ios_fio_does() {
+    if !tools(&["fio"]) {
+        return;
+    }
+    let d = scratch();
+    data_file(d.path(), "d.dat", 4);
+    for body in ["rw=read\nloops=2", "rw=randread\nloops=3", "rw=randread\nnorandommap\nloops=2"] {
+        let job = format!("[j]\nfilename=d.dat\nsize=4m\nio_size=8m\nbs=64k\nioengine=psync\n{body}\n");
+        std::fs::write(d.path().join("job.fio"), &job).unwrap();
+        let (fio, sb) = (total_ios(d.path(), "fio", "job.fio"), total_ios(d.path(), "storbench", "job.fio"));
+        assert_eq!(sb, fio, "I/Os of {body:?}: storbench {sb}, fio {fio}");
+    }
+}
