@@ -182,13 +182,13 @@ CAUSES = {
     "ex fio-seq-write (256k buffered)": BUFFER,
     "fio-seq-RW.fio": BUFFER,
     # The same cheaper copy (p1 285-338 us against fio's 387-469, fio with
-    # iomem=mmap 264-272), but storbench's slow writes are slower: at load
-    # 13-14, five alternations gave it 0.35-0.65x fio's IOPS with p90
-    # 16-28 ms against 7-13 ms, and the same with invalidate=0 (p90 12.5
-    # against 6.3 ms), so not the per-wrap drop (strace: one DONTNEED per
-    # wrap of the 64 MiB file in both, one io_submit per write in both).
-    # Not explained yet: where a rewrite of the cached file waits.
-    "fio-seq-write.fio": "cheaper buffer copy (p1 0.7x fio's), yet longer tails on rewrites of the cached file (p90 2x under load): not explained yet",
+    # iomem=mmap 264-272), but the slow writes (rewrites of the cached
+    # 64 MiB file while writeback runs) swing the IOPS: at load 11-14 the
+    # ratio was 0.35-0.65 in five alternations (p90 16-28 ms against 7-13,
+    # the same with invalidate=0) and 1.02..1.31 in the script's next three
+    # rounds. Same drops (strace: one DONTNEED per wrap in both) and one
+    # io_submit per write in both. The slow writes' swing is not explained.
+    "fio-seq-write.fio": "cheaper buffer copy (p1 0.7x fio's); the rewrites' slow tail swings the ratio 0.35..1.31 under load, not explained yet",
     # Two jobs held together by flow=2 without flow_sleep: fio spins while a
     # job is ahead (user CPU 1.41 s for 24,636 reads; 0.13 s without flow),
     # storbench waits for its I/O in flight. Both balance the jobs' counts
@@ -216,15 +216,20 @@ CAUSES = {
     "cross-stripe-verify.fio": "fio reports verify_backlog's reads with iops 0 (storbench with their rate) and stops a holed job after fewer passes",
     # Two jobs writing 64 MiB each to the page cache in 0.3-0.6 s: same
     # counts (16384 each) and same contents (about 66% unique 4 KiB blocks,
-    # zlib ratio 0.52 in both tools' files). fio fills each buffer in its
-    # job (user CPU 0.16 s against storbench's 0.01 s); at 200k writes/s a
-    # few us per write is the difference, and the runs are short.
-    "dedupe-global.fio": "page-cache writes at 200k/s: fio's per-write buffer filling (0.16 s user vs 0.01 s) over 0.3 s runs; same counts and contents",
-    # Four groups: fallocate/punch fuzzers (1-3 us calls, three jobs on one
-    # inode) and a 1024-write direct QD128 job whose p50 is the row's.
-    # fio alone: fuzzer 67.7k then 33.6k IOPS, QD128 p50 9.5 then 18.5 ms
-    # in two runs; the per-round ratios straddle 1 (0.79..1.14).
-    "falloc.fio": "fuzzers of 1-3 us syscalls and a 1024-write QD128 job: fio alone moves 2x between runs, ratios straddle 1",
+    # zlib ratio 0.52 in both tools' files). fio spends more CPU filling
+    # buffers (user 0.16 s against 0.01 s), but the ratio is the bursts'
+    # noise: 1.92..2.12 in the quiet table, 0.57..1.12 at load 11.
+    "dedupe-global.fio": "0.3-0.6 s page-cache write bursts: the ratio swings 0.57..2.12 between sessions; same counts and contents",
+    # Four groups: a fallocate fuzzer and two punch-hole jobs on one inode
+    # (1-3 us calls), then a 1024-write direct QD128 job whose p50 is the
+    # row's. Same fallocate modes (strace: mode 0 for writes, KEEP_SIZE|
+    # PUNCH_HOLE for trims) and sizes (33.5 KiB average), but the fuzzers
+    # share the inode differently: fio's three processes 9854 fallocates to
+    # 1062 punches under strace, storbench's three threads 4325 to 8085;
+    # without strace storbench's fuzzer ran 2.2-2.6x fio's fallocates at a
+    # similar punch count. Not explained yet (the inode lock's hand-off
+    # between processes and threads is a guess, not measured).
+    "falloc.fio": "fuzzers sharing one inode: storbench's fallocate fuzzer runs 2.2-2.6x fio's, same modes and sizes; not explained yet",
     # Not reproduced: two later alternations, p50 fio 43/41 us and storbench
     # 42/37 us, IOPS 11.0k/11.0k and 11.4k/13.6k; both read runs of 8
     # sequential blocks from each random start (strace pread64).
