@@ -162,11 +162,11 @@ fn a_new_file_is_laid_out_as_fio_lays_it_out() {
     }
 }
 
-/// System calls named `calls` in `tool`'s strace record of `job`, and the
-/// I/Os its JSON output counts.
-fn syscalls(dir: &Path, tool: &str, job: &str, calls: &str) -> (usize, u64) {
-    let trace = format!("trace={calls}");
-    let mut args = vec!["60", "strace", "-f", "-qq", "-e", &trace, "-o", "calls.txt"];
+/// `tool`'s (fio or storbench's drop-in) JSON output for `job`, run after
+/// `wrap` (a command it runs under, or nothing), bounded at 60 s.
+fn fio_json(dir: &Path, wrap: &[&str], tool: &str, job: &str) -> serde_json::Value {
+    let mut args = vec!["60"];
+    args.extend(wrap);
     match tool {
         "fio" => args.push("fio"),
         _ => args.extend([bin(), "fio"]),
@@ -175,14 +175,22 @@ fn syscalls(dir: &Path, tool: &str, job: &str, calls: &str) -> (usize, u64) {
     let out = Command::new("timeout").args(&args).current_dir(dir).output().unwrap();
     assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    let doc: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap_or(0)..]).unwrap();
-    let ios = doc["jobs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|j| j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap());
+    serde_json::from_str(&text[text.find('{').unwrap_or(0)..]).unwrap()
+}
+
+/// The I/Os, read and write, of every job in a fio-shaped JSON document.
+fn ios_of(doc: &serde_json::Value) -> u64 {
+    let jobs = doc["jobs"].as_array().unwrap();
+    jobs.iter().map(|j| j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap()).sum()
+}
+
+/// System calls named `calls` in `tool`'s strace record of `job`, and the
+/// I/Os its JSON output counts.
+fn syscalls(dir: &Path, tool: &str, job: &str, calls: &str) -> (usize, u64) {
+    let trace = format!("trace={calls}");
+    let doc = fio_json(dir, &["strace", "-f", "-qq", "-e", &trace, "-o", "calls.txt"], tool, job);
     let n = std::fs::read_to_string(dir.join("calls.txt")).unwrap().lines().filter(|l| l.contains(&format!("{calls}("))).count();
-    (n, ios.sum())
+    (n, ios_of(&doc))
 }
 
 /// fio's defaults take one completion per io_getevents
@@ -228,4 +236,25 @@ fn libaio_takes_completions_in_batches_when_asked_as_fio() {
     let (fio_per, sb_per) = (fio as f64 / fio_ios as f64, sb as f64 / sb_ios as f64);
     assert!(fio_per < 0.2, "fio: {fio} io_getevents for {fio_ios} I/Os");
     assert!((sb_per - fio_per).abs() < 0.05, "io_getevents per I/O: storbench {sb_per:.3} ({sb}), fio {fio_per:.3} ({fio})");
+}
+
+/// loops=N with an io_size beyond the file: fio ends each pass where the
+/// file ends and passes again, after the loops, only until io_size is done
+/// (io_size=8m over 4m: 8m with loops=2, 12m with loops=3); without the
+/// random map each loop is io_size. storbench did io_size N times over
+/// (16m and 24m: twice fio's I/Os for loops=2).
+#[test]
+fn loops_over_an_io_size_beyond_the_file_do_the_ios_fio_does() {
+    if !tools(&["fio"]) {
+        return;
+    }
+    let d = scratch();
+    data_file(d.path(), "d.dat", 4);
+    for body in ["rw=read\nloops=2", "rw=randread\nloops=3", "rw=randread\nnorandommap\nloops=2"] {
+        let job = format!("[j]\nfilename=d.dat\nsize=4m\nio_size=8m\nbs=64k\nioengine=psync\n{body}\n");
+        std::fs::write(d.path().join("job.fio"), &job).unwrap();
+        let ios = |tool| ios_of(&fio_json(d.path(), &[], tool, "job.fio"));
+        let (fio, sb) = (ios("fio"), ios("storbench"));
+        assert_eq!(sb, fio, "I/Os of {body:?}: storbench {sb}, fio {fio}");
+    }
 }

@@ -373,9 +373,23 @@ fn fio_loops(spec: &mut JobSpec, v: &str) -> Result<(), String> {
         return Ok(());
     }
     let files = files_per_worker(spec);
-    let once = spec.io_size.or(spec.size.map(|s| s * files)).ok_or("loops needs size (or io_size) to know what one loop is")?;
-    spec.io_size = Some(once.saturating_mul(n));
+    let whole = spec.size.map(|s| s * files);
+    let once = spec.io_size.or(whole).ok_or("loops needs size (or io_size) to know what one loop is")?;
+    spec.io_size = Some(looped(once, whole, n, spec.randommap || !spec.rw.is_random()));
     Ok(())
+}
+
+/// The bytes of `n` loops of `once` (io_size, or the files' whole size).
+/// fio ends a pass where its files end (a sequential pass, or a random one
+/// with the random map) and keeps passing, after the loops, only until
+/// io_size is done (backend.c keep_running): io_size=8m over a 4m file is
+/// 8m with loops=2 and 12m with loops=3, not 16m and 24m. Without the map a
+/// random pass has no end and each loop is io_size.
+fn looped(once: u64, whole: Option<u64>, n: u64, passes_end: bool) -> u64 {
+    match whole {
+        Some(whole) if passes_end && once > whole => whole.saturating_mul(n).max(once).min(once.saturating_mul(n)),
+        _ => once.saturating_mul(n),
+    }
 }
 
 /// fio `blockalign=read[,write]`: random offsets are multiples of it (fio's
@@ -518,6 +532,13 @@ bs=8k
         let f = read("[a]\nnrfiles=4\nsize=16m\nloops=3\n[b]\nfilename=x:y\nsize=8m\nfilesize=1m\n", false).unwrap();
         assert_eq!((f.specs[0].size, f.specs[0].nrfiles, f.specs[0].io_size), (Some(4 << 20), 4, Some(48 << 20)));
         assert_eq!((f.specs[1].size, f.specs[1].io_size), (Some(1 << 20), Some(8 << 20)));
+    }
+
+    #[test]
+    fn loops_over_an_io_size_beyond_the_file_pass_it_until_io_size_is_done() {
+        let f = read("[a]\nsize=4m\nio_size=8m\nloops=2\n[b]\nsize=4m\nio_size=8m\nloops=3\n[c]\nrw=randread\nnorandommap\nsize=4m\nio_size=8m\nloops=2\n", false).unwrap();
+        let io: Vec<_> = f.specs.iter().map(|s| s.io_size).collect();
+        assert_eq!(io, vec![Some(8 << 20), Some(12 << 20), Some(16 << 20)]);
     }
 
     #[test]
