@@ -10,6 +10,7 @@ mod journal;
 mod k8s;
 mod numbers;
 mod output;
+mod own_session;
 mod precondition;
 mod progress;
 mod session;
@@ -21,7 +22,10 @@ use error::CliError;
 
 fn main() {
     let words: Vec<String> = std::env::args().skip(1).collect();
-    let result = if called_as_fio() { compat::fio::run(&words) } else { dispatch(&words) };
+    let as_fio = called_as_fio();
+    // A measuring command measures in a session of its own, as fio's jobs do.
+    own_session::measure_apart(as_fio, &words);
+    let result = if as_fio { compat::fio::run(&words) } else { dispatch(&words) };
     let code = match result {
         Ok(code) => code,
         Err(e) => {

@@ -106,7 +106,7 @@ fn a_stale_rbd_lock_is_named_with_its_command_and_a_wait_on_it_is_flagged() {
             .spawn()
             .unwrap();
         std::thread::sleep(Duration::from_secs(3));
-        child.kill().unwrap();
+        crash(child.id());
         child.wait().unwrap();
     };
 

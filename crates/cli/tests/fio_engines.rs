@@ -108,10 +108,11 @@ fn run_measured(dir: &std::path::Path, args: &[&str]) -> (i32, std::time::Durati
         .spawn()
         .unwrap();
     let pid = child.id();
+    let threads_of = measuring(pid);
     let mut wanted = std::collections::HashMap::new();
     let (mut status, mut ru): (libc::c_int, libc::rusage) = (0, unsafe { std::mem::zeroed() });
     loop {
-        for (tid, run, wait) in schedstats(pid) {
+        for (tid, run, wait) in schedstats(threads_of) {
             wanted.insert(tid, run + wait);
         }
         // SAFETY: the child is ours and not yet waited for; status and rusage are valid out-pointers.

@@ -86,7 +86,7 @@ fn prio_and_prioclass_set_each_worker_threads_io_priority() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let said = ionice_of_threads(child.id(), "sb-pjob-", 2, "best-effort: prio 7");
+    let said = ionice_of_threads(measuring(child.id()), "sb-pjob-", 2, "best-effort: prio 7");
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(said.len() >= 2 && said.iter().all(|s| s == "best-effort: prio 7"), "{said:?}");

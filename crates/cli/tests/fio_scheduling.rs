@@ -58,7 +58,7 @@ fn while_running(dir: &Path, job: &str, prefix: &str, count: usize) -> Vec<(Stri
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let threads = worker_threads(child.id(), prefix, count);
+    let threads = worker_threads(measuring(child.id()), prefix, count);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     threads

@@ -258,3 +258,50 @@ fn loops_over_an_io_size_beyond_the_file_do_the_ios_fio_does() {
         assert_eq!(sb, fio, "I/Os of {body:?}: storbench {sb}, fio {fio}");
     }
 }
+
+/// From `tool`'s strace record of `job`'s io_submit and io_getevents calls,
+/// in order: the most I/Os ever submitted and not yet reaped, the calls of
+/// each kind, and the I/Os its JSON output counts.
+fn in_flight(dir: &Path, tool: &str, job: &str) -> (i64, usize, usize, u64) {
+    let (_, ios) = syscalls(dir, tool, job, "io_submit,io_getevents");
+    let text = std::fs::read_to_string(dir.join("calls.txt")).unwrap();
+    let (mut now, mut most, mut submits, mut reaps) = (0i64, 0i64, 0, 0);
+    for line in text.lines().filter(|l| !l.contains("<unfinished")) {
+        let Some(n) = line.rsplit_once(" = ").and_then(|(_, r)| r.split_whitespace().next()?.parse::<i64>().ok()) else { continue };
+        if line.contains("io_submit") && n > 0 {
+            (now, submits) = (now + n, submits + 1);
+        } else if line.contains("io_getevents") && n >= 0 {
+            (now, reaps) = (now - n, reaps + 1);
+        }
+        most = most.max(now);
+    }
+    (most, submits, reaps, ios)
+}
+
+/// `iodepth_batch_complete_min=0` without a max is fio's polling
+/// (backend.c's io_in_polling): after each I/O it issues fio waits for a
+/// completion (wait_for_completions raises the 0 to 1) and takes one, so
+/// one I/O is in flight whatever the iodepth, one io_getevents per I/O.
+/// storbench filled the queue to its iodepth (16 in flight) and waited only
+/// when it was full. With a max (fio's HOWTO's second example) it is the
+/// ordinary full-queue wait.
+#[test]
+fn iodepth_batch_complete_min_0_polls_one_io_at_a_time_as_fio() {
+    if !tools(&["fio", "strace"]) {
+        return;
+    }
+    let d = scratch();
+    data_file(d.path(), "d.dat", 4);
+    for (extra, want) in [("iodepth_batch_complete_min=0\n", 1), ("iodepth_batch_complete_min=0\niodepth_batch_complete_max=16\n", 16)] {
+        let job = format!("[global]\nfilename=d.dat\nsize=4m\nioengine=libaio\niodepth=16\nbs=4k\n{extra}[j]\nrw=randread\n");
+        std::fs::write(d.path().join("job.fio"), job).unwrap();
+        let fio = in_flight(d.path(), "fio", "job.fio");
+        let sb = in_flight(d.path(), "storbench", "job.fio");
+        eprintln!("{extra:?}: (most in flight, io_submit, io_getevents, I/Os): fio {fio:?}, storbench {sb:?}");
+        assert_eq!((fio.3, sb.3), (1024, 1024), "each tool reads the 4 MiB file once");
+        assert_eq!(fio.0, want, "fio's most in flight with {extra:?}");
+        assert_eq!(sb.0, fio.0, "storbench's most in flight with {extra:?}: {sb:?}, fio {fio:?}");
+        let (fio_per, sb_per) = (fio.2 as f64 / 1024.0, sb.2 as f64 / 1024.0);
+        assert!((sb_per - fio_per).abs() < 0.1, "io_getevents per I/O: storbench {sb_per:.3}, fio {fio_per:.3}");
+    }
+}

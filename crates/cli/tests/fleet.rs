@@ -443,7 +443,7 @@ fn a_killed_coordinator_leaves_agents_that_stop_and_clean_up() {
     agent.wait_for("connected", Duration::from_secs(20));
     std::thread::sleep(Duration::from_secs(3));
     assert!(file.exists(), "the agent laid its file out");
-    c.kill().unwrap();
+    crash(c.id());
     c.wait().unwrap();
     agent.wait_for("went away", Duration::from_secs(20));
     assert!(!file.exists(), "the agent removed what it created");

@@ -137,7 +137,7 @@ fn a_verify_pass_after_sigkill_checks_only_what_was_acknowledged() {
         .spawn()
         .unwrap();
     std::thread::sleep(Duration::from_secs(2));
-    child.kill().unwrap(); // SIGKILL: nothing of storbench's own runs after this
+    crash(child.id()); // SIGKILL: nothing of storbench's own runs after this
     child.wait().unwrap();
     let v = storbench(
         d.path(),

@@ -4,32 +4,89 @@
 //! message to its agents (the measured phase ends, clean-up still runs) and
 //! the second into `Abort` (clean-up is cut short too). A later run (the
 //! DELETE phase of swift-bench after an interrupted PUT phase) starts afresh.
+//!
+//! A measuring process started in a session of its own by its launcher
+//! (the cli's own_session.rs, which names itself in [`LAUNCHER_ENV`]) gets
+//! its signals passed on by the launcher. A signal sent to both (`pkill
+//! storbench`, a service manager stopping every process of its unit) then
+//! arrives twice, once directly and once passed on: the second of such a
+//! pair, within a second, is not counted, so it stays a stop and not an
+//! abort. Two signals from the same side (two Ctrl-Cs) always count twice.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::Once;
 
-static SIGNALS: AtomicU32 = AtomicU32::new(0);
+/// The launcher's pid, set in the measuring process's environment.
+pub const LAUNCHER_ENV: &str = "STORBENCH_LAUNCHER_PID";
 
-extern "C" fn on_signal(_: libc::c_int) {
-    SIGNALS.fetch_add(1, Ordering::Relaxed);
+static SIGNALS: AtomicU32 = AtomicU32::new(0);
+/// The launcher's pid (0: none).
+static LAUNCHER: AtomicI32 = AtomicI32::new(0);
+/// The last counted signal: milliseconds since boot << 9 | from the launcher << 8 | its number.
+static LAST: AtomicU64 = AtomicU64::new(0);
+
+/// How close together the two deliveries of one signal are taken to be.
+const PAIR_MS: u64 = 1000;
+
+extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let sender = if info.is_null() { 0 } else { unsafe { (*info).si_pid() } };
+    let launcher = LAUNCHER.load(Ordering::Relaxed);
+    if count(sig, launcher != 0 && sender == launcher, now_ms()) {
+        SIGNALS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Whether a signal counts: not if it is the other delivery of the last one.
+fn count(sig: libc::c_int, from_launcher: bool, now: u64) -> bool {
+    let this = (now << 9) | (u64::from(from_launcher) << 8) | (sig as u64 & 0xff);
+    let last = LAST.swap(this, Ordering::Relaxed);
+    let twin = last != 0 && last & 0xff == this & 0xff && (last >> 8) & 1 != (this >> 8) & 1 && now.saturating_sub(last >> 9) < PAIR_MS;
+    if twin {
+        // A third signal after the pair counts again.
+        LAST.store(0, Ordering::Relaxed);
+    }
+    !twin
+}
+
+/// CLOCK_MONOTONIC in milliseconds (clock_gettime is async-signal-safe).
+fn now_ms() -> u64 {
+    let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the struct we pass.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    t.tv_sec as u64 * 1000 + t.tv_nsec as u64 / 1_000_000 + 1
+}
+
+/// Install `on_signal` for `sig`; the action it replaces.
+fn install(sig: libc::c_int) -> libc::sighandler_t {
+    // SAFETY: a zeroed sigaction with an empty mask is valid; the handler
+    // only touches atomics and calls clock_gettime, both async-signal-safe.
+    unsafe {
+        let mut new: libc::sigaction = std::mem::zeroed();
+        new.sa_sigaction = on_signal as *const () as libc::sighandler_t;
+        new.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        libc::sigemptyset(&mut new.sa_mask);
+        let mut old: libc::sigaction = std::mem::zeroed();
+        libc::sigaction(sig, &new, &mut old);
+        old.sa_sigaction
+    }
 }
 
 /// Install the handlers, once per process.
 fn install_handlers() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        // SAFETY: the handler only adds to an atomic, which is async-signal-safe.
-        unsafe {
-            libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-            libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-            // A hang-up (the terminal, or the SSH session an agent runs in,
-            // went away) stops gracefully too: what was prepared is cleaned
-            // up. Unless it was ignored when we started (nohup): then the
-            // user wants the run to outlive the terminal.
-            let before = libc::signal(libc::SIGHUP, on_signal as *const () as libc::sighandler_t);
-            if before == libc::SIG_IGN {
-                libc::signal(libc::SIGHUP, libc::SIG_IGN);
-            }
+        let launcher = std::env::var(LAUNCHER_ENV).ok().and_then(|p| p.parse().ok()).unwrap_or(0);
+        LAUNCHER.store(launcher, Ordering::Relaxed);
+        install(libc::SIGINT);
+        install(libc::SIGTERM);
+        // A hang-up (the terminal, or the SSH session an agent runs in,
+        // went away) stops gracefully too: what was prepared is cleaned
+        // up. Unless it was ignored when we started (nohup): then the
+        // user wants the run to outlive the terminal.
+        if install(libc::SIGHUP) == libc::SIG_IGN {
+            // SAFETY: ignoring a signal installs no handler.
+            unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
         }
     });
 }
@@ -70,5 +127,16 @@ mod tests {
         assert!(!second.interrupted(), "an earlier run's Ctrl-C does not stop a later one");
         SIGNALS.fetch_add(1, Ordering::Relaxed);
         assert_eq!((first.level(), second.level()), (2, 1));
+    }
+
+    #[test]
+    fn a_signal_delivered_directly_and_passed_on_counts_once() {
+        let t = 1_000_000;
+        assert!(count(libc::SIGTERM, false, t), "the first");
+        assert!(!count(libc::SIGTERM, true, t + 5), "the launcher passing the same one on");
+        assert!(count(libc::SIGTERM, true, t + 10), "a third: a second stop");
+        assert!(count(libc::SIGINT, true, t + 20) && count(libc::SIGINT, true, t + 30), "two Ctrl-Cs, both from the launcher");
+        assert!(count(libc::SIGINT, false, t + 40 + PAIR_MS), "a direct one long after is its own");
+        assert!(count(libc::SIGTERM, true, t + 50 + PAIR_MS), "another signal is no twin");
     }
 }

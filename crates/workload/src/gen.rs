@@ -108,6 +108,10 @@ pub struct IoGen {
     /// fio's random map where block sizes differ (bssplit, bsrange), one
     /// per file: a bit per smallest block (see [`BlockMap`]).
     blockmaps: Vec<BlockMap>,
+    /// Per direction (read, write), fio's `ba` and `min_bs`: the unit a
+    /// random block number of that direction counts in, and the unit its
+    /// I/O marks the map in (see [`IoGen::place_mapped`]).
+    dir_units: [(u64, u64); 2],
     align: u64,
     region: Region,
     next_file: u32,
@@ -143,11 +147,14 @@ impl IoGen {
         let blocks = (region.len / align).max(1);
         let (maps, blockmaps) = match random_map(spec) {
             Some(MapKind::Permutation) => ((0..files).map(|_| RandomMap::new(blocks, &mut rng)).collect(), Vec::new()),
-            Some(MapKind::Bits) => (Vec::new(), (0..files).map(|_| BlockMap::new(blocks)).collect()),
+            // A bit per smallest block of either direction, whatever blockalign (fio's axmap).
+            Some(MapKind::Bits) => (Vec::new(), (0..files).map(|_| BlockMap::new(region.len / spec.bs.min().max(1))).collect()),
             None => (Vec::new(), Vec::new()),
         };
         let sampler = BlockSampler::new(&spec.distribution, blocks, &mut rng);
+        let unit = |min: u64| (spec.blockalign.unwrap_or(min).max(1), min.max(1));
         IoGen {
+            dir_units: [unit(spec.bs.read.min()), unit(spec.bs.write.min())],
             rng,
             read_threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
             always_read: read_pct >= 100.0,
@@ -316,9 +323,21 @@ impl IoGen {
     /// free), then a size that fits before the region's end, cut short at
     /// the first block already done (fio's `mark_random_map`), so a pass
     /// moves exactly the region's bytes.
-    fn place_mapped(&mut self, file: u32, read: bool) -> (u64, u64) {
+    ///
+    /// As in fio (io_u.c), the map has a bit per smallest block of either
+    /// direction, but a direction draws its block number in its own unit
+    /// (`ba`), checks that bit, and marks from `offset / min_bs` of its own
+    /// sizes: where reads and writes differ (cmdprio-bssplit.fio: 64 KiB
+    /// reads, 1 MiB writes) a write marks one bit a MiB and is never cut,
+    /// and a write whose next free bit lies past its last block lands past
+    /// the region, where fio's pass ends (`None`; the job's first pass of
+    /// that example ends after 18 of its 64 MiB).
+    fn place_mapped(&mut self, file: u32, read: bool) -> Option<(u64, u64)> {
+        let (unit, min) = self.dir_units[usize::from(!read)];
         let map = &mut self.blockmaps[file as usize];
-        let drawn = self.rng.below(map.blocks());
+        // fio's last_block: the blocks of this unit whose smallest I/O fits.
+        let last = (self.region.len.saturating_sub(min.saturating_sub(unit)) / unit).clamp(1, map.blocks());
+        let drawn = self.rng.below(last);
         let b = match map.next_free(drawn) {
             Some(b) => b,
             None => {
@@ -327,11 +346,22 @@ impl IoGen {
                 drawn
             }
         };
-        let offset = b * self.align;
+        let offset = b.checked_mul(unit).filter(|o| *o < self.region.len)?;
         let sizes = if read { &self.read_sizes } else { &self.write_sizes };
         let len = sizes.sample_fitting(&mut self.rng, self.region.len - offset);
-        let marked = map.set_run(b, len.div_ceil(self.align));
-        (offset, len.min(marked * self.align))
+        let marked = map.set_run(offset / min, len.div_ceil(min));
+        Some((offset, len.min(marked * min)))
+    }
+
+    /// fio's pass ended short (a block past the region): a size-bound job
+    /// ends there, a time-bound one starts a new pass.
+    fn pass_ended_short(&mut self, file: u32) -> Option<()> {
+        if self.bytes_left.is_some() {
+            return None;
+        }
+        self.blockmaps[file as usize].clear();
+        self.wrapped = true;
+        Some(())
     }
 }
 
@@ -367,7 +397,13 @@ impl Iterator for IoGen {
                 (at, len)
             }
             false => {
-                let (offset, len) = self.place_mapped(file, read);
+                let (offset, len) = match self.place_mapped(file, read) {
+                    Some(placed) => placed,
+                    None => {
+                        self.pass_ended_short(file)?;
+                        self.place_mapped(file, read)?
+                    }
+                };
                 self.spend(len)?;
                 (offset, len)
             }
@@ -398,6 +434,43 @@ mod tests {
             apply_option(&mut spec, k, v).unwrap();
         }
         IoGen::new(&spec, Region { files: 1, start: 0, len: region_len }, 0, None)
+    }
+
+    /// fio's random map where reads and writes differ in size
+    /// (cmdprio-bssplit.fio): writes are whole 1 MiB blocks at 1 MiB
+    /// offsets (a bit a MiB, never cut), reads 64 KiB-aligned and cut at
+    /// blocks done; a write whose next free bit is past its last block ends
+    /// a size-bound job short of its size, as fio's first job of that file
+    /// ends after 18 of its 64 MiB; a time-bound one starts a new pass.
+    #[test]
+    fn writes_and_reads_of_different_sizes_share_the_map_in_their_own_units_as_fio() {
+        let opts = [("rw", "randrw"), ("bssplit", "64k/40:1m/60,1m/100")];
+        let mut short = Vec::new();
+        for stream in 0..8 {
+            let mut spec = JobSpec::default();
+            for (k, v) in opts {
+                apply_option(&mut spec, k, v).unwrap();
+            }
+            let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20 }, stream, Some(64 << 20));
+            let ios: Vec<NextIo> = g.collect();
+            for io in &ios {
+                match io.op {
+                    OpKind::Write => assert!(io.len == 1 << 20 && io.offset % (1 << 20) == 0, "{io:?}"),
+                    _ => assert!(io.offset % (64 << 10) == 0 && io.len <= 1 << 20, "{io:?}"),
+                }
+            }
+            let bytes: u64 = ios.iter().map(|io| u64::from(io.len)).sum();
+            assert!(bytes <= 64 << 20);
+            short.push(bytes >> 20);
+        }
+        assert!(short.iter().any(|b| *b < 64), "some passes end short, as fio's: {short:?} MiB");
+        let mut spec = JobSpec::default();
+        for (k, v) in opts {
+            apply_option(&mut spec, k, v).unwrap();
+        }
+        let mut g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20 }, 0, None);
+        let bytes: u64 = g.by_ref().take(2000).map(|io| u64::from(io.len)).sum();
+        assert!(bytes > 256 << 20 && g.take_wrapped(), "time-bound: new passes ({} MiB)", bytes >> 20);
     }
 
     #[test]

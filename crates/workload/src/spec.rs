@@ -478,6 +478,12 @@ pub struct Reaping {
     pub min: u32,
     pub max: u32,
     pub low: u32,
+    /// fio's `io_in_polling` (min and max both 0): after each I/O it issues
+    /// the worker waits for a completion and takes one (fio's
+    /// wait_for_completions raises a min of 0 to 1), so no more than one
+    /// I/O is in flight whatever the iodepth. Its HOWTO calls this "always
+    /// check for completed events before queuing more I/O".
+    pub polls: bool,
 }
 
 /// One job, fully resolved from whatever front end described it.
@@ -868,10 +874,14 @@ impl JobSpec {
     /// when unset, 0 or above it).
     pub fn reaping(&self, queue_depth: u32) -> Reaping {
         let min = self.iodepth_batch_complete_min.unwrap_or(1);
+        let max = self.iodepth_batch_complete_max.unwrap_or(0).max(min);
+        let polls = max == 0;
         Reaping {
             min,
-            max: self.iodepth_batch_complete_max.unwrap_or(0).max(min),
-            low: self.iodepth_low.filter(|&l| l > 0 && l <= queue_depth).unwrap_or(queue_depth),
+            max,
+            // Polling drains to nothing after each I/O.
+            low: if polls { 0 } else { self.iodepth_low.filter(|&l| l > 0 && l <= queue_depth).unwrap_or(queue_depth) },
+            polls,
         }
     }
     /// Workers in all: `numjobs` for each volume.

@@ -49,8 +49,18 @@ pub fn options_text() -> String {
             out.push('\n');
         }
     }
+    out.push_str(ENVIRONMENT);
     out
 }
+
+/// Settings of the process rather than of a job, read from the environment.
+const ENVIRONMENT: &str = "
+environment:
+  STORBENCH_SAME_SESSION=1      measure in the caller's session; by default a command that measures (run, sweep, slo,
+                                study, replay, baseline, fio, the compatibility benches) runs its measurement in a
+                                session of its own, as fio's jobs do, so the kernel's autogroup does not share the
+                                caller's CPU share (a build in the same shell) with its workers
+";
 
 /// The core options as the README lists them (a test keeps the README equal to this).
 pub fn options_markdown() -> String {

@@ -238,6 +238,56 @@ pub fn interrupted(dir: &Path, args: &[&str], after: std::time::Duration) -> Run
     Run::from(child.wait_with_output().expect("storbench ends"))
 }
 
+/// Whether storbench measures in a child that starts a session of its own
+/// here (crates/cli/src/own_session.rs): the kernel's autogroup is on and
+/// the test's environment does not opt out (the test is no session leader).
+pub fn measures_apart() -> bool {
+    let on = std::fs::read_to_string("/proc/sys/kernel/sched_autogroup_enabled").is_ok_and(|s| s.trim() != "0");
+    on && std::env::var_os("STORBENCH_SAME_SESSION").is_none_or(|v| v != "1")
+}
+
+/// The children of process `pid`.
+pub fn children(pid: u32) -> Vec<u32> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    text.split_whitespace().filter_map(|p| p.parse().ok()).collect()
+}
+
+/// The process that measures for the storbench process `pid`: the child it
+/// starts in a session of its own (once it is there, within 10 s), or
+/// `pid` itself where it measures in place.
+pub fn measuring(pid: u32) -> u32 {
+    if !measures_apart() {
+        return pid;
+    }
+    let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let same = |c: &u32| std::fs::read_link(format!("/proc/{c}/exe")).ok() == std::fs::read_link(format!("/proc/{pid}/exe")).ok();
+        if let Some(c) = children(pid).into_iter().find(same) {
+            return c;
+        }
+        if std::time::Instant::now() > end || !Path::new(&format!("/proc/{pid}")).exists() {
+            return pid;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+}
+
+/// A crash: the measuring process of storbench `pid` SIGKILLed, with no
+/// chance to clean up (the launcher then dies of the same signal). A
+/// SIGKILL of the launcher alone is a stop (its child gets SIGTERM).
+pub fn crash(pid: u32) {
+    signal(measuring(pid) as i32, libc::SIGKILL);
+}
+
+/// `child` (a storbench process the test started) and the process it
+/// measures in, SIGKILLed: a test giving up on a hung run.
+pub fn kill_all(child: &mut std::process::Child) {
+    for c in children(child.id()) {
+        signal(c as i32, libc::SIGKILL);
+    }
+    let _ = child.kill();
+}
+
 /// `storbench swift-bench` with the credentials of [`swift_env`] and `more`.
 pub fn swift_bench_args(env: &[(&'static str, String)], more: &[&str]) -> Vec<String> {
     let get = |k: &str| env.iter().find(|e| e.0 == k).unwrap().1.clone();
@@ -248,15 +298,18 @@ pub fn swift_bench_args(env: &[(&'static str, String)], more: &[&str]) -> Vec<St
 
 /// A run sent signals as its standard error shows stages: for each step
 /// `(when, after, signal)`, `signal` goes `after` the first line containing
-/// `when` (e.g. "measuring"). What it printed, and how long after the last
-/// signal it exited. Gives up (kills it) after two minutes.
+/// `when` (e.g. "measuring"); a SIGKILL is a crash ([`crash`]). What it
+/// printed, and how long after the last signal it exited. Gives up (kills
+/// it) after two minutes.
 pub fn signalled(
     dir: &Path,
     env: &[(&str, String)],
     args: &[&str],
     steps: &[(&str, std::time::Duration, i32)],
 ) -> (Run, std::time::Duration) {
-    let kills: Vec<_> = steps.iter().map(|(_, _, sig)| move |pid: i32| signal(pid, *sig)).collect();
+    // A SIGKILL is a crash: it goes to the process that measures.
+    let send = |pid: i32, sig: i32| if sig == libc::SIGKILL { crash(pid as u32) } else { signal(pid, sig) };
+    let kills: Vec<_> = steps.iter().map(|(_, _, sig)| move |pid: i32| send(pid, *sig)).collect();
     let acts: Vec<(&str, std::time::Duration, Act)> = steps.iter().zip(&kills).map(|((w, a, _), k)| (*w, *a, k as Act)).collect();
     staged(dir, env, args, &acts, std::time::Duration::from_secs(120))
 }
@@ -319,7 +372,7 @@ pub fn staged(
             };
         if !seen {
             missed = Some(*when);
-            let _ = child.kill();
+            kill_all(&mut child);
             break;
         }
         std::thread::sleep(*after);
@@ -331,7 +384,7 @@ pub fn staged(
             break s;
         }
         if sent.elapsed() >= limit {
-            let _ = child.kill();
+            kill_all(&mut child);
             break child.wait().expect("storbench killed");
         }
         std::thread::sleep(std::time::Duration::from_millis(5));

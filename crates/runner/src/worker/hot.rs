@@ -121,7 +121,7 @@ impl Worker {
             }
             if st.may_issue(now) {
                 self.fill(&mut slots, &mut st, now)?;
-                st.draining = slots.free.is_empty() && self.k.reap.low < qd as u32;
+                st.draining = self.drains(qd - slots.free.len(), qd);
             }
             // A worker draining to iodepth_low issues nothing: no pace to wake for.
             let can_issue = !slots.free.is_empty() && !st.exhausted && !st.think_armed && !st.flow_armed && !st.stopping && !st.draining;
@@ -173,7 +173,20 @@ impl Worker {
         }
     }
 
-    /// Issue into every free slot, as far as the schedule and think time allow.
+    /// Whether the worker, `in_flight` of `qd` after filling, collects
+    /// completions before it issues again: a full queue drained to
+    /// iodepth_low, or, polling (fio's iodepth_batch_complete_min=0 without
+    /// a max), any I/O in flight.
+    #[inline]
+    fn drains(&self, in_flight: usize, qd: usize) -> bool {
+        match self.k.reap.polls {
+            true => in_flight > 0,
+            false => in_flight == qd && (self.k.reap.low as usize) < qd,
+        }
+    }
+
+    /// Issue into every free slot, as far as the schedule and think time
+    /// allow (polling: one I/O, as fio's loop waits after each).
     #[inline]
     pub(super) fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
         let thinks = self.k.think_ns > 0;
@@ -202,6 +215,9 @@ impl Worker {
                     st.think_armed = true;
                     break;
                 }
+            }
+            if self.k.reap.polls {
+                break;
             }
         }
         Ok(())

@@ -169,7 +169,7 @@ pub static CORE: &[CoreOption] = &[
             "iodepth_batch_complete_min",
             Kind::Count,
             "1",
-            "completions a full queue waits for before one is put back (libaio, io_uring; fio's)",
+            "completions a full queue waits for before one is put back (libaio, io_uring; fio's; 0 without a max: one I/O in flight)",
         ),
         aliases: &["iodepth_batch_complete"],
         set: |s, v| {
