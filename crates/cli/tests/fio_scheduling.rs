@@ -153,10 +153,49 @@ fn latency_target_searches_the_queue_depth_and_says_the_one_found() {
     // Each depth tried ran as its own run, closed loop at that depth.
     let depths: Vec<u64> = slo["probes"].as_array().unwrap().iter().filter_map(|p| p["iodepth"].as_u64()).collect();
     assert_eq!(depths, [1, 2, 4], "{slo}");
-    // The drop-in prints one run's figures, so it says where the search is (exit 1, as fio's errors).
-    let r = storbench(d.path(), &["fio", "j.fio"]);
-    assert_eq!(r.code, 1, "{}", r.stderr);
-    assert!(r.stderr.contains("`storbench run --fio FILE` searches the queue depth"), "{}", r.stderr);
+}
+
+/// The fio drop-in answers latency-profile.fio as fio does: the report is
+/// the run at the depth found, and fio's latency keys say the target (ns),
+/// the window (us), the percentile and that depth; fio on the same file
+/// settles on the same depth. With a target no depth meets, both end at
+/// depth 1. (Before: refused, exit 1.)
+#[test]
+fn the_fio_drop_in_reports_the_depth_latency_target_settles_on() {
+    let d = scratch();
+    let job = |target: &str| {
+        format!(
+            "[global]\nbs=4k\nrw=randread\ndirect=1\nioengine=libaio\niodepth=4\nlatency_target={target}\n\
+             latency_window=300000\nlatency_percentile=90\ntime_based\nruntime=3\n[device]\nfilename=f.dat\nsize=8m\n"
+        )
+    };
+    let keys = |text: &str| {
+        let doc: serde_json::Value = serde_json::from_str(&text[text.find('{').unwrap_or(0)..]).unwrap_or_else(|e| panic!("{e}: {text}"));
+        let j = &doc["jobs"][0];
+        let k = |name: &str| j[name].as_f64().unwrap_or(-1.0);
+        (k("latency_depth"), k("latency_target"), k("latency_window"), k("latency_percentile"), j["read"]["total_ios"].as_u64().unwrap())
+    };
+    for (target, depth) in [("1s", 4.0), ("1us", 1.0)] {
+        std::fs::write(d.path().join("j.fio"), job(target)).unwrap();
+        let r = storbench(d.path(), &["fio", "--output-format=json", "j.fio"]);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let (got_depth, got_target, window, percentile, reads) = keys(&r.stdout);
+        let target_ns = if target == "1s" { 1e9 } else { 1e3 };
+        assert_eq!((got_depth, got_target, window, percentile), (depth, target_ns, 300_000.0, 90.0), "{}", r.stdout);
+        assert!(reads > 0, "the report is a run's: {}", r.stdout);
+        // Nothing left behind but the job's own file.
+        assert_eq!(listing(d.path()), ["f.dat", "j.fio"]);
+        if fio_available() {
+            let out = Command::new("fio").args(["--output-format=json", "j.fio"]).current_dir(d.path()).output().unwrap();
+            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            let (fio_depth, fio_target, fio_window, fio_percentile, _) = keys(&String::from_utf8_lossy(&out.stdout));
+            assert_eq!(
+                (fio_depth, fio_target, fio_window, fio_percentile),
+                (got_depth, got_target, window, percentile),
+                "fio and storbench"
+            );
+        }
+    }
 }
 
 /// flow.fio, scaled down: two jobs of one flow with weights 1 and 8 issue

@@ -76,6 +76,7 @@ fn job(j: &Job, g: &Group, plus: bool) -> Obj {
     let r = j.r;
     let (usr, sys) = j.cpu();
     let (lat_n, lat_u, lat_m) = j.latency_shares();
+    let (target, window, percentile) = j.latency_target();
     let mut o = Obj::new();
     o.str("jobname", &r.name)
         .int("groupid", r.group as u64)
@@ -100,9 +101,9 @@ fn job(j: &Job, g: &Group, plus: bool) -> Obj {
         .obj("latency_us", Obj::floats(LAT_KEYS.into_iter().zip(lat_u)))
         .obj("latency_ms", Obj::floats(LAT_MS_KEYS.into_iter().zip(lat_m)))
         .int("latency_depth", r.queue_depth as u64)
-        .int("latency_target", 0)
-        .float("latency_percentile", 100.0)
-        .int("latency_window", 0);
+        .int("latency_target", target)
+        .float("latency_percentile", percentile)
+        .int("latency_window", window);
     if let Some(ss) = &r.steady_state {
         o.obj("steadystate", steadystate(ss));
     }

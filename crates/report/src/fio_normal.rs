@@ -261,7 +261,8 @@ fn cpu_and_depths(j: &Job) -> String {
         "     issued rwts: total={},{},0,{} short={},{},0,0 dropped=0,0,0,0",
         r.total_ios, w.total_ios, j.sync_ios, r.short_ios, w.short_ios
     );
-    let _ = writeln!(s, "     latency   : target=0, window=0, percentile=100.00%, depth={}", j.r.queue_depth);
+    let (target, window, percentile) = j.latency_target();
+    let _ = writeln!(s, "     latency   : target={target}, window={window}, percentile={percentile:.2}%, depth={}", j.r.queue_depth);
     s
 }
 

@@ -27,8 +27,8 @@ pub fn run(words: &[String]) -> Result<i32, CliError> {
         return crate::commands::preset::run(&flags, &jobs, name);
     }
     let (specs, notes) = resolve_specs(&flags.source, &jobs, use_suite)?;
-    if let Some(target) = specs.iter().find_map(|s| s.latency_target) {
-        return crate::commands::slo::latency_target(&flags.source, &jobs, &specs, target, words);
+    if specs.iter().any(|s| s.latency_target.is_some()) {
+        return crate::commands::slo::latency_target(&flags.source, &jobs, &specs, words);
     }
     let specs = match (flags.precondition, flags.fill) {
         (true, _) => crate::precondition::prepend(specs)?,

@@ -58,16 +58,53 @@ pub(crate) fn latency_target(
     source: &crate::cli::JobSource,
     jobs: &crate::words::JobArgs,
     specs: &[JobSpec],
-    target: storbench_workload::LatencyTarget,
     words: &[String],
 ) -> Result<i32, CliError> {
+    let target = same_target(specs)?;
+    let flags = closed_loop_flags(source.clone(), specs, target);
+    let dir = source.results_dir.clone().unwrap_or_else(output::default_dir);
+    let search = Search::new(&flags, jobs, dir, crate::words::redacted(words), Vec::new())?;
+    search.index.save(&search.dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", search.dir.join(SLO_FILE).display())))?;
+    search.run()
+}
+
+/// The fio drop-in's `latency_target`: the same search over queue depth
+/// as [`latency_target`], of jobs already read, in `dir`, printing nothing
+/// of its own; the index it leaves in `dir` names the answer. Returns the
+/// search's exit code.
+pub(crate) fn latency_target_quietly(
+    specs: Vec<JobSpec>,
+    notes: Vec<String>,
+    dir: PathBuf,
+    quiet: bool,
+    command: Vec<String>,
+) -> Result<i32, CliError> {
+    let target = same_target(&specs)?;
+    let source = crate::cli::JobSource { results_dir: Some(dir.clone()), quiet, ..Default::default() };
+    let flags = closed_loop_flags(source, &specs, target);
+    let mut search = Search::of_specs(&flags, specs, notes, dir, command, Vec::new())?;
+    search.table = false;
+    search.save()?;
+    search.run()
+}
+
+/// Every job of a file asks one latency target (one search covers them all).
+fn same_target(specs: &[JobSpec]) -> Result<storbench_workload::LatencyTarget, CliError> {
+    let target = specs.iter().find_map(|s| s.latency_target).ok_or_else(|| CliError::usage("no job sets latency_target"))?;
     if specs.iter().any(|s| s.latency_target != Some(target)) {
         return Err(CliError::usage(
             "latency_target: every job of the file must ask the same (target, window and percentile): one search covers them all",
         ));
     }
-    let flags = SloFlags {
-        source: source.clone(),
+    Ok(target)
+}
+
+/// fio's latency_target question as slo's closed-loop search: each depth
+/// up to the jobs' iodepth probed for latency_window, judged at
+/// latency_percentile.
+fn closed_loop_flags(source: crate::cli::JobSource, specs: &[JobSpec], target: storbench_workload::LatencyTarget) -> SloFlags {
+    SloFlags {
+        source,
         latency: Some(format!("p{}={}ns", target.percentile, target.target_ns)),
         probe_time: target.window_ns.map_or(Duration::from_secs(5), Duration::from_nanos),
         max_probes: 20,
@@ -75,11 +112,7 @@ pub(crate) fn latency_target(
         closed_loop: true,
         max_iodepth: specs.iter().map(|s| s.iodepth).max().unwrap_or(1),
         resume: None,
-    };
-    let dir = source.results_dir.clone().unwrap_or_else(output::default_dir);
-    let search = Search::new(&flags, jobs, dir, crate::words::redacted(words), Vec::new())?;
-    search.index.save(&search.dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", search.dir.join(SLO_FILE).display())))?;
-    search.run()
+    }
 }
 
 /// `--resume DIR`: the saved command line again; the probes that finished
@@ -177,6 +210,9 @@ struct Search<'a> {
     done: std::collections::VecDeque<Probe>,
     /// Each job's workers over the whole fleet (on one machine, its numjobs).
     workers: Vec<u32>,
+    /// Print the search's table at the end (the fio drop-in prints fio's
+    /// report of the answer instead).
+    table: bool,
 }
 
 impl<'a> Search<'a> {
@@ -189,7 +225,6 @@ impl<'a> Search<'a> {
         command: Vec<String>,
         done: Vec<Probe>,
     ) -> Result<Search<'a>, CliError> {
-        let (percentile, bound_ns) = parse_bound(flags.latency.as_deref().unwrap_or_default())?;
         if jobs.jobs.is_empty()
             && jobs.global.is_empty()
             && flags.source.job_file.is_none()
@@ -199,6 +234,19 @@ impl<'a> Search<'a> {
             return Err(CliError::usage("give the jobs to search: a job file, --fio FILE, or options and --name jobs"));
         }
         let (specs, notes) = resolve_specs(&flags.source, jobs, flags.source.suite.is_some())?;
+        Search::of_specs(flags, specs, notes, dir, command, done)
+    }
+
+    /// A search of jobs already read (the fio drop-in's).
+    fn of_specs(
+        flags: &'a SloFlags,
+        specs: Vec<JobSpec>,
+        notes: Vec<String>,
+        dir: PathBuf,
+        command: Vec<String>,
+        done: Vec<Probe>,
+    ) -> Result<Search<'a>, CliError> {
+        let (percentile, bound_ns) = parse_bound(flags.latency.as_deref().unwrap_or_default())?;
         let shared = RunSetup::from_source(&flags.source)?;
         if done.is_empty() {
             output::check_writable(&dir, flags.source.force)?;
@@ -224,7 +272,7 @@ impl<'a> Search<'a> {
             None => (None, specs.iter().map(|s| s.numjobs.max(1)).collect()),
         };
         let index = SloIndex { agents, ..index };
-        Ok(Search { flags, dir, specs, notes, shared, index, code: 0, longer: None, done: done.into(), workers })
+        Ok(Search { flags, dir, specs, notes, shared, index, code: 0, longer: None, done: done.into(), workers, table: true })
     }
 
     fn run(self) -> Result<i32, CliError> {
@@ -337,8 +385,10 @@ impl<'a> Search<'a> {
             self.code = self.code.max(EXIT_INTERRUPTED);
         }
         self.save()?;
-        print!("{}", self.render());
-        eprintln!("storbench: SLO search results in {} ({SLO_FILE})", self.dir.display());
+        if self.table {
+            print!("{}", self.render());
+            eprintln!("storbench: SLO search results in {} ({SLO_FILE})", self.dir.display());
+        }
         Ok(self.code)
     }
 

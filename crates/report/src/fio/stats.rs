@@ -262,6 +262,16 @@ pub struct Job<'a> {
 }
 
 impl<'a> Job<'a> {
+    /// fio's latency line: the job's `latency_target` (ns), `latency_window`
+    /// (us, as fio keeps it) and `latency_percentile`; fio's 0, 0 and 100
+    /// for a job without one. The depth beside them is the job's.
+    pub fn latency_target(&self) -> (u64, u64, f64) {
+        match self.r.spec.latency_target {
+            Some(t) => (t.target_ns, t.window_ns.unwrap_or(0) / 1000, t.percentile),
+            None => (0, 0, 100.0),
+        }
+    }
+
     pub fn of(j: &'a JobResult) -> Job<'a> {
         let [reads, writes, trims] = directions(j);
         let pass = j.phase(Phase::Verify);
