@@ -332,7 +332,9 @@ fn fio_trims(spec: &mut JobSpec, rw: &str) -> Result<(), String> {
 }
 
 /// fio's `size` is the job's total over its files; storbench's is per file
-/// (fio's `filesize`). With `filesize` given, `size` bounds the I/O instead.
+/// (fio's `filesize`). With `filesize` given, `size` bounds the I/O instead,
+/// and one beyond the files' total is capped at it (fio's setup_files), so
+/// it is one pass, not several (`io_size` asks for more passes).
 /// `size=20%` is a share of each file's own size, not divided among them.
 fn fio_size(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     if v.trim().ends_with('%') {
@@ -344,7 +346,8 @@ fn fio_size(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     let total = size_value(v)?;
     let files = files_per_worker(spec);
     if spec.given.has("size") {
-        if spec.io_size.is_none() && !spec.time_based {
+        let files_total = spec.size.map(|each| each.saturating_mul(files.max(1)));
+        if spec.io_size.is_none() && !spec.time_based && files_total.is_none_or(|t| total < t) {
             spec.io_size = Some(total);
         }
         return Ok(());
