@@ -143,6 +143,19 @@ fn filedelete_example_deletes_every_file_it_laid_out() {
     }
 }
 
+/// A `size` beyond nrfiles x filesize (as a scaled example's size=64m over
+/// 200 files of 4k): fio caps the job's size at its files' total
+/// (filesetup.c), so it is one pass and filedelete deletes each file once;
+/// storbench refused it as a second pass.
+#[test]
+fn filedelete_with_size_beyond_its_files_deletes_each_once() {
+    let job = "[global]\nsize=64m\nioengine=filedelete\nfilesize=4k\nnrfiles=30\nunlink=0\ndirectory=DIR\n[t0]\n[t1]\n";
+    let b = run_both(job);
+    assert_eq!((ios(&b.result, 0, "delete"), ios(&b.result, 1, "delete")), (30, 30));
+    assert_eq!(files(&b.ours), []);
+    same_counts_as_fio(&b, 2, "read");
+}
+
 /// ftruncate.fio's two jobs (a growing and a random truncate), run to
 /// their size: a truncate per block, as fio's writes.
 #[test]

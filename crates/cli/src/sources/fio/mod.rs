@@ -332,7 +332,9 @@ fn fio_trims(spec: &mut JobSpec, rw: &str) -> Result<(), String> {
 }
 
 /// fio's `size` is the job's total over its files; storbench's is per file
-/// (fio's `filesize`). With `filesize` given, `size` bounds the I/O instead.
+/// (fio's `filesize`). With `filesize` given, `size` bounds the I/O instead,
+/// and one beyond the files' total is capped at it (fio's setup_files), so
+/// it is one pass, not several (`io_size` asks for more passes).
 /// `size=20%` is a share of each file's own size, not divided among them.
 fn fio_size(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     if v.trim().ends_with('%') {
@@ -344,7 +346,8 @@ fn fio_size(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     let total = size_value(v)?;
     let files = files_per_worker(spec);
     if spec.given.has("size") {
-        if spec.io_size.is_none() && !spec.time_based {
+        let files_total = spec.size.map(|each| each.saturating_mul(files.max(1)));
+        if spec.io_size.is_none() && !spec.time_based && files_total.is_none_or(|t| total < t) {
             spec.io_size = Some(total);
         }
         return Ok(());
@@ -529,9 +532,12 @@ bs=8k
 
     #[test]
     fn size_is_the_total_over_a_jobs_files_and_loops_repeat_it() {
-        let f = read("[a]\nnrfiles=4\nsize=16m\nloops=3\n[b]\nfilename=x:y\nsize=8m\nfilesize=1m\n", false).unwrap();
+        let f = read("[a]\nnrfiles=4\nsize=16m\nloops=3\n[b]\nfilename=x:y\nsize=1m\nfilesize=1m\n", false).unwrap();
         assert_eq!((f.specs[0].size, f.specs[0].nrfiles, f.specs[0].io_size), (Some(4 << 20), 4, Some(48 << 20)));
-        assert_eq!((f.specs[1].size, f.specs[1].io_size), (Some(1 << 20), Some(8 << 20)));
+        assert_eq!((f.specs[1].size, f.specs[1].io_size), (Some(1 << 20), Some(1 << 20)));
+        // Beyond the files' total fio caps size at it: one pass (fio 3.33 reads x and y once).
+        let f = read("[b]\nfilename=x:y\nsize=8m\nfilesize=1m\n", false).unwrap();
+        assert_eq!((f.specs[0].size, f.specs[0].io_size), (Some(1 << 20), None));
     }
 
     #[test]
