@@ -63,7 +63,7 @@ fn run_fio(words: &[String]) -> Result<i32, CliError> {
     };
     let quiet = flags.eta.as_deref() != Some("always");
     if parsed.specs.iter().any(|s| s.latency_target.is_some()) {
-        return latency_profile(parsed, &flags, &formats, dir, keep, quiet, words);
+        return latency_profile(parsed, &flags, &formats, dir, keep, quiet);
     }
     let mut observer = progress::Live::new(quiet);
     let parameters = [("tool".to_string(), "fio".to_string())].into();
@@ -90,16 +90,18 @@ fn latency_profile(
     dir: PathBuf,
     keep: bool,
     quiet: bool,
-    words: &[String],
 ) -> Result<i32, CliError> {
-    let code = crate::commands::slo::latency_target_quietly(parsed.specs, parsed.notes, dir.clone(), quiet, words.to_vec())?;
+    // No command line kept: the drop-in's words are fio's (slo --resume
+    // could not read them) and may hold secrets (--http_s3_secret).
+    let code = crate::commands::slo::latency_target_quietly(parsed.specs, parsed.notes, dir.clone(), quiet, Vec::new())?;
+    let fio_code = |code: i32| if code == EXIT_INTERRUPTED { 128 } else { code };
     let index = storbench_model::slo::SloIndex::load(&dir).map_err(CliError::system)?;
     let answer = index.probes.iter().rev().find(|p| p.pass && p.iodepth == index.answer_iodepth).or(index.probes.first());
     let Some(probe) = answer else {
         if !keep {
             let _ = std::fs::remove_dir_all(&dir);
         }
-        return Ok(code);
+        return Ok(fio_code(code));
     };
     let run = RunSet::load(&dir.join(&probe.dir)).map_err(|e| CliError::system(format!("the answer's run in {}: {e}", probe.dir)))?;
     let result = run.runs.into_iter().next().map(|r| r.result).ok_or_else(|| CliError::system("the answer's run has no result"))?;
@@ -110,7 +112,9 @@ fn latency_profile(
         let _ = std::fs::remove_dir_all(&dir);
     }
     written?;
-    Ok(if code == EXIT_INTERRUPTED { 128 } else { exit_code(&result) })
+    // The answer's own errors as fio counts them, or the search's (a probe
+    // that failed, an interrupt) when worse.
+    Ok(fio_code(code).max(exit_code(&result)))
 }
 
 /// fio options that take no value on its command line: the word after
