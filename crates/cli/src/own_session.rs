@@ -42,6 +42,10 @@ const FORWARDED: [Signal; 4] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP,
 /// that helps: returns in the process that measures; the launcher never
 /// returns (it exits as its child did).
 pub fn measure_apart(as_fio: bool, words: &[String]) {
+    if let Some(launcher) = launched_by() {
+        answer_to(launcher);
+        return;
+    }
     if !measures(as_fio, words) || !worth_it() {
         return;
     }
@@ -49,6 +53,29 @@ pub fn measure_apart(as_fio: bool, words: &[String]) {
     // limit on processes), the command still runs, here.
     if let Some(child) = launch() {
         wait_and_exit(child);
+    }
+}
+
+/// The launcher's pid when this process is its measuring child; the marker
+/// is taken out of the environment (still single-threaded here), so what
+/// this process starts (ssh to an agent, another storbench) does not take
+/// itself for a child of that launcher.
+fn launched_by() -> Option<Pid> {
+    let pid = std::env::var(MARKER).ok()?.parse::<i32>().ok()?;
+    std::env::remove_var(MARKER);
+    Some(Pid::from_raw(pid))
+}
+
+/// In the child: the launcher's death set to stop this process again (the
+/// kernel clears PR_SET_PDEATHSIG when it executes a binary with file
+/// capabilities, `setcap` for ioprio or dropping caches), and a launcher
+/// already gone is a stop before anything starts.
+fn answer_to(launcher: Pid) {
+    storbench_runner::interrupt::set_launcher(launcher.as_raw());
+    let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGTERM);
+    if nix::unistd::getppid() != launcher {
+        eprintln!("storbench: the process that started this run is gone: not starting");
+        std::process::exit(crate::error::EXIT_INTERRUPTED);
     }
 }
 
@@ -62,6 +89,8 @@ pub fn measures(as_fio: bool, words: &[String]) -> bool {
     }
     let has = |w: &str| words.iter().skip(1).any(|x| x == w);
     match words.first().map(String::as_str) {
+        // No command: the quick suite on the default target.
+        None => true,
         Some("run" | "sweep" | "replay" | "slo" | "swift-bench" | "fio" | "study" | "baseline") => true,
         Some("rbd") => has("bench"),
         Some("rados") => has("bench") || has("load-gen"),
@@ -80,7 +109,7 @@ fn informational(word: &str) -> bool {
 /// Not inside the child, not opted out, not a session leader already, and
 /// the kernel groups sessions.
 fn worth_it() -> bool {
-    if std::env::var_os(MARKER).is_some() || std::env::var_os(OPT_OUT).is_some_and(|v| v == "1") {
+    if std::env::var_os(OPT_OUT).is_some_and(|v| v == "1") {
         return false;
     }
     let leader = nix::unistd::getsid(None).is_ok_and(|s| s == nix::unistd::getpid());
@@ -93,7 +122,12 @@ fn autogroup_on() -> bool {
 
 /// The same program, arguments and argv[0] in a new session. The forwarded
 /// signals and SIGCHLD are blocked first, so none is lost between the start
-/// and the wait; the child unblocks them before it runs.
+/// and the wait. std clears the child's signal mask before running
+/// pre_exec, so the child blocks the forwarded ones again until it has its
+/// own session (until then a Ctrl-C at the terminal reaches it too), then
+/// restores the launcher's mask before it runs. SIGCHLD is the default
+/// action in the child and here: an inherited SIG_IGN would make the
+/// kernel reap the child and the wait below never end.
 fn launch() -> Option<Child> {
     let mut blocked = SigSet::from_iter(FORWARDED);
     blocked.add(Signal::SIGCHLD);
@@ -102,12 +136,16 @@ fn launch() -> Option<Child> {
     let mut args = std::env::args_os();
     let argv0 = args.next().unwrap_or_else(|| OsString::from("storbench"));
     let launcher = nix::unistd::getpid();
+    // SAFETY: restoring the default action installs no handler.
+    let _ = unsafe { signal::signal(Signal::SIGCHLD, signal::SigHandler::SigDfl) };
+    let forwarded = SigSet::from_iter(FORWARDED);
     let mut cmd = Command::new("/proc/self/exe");
     cmd.arg0(argv0).args(args).env(MARKER, launcher.to_string());
     // SAFETY: between fork and exec only async-signal-safe calls: setsid,
     // prctl, getppid and sigprocmask, on values copied before the fork.
     unsafe {
         cmd.pre_exec(move || {
+            signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&forwarded), None)?;
             nix::unistd::setsid()?;
             // A stop, not a kill: a SIGKILLed launcher still gets its results.
             nix::sys::prctl::set_pdeathsig(Signal::SIGTERM)?;
@@ -135,11 +173,12 @@ fn wait_and_exit(mut child: Child) -> ! {
     let pid = Pid::from_raw(child.id() as i32);
     loop {
         match waited.wait() {
-            Ok(Signal::SIGCHLD) | Err(_) => {
-                if let Ok(Some(status)) = child.try_wait() {
-                    exit_as(status);
-                }
-            }
+            Ok(Signal::SIGCHLD) | Err(_) => match child.try_wait() {
+                Ok(Some(status)) => exit_as(status),
+                Ok(None) => {}
+                // Reaped elsewhere (it cannot be waited for): it is gone.
+                Err(_) => std::process::exit(0),
+            },
             Ok(sig) => {
                 let _ = signal::kill(pid, sig);
             }
@@ -181,10 +220,11 @@ mod tests {
             "rados -p p bench 10 write",
             "rbd bench --io-type read i",
             "study s.toml",
+            "",
         ] {
             assert!(measures(false, &words(yes)), "{yes}");
         }
-        for no in ["show out", "run --help", "fio --version", "rados -p p cleanup", "agent --fleet-dir f", "help run", "", "report out"] {
+        for no in ["show out", "run --help", "fio --version", "rados -p p cleanup", "agent --fleet-dir f", "help run", "report out"] {
             assert!(!measures(false, &words(no)), "{no}");
         }
         assert!(measures(true, &words("--name=a --rw=read")), "a fio-named argv0");

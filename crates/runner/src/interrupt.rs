@@ -16,7 +16,7 @@
 use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
 use std::sync::Once;
 
-/// The launcher's pid, set in the measuring process's environment.
+/// The launcher's pid, set in the measuring process's environment (read once, at start, by [`set_launcher`]'s caller).
 pub const LAUNCHER_ENV: &str = "STORBENCH_LAUNCHER_PID";
 
 static SIGNALS: AtomicU32 = AtomicU32::new(0);
@@ -72,12 +72,17 @@ fn install(sig: libc::c_int) -> libc::sighandler_t {
     }
 }
 
+/// This process measures for a launcher (the cli's own_session.rs, which
+/// read [`LAUNCHER_ENV`] and took it out of the environment, so processes
+/// this one starts do not inherit it): a signal from it is a forwarded copy.
+pub fn set_launcher(pid: i32) {
+    LAUNCHER.store(pid, Ordering::Relaxed);
+}
+
 /// Install the handlers, once per process.
 fn install_handlers() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let launcher = std::env::var(LAUNCHER_ENV).ok().and_then(|p| p.parse().ok()).unwrap_or(0);
-        LAUNCHER.store(launcher, Ordering::Relaxed);
         install(libc::SIGINT);
         install(libc::SIGTERM);
         // A hang-up (the terminal, or the SSH session an agent runs in,
