@@ -463,7 +463,7 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
             format!("the {} engine's operations ({}) move no data, so there is nothing to verify", spec.ioengine, op.name()),
         ));
     }
-    if spec.ioengine == "falloc" {
+    if storbench_engine::find(&spec.ioengine).map(|f| f.name()) == Some("falloc") {
         return Err(err(spec, "the falloc engine allocates and punches space without moving data, so there is nothing to verify"));
     }
     if v.only && v.state.is_none() {

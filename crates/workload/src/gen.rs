@@ -120,6 +120,10 @@ pub struct IoGen {
     sync: Option<SyncEvery>,
     writes_since_sync: u32,
     bytes_left: Option<u64>,
+    /// A pass that ends short is followed by another (see `pass_ended_short`).
+    passes_again: bool,
+    /// The largest block of either direction.
+    largest: u64,
     ops_left: Option<u64>,
     /// fio's offset modifier: bytes added between sequential I/Os.
     skip: i64,
@@ -173,6 +177,9 @@ impl IoGen {
             sync: spec.sync,
             writes_since_sync: 0,
             bytes_left: io_limit,
+            // The budget is more than one pass over the worker's files.
+            passes_again: io_limit.is_some_and(|l| l > region.len.saturating_mul(files as u64)),
+            largest: spec.bs.read.max().max(spec.bs.write.max()),
             ops_left: spec.number_ios,
             wrapped: false,
             skip: spec.seq_skip,
@@ -353,11 +360,15 @@ impl IoGen {
         Some((offset, len.min(marked * min)))
     }
 
-    /// fio's pass ended short (a block past the region): a size-bound job
-    /// ends there, a time-bound one starts a new pass.
+    /// fio's pass ended short (a block past the region): a job of one pass
+    /// ends there; a time-bound one, or one whose budget spans more passes
+    /// (fio's `loops`, an `io_size` beyond the files: keep_running starts
+    /// another), starts a new pass while a largest block is left of it.
     fn pass_ended_short(&mut self, file: u32) -> Option<()> {
-        if self.bytes_left.is_some() {
-            return None;
+        if let Some(left) = self.bytes_left {
+            if !self.passes_again || left < self.largest {
+                return None;
+            }
         }
         self.blockmaps[file as usize].clear();
         self.wrapped = true;
@@ -471,6 +482,11 @@ mod tests {
         let mut g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20 }, 0, None);
         let bytes: u64 = g.by_ref().take(2000).map(|io| u64::from(io.len)).sum();
         assert!(bytes > 256 << 20 && g.take_wrapped(), "time-bound: new passes ({} MiB)", bytes >> 20);
+        // A budget of three passes (fio's loops=3, or an io_size of three
+        // times the file) passes again after a short pass, as keep_running.
+        let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20 }, 0, Some(192 << 20));
+        let bytes: u64 = g.map(|io| u64::from(io.len)).sum();
+        assert!(bytes > 128 << 20 && bytes <= 192 << 20, "three passes' budget: {} MiB", bytes >> 20);
     }
 
     #[test]

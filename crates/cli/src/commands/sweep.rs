@@ -363,7 +363,7 @@ fn before_points(flags: &SweepFlags, specs: Vec<Vec<JobSpec>>) -> Result<(Vec<Ve
 /// removes the images it made when it ends); the run's journal names it, so
 /// `storbench cleanup DIR/000_precondition` removes it afterwards.
 fn keep_images(mut spec: JobSpec) -> JobSpec {
-    if spec.ioengine == "rbd" {
+    if storbench_engine::find(&spec.ioengine).map(|f| f.name()) == Some("rbd") {
         spec.engine_options.entry("keep_image".into()).or_insert_with(|| "1".into());
     }
     spec

@@ -189,8 +189,14 @@ impl Store {
     pub fn put(&self, name: &str, data: &[u8], mark: Mark) -> Result<(), IoFailure> {
         let mut objects = lock(&self.objects);
         let old = objects.get(name).map_or(0, |o| o.data.len() as u64);
-        self.reserve(data.len() as u64)?;
-        self.release(old);
+        // Only the growth needs room: rewriting an object of the same size
+        // in a full store succeeds.
+        let new = data.len() as u64;
+        if new > old {
+            self.reserve(new - old)?;
+        } else {
+            self.release(old - new);
+        }
         let marked = match mark {
             Mark::Set => true,
             Mark::Keep => objects.get(name).is_none_or(|o| o.marked),
