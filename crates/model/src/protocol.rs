@@ -268,10 +268,10 @@ pub struct WorkerDone {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<Box<VerifyTally>>,
     /// Its verify pass's reads, timed per I/O as the measured phase's are
-    /// (jobs that read back what they wrote; boxed as `verify` is), and
-    /// how long the pass took.
+    /// (jobs that read back what they wrote; boxed as `verify` is); how
+    /// long the pass took is `verify`'s `pass_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pass: Option<Box<PassStats>>,
+    pub pass: Option<Box<OpStats>>,
     /// How its share of a replayed trace went (jobs that replay one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replay: Option<Box<storbench_metrics::ReplayTally>>,
@@ -303,13 +303,6 @@ impl WorkerDone {
             cut_off: 0,
         }
     }
-}
-
-/// One worker's verify pass: its reads and its length.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct PassStats {
-    pub reads: OpStats,
-    pub ns: u64,
 }
 
 /// Agent -> coordinator.

@@ -424,6 +424,10 @@ impl JobResult {
     pub fn phase(&self, phase: Phase) -> Option<&PhaseResult> {
         self.phases.iter().find(|p| p.phase == phase)
     }
+    /// How long its verify pass took (0: it had none).
+    pub fn pass_ns(&self) -> u64 {
+        self.phase(Phase::Verify).map_or(0, |p| p.runtime_ns)
+    }
     pub fn total_ios(&self) -> u64 {
         self.ops.iter().map(|o| o.ios).sum()
     }

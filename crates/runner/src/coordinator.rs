@@ -230,9 +230,10 @@ fn verify_result(share: &JobShare, done: &[WorkerDone]) -> Option<storbench_mode
 /// writer is done). None when no worker read anything back.
 fn verify_phase<'a>(done: impl IntoIterator<Item = &'a WorkerDone>) -> Vec<PhaseResult> {
     let (mut reads, mut ns): (Option<OpStats>, u64) = (None, 0);
-    for p in done.into_iter().filter_map(|d| d.pass.as_deref()) {
-        reads.get_or_insert_with(|| OpStats::new(false)).merge(&p.reads);
-        ns = ns.max(p.ns);
+    for d in done {
+        let Some(pass) = d.pass.as_deref() else { continue };
+        reads.get_or_insert_with(|| OpStats::new(false)).merge(pass);
+        ns = ns.max(d.verify.as_ref().map_or(0, |v| v.pass_ns));
     }
     match reads {
         Some(r) if r.ios > 0 || r.errors.total() > 0 => {

@@ -340,18 +340,13 @@ impl<'a> Job<'a> {
     /// `elapsed`: seconds of the job (ramp and verify pass included),
     /// rounded up as fio does.
     pub fn elapsed_s(&self) -> u64 {
-        ((self.r.ramp_ns + self.r.runtime_ns + self.pass_ns()) / 1_000_000).div_ceil(1000)
+        ((self.r.ramp_ns + self.r.runtime_ns + self.r.pass_ns()) / 1_000_000).div_ceil(1000)
     }
 
     /// `job_runtime`: fio adds up the runtimes of a group's members (each
     /// one's time since its start: its verify pass included).
     pub fn job_runtime_ms(&self) -> u64 {
-        (self.r.runtime_ns + self.pass_ns()) / 1_000_000 * self.r.workers.max(1) as u64
-    }
-
-    /// How long the job's verify pass took (0: it had none).
-    fn pass_ns(&self) -> u64 {
-        self.r.phase(Phase::Verify).map_or(0, |p| p.runtime_ns)
+        (self.r.runtime_ns + self.r.pass_ns()) / 1_000_000 * self.r.workers.max(1) as u64
     }
 
     /// `usr_cpu`, `sys_cpu`: CPU ms over the summed runtime, i.e. per worker.
@@ -533,8 +528,7 @@ pub fn groups(jobs: &[Job]) -> BTreeMap<u32, Group> {
 pub fn end_ms(r: &RunResult) -> u64 {
     let mut longest: BTreeMap<u32, u64> = BTreeMap::new();
     for j in &r.jobs {
-        let pass = j.phase(Phase::Verify).map_or(0, |p| p.runtime_ns);
-        let ms = (j.ramp_ns + j.runtime_ns + pass) / 1_000_000;
+        let ms = (j.ramp_ns + j.runtime_ns + j.pass_ns()) / 1_000_000;
         let e = longest.entry(j.group).or_default();
         *e = (*e).max(ms);
     }

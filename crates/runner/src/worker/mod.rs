@@ -26,7 +26,7 @@ use storbench_engine::files;
 use storbench_engine::{Engine, EngineConfig, EngineFactory, WorkerSetup};
 use storbench_metrics::ReplayTally;
 use storbench_metrics::{CpuTimes, IntervalReport, PlatWindow};
-use storbench_model::protocol::{FromAgent, JobShare, PassStats, Stage, WorkerDone, WorkerId};
+use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::gen::stream;
 use storbench_workload::prio::PrioPicker;
@@ -140,7 +140,7 @@ pub struct Worker {
     /// Stamps writes and judges reads (jobs that verify).
     verify: Option<Checker>,
     /// Its verify pass's reads and length, once it ran.
-    pass: Option<Box<PassStats>>,
+    pass: Option<Box<storbench_metrics::OpStats>>,
     /// The job's engine configuration (a verified object job's listing).
     config: Arc<dyn EngineConfig>,
     /// fio's write_iolog, when asked for.

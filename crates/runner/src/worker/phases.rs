@@ -8,7 +8,7 @@ use super::{announce, Worker};
 use crate::verify::Checker;
 use storbench_engine::EngineConfig;
 use storbench_metrics::CpuTimes;
-use storbench_model::protocol::{PassStats, Stage, WorkerDone};
+use storbench_model::protocol::{Stage, WorkerDone};
 use storbench_workload::{NextIo, OpKind};
 
 impl Worker {
@@ -106,7 +106,7 @@ impl Worker {
         let (not_found, timed) = (hooks.not_found, hooks.timed.take());
         v.tally.pass_ns = t0.elapsed().as_nanos() as u64;
         // Measured as fio measures its verify phase, kept apart from the writes' figures.
-        self.pass = timed.map(|t| Box::new(PassStats { reads: t.reads, ns: v.tally.pass_ns }));
+        self.pass = timed.map(|t| Box::new(t.reads));
         if left.engine.is_some() || left.failed.len() as u64 > not_found {
             return Err(format!("reading back to verify: {}", left.error(tried).unwrap_or_default()));
         }
