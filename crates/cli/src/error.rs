@@ -31,7 +31,7 @@ impl std::fmt::Display for CliError {
 impl From<storbench_runner::PrepareFailed> for CliError {
     fn from(e: storbench_runner::PrepareFailed) -> Self {
         for w in &e.leftovers {
-            eprintln!("storbench: warning: {w}");
+            say!("storbench: warning: {w}");
         }
         if e.interrupted {
             return CliError {

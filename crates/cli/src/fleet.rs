@@ -76,7 +76,7 @@ impl FleetSetup {
                 let (opts, launched) = &**ssh;
                 let mut l = launched.borrow_mut();
                 if l.is_none() {
-                    eprintln!("storbench: starting agents over ssh on {}", opts.hosts.join(", "));
+                    say!("storbench: starting agents over ssh on {}", opts.hosts.join(", "));
                     *l = Some(ssh::launch(opts).map_err(CliError::system)?);
                 }
                 let l = l.as_ref().expect("launched above");
@@ -181,7 +181,7 @@ pub fn run(
     // Each agent's part (its options and object prefix) is in the journal
     // before any agent prepares: a lost agent's objects are found by it.
     let parts = AgentParts::journal(journal, &agent_list, &jobs);
-    eprintln!("storbench: connecting to {n} agent{}", if n == 1 { "" } else { "s" });
+    say!("storbench: connecting to {n} agent{}", if n == 1 { "" } else { "s" });
     let mut connected =
         Fleet::connect(agent_list, creds, fleet.timeout, &|| scope.interrupted()).map_err(|e| match scope.interrupted() {
             true => CliError { code: EXIT_INTERRUPTED, message: format!("{e}: nothing was measured") },
@@ -189,7 +189,7 @@ pub fn run(
         })?;
     for a in &connected.agents {
         let i = &a.info;
-        eprintln!(
+        say!(
             "storbench: agent {} ({}, storbench {}): clock {:+.3} ms from ours (round trip {:.3} ms)",
             a.spec.name,
             i.hostname,
@@ -350,9 +350,9 @@ pub fn agent(a: &AgentArgs) -> Result<i32, CliError> {
     if let Some(dir) = &a.init {
         let files = storbench_fleet::creds::init(dir, &a.host).map_err(CliError::usage)?;
         for f in files {
-            println!("{}", f.display());
+            out!("{}", f.display());
         }
-        eprintln!(
+        say!(
             "storbench: fleet credentials in {}: copy the directory to every agent and the coordinator \
              (ca.key need not leave this machine); keep it private",
             dir.display()

@@ -95,7 +95,7 @@ impl RunJournal {
     fn save(&mut self) {
         if let Err(e) = self.write() {
             if !self.failed {
-                eprintln!("storbench: warning: cannot update the run's journal {}: {e}", self.path.display());
+                say!("storbench: warning: cannot update the run's journal {}: {e}", self.path.display());
             }
             self.failed = true;
         }

@@ -155,7 +155,7 @@ pub fn run(args: &K8sArgs) -> Result<i32, CliError> {
     } else {
         format!("; then run a coordinator in the cluster with --agents {}", agent_addresses(&m.name, m.agents, m.port).join(","))
     };
-    eprintln!(
+    say!(
         "storbench: wrote {} (it holds the fleet's keys: keep it private): `kubectl apply -f {}`{next}",
         args.output.display(),
         args.output.display()

@@ -1,6 +1,42 @@
 //! `storbench`: the command-line entry point. A dispatcher only: the command
 //! tree is in [`cli`], each command in its own module.
 
+/// A line to standard output that never panics: `println!` panics when the
+/// reader has gone (`storbench engines | head -1`, `storbench rados bench |
+/// head`), which would end a measuring run mid-way. A line the reader no
+/// longer takes is dropped; a run's results are in its directory.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// [`out!`] without the line's end (`print!`'s place).
+macro_rules! out_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// [`out!`] for standard error (`eprintln!`'s place): a run piped with
+/// `2>&1 | head` goes on when its reader has gone, and keeps its results.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// [`say!`] without the line's end.
+macro_rules! say_part {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 mod commands;
 mod compat;
@@ -31,7 +67,7 @@ fn main() {
         Err(e) => {
             // One line, always: scripts read the first line of stderr.
             let text = e.message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
-            eprintln!("storbench: error: {text}");
+            say!("storbench: error: {text}");
             e.code
         }
     };
@@ -90,7 +126,7 @@ pub(crate) fn dispatch(words: &[String]) -> Result<i32, CliError> {
         Some(Fleet { command: cli::FleetCommand::K8s(a) }) => k8s::run(&a),
         Some(Engines) => commands::help::engines(),
         Some(Version) => {
-            println!("storbench {}", env!("CARGO_PKG_VERSION"));
+            out!("storbench {}", env!("CARGO_PKG_VERSION"));
             Ok(0)
         }
     }

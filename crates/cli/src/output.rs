@@ -210,7 +210,7 @@ pub fn set_aside(dir: &Path) -> Result<(), CliError> {
     }
     let aside = (1..).map(|k| PathBuf::from(format!("{}.interrupted-{k}", dir.display()))).find(|p| !p.exists()).expect("a free name");
     std::fs::rename(dir, &aside).map_err(|e| CliError::system(format!("cannot move {} aside: {e}", dir.display())))?;
-    eprintln!("storbench: the earlier, interrupted attempt is kept in {}", aside.display());
+    say!("storbench: the earlier, interrupted attempt is kept in {}", aside.display());
     Ok(())
 }
 

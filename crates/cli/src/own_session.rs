@@ -74,7 +74,7 @@ fn answer_to(launcher: Pid) {
     storbench_runner::interrupt::set_launcher(launcher.as_raw());
     let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGTERM);
     if nix::unistd::getppid() != launcher {
-        eprintln!("storbench: the process that started this run is gone: not starting");
+        say!("storbench: the process that started this run is gone: not starting");
         std::process::exit(crate::error::EXIT_INTERRUPTED);
     }
 }

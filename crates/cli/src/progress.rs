@@ -27,7 +27,7 @@ impl Live {
     fn line(&self, text: &str) {
         if self.say {
             let clear = if self.enabled { "\r\x1b[K" } else { "" };
-            eprintln!("{clear}storbench: {text}");
+            say!("{clear}storbench: {text}");
         }
     }
 }
@@ -35,7 +35,7 @@ impl Live {
 impl Observer for Live {
     fn job_started(&mut self, job: &JobShare) {
         if self.enabled {
-            eprintln!("\r\x1b[K{}: {}", job.spec.name, job.spec.describe());
+            say!("\r\x1b[K{}: {}", job.spec.name, job.spec.describe());
         }
     }
 
@@ -70,7 +70,7 @@ impl Observer for Live {
         let p99 = p.point.ops.iter().map(|o| o.p99_ns).max().unwrap_or(0);
         let eta = p.total_s.map(|t| format!("  ETA {}", fmt::duration((t - p.elapsed_s).max(0.0)))).unwrap_or_default();
         let phase = if p.point.warmup { " (warm-up)" } else { "" };
-        eprint!(
+        say_part!(
             "\r\x1b[K  [{}] {:>5.0}s  {} IOPS  {} MiB/s  p99 {}{eta}{phase}",
             p.job,
             p.elapsed_s,
@@ -83,7 +83,7 @@ impl Observer for Live {
 
     fn group_finished(&mut self) {
         if self.enabled {
-            eprint!("\r\x1b[K");
+            say_part!("\r\x1b[K");
         }
     }
 }

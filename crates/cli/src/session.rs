@@ -46,7 +46,7 @@ impl RunSetup {
         let metrics = match source.prometheus {
             Some(addr) => {
                 let e = storbench_fleet::prometheus::serve(addr).map_err(CliError::usage)?;
-                eprintln!("storbench: live figures for Prometheus on http://{}/metrics", e.address);
+                say!("storbench: live figures for Prometheus on http://{}/metrics", e.address);
                 Some(std::rc::Rc::new(e))
             }
             None => None,
@@ -66,7 +66,7 @@ pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Obse
         output::check_log_prefixes(&specs)?;
     }
     for n in &setup.notes {
-        eprintln!("storbench: {n}");
+        say!("storbench: {n}");
     }
     // From here on, Ctrl-C stops this run (and only this run) gracefully.
     let scope = Scope::begin();
@@ -97,7 +97,7 @@ pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Obse
             // A refused run writes nothing; one that made something before
             // it failed keeps its journal, and says so.
             if !journal.abandon() {
-                eprintln!(
+                say!(
                     "storbench: what the run made before it failed is listed in {}: `storbench cleanup {}` removes it",
                     journal.path().display(),
                     dir.display()
@@ -216,7 +216,7 @@ fn file_paths(prepared: &storbench_runner::Prepared) -> impl Iterator<Item = &Pa
 fn say_held_targets(prepared: &storbench_runner::Prepared) {
     for j in &prepared.jobs {
         if let storbench_model::Targets::Store(storbench_model::StoreTarget { held_by: Some(h), .. }) = &j.share.targets {
-            eprintln!("storbench: warning: job '{}': {h}", j.name());
+            say!("storbench: warning: job '{}': {h}", j.name());
         }
     }
 }
@@ -231,7 +231,7 @@ pub fn finish(dir: &Path, r: &RunResult, format: Option<&str>) -> Result<i32, Cl
         let _ = output::to_stdout(e, &RunSet::one(r.clone()));
     }
     output::write_all(dir, r)?;
-    eprintln!("storbench: results in {}", dir.display());
+    say!("storbench: results in {}", dir.display());
     Ok(exit_code(r))
 }
 

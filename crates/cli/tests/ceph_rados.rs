@@ -398,3 +398,20 @@ fn load_gens_target_throughput_is_a_cap_in_bytes_per_second() {
     assert!(rados_objects(&pool, "").is_empty(), "load-gen removed its objects");
     drop_pool(&pool);
 }
+
+/// `storbench rados bench ... | head`: the per-second lines go to a reader
+/// that has gone; the run goes on to its end and keeps its results (the
+/// line printer panicked and the run was lost).
+#[test]
+fn rados_bench_into_a_closed_pipe_keeps_its_run() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let pool = bench_pool("pipe");
+    let r = into_closed_pipe(d.path(), &["rados", "bench", "2", "write", "-p", &pool, "-b", "64K", "-t", "4", "--results-dir", "w"]);
+    drop_pool(&pool);
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(ios(&result_json(&d.path().join("w")), 0, "create") > 0, "the run's results are kept");
+}

@@ -181,3 +181,36 @@ fn agent_init_keeps_its_directory_private_whatever_the_umask() {
     assert!(err.contains("open can be written by others (mode 777)") && err.contains("chmod 700 open"), "{err}");
     assert!(listing(&d.path().join("open")).is_empty());
 }
+
+/// A reader that goes away (`storbench engines | head -1`) ends a listing
+/// quietly: `println!` panicked on the closed pipe (exit 101 and a
+/// backtrace).
+#[test]
+fn listings_into_a_closed_pipe_end_quietly() {
+    let d = scratch();
+    for args in [&["engines"][..], &["help", "options"], &["help"]] {
+        let r = into_closed_pipe(d.path(), args);
+        assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+        assert_eq!(r.code, 0, "{args:?}: {}", r.stderr);
+    }
+}
+
+/// `storbench run ... 2>&1 | head -1`: progress and warnings go to a reader
+/// that has gone; the run ends normally with its results (the first line
+/// after the reader left panicked: exit 101).
+#[test]
+fn a_run_whose_output_reader_goes_away_ends_normally() {
+    let d = scratch();
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let err = writer.try_clone().expect("pipe");
+    let out = Command::new(bin())
+        .args(["run", "--ioengine", "null", "--size", "1m", "--runtime", "1", "--results-dir", "r"])
+        .current_dir(d.path())
+        .stdout(writer)
+        .stderr(err)
+        .status()
+        .expect("run storbench");
+    assert_eq!(out.code(), Some(0), "{out:?}");
+    assert!(d.path().join("r/result.json").exists());
+}

@@ -65,7 +65,8 @@ struct Service {
 
 /// One line in the agent's log (standard error).
 pub fn log(line: &str) {
-    eprintln!("storbench agent: {line}");
+    // Never panics on a closed stderr (an agent started with `2>&1 | head`).
+    let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("storbench agent: {line}\n"));
 }
 
 #[tonic::async_trait]

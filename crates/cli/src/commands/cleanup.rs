@@ -75,7 +75,7 @@ fn by_prefix(options: &sources::Pairs, which: Which) -> Result<i32, CliError> {
         return Ok(0);
     }
     if let Some(note) = config.finish_target(&request(Some(&prefix), &|| scope.interrupted()), true)? {
-        eprintln!("storbench: {note}");
+        say!("storbench: {note}");
     }
     Ok(0)
 }
@@ -89,22 +89,19 @@ fn by_name(spec: &JobSpec) -> Result<Option<i32>, CliError> {
     let scope = Scope::begin();
     let Some(done) = config.remove_named(&|| scope.interrupted())? else { return Ok(None) };
     for r in &done.removed {
-        println!("removed {r}");
+        out!("removed {r}");
     }
     for k in &done.kept {
-        eprintln!("storbench: {k}");
+        say!("storbench: {k}");
     }
     Ok(Some(0))
 }
 
 /// What a removal by prefix did, on stdout; kept objects on stderr.
 fn say_removed(tally: &Removed, prefix: &str, whose: &str) {
-    println!("{whose}removed {} objects whose names start with '{prefix}'", tally.removed);
+    out!("{whose}removed {} objects whose names start with '{prefix}'", tally.removed);
     if tally.kept > 0 {
-        eprintln!(
-            "storbench: {whose}{} objects under '{prefix}' were not written by storbench: kept; --force removes them too",
-            tally.kept
-        );
+        say!("storbench: {whose}{} objects under '{prefix}' were not written by storbench: kept; --force removes them too", tally.kept);
     }
 }
 
@@ -112,10 +109,10 @@ fn say_removed(tally: &Removed, prefix: &str, whose: &str) {
 fn unfinished(tally: &Removed, prefix: &str, scope: &Scope) -> Option<i32> {
     if tally.failed > 0 {
         let why = tally.first_failure.as_deref().unwrap_or("unknown");
-        eprintln!("storbench: {} objects could not be removed (the first: {why}); run the command again", tally.failed);
+        say!("storbench: {} objects could not be removed (the first: {why}); run the command again", tally.failed);
     }
     if scope.interrupted() {
-        eprintln!("storbench: interrupted: objects whose names start with '{prefix}' may remain; run the command again");
+        say!("storbench: interrupted: objects whose names start with '{prefix}' may remain; run the command again");
         return Some(EXIT_INTERRUPTED);
     }
     (tally.failed > 0 || tally.stopped).then_some(EXIT_IO_ERRORS)
@@ -197,7 +194,7 @@ fn journals(dir: &Path) -> Vec<PathBuf> {
 fn clean_run(path: &Path, mut doc: Journal, which: Which, scope: &Scope) -> Result<i32, CliError> {
     let run = path.parent().map_or_else(|| path.display().to_string(), |p| p.display().to_string());
     if doc.clean() {
-        println!("{run}: nothing to do: nothing the run made is left");
+        out!("{run}: nothing to do: nothing the run made is left");
         return Ok(0);
     }
     let elsewhere = doc.process.host != storbench_runner::hostname();
@@ -208,7 +205,7 @@ fn clean_run(path: &Path, mut doc: Journal, which: Which, scope: &Scope) -> Resu
         }
         let (done, c) = match &doc.entries[i].made {
             Made::File { path } if elsewhere => {
-                eprintln!("storbench: {run}: {} is on {}: not removed from here", path.display(), doc.process.host);
+                say!("storbench: {run}: {} is on {}: not removed from here", path.display(), doc.process.host);
                 (false, EXIT_IO_ERRORS)
             }
             Made::File { path } => clean_file(&run, path),
@@ -221,7 +218,7 @@ fn clean_run(path: &Path, mut doc: Journal, which: Which, scope: &Scope) -> Resu
         journal::write(path, &doc).map_err(|e| CliError::system(format!("cannot update {}: {e}", path.display())))?;
     }
     if scope.interrupted() {
-        eprintln!("storbench: {run}: interrupted: run the command again for what is left");
+        say!("storbench: {run}: interrupted: run the command again for what is left");
     }
     Ok(code)
 }
@@ -232,16 +229,16 @@ fn clean_file(run: &str, path: &Path) -> (bool, i32) {
         return (true, 0);
     }
     if !storbench_engine::files::is_marked(path) {
-        eprintln!("storbench: {run}: {} no longer carries storbench's mark: kept", path.display());
+        say!("storbench: {run}: {} no longer carries storbench's mark: kept", path.display());
         return (true, 0);
     }
     match storbench_engine::files::remove_created(path) {
         Ok(()) => {
-            println!("{run}: removed {}", path.display());
+            out!("{run}: removed {}", path.display());
             (true, 0)
         }
         Err(e) => {
-            eprintln!("storbench: {run}: could not remove {}: {e}", path.display());
+            say!("storbench: {run}: could not remove {}: {e}", path.display());
             (false, EXIT_IO_ERRORS)
         }
     }
@@ -278,11 +275,11 @@ fn remove_created(
 ) -> Result<(bool, i32), CliError> {
     let notes = config.remove_created(&request(prefix, &|| scope.interrupted()), created)?;
     for n in &notes {
-        eprintln!("storbench: {whose}{n}");
+        say!("storbench: {whose}{n}");
     }
     if notes.is_empty() {
         for c in created.into_iter().flatten() {
-            println!("{whose}removed {c}");
+            out!("{whose}removed {c}");
         }
     }
     Ok((true, 0))

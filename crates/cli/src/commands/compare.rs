@@ -117,16 +117,16 @@ fn print_reports(a: &CompareArgs, reports: &[(usize, Vec<Row>)], name: &dyn Fn(u
                 "min_effect_pct": a.min_effect,
                 "comparisons": reports.iter().map(|(i, rows)| serde_json::json!({"against": a.dirs[*i], "rows": rows})).collect::<Vec<_>>(),
             });
-            println!("{}", serde_json::to_string_pretty(&doc).expect("serializes"));
+            out!("{}", serde_json::to_string_pretty(&doc).expect("serializes"));
         }
         format => {
             let md = format == "markdown";
             for (i, rows) in reports {
-                println!("{} (baseline) = {}\n{} = {}\n", name(0), a.dirs[0].display(), name(*i), a.dirs[*i].display());
-                print!("{}", render(rows, (&name(0), &name(*i)), md));
-                println!();
+                out!("{} (baseline) = {}\n{} = {}\n", name(0), a.dirs[0].display(), name(*i), a.dirs[*i].display());
+                out_part!("{}", render(rows, (&name(0), &name(*i)), md));
+                out!();
             }
-            println!(
+            out!(
                 "Differences are (other - baseline) / baseline with 95% confidence intervals (bootstrap: over runs with 3 repeats or more, \
                  else over blocks of per-second samples); a difference counts when its interval excludes 0 and it is at least {}%. \
                  \"no interval\": fewer than 3 runs and fewer than 4 measured seconds per run (p99.9: fewer than 3 runs).",
@@ -157,6 +157,6 @@ fn gates(a: &CompareArgs, reports: &[(usize, Vec<Row>)]) -> i32 {
     if failed.is_empty() {
         return 0;
     }
-    eprintln!("storbench: compare gate failed: {}", failed.join("; "));
+    say!("storbench: compare gate failed: {}", failed.join("; "));
     EXIT_GATE
 }

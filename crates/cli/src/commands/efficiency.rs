@@ -96,7 +96,7 @@ pub fn run(a: &EfficiencyArgs) -> Result<i32, CliError> {
         );
     }
     out.push_str(&storbench_report::text::table(&lines));
-    print!("{out}");
+    out_part!("{out}");
     Ok(0)
 }
 

@@ -27,7 +27,7 @@ pub fn run(a: &ExportArgs) -> Result<i32, CliError> {
         Some(out) => {
             crate::output::write_atomic(out, |w| render(w))
                 .map_err(|e| CliError::system(format!("cannot write {}: {e}", out.display())))?;
-            eprintln!("storbench: {} rows in {}", table.rows.len(), out.display());
+            say!("storbench: {} rows in {}", table.rows.len(), out.display());
         }
         None => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());

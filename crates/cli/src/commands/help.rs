@@ -10,9 +10,9 @@ pub fn help(topic: &[String]) -> Result<i32, CliError> {
     // Built, so that subcommands' usage names them in full ("storbench rbd bench").
     cmd.build();
     match topic.iter().map(String::as_str).collect::<Vec<_>>().as_slice() {
-        [] => print!("{}", cmd.render_long_help()),
-        ["options"] => print!("{}", options_text()),
-        ["options", "--markdown"] => print!("{}", options_markdown()),
+        [] => out_part!("{}", cmd.render_long_help()),
+        ["options"] => out_part!("{}", options_text()),
+        ["options", "--markdown"] => out_part!("{}", options_markdown()),
         path => {
             let mut c = &mut cmd;
             for word in path {
@@ -20,7 +20,7 @@ pub fn help(topic: &[String]) -> Result<i32, CliError> {
                     CliError::usage(format!("no help on '{}'; try `storbench help` or `storbench help options`", path.join(" ")))
                 })?;
             }
-            print!("{}", c.render_long_help());
+            out_part!("{}", c.render_long_help());
         }
     }
     Ok(0)
@@ -83,14 +83,20 @@ pub fn options_markdown() -> String {
 pub fn engines() -> Result<i32, CliError> {
     for f in storbench_engine::registry() {
         let c = f.capabilities();
-        println!("{:<10} {}", f.name(), f.description());
-        println!(
+        out!("{:<10} {}", f.name(), f.description());
+        out!(
             "{:<10} queued: {}, direct I/O: {}, needs files: {}, does I/O: {}, blocks: {}, objects: {}",
-            "", c.queued, c.direct_io, c.needs_files, c.does_io, c.blocks, c.objects
+            "",
+            c.queued,
+            c.direct_io,
+            c.needs_files,
+            c.does_io,
+            c.blocks,
+            c.objects
         );
         names(*f);
         for o in f.options() {
-            println!("{:<10}   --{:<16} {}", "", o.name, o.help);
+            out!("{:<10}   --{:<16} {}", "", o.name, o.help);
         }
     }
     Ok(0)
@@ -100,13 +106,13 @@ pub fn engines() -> Result<i32, CliError> {
 /// values it carries out, with what differs from fio's where something does.
 fn names(f: &'static dyn storbench_engine::EngineFactory) {
     if !f.aliases().is_empty() {
-        println!("{:<10} also: {}", "", f.aliases().join(", "));
+        out!("{:<10} also: {}", "", f.aliases().join(", "));
     }
     if !f.fio_names().is_empty() {
         let fio: Vec<&str> = f.fio_names().iter().map(|n| n.name).collect();
-        println!("{:<10} fio: ioengine={}", "", fio.join(", "));
+        out!("{:<10} fio: ioengine={}", "", fio.join(", "));
     }
     for n in f.fio_names().iter().filter_map(|n| n.note) {
-        println!("{:<10}   {n}", "");
+        out!("{:<10}   {n}", "");
     }
 }

@@ -42,7 +42,7 @@ fn probe(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: &Sizing, n: u32, 
     let (result, dir) = execute(specs, setup, &mut observer)?;
     output::write_all(&dir, &result)?;
     let t = result.jobs.first().and_then(|j| j.train.clone()).ok_or_else(|| CliError::system("a training run without its figures"))?;
-    eprintln!("storbench: {n} accelerators: AU {:.1}% ({}), {:.1} samples/s", t.au * 100.0, verdict(&t), t.samples_per_sec);
+    say!("storbench: {n} accelerators: AU {:.1}% ({}), {:.1} samples/s", t.au * 100.0, verdict(&t), t.samples_per_sec);
     Ok((result, t))
 }
 
@@ -105,7 +105,7 @@ fn search(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resul
             sizing.scale
         ));
     }
-    print!("{text}");
+    out_part!("{text}");
     std::fs::write(base.join("search.txt"), &text).map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
     let json = serde_json::json!({ "preset": name, "max_passing": pass, "first_failing": fail, "dataset_limit": limit, "probes": probes });
     std::fs::write(base.join("search.json"), serde_json::to_string_pretty(&json).unwrap_or_default())

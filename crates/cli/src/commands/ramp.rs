@@ -44,7 +44,7 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, path: &Path, use_suite: bool) -> Re
     };
     ramp.go(&steps)?;
     if steps.len() > 1 {
-        print!("{}", table::render(&ramp.runs).unwrap_or_default());
+        out_part!("{}", table::render(&ramp.runs).unwrap_or_default());
     }
     Ok(ramp.code)
 }
@@ -86,13 +86,13 @@ impl Ramp<'_> {
                 peak = peak.max(ops);
                 continue;
             }
-            eprintln!("storbench: throughput fell from {peak:.1} to {ops:.1} ops/s at {users} users: running the step again to confirm");
+            say!("storbench: throughput fell from {peak:.1} to {ops:.1} ops/s at {users} users: running the step again to confirm");
             let Some(again) = self.step(step, users, 2, &scope)? else { return Ok(()) };
             if again < peak {
-                eprintln!("storbench: {users} users again: {again:.1} ops/s, below the peak of {peak:.1}: the fall is confirmed; stopping the ramp");
+                say!("storbench: {users} users again: {again:.1} ops/s, below the peak of {peak:.1}: the fall is confirmed; stopping the ramp");
                 return Ok(());
             }
-            eprintln!("storbench: {users} users again: {again:.1} ops/s: the fall was not confirmed; the ramp goes on");
+            say!("storbench: {users} users again: {again:.1} ops/s: the fall was not confirmed; the ramp goes on");
             peak = peak.max(again);
         }
         Ok(())
@@ -102,7 +102,7 @@ impl Ramp<'_> {
     /// when the ramp must end (interrupted).
     fn step(&mut self, step: usize, users: u32, repeat: u32, scope: &storbench_runner::interrupt::Scope) -> Result<Option<f64>, CliError> {
         if scope.interrupted() {
-            eprintln!("storbench: interrupted: stopping the ramp");
+            say!("storbench: interrupted: stopping the ramp");
             self.code = self.code.max(EXIT_INTERRUPTED);
             return Ok(None);
         }
@@ -110,7 +110,7 @@ impl Ramp<'_> {
         let name = if repeat > 1 { format!("users-{users}-r{repeat}") } else { format!("users-{users}") };
         let dir = if self.index.is_some() { self.base.join(&name) } else { self.base.clone() };
         if self.index.is_some() {
-            eprintln!("storbench: ssbench '{}' with {users} users", self.sc.name);
+            say!("storbench: ssbench '{}' with {users} users", self.sc.name);
         }
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let setup = RunSetup {

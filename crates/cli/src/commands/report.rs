@@ -34,7 +34,7 @@ pub fn run(a: &ReportArgs) -> Result<i32, CliError> {
     if let Some(dir) = &a.charts {
         write_charts(dir, &charts)?;
     }
-    eprintln!("storbench: report in {}", out.display());
+    say!("storbench: report in {}", out.display());
     Ok(0)
 }
 
@@ -93,8 +93,8 @@ fn write_charts(dir: &Path, charts: &[storbench_html::Chart]) -> Result<(), CliE
         }
     }
     match raster {
-        Ok(_) => eprintln!("storbench: charts (SVG and PNG) in {}", dir.display()),
-        Err(e) => eprintln!("storbench: charts (SVG only) in {}; no PNG: {e}", dir.display()),
+        Ok(_) => say!("storbench: charts (SVG and PNG) in {}", dir.display()),
+        Err(e) => say!("storbench: charts (SVG only) in {}; no PNG: {e}", dir.display()),
     }
     Ok(())
 }
@@ -111,7 +111,7 @@ fn study_report(dir: &Path, out: &Path, charts: Option<&Path>) -> Result<i32, Cl
     if let Some(c) = charts {
         write_charts(c, &drawn)?;
     }
-    eprintln!("storbench: report in {}", out.display());
+    say!("storbench: report in {}", out.display());
     Ok(0)
 }
 

@@ -144,7 +144,7 @@ fn resume(dir: &std::path::Path, flags: &SloFlags, words: &[String]) -> Result<i
         Err(code) => return Ok(code),
     };
     saved.source.quiet |= flags.source.quiet;
-    eprintln!("storbench: resuming the SLO search in {}: {} finished probes kept", dir.display(), index.probes.len());
+    say!("storbench: resuming the SLO search in {}: {} finished probes kept", dir.display(), index.probes.len());
     Search::new(&saved, &jobs, dir.to_path_buf(), index.command, index.probes)?.run()
 }
 
@@ -322,7 +322,7 @@ impl<'a> Search<'a> {
             if scope.interrupted() {
                 return Ok(());
             }
-            eprintln!("storbench: SLO: confirming {} IOPS", count(a));
+            say!("storbench: SLO: confirming {} IOPS", count(a));
             let Some(p) = self.probe(Load::Rate(a))? else { return Ok(()) };
             if p.pass {
                 self.index.confirmed = true;
@@ -386,8 +386,8 @@ impl<'a> Search<'a> {
         }
         self.save()?;
         if self.table {
-            print!("{}", self.render());
-            eprintln!("storbench: SLO search results in {} ({SLO_FILE})", self.dir.display());
+            out_part!("{}", self.render());
+            say!("storbench: SLO search results in {} ({SLO_FILE})", self.dir.display());
         }
         Ok(self.code)
     }
@@ -424,7 +424,7 @@ impl<'a> Search<'a> {
             return None;
         }
         let p = self.done.pop_front()?;
-        eprintln!("storbench: SLO probe {}: done before ({})", self.index.probes.len() + 1, p.dir);
+        say!("storbench: SLO probe {}: done before ({})", self.index.probes.len() + 1, p.dir);
         self.index.probes.push(p.clone());
         Some(p)
     }
@@ -443,7 +443,7 @@ impl<'a> Search<'a> {
             Load::Depth(d) => (format!("{n:02}_iodepth-{d}"), format!("closed loop at iodepth {d}")),
         };
         let rate = load.rate();
-        eprintln!("storbench: SLO probe {n}: {what}{}", if longer.is_empty() { String::new() } else { format!(" ({longer})") });
+        say!("storbench: SLO probe {n}: {what}{}", if longer.is_empty() { String::new() } else { format!(" ({longer})") });
         let params =
             BTreeMap::from([("step".to_string(), n.to_string()), ("slo.rate".into(), rate.map_or("closed".into(), |r| format!("{r:.0}")))]);
         output::set_aside(&self.dir.join(&name))?;
@@ -461,7 +461,7 @@ impl<'a> Search<'a> {
             Ok(r) => r,
             Err(e) => {
                 // The search stops here, its index and table still written.
-                eprintln!("storbench: SLO probe {n} could not run: {}", e.message);
+                say!("storbench: SLO probe {n} could not run: {}", e.message);
                 self.code = self.code.max(e.code);
                 if e.code != EXIT_INTERRUPTED {
                     self.index.stopped = Some(format!("probe {n} could not run: {}", e.message));
@@ -475,7 +475,7 @@ impl<'a> Search<'a> {
         }
         let capped = runtime >= LONGEST_PROBE;
         let probe = Probe { iodepth: load.depth(), ..self.judge(&result, rate, name, t0.elapsed().as_secs_f64(), longer, capped) };
-        eprintln!(
+        say!(
             "storbench: SLO probe {n}: {} IOPS, {} {} over {} operations: {}",
             count(probe.achieved_iops),
             self.index.statistic(),

@@ -122,7 +122,7 @@ fn resume(dir: &Path, flags: &SweepFlags, words: &[String]) -> Result<i32, CliEr
     };
     saved.source.quiet |= flags.source.quiet;
     let left = index.points.iter().filter(|p| !matches!(p.state, PointState::Done | PointState::Skipped { .. })).count();
-    eprintln!("storbench: resuming the sweep in {}: {left} of {} runs left", dir.display(), index.points.len());
+    say!("storbench: resuming the sweep in {}: {left} of {} runs left", dir.display(), index.points.len());
     Sweep::prepare(&saved, &jobs, dir.to_path_buf(), index)?.go()
 }
 
@@ -171,10 +171,10 @@ impl<'a> Sweep<'a> {
         let mut code = 0;
         let total = self.index.points.len();
         if let Some(why) = knee::none_sought(&self.index) {
-            eprintln!("storbench: {why}");
+            say!("storbench: {why}");
         }
         if let Some(stop) = self.run_before()? {
-            eprintln!(
+            say!(
                 "storbench: the sweep did not start: its targets were not written first; `storbench sweep --resume {}` tries again",
                 self.dir.display()
             );
@@ -198,7 +198,7 @@ impl<'a> Sweep<'a> {
             code = code.max(point_code);
             let knee = knee::found(&self.index, n);
             if let Some(k) = &knee {
-                eprintln!("storbench: knee of {}: {} ({})", k.option, self.index.label(&k.values), k.rule);
+                say!("storbench: knee of {}: {} ({})", k.option, self.index.label(&k.values), k.rule);
                 self.index.knees.push(k.clone());
             }
             self.record(n, knee.as_ref())?;
@@ -208,11 +208,11 @@ impl<'a> Sweep<'a> {
             }
         }
         self.save()?;
-        print!("{}", table::render(&self.index));
+        out_part!("{}", table::render(&self.index));
         if code == EXIT_INTERRUPTED {
-            eprintln!("storbench: sweep interrupted; `storbench sweep --resume {}` runs the points left", self.dir.display());
+            say!("storbench: sweep interrupted; `storbench sweep --resume {}` runs the points left", self.dir.display());
         }
-        eprintln!("storbench: sweep results in {} ({INDEX_FILE})", self.dir.display());
+        say!("storbench: sweep results in {} ({INDEX_FILE})", self.dir.display());
         Ok(code)
     }
 
@@ -245,7 +245,7 @@ impl<'a> Sweep<'a> {
             }
         };
         let rep = if self.index.repeat > 1 { format!(" (repeat {}/{})", p.repeat, self.index.repeat) } else { String::new() };
-        eprintln!(
+        say!(
             "storbench: sweep run {}/{}: {}{rep}; {} so far{eta}",
             n + 1,
             self.index.points.len(),
@@ -261,11 +261,11 @@ impl<'a> Sweep<'a> {
         let Some((name, specs)) = &self.before else { return Ok(None) };
         let dir = self.dir.join(name);
         if dir.join("result.json").exists() {
-            eprintln!("storbench: {name} finished before: the targets are not written again");
+            say!("storbench: {name} finished before: the targets are not written again");
             return Ok(None);
         }
         output::set_aside(&dir)?;
-        eprintln!("storbench: sweep: {name}, once before the points");
+        say!("storbench: sweep: {name}, once before the points");
         let setup = RunSetup {
             notes: self.notes.clone(),
             results_dir: Some(dir),
@@ -321,7 +321,7 @@ impl<'a> Sweep<'a> {
                 Ok((e.code, true))
             }
             Err(e) if e.code == EXIT_USAGE || e.code == EXIT_SYSTEM => {
-                eprintln!("storbench: sweep run {} failed: {}", n + 1, e.message);
+                say!("storbench: sweep run {} failed: {}", n + 1, e.message);
                 point.state = PointState::Failed { message: e.message.clone() };
                 Ok((e.code, false))
             }

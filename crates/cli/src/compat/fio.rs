@@ -38,7 +38,7 @@ fn run_fio(words: &[String]) -> Result<i32, CliError> {
         Err(code) => return Ok(code),
     };
     if flags.version {
-        println!("{FIO_VERSION}");
+        out!("{FIO_VERSION}");
         return Ok(0);
     }
     let lines = job_lines(&jobs, &flags.job_files)?;
@@ -107,7 +107,7 @@ fn latency_profile(
     let result = run.runs.into_iter().next().map(|r| r.result).ok_or_else(|| CliError::system("the answer's run has no result"))?;
     let written = write_report(&result, formats, flags.output.as_deref());
     if keep || written.is_err() {
-        eprintln!("storbench: the latency_target search and its probes are in {}", dir.display());
+        say!("storbench: the latency_target search and its probes are in {}", dir.display());
     } else {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -207,7 +207,7 @@ fn write_report(r: &RunResult, formats: &[&'static dyn storbench_report::Exporte
 fn finish_dir(dir: &Path, r: &RunResult, keep: bool) -> Result<(), CliError> {
     if keep {
         output::write_all(dir, r)?;
-        eprintln!("storbench: results in {}", dir.display());
+        say!("storbench: results in {}", dir.display());
     } else {
         let _ = std::fs::remove_dir_all(dir);
     }

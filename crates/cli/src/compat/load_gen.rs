@@ -27,17 +27,17 @@ pub fn run(conn: &CephConn, a: &LoadGenArgs) -> Result<i32, CliError> {
     ];
     let cap = a.target_throughput.as_deref().map(target_throughput).transpose()?;
     if a.max_backlog.is_some() {
-        eprintln!("storbench: --max-backlog ignored: in-flight work is bounded by --max-ops");
+        say!("storbench: --max-backlog ignored: in-flight work is bounded by --max-ops");
     }
     if a.offset_align.is_some() {
-        eprintln!("storbench: --offset-align ignored: op offsets are byte-granular");
+        say!("storbench: --offset-align ignored: op offsets are byte-granular");
     }
     let mut spec = spec_from(&opts, &conn.options())?;
     // A cap, as in load-gen: operations start while the bytes started stay
     // under it, each counted by its own length (not arrivals at a rate of
     // cap / 4 KiB with latency from a schedule the store never saw).
     spec.byte_cap = cap;
-    eprintln!("storbench: load-gen writes all {} objects first (not measured), and removes them at the end", a.num_objects);
+    say!("storbench: load-gen writes all {} objects first (not measured), and removes them at the end", a.num_objects);
     let setup = RunSetup { results_dir: conn.results_dir.clone(), ..RunSetup::default() };
     let (result, dir) = execute(vec![spec], setup, &mut progress::Live::new(false))?;
     finish(&dir, &result, Some("normal"))

@@ -175,20 +175,20 @@ struct Lines {
 impl Observer for Lines {
     fn second(&mut self, p: &Progress) {
         if let Some(line) = self.table.line(&self.params, p.point) {
-            println!("{line}");
+            out!("{line}");
         }
     }
 }
 
 /// Run the job under rados bench's table; the result and the exit code.
 fn run_table(conn: &CephConn, spec: storbench_workload::JobSpec, params: Params) -> Result<(RunResult, i32), CliError> {
-    print!("{}", preamble(&params));
-    println!("{HEADER}");
+    out_part!("{}", preamble(&params));
+    out!("{HEADER}");
     let setup = RunSetup { results_dir: conn.results_dir.clone(), parameters: params.parameters(), ..RunSetup::default() };
     let size = params.size;
     let mut lines = Lines { params, table: Table::default() };
     let (result, dir) = execute(vec![spec], setup, &mut lines)?;
-    print!("{}", summary(&result, &lines.table, size));
+    out_part!("{}", summary(&result, &lines.table, size));
     let code = finish(&dir, &result, None)?;
     Ok((result, code))
 }

@@ -22,6 +22,6 @@ pub fn run(conn: &CephConn, a: &RadosCleanupArgs) -> Result<i32, CliError> {
         removed += admin.remove(n)? as u64;
     }
     admin.remove(&run_name)?;
-    println!("Removed {removed} objects");
+    out!("Removed {removed} objects");
     Ok(0)
 }

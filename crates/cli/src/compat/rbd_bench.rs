@@ -63,7 +63,7 @@ struct LiveLines(Lines);
 
 impl Observer for LiveLines {
     fn second(&mut self, p: &Progress) {
-        println!("{}", self.0.line(p.point));
+        out!("{}", self.0.line(p.point));
     }
 }
 
@@ -76,9 +76,9 @@ pub fn run(a: &RbdBenchArgs) -> Result<i32, CliError> {
         io_total: a.io_total,
         pattern: if spec.rw.is_random() { "random" } else { "sequential" }.into(),
     };
-    print!("{}", preamble(&params));
+    out_part!("{}", preamble(&params));
     let setup = RunSetup { results_dir: a.conn.results_dir.clone(), parameters: params.parameters(), ..RunSetup::default() };
     let (result, dir) = execute(vec![spec], setup, &mut LiveLines(Lines::default()))?;
-    print!("{}", summary(&result));
+    out_part!("{}", summary(&result));
     finish(&dir, &result, None)
 }

@@ -94,7 +94,7 @@ fn bench(a: &SwiftBenchArgs, conn: &Pairs) -> Result<i32, CliError> {
             let setup = RunSetup { results_dir: Some(base.join(name)), parameters: parameters(name), ..RunSetup::default() };
             let (result, dir) = execute(vec![phase(a, conn, name, &prefix, objects)?], setup, &mut Silent)?;
             output::write_all(&dir, &result)?;
-            print!("{}", render(&result).unwrap_or_default());
+            out_part!("{}", render(&result).unwrap_or_default());
             Ok(result)
         };
         match run() {
@@ -105,7 +105,7 @@ fn bench(a: &SwiftBenchArgs, conn: &Pairs) -> Result<i32, CliError> {
                 }
             }
             Err(e) if failed.is_none() => failed = Some(e),
-            Err(e) => eprintln!("storbench: {e}"),
+            Err(e) => say!("storbench: {e}"),
         }
     }
     if let Some(e) = failed {
@@ -114,9 +114,9 @@ fn bench(a: &SwiftBenchArgs, conn: &Pairs) -> Result<i32, CliError> {
     if command_scope.interrupted() {
         code = code.max(crate::error::EXIT_INTERRUPTED);
     }
-    eprintln!("storbench: results in {}", base.display());
+    say!("storbench: results in {}", base.display());
     if a.no_delete {
-        eprintln!("storbench: objects kept (-x): prefix {prefix}");
+        say!("storbench: objects kept (-x): prefix {prefix}");
     }
     Ok(code)
 }

@@ -457,3 +457,12 @@ impl Drop for Loop {
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
 }
+
+/// storbench with its standard output a pipe whose reader has already gone
+/// (`storbench ... | head` after head exits): every write to it fails.
+pub fn into_closed_pipe(dir: &Path, args: &[&str]) -> Run {
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = Command::new(bin()).args(args).current_dir(dir).stdout(writer).stderr(std::process::Stdio::piped()).output();
+    Run::from(out.expect("run storbench"))
+}

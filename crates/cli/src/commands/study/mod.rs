@@ -89,15 +89,15 @@ fn new_index(file: &file::StudyFile, planned: &[steps::Planned], scale: Option<f
 
 /// `--dry-run`: every step's command and the time it should take.
 fn print_plan(file: &file::StudyFile, planned: &[steps::Planned]) {
-    println!("study: {} ({} questions, {} steps)", file.title, file.questions.len(), planned.len());
+    out!("study: {} ({} questions, {} steps)", file.title, file.questions.len(), planned.len());
     for (i, p) in planned.iter().enumerate() {
-        println!("  {:>3}. {:<40} about {:>8}  storbench {}", i + 1, p.step.dir, fmt::duration(p.step.estimate), p.step.command.join(" "));
+        out!("  {:>3}. {:<40} about {:>8}  storbench {}", i + 1, p.step.dir, fmt::duration(p.step.estimate), p.step.command.join(" "));
     }
     for q in file.questions.iter().filter(|q| q.ask == Ask::Compare) {
-        println!("       {:<40} (compares the configurations of {})", q.raw.id, q.raw.of.as_deref().unwrap_or(""));
+        out!("       {:<40} (compares the configurations of {})", q.raw.id, q.raw.of.as_deref().unwrap_or(""));
     }
     let total: f64 = planned.iter().map(|p| p.step.estimate).sum();
-    println!("study: about {} in all (estimates from each step's run times; --dry-run ran nothing)", fmt::duration(total));
+    out!("study: about {} in all (estimates from each step's run times; --dry-run ran nothing)", fmt::duration(total));
 }
 
 /// `--resume DIR`: the study file kept in DIR, with the variables the study
@@ -117,7 +117,7 @@ fn resume(dir: &Path, args: &StudyArgs) -> Result<i32, CliError> {
         return Err(CliError::usage(format!("{}: its study.toml and study.json no longer match (was either edited?)", dir.display())));
     }
     let left = index.steps.iter().filter(|s| s.state != StepState::Done).count();
-    eprintln!("storbench: resuming the study in {}: {left} of {} steps left", dir.display(), index.steps.len());
+    say!("storbench: resuming the study in {}: {left} of {} steps left", dir.display(), index.steps.len());
     // Estimates again from the words (the file may carry better ones now).
     for (s, p) in index.steps.iter_mut().zip(&planned) {
         s.estimate = p.step.estimate;
@@ -148,7 +148,7 @@ impl Study {
             // after the whole next step.
             if scope.interrupted() {
                 self.points();
-                eprintln!(
+                say!(
                     "storbench: study interrupted before {}; `storbench study --resume {}` runs the steps left",
                     self.index.steps[n].dir,
                     self.dir.display()
@@ -162,7 +162,7 @@ impl Study {
             self.save()?;
             if interrupted || scope.interrupted() {
                 self.points();
-                eprintln!(
+                say!(
                     "storbench: study interrupted at {}; `storbench study --resume {}` runs the steps left",
                     self.index.steps[n].dir,
                     self.dir.display()
@@ -188,7 +188,7 @@ impl Study {
         let at = self.dir.join(&step.dir);
         let words = self.words_for(n, &at)?;
         if !self.quiet {
-            eprintln!(
+            say!(
                 "study: step {}/{} {} ({}, about {}): storbench {}",
                 n + 1,
                 self.index.steps.len(),
@@ -199,7 +199,7 @@ impl Study {
             );
         }
         // What the step prints (its tables) under a heading of its own.
-        println!("== study step {}/{}: {} ==", n + 1, self.index.steps.len(), step.dir);
+        out!("== study step {}/{}: {} ==", n + 1, self.index.steps.len(), step.dir);
         crate::words::set_step_command(Some(words.clone()));
         let result = crate::dispatch(&words);
         crate::words::set_step_command(None);
@@ -208,12 +208,12 @@ impl Study {
             Ok(EXIT_INTERRUPTED) => StepState::Interrupted,
             Ok(code) => StepState::Failed { code, message: failure(code, &at) },
             Err(e) if e.code == EXIT_INTERRUPTED => {
-                eprintln!("storbench: {}: {}", step.dir, e.message);
+                say!("storbench: {}: {}", step.dir, e.message);
                 StepState::Interrupted
             }
             Err(e) => {
                 let line = e.message.lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
-                eprintln!("storbench: error: {}: {line}", step.dir);
+                say!("storbench: error: {}: {line}", step.dir);
                 StepState::Failed { code: e.code, message: line }
             }
         };
@@ -240,7 +240,7 @@ impl Study {
         }
         if at.exists() {
             let kept = set_aside(at)?;
-            eprintln!("storbench: {} was left unfinished: kept as {}, the step runs again", step.dir, kept.display());
+            say!("storbench: {} was left unfinished: kept as {}, the step runs again", step.dir, kept.display());
         }
         if let Some(parent) = at.parent() {
             std::fs::create_dir_all(parent).map_err(|e| CliError::system(format!("cannot create {}: {e}", parent.display())))?;
@@ -260,14 +260,14 @@ impl Study {
             1 => format!("1 step left, about {}", fmt::duration(left * pace)),
             k => format!("{k} steps left, about {}", fmt::duration(left * pace)),
         };
-        eprintln!("study: {} took {}; {rest}", self.index.steps[n].dir, fmt::duration(self.index.steps[n].seconds));
+        say!("study: {} took {}; {rest}", self.index.steps[n].dir, fmt::duration(self.index.steps[n].seconds));
     }
 
     /// The tidy table of every point so far (points.csv, points.json),
     /// rewritten after each step so a stopped study still has it.
     fn points(&self) {
         if let Err(e) = storbench_report::tidy::write_points(&self.dir) {
-            eprintln!("storbench: warning: the study's points table: {e}");
+            say!("storbench: warning: the study's points table: {e}");
         }
     }
 
@@ -277,12 +277,12 @@ impl Study {
         // The report is the study's answer; a study whose report cannot be
         // written still has every step's results and its table.
         match crate::commands::report::study_page(&self.dir) {
-            Ok(page) => eprintln!("study: report in {}", page.display()),
-            Err(e) => eprintln!("storbench: warning: the study's report: {}", e.message),
+            Ok(page) => say!("study: report in {}", page.display()),
+            Err(e) => say!("storbench: warning: the study's report: {}", e.message),
         }
         let failed: Vec<&Step> = self.index.steps.iter().filter(|s| matches!(s.state, StepState::Failed { .. })).collect();
         let done = self.index.steps.iter().filter(|s| s.state == StepState::Done).count();
-        eprintln!(
+        say!(
             "study: {} of {} steps done in {}{}; results in {}",
             done,
             self.index.steps.len(),
@@ -292,7 +292,7 @@ impl Study {
         );
         for s in &failed {
             if let StepState::Failed { message, .. } = &s.state {
-                eprintln!("study: failed: {}: {message}", s.dir);
+                say!("study: failed: {}: {message}", s.dir);
             }
         }
         Ok(if failed.is_empty() { 0 } else { EXIT_IO_ERRORS })
