@@ -15,5 +15,13 @@ for crate in storbench-report storbench-model storbench-html; do
     fi
   done
 done
-[ "$status" -eq 0 ] && echo "check-layers: report, html and model build without engines"
+# The binary writes through out!/say! (crates/cli/src/main.rs): println! and
+# eprintln! panic when the reader has gone (`storbench rados bench | head`),
+# which ended a measuring run without its results.
+if leaks=$(grep -rnP '(?<![\w])e?print(ln)?!\(' crates/cli/src crates/runner/src crates/fleet/src); then
+  echo "check-layers: println!/eprintln! in the binary's code (use out!/say!, or write and ignore the error):" >&2
+  echo "$leaks" >&2
+  status=1
+fi
+[ "$status" -eq 0 ] && echo "check-layers: report, html and model build without engines; no panicking prints"
 exit "$status"
