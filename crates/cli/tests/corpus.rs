@@ -203,6 +203,7 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--ioengine", "memory", "--size", "1m", "--store", "a/b"], &["option 'store'", "not a store name"]),
     case(&["cleanup", "."], &["no journal.json in it or below", "--object_prefix"]),
     case(&["cleanup", "missing"], &["no such results directory"]),
+    case(&["cleanup", "--ioengine", "psync", "--object_prefix", "x"], &["give an object engine (rados, s3, swift, memory)"]),
     with(&["cleanup", "."], &[("journal.json", "{ not json")], &["journal.json is not a storbench journal"]),
     case(&["cleanup", ".", "--ioengine", "rados", "--pool", "p", "--object_prefix", "x"], &["not both"]),
     case(&["cleanup", "--force"], &["cleanup needs a results directory, or --object_prefix"]),

@@ -60,7 +60,9 @@ fn by_prefix(options: &sources::Pairs, which: Which) -> Result<i32, CliError> {
         ));
     };
     let factory = storbench_engine::find(&spec.ioengine).filter(|f| f.capabilities().objects).ok_or_else(|| {
-        CliError::usage(format!("--ioengine {}: cleanup removes objects; give an object engine (rados, s3, swift)", spec.ioengine))
+        // The object engines from the registry: a hand list here had drifted.
+        let objects = storbench_engine::names_where(|f| f.capabilities().objects && f.capabilities().does_io).join(", ");
+        CliError::usage(format!("--ioengine {}: cleanup removes objects; give an object engine ({objects})", spec.ioengine))
     })?;
     let config = factory.configure(&spec.engine_options)?;
     let scope = Scope::begin();
