@@ -25,7 +25,7 @@ from common import SCRATCH, STORBENCH, cpu_seconds, run, table
 
 
 def one(binary, args, cwd):
-    out, ru = run([str(binary), "run", "--output-format", "json", "--quiet", "--results-dir", "sb-results/last", *args], cwd)
+    out, ru = run([str(binary), "run", "--output-format", "json", "--quiet", "--results-dir", "sb-results/last", "--force", *args], cwd)
     doc = json.loads(out)
     jobs = {}
     for j in doc["jobs"]:
