@@ -181,7 +181,8 @@ impl Dir {
         if !seen {
             return out;
         }
-        out.runtime_ms = runtime_ns / 1_000_000;
+        // backend.c update_runtime: whole microseconds, rounded up to ms (a job that did I/O took at least 1 ms).
+        out.runtime_ms = (runtime_ns / 1000).div_ceil(1000);
         (out.clat, out.lat) = (Lat::of(&clat), Lat::of(&lat));
         out.prios = by_prio.iter().map(|(c, l, h)| (*c, *l, Lat::of(h))).collect();
         out
