@@ -148,3 +148,24 @@ fn group_reporting_merges_the_jobs_of_each_reporting_group() {
     assert_eq!(fio.1, ["a: (groupid=0, jobs=3)", "c: (groupid=1, jobs=1)", "d: (groupid=2, jobs=2)"]);
     assert_eq!(groups(d.path(), "storbench", "groups.fio"), fio, "storbench's entries against fio's");
 }
+
+/// `iodepth_level` is the depth measured when each I/O is issued, as fio's
+/// io_u_map counts it, not the configured one: a job paced well below what
+/// the target does (rate_iops on the null engine) has one I/O in flight at a
+/// time whatever its iodepth (flow.fio showed ">=64: 100%" where fio shows 1-16).
+#[test]
+fn iodepth_level_is_the_depth_measured_at_issue() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    let job = "[p]\nioengine=null\nsize=64m\nbs=4k\nrw=randread\niodepth=16\nrate_iops=200\nruntime=1\ntime_based\n";
+    std::fs::write(d.path().join("paced.fio"), job).unwrap();
+    for tool in ["fio", "storbench"] {
+        let out = run_tool(d.path(), tool, &["--output-format=json", "paced.fio"]);
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{tool}: {e}: {out}"));
+        let level = &doc["jobs"][0]["iodepth_level"];
+        let at = |k: &str| level[k].as_f64().unwrap();
+        assert!(at("1") >= 90.0 && at("16") == 0.0, "{tool}: {level}");
+    }
+}

@@ -84,6 +84,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         per_volume: vec![],
         per_worker: vec![],
         phases: vec![],
+        depths: [0; 7],
         spec,
     }
 }

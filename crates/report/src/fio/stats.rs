@@ -407,22 +407,20 @@ impl<'a> Job<'a> {
         (pct(self.r.worker_cpu.user_ns), pct(self.r.worker_cpu.sys_ns))
     }
 
-    /// `iodepth_level`: storbench keeps no in-flight depth histogram; every
-    /// I/O is put in the bucket of the job's queue depth (per worker), which is
-    /// exact for depth 1 and for a queue that is kept full.
+    /// `iodepth_level`: the members' I/Os by the depth in flight once issued
+    /// (`JobResult::depths`, fio's io_u_map), as shares of those counted (the
+    /// measured phase's: a verify pass is not). Results from before
+    /// storbench counted them put every I/O in the bucket of the job's queue
+    /// depth, exact for depth 1 and a full queue.
     pub fn depth_level(&self) -> [f64; 7] {
-        let bucket = match self.r.queue_depth {
-            0..=1 => 0,
-            2..=3 => 1,
-            4..=7 => 2,
-            8..=15 => 3,
-            16..=31 => 4,
-            32..=63 => 5,
-            _ => 6,
-        };
         let mut map = [0; 7];
-        map[bucket] = self.rw_ios();
-        distribution(&map, self.rw_ios())
+        for j in &self.parts {
+            map.iter_mut().zip(&j.depths).for_each(|(a, b)| *a += b);
+        }
+        if map.iter().all(|n| *n == 0) {
+            map[storbench_metrics::interval::depth_level(self.r.queue_depth as usize)] = self.rw_ios();
+        }
+        distribution(&map, map.iter().sum())
     }
 
     /// `iodepth_submit` and `iodepth_complete`: storbench's workers submit
