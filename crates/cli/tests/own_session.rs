@@ -217,3 +217,78 @@ fn a_sigkilled_launcher_leaves_its_results_and_no_orphan() {
     let result = run_result(&d.path().join("out"));
     assert!(result.interrupted && result.jobs[0].ops[0].ios > 0, "the elapsed results");
 }
+
+/// The state letter of /proc/PID/stat (R, S, T for stopped ...).
+fn state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat[stat.rfind(')').map_or(0, |i| i + 1)..].trim_start().chars().next().unwrap_or('?')
+}
+
+/// SIGHUP to the launcher (the terminal closed) is passed on like SIGINT:
+/// the run ends with its elapsed results and the measuring child is gone.
+#[test]
+fn sighup_to_the_launcher_ends_the_run_with_its_results() {
+    let _t = turn();
+    if !apart_here() {
+        return;
+    }
+    let d = scratch();
+    let inner = std::sync::atomic::AtomicU32::new(0);
+    let act = |pid: i32| {
+        inner.store(measuring(pid as u32), std::sync::atomic::Ordering::Relaxed);
+        signal(pid, libc::SIGHUP);
+    };
+    let (r, took) = staged(d.path(), &[], &job("60"), &[("measuring", Duration::from_millis(1000), &act as Act)], Duration::from_secs(20));
+    let inner = inner.into_inner();
+    eprintln!("OWN SESSION | SIGHUP to the launcher | {} ms | exit {}", took.as_millis(), r.code);
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert!(took < Duration::from_secs(2), "exited {} ms after SIGHUP", took.as_millis());
+    assert!(inner != 0 && gone(inner), "the measuring process {inner} ended with the launcher");
+    let result = run_result(&d.path().join("out"));
+    assert!(result.interrupted && result.jobs[0].ops[0].ios > 0, "the elapsed results");
+}
+
+/// Ctrl-Z (SIGTSTP to the launcher) stops the measuring child and then the
+/// launcher; SIGCONT (`fg`) continues both, and the run still ends at a
+/// Ctrl-C with its results.
+#[test]
+fn ctrl_z_stops_the_measuring_child_and_sigcont_continues_it() {
+    let _t = turn();
+    if !apart_here() {
+        return;
+    }
+    let d = scratch();
+    let ids = std::sync::Mutex::new((0, 0));
+    let seen = std::sync::Mutex::new(Vec::new());
+    let watch = |what: &str| {
+        let (outer, inner) = *ids.lock().unwrap();
+        let end = Instant::now() + Duration::from_secs(5);
+        let want_stopped = what == "stopped";
+        // Wait (bounded) for both to reach the state; record what they showed.
+        while (state(outer) == 'T') != want_stopped || (state(inner) == 'T') != want_stopped {
+            if Instant::now() > end {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        seen.lock().unwrap().push((what.to_string(), state(outer), state(inner)));
+    };
+    let stop = |pid: i32| {
+        *ids.lock().unwrap() = (pid as u32, measuring(pid as u32));
+        signal(pid, libc::SIGTSTP);
+        watch("stopped");
+        signal(pid, libc::SIGCONT);
+        watch("continued");
+        signal(pid, libc::SIGINT);
+    };
+    let (r, _) = staged(d.path(), &[], &job("60"), &[("measuring", Duration::from_millis(1000), &stop as Act)], Duration::from_secs(20));
+    let seen = seen.into_inner().unwrap();
+    eprintln!("OWN SESSION | SIGTSTP, SIGCONT to the launcher | (launcher, child) states {seen:?} | exit {}", r.code);
+    let (outer, inner) = ids.into_inner().unwrap();
+    assert_ne!(outer, inner, "storbench started no child to measure in");
+    assert_eq!(seen[0], ("stopped".to_string(), 'T', 'T'), "Ctrl-Z stops both");
+    assert!(seen[1].1 != 'T' && seen[1].2 != 'T', "SIGCONT continues both: {seen:?}");
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    let result = run_result(&d.path().join("out"));
+    assert!(result.interrupted && result.jobs[0].ops[0].ios > 0, "the elapsed results");
+}
