@@ -2,7 +2,7 @@
 //! (crates/cli/src/own_session.rs): its workers are in another session than
 //! the caller's, so the kernel's autogroup does not rank them with a build
 //! started from the same shell. Help and `show` run in place. The launcher
-//! passes SIGINT and SIGTERM on (the elapsed results and exit code 130, as
+//! passes SIGINT, SIGTERM and SIGHUP on (the elapsed results and exit code 130, as
 //! before), a SIGKILLed launcher leaves its results and no orphan, and a
 //! `fio`-named link still answers as fio.
 //!
@@ -154,16 +154,16 @@ fn help_and_show_run_in_place_and_a_run_or_the_fio_link_in_a_new_session() {
     assert!(execs.iter().all(|c| c.contains(&link_name)), "argv[0] is the link's, for both: {execs:?}");
 }
 
-/// SIGINT and SIGTERM to the launcher (the process a shell or a script
-/// knows) stop the run as before: exit 130 within a second, the elapsed
-/// results written, the measuring child gone.
+/// SIGINT, SIGTERM and SIGHUP (the terminal closed) to the launcher (the
+/// process a shell or a script knows) stop the run as before: exit 130
+/// within a second, the elapsed results written, the measuring child gone.
 #[test]
-fn sigint_and_sigterm_to_the_launcher_end_the_run_with_its_results() {
+fn sigint_sigterm_and_sighup_to_the_launcher_end_the_run_with_its_results() {
     let _t = turn();
     if !apart_here() {
         return;
     }
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let d = scratch();
         let inner = std::sync::atomic::AtomicU32::new(0);
         let act = |pid: i32| {
@@ -222,30 +222,6 @@ fn a_sigkilled_launcher_leaves_its_results_and_no_orphan() {
 fn state(pid: u32) -> char {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     stat[stat.rfind(')').map_or(0, |i| i + 1)..].trim_start().chars().next().unwrap_or('?')
-}
-
-/// SIGHUP to the launcher (the terminal closed) is passed on like SIGINT:
-/// the run ends with its elapsed results and the measuring child is gone.
-#[test]
-fn sighup_to_the_launcher_ends_the_run_with_its_results() {
-    let _t = turn();
-    if !apart_here() {
-        return;
-    }
-    let d = scratch();
-    let inner = std::sync::atomic::AtomicU32::new(0);
-    let act = |pid: i32| {
-        inner.store(measuring(pid as u32), std::sync::atomic::Ordering::Relaxed);
-        signal(pid, libc::SIGHUP);
-    };
-    let (r, took) = staged(d.path(), &[], &job("60"), &[("measuring", Duration::from_millis(1000), &act as Act)], Duration::from_secs(20));
-    let inner = inner.into_inner();
-    eprintln!("OWN SESSION | SIGHUP to the launcher | {} ms | exit {}", took.as_millis(), r.code);
-    assert_eq!(r.code, 130, "{}", r.stderr);
-    assert!(took < Duration::from_secs(2), "exited {} ms after SIGHUP", took.as_millis());
-    assert!(inner != 0 && gone(inner), "the measuring process {inner} ended with the launcher");
-    let result = run_result(&d.path().join("out"));
-    assert!(result.interrupted && result.jobs[0].ops[0].ios > 0, "the elapsed results");
 }
 
 /// Ctrl-Z (SIGTSTP to the launcher) stops the measuring child and then the
