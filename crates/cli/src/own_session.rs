@@ -11,7 +11,10 @@
 //! answers as fio) and the same standard descriptors, forwards SIGINT,
 //! SIGTERM, SIGHUP and SIGQUIT to it (the child has no controlling terminal,
 //! so a Ctrl-C reaches only this process) and exits as it did, a death by a
-//! signal by the same signal, as a shell reports it. The child gets SIGTERM
+//! signal by the same signal, as a shell reports it. A Ctrl-Z (SIGTSTP)
+//! stops the child and then this process (both by SIGSTOP), as the shell
+//! expects of its job; the SIGCONT of `fg` or `bg` continues this process
+//! and is passed on. The child gets SIGTERM
 //! if this process dies (PR_SET_PDEATHSIG), a stop like Ctrl-C, so a
 //! SIGKILLed launcher still leaves the elapsed results and no orphan.
 //!
@@ -37,6 +40,8 @@ const OPT_OUT: &str = "STORBENCH_SAME_SESSION";
 
 /// The signals a user or a supervisor sends to stop a run: forwarded.
 const FORWARDED: [Signal; 4] = [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGQUIT];
+/// Job control: a stop from the terminal and the continue after it.
+const JOB_CONTROL: [Signal; 2] = [Signal::SIGTSTP, Signal::SIGCONT];
 
 /// Run the measurement in a session of its own when the command measures and
 /// that helps: returns in the process that measures; the launcher never
@@ -129,7 +134,7 @@ fn autogroup_on() -> bool {
 /// action in the child and here: an inherited SIG_IGN would make the
 /// kernel reap the child and the wait below never end.
 fn launch() -> Option<Child> {
-    let mut blocked = SigSet::from_iter(FORWARDED);
+    let mut blocked = SigSet::from_iter(FORWARDED.into_iter().chain(JOB_CONTROL));
     blocked.add(Signal::SIGCHLD);
     let mut before = SigSet::empty();
     signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&blocked), Some(&mut before)).ok()?;
@@ -166,9 +171,10 @@ fn launch() -> Option<Child> {
     }
 }
 
-/// Forward every stopping signal to the child until it ends, then end as it did.
+/// Forward every stopping signal and job control to the child until it
+/// ends, then end as it did.
 fn wait_and_exit(mut child: Child) -> ! {
-    let mut waited = SigSet::from_iter(FORWARDED);
+    let mut waited = SigSet::from_iter(FORWARDED.into_iter().chain(JOB_CONTROL));
     waited.add(Signal::SIGCHLD);
     let pid = Pid::from_raw(child.id() as i32);
     loop {
@@ -179,11 +185,22 @@ fn wait_and_exit(mut child: Child) -> ! {
                 // Reaped elsewhere (it cannot be waited for): it is gone.
                 Err(_) => std::process::exit(0),
             },
+            Ok(Signal::SIGTSTP) => stop_both(pid),
             Ok(sig) => {
                 let _ = signal::kill(pid, sig);
             }
         }
     }
+}
+
+/// Ctrl-Z: the child stopped first (SIGSTOP: a SIGTSTP does nothing to a
+/// process without a terminal), then this process (SIGSTOP too: the kernel
+/// drops a stop by SIGTSTP in a process group no shell watches, which would
+/// leave the child stopped and this process running). The SIGCONT that
+/// continues it stays pending (blocked) and is passed on by the wait loop.
+fn stop_both(child: Pid) {
+    let _ = signal::kill(child, Signal::SIGSTOP);
+    let _ = signal::raise(Signal::SIGSTOP);
 }
 
 /// Exit with the child's code, or die of the signal that ended it (no

@@ -111,3 +111,61 @@ fn numjobs_clones_are_listed_as_fio_lists_them() {
     let normal = storbench(d.path(), &["fio", "clones.fio"]);
     assert_eq!(normal.stdout.matches("a: (groupid=0, jobs=1)").count(), 3, "{}", normal.stdout);
 }
+
+/// An entry's name, reporting group and I/Os (reads, writes).
+type Entry = (String, u64, u64, u64);
+
+/// Each entry in fio's JSON, and its `(groupid=G, jobs=N)` in fio's normal output.
+fn groups(dir: &Path, tool: &str, job: &str) -> (Vec<Entry>, Vec<String>) {
+    let out = run_tool(dir, tool, &["--output-format=json", job]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{tool}: {e}: {out}"));
+    let io = |j: &serde_json::Value, d: &str| j[d]["total_ios"].as_u64().unwrap();
+    let entry =
+        |j: &serde_json::Value| (j["jobname"].as_str().unwrap().to_string(), j["groupid"].as_u64().unwrap(), io(j, "read"), io(j, "write"));
+    let json = doc["jobs"].as_array().unwrap().iter().map(entry).collect();
+    let normal = run_tool(dir, tool, &[job]);
+    let heads = normal.lines().filter(|l| l.contains("(groupid=")).map(|l| l[..l.find("): err").unwrap() + 1].to_string()).collect();
+    (json, heads)
+}
+
+/// group_reporting merges every job of a reporting group into one entry,
+/// named after its first job, not only a job's own clones: a group begins
+/// at `stonewall` or at `new_group` (exitwhat.fio's three entries of five jobs).
+#[test]
+fn group_reporting_merges_the_jobs_of_each_reporting_group() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    std::fs::write(d.path().join("s.dat"), random_bytes(1 << 20, 11)).unwrap();
+    let job = "[global]\ngroup_reporting\nfilename=s.dat\nsize=1m\nbs=4k\nioengine=psync\nnumber_ios=32\n\
+               [a]\nrw=read\n[b]\nrw=randread\nnumjobs=2\n[c]\nnew_group\nrw=read\n\
+               [d]\nstonewall\nrw=write\n[e]\nrw=randwrite\n";
+    std::fs::write(d.path().join("groups.fio"), job).unwrap();
+    let fio = groups(d.path(), "fio", "groups.fio");
+    let e = |n: &str, g, r, w| (n.to_string(), g, r, w);
+    assert_eq!(fio.0, [e("a", 0, 96, 0), e("c", 1, 32, 0), e("d", 2, 0, 64)], "fio's entries");
+    assert_eq!(fio.1, ["a: (groupid=0, jobs=3)", "c: (groupid=1, jobs=1)", "d: (groupid=2, jobs=2)"]);
+    assert_eq!(groups(d.path(), "storbench", "groups.fio"), fio, "storbench's entries against fio's");
+}
+
+/// `iodepth_level` is the depth measured when each I/O is issued, as fio's
+/// io_u_map counts it, not the configured one: a job paced well below what
+/// the target does (rate_iops on the null engine) has one I/O in flight at a
+/// time whatever its iodepth (flow.fio showed ">=64: 100%" where fio shows 1-16).
+#[test]
+fn iodepth_level_is_the_depth_measured_at_issue() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    let job = "[p]\nioengine=null\nsize=64m\nbs=4k\nrw=randread\niodepth=16\nrate_iops=200\nruntime=1\ntime_based\n";
+    std::fs::write(d.path().join("paced.fio"), job).unwrap();
+    for tool in ["fio", "storbench"] {
+        let out = run_tool(d.path(), tool, &["--output-format=json", "paced.fio"]);
+        let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{tool}: {e}: {out}"));
+        let level = &doc["jobs"][0]["iodepth_level"];
+        let at = |k: &str| level[k].as_f64().unwrap();
+        assert!(at("1") >= 90.0 && at("16") == 0.0, "{tool}: {level}");
+    }
+}

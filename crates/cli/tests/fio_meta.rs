@@ -127,6 +127,22 @@ fn filestat_example_stats_each_file_once() {
     }
 }
 
+/// A job over in less than a millisecond shows fio's runtime: its whole
+/// microseconds rounded up to milliseconds (backend.c's update_runtime), so
+/// at least 1 ms and an IOPS figure from it, never 0 ms and 0 IOPS.
+#[test]
+fn a_job_shorter_than_a_millisecond_shows_fios_runtime() {
+    let b = run_both("[global]\nioengine=filestat\nfilesize=4k\nnrfiles=20\ndirectory=DIR\n[stat]\n");
+    let us = b.result["jobs"][0]["runtime_ns"].as_u64().unwrap() / 1000;
+    let read = &b.fio_json["jobs"][0]["read"];
+    let (ms, ios) = (read["runtime"].as_u64().unwrap(), read["total_ios"].as_u64().unwrap());
+    assert_eq!((ms, ios), (us.div_ceil(1000), 20), "{us} us measured");
+    assert_eq!(read["iops"].as_f64().unwrap(), 1000.0 * ios as f64 / ms as f64);
+    if let Some(fio) = &b.fio {
+        assert!(fio["jobs"][0]["read"]["runtime"].as_u64().unwrap() >= 1, "fio's runtime is at least 1 ms");
+    }
+}
+
 /// filedelete-ioengine.fio: the files are laid out, then each is unlinked
 /// once; none is left. With rw=write fio counts them as writes.
 #[test]

@@ -2,7 +2,7 @@
 //! (crates/cli/src/own_session.rs): its workers are in another session than
 //! the caller's, so the kernel's autogroup does not rank them with a build
 //! started from the same shell. Help and `show` run in place. The launcher
-//! passes SIGINT and SIGTERM on (the elapsed results and exit code 130, as
+//! passes SIGINT, SIGTERM and SIGHUP on (the elapsed results and exit code 130, as
 //! before), a SIGKILLed launcher leaves its results and no orphan, and a
 //! `fio`-named link still answers as fio.
 //!
@@ -154,16 +154,16 @@ fn help_and_show_run_in_place_and_a_run_or_the_fio_link_in_a_new_session() {
     assert!(execs.iter().all(|c| c.contains(&link_name)), "argv[0] is the link's, for both: {execs:?}");
 }
 
-/// SIGINT and SIGTERM to the launcher (the process a shell or a script
-/// knows) stop the run as before: exit 130 within a second, the elapsed
-/// results written, the measuring child gone.
+/// SIGINT, SIGTERM and SIGHUP (the terminal closed) to the launcher (the
+/// process a shell or a script knows) stop the run as before: exit 130
+/// within a second, the elapsed results written, the measuring child gone.
 #[test]
-fn sigint_and_sigterm_to_the_launcher_end_the_run_with_its_results() {
+fn sigint_sigterm_and_sighup_to_the_launcher_end_the_run_with_its_results() {
     let _t = turn();
     if !apart_here() {
         return;
     }
-    for sig in [libc::SIGINT, libc::SIGTERM] {
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let d = scratch();
         let inner = std::sync::atomic::AtomicU32::new(0);
         let act = |pid: i32| {
@@ -214,6 +214,57 @@ fn a_sigkilled_launcher_leaves_its_results_and_no_orphan() {
     eprintln!("OWN SESSION | SIGKILL to the launcher | measuring process gone after {} ms", killed.elapsed().as_millis());
     assert!(gone(inner), "the measuring process {inner} outlived its launcher");
     assert!(killed.elapsed() < Duration::from_secs(3), "it stopped as at a Ctrl-C: {:?}", killed.elapsed());
+    let result = run_result(&d.path().join("out"));
+    assert!(result.interrupted && result.jobs[0].ops[0].ios > 0, "the elapsed results");
+}
+
+/// The state letter of /proc/PID/stat (R, S, T for stopped ...).
+fn state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat[stat.rfind(')').map_or(0, |i| i + 1)..].trim_start().chars().next().unwrap_or('?')
+}
+
+/// Ctrl-Z (SIGTSTP to the launcher) stops the measuring child and then the
+/// launcher; SIGCONT (`fg`) continues both, and the run still ends at a
+/// Ctrl-C with its results.
+#[test]
+fn ctrl_z_stops_the_measuring_child_and_sigcont_continues_it() {
+    let _t = turn();
+    if !apart_here() {
+        return;
+    }
+    let d = scratch();
+    let ids = std::sync::Mutex::new((0, 0));
+    let seen = std::sync::Mutex::new(Vec::new());
+    let watch = |what: &str| {
+        let (outer, inner) = *ids.lock().unwrap();
+        let end = Instant::now() + Duration::from_secs(5);
+        let want_stopped = what == "stopped";
+        // Wait (bounded) for both to reach the state; record what they showed.
+        while (state(outer) == 'T') != want_stopped || (state(inner) == 'T') != want_stopped {
+            if Instant::now() > end {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        seen.lock().unwrap().push((what.to_string(), state(outer), state(inner)));
+    };
+    let stop = |pid: i32| {
+        *ids.lock().unwrap() = (pid as u32, measuring(pid as u32));
+        signal(pid, libc::SIGTSTP);
+        watch("stopped");
+        signal(pid, libc::SIGCONT);
+        watch("continued");
+        signal(pid, libc::SIGINT);
+    };
+    let (r, _) = staged(d.path(), &[], &job("60"), &[("measuring", Duration::from_millis(1000), &stop as Act)], Duration::from_secs(20));
+    let seen = seen.into_inner().unwrap();
+    eprintln!("OWN SESSION | SIGTSTP, SIGCONT to the launcher | (launcher, child) states {seen:?} | exit {}", r.code);
+    let (outer, inner) = ids.into_inner().unwrap();
+    assert_ne!(outer, inner, "storbench started no child to measure in");
+    assert_eq!(seen[0], ("stopped".to_string(), 'T', 'T'), "Ctrl-Z stops both");
+    assert!(seen[1].1 != 'T' && seen[1].2 != 'T', "SIGCONT continues both: {seen:?}");
+    assert_eq!(r.code, 130, "{}", r.stderr);
     let result = run_result(&d.path().join("out"));
     assert!(result.interrupted && result.jobs[0].ops[0].ios > 0, "the elapsed results");
 }

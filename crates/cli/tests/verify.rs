@@ -751,7 +751,7 @@ fn a_verified_write_jobs_pass_is_its_fio_reads_as_in_fio() {
     // ... and its fio-json the pass as the job's reads, over the pass's time.
     let shown: Value = serde_json::from_str(&show(d.path(), "o", "fio-json")).unwrap();
     let read = &shown["jobs"][0]["read"];
-    assert_eq!((read["total_ios"].as_u64(), read["runtime"].as_u64()), (Some(1024), Some(pass_ns / 1_000_000)), "{read}");
+    assert_eq!((read["total_ios"].as_u64(), read["runtime"].as_u64()), (Some(1024), Some((pass_ns / 1000).div_ceil(1000))), "{read}");
     // With verify_backlog each write is read back once, by the backlog or
     // by the pass, as in fio (which takes what its backlog verified off the
     // list its verify phase reads).

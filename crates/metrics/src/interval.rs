@@ -114,6 +114,29 @@ pub struct IntervalReport {
     /// Lines of fio's histogram log (`write_hist_log`) written in this interval.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hist_log: Vec<crate::plat::HistSample>,
+    /// I/Os issued by the depth in flight once issued, in fio's
+    /// `iodepth_level` buckets (see [`depth_level`]).
+    #[serde(default, skip_serializing_if = "no_depths")]
+    pub depths: [u64; 7],
+}
+
+fn no_depths(d: &[u64; 7]) -> bool {
+    d.iter().all(|n| *n == 0)
+}
+
+/// fio's `io_u_mark_depth` bucket (1, 2, 4, 8, 16, 32, >=64) of I/Os issued
+/// while `depth` are in flight, themselves included.
+#[inline]
+pub fn depth_level(depth: usize) -> usize {
+    match depth {
+        0..=1 => 0,
+        2..=3 => 1,
+        4..=7 => 2,
+        8..=15 => 3,
+        16..=31 => 4,
+        32..=63 => 5,
+        _ => 6,
+    }
 }
 
 /// One direction over one `log_avg_msec` window of one worker: what fio's
@@ -147,6 +170,7 @@ impl IntervalReport {
             prios: Vec::new(),
             log: Vec::new(),
             hist_log: Vec::new(),
+            depths: [0; 7],
         }
     }
 
@@ -191,6 +215,7 @@ impl IntervalReport {
         }
         self.log.clear();
         self.hist_log.clear();
+        self.depths = [0; 7];
         self.behind_ns = 0;
     }
 

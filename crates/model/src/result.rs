@@ -177,6 +177,15 @@ pub struct JobResult {
     /// verify pass. They ran after it, so their rates are never added to it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseResult>,
+    /// Its measured I/Os by the depth in flight once issued, in fio's
+    /// `iodepth_level` buckets (1, 2, 4, 8, 16, 32, >=64); all zero in
+    /// results from before storbench counted them.
+    #[serde(default, skip_serializing_if = "no_depths")]
+    pub depths: [u64; 7],
+}
+
+fn no_depths(d: &[u64; 7]) -> bool {
+    d.iter().all(|n| *n == 0)
 }
 
 /// What a job did after its measured phase, measured on its own: the
@@ -231,6 +240,9 @@ pub struct WorkerJobResult {
     /// Its own verify pass (see [`JobResult::phases`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub phases: Vec<PhaseResult>,
+    /// Its own I/Os by depth (see [`JobResult::depths`]).
+    #[serde(default, skip_serializing_if = "no_depths")]
+    pub depths: [u64; 7],
 }
 
 /// What a fill job (`run --fill`) wrote, and what the store allocated for it.
@@ -414,6 +426,7 @@ impl JobResult {
             // Kept per job, not per worker: a clone lists none.
             priorities: Vec::new(),
             start_ns: self.start_ns,
+            depths: w.depths,
         }
     }
 

@@ -56,7 +56,7 @@ pub fn render_plus(r: &RunResult) -> String {
 
 fn document(r: &RunResult, plus: bool) -> String {
     let entries = stats::entries(r);
-    let jobs: Vec<Job> = entries.iter().map(|j| Job::of(j)).collect();
+    let jobs: Vec<Job> = entries.iter().map(Job::of_entry).collect();
     let groups = stats::groups(&jobs);
     let end_ms = stats::end_ms(r);
     let mut root = Obj::new();

@@ -31,7 +31,7 @@ const SIG_FIGS: usize = 4;
 
 pub fn render(r: &RunResult) -> String {
     let entries = stats::entries(r);
-    let jobs: Vec<Job> = entries.iter().map(|j| Job::of(j)).collect();
+    let jobs: Vec<Job> = entries.iter().map(Job::of_entry).collect();
     let groups = stats::groups(&jobs);
     let time = num::ctime(stats::end_ms(r) / 1000);
     let mut s = preamble(r);
@@ -73,10 +73,10 @@ fn disk_stats(disks: &[DiskUtil]) -> String {
 /// What fio prints as it sets the jobs up.
 fn preamble(r: &RunResult) -> String {
     let mut s = String::new();
-    for j in &r.jobs {
+    for (j, g) in r.jobs.iter().zip(stats::reporting_groups(r)) {
         // fio describes no job line for an engine that does no I/O.
         if j.spec.cpu_burn.is_none() {
-            s += &job_line(j);
+            s += &job_line(j, g);
         }
         if j.workers > 1 {
             s += "...\n";
@@ -94,14 +94,15 @@ fn preamble(r: &RunResult) -> String {
     s
 }
 
-/// `name: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) ..., (T) ..., ioengine=psync, iodepth=1`.
-fn job_line(j: &JobResult) -> String {
+/// `name: (g=0): rw=randread, bs=(R) 4096B-4096B, (W) ..., (T) ..., ioengine=psync, iodepth=1`,
+/// in its reporting group `g`.
+fn job_line(j: &JobResult, g: u32) -> String {
     let size = |v: u64| num2str(v, SIG_FIGS, true, Unit::Byte);
     let (r, w) = (&j.spec.bs.read, &j.spec.bs.write);
     format!(
         "{}: (g={}): rw={}, bs=(R) {}-{}, (W) {}-{}, (T) {}-{}, ioengine={}, iodepth={}\n",
         j.name,
-        j.group,
+        g,
         stats::rw_name(j),
         size(r.min()),
         size(r.max()),

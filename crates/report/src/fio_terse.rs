@@ -27,7 +27,7 @@ const SLOTS: usize = 20;
 /// One line per job.
 pub fn render(r: &RunResult) -> String {
     let entries = stats::entries(r);
-    let jobs: Vec<Job> = entries.iter().map(|j| Job::of(j)).collect();
+    let jobs: Vec<Job> = entries.iter().map(Job::of_entry).collect();
     let groups = stats::groups(&jobs);
     let disks: Vec<String> = r.disk_util.iter().flat_map(disk).collect();
     jobs.iter().map(|j| line(j, &groups[&j.r.group].dirs, &disks)).collect()

@@ -78,6 +78,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         per_volume: vec![],
         per_worker: vec![],
         phases: vec![],
+        depths: [0; 7],
         spec,
     }
 }

@@ -172,17 +172,25 @@ struct JobAcc {
     volume_totals: Vec<Vec<OpStats>>,
     /// Each worker's figures on their own (jobs whose clones fio lists apart).
     clones: Option<Clones>,
+    /// Measured I/Os by depth in flight (`IntervalReport::depths`).
+    depths: [u64; 7],
+}
+
+fn add_depths(into: &mut [u64; 7], from: &[u64; 7]) {
+    into.iter_mut().zip(from).for_each(|(a, b)| *a += b);
 }
 
 /// Each worker's totals and per-second points, by worker number.
 struct Clones {
     totals: Vec<Vec<OpStats>>,
     series: Vec<Vec<SeriesPoint>>,
+    depths: Vec<[u64; 7]>,
 }
 
 impl Clones {
     fn new(workers: u32, with_service: bool) -> Clones {
-        Clones { totals: (0..workers).map(|_| op_stats(with_service)).collect(), series: vec![Vec::new(); workers as usize] }
+        let n = workers as usize;
+        Clones { totals: (0..n).map(|_| op_stats(with_service)).collect(), series: vec![Vec::new(); n], depths: vec![[0; 7]; n] }
     }
 
     fn absorb(&mut self, r: &IntervalReport) {
@@ -192,6 +200,7 @@ impl Clones {
         };
         if !r.warmup {
             totals.iter_mut().zip(&r.ops).for_each(|(t, o)| t.merge(o));
+            add_depths(&mut self.depths[w], &r.depths);
         }
         if r.end_ns > r.start_ns || r.ops.iter().any(|o| o.ios > 0) {
             series.push(point_of(r.start_ns, r.end_ns, r.warmup, &r.ops));
@@ -207,7 +216,8 @@ impl Clones {
                 let runtime_ns = d.map_or(0, |d| d.end_ns.saturating_sub(ramp_ns));
                 let cpu = d.map_or_else(CpuTimes::default, |d| d.cpu);
                 let phases = verify_phase(d);
-                WorkerJobResult { worker: w as u32, runtime_ns, ops: op_results(&totals, runtime_ns), series, cpu, phases }
+                let depths = self.depths[w];
+                WorkerJobResult { worker: w as u32, runtime_ns, ops: op_results(&totals, runtime_ns), series, cpu, phases, depths }
             })
             .collect()
     }
@@ -309,6 +319,7 @@ impl JobAcc {
                 n => (0..n).map(|_| op_stats(svc)).collect(),
             },
             clones: JobResult::keeps_clones(&share.spec, share.workers).then(|| Clones::new(share.workers, svc)),
+            depths: [0; 7],
         }
     }
 
@@ -332,6 +343,7 @@ impl JobAcc {
         // a boundary sends one report for several seconds, so the reports of
         // one `seq` need not all be warm-up or all measured.
         if !r.warmup {
+            add_depths(&mut self.depths, &r.depths);
             for (t, o) in self.totals.iter_mut().zip(&r.ops) {
                 t.merge(o);
             }
@@ -732,6 +744,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         per_agent: Vec::new(),
         per_volume: per_volume(share, &acc.volume_totals, runtime_ns),
         per_worker: acc.clones.take().map(|c| c.results(&acc.done, share.ramp_ns)).unwrap_or_default(),
+        depths: acc.depths,
     };
     let written = [OpKind::Write, OpKind::Create].iter().filter_map(|op| result.op(*op)).map(|o| o.bytes).sum();
     result.fill = crate::fill::result(job, written);

@@ -265,7 +265,7 @@ const BURN_OPTIONS: [&str; 4] = ["cpuload", "cpuchunks", "cpumode", "exit_on_io_
 /// [global] section shared with the I/O jobs beside it sets them); so does
 /// storbench, and says which.
 fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
-    const KEPT: [&str; 13] = [
+    const KEPT: [&str; 14] = [
         "name",
         "ioengine",
         "numjobs",
@@ -278,6 +278,7 @@ fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
         "randseed",
         "randrepeat",
         "group_reporting",
+        "new_group",
         "wait_for",
     ];
     let placement = ["cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy"];
@@ -298,6 +299,7 @@ fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
         placement: spec.placement,
         cpu_burn: spec.cpu_burn,
         group_reporting: spec.group_reporting,
+        new_group: spec.new_group,
         wait_for: spec.wait_for,
         given: spec.given,
         iodepth: 1,

@@ -624,6 +624,11 @@ pub struct JobSpec {
     /// (fio `group_reporting`); without it each clone is an entry of its own.
     #[serde(default)]
     pub group_reporting: bool,
+    /// Start a new reporting group without waiting (fio `new_group`): fio's
+    /// outputs merge a `group_reporting` job only with the jobs of its own
+    /// reporting group, which `stonewall` and this begin.
+    #[serde(default)]
+    pub new_group: bool,
     /// End the job once its figures are steady (fio `steadystate`, `ss_dur`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<crate::steady::SteadyState>,
@@ -809,6 +814,7 @@ impl Default for JobSpec {
             stonewall: false,
             exitall: false,
             group_reporting: false,
+            new_group: false,
             steady: None,
             verify: None,
             replay: None,

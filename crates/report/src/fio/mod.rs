@@ -14,6 +14,7 @@
 //! engines), the pid (0), trim (empty unless the job trims), disk slaves (no `aggr_*` fields) and
 //! `job options` beyond what the normalised job spec says.
 
+pub mod entries;
 pub mod num;
 pub mod plat;
 #[cfg(any(test, feature = "testing"))]

@@ -84,6 +84,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         per_volume: vec![],
         per_worker: vec![],
         phases: vec![],
+        depths: [0; 7],
         spec,
     }
 }
@@ -101,7 +102,13 @@ pub fn run() -> RunResult {
     let mut write = op(OpKind::Write, &[(2_000_000, 500)], 8192, s1);
     write.errors = BTreeMap::from([("ENOSPC (No space left on device)".to_string(), 2)]);
     let sync = op(OpKind::Sync, &[(5_000_000, 4)], 0, s1);
-    let mut w = job("wsync", 1, &[("rw", "randwrite"), ("bs", "8k"), ("iodepth", "16"), ("ioengine", "io_uring")], s1, vec![write, sync]);
+    let mut w = job(
+        "wsync",
+        1,
+        &[("rw", "randwrite"), ("bs", "8k"), ("iodepth", "16"), ("ioengine", "io_uring"), ("stonewall", "1")],
+        s1,
+        vec![write, sync],
+    );
     w.description = "beta job".into();
     RunResult {
         schema_version: SCHEMA_VERSION,

@@ -9,9 +9,10 @@
 
 use std::collections::BTreeMap;
 use storbench_metrics::{LatencyHistogram, STANDARD_PERCENTILES};
-use storbench_model::{DiskUtil, JobResult, OpResult, Phase, PhaseResult, RunResult};
+use storbench_model::{DiskUtil, JobResult, Phase, RunResult};
 use storbench_workload::OpKind;
 
+pub use super::entries::{entries, reporting_groups, Entry};
 use super::plat::Plat;
 
 /// What tools check the `fio version` for (a `fio-` prefix, 3.x).
@@ -60,7 +61,7 @@ impl Lat {
 }
 
 /// Rate samples (fio's bw/iops `io_stat`): min, max, mean, n-1 deviation.
-#[derive(Default)]
+#[derive(Clone, Copy, Default)]
 pub struct Samples {
     pub n: u64,
     pub min: u64,
@@ -81,6 +82,22 @@ impl Samples {
         let min = values.iter().copied().min().unwrap_or(0);
         let max = values.iter().copied().max().unwrap_or(0);
         Samples { n, min, max, mean, dev }
+    }
+
+    /// fio's `sum_stat` with `pure_sum` (a group's bw and iops): another
+    /// member's samples added field by field, its squared deviations too.
+    pub fn sum(&mut self, o: &Samples) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = *o;
+            return;
+        }
+        let squares = |s: &Samples| s.dev * s.dev * s.n.saturating_sub(1) as f64;
+        let total = squares(self) + squares(o);
+        (self.n, self.min, self.max, self.mean) = (self.n + o.n, self.min + o.min, self.max + o.max, self.mean + o.mean);
+        self.dev = if self.n > 1 { (total / (self.n - 1) as f64).sqrt() } else { 0.0 };
     }
 }
 
@@ -128,44 +145,47 @@ impl Dir {
         }
     }
 
-    /// fio's direction `ops` make up: object jobs' creates and updates are
-    /// writes (PUTs) and their deletes trims, as under fio's http engine;
-    /// with the verify pass's operations of the direction, if it had one.
-    fn of(j: &JobResult, ops: &[OpKind], pass: Option<&PhaseResult>) -> Dir {
-        let main: Vec<_> = j.ops.iter().filter(|o| ops.contains(&o.op)).collect();
-        let passed: Vec<_> = pass.iter().flat_map(|p| &p.ops).filter(|o| ops.contains(&o.op)).collect();
-        if main.is_empty() && passed.is_empty() {
-            return Dir::empty();
+    /// fio's direction `d` (0 read, 1 write, 2 trim) of an entry's members:
+    /// the operations each member's `directions` put there (object jobs'
+    /// creates and updates are writes (PUTs) and their deletes trims, as
+    /// under fio's http engine), with each one's verify pass's operations of
+    /// the direction. As fio's `sum_thread_stats`: counts and histograms
+    /// added, the longest runtime, rate samples summed.
+    fn of(parts: &[&JobResult], d: usize) -> Dir {
+        let mut out = Dir::empty();
+        let (mut clat, mut lat, mut runtime_ns) = (LatencyHistogram::new(), LatencyHistogram::new(), 0);
+        let (mut seen, mut by_prio) = (false, Vec::new());
+        for j in parts {
+            let ops = directions(j)[d];
+            let pass = j.phase(Phase::Verify);
+            let main: Vec<_> = j.ops.iter().filter(|o| ops.contains(&o.op)).collect();
+            let passed: Vec<_> = pass.iter().flat_map(|p| &p.ops).filter(|o| ops.contains(&o.op)).collect();
+            if main.is_empty() && passed.is_empty() {
+                continue;
+            }
+            seen = true;
+            let own = if main.is_empty() || !in_pattern(j, ops) { 0 } else { j.runtime_ns };
+            runtime_ns = runtime_ns.max(own + pass.filter(|_| !passed.is_empty()).map_or(0, |p| p.runtime_ns));
+            for o in main.iter().chain(&passed) {
+                clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
+                lat.add(&o.histogram);
+                out.io_bytes += o.bytes;
+                out.total_ios += o.ios + o.errors.values().sum::<u64>();
+                out.short_ios += o.errors.get("short I/O").copied().unwrap_or(0);
+            }
+            let (bw, iops) = rate_samples(j, ops);
+            out.bw.sum(&bw);
+            out.iops.sum(&iops);
+            add_prios(&mut by_prio, prios(j, ops));
         }
-        let runtime_ns = if main.is_empty() || !in_pattern(j, ops) { 0 } else { j.runtime_ns };
-        let runtime_ns = runtime_ns + pass.filter(|_| !passed.is_empty()).map_or(0, |p| p.runtime_ns);
-        let mine: Vec<_> = main.into_iter().chain(passed).collect();
-        let (mut clat, mut lat) = (LatencyHistogram::new(), LatencyHistogram::new());
-        for o in &mine {
-            clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
-            lat.add(&o.histogram);
+        if !seen {
+            return out;
         }
-        let points: Vec<(f64, f64)> = j
-            .series
-            .iter()
-            .filter(|p| !p.warmup && p.duration > 0.5)
-            .filter(|p| p.ops.iter().any(|s| ops.contains(&s.op)))
-            .map(|p| p.ops.iter().filter(|s| ops.contains(&s.op)).fold((0.0, 0.0), |(b, i), s| (b + s.bytes_per_sec, i + s.iops)))
-            .collect();
-        let bw: Vec<u64> = points.iter().map(|s| (s.0 / 1024.0) as u64).collect();
-        let iops: Vec<u64> = points.iter().map(|s| s.1 as u64).collect();
-        let sum = |f: &dyn Fn(&&OpResult) -> u64| mine.iter().map(f).sum::<u64>();
-        Dir {
-            io_bytes: sum(&|o| o.bytes),
-            runtime_ms: runtime_ns / 1_000_000,
-            total_ios: sum(&|o| o.ios + o.errors.values().sum::<u64>()),
-            short_ios: sum(&|o| o.errors.get("short I/O").copied().unwrap_or(0)),
-            clat: Lat::of(&clat),
-            lat: Lat::of(&lat),
-            bw: Samples::of(&bw),
-            iops: Samples::of(&iops),
-            prios: prios(j, ops),
-        }
+        // backend.c update_runtime: whole microseconds, rounded up to ms (a job that did I/O took at least 1 ms).
+        out.runtime_ms = (runtime_ns / 1000).div_ceil(1000);
+        (out.clat, out.lat) = (Lat::of(&clat), Lat::of(&lat));
+        out.prios = by_prio.iter().map(|(c, l, h)| (*c, *l, Lat::of(h))).collect();
+        out
     }
 
     /// B/s, integer: `1000 * io_bytes / runtime_ms`.
@@ -224,15 +244,9 @@ fn directions(j: &JobResult) -> [&'static [OpKind]; 3] {
     }
 }
 
-/// The run's jobs as fio lists them: each clone of a numjobs job apart
-/// unless it asked for group_reporting (`JobResult::fio_entries`).
-pub fn entries(r: &RunResult) -> Vec<std::borrow::Cow<'_, JobResult>> {
-    r.jobs.iter().flat_map(JobResult::fio_entries).collect()
-}
-
 /// The completion latency of the direction made of `ops` per priority that
 /// any of its I/Os carried.
-fn prios(j: &JobResult, ops: &[OpKind]) -> Vec<(u8, u8, Lat)> {
+fn prios(j: &JobResult, ops: &[OpKind]) -> Vec<(u8, u8, LatencyHistogram)> {
     let mut out = Vec::new();
     for p in &j.priorities {
         let mut clat = LatencyHistogram::new();
@@ -240,15 +254,44 @@ fn prios(j: &JobResult, ops: &[OpKind]) -> Vec<(u8, u8, Lat)> {
             clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
         }
         if clat.count() > 0 {
-            out.push((p.class, p.level, Lat::of(&clat)));
+            out.push((p.class, p.level, clat));
         }
     }
     out
 }
 
+/// Another member's per-priority latencies added to the entry's, the first
+/// member's order kept.
+fn add_prios(into: &mut Vec<(u8, u8, LatencyHistogram)>, from: Vec<(u8, u8, LatencyHistogram)>) {
+    for (c, l, h) in from {
+        match into.iter_mut().find(|(ic, il, _)| (*ic, *il) == (c, l)) {
+            Some((_, _, mine)) => mine.add(&h),
+            None => into.push((c, l, h)),
+        }
+    }
+}
+
+/// A member's per-second rate samples of the direction: KiB/s and IO/s,
+/// truncated to integers as fio's samples are.
+fn rate_samples(j: &JobResult, ops: &[OpKind]) -> (Samples, Samples) {
+    let points: Vec<(f64, f64)> = j
+        .series
+        .iter()
+        .filter(|p| !p.warmup && p.duration > 0.5)
+        .filter(|p| p.ops.iter().any(|s| ops.contains(&s.op)))
+        .map(|p| p.ops.iter().filter(|s| ops.contains(&s.op)).fold((0.0, 0.0), |(b, i), s| (b + s.bytes_per_sec, i + s.iops)))
+        .collect();
+    let bw: Vec<u64> = points.iter().map(|s| (s.0 / 1024.0) as u64).collect();
+    let iops: Vec<u64> = points.iter().map(|s| s.1 as u64).collect();
+    (Samples::of(&bw), Samples::of(&iops))
+}
+
 /// One job as a fio group_reporting entry.
 pub struct Job<'a> {
+    /// The entry's settings (its first member's) and added counts.
     pub r: &'a JobResult,
+    /// The members whose figures are added (the job alone, or a reporting group's).
+    parts: Vec<&'a JobResult>,
     pub read: Dir,
     pub write: Dir,
     /// Trims: block trims (rw=trim, randtrim) and object deletes (fio's http engine trims).
@@ -272,32 +315,38 @@ impl<'a> Job<'a> {
         }
     }
 
+    /// One job alone (the outputs take entries; the tests single jobs).
+    #[cfg(test)]
     pub fn of(j: &'a JobResult) -> Job<'a> {
-        let [reads, writes, trims] = directions(j);
-        let pass = j.phase(Phase::Verify);
+        Job::merged(j, vec![j])
+    }
+
+    /// An entry of fio's outputs (see `entries`): its members' figures.
+    pub fn of_entry(e: &'a Entry<'a>) -> Job<'a> {
+        Job::merged(&e.r, e.parts.iter().map(|p| p.as_ref()).collect())
+    }
+
+    fn merged(r: &'a JobResult, parts: Vec<&'a JobResult>) -> Job<'a> {
         let mut clat = LatencyHistogram::new();
-        let passed = pass.iter().flat_map(|p| &p.ops);
-        for o in j.ops.iter().chain(passed).filter(|o| reads.contains(&o.op) || writes.contains(&o.op)) {
-            clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
+        let (mut sync, mut sync_ios) = (LatencyHistogram::new(), 0);
+        for j in &parts {
+            let [reads, writes, _] = directions(j);
+            let passed = j.phase(Phase::Verify).into_iter().flat_map(|p| &p.ops);
+            for o in j.ops.iter().chain(passed).filter(|o| reads.contains(&o.op) || writes.contains(&o.op)) {
+                clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
+            }
+            if let Some(o) = j.op(OpKind::Sync) {
+                sync.add(&o.histogram);
+                sync_ios += o.ios;
+            }
         }
         let (lat_ns, lat_us, lat_ms) = latency_buckets(&clat);
-        let sync = j.op(OpKind::Sync);
-        let (mut read, mut write) = (Dir::of(j, reads, pass), Dir::of(j, writes, pass));
-        if matches!(j.spec.meta, Some(OpKind::Create | OpKind::Stat | OpKind::Delete)) {
+        let (mut read, mut write) = (Dir::of(&parts, 0), Dir::of(&parts, 1));
+        if matches!(r.spec.meta, Some(OpKind::Create | OpKind::Stat | OpKind::Delete)) {
             // fio samples only their completion latency (add_clat_sample), no total latency.
             (read.lat, write.lat) = (Lat::empty(), Lat::empty());
         }
-        Job {
-            r: j,
-            read,
-            write,
-            trim: Dir::of(j, trims, pass),
-            sync: sync.map_or_else(Lat::empty, |o| Lat::of(&o.histogram)),
-            sync_ios: sync.map_or(0, |o| o.ios),
-            lat_ns,
-            lat_us,
-            lat_ms,
-        }
+        Job { r, trim: Dir::of(&parts, 2), parts, read, write, sync: Lat::of(&sync), sync_ios, lat_ns, lat_us, lat_ms }
     }
 
     pub fn dirs(&self) -> [&Dir; 2] {
@@ -340,13 +389,15 @@ impl<'a> Job<'a> {
     /// `elapsed`: seconds of the job (ramp and verify pass included),
     /// rounded up as fio does.
     pub fn elapsed_s(&self) -> u64 {
-        ((self.r.ramp_ns + self.r.runtime_ns + self.r.pass_ns()) / 1_000_000).div_ceil(1000)
+        let ms = |j: &&JobResult| (j.ramp_ns + j.runtime_ns + j.pass_ns()) / 1_000_000;
+        self.parts.iter().map(ms).max().unwrap_or(0).div_ceil(1000)
     }
 
     /// `job_runtime`: fio adds up the runtimes of a group's members (each
     /// one's time since its start: its verify pass included).
     pub fn job_runtime_ms(&self) -> u64 {
-        (self.r.runtime_ns + self.r.pass_ns()) / 1_000_000 * self.r.workers.max(1) as u64
+        let ms = |j: &&JobResult| (j.runtime_ns + j.pass_ns()) / 1_000_000 * j.workers.max(1) as u64;
+        self.parts.iter().map(ms).sum()
     }
 
     /// `usr_cpu`, `sys_cpu`: CPU ms over the summed runtime, i.e. per worker.
@@ -356,22 +407,20 @@ impl<'a> Job<'a> {
         (pct(self.r.worker_cpu.user_ns), pct(self.r.worker_cpu.sys_ns))
     }
 
-    /// `iodepth_level`: storbench keeps no in-flight depth histogram; every
-    /// I/O is put in the bucket of the job's queue depth (per worker), which is
-    /// exact for depth 1 and for a queue that is kept full.
+    /// `iodepth_level`: the members' I/Os by the depth in flight once issued
+    /// (`JobResult::depths`, fio's io_u_map), as shares of those counted (the
+    /// measured phase's: a verify pass is not). Results from before
+    /// storbench counted them put every I/O in the bucket of the job's queue
+    /// depth, exact for depth 1 and a full queue.
     pub fn depth_level(&self) -> [f64; 7] {
-        let bucket = match self.r.queue_depth {
-            0..=1 => 0,
-            2..=3 => 1,
-            4..=7 => 2,
-            8..=15 => 3,
-            16..=31 => 4,
-            32..=63 => 5,
-            _ => 6,
-        };
         let mut map = [0; 7];
-        map[bucket] = self.rw_ios();
-        distribution(&map, self.rw_ios())
+        for j in &self.parts {
+            map.iter_mut().zip(&j.depths).for_each(|(a, b)| *a += b);
+        }
+        if map.iter().all(|n| *n == 0) {
+            map[storbench_metrics::interval::depth_level(self.r.queue_depth as usize)] = self.rw_ios();
+        }
+        distribution(&map, map.iter().sum())
     }
 
     /// `iodepth_submit` and `iodepth_complete`: storbench's workers submit
@@ -558,6 +607,7 @@ pub fn rw_name(j: &JobResult) -> &'static str {
 mod tests {
     use super::*;
     use crate::fio::sample;
+    use storbench_model::PhaseResult;
 
     fn read_job(lats: &[(u64, u64)]) -> JobResult {
         let s = 1_000_000_000;

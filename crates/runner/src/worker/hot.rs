@@ -10,6 +10,7 @@ use crate::clock::{sleep_until, Clock, SPIN_NS};
 use crate::verify::Checker;
 use storbench_engine::files;
 use storbench_engine::{Completion, IoRequest};
+use storbench_metrics::interval::depth_level;
 use storbench_metrics::{ErrorKind, IoFailure, OpStats};
 use storbench_model::protocol::FromAgent;
 use storbench_workload::{NextIo, OpKind, Settled};
@@ -190,6 +191,18 @@ impl Worker {
     #[inline]
     pub(super) fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
         let thinks = self.k.think_ns > 0;
+        let free = slots.free.len();
+        let filled = self.fill_slots(slots, st, now, thinks);
+        // fio's io_u_mark_depth, once per batch: the batch's I/Os at the depth in flight with them.
+        let issued = free - slots.free.len();
+        if issued > 0 {
+            self.report.depths[depth_level(slots.scheduled.len() - slots.free.len())] += issued as u64;
+        }
+        filled
+    }
+
+    #[inline]
+    fn fill_slots(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64, thinks: bool) -> Result<(), storbench_engine::EngineError> {
         while let Some(&slot) = slots.free.last() {
             if self.flow_held(slots, st, now) {
                 break;

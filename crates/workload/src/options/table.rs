@@ -765,6 +765,19 @@ pub static CORE: &[CoreOption] = &[
     },
     CoreOption {
         info: info(
+            "new_group",
+            Kind::Flag,
+            "0",
+            "fio's outputs: this job begins a new reporting group (as stonewall does) but runs with the jobs before it",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.new_group = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
             "steadystate",
             Kind::Text,
             "",

@@ -28,7 +28,6 @@ const IGNORED: &[&str] = &[
     "slat_percentiles",
     "percentile_list",
     "significant_figures",
-    "new_group",
     "disable_lat",
     "disable_clat",
     "disable_slat",
