@@ -45,6 +45,38 @@ fn training_presets_report_samples_and_utilization_on_files() {
     assert!(listing(d.path()).iter().all(|f| !f.starts_with("unet3d.") && !f.starts_with("resnet50.")), "the datasets were removed");
 }
 
+/// Every preset the configs added (other accelerators, newer workloads),
+/// scaled down, on files: whole batches, AU, every sample read once.
+#[test]
+fn every_accelerator_and_newer_workload_trains_on_files() {
+    let d = scratch();
+    let presets = [
+        ("train:unet3d:a100", "0.042", 7, 146_600_628),
+        ("train:unet3d:b200", "0.001", 7, 146_600_628),
+        ("train:resnet50:a100", "0.0004", 400, 114_660),
+        ("train:cosmoflow:a100", "0.0001", 1, 2_828_486),
+        ("train:retinanet:b200", "0.0001", 24, 322_957),
+        ("train:retinanet:mi355", "0.0001", 32, 322_957),
+        ("train:flux:b200", "0.0001", 48, 2_164_832),
+        ("train:flux:mi355", "0.0001", 72, 2_164_832),
+    ];
+    for (preset, scale, batch, record) in presets {
+        let dir = preset.replace(':', "-");
+        let r = storbench(
+            d.path(),
+            &["run", "--preset", preset, "--scale", scale, "--epochs", "1", "--unlink", "1", "--results-dir", &dir, "--quiet"],
+        );
+        assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
+        let doc = result_json(&d.path().join(&dir));
+        check_training(&doc, batch, record);
+        assert_eq!(train(&doc)["model"], preset[6..], "{preset}: the accelerator is named");
+    }
+    assert!(
+        listing(d.path()).iter().all(|f| !f.contains(".npz") && !f.contains(".jpeg") && !f.contains(".parquet")),
+        "the datasets were removed"
+    );
+}
+
 #[test]
 fn training_presets_read_their_dataset_from_rgw() {
     let Some(env) = s3_env() else { return };

@@ -1,6 +1,7 @@
 //! AI workload presets (`run --preset`): training as DLIO / MLPerf Storage
-//! define it (unet3d, resnet50, cosmoflow: sample sizes, samples per file,
-//! batch, reader threads, compute time per step on an H100, the AU floor)
+//! define it (unet3d, resnet50, cosmoflow, retinanet, flux, dlrm on each
+//! accelerator their configs name: sample sizes, samples per file, batch,
+//! reader threads, compute time per step, epochs, the AU floor)
 //! and checkpoints of llama3 models (every rank writes its shard, fsyncs,
 //! then reads it back; the slowest rank sets the time).
 //!
@@ -16,15 +17,66 @@ use crate::sources::Pairs;
 use storbench_workload::train::TrainSpec;
 use storbench_workload::JobSpec;
 
-/// (name, files, samples per file, record bytes, batch, reader threads,
-/// compute s per step, AU floor)
-type Model = (&'static str, u64, u64, u64, u32, u32, f64, f64);
+/// One training workload on one accelerator, as MLPerf Storage's DLIO
+/// config `configs/dlio/workload/<model>_<accelerator>.yaml` gives it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Model {
+    pub model: &'static str,
+    pub accelerator: &'static str,
+    /// The dataset's file format (`dataset.format`): npz, tfrecord, jpeg, parquet.
+    pub format: &'static str,
+    pub files: u64,
+    pub samples_per_file: u64,
+    /// Bytes a sample (`record_length_bytes`).
+    pub record: u64,
+    pub batch: u32,
+    pub reader_threads: u32,
+    /// Seconds of compute a step (`train.computation_time`).
+    pub compute: f64,
+    pub epochs: u32,
+    /// The AU a run must reach (`metric.au`).
+    pub au_floor: f64,
+}
 
-const TRAIN: &[Model] = &[
-    ("unet3d", 168, 1, 146_600_628, 7, 4, 0.323, 0.90),
-    ("resnet50", 1024, 1251, 114_660, 400, 8, 0.224, 0.90),
-    ("cosmoflow", 524_288, 1, 2_828_486, 1, 4, 0.0035, 0.70),
+const fn m(
+    model: &'static str,
+    accelerator: &'static str,
+    format: &'static str,
+    (files, samples_per_file, record): (u64, u64, u64),
+    (batch, reader_threads): (u32, u32),
+    (compute, epochs, au_floor): (f64, u32, f64),
+) -> Model {
+    Model { model, accelerator, format, files, samples_per_file, record, batch, reader_threads, compute, epochs, au_floor }
+}
+
+/// Every (workload, accelerator) the MLPerf Storage configs define (the
+/// sources, repository path and commit, are in README's table). A model's
+/// first row is what `train:MODEL` means: H100 for the first three, as
+/// before accelerators were named; B200 for the newer ones, the accelerator
+/// of MLPerf Storage v3.0.
+pub const TRAIN: &[Model] = &[
+    m("unet3d", "h100", "npz", (168, 1, 146_600_628), (7, 4), (0.323, 5, 0.90)),
+    m("unet3d", "a100", "npz", (168, 1, 146_600_628), (7, 4), (0.636, 5, 0.90)),
+    m("unet3d", "b200", "npz", (7200, 1, 146_600_628), (7, 4), (0.162, 5, 0.90)),
+    m("resnet50", "h100", "tfrecord", (1024, 1251, 114_660), (400, 8), (0.224, 5, 0.90)),
+    m("resnet50", "a100", "tfrecord", (1024, 1251, 114_660), (400, 8), (0.435, 5, 0.90)),
+    m("cosmoflow", "h100", "tfrecord", (524_288, 1, 2_828_486), (1, 4), (0.0035, 5, 0.70)),
+    m("cosmoflow", "a100", "tfrecord", (524_288, 1, 2_828_486), (1, 4), (0.00551, 5, 0.70)),
+    m("retinanet", "b200", "jpeg", (1_170_301, 1, 322_957), (24, 8), (0.04755, 8, 0.85)),
+    m("retinanet", "mi355", "jpeg", (1_170_301, 1, 322_957), (32, 8), (0.0634, 8, 0.85)),
+    m("flux", "b200", "parquet", (4296, 288, 2_164_832), (48, 8), (1.35, 1, 0.90)),
+    m("flux", "mi355", "parquet", (4296, 288, 2_164_832), (72, 8), (2.025, 1, 0.90)),
+    m("dlrm", "b200", "parquet", (1024, 4_718_592, 761), (16384, 4), (0.000375, 1, 0.70)),
+    m("dlrm", "mi355", "parquet", (1024, 4_718_592, 761), (18432, 4), (0.0005625, 1, 0.70)),
 ];
+
+/// `MODEL` (its first accelerator) or `MODEL:ACCELERATOR`.
+fn find_train(name: &str) -> Option<&'static Model> {
+    match name.split_once(':') {
+        Some((model, acc)) => TRAIN.iter().find(|t| t.model == model && t.accelerator == acc),
+        None => TRAIN.iter().find(|t| t.model == name),
+    }
+}
 
 /// (name, parameters, ranks): the checkpoint is 14 bytes a parameter
 /// (bf16 weights, fp32 master weights, two fp32 Adam moments), about what
@@ -32,8 +84,6 @@ const TRAIN: &[Model] = &[
 const CHECKPOINT: &[(&str, f64, u32)] =
     &[("llama3-8b", 8e9, 8), ("llama3-70b", 70e9, 64), ("llama3-405b", 405e9, 512), ("llama3-1t", 1e12, 1024)];
 const BYTES_PER_PARAM: f64 = 14.0;
-
-const EPOCHS: u32 = 5;
 
 /// How a preset is sized and spread.
 #[derive(Clone, Debug)]
@@ -46,7 +96,11 @@ pub struct Sizing {
 
 /// Every preset name, for help and errors.
 pub fn names() -> Vec<String> {
-    TRAIN.iter().map(|m| format!("train:{}", m.0)).chain(CHECKPOINT.iter().map(|c| format!("checkpoint:{}", c.0))).collect()
+    let mut models: Vec<&str> = TRAIN.iter().map(|t| t.model).collect();
+    models.dedup();
+    let bare = models.into_iter().map(|m| format!("train:{m}"));
+    let qualified = TRAIN.iter().map(|t| format!("train:{}:{}", t.model, t.accelerator));
+    bare.chain(qualified).chain(CHECKPOINT.iter().map(|c| format!("checkpoint:{}", c.0))).collect()
 }
 
 /// The jobs of a preset; `global` (the command line's job options: target,
@@ -57,7 +111,7 @@ pub fn specs(name: &str, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>
     }
     let unknown = || CliError::usage(format!("no preset '{name}'; presets: {}", names().join(", ")));
     match name.split_once(':') {
-        Some(("train", m)) => TRAIN.iter().find(|t| t.0 == m).map(|t| train(t, sizing, global)).ok_or_else(unknown)?,
+        Some(("train", m)) => find_train(m).map(|t| train(t, sizing, global)).ok_or_else(unknown)?,
         Some(("checkpoint", m)) => CHECKPOINT.iter().find(|c| c.0 == m).map(|c| checkpoint(c, sizing, global)).ok_or_else(unknown)?,
         _ => Err(unknown()),
     }
@@ -86,24 +140,25 @@ fn objects(s: &JobSpec) -> bool {
 }
 
 fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
-    let &(model, files, spf, record, batch, threads, compute, floor) = m;
+    let &Model { model, files, samples_per_file: spf, record, batch, reader_threads: threads, compute, epochs, au_floor: floor, .. } = m;
     let share = if spf > 1 { sizing.scale.sqrt() } else { sizing.scale };
     let scaled = |n: u64| ((n as f64 * share).round() as u64).max(1);
     let accelerators = sizing.workers.unwrap_or(1);
     let t = TrainSpec {
-        model: model.into(),
+        model: format!("{model}:{}", m.accelerator),
         files: scaled(files),
         samples_per_file: if spf > 1 { scaled(spf) } else { 1 },
         record,
         batch,
         compute_ns: (compute * 1e9) as u64,
-        epochs: sizing.epochs.unwrap_or(EPOCHS),
+        epochs: sizing.epochs.unwrap_or(epochs),
         au_floor: floor,
         prefetch: threads * 2,
     };
     if accelerators as u64 > max_accelerators(&t) {
         return Err(CliError::usage(format!(
-            "train:{model} at --scale {} has {} samples, fewer than one batch ({batch}) per accelerator ({accelerators}); raise --scale",
+            "train:{model}:{} at --scale {} has {} samples, fewer than one batch ({batch}) per accelerator ({accelerators}); raise --scale",
+            m.accelerator,
             sizing.scale,
             t.samples()
         )));
@@ -125,7 +180,7 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
             o.prefix.get_or_insert_with(|| format!("storbench.train-{model}."));
         }
         false => {
-            s.filenames = (0..t.files).map(|i| format!("{model}.{i}")).collect();
+            s.filenames = (0..t.files).map(|i| format!("{model}.{i}.{}", m.format)).collect();
             s.nrfiles = t.files as u32;
             // size is each file's, as in fio with several files.
             s.size = Some(t.file_bytes());
@@ -197,6 +252,69 @@ mod tests {
         assert_eq!(s[0].size, Some(125 * 114_660), "a file's size");
         let c = specs("train:cosmoflow", &sizing(0.001), &Vec::new()).unwrap();
         assert_eq!(c[0].train.as_ref().unwrap().au_floor, 0.7);
+    }
+
+    /// The reference figures, copied from mlcommons/storage's
+    /// configs/dlio/workload/<model>_<accelerator>.yaml at the commit named
+    /// (the same sources as README's table): files, samples per file,
+    /// record_length_bytes, batch_size, read_threads, computation_time,
+    /// epochs, metric.au, format.
+    /// (preset, files, samples/file, bytes/sample, batch, threads,
+    /// compute s, epochs, AU floor, format, commit)
+    type Reference = (&'static str, u64, u64, u64, u32, u32, f64, u32, f64, &'static str, &'static str);
+    const REFERENCE: &[Reference] = &[
+        ("unet3d:h100", 168, 1, 146_600_628, 7, 4, 0.323, 5, 0.90, "npz", "7e73663"),
+        ("unet3d:a100", 168, 1, 146_600_628, 7, 4, 0.636, 5, 0.90, "npz", "d70e0b6"),
+        ("unet3d:b200", 7200, 1, 146_600_628, 7, 4, 0.162, 5, 0.90, "npz", "0d75b41"),
+        ("resnet50:h100", 1024, 1251, 114_660, 400, 8, 0.224, 5, 0.90, "tfrecord", "caa90c9"),
+        ("resnet50:a100", 1024, 1251, 114_660, 400, 8, 0.435, 5, 0.90, "tfrecord", "caa90c9"),
+        ("cosmoflow:h100", 524_288, 1, 2_828_486, 1, 4, 0.0035, 5, 0.70, "tfrecord", "caa90c9"),
+        ("cosmoflow:a100", 524_288, 1, 2_828_486, 1, 4, 0.00551, 5, 0.70, "tfrecord", "caa90c9"),
+        ("retinanet:b200", 1_170_301, 1, 322_957, 24, 8, 0.04755, 8, 0.85, "jpeg", "11460d0"),
+        ("retinanet:mi355", 1_170_301, 1, 322_957, 32, 8, 0.0634, 8, 0.85, "jpeg", "76f4545"),
+        ("flux:b200", 4296, 288, 2_164_832, 48, 8, 1.35, 1, 0.90, "parquet", "c25079c"),
+        ("flux:mi355", 4296, 288, 2_164_832, 72, 8, 2.025, 1, 0.90, "parquet", "0b42eb5"),
+        ("dlrm:b200", 1024, 4_718_592, 761, 16384, 4, 0.000375, 1, 0.70, "parquet", "0b42eb5"),
+        ("dlrm:mi355", 1024, 4_718_592, 761, 18432, 4, 0.0005625, 1, 0.70, "parquet", "52714a9"),
+    ];
+
+    #[test]
+    fn every_training_preset_is_its_reference_config() {
+        assert_eq!(TRAIN.len(), REFERENCE.len(), "a preset without its reference, or the reverse");
+        for &(name, files, spf, record, batch, threads, compute, epochs, au, format, _source) in REFERENCE {
+            let m = find_train(name).unwrap_or_else(|| panic!("no preset train:{name}"));
+            assert_eq!(
+                (m.files, m.samples_per_file, m.record, m.batch, m.reader_threads, m.compute, m.epochs, m.au_floor, m.format),
+                (files, spf, record, batch, threads, compute, epochs, au, format),
+                "{name}"
+            );
+            // The job at full scale carries them unchanged.
+            let s = specs(&format!("train:{name}"), &sizing(1.0), &Vec::new()).unwrap();
+            let t = s[0].train.as_ref().unwrap();
+            assert_eq!(
+                (t.files, t.samples_per_file, t.record, t.batch, t.epochs, t.au_floor),
+                (files, spf, record, batch, epochs, au),
+                "{name}"
+            );
+            assert_eq!((t.compute_ns, s[0].iodepth, t.prefetch), ((compute * 1e9) as u64, threads, threads * 2), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_bare_model_name_is_its_first_accelerator() {
+        for (bare, qualified) in [
+            ("unet3d", "unet3d:h100"),
+            ("resnet50", "resnet50:h100"),
+            ("cosmoflow", "cosmoflow:h100"),
+            ("retinanet", "retinanet:b200"),
+            ("flux", "flux:b200"),
+            ("dlrm", "dlrm:b200"),
+        ] {
+            assert_eq!(find_train(bare), find_train(qualified), "{bare}");
+        }
+        assert!(find_train("unet3d:mi355").is_none(), "no config: no preset");
+        let e = specs("train:unet3d:mi355", &sizing(0.1), &Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("train:unet3d:b200") && e.contains("train:retinanet"), "{e}");
     }
 
     #[test]
