@@ -77,6 +77,30 @@ fn every_accelerator_and_newer_workload_trains_on_files() {
     );
 }
 
+/// dlrm's files are Parquet-like: 3 files of 2 row groups of 6144 rows
+/// at --scale 0.00001, of which each row group's 40 selected columns (160
+/// of 761 bytes a row) are read, one ranged read each, and nothing else.
+#[test]
+fn dlrm_reads_only_the_selected_columns_of_its_row_groups() {
+    let d = scratch();
+    for (preset, batch) in [("train:dlrm:b200", 16384), ("train:dlrm:mi355", 18432)] {
+        let dir = preset.replace(':', "-");
+        let r = storbench(d.path(), &["run", "--preset", preset, "--scale", "0.00001", "--results-dir", &dir, "--quiet"]);
+        assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
+        let doc = result_json(&d.path().join(&dir));
+        let t = train(&doc);
+        // 36864 rows: 2 whole batches, for which all 6 row groups are read.
+        assert_eq!((t["steps"].as_u64(), t["samples"].as_u64()), (Some(2), Some(2 * batch)), "{t}");
+        let read = doc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").unwrap().clone();
+        assert_eq!(read["ios"].as_u64(), Some(6 * 40), "40 column reads a row group: {read}");
+        assert_eq!(read["bytes"].as_u64(), Some(6 * 160 * 6144), "only the selected columns: {read}");
+        for f in 0..3 {
+            let len = std::fs::metadata(d.path().join(format!("dlrm.{f}.parquet"))).unwrap().len();
+            assert_eq!(len, 2 * 6144 * 761, "a file holds every column of its row groups");
+        }
+    }
+}
+
 #[test]
 fn training_presets_read_their_dataset_from_rgw() {
     let Some(env) = s3_env() else { return };
@@ -105,6 +129,29 @@ fn training_presets_read_their_dataset_from_rgw() {
         );
         assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
         check_training(&result_json(&d.path().join(preset)), batch, record);
+    }
+}
+
+/// The newer workloads from RGW: retinanet's small samples as whole
+/// objects, dlrm's selected columns as ranged reads of each row group.
+#[test]
+fn newer_workloads_read_their_dataset_from_rgw() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    for (preset, scale) in [("train:retinanet:b200", "0.0001"), ("train:dlrm:b200", "0.00001")] {
+        let bucket = format!("sbtrain{}{}", std::process::id(), &preset[6..10]);
+        let args = ["run", "--ioengine", "s3", "--bucket", &bucket, "--preset", preset, "--scale", scale, "--epochs", "1"];
+        let r = storbench_env(d.path(), &env, &args.into_iter().chain(["--results-dir", preset, "--quiet"]).collect::<Vec<_>>());
+        assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
+        let doc = result_json(&d.path().join(preset));
+        match preset {
+            "train:retinanet:b200" => check_training(&doc, 24, 322_957),
+            _ => {
+                assert_eq!(ios(&doc, 0, "read"), 6 * 40, "40 ranged reads a row group");
+                let read = doc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").unwrap()["bytes"].as_u64();
+                assert_eq!(read, Some(6 * 160 * 6144), "only the selected columns");
+            }
+        }
     }
 }
 

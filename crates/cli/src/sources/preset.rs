@@ -14,7 +14,7 @@
 
 use crate::error::CliError;
 use crate::sources::Pairs;
-use storbench_workload::train::TrainSpec;
+use storbench_workload::train::{Parquet, TrainSpec};
 use storbench_workload::JobSpec;
 
 /// One training workload on one accelerator, as MLPerf Storage's DLIO
@@ -69,6 +69,31 @@ pub const TRAIN: &[Model] = &[
     m("dlrm", "b200", "parquet", (1024, 4_718_592, 761), (16384, 4), (0.000375, 1, 0.70)),
     m("dlrm", "mi355", "parquet", (1024, 4_718_592, 761), (18432, 4), (0.0005625, 1, 0.70)),
 ];
+
+/// dlrm's Parquet columns, one letter each for its type's width (b int8,
+/// h float16, f float32, d float64), upper case where the reader reads it
+/// (`read: true`): 200 columns, 761 bytes a row, 40 of them (160 bytes) read.
+/// From mlcommons/storage configs/dlio/workload/dlrm_b200.yaml at 0b42eb5
+/// (dlrm_mi355.yaml at 52714a9 has the same), with `row_group_size: 6144`.
+const DLRM_COLUMNS: &str = concat!(
+    "hhddfhfbhbfFdfbhfFFhDdddhFfhhfdFdfhhdbbbhFhFdbdddFfbbFffbfHFdhdbfhbFHfhFhfFDhbfdbbffhbhbFbFFHFDdFHbh",
+    "hdhfdhhfdfddbhhbBDfbhhbbbhbbfbhfdhhdhFddhFbbdfdFddbbbdDFfbFhFhFhdhdhfBdhbdbbbbhhBdddhdBbhFdbdfdFfddh",
+);
+const DLRM_ROW_GROUP: u64 = 6144;
+
+/// The Parquet layout a model's files have, where only some columns are
+/// read (dlrm); flux's configs read every column and name no row group,
+/// so its samples are read whole.
+fn parquet(model: &str) -> Option<Parquet> {
+    let width = |c: char| match c.to_ascii_lowercase() {
+        'b' => 1,
+        'h' => 2,
+        'f' => 4,
+        _ => 8,
+    };
+    (model == "dlrm")
+        .then(|| Parquet { row_group: DLRM_ROW_GROUP, columns: DLRM_COLUMNS.chars().map(|c| (width(c), c.is_ascii_uppercase())).collect() })
+}
 
 /// `MODEL` (its first accelerator) or `MODEL:ACCELERATOR`.
 fn find_train(name: &str) -> Option<&'static Model> {
@@ -143,17 +168,25 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
     let &Model { model, files, samples_per_file: spf, record, batch, reader_threads: threads, compute, epochs, au_floor: floor, .. } = m;
     let share = if spf > 1 { sizing.scale.sqrt() } else { sizing.scale };
     let scaled = |n: u64| ((n as f64 * share).round() as u64).max(1);
+    let layout = parquet(model);
+    // Parquet files keep whole row groups.
+    let spf_scaled = match &layout {
+        Some(p) => scaled(spf / p.row_group) * p.row_group,
+        None if spf > 1 => scaled(spf),
+        None => 1,
+    };
     let accelerators = sizing.workers.unwrap_or(1);
     let t = TrainSpec {
         model: format!("{model}:{}", m.accelerator),
         files: scaled(files),
-        samples_per_file: if spf > 1 { scaled(spf) } else { 1 },
+        samples_per_file: spf_scaled,
         record,
         batch,
         compute_ns: (compute * 1e9) as u64,
         epochs: sizing.epochs.unwrap_or(epochs),
         au_floor: floor,
         prefetch: threads * 2,
+        parquet: layout,
     };
     if accelerators as u64 > max_accelerators(&t) {
         return Err(CliError::usage(format!(
@@ -168,7 +201,9 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
     s.numjobs = accelerators;
     s.iodepth = threads;
     set(&mut s, "rw", "randread")?;
-    set(&mut s, "bs", &record.to_string())?;
+    // A read is a sample, or a Parquet column's chunk of a row group.
+    let largest = t.parquet.as_ref().and_then(|p| p.reads().iter().map(|r| r.1).max()).unwrap_or(record);
+    set(&mut s, "bs", &largest.to_string())?;
     match objects(&s) {
         true => {
             let o = s.objects.get_or_insert_with(Default::default);
@@ -298,6 +333,27 @@ mod tests {
             );
             assert_eq!((t.compute_ns, s[0].iodepth, t.prefetch), ((compute * 1e9) as u64, threads, threads * 2), "{name}");
         }
+    }
+
+    #[test]
+    fn dlrm_reads_its_selected_columns_of_whole_row_groups() {
+        // dlrm_b200.yaml (0b42eb5): 200 columns, 761 bytes a row (its
+        // record_length_bytes), 40 read; row groups of 6144 rows.
+        let s = specs("train:dlrm", &sizing(1.0), &Vec::new()).unwrap();
+        let p = s[0].train.as_ref().unwrap().parquet.clone().unwrap();
+        assert_eq!((p.row_group, p.columns.len()), (6144, 200));
+        assert_eq!(p.group_bytes(), 761 * 6144);
+        let reads = p.reads();
+        assert_eq!(reads.len(), 40);
+        assert_eq!(reads.iter().map(|r| r.1).sum::<u64>(), 160 * 6144, "160 of 761 bytes a row read");
+        // feature_011 (float32) is the first read, after columns 0-10
+        // (h h d d f h f b h b f: 38 bytes a row).
+        assert_eq!(reads[0], ((2 + 2 + 8 + 8 + 4 + 2 + 4 + 1 + 2 + 1 + 4) * 6144, 4 * 6144));
+        // Scaled: whole row groups, at least one. 1e-5: a share of 0.00316
+        // of 1024 files (3) and of 768 row groups a file (2.4: 2).
+        let t = specs("train:dlrm:mi355", &sizing(0.00001), &Vec::new()).unwrap()[0].train.clone().unwrap();
+        assert_eq!((t.files, t.samples_per_file), (3, 2 * 6144));
+        assert!(specs("train:flux", &sizing(1.0), &Vec::new()).unwrap()[0].train.as_ref().unwrap().parquet.is_none());
     }
 
     #[test]
