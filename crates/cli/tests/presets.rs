@@ -1,7 +1,8 @@
 //! AI presets: training runs report samples/s and accelerator utilization
 //! (on files and on RGW), the accelerator search finds a count that passes
 //! with one more that fails (on the simulated store, where the answer is
-//! known), and a checkpoint writes, syncs and reads back every rank's shard.
+//! known), and a checkpoint writes ten, syncs and reads the ten back, every
+//! rank its shard (on files, in subset mode, and on one RBD image).
 
 mod common;
 use common::*;
@@ -200,24 +201,91 @@ fn the_search_stops_where_the_dataset_does_and_says_so() {
     assert!(r.stdout.contains("raise --scale"), "{}", r.stdout);
 }
 
+/// The rules' figures in checkpoint.json: ten durations a phase, each its
+/// job's (the slowest rank's) time, and the slowest rank's throughput.
+fn check_checkpoint_figures(results: &std::path::Path, ranks: u64, shard: u64, mode: &str) {
+    let doc = result_json(results);
+    let f: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(results.join("checkpoint.json")).unwrap()).unwrap();
+    assert_eq!((f["ranks"].as_u64(), f["rank_bytes"].as_u64(), f["mode"].as_str()), (Some(ranks), Some(shard), Some(mode)), "{f}");
+    for (phase, first) in [("write", 0), ("read", 10)] {
+        let d: Vec<f64> = f[phase]["durations_s"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(d.len(), 10, "{phase}: ten checkpoints");
+        for (n, s) in d.iter().enumerate() {
+            assert_eq!(*s, doc["jobs"][first + n]["runtime_ns"].as_f64().unwrap() / 1e9, "{phase} {n}: the job's time");
+        }
+        let mean = d.iter().sum::<f64>() / 10.0;
+        let rank = f[phase]["rank_bytes_per_sec"].as_f64().unwrap();
+        assert!((rank - shard as f64 / mean).abs() < 1e-6 * rank, "{phase}: a rank's bytes over the mean time: {f}");
+    }
+}
+
 #[test]
-fn a_checkpoint_writes_syncs_and_reads_back_every_shard() {
+fn a_checkpoint_writes_ten_syncs_and_reads_the_ten_back() {
     let d = scratch();
-    let r = storbench(d.path(), &["run", "--preset", "checkpoint:llama3-8b", "--scale", "0.0005", "--results-dir", "ck", "--quiet"]);
+    let r = storbench(d.path(), &["run", "--preset", "checkpoint:llama3-8b", "--scale", "0.0001", "--results-dir", "ck", "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc = result_json(&d.path().join("ck"));
-    let shard = 7u64 << 20;
+    // 105 GiB x 0.0001 / 8 ranks = 1.34 MiB: 2 in whole MiB.
+    let shard = 2u64 << 20;
     let bytes = |job: usize, op: &str| {
         doc["jobs"][job]["ops"].as_array().unwrap().iter().find(|o| o["op"] == op).map_or(0, |o| o["bytes"].as_u64().unwrap())
     };
-    assert_eq!(doc["jobs"][0]["workers"], 8, "llama3-8b: 8 ranks");
-    assert_eq!(bytes(0, "write"), 8 * shard, "8e9 x 14 B x 0.0005 / 8 ranks = 7 MiB each");
-    assert_eq!(bytes(1, "read"), 8 * shard, "the read-back reads what was written");
-    assert_eq!(doc["jobs"][0]["spec"]["end_fsync"], true);
-    for w in 0..8 {
-        let f = d.path().join(format!("checkpoint-llama3-8b.{w}.0"));
-        assert_eq!(std::fs::metadata(&f).map(|m| m.len()).ok(), Some(shard), "{}", f.display());
+    assert_eq!(doc["jobs"].as_array().unwrap().len(), 20, "10 written, then 10 read");
+    for n in 0..10 {
+        assert_eq!(doc["jobs"][n]["workers"], 8, "llama3-8b: 8 ranks");
+        assert_eq!(bytes(n, "write"), 8 * shard, "checkpoint {n}");
+        assert_eq!(bytes(n + 10, "read"), 8 * shard, "checkpoint {n} read back");
+        assert_eq!(doc["jobs"][n]["spec"]["end_fsync"], true, "fsync on every checkpoint");
+        assert_eq!(doc["jobs"][n + 10]["spec"]["invalidate"], true, "the page cache dropped before reading");
+        for w in 0..8 {
+            let f = d.path().join(format!("checkpoint-llama3-8b-{}.{w}.0", n + 1));
+            assert_eq!(std::fs::metadata(&f).map(|m| m.len()).ok(), Some(shard), "{}", f.display());
+        }
     }
+    check_checkpoint_figures(&d.path().join("ck"), 8, shard, "default");
+    assert!(r.stdout.contains("checkpoint:llama3-8b write: 10 checkpoints of 16.0 MiB on 8 ranks"), "{}", r.stdout);
+}
+
+#[test]
+fn a_subset_checkpoint_is_one_host_of_eight_writing_their_share() {
+    let d = scratch();
+    let r = storbench(
+        d.path(),
+        &["run", "--preset", "checkpoint:llama3-405b:subset", "--scale", "0.0001", "--unlink", "1", "--results-dir", "ck", "--quiet"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // 94 GiB (the first 8 of 512 ranks) x 0.0001 / 8 = 1.2 MiB: 2.
+    check_checkpoint_figures(&d.path().join("ck"), 8, 2 << 20, "subset");
+    let r = storbench(d.path(), &["run", "--preset", "checkpoint:llama3-8b:subset"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no subset mode"), "{}", r.stderr);
+}
+
+#[test]
+fn a_checkpoint_on_one_rbd_image_gives_each_checkpoint_its_span() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = format!("sbck-{}", std::process::id());
+    let r = storbench(
+        d.path(),
+        &["run", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--preset", "checkpoint:llama3-8b", "--scale", "0.0001"]
+            .into_iter()
+            .chain(["--results-dir", "ck", "--quiet"])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("ck"));
+    for n in 0..10 {
+        assert_eq!(ios(&doc, n, "write"), 16, "8 ranks x 2 MiB in 1 MiB writes");
+        assert_eq!(ios(&doc, n, "sync"), 8, "a flush after each rank's last write");
+        assert_eq!(ios(&doc, n + 10, "read"), 16);
+        assert_eq!(doc["jobs"][n]["spec"]["offset"].as_u64(), Some(((9 - n as u64) * 16) << 20), "checkpoint {n}'s own span");
+    }
+    check_checkpoint_figures(&d.path().join("ck"), 8, 2 << 20, "default");
+    let left = std::process::Command::new("rbd").args(["ls", "rbd"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&left.stdout).lines().any(|l| l == img), "the image it made is removed");
 }
 
 #[test]

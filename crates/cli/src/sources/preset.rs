@@ -2,8 +2,10 @@
 //! define it (unet3d, resnet50, cosmoflow, retinanet, flux, dlrm on each
 //! accelerator their configs name: sample sizes, samples per file, batch,
 //! reader threads, compute time per step, epochs, the AU floor)
-//! and checkpoints of llama3 models (every rank writes its shard, fsyncs,
-//! then reads it back; the slowest rank sets the time).
+//! and checkpoints of llama3 models by MLPerf Storage's rules (ten written,
+//! every rank its shard with an fsync, then the ten read back with the page
+//! cache dropped; `default` and `subset` modes; the slowest rank sets the
+//! time).
 //!
 //! `--scale` is the share of the dataset or checkpoint kept, to fit the
 //! machine: training keeps each sample's size and compute time (so what one
@@ -103,12 +105,40 @@ fn find_train(name: &str) -> Option<&'static Model> {
     }
 }
 
-/// (name, parameters, ranks): the checkpoint is 14 bytes a parameter
-/// (bf16 weights, fp32 master weights, two fp32 Adam moments), about what
-/// MLPerf Storage writes (105 GB for llama3-8b).
-const CHECKPOINT: &[(&str, f64, u32)] =
-    &[("llama3-8b", 8e9, 8), ("llama3-70b", 70e9, 64), ("llama3-405b", 405e9, 512), ("llama3-1t", 1e12, 1024)];
-const BYTES_PER_PARAM: f64 = 14.0;
+/// A llama3 checkpoint by MLPerf Storage's checkpointing rules
+/// (mlcommons/storage, checkpointing/README.md at 53bb3fc, Table 2): its
+/// size, its ranks (TP x PP x DP, fixed in the closed division) and what the
+/// first 8 ranks hold, for `subset` mode (one host of 8 writing their share;
+/// not for 8b, whose 8 ranks are one host already). The table's "GB" are
+/// GiB: 8b's 105 is 8.03e9 parameters at 14 bytes, 112.4e9 bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Checkpoint {
+    pub model: &'static str,
+    pub gib: f64,
+    pub ranks: u32,
+    pub subset_gib: Option<f64>,
+}
+
+pub const CHECKPOINT: &[Checkpoint] = &[
+    Checkpoint { model: "llama3-8b", gib: 105.0, ranks: 8, subset_gib: None },
+    Checkpoint { model: "llama3-70b", gib: 912.0, ranks: 64, subset_gib: Some(114.0) },
+    Checkpoint { model: "llama3-405b", gib: 5.29 * 1024.0, ranks: 512, subset_gib: Some(94.0) },
+    Checkpoint { model: "llama3-1t", gib: 18.0 * 1024.0, ranks: 1024, subset_gib: Some(161.0) },
+];
+
+/// A subset run's ranks: one host of 8 (the only count the rules allow).
+const SUBSET_RANKS: u32 = 8;
+
+/// Checkpoints written, then read back (10 each in either division).
+pub const CHECKPOINTS: u32 = 10;
+
+/// How a checkpoint preset runs: its ranks and each rank's bytes a checkpoint.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CheckpointPlan {
+    pub ranks: u32,
+    pub shard: u64,
+    pub subset: bool,
+}
 
 /// How a preset is sized and spread.
 #[derive(Clone, Debug)]
@@ -125,7 +155,9 @@ pub fn names() -> Vec<String> {
     models.dedup();
     let bare = models.into_iter().map(|m| format!("train:{m}"));
     let qualified = TRAIN.iter().map(|t| format!("train:{}:{}", t.model, t.accelerator));
-    bare.chain(qualified).chain(CHECKPOINT.iter().map(|c| format!("checkpoint:{}", c.0))).collect()
+    let checkpoints = CHECKPOINT.iter().map(|c| format!("checkpoint:{}", c.model));
+    let subsets = CHECKPOINT.iter().filter(|c| c.subset_gib.is_some()).map(|c| format!("checkpoint:{}:subset", c.model));
+    bare.chain(qualified).chain(checkpoints).chain(subsets).collect()
 }
 
 /// The jobs of a preset; `global` (the command line's job options: target,
@@ -137,7 +169,7 @@ pub fn specs(name: &str, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>
     let unknown = || CliError::usage(format!("no preset '{name}'; presets: {}", names().join(", ")));
     match name.split_once(':') {
         Some(("train", m)) => find_train(m).map(|t| train(t, sizing, global)).ok_or_else(unknown)?,
-        Some(("checkpoint", m)) => CHECKPOINT.iter().find(|c| c.0 == m).map(|c| checkpoint(c, sizing, global)).ok_or_else(unknown)?,
+        Some(("checkpoint", m)) => checkpoint(&checkpoint_plan(m, sizing).ok_or_else(unknown)??, m, global),
         _ => Err(unknown()),
     }
 }
@@ -230,43 +262,83 @@ pub fn max_accelerators(t: &TrainSpec) -> u64 {
     t.samples() / t.batch.max(1) as u64
 }
 
-fn checkpoint(c: &(&str, f64, u32), sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
-    let (model, params, ranks) = *c;
-    let ranks = sizing.workers.unwrap_or(ranks);
-    let total = params * BYTES_PER_PARAM * sizing.scale;
-    let shard = ((total / ranks as f64) as u64).div_ceil(1 << 20).max(1) << 20;
-    let stem = format!("checkpoint-{model}");
-    let mut jobs = Vec::new();
-    for (phase, rw) in [("write", "write"), ("read", "read")] {
-        let mut s = base(global)?;
-        s.name = format!("{stem}-{phase}");
-        s.numjobs = ranks;
-        s.stonewall = true;
-        set(&mut s, "rw", rw)?;
-        if objects(&s) {
-            let o = s.objects.get_or_insert_with(Default::default);
-            o.count = ranks as u64;
-            o.sizes = storbench_workload::ObjectSizes::Classes { split: storbench_workload::SizeSplit::fixed(shard) };
-            o.prefix = Some(format!("storbench.{stem}."));
-            o.mix = vec![(if phase == "write" { storbench_workload::OpKind::Create } else { storbench_workload::OpKind::Read }, 1)];
-            (o.exist, o.cleanup) = (phase == "read", Some(phase == "read"));
-            s.number_ios = Some(1);
-        } else {
-            // Shards are whole MiB: every byte is written in 1 MiB writes.
-            set(&mut s, "bs", "1m")?;
-            s.size = Some(shard);
-            s.file_stem = Some(stem.clone());
-            // One image, device or file for every rank (rbd, nbd, or a given
-            // filename): each rank its own stripe, or they would all write one.
-            let shared = !s.filenames.is_empty() || storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().needs_files);
-            if shared {
-                s.offset_increment = shard;
-            }
-            s.end_fsync = phase == "write";
+/// `MODEL` (default mode: every rank) or `MODEL:subset`; None: no such model.
+pub fn checkpoint_plan(name: &str, sizing: &Sizing) -> Option<Result<CheckpointPlan, CliError>> {
+    let (model, mode) = name.split_once(':').unwrap_or((name, "default"));
+    let c = CHECKPOINT.iter().find(|c| c.model == model)?;
+    let (gib, ranks, subset) = match (mode, c.subset_gib) {
+        ("default", _) => (c.gib, c.ranks, false),
+        ("subset", Some(gib)) => (gib, SUBSET_RANKS, true),
+        ("subset", None) => {
+            return Some(Err(CliError::usage(format!(
+                "checkpoint:{model}:subset: {model} has no subset mode (its {} ranks are one host's already); run checkpoint:{model}",
+                c.ranks
+            ))))
         }
-        jobs.push(s);
+        _ => return None,
+    };
+    let ranks = sizing.workers.unwrap_or(ranks);
+    let total = gib * (1u64 << 30) as f64 * sizing.scale;
+    // Shards are whole MiB: every byte is written in 1 MiB writes.
+    let shard = ((total / ranks as f64) as u64).div_ceil(1 << 20).max(1) << 20;
+    Some(Ok(CheckpointPlan { ranks, shard, subset }))
+}
+
+/// Ten checkpoints written, each rank its shard with an fsync at its end,
+/// then the ten read back, each a job of its own (its time the slowest
+/// rank's), the page cache of what is read dropped first.
+fn checkpoint(plan: &CheckpointPlan, name: &str, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
+    let stem = format!("checkpoint-{}", name.split(':').next().unwrap_or(name));
+    let mut jobs = Vec::new();
+    for phase in ["write", "read"] {
+        for n in 1..=CHECKPOINTS {
+            jobs.push(checkpoint_job(plan, &stem, phase, n, global)?);
+        }
     }
     Ok(jobs)
+}
+
+fn checkpoint_job(plan: &CheckpointPlan, stem: &str, phase: &str, n: u32, global: &Pairs) -> Result<JobSpec, CliError> {
+    let (ranks, shard) = (plan.ranks, plan.shard);
+    let write = phase == "write";
+    let mut s = base(global)?;
+    s.name = format!("{stem}-{phase}-{n}");
+    s.numjobs = ranks;
+    s.stonewall = true;
+    set(&mut s, "rw", phase)?;
+    if objects(&s) {
+        let o = s.objects.get_or_insert_with(Default::default);
+        o.count = ranks as u64;
+        o.sizes = storbench_workload::ObjectSizes::Classes { split: storbench_workload::SizeSplit::fixed(shard) };
+        o.prefix = Some(format!("storbench.{stem}-{n}."));
+        o.mix = vec![(if write { storbench_workload::OpKind::Create } else { storbench_workload::OpKind::Read }, 1)];
+        (o.exist, o.cleanup) = (!write, Some(!write));
+        s.number_ios = Some(1);
+        return Ok(s);
+    }
+    set(&mut s, "bs", "1m")?;
+    s.size = Some(shard);
+    s.file_stem = Some(format!("{stem}-{n}"));
+    // One image, device or file for every rank (rbd, nbd, or a given
+    // filename): each rank its own stripe of each checkpoint's own span.
+    // Checkpoint 1 takes the last span, so the target the first job
+    // creates (an image, a file) is large enough for all ten.
+    let shared = !s.filenames.is_empty() || storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().needs_files);
+    if shared {
+        s.offset_increment = shard;
+        s.offset = s.offset.saturating_add((CHECKPOINTS - n) as u64 * ranks as u64 * shard);
+    }
+    // The rules: fsync on every checkpoint written (files and devices at
+    // the end; an image without files, rbd or nbd, a flush after its rank's
+    // last write); what is read comes from storage, not from the page cache
+    // the writes filled.
+    let files = storbench_engine::find(&s.ioengine).is_some_and(|f| f.capabilities().needs_files);
+    match (write, files) {
+        (true, true) => s.end_fsync = true,
+        (true, false) => set(&mut s, "fsync", &(shard >> 20).to_string())?,
+        (false, _) => s.invalidate = true,
+    }
+    Ok(s)
 }
 
 #[cfg(test)]
@@ -374,19 +446,61 @@ mod tests {
     }
 
     #[test]
-    fn checkpoints_write_then_read_the_same_shards() {
+    fn checkpoints_write_ten_then_read_the_same_ten() {
         let s = specs("checkpoint:llama3-8b", &sizing(0.001), &Vec::new()).unwrap();
-        assert_eq!(s.len(), 2);
-        assert_eq!(s[0].numjobs, 8);
-        assert_eq!(s[0].size, Some(14 << 20), "8e9 x 14 B x 0.001 / 8 ranks, in whole MiB");
-        assert!(s[0].end_fsync && !s[1].end_fsync);
-        assert_eq!(s[0].file_stem, s[1].file_stem);
-        assert!(s[1].stonewall);
-        assert_eq!(s[0].offset_increment, 0, "files: a file per rank");
+        assert_eq!(s.len(), 20, "10 written, 10 read");
+        // 105 GiB x 0.001 / 8 ranks = 13.44 MiB: 14 in whole MiB.
+        assert!(s.iter().all(|j| j.numjobs == 8 && j.size == Some(14 << 20) && j.stonewall));
+        for n in 0..10 {
+            let (w, r) = (&s[n], &s[n + 10]);
+            assert_eq!(
+                (w.name.as_str(), r.name.as_str()),
+                (format!("checkpoint-llama3-8b-write-{}", n + 1).as_str(), format!("checkpoint-llama3-8b-read-{}", n + 1).as_str())
+            );
+            assert_eq!(w.file_stem, r.file_stem, "checkpoint {n} is read where it was written");
+            assert!(w.end_fsync, "fsync on every checkpoint written");
+            assert!(!r.end_fsync && r.invalidate, "the page cache dropped before reading");
+            assert_eq!(w.offset_increment, 0, "files: a file per rank");
+        }
         let rbd = specs("checkpoint:llama3-8b", &sizing(0.001), &vec![("ioengine".into(), "rbd".into())]).unwrap();
         assert_eq!(rbd[0].offset_increment, 14 << 20, "one image: a stripe per rank");
+        assert!(
+            !rbd[0].end_fsync && rbd[0].sync.as_ref().map(|s| s.every) == Some(14),
+            "an image: flushed after a rank's 14th and last 1 MiB write"
+        );
+        // Checkpoint 3 (written by job 2, read by job 12) after seven spans
+        // of 8 ranks x 14 MiB: checkpoint 1 is the last, its job first.
+        assert_eq!((rbd[2].offset, rbd[12].offset), (7 * 8 * (14 << 20), 7 * 8 * (14 << 20)));
         let dev = specs("checkpoint:llama3-8b", &sizing(0.001), &vec![("filename".into(), "/dev/x".into())]).unwrap();
-        assert_eq!((dev[0].offset_increment, dev[1].offset_increment), (14 << 20, 14 << 20), "one device or file: a stripe per rank");
+        assert_eq!(
+            (dev[0].offset_increment, dev[0].offset, dev[19].offset),
+            (14 << 20, 9 * 8 * (14 << 20), 0),
+            "one device or file: its own span each"
+        );
+    }
+
+    #[test]
+    fn checkpoint_sizes_and_ranks_are_the_rules_table() {
+        let plan = |name: &str| checkpoint_plan(name, &sizing(1.0)).unwrap().unwrap();
+        let mib = |gib: f64, ranks: u64| ((gib * 1024.0 * 1024.0 * 1024.0) as u64 / ranks).div_ceil(1 << 20) << 20;
+        // Table 2: 105 GiB on 8, 912 on 64, 5.29 TiB on 512, 18 TiB on 1024.
+        assert_eq!(plan("llama3-8b"), CheckpointPlan { ranks: 8, shard: 13_440 << 20, subset: false }, "105 x 1024 / 8 MiB");
+        assert_eq!(plan("llama3-70b"), CheckpointPlan { ranks: 64, shard: 14_592 << 20, subset: false }, "912 x 1024 / 64 MiB");
+        assert_eq!(plan("llama3-405b").ranks, 512);
+        assert_eq!(plan("llama3-405b").shard, mib(5.29 * 1024.0, 512), "5416.96 GiB / 512 = 10.58 GiB");
+        assert_eq!(plan("llama3-1t"), CheckpointPlan { ranks: 1024, shard: 18 << 30, subset: false }, "18 TiB / 1024 = 18 GiB");
+        // Subset: one host of 8 writes what the first 8 ranks hold.
+        assert_eq!(plan("llama3-70b:subset"), CheckpointPlan { ranks: 8, shard: 14_592 << 20, subset: true }, "114 GiB / 8");
+        assert_eq!(plan("llama3-405b:subset").shard, 12_032 << 20, "94 GiB / 8 = 11.75 GiB");
+        assert_eq!(plan("llama3-1t:subset").shard, 20_608 << 20, "161 GiB / 8 = 20.125 GiB");
+        let e = checkpoint_plan("llama3-8b:subset", &sizing(1.0)).unwrap().unwrap_err().to_string();
+        assert!(e.contains("no subset mode") && e.contains("run checkpoint:llama3-8b"), "{e}");
+        assert!(checkpoint_plan("llama3-8b:sideways", &sizing(1.0)).is_none());
+        assert_eq!(
+            checkpoint_plan("llama3-70b", &Sizing { workers: Some(128), ..sizing(1.0) }).unwrap().unwrap().ranks,
+            128,
+            "--accelerators: open division's ranks"
+        );
     }
 
     #[test]
