@@ -414,6 +414,8 @@ const CASES: &[Case] = &[
     case(&["replay", "t.log", "--time-scale", "nan"], &["--time-scale", "'nan'"]),
     case(&["run", "--preset", "train:unet3d", "--scale", "nan"], &["--scale", "'nan'"]),
     case(&["run", "--preset", "train:unet3d", "--scale", "1e308"], &["--scale", "'1e308'", "at most 1"]),
+    case(&["run", "--preset", "train:unet3d:mi355"], &["no preset 'train:unet3d:mi355'", "train:unet3d:b200"]),
+    case(&["run", "--preset", "checkpoint:llama3-8b:subset"], &["llama3-8b has no subset mode", "run checkpoint:llama3-8b"]),
     case(&["run", "--fill", "nan%", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--fill", "'nan%'"]),
     case(&["baseline", "--streams", "0", "--network", "127.0.0.1"], &["--streams"]),
 ];

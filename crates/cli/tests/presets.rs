@@ -1,7 +1,8 @@
 //! AI presets: training runs report samples/s and accelerator utilization
 //! (on files and on RGW), the accelerator search finds a count that passes
 //! with one more that fails (on the simulated store, where the answer is
-//! known), and a checkpoint writes, syncs and reads back every rank's shard.
+//! known), and a checkpoint writes ten, syncs and reads the ten back, every
+//! rank its shard (on files, in subset mode, and on one RBD image).
 
 mod common;
 use common::*;
@@ -45,6 +46,62 @@ fn training_presets_report_samples_and_utilization_on_files() {
     assert!(listing(d.path()).iter().all(|f| !f.starts_with("unet3d.") && !f.starts_with("resnet50.")), "the datasets were removed");
 }
 
+/// Every preset the configs added (other accelerators, newer workloads),
+/// scaled down, on files: whole batches, AU, every sample read once.
+#[test]
+fn every_accelerator_and_newer_workload_trains_on_files() {
+    let d = scratch();
+    let presets = [
+        ("train:unet3d:a100", "0.042", 7, 146_600_628),
+        ("train:unet3d:b200", "0.001", 7, 146_600_628),
+        ("train:resnet50:a100", "0.0004", 400, 114_660),
+        ("train:cosmoflow:a100", "0.0001", 1, 2_828_486),
+        ("train:retinanet:b200", "0.0001", 24, 322_957),
+        ("train:retinanet:mi355", "0.0001", 32, 322_957),
+        ("train:flux:b200", "0.0001", 48, 2_164_832),
+        ("train:flux:mi355", "0.0001", 72, 2_164_832),
+    ];
+    for (preset, scale, batch, record) in presets {
+        let dir = preset.replace(':', "-");
+        let r = storbench(
+            d.path(),
+            &["run", "--preset", preset, "--scale", scale, "--epochs", "1", "--unlink", "1", "--results-dir", &dir, "--quiet"],
+        );
+        assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
+        let doc = result_json(&d.path().join(&dir));
+        check_training(&doc, batch, record);
+        assert_eq!(train(&doc)["model"], preset[6..], "{preset}: the accelerator is named");
+    }
+    assert!(
+        listing(d.path()).iter().all(|f| !f.contains(".npz") && !f.contains(".jpeg") && !f.contains(".parquet")),
+        "the datasets were removed"
+    );
+}
+
+/// dlrm's files are Parquet-like: 3 files of 2 row groups of 6144 rows
+/// at --scale 0.00001, of which each row group's 40 selected columns (160
+/// of 761 bytes a row) are read, one ranged read each, and nothing else.
+#[test]
+fn dlrm_reads_only_the_selected_columns_of_its_row_groups() {
+    let d = scratch();
+    for (preset, batch) in [("train:dlrm:b200", 16384), ("train:dlrm:mi355", 18432)] {
+        let dir = preset.replace(':', "-");
+        let r = storbench(d.path(), &["run", "--preset", preset, "--scale", "0.00001", "--results-dir", &dir, "--quiet"]);
+        assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
+        let doc = result_json(&d.path().join(&dir));
+        let t = train(&doc);
+        // 36864 rows: 2 whole batches, for which all 6 row groups are read.
+        assert_eq!((t["steps"].as_u64(), t["samples"].as_u64()), (Some(2), Some(2 * batch)), "{t}");
+        let read = doc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").unwrap().clone();
+        assert_eq!(read["ios"].as_u64(), Some(6 * 40), "40 column reads a row group: {read}");
+        assert_eq!(read["bytes"].as_u64(), Some(6 * 160 * 6144), "only the selected columns: {read}");
+        for f in 0..3 {
+            let len = std::fs::metadata(d.path().join(format!("dlrm.{f}.parquet"))).unwrap().len();
+            assert_eq!(len, 2 * 6144 * 761, "a file holds every column of its row groups");
+        }
+    }
+}
+
 #[test]
 fn training_presets_read_their_dataset_from_rgw() {
     let Some(env) = s3_env() else { return };
@@ -73,6 +130,29 @@ fn training_presets_read_their_dataset_from_rgw() {
         );
         assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
         check_training(&result_json(&d.path().join(preset)), batch, record);
+    }
+}
+
+/// The newer workloads from RGW: retinanet's small samples as whole
+/// objects, dlrm's selected columns as ranged reads of each row group.
+#[test]
+fn newer_workloads_read_their_dataset_from_rgw() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    for (preset, scale) in [("train:retinanet:b200", "0.0001"), ("train:dlrm:b200", "0.00001")] {
+        let bucket = format!("sbtrain{}{}", std::process::id(), &preset[6..10]);
+        let args = ["run", "--ioengine", "s3", "--bucket", &bucket, "--preset", preset, "--scale", scale, "--epochs", "1"];
+        let r = storbench_env(d.path(), &env, &args.into_iter().chain(["--results-dir", preset, "--quiet"]).collect::<Vec<_>>());
+        assert_eq!(r.code, 0, "{preset}: {}", r.stderr);
+        let doc = result_json(&d.path().join(preset));
+        match preset {
+            "train:retinanet:b200" => check_training(&doc, 24, 322_957),
+            _ => {
+                assert_eq!(ios(&doc, 0, "read"), 6 * 40, "40 ranged reads a row group");
+                let read = doc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").unwrap()["bytes"].as_u64();
+                assert_eq!(read, Some(6 * 160 * 6144), "only the selected columns");
+            }
+        }
     }
 }
 
@@ -121,24 +201,91 @@ fn the_search_stops_where_the_dataset_does_and_says_so() {
     assert!(r.stdout.contains("raise --scale"), "{}", r.stdout);
 }
 
+/// The rules' figures in checkpoint.json: ten durations a phase, each its
+/// job's (the slowest rank's) time, and the slowest rank's throughput.
+fn check_checkpoint_figures(results: &std::path::Path, ranks: u64, shard: u64, mode: &str) {
+    let doc = result_json(results);
+    let f: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(results.join("checkpoint.json")).unwrap()).unwrap();
+    assert_eq!((f["ranks"].as_u64(), f["rank_bytes"].as_u64(), f["mode"].as_str()), (Some(ranks), Some(shard), Some(mode)), "{f}");
+    for (phase, first) in [("write", 0), ("read", 10)] {
+        let d: Vec<f64> = f[phase]["durations_s"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(d.len(), 10, "{phase}: ten checkpoints");
+        for (n, s) in d.iter().enumerate() {
+            assert_eq!(*s, doc["jobs"][first + n]["runtime_ns"].as_f64().unwrap() / 1e9, "{phase} {n}: the job's time");
+        }
+        let mean = d.iter().sum::<f64>() / 10.0;
+        let rank = f[phase]["rank_bytes_per_sec"].as_f64().unwrap();
+        assert!((rank - shard as f64 / mean).abs() < 1e-6 * rank, "{phase}: a rank's bytes over the mean time: {f}");
+    }
+}
+
 #[test]
-fn a_checkpoint_writes_syncs_and_reads_back_every_shard() {
+fn a_checkpoint_writes_ten_syncs_and_reads_the_ten_back() {
     let d = scratch();
-    let r = storbench(d.path(), &["run", "--preset", "checkpoint:llama3-8b", "--scale", "0.0005", "--results-dir", "ck", "--quiet"]);
+    let r = storbench(d.path(), &["run", "--preset", "checkpoint:llama3-8b", "--scale", "0.0001", "--results-dir", "ck", "--quiet"]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let doc = result_json(&d.path().join("ck"));
-    let shard = 7u64 << 20;
+    // 105 GiB x 0.0001 / 8 ranks = 1.34 MiB: 2 in whole MiB.
+    let shard = 2u64 << 20;
     let bytes = |job: usize, op: &str| {
         doc["jobs"][job]["ops"].as_array().unwrap().iter().find(|o| o["op"] == op).map_or(0, |o| o["bytes"].as_u64().unwrap())
     };
-    assert_eq!(doc["jobs"][0]["workers"], 8, "llama3-8b: 8 ranks");
-    assert_eq!(bytes(0, "write"), 8 * shard, "8e9 x 14 B x 0.0005 / 8 ranks = 7 MiB each");
-    assert_eq!(bytes(1, "read"), 8 * shard, "the read-back reads what was written");
-    assert_eq!(doc["jobs"][0]["spec"]["end_fsync"], true);
-    for w in 0..8 {
-        let f = d.path().join(format!("checkpoint-llama3-8b.{w}.0"));
-        assert_eq!(std::fs::metadata(&f).map(|m| m.len()).ok(), Some(shard), "{}", f.display());
+    assert_eq!(doc["jobs"].as_array().unwrap().len(), 20, "10 written, then 10 read");
+    for n in 0..10 {
+        assert_eq!(doc["jobs"][n]["workers"], 8, "llama3-8b: 8 ranks");
+        assert_eq!(bytes(n, "write"), 8 * shard, "checkpoint {n}");
+        assert_eq!(bytes(n + 10, "read"), 8 * shard, "checkpoint {n} read back");
+        assert_eq!(doc["jobs"][n]["spec"]["end_fsync"], true, "fsync on every checkpoint");
+        assert_eq!(doc["jobs"][n + 10]["spec"]["invalidate"], true, "the page cache dropped before reading");
+        for w in 0..8 {
+            let f = d.path().join(format!("checkpoint-llama3-8b-{}.{w}.0", n + 1));
+            assert_eq!(std::fs::metadata(&f).map(|m| m.len()).ok(), Some(shard), "{}", f.display());
+        }
     }
+    check_checkpoint_figures(&d.path().join("ck"), 8, shard, "default");
+    assert!(r.stdout.contains("checkpoint:llama3-8b write: 10 checkpoints of 16.0 MiB on 8 ranks"), "{}", r.stdout);
+}
+
+#[test]
+fn a_subset_checkpoint_is_one_host_of_eight_writing_their_share() {
+    let d = scratch();
+    let r = storbench(
+        d.path(),
+        &["run", "--preset", "checkpoint:llama3-405b:subset", "--scale", "0.0001", "--unlink", "1", "--results-dir", "ck", "--quiet"],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // 94 GiB (the first 8 of 512 ranks) x 0.0001 / 8 = 1.2 MiB: 2.
+    check_checkpoint_figures(&d.path().join("ck"), 8, 2 << 20, "subset");
+    let r = storbench(d.path(), &["run", "--preset", "checkpoint:llama3-8b:subset"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("no subset mode"), "{}", r.stderr);
+}
+
+#[test]
+fn a_checkpoint_on_one_rbd_image_gives_each_checkpoint_its_span() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = format!("sbck-{}", std::process::id());
+    let r = storbench(
+        d.path(),
+        &["run", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--preset", "checkpoint:llama3-8b", "--scale", "0.0001"]
+            .into_iter()
+            .chain(["--results-dir", "ck", "--quiet"])
+            .collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("ck"));
+    for n in 0..10 {
+        assert_eq!(ios(&doc, n, "write"), 16, "8 ranks x 2 MiB in 1 MiB writes");
+        assert_eq!(ios(&doc, n, "sync"), 8, "a flush after each rank's last write");
+        assert_eq!(ios(&doc, n + 10, "read"), 16);
+        assert_eq!(doc["jobs"][n]["spec"]["offset"].as_u64(), Some(((9 - n as u64) * 16) << 20), "checkpoint {n}'s own span");
+    }
+    check_checkpoint_figures(&d.path().join("ck"), 8, 2 << 20, "default");
+    let left = std::process::Command::new("rbd").args(["ls", "rbd"]).output().unwrap();
+    assert!(!String::from_utf8_lossy(&left.stdout).lines().any(|l| l == img), "the image it made is removed");
 }
 
 #[test]

@@ -7,6 +7,11 @@
 //! read is computed on for `compute` (emulated: time passes, nothing runs),
 //! after the one before it.
 //!
+//! A Parquet-like dataset (`TrainSpec::parquet`, dlrm's) is read by row
+//! group rather than by sample: each column of a row group lies in one run
+//! of bytes, and a reader reads only the selected columns, one ranged read
+//! each; the row group's rows count as read when all of them are.
+//!
 //! The accelerator's utilization (AU) is its compute time over the run's
 //! time: data that arrives late leaves it waiting, and AU falls. The
 //! timeline is arithmetic on completion times, so a training run costs the
@@ -38,6 +43,41 @@ pub struct TrainSpec {
     /// Batches read ahead of the accelerator (PyTorch's loader: reader
     /// threads x its prefetch factor of 2).
     pub prefetch: u32,
+    /// Files laid out as Parquet row groups, only some columns read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parquet: Option<Parquet>,
+}
+
+/// A Parquet-like file: row groups of `row_group` rows, in each the rows'
+/// values column by column (a column's chunk is rows x its bytes a row).
+/// Pages, encodings and footers are left out: what is emulated is where the
+/// selected bytes lie and that each is a ranged read of its own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Parquet {
+    pub row_group: u64,
+    /// Each column's bytes a row, and whether the reader reads it.
+    pub columns: Vec<(u32, bool)>,
+}
+
+impl Parquet {
+    /// (offset in the row group, bytes) of each column read.
+    pub fn reads(&self) -> Vec<(u64, u64)> {
+        let mut at = 0;
+        let mut out = Vec::new();
+        for &(bytes, read) in &self.columns {
+            let chunk = bytes as u64 * self.row_group;
+            if read {
+                out.push((at, chunk));
+            }
+            at += chunk;
+        }
+        out
+    }
+
+    /// Bytes a row group, every column.
+    pub fn group_bytes(&self) -> u64 {
+        self.columns.iter().map(|c| c.0 as u64).sum::<u64>() * self.row_group
+    }
 }
 
 impl TrainSpec {
@@ -46,6 +86,24 @@ impl TrainSpec {
     }
     pub fn file_bytes(&self) -> u64 {
         self.samples_per_file * self.record
+    }
+
+    /// What is read as one: a sample, or a row group of a Parquet file.
+    pub fn units(&self) -> u64 {
+        match &self.parquet {
+            Some(p) => self.files * (self.samples_per_file / p.row_group.max(1)),
+            None => self.samples(),
+        }
+    }
+
+    /// Samples a unit holds.
+    fn unit_samples(&self) -> u64 {
+        self.parquet.as_ref().map_or(1, |p| p.row_group.max(1))
+    }
+
+    /// Reads a unit takes (a Parquet row group: one a column read).
+    fn unit_reads(&self) -> u64 {
+        self.parquet.as_ref().map_or(1, |p| p.reads().len().max(1) as u64)
     }
 }
 
@@ -81,7 +139,7 @@ pub fn utilization(compute_ns: u64, accelerators: u32, runtime_ns: u64) -> f64 {
 
 /// An epoch's order of the dataset, the same on every accelerator.
 fn epoch_order(spec: &TrainSpec, epoch: u32) -> RandomMap {
-    RandomMap::new(spec.samples(), &mut Rng::new(0x7a11 ^ epoch as u64))
+    RandomMap::new(spec.units(), &mut Rng::new(0x7a11 ^ epoch as u64))
 }
 
 /// One accelerator's reads and its emulated compute.
@@ -95,13 +153,20 @@ pub struct TrainGen {
     /// This epoch's order of the whole dataset (a keyed permutation, the
     /// same on every accelerator; nothing materialised).
     order: RandomMap,
-    /// Samples of its share this accelerator has taken this epoch.
+    /// Units (samples, or row groups) of its share taken this epoch.
     pos: u64,
     epoch: u32,
-    /// Samples per epoch this accelerator trains on (whole batches).
+    /// Units per epoch this accelerator reads (enough for whole batches).
     per_epoch: u64,
+    /// Steps an epoch.
+    steps_per_epoch: u64,
+    /// Reads issued and completed (a unit takes `unit_reads`).
     issued: u64,
     completed: u64,
+    /// The unit being read column by column, and the next column.
+    unit: u64,
+    column: usize,
+    columns: Vec<(u64, u64)>,
     /// Compute starts of batches that are read but not yet begun.
     starts: VecDeque<u64>,
     started: u64,
@@ -111,8 +176,9 @@ pub struct TrainGen {
 impl TrainGen {
     pub fn new(spec: &TrainSpec, region: Region, worker: u32, workers: u32, seed: u64) -> TrainGen {
         let workers = workers.max(1) as u64;
-        let share = spec.samples() / workers;
-        let per_epoch = share - share % spec.batch.max(1) as u64;
+        let (rows, batch) = (spec.unit_samples(), spec.batch.max(1) as u64);
+        let steps_per_epoch = spec.units() / workers * rows / batch;
+        let per_epoch = (steps_per_epoch * batch).div_ceil(rows);
         TrainGen {
             spec: spec.clone(),
             region,
@@ -123,8 +189,12 @@ impl TrainGen {
             pos: 0,
             epoch: 0,
             per_epoch,
+            steps_per_epoch,
             issued: 0,
             completed: 0,
+            unit: 0,
+            column: 0,
+            columns: spec.parquet.as_ref().map(Parquet::reads).unwrap_or_default(),
             starts: VecDeque::new(),
             started: 0,
             tally: TrainTally::default(),
@@ -136,7 +206,14 @@ impl TrainGen {
     }
 
     fn total(&self) -> u64 {
-        self.per_epoch * self.spec.epochs as u64
+        self.per_epoch * self.spec.epochs as u64 * self.spec.unit_reads()
+    }
+
+    /// Steps whose samples are all read once `units` units are.
+    fn steps_due(&self, units: u64) -> u64 {
+        let (epoch, within) = (units / self.per_epoch.max(1), units % self.per_epoch.max(1));
+        let steps = within * self.spec.unit_samples() / self.spec.batch.max(1) as u64;
+        epoch * self.steps_per_epoch + steps.min(self.steps_per_epoch)
     }
 
     /// Batches whose compute has begun by `now`.
@@ -151,7 +228,9 @@ impl TrainGen {
             return Some(u64::MAX);
         }
         let ahead = (self.begun(now) + self.spec.prefetch as u64) * self.spec.batch as u64;
-        match self.issued < ahead {
+        let k = self.spec.unit_reads();
+        // A unit begun is read whole.
+        match !self.issued.is_multiple_of(k) || self.issued / k * self.spec.unit_samples() < ahead {
             true => None,
             false => Some(self.starts.iter().copied().find(|s| *s > now).unwrap_or(u64::MAX)),
         }
@@ -165,10 +244,15 @@ impl TrainGen {
             self.started += 1;
         }
         self.completed += 1;
-        let batch = self.spec.batch as u64;
-        if !self.completed.is_multiple_of(batch) {
-            return;
+        let due = self.steps_due(self.completed / self.spec.unit_reads());
+        while self.tally.steps < due {
+            self.step(now);
         }
+    }
+
+    /// A batch is read at `now`: its compute follows the one before it.
+    fn step(&mut self, now: u64) {
+        let batch = self.spec.batch as u64;
         let free = if self.tally.steps == 0 { 0 } else { self.tally.end_ns };
         let start = now.max(free);
         self.tally.stall_ns += start - free;
@@ -192,6 +276,9 @@ impl Iterator for TrainGen {
         if self.issued >= self.total() {
             return None;
         }
+        if self.spec.parquet.is_some() {
+            return Some(self.next_column());
+        }
         if self.pos >= self.per_epoch {
             self.epoch += 1;
             self.order = epoch_order(&self.spec, self.epoch);
@@ -213,6 +300,34 @@ impl Iterator for TrainGen {
     }
 }
 
+impl TrainGen {
+    /// The next selected column of the row group being read (a new row
+    /// group, in the epoch's order, after the last column of one).
+    fn next_column(&mut self) -> NextIo {
+        if self.column == 0 {
+            if self.pos >= self.per_epoch {
+                self.epoch += 1;
+                self.order = epoch_order(&self.spec, self.epoch);
+                self.pos = 0;
+            }
+            self.unit = self.order.at(self.worker + self.pos * self.workers);
+            self.pos += 1;
+        }
+        let p = self.spec.parquet.as_ref().expect("a Parquet layout");
+        let groups = (self.spec.samples_per_file / p.row_group.max(1)).max(1);
+        let (file, group) = (self.unit / groups, self.unit % groups);
+        let (at, len) = self.columns[self.column];
+        self.column = (self.column + 1) % self.columns.len();
+        self.issued += 1;
+        let within = group * p.row_group * self.spec.record + at;
+        let (file, offset) = match self.region.files {
+            0 => (file as u32, within),
+            n => ((file % n as u64) as u32, self.region.start + within),
+        };
+        NextIo { op: OpKind::Read, file, offset, len: len as u32, whole: false, class: 0 }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +343,7 @@ mod tests {
             epochs: 2,
             au_floor: 0.9,
             prefetch: 2,
+            parquet: None,
         }
     }
 
@@ -300,6 +416,64 @@ mod tests {
             g.completed(0);
         }
         assert_eq!(g.wait(0), None, "the first batch's compute began at once: one more batch may be read");
+    }
+
+    /// Two files of 3 row groups of 4 rows; columns of 1, 2 and 4 bytes a
+    /// row (7 a row), the 1- and 4-byte ones read; batches of 6 rows.
+    fn parquet() -> TrainSpec {
+        TrainSpec {
+            files: 2,
+            samples_per_file: 12,
+            record: 7,
+            batch: 6,
+            epochs: 1,
+            parquet: Some(Parquet { row_group: 4, columns: vec![(1, true), (2, false), (4, true)] }),
+            ..spec(10)
+        }
+    }
+
+    #[test]
+    fn parquet_row_groups_are_read_column_by_column_and_only_the_selected_ones() {
+        let s = parquet();
+        let p = s.parquet.as_ref().unwrap();
+        // A row group: 4 rows x 1 B, then 4 x 2 B, then 4 x 4 B.
+        assert_eq!(p.reads(), vec![(0, 4), (12, 16)]);
+        assert_eq!(p.group_bytes(), 28);
+        assert_eq!(s.units(), 6);
+        let mut g = TrainGen::new(&s, Region { files: 2, start: 0, len: 84 }, 0, 1, 1);
+        let reads: Vec<_> = g.by_ref().map(|io| (io.file, io.offset, io.len)).collect();
+        // 24 rows make 4 batches of 6: 4 batches need 24 rows, all 6 groups.
+        assert_eq!(reads.len(), 12, "two reads a row group: {reads:?}");
+        for pair in reads.chunks(2) {
+            let (f, a, l) = pair[0];
+            assert_eq!((l, pair[1].2), (4, 16), "the 1-byte column's chunk, then the 4-byte one's");
+            assert_eq!((pair[1].0, pair[1].1), (f, a + 12), "the same row group");
+            assert_eq!(a % 28, 0, "a row group starts every 28 bytes");
+        }
+        let mut groups: Vec<_> = reads.iter().step_by(2).map(|r| (r.0, r.1)).collect();
+        groups.sort();
+        groups.dedup();
+        assert_eq!(groups.len(), 6, "every row group once an epoch");
+    }
+
+    #[test]
+    fn parquet_steps_follow_the_rows_read() {
+        // Instant reads: 6 groups of 4 rows are 4 steps of 6 rows.
+        let mut g = TrainGen::new(&parquet(), Region { files: 2, start: 0, len: 84 }, 0, 1, 1);
+        let mut now = 0;
+        loop {
+            match g.wait(now) {
+                None => {
+                    g.next().unwrap();
+                    g.completed(now);
+                }
+                Some(u64::MAX) => break,
+                Some(t) => now = t,
+            }
+        }
+        assert!(g.finished());
+        assert_eq!((g.tally.steps, g.tally.samples), (4, 24));
+        assert_eq!(g.tally.end_ns, 4 * 10_000_000, "never waiting: 4 computes back to back");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! Commands of storbench's own (the compatibility tools are in `compat`).
 
 pub mod baseline;
+pub mod checkpoint;
 pub mod cleanup;
 pub mod compare;
 pub mod efficiency;

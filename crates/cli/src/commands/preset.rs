@@ -31,7 +31,12 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str) -> Result<i32, CliError
     let specs = preset::specs(name, &sizing, &jobs.global)?;
     let mut observer = progress::Live::new(s.quiet);
     let (result, dir) = execute(specs, RunSetup::from_source(s)?, &mut observer)?;
-    finish(&dir, &result, Some(flags.format.as_deref().unwrap_or("normal")))
+    let format = flags.format.as_deref().unwrap_or("normal");
+    let code = finish(&dir, &result, Some(format))?;
+    if let Some(Some(Ok(plan))) = name.strip_prefix("checkpoint:").map(|m| preset::checkpoint_plan(m, &sizing)) {
+        super::checkpoint::report(&dir, &result, name, &plan, format == "normal")?;
+    }
+    Ok(code)
 }
 
 /// One training run with `n` accelerators, in `dir`.
