@@ -76,8 +76,8 @@ pub fn report(dir: &Path, result: &RunResult, preset: &str, plan: &CheckpointPla
             mib(p.bytes_per_sec)
         );
         match plain {
-            true => println!("{line}"),
-            false => eprintln!("{line}"),
+            true => out!("{line}"),
+            false => say!("{line}"),
         }
     }
     let path = dir.join("checkpoint.json");
