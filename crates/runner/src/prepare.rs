@@ -270,7 +270,7 @@ fn ready(
         targets,
         spec: job.spec,
     };
-    crate::verify::check_job(&share).map_err(|e| input_err(&share.spec.name, e))?;
+    crate::verify::check_job(&share).map_err(|e| e.for_job(&share.spec.name))?;
     Ok(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings, fill_before, trace: job.trace })
 }
 

@@ -204,7 +204,7 @@ impl Worker {
         if let Some(first_unit) = crate::volumes::first_unit(&share, worker).filter(|u| *u > 0) {
             engine = Box::new(crate::volumes::OnVolume { inner: engine, first_unit });
         }
-        let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64).map_err(WorkerError::Input)?;
+        let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
         let gen = match (&spec.train, &spec.replay, &spec.objects) {
             (Some(t), _, _) => {
                 let region = match spec.objects {
