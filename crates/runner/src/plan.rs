@@ -229,7 +229,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     if spec.trims && spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()) {
         return Err(err(&spec, "a trim job writes no blocks to verify; verify a job that writes"));
     }
-    check_verify(&spec, caps)?;
+    check_verify(&spec, engine)?;
     check_iolog(&spec, caps)?;
     if let Some(ss) = &spec.steady {
         if !ss.dur.is_zero() && ss.criteria.is_empty() {
@@ -472,8 +472,9 @@ fn check_unverified_writers(jobs: &[JobPlan]) -> Result<(), PlanError> {
 }
 
 /// Verification needs blocks that keep what is written, in whole units.
-fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<(), PlanError> {
+fn check_verify(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
     let Some(v) = spec.verify.as_ref() else { return Ok(()) };
+    let caps = engine.capabilities();
     if v.checksum.is_none() {
         let given = ["verify_only", "verify_state", "verify_backlog", "verify_fatal", "verify_pattern", "verify_interval"];
         return match given.iter().find(|o| spec.given.has(o)) {
@@ -509,7 +510,7 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
             format!("the {} engine's operations ({}) move no data, so there is nothing to verify", spec.ioengine, op.name()),
         ));
     }
-    if storbench_engine::find(&spec.ioengine).map(|f| f.name()) == Some("falloc") {
+    if engine.name() == "falloc" {
         return Err(err(spec, "the falloc engine allocates and punches space without moving data, so there is nothing to verify"));
     }
     if v.only && v.state.is_none() {
