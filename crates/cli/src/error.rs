@@ -7,6 +7,8 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_SYSTEM: i32 = 3;
 pub const EXIT_INTERRUPTED: i32 = 130;
 
+use storbench_model::Fault;
+
 #[derive(Debug)]
 pub struct CliError {
     pub message: String,
@@ -43,15 +45,27 @@ impl From<storbench_runner::PrepareFailed> for CliError {
     }
 }
 
+/// The exit code of a failure before anything was measured, from whose
+/// fault it is: the one place errors' kinds become codes. The input's and
+/// the storage's (which the user points storbench at and can change) are
+/// bad input, the system's a system failure, a stop an interrupt.
+pub fn exit_code(fault: Fault) -> i32 {
+    match fault {
+        Fault::Input | Fault::Storage => EXIT_USAGE,
+        Fault::System => EXIT_SYSTEM,
+        Fault::Interrupted => EXIT_INTERRUPTED,
+    }
+}
+
 impl From<storbench_runner::PlanError> for CliError {
     fn from(e: storbench_runner::PlanError) -> Self {
-        CliError { code: if e.user_error { EXIT_USAGE } else { EXIT_SYSTEM }, message: e.to_string() }
+        CliError { code: exit_code(e.fault()), message: e.to_string() }
     }
 }
 
 impl From<storbench_engine::EngineError> for CliError {
     fn from(e: storbench_engine::EngineError) -> Self {
-        CliError { code: if e.is_user_error() { EXIT_USAGE } else { EXIT_SYSTEM }, message: e.to_string() }
+        CliError { code: exit_code(e.fault()), message: e.to_string() }
     }
 }
 

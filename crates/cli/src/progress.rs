@@ -45,6 +45,8 @@ impl Observer for Live {
             // A terminal shows the measured phase second by second instead.
             Stage::Measure if !self.enabled => self.line(&format!("job '{job}': measuring")),
             Stage::Measure => {}
+            // Never announced (a failure's stage only).
+            Stage::SetUp => {}
             Stage::Verify => self.line(&format!("job '{job}': reading back and checking what it wrote (verify)")),
             Stage::Cleanup => {
                 self.cleaning = true;

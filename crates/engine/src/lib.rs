@@ -211,6 +211,20 @@ impl EngineError {
         !matches!(self, EngineError::Os { .. } | EngineError::Failed { .. })
     }
 
+    /// Whose fault it is: the option or the target (input), the storage
+    /// that could not be reached or said no, this machine or storbench
+    /// itself (system), or a stop. Agrees with [`EngineError::is_user_error`]:
+    /// everything but the system's is the user's to change.
+    pub fn fault(&self) -> storbench_model::Fault {
+        use storbench_model::Fault;
+        match self {
+            EngineError::Os { .. } | EngineError::Failed { .. } => Fault::System,
+            EngineError::BadOption { .. } | EngineError::Refused { .. } | EngineError::Unavailable { .. } => Fault::Input,
+            EngineError::Unreachable { .. } | EngineError::Rejected { .. } => Fault::Storage,
+            EngineError::Interrupted { .. } => Fault::Interrupted,
+        }
+    }
+
     /// The backend-independent kind of the failure.
     pub fn kind(&self) -> ErrorKind {
         match self {
@@ -667,6 +681,28 @@ pub fn bool_option(engine: &'static str, options: &EngineOptions, name: &str, de
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An engine error's fault says what `is_user_error` says (the exit
+    /// code before a run comes from the fault now), and a stop is a stop.
+    #[test]
+    fn an_engine_errors_fault_agrees_with_whose_error_it_was() {
+        use storbench_model::Fault;
+        let e = "x";
+        let all = [
+            EngineError::os(e, "open", libc::ENOENT),
+            EngineError::BadOption { engine: e, option: "o".into(), message: "m".into() },
+            EngineError::Refused { engine: e, message: "m".into() },
+            EngineError::Unreachable { engine: e, message: "m".into(), source: None },
+            EngineError::Rejected { engine: e, message: "m".into(), kind: ErrorKind::NotFound },
+            EngineError::Unavailable { engine: e, message: "m".into() },
+            EngineError::failed(e, "m", "why"),
+            EngineError::Interrupted { engine: e, what: "w".into() },
+        ];
+        for err in &all {
+            assert_eq!(err.is_user_error(), err.fault() != Fault::System, "{err}");
+            assert_eq!(err.is_interrupted(), err.fault() == Fault::Interrupted, "{err}");
+        }
+    }
 
     /// Each name `ioengine` takes means one engine, and `find` gives that
     /// engine for it: there is no list of names but the factories'.

@@ -17,6 +17,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use storbench_metrics::{IntervalReport, OpStats};
 use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, ToAgent, WorkerDone, WorkerId};
+
+/// A worker of a lost agent: the system failed, and where it was is not known.
+const LOST: protocol::Failure = protocol::Failure { fault: storbench_model::Fault::System, stage: None };
 use storbench_model::{AgentJobResult, RunResult, Warning};
 use storbench_runner::agent::{AgentLink, LinkClosed, Tap};
 use storbench_runner::op_results;
@@ -128,7 +131,7 @@ impl<'a> FleetLink<'a> {
         if self.stopped {
             // `--on-lost abort`: the groups after the loss are not run.
             for w in &a.workers {
-                self.queue.push_back(FromAgent::Done(WorkerDone::failed(*w, "not run: an agent was lost and --on-lost is abort")));
+                self.queue.push_back(FromAgent::Done(WorkerDone::failed_in(*w, "not run: an agent was lost and --on-lost is abort", LOST)));
             }
             return;
         }
@@ -189,8 +192,7 @@ impl<'a> FleetLink<'a> {
             self.queue.push_back(FromAgent::Done(WorkerDone {
                 last_seq,
                 end_ns,
-                error: Some(format!("agent {name} was lost: {why}")),
-                ..WorkerDone::failed(g, "")
+                ..WorkerDone::failed_in(g, format!("agent {name} was lost: {why}"), LOST)
             }));
         }
         if self.on_lost == OnLost::Abort && !self.stopped {

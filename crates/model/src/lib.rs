@@ -9,6 +9,8 @@
 //!   of sweeps and comparisons, loaded back from results directories;
 //! - [`protocol`]: the versioned, two-way messages between a coordinator and
 //!   its agents, and the share of a job an agent runs;
+//! - [`fault`]: whose fault a failure is (input, storage, system, a stop),
+//!   which every error from planning to a worker's end says;
 //! - [`target`]: the files, devices and stores a job works on, once prepared;
 //! - [`journal`]: what a run creates (`journal.json`), for `storbench cleanup
 //!   RESULTS_DIR`;
@@ -21,6 +23,7 @@
 //! Renderers depend on this crate, never on the runner, so a report can be
 //! built (and re-built from a results directory) without any engine.
 
+pub mod fault;
 pub mod journal;
 pub mod protocol;
 pub mod result;
@@ -32,6 +35,7 @@ pub mod target;
 pub mod tidy;
 pub mod warning;
 
+pub use fault::Fault;
 pub use result::*;
 pub use runset::{LoadError, Run, RunSet};
 pub use target::{FileKind, StoreTarget, TargetFile, Targets};

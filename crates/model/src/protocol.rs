@@ -25,6 +25,7 @@
 //! carry ([`IntervalReport`], [`JobShare`]): change any, bump it.
 
 use crate::target::Targets;
+use crate::Fault;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use storbench_metrics::{CpuTimes, IntervalReport, OpStats, VerifyTally};
@@ -40,6 +41,8 @@ use storbench_workload::JobSpec;
 /// older agent would drop without a word), per-priority interval figures,
 /// each worker's start. 8: fio's completion batching (`JobSpec`'s
 /// `iodepth_batch_complete_min`/`_max` and `iodepth_low`).
+/// (`WorkerDone::failure` came without a bump: optional both ways, its
+/// absence loses nothing an older side knew.)
 pub const PROTOCOL_VERSION: u32 = 8;
 
 /// The first message each side sends.
@@ -259,6 +262,11 @@ pub struct WorkerDone {
     pub cpu: CpuTimes,
     /// The set-up or engine failure that ended the worker early.
     pub error: Option<String>,
+    /// Whose fault `error` is and the stage it came in. Optional on the
+    /// wire both ways (no version bump): an agent of an earlier build
+    /// sends none, and an earlier coordinator ignores it and reads `error`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<Failure>,
     /// Objects this worker wrote and did not remove (its cleanup was cut
     /// short or failed): the run lists them with the command that removes them.
     #[serde(default)]
@@ -295,6 +303,7 @@ impl WorkerDone {
             start_ns: 0,
             cpu: CpuTimes::default(),
             error: Some(error.into()),
+            failure: None,
             objects_left: 0,
             verify: None,
             pass: None,
@@ -303,6 +312,20 @@ impl WorkerDone {
             cut_off: 0,
         }
     }
+
+    /// [`WorkerDone::failed`], saying whose fault it was and where.
+    pub fn failed_in(id: WorkerId, error: impl Into<String>, failure: Failure) -> WorkerDone {
+        WorkerDone { failure: Some(failure), ..WorkerDone::failed(id, error) }
+    }
+}
+
+/// What kind of failure ended a worker, and in which of its stages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Failure {
+    pub fault: Fault,
+    /// `None`: the coordinator ended it without hearing from it (its agent
+    /// lost, or stuck in its storage after the second interrupt), or a bug.
+    pub stage: Option<Stage>,
 }
 
 /// Agent -> coordinator.
@@ -339,6 +362,9 @@ pub enum FromAgent {
 /// Unmeasured work a worker does around the measured phase.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum Stage {
+    /// Opening its files and engine, its buffers and logs (never announced:
+    /// said only of a failure, in [`WorkerDone::failure`]).
+    SetUp,
     /// Writing the objects the measured phase reads (prefill=1).
     Prefill,
     /// The measured phase (said by the coordinator as it starts a group).
@@ -396,6 +422,7 @@ mod tests {
             start_ns: 0,
             cpu: CpuTimes::default(),
             error: Some("boom".into()),
+            failure: Some(Failure { fault: Fault::Storage, stage: Some(Stage::Cleanup) }),
             objects_left: 5,
             verify: Default::default(),
             pass: None,
@@ -405,5 +432,52 @@ mod tests {
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
         assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, cut_off: 6, .. })));
+        let FromAgent::Done(back) = back else { unreachable!() };
+        assert_eq!(back.failure, Some(Failure { fault: Fault::Storage, stage: Some(Stage::Cleanup) }));
+    }
+
+    /// A WorkerDone as protocol version 8 had it before `failure` (the
+    /// fields an agent or coordinator of that build reads and writes).
+    #[derive(Serialize, Deserialize)]
+    struct Version8Done {
+        job: u32,
+        worker: u32,
+        last_seq: Option<u64>,
+        end_ns: u64,
+        #[serde(default)]
+        start_ns: u64,
+        cpu: CpuTimes,
+        error: Option<String>,
+        #[serde(default)]
+        objects_left: u64,
+        #[serde(default)]
+        cut_off: u64,
+    }
+
+    /// Both ways with a build before `failure`: its Done reads here with no
+    /// kind and the same words; ours reads there, its `failure` skipped.
+    #[test]
+    fn a_failure_kind_crosses_to_and_from_a_build_without_one() {
+        let id = WorkerId { job: 1, worker: 3 };
+        let ours = FromAgent::Done(WorkerDone::failed_in(id, "open: ENOENT", Failure { fault: Fault::Input, stage: Some(Stage::SetUp) }));
+        let wire = serde_json::to_string(&ours).unwrap();
+        let old: BTreeMap<String, Version8Done> = serde_json::from_str(&wire).unwrap();
+        assert_eq!((old["Done"].worker, old["Done"].error.as_deref()), (3, Some("open: ENOENT")));
+        let theirs = Version8Done {
+            job: 1,
+            worker: 3,
+            last_seq: None,
+            end_ns: 7,
+            start_ns: 0,
+            cpu: CpuTimes::default(),
+            error: Some("boom".into()),
+            objects_left: 0,
+            cut_off: 0,
+        };
+        let wire = serde_json::to_string(&BTreeMap::from([("Done", theirs)])).unwrap();
+        let FromAgent::Done(back) = serde_json::from_str(&wire).unwrap() else { panic!("not a Done: {wire}") };
+        assert_eq!((back.error.as_deref(), back.failure, back.end_ns), (Some("boom"), None, 7));
+        let none = serde_json::to_string(&FromAgent::Done(WorkerDone { error: None, ..WorkerDone::failed(id, "") })).unwrap();
+        assert!(!none.contains("failure"), "a worker that did not fail sends no kind: {none}");
     }
 }

@@ -17,7 +17,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use storbench_engine::{EngineConfig, EngineFactory};
 use storbench_metrics::IntervalReport;
-use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, ToAgent, WorkerDone, WorkerId};
+use storbench_model::protocol::{self, Assignment, Failure, FromAgent, Hello, JobShare, Stage, ToAgent, WorkerDone, WorkerId};
+use storbench_model::Fault;
 
 /// The link is gone: the agent (or its thread) ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -438,11 +439,16 @@ impl LocalAgent {
             .map_err(|e| format!("could not start a worker thread ({e}); lower numjobs or raise the thread limit (ulimit -u)"))
     }
 
-    /// A worker that never started still ends, so the coordinator is not left waiting.
+    /// A worker that never started still ends, so the coordinator is not
+    /// left waiting (the agent could not set it up: the system's fault).
     fn fail_worker(&self, id: WorkerId, error: String) {
-        let _ = self.outbox.send(FromAgent::Done(WorkerDone::failed(id, error)));
+        let _ = self.outbox.send(FromAgent::Done(WorkerDone::failed_in(id, error, SET_UP_FAILED)));
     }
 }
+
+/// A worker the agent could not set up (no engine for it, no thread, no
+/// CPU binding).
+const SET_UP_FAILED: Failure = Failure { fault: Fault::System, stage: Some(Stage::SetUp) };
 
 /// A worker thread: set up, say Ready, wait for Start (and for the job its
 /// job waits for), run, say Done. A panic in any of it still ends in Done
@@ -463,13 +469,16 @@ fn worker_main(
         let control = link.control.clone();
         // Bound before set-up, so the worker's buffers follow its memory policy.
         if let Err(error) = share.spec.placement.as_ref().map_or(Ok(()), |p| crate::placement::bind(p, id.worker)) {
-            return WorkerDone::failed(id, error);
+            return WorkerDone::failed_in(id, error, SET_UP_FAILED);
         }
         match Worker::set_up(share, id.worker, engine, config, link) {
-            Err(error) => WorkerDone::failed(id, error),
+            Err(error) => {
+                let (words, failure) = error.in_stage(Stage::SetUp).reported();
+                WorkerDone::failed_in(id, words, failure)
+            }
             Ok(mut w) => {
                 if let Err(error) = w.prefill() {
-                    return w.abandoned(error);
+                    return w.abandoned(error.in_stage(Stage::Prefill));
                 }
                 let _ = tx.send(FromAgent::Ready(id));
                 let Some(group_at) = control.wait_start() else { return w.cancelled() };
@@ -496,7 +505,8 @@ fn worker_main(
     });
     let done = std::panic::catch_unwind(body).unwrap_or_else(|p| {
         let what = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default();
-        WorkerDone::failed(id, format!("the worker failed unexpectedly (a bug; please report it): {what}"))
+        let bug = Failure { fault: Fault::System, stage: None };
+        WorkerDone::failed_in(id, format!("the worker failed unexpectedly (a bug; please report it): {what}"), bug)
     });
     run_control.finished(id.job);
     let _ = tx.send(FromAgent::Done(done));
@@ -552,6 +562,39 @@ mod tests {
             other => panic!("expected a failure, got {other:?}"),
         }
         assert_eq!(link.recv(Duration::from_secs(10)).err(), Some(LinkClosed), "the agent hangs up");
+    }
+
+    /// A worker whose prefill the store refuses says so in its Done: the
+    /// storage's fault, in its prefill, with the words it always had.
+    #[test]
+    fn a_failed_worker_says_whose_fault_and_in_which_stage() {
+        let spec = storbench_workload::options::spec_from([
+            ("name", "p"),
+            ("ioengine", "memory"),
+            ("store", "agent-failure-stage"),
+            ("objects", "8"),
+            ("object_size", "4k"),
+            ("rw", "read"),
+            ("prefill", "1"),
+            ("fail_every", "1"),
+            ("fail_ops", "create"),
+            ("number_ios", "8"),
+        ])
+        .unwrap();
+        let plan = crate::build_plan(vec![spec]).unwrap().prepare(&|| false, &mut |_| {}).unwrap();
+        let mut link = crate::local_agent(&plan);
+        crate::handshake(&mut link).unwrap();
+        link.send(ToAgent::Assign(Assignment::all(vec![plan.jobs[0].share.clone()]))).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let done = loop {
+            assert!(Instant::now() < deadline, "no Done within 20 s");
+            if let Some(FromAgent::Done(d)) = link.recv(Duration::from_millis(200)).unwrap() {
+                break d;
+            }
+        };
+        let error = done.error.unwrap_or_default();
+        assert!(error.starts_with("prefill of ") && error.contains("create failed: EIO"), "{error}");
+        assert_eq!(done.failure, Some(Failure { fault: Fault::Storage, stage: Some(Stage::Prefill) }));
     }
 
     #[test]

@@ -658,7 +658,8 @@ impl<'a> GroupRun<'a> {
         for id in std::mem::take(&mut self.waiting) {
             let (seq, end_ns) = self.last.get(&id).map_or((None, 0), |(s, e)| (Some(*s), *e));
             let why = "abandoned: stuck in a call to the storage after the second interrupt";
-            let done = WorkerDone { last_seq: seq, end_ns, ..WorkerDone::failed(id, why) };
+            let stuck = protocol::Failure { fault: storbench_model::Fault::Interrupted, stage: None };
+            let done = WorkerDone { last_seq: seq, end_ns, ..WorkerDone::failed_in(id, why, stuck) };
             if let Some(acc) = self.accs.get_mut(&id.job) {
                 acc.done.push(done);
             }
@@ -671,7 +672,8 @@ impl<'a> GroupRun<'a> {
     fn fail_waiting(&mut self, why: &str) {
         for id in std::mem::take(&mut self.waiting) {
             if let Some(acc) = self.accs.get_mut(&id.job) {
-                acc.done.push(WorkerDone::failed(id, why));
+                let lost = protocol::Failure { fault: storbench_model::Fault::System, stage: None };
+                acc.done.push(WorkerDone::failed_in(id, why, lost));
             }
         }
     }

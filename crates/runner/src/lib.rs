@@ -29,6 +29,7 @@ pub mod min_rate;
 pub mod placement;
 pub mod plan;
 pub mod prepare;
+pub mod problem;
 pub mod replay;
 pub mod room;
 pub mod steady;

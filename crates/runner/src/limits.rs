@@ -78,7 +78,7 @@ pub fn check(jobs: &[JobPlan], groups: &[Vec<usize>]) -> Result<(), PlanError> {
 }
 
 fn refused(job: &str, message: String) -> PlanError {
-    PlanError { job: job.into(), message, user_error: true }
+    PlanError::Input { job: job.into(), message }
 }
 
 /// MemAvailable, in bytes.
@@ -142,6 +142,6 @@ mod tests {
         let e = build_plan(vec![spec(&[("name", "huge"), ("ioengine", "null"), ("size", "64g"), ("bs", "1g"), ("iodepth", "1024")])])
             .err()
             .expect("1 TiB of buffers");
-        assert!(e.message.contains("of memory") && e.message.contains("lower bs, iodepth or numjobs"), "{}", e.message);
+        assert!(e.message().contains("of memory") && e.message().contains("lower bs, iodepth or numjobs"), "{}", e.message());
     }
 }

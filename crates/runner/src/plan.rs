@@ -7,27 +7,73 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
-use storbench_engine::{EngineConfig, EngineFactory};
-use storbench_model::Warning;
+use storbench_engine::files::TargetError;
+use storbench_engine::{EngineConfig, EngineError, EngineFactory};
+use storbench_model::{Fault, Warning};
 use storbench_workload::options::{core, core_names, suggest};
 use storbench_workload::{JobSpec, RateLimit};
 
-/// Bad input found while planning: which job, what, and how to fix it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanError {
-    pub job: String,
-    pub message: String,
-    /// The user's input was wrong (exit 2), as opposed to the system failing (exit 3).
-    pub user_error: bool,
+/// Why a plan could not be built or prepared: which job, and the error as
+/// it came (an engine's or a target's keeps its type, as `source()`).
+/// Whose fault it is comes from the kind ([`PlanError::fault`]), which the
+/// exit code is read from.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    /// The job cannot run as given: what is wrong and how to fix it.
+    #[error("job '{}': {message}", shown(.job))]
+    Input { job: String, message: String },
+    /// The job's engine refused or failed (its options, its target, the
+    /// room or capacity of its store).
+    #[error("job '{}': {source}", shown(.job))]
+    Engine { job: String, source: EngineError },
+    /// One of the job's files or devices could not be prepared.
+    #[error("job '{}': {source}", shown(.job))]
+    Target { job: String, source: TargetError },
+    /// The system failed, not the input (an agent answering out of step).
+    #[error("job '{}': {message}", shown(.job))]
+    System { job: String, message: String },
 }
 
-impl std::fmt::Display for PlanError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "job '{}': {}", storbench_workload::shown(&self.job), self.message)
+impl PlanError {
+    /// The job it is about ("-" for none).
+    pub fn job(&self) -> &str {
+        match self {
+            PlanError::Input { job, .. }
+            | PlanError::Engine { job, .. }
+            | PlanError::Target { job, .. }
+            | PlanError::System { job, .. } => job,
+        }
+    }
+
+    /// What is wrong, without the job's name.
+    pub fn message(&self) -> String {
+        match self {
+            PlanError::Input { message, .. } | PlanError::System { message, .. } => message.clone(),
+            PlanError::Engine { source, .. } => source.to_string(),
+            PlanError::Target { source, .. } => source.to_string(),
+        }
+    }
+
+    /// Whose fault it is: the input's (the job as given, its engine's
+    /// options, a target refused), the storage's, the system's, or a stop.
+    pub fn fault(&self) -> Fault {
+        match self {
+            PlanError::Input { .. } => Fault::Input,
+            PlanError::Engine { source, .. } => source.fault(),
+            PlanError::Target { source, .. } => source.fault(),
+            PlanError::System { .. } => Fault::System,
+        }
+    }
+
+    /// A job's engine error, kept whole.
+    pub fn engine(job: &str, source: EngineError) -> PlanError {
+        PlanError::Engine { job: job.into(), source }
     }
 }
 
-impl std::error::Error for PlanError {}
+fn shown(job: &str) -> std::borrow::Cow<'_, str> {
+    storbench_workload::shown(job)
+}
 
 /// One job, validated, its engine configured; nothing touched yet.
 pub struct JobPlan {
@@ -60,7 +106,7 @@ pub struct Plan {
 /// Validate every spec and resolve it. Writes nothing.
 pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
     if specs.is_empty() {
-        return Err(PlanError { job: "-".into(), message: "no jobs to run".into(), user_error: true });
+        return Err(PlanError::Input { job: "-".into(), message: "no jobs to run".into() });
     }
     let mut jobs = Vec::new();
     let mut groups: Vec<Vec<usize>> = Vec::new();
@@ -117,7 +163,7 @@ fn check_waits(jobs: &[JobPlan]) -> Result<(), PlanError> {
 }
 
 fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
-    PlanError { job: spec.name.clone(), message: message.into(), user_error: true }
+    PlanError::Input { job: spec.name.clone(), message: message.into() }
 }
 
 fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError> {
@@ -183,7 +229,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     if spec.trims && spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()) {
         return Err(err(&spec, "a trim job writes no blocks to verify; verify a job that writes"));
     }
-    check_verify(&spec, caps)?;
+    check_verify(&spec, engine)?;
     check_iolog(&spec, caps)?;
     if let Some(ss) = &spec.steady {
         if !ss.dur.is_zero() && ss.criteria.is_empty() {
@@ -428,8 +474,9 @@ fn check_unverified_writers(jobs: &[JobPlan]) -> Result<(), PlanError> {
 }
 
 /// Verification needs blocks that keep what is written, in whole units.
-fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<(), PlanError> {
+fn check_verify(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
     let Some(v) = spec.verify.as_ref() else { return Ok(()) };
+    let caps = engine.capabilities();
     if v.checksum.is_none() {
         let given = ["verify_only", "verify_state", "verify_backlog", "verify_fatal", "verify_pattern", "verify_interval"];
         return match given.iter().find(|o| spec.given.has(o)) {
@@ -465,7 +512,7 @@ fn check_verify(spec: &JobSpec, caps: storbench_engine::Capabilities) -> Result<
             format!("the {} engine's operations ({}) move no data, so there is nothing to verify", spec.ioengine, op.name()),
         ));
     }
-    if storbench_engine::find(&spec.ioengine).map(|f| f.name()) == Some("falloc") {
+    if engine.name() == "falloc" {
         return Err(err(spec, "the falloc engine allocates and punches space without moving data, so there is nothing to verify"));
     }
     if v.only && v.state.is_none() {
@@ -667,11 +714,7 @@ fn configure(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<Arc<d
         };
         return Err(err(spec, msg));
     }
-    engine.configure(&spec.engine_options).map_err(|e| PlanError {
-        job: spec.name.clone(),
-        message: e.to_string(),
-        user_error: e.is_user_error(),
-    })
+    engine.configure(&spec.engine_options).map_err(|e| PlanError::engine(&spec.name, e))
 }
 
 fn check_sizes(spec: &JobSpec) -> Result<(), PlanError> {
@@ -759,6 +802,19 @@ mod tests {
 
     fn spec(opts: &[(&str, &str)]) -> JobSpec {
         storbench_workload::options::spec_from(opts.iter().copied()).unwrap()
+    }
+
+    /// An engine's refusal stays the engine's error (its source, its
+    /// fault), with the words it had when it was a string.
+    #[test]
+    fn an_engine_error_keeps_its_type_and_says_whose_fault_it_is() {
+        let e = build_plan(vec![spec(&[("name", "a"), ("ioengine", "memory"), ("capacity", "0")])]).err().expect("refused");
+        assert_eq!(e.to_string(), "job 'a': memory: option 'capacity': a store of 0 bytes holds nothing; give a size (e.g. 256m)");
+        assert_eq!((e.job(), e.fault()), ("a", Fault::Input));
+        let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<EngineError>());
+        assert!(matches!(source, Some(EngineError::BadOption { option, .. }) if option == "capacity"), "{source:?}");
+        let mine = build_plan(vec![spec(&[("name", "a"), ("ioengine", "null"), ("bs", "3g")])]).err().expect("refused");
+        assert!(matches!(mine, PlanError::Input { .. }) && std::error::Error::source(&mine).is_none(), "{mine:?}");
     }
 
     #[test]

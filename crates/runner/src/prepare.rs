@@ -14,9 +14,9 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storbench_engine::files::{self, Need};
-use storbench_engine::{EngineConfig, EngineError, EngineFactory, TargetRequest, Which};
+use storbench_engine::{EngineConfig, EngineFactory, TargetRequest, Which};
 use storbench_model::protocol::JobShare;
-use storbench_model::{StoreTarget, TargetFile, Targets, Warning};
+use storbench_model::{Fault, StoreTarget, TargetFile, Targets, Warning};
 use storbench_workload::gen::Region;
 use storbench_workload::JobSpec;
 
@@ -149,9 +149,10 @@ impl Plan {
                     on_ready(&j);
                     jobs.push(j)
                 }
-                Err((error, interrupted)) => {
+                Err(error) => {
                     // No partial writes: files made before the failure go too.
                     let leftovers = remove(&created, true);
+                    let interrupted = error.fault() == Fault::Interrupted;
                     return Err(PrepareFailed { error, leftovers, interrupted });
                 }
             }
@@ -166,14 +167,14 @@ fn make_state_dirs(plan: &Plan) -> Result<(), PlanError> {
     for job in &plan.jobs {
         if let Some(dir) = job.spec.verify.as_ref().and_then(|v| v.state.as_ref()) {
             std::fs::create_dir_all(dir)
-                .map_err(|e| target_err(&job.spec.name, format!("verify_state {}: cannot make it: {e}", dir.display()), true))?;
+                .map_err(|e| input_err(&job.spec.name, format!("verify_state {}: cannot make it: {e}", dir.display())))?;
         }
     }
     Ok(())
 }
 
-fn target_err(job: &str, e: impl std::fmt::Display, user_error: bool) -> PlanError {
-    PlanError { job: job.into(), message: e.to_string(), user_error }
+fn input_err(job: &str, message: impl Into<String>) -> PlanError {
+    PlanError::Input { job: job.into(), message: message.into() }
 }
 
 impl Plan {
@@ -186,12 +187,15 @@ impl Plan {
             let message =
                 format!("the first agent prepared {} of the run's {} jobs (an agent of another storbench?)", first.len(), self.jobs.len());
             let job = self.jobs.first().map(|j| j.spec.name.clone()).unwrap_or_default();
-            return Err(PlanError { job, message, user_error: false });
+            return Err(PlanError::System { job, message });
         }
         let mut jobs = Vec::new();
         for (job, (mut share, workers)) in self.jobs.into_iter().zip(first.into_iter().zip(workers)) {
             if share.job != job.id {
-                return Err(target_err(&job.spec.name, format!("the agent prepared job {} in its place", share.job), false));
+                return Err(PlanError::System {
+                    job: job.spec.name.clone(),
+                    message: format!("the agent prepared job {} in its place", share.job),
+                });
             }
             share.workers = *workers;
             jobs.push(ReadyJob {
@@ -208,22 +212,22 @@ impl Plan {
     }
 }
 
-/// One job's targets prepared and its share resolved (or why not, and
-/// whether it was stopped).
+/// One job's targets prepared and its share resolved (or why not: a stop
+/// is an error of [`Fault::Interrupted`]).
 fn ready(
     mut job: JobPlan,
     written_before: bool,
     seen: &mut Seen,
     created: &mut Vec<(PathBuf, bool)>,
     stop: &dyn Fn() -> bool,
-) -> Result<ReadyJob, (PlanError, bool)> {
-    settle_object_fill(&mut job).map_err(|e| (e, false))?;
+) -> Result<ReadyJob, PlanError> {
+    settle_object_fill(&mut job)?;
     let spec = &job.spec;
     let bytes = spec.size.map(|s| spec.offset + stripes(spec) + s);
     let targets = if job.paths.is_empty() {
         // Judged before the target is made (a block job: when its size says how much it writes).
         if spec.objects.is_some() || bytes.is_some() {
-            check_room(&job, bytes).map_err(|e| (e, false))?;
+            check_room(&job, bytes)?;
         }
         // verify_only runs no workload: what exists is what its check is about, not a precondition.
         let checks_only = spec.verify.as_ref().is_some_and(|v| v.only);
@@ -231,13 +235,10 @@ fn ready(
             written_before: written_before || checks_only,
             ..target_request(spec, job.object_prefix.as_deref(), bytes, stop)
         };
-        let prepared = job
-            .config
-            .prepare_target(&req)
-            .map_err(|e: EngineError| (target_err(&spec.name, &e, e.is_user_error()), e.is_interrupted()))?;
+        let prepared = job.config.prepare_target(&req).map_err(|e| PlanError::engine(&spec.name, e))?;
         // An existing image's size is known only now (nothing was made for it).
         if let (None, None, Some(t)) = (bytes, &spec.objects, &prepared) {
-            check_room(&job, Some(t.size).filter(|s| *s > 0)).map_err(|e| (e, false))?;
+            check_room(&job, Some(t.size).filter(|s| *s > 0))?;
         }
         prepared.map_or(Targets::None, Targets::Store)
     } else {
@@ -246,7 +247,7 @@ fn ready(
                 "size={p}% is a share of an existing file or device, and {} does not exist: give a size in bytes (e.g. --size 1g) to create it",
                 missing.display()
             );
-            return Err((target_err(&spec.name, message, true), false));
+            return Err(input_err(&spec.name, message));
         }
         let reads = spec.read_percent() > 0.0 || spec.verify.is_some();
         let need = Need { bytes, writes: spec.writes(), reads, allow_overwrite: spec.allow_overwrite, room_only: spec.room_only() };
@@ -255,7 +256,7 @@ fn ready(
     // A fill of objects is judged by how much the store's accounting grows
     // (asked once its bucket or container exists).
     let fill_before = if job.spec.fill.is_some() && job.spec.objects.is_some() { job.config.allocated().ok().flatten() } else { None };
-    let (region, io_limit) = region(&job, &targets).map_err(|e| (e, false))?;
+    let (region, io_limit) = region(&job, &targets)?;
     let share = JobShare {
         job: job.id,
         workers: job.spec.workers(),
@@ -269,7 +270,7 @@ fn ready(
         targets,
         spec: job.spec,
     };
-    crate::verify::check_job(&share).map_err(|e| (target_err(&share.spec.name, e, true), false))?;
+    crate::verify::check_job(&share).map_err(|e| e.for_job(&share.spec.name))?;
     Ok(ReadyJob { share, group: job.group, engine: job.engine, config: job.config, warnings: job.warnings, fill_before, trace: job.trace })
 }
 
@@ -285,7 +286,7 @@ fn check_room(job: &JobPlan, end: Option<u64>) -> Result<(), PlanError> {
         None => None,
     };
     let Some(need) = need.filter(|n| n.bytes > 0 || n.objects > 0) else { return Ok(()) };
-    let room = job.config.room().map_err(|e| target_err(&job.spec.name, &e, e.is_user_error()))?;
+    let room = job.config.room().map_err(|e| PlanError::engine(&job.spec.name, e))?;
     crate::room::check(&job.spec.name, &need, room)
 }
 
@@ -297,7 +298,7 @@ const FILL_MOST_OBJECTS: u64 = 100_000_000;
 fn settle_object_fill(job: &mut JobPlan) -> Result<(), PlanError> {
     let (Some(f), Some(o)) = (job.spec.fill, job.spec.objects.as_mut()) else { return Ok(()) };
     let name = job.spec.name.clone();
-    let capacity = job.config.capacity().map_err(|e| target_err(&name, &e, e.is_user_error()))?;
+    let capacity = job.config.capacity().map_err(|e| PlanError::engine(&name, e))?;
     let mean = o.sizes.mean().max(1.0);
     let count = match capacity {
         Some(c) => (f * c as f64 / mean).ceil() as u64,
@@ -305,7 +306,7 @@ fn settle_object_fill(job: &mut JobPlan) -> Result<(), PlanError> {
     }
     .max(1);
     if count > FILL_MOST_OBJECTS {
-        return Err(target_err(&name, format!("the fill needs {count} objects of this size; give a larger object_size"), true));
+        return Err(input_err(&name, format!("the fill needs {count} objects of this size; give a larger object_size")));
     }
     o.count = count;
     job.spec.number_ios = Some(count);
@@ -355,7 +356,7 @@ fn prepare_files(
     seen: &mut Seen,
     created: &mut Vec<(PathBuf, bool)>,
     stop: &dyn Fn() -> bool,
-) -> Result<Vec<Vec<TargetFile>>, (PlanError, bool)> {
+) -> Result<Vec<Vec<TargetFile>>, PlanError> {
     let mut per_worker = Vec::new();
     for paths in &job.paths {
         let mut mine = Vec::new();
@@ -363,10 +364,8 @@ fn prepare_files(
             let to_create = job.engine.file_ops().is_some_and(|o| !o.laid_out);
             let t = match seen.covers(path, need) {
                 Some(t) => t,
-                None if to_create => file_to_create(path, need).map_err(|e| (target_err(&job.spec.name, e, true), false))?,
-                None => {
-                    files::prepare(path, need, stop).map_err(|e| (target_err(&job.spec.name, &e, e.is_user_error()), e.is_interrupted()))?
-                }
+                None if to_create => file_to_create(path, need).map_err(|e| input_err(&job.spec.name, e))?,
+                None => files::prepare(path, need, stop).map_err(|source| PlanError::Target { job: job.spec.name.clone(), source })?,
             };
             // filecreate's files are made during the run, unmarked: removed
             // only when the job asks for unlink, and left out of the journal
@@ -417,7 +416,7 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
     };
     if let Some(smallest) = target_size {
         if smallest <= spec.offset {
-            return Err(target_err(&spec.name, format!("offset {} is beyond the end of the target ({smallest} bytes)", spec.offset), true));
+            return Err(input_err(&spec.name, format!("offset {} is beyond the end of the target ({smallest} bytes)", spec.offset)));
         }
         // Without a size, each worker's stripe runs to where the last one's
         // must start (fio `offset_increment`), or to the end.
@@ -436,7 +435,7 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
             None => len,
         };
         if spec.offset + stripes(spec) + len > smallest {
-            return Err(target_err(
+            return Err(input_err(
                 &spec.name,
                 format!(
                     "offset_increment {}: the last of {} workers would start at {} and end beyond the target ({smallest} bytes)",
@@ -444,11 +443,10 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
                     spec.numjobs,
                     spec.offset + stripes(spec)
                 ),
-                true,
             ));
         }
         if len < spec.bs.max() {
-            return Err(target_err(&spec.name, format!("the target region ({len} bytes) is smaller than the block size"), true));
+            return Err(input_err(&spec.name, format!("the target region ({len} bytes) is smaller than the block size")));
         }
         // A worker's volume's units (see `volumes::OnVolume`).
         let files = match targets {

@@ -16,7 +16,7 @@ const SIZES_KEPT: usize = 16;
 pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result<Option<Arc<Trace>>, PlanError> {
     let Some(r) = spec.replay.clone() else { return Ok(None) };
     let job = spec.name.clone();
-    let bad = |m: String| PlanError { job: job.clone(), message: m, user_error: true };
+    let bad = |m: String| PlanError::Input { job: job.clone(), message: m };
     if r.path.as_os_str().is_empty() {
         return Err(bad("replay_* options need read_iolog=TRACE: the trace to replay".into()));
     }
@@ -230,8 +230,8 @@ mod tests {
                         assert!(allowed(*f, objects), "{} replayed onto {}, whose capabilities do not allow it", path.display(), f.name())
                     }
                     Err(e) => {
-                        assert!(!allowed(*f, objects), "{} refused onto {}: {}", path.display(), f.name(), e.message);
-                        assert_eq!(named(&e.message), able, "{}", e.message);
+                        assert!(!allowed(*f, objects), "{} refused onto {}: {}", path.display(), f.name(), e.message());
+                        assert_eq!(named(&e.message()), able, "{}", e.message());
                     }
                 }
             }

@@ -80,12 +80,13 @@ pub fn check(job: &str, need: &UpFront, room: Option<Room>) -> Result<(), PlanEr
         }
         (None, None) => return Ok(()),
     };
-    Err(PlanError { job: job.into(), message, user_error: true })
+    Err(PlanError::Input { job: job.into(), message })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storbench_model::Fault;
 
     fn need(bytes: u64, objects: u64) -> UpFront {
         UpFront { bytes, objects, what: "the prefill writes 3 objects".into(), lower: "objects or object_size" }
@@ -97,13 +98,13 @@ mod tests {
         assert!(check("w", &need(100, 3), room(Some(100), None)).is_ok());
         assert!(check("w", &need(100, 3), None).is_ok(), "a store that says nothing is not judged");
         let e = check("w", &need(2 << 30, 3), room(Some(1 << 30), None)).unwrap_err();
-        assert!(e.user_error);
+        assert_eq!(e.fault(), Fault::Input);
         assert!(
-            e.message.contains("pool 'p'") && e.message.contains("1.0 GiB") && e.message.contains("lower objects or object_size"),
+            e.message().contains("pool 'p'") && e.message().contains("1.0 GiB") && e.message().contains("lower objects or object_size"),
             "{}",
-            e.message
+            e.message()
         );
         let e = check("w", &need(1, 3), room(None, Some(2))).unwrap_err();
-        assert!(e.message.contains("allows 2 more objects"), "{}", e.message);
+        assert!(e.message().contains("allows 2 more objects"), "{}", e.message());
     }
 }

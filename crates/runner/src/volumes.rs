@@ -33,7 +33,7 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
     if spec.volumes <= 1 {
         return Ok(());
     }
-    let err = |message: String| PlanError { job: spec.name.clone(), message, user_error: true };
+    let err = |message: String| PlanError::Input { job: spec.name.clone(), message };
     let alone = [
         (spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()), "verify"),
         (spec.replay.is_some(), "read_iolog"),

@@ -57,6 +57,16 @@ impl TargetError {
     pub fn is_interrupted(&self) -> bool {
         matches!(self, TargetError::Interrupted { .. })
     }
+    /// Whose fault it is (see [`storbench_model::Fault`]): a refused or
+    /// unusable path is the input's, a failed call the system's.
+    pub fn fault(&self) -> storbench_model::Fault {
+        use storbench_model::Fault;
+        match self {
+            TargetError::Refused { .. } | TargetError::Invalid { .. } => Fault::Input,
+            TargetError::Os { .. } => Fault::System,
+            TargetError::Interrupted { .. } => Fault::Interrupted,
+        }
+    }
 }
 
 /// What the job needs from one target path.

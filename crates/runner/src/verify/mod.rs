@@ -28,6 +28,7 @@
 //! would. Which generation should be there cannot be told, so a lost write
 //! is not judged then.
 
+use crate::problem::Problem;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -56,7 +57,7 @@ pub fn read_back_len(spec: &storbench_workload::JobSpec) -> Option<u64> {
 
 /// What a job verifies, as (label, usable bytes): worker `w`'s files or
 /// volumes in the order its I/O numbers them, or (`None`) every worker's.
-fn verified_targets(share: &JobShare, worker: Option<u32>) -> Result<Vec<(String, u64)>, String> {
+fn verified_targets(share: &JobShare, worker: Option<u32>) -> Result<Vec<(String, u64)>, Problem> {
     match &share.targets {
         Targets::Files(per_worker) => {
             let files = match worker {
@@ -69,16 +70,16 @@ fn verified_targets(share: &JobShare, worker: Option<u32>) -> Result<Vec<(String
         // Objects: one word per key of the job's key space, named by store and prefix.
         Targets::Store(s) => match (&share.spec.objects, &share.object_prefix) {
             (Some(o), Some(prefix)) => Ok(vec![(format!("{} {prefix}", s.label), o.count)]),
-            _ => Err("verify: this job names no objects".into()),
+            _ => Err(Problem::Input("verify: this job names no objects".into())),
         },
-        _ => Err("verify works on files, block devices and RBD images; objects are not verified yet".into()),
+        _ => Err(Problem::Input("verify works on files, block devices and RBD images; objects are not verified yet".into())),
     }
 }
 
 /// Before anything runs: a verified job's unit fits its blocks, and any
 /// state an earlier run kept for its targets is for the same target, unit
 /// and phase.
-pub fn check_job(share: &JobShare) -> Result<(), String> {
+pub fn check_job(share: &JobShare) -> Result<(), Problem> {
     let Some(v) = share.spec.verify.as_ref().filter(|v| v.checksum.is_some()) else { return Ok(()) };
     let grid = grid_of(share)?;
     let targets = verified_targets(share, None)?;
@@ -94,11 +95,11 @@ pub fn check_job(share: &JobShare) -> Result<(), String> {
 /// phase its units are laid in: the job's offset past a whole number of
 /// units, as fio verifies each block where it was written (its
 /// cross-stripe-verify.fio writes 16k blocks from 120k).
-pub fn grid_of(share: &JobShare) -> Result<(u32, u64), String> {
+pub fn grid_of(share: &JobShare) -> Result<(u32, u64), Problem> {
     if share.spec.objects.is_some() {
         return Ok((1, 0));
     }
-    let unit = format::block_unit(&share.spec)?;
+    let unit = format::block_unit(&share.spec).map_err(Problem::Input)?;
     Ok((unit, share.region.start % unit as u64))
 }
 
@@ -153,7 +154,7 @@ struct ObjectMode {
 
 impl Checker {
     /// The worker's checker, or `None` when its job does not verify.
-    pub fn new(share: &JobShare, worker: u32, registry: &VerifyTables, qd: usize, slot_len: u64) -> Result<Option<Checker>, String> {
+    pub fn new(share: &JobShare, worker: u32, registry: &VerifyTables, qd: usize, slot_len: u64) -> Result<Option<Checker>, Problem> {
         let Some(spec) = share.spec.verify.as_ref().filter(|v| v.checksum.is_some()) else { return Ok(None) };
         let (unit, phase) = grid_of(share)?;
         let dir = spec.state.as_deref();

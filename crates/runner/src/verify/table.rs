@@ -2,6 +2,7 @@
 //! an object), in memory or in a memory-mapped state file, and the rules
 //! that keep it free of false failures (see the module above).
 
+use crate::problem::Problem;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
@@ -142,13 +143,14 @@ impl BlockTable {
     /// A table for `size` bytes in units of `unit` from `phase`: in memory,
     /// or in `dir` (created, or the earlier run's table loaded after
     /// checking it is for the same target, unit and phase).
-    pub fn open(label: &str, size: u64, unit: u32, phase: u64, dir: Option<&Path>) -> Result<BlockTable, String> {
+    pub fn open(label: &str, size: u64, unit: u32, phase: u64, dir: Option<&Path>) -> Result<BlockTable, Problem> {
         let units = size.saturating_sub(phase) / unit as u64;
         let bytes = TABLE_HEADER as u64 + units * 8;
         let (mut map, file) = match dir {
             None => {
                 check_memory(label, bytes)?;
-                let map = memmap2::MmapMut::map_anon(bytes as usize).map_err(|e| format!("verify table for {label}: {e}"))?;
+                let map =
+                    memmap2::MmapMut::map_anon(bytes as usize).map_err(|e| Problem::System(format!("verify table for {label}: {e}")))?;
                 (map, None)
             }
             Some(dir) => {
@@ -283,8 +285,8 @@ pub(super) fn pieces(table: &BlockTable, units: std::ops::Range<usize>, most: us
 }
 
 /// The state file of a target: created, or opened and checked.
-fn map_state(label: &str, size: u64, grid: (u32, u64), bytes: u64, dir: &Path) -> Result<(memmap2::MmapMut, File), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("verify_state {}: {e}", dir.display()))?;
+fn map_state(label: &str, size: u64, grid: (u32, u64), bytes: u64, dir: &Path) -> Result<(memmap2::MmapMut, File), Problem> {
+    std::fs::create_dir_all(dir).map_err(|e| Problem::System(format!("verify_state {}: {e}", dir.display())))?;
     let path = state_path(dir, label);
     let exists = path.exists();
     let file = OpenOptions::new()
@@ -293,63 +295,70 @@ fn map_state(label: &str, size: u64, grid: (u32, u64), bytes: u64, dir: &Path) -
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+        .map_err(|e| Problem::System(format!("{}: {e}", path.display())))?;
     // SAFETY: flock on an open descriptor.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(format!(
+        return Err(Problem::Input(format!(
             "{}: another storbench run is using this verify state; wait for it or give another verify_state",
             path.display()
-        ));
+        )));
     }
-    let len = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
+    let len = file.metadata().map_err(|e| Problem::System(format!("{}: {e}", path.display())))?.len();
     if exists && len > 0 {
         check_state(&file, &path, label, size, grid, bytes, len)?;
     } else {
-        file.set_len(bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+        file.set_len(bytes).map_err(|e| Problem::System(format!("{}: {e}", path.display())))?;
     }
     // SAFETY: the file is ours (locked) for the table's lifetime; another
     // process changing it underneath would only change what is judged.
-    let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| format!("{}: {e}", path.display()))?;
+    let map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(|e| Problem::System(format!("{}: {e}", path.display())))?;
     Ok((map, file))
 }
 
 /// `grid`: the unit and the phase the job lays its units in.
-fn check_state(file: &File, path: &Path, label: &str, size: u64, grid: (u32, u64), bytes: u64, len: u64) -> Result<(), String> {
+fn check_state(file: &File, path: &Path, label: &str, size: u64, grid: (u32, u64), bytes: u64, len: u64) -> Result<(), Problem> {
     let (unit, phase) = grid;
     use std::os::unix::fs::FileExt;
     let mut head = [0u8; TABLE_HEADER];
-    file.read_exact_at(&mut head, 0).map_err(|e| format!("{}: not a verify state ({e})", path.display()))?;
+    file.read_exact_at(&mut head, 0).map_err(|e| Problem::Input(format!("{}: not a verify state ({e})", path.display())))?;
     let u32_at = |a: usize| u32::from_le_bytes(head[a..a + 4].try_into().expect("4 bytes"));
     let u64_at = |a: usize| u64::from_le_bytes(head[a..a + 8].try_into().expect("8 bytes"));
     let p = path.display();
     if head[..8] != TABLE_MAGIC[..] || u32_at(8) != TABLE_VERSION {
-        return Err(format!("{p}: not a verify state this storbench writes; remove it or give another verify_state"));
+        return Err(Problem::Input(format!("{p}: not a verify state this storbench writes; remove it or give another verify_state")));
     }
     let saved_label = String::from_utf8_lossy(&head[LABEL_AT..LABEL_AT + (u32_at(40) as usize).min(TABLE_HEADER - LABEL_AT)]).into_owned();
     if saved_label != label || u64_at(24) != size {
-        return Err(format!("{p}: kept for {saved_label} ({} bytes), not {label} ({size} bytes); give another verify_state", u64_at(24)));
+        return Err(Problem::Input(format!(
+            "{p}: kept for {saved_label} ({} bytes), not {label} ({size} bytes); give another verify_state",
+            u64_at(24)
+        )));
     }
     if u32_at(12) != unit {
-        return Err(format!("{p}: kept in {}-byte units; give verify_interval={} (or another verify_state)", u32_at(12), u32_at(12)));
+        return Err(Problem::Input(format!(
+            "{p}: kept in {}-byte units; give verify_interval={} (or another verify_state)",
+            u32_at(12),
+            u32_at(12)
+        )));
     }
     if u64_at(PHASE_AT) != phase {
-        return Err(format!(
+        return Err(Problem::Input(format!(
             "{p}: kept in units starting at offset {}, not {phase}; give the job an offset a whole number of units from it (or another verify_state)",
             u64_at(PHASE_AT)
-        ));
+        )));
     }
     if len != bytes {
-        return Err(format!("{p}: cut short ({len} of {bytes} bytes); remove it or give another verify_state"));
+        return Err(Problem::Input(format!("{p}: cut short ({len} of {bytes} bytes); remove it or give another verify_state")));
     }
     Ok(())
 }
 
 /// An earlier run's state for this target, if `dir` has one, is for the
 /// same target, unit and phase.
-pub(super) fn check_saved(dir: &Path, label: &str, size: u64, grid: (u32, u64)) -> Result<(), String> {
+pub(super) fn check_saved(dir: &Path, label: &str, size: u64, grid: (u32, u64)) -> Result<(), Problem> {
     let path = state_path(dir, label);
     let Ok(file) = File::open(&path) else { return Ok(()) };
-    let len = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
+    let len = file.metadata().map_err(|e| Problem::System(format!("{}: {e}", path.display())))?.len();
     let units = size.saturating_sub(grid.1) / grid.0 as u64;
     check_state(&file, &path, label, size, grid, TABLE_HEADER as u64 + units * 8, len)
 }
@@ -363,14 +372,14 @@ pub fn state_path(dir: &Path, label: &str) -> PathBuf {
 
 /// An in-memory table takes memory for the whole run: refuse one that would
 /// crowd the machine (as the plan's own limits do).
-fn check_memory(label: &str, bytes: u64) -> Result<(), String> {
+fn check_memory(label: &str, bytes: u64) -> Result<(), Problem> {
     let avail = crate::limits::available_memory().unwrap_or(u64::MAX);
     if bytes > avail / 2 {
-        return Err(format!(
+        return Err(Problem::Input(format!(
             "verifying {label} needs a table of {} MiB (8 bytes per unit), more than half the memory available; \
              give a larger verify_interval, a smaller size, or verify_state=DIR to keep it in a file",
             bytes >> 20
-        ));
+        )));
     }
     Ok(())
 }
@@ -384,24 +393,27 @@ pub struct VerifyTables {
 }
 
 impl VerifyTables {
-    pub(super) fn table(&self, label: &str, size: u64, grid: (u32, u64), dir: Option<&Path>) -> Result<Arc<BlockTable>, String> {
+    pub(super) fn table(&self, label: &str, size: u64, grid: (u32, u64), dir: Option<&Path>) -> Result<Arc<BlockTable>, Problem> {
         let (unit, phase) = grid;
         let mut tables = self.tables.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(t) = tables.get(label) {
             if t.unit != unit {
-                return Err(format!("{label} is verified in {}-byte units by an earlier job; give verify_interval={}", t.unit, t.unit));
+                return Err(Problem::Input(format!(
+                    "{label} is verified in {}-byte units by an earlier job; give verify_interval={}",
+                    t.unit, t.unit
+                )));
             }
             if t.phase != phase {
-                return Err(format!(
+                return Err(Problem::Input(format!(
                     "{label} is verified in units starting at offset {} by an earlier job; give this job an offset a whole number of {unit}-byte units from it",
                     t.phase
-                ));
+                )));
             }
             if t.units < size.saturating_sub(phase) / unit as u64 {
-                return Err(format!(
+                return Err(Problem::Input(format!(
                     "{label} is verified over {} bytes by an earlier job; give the jobs that verify it the same size",
                     t.units * unit as u64
-                ));
+                )));
             }
             return Ok(t.clone());
         }
@@ -487,6 +499,21 @@ mod tests {
         assert_eq!(expect(w), Expect::Unknown);
     }
 
+    /// A state that is not this target's is the input's to change; a
+    /// directory that cannot be made is the system's (an exit code each).
+    #[test]
+    fn a_state_that_does_not_fit_is_the_inputs_fault_and_a_failed_call_the_systems() {
+        let dir = std::env::temp_dir().join(format!("sb-vstate-kind-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        drop(BlockTable::open("/dev/x", 1 << 20, 4096, 0, Some(&dir)).unwrap());
+        let other = BlockTable::open("/dev/x", 1 << 20, 8192, 0, Some(&dir)).err().expect("another unit");
+        assert!(matches!(&other, Problem::Input(m) if m.contains("verify_interval=4096")), "{other:?}");
+        std::fs::write(dir.join("plain"), b"a file").unwrap();
+        let under_a_file = BlockTable::open("/dev/x", 1 << 20, 4096, 0, Some(&dir.join("plain").join("d"))).err().expect("ENOTDIR");
+        assert_eq!(under_a_file.fault(), storbench_model::Fault::System, "{under_a_file}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_state_file_keeps_generations_and_refuses_another_target_or_unit() {
         let dir = std::env::temp_dir().join(format!("sb-vstate-{}", std::process::id()));
@@ -504,8 +531,8 @@ mod tests {
         assert_eq!(expect(t.word(4).load(Ordering::Relaxed)), Expect::Unknown);
         assert_eq!(t.next_generation(), 2, "the counter goes on");
         drop(t);
-        assert!(BlockTable::open("/dev/x", 1 << 20, 8192, 0, Some(&dir)).err().unwrap().contains("verify_interval=4096"));
-        assert!(BlockTable::open("/dev/x", 2 << 20, 4096, 0, Some(&dir)).err().unwrap().contains("not /dev/x"));
+        assert!(BlockTable::open("/dev/x", 1 << 20, 8192, 0, Some(&dir)).err().unwrap().to_string().contains("verify_interval=4096"));
+        assert!(BlockTable::open("/dev/x", 2 << 20, 4096, 0, Some(&dir)).err().unwrap().to_string().contains("not /dev/x"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -3,6 +3,7 @@
 //! batch, takes no lock, allocates nothing and formats nothing; it hands its
 //! interval report over once per second and takes an empty one back.
 
+mod error;
 mod gen;
 mod hot;
 mod logs;
@@ -15,6 +16,7 @@ use crate::clock::{precise_timers, sleep_until, Clock};
 use crate::iolog::IologWriter;
 use crate::unit_log::UnitLogWriter;
 use crate::verify::Checker;
+pub use error::{Failed, WorkerError};
 use gen::{Gen, Replaying};
 use logs::LogWindow;
 use std::fs::File;
@@ -166,7 +168,7 @@ impl Worker {
         factory: &'static dyn EngineFactory,
         config: Arc<dyn EngineConfig>,
         link: WorkerLink,
-    ) -> Result<Worker, String> {
+    ) -> Result<Worker, WorkerError> {
         let spec = &share.spec;
         let mine = share.targets.files_of(worker);
         // Metadata engines that work on names get paths and no descriptors
@@ -178,7 +180,7 @@ impl Worker {
         let qd = share.queue_depth as usize;
         // A job that reads its writes back does so in larger reads than its blocks.
         let slot_len = crate::verify::read_back_len(spec).unwrap_or(spec.buffer_len());
-        let mut buffers = AlignedBuffers::new(qd, (slot_len as usize).max(1))?;
+        let mut buffers = AlignedBuffers::new(qd, (slot_len as usize).max(1)).map_err(WorkerError::System)?;
         let filler = Filler::new(&spec.data).for_worker(share.job, worker);
         for s in 0..qd as u32 {
             filler.init(buffers.slot_mut(s));
@@ -198,7 +200,7 @@ impl Worker {
             keep_reads: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
             stop: &|| link.control.stopping(),
         };
-        let mut engine = config.open(&setup).map_err(|e| e.to_string())?;
+        let mut engine = config.open(&setup)?;
         if let Some(first_unit) = crate::volumes::first_unit(&share, worker).filter(|u| *u > 0) {
             engine = Box::new(crate::volumes::OnVolume { inner: engine, first_unit });
         }
@@ -213,7 +215,7 @@ impl Worker {
             }
             (None, Some(r), _) => Gen::Replay(Box::new(Replaying {
                 gen: ReplayGen::new(
-                    crate::replay::load(&r.path)?,
+                    crate::replay::load(&r.path).map_err(WorkerError::Input)?,
                     r,
                     worker_region(&share, worker),
                     worker,
@@ -231,15 +233,15 @@ impl Worker {
             }
             (None, None, None) => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), stream(share.job, worker), share.io_limit)),
         };
-        let iolog = IologWriter::create(spec, worker, target_names(&share, worker))?;
-        let unit_log = UnitLogWriter::create(spec, worker)?;
+        let iolog = IologWriter::create(spec, worker, target_names(&share, worker)).map_err(WorkerError::System)?;
+        let unit_log = UnitLogWriter::create(spec, worker).map_err(WorkerError::System)?;
         let report = Box::new(new_report(&share, worker));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
         let k = Consts::of(&share);
         let flow = spec.flow.filter(|f| f.weight > 0).map(|f| link.control.flows.join(f.id, f.weight, f.sleep.as_nanos() as u64));
         let prio = spec.prio.as_ref().map(|p| PrioPicker::new(p, spec.seed ^ stream(share.job, worker)));
-        set_thread_ioprio(spec.prio.as_ref().map_or(0, |p| p.job_value()))?;
+        set_thread_ioprio(spec.prio.as_ref().map_or(0, |p| p.job_value())).map_err(WorkerError::System)?;
         Ok(Worker {
             share,
             worker,
@@ -281,7 +283,7 @@ impl Worker {
         let result = match self.share.spec.cpu_burn {
             _ if only => Ok(None),
             Some(b) => Ok(Some(self.burn(&clock, b))),
-            None => self.run_loop(&clock).map_err(|e| e.to_string()),
+            None => self.run_loop(&clock).map_err(WorkerError::from),
         };
         // Operations abandoned at the end: the phase ended then, not when they were given up on.
         let measured_end = result.as_ref().ok().copied().flatten();
@@ -295,19 +297,19 @@ impl Worker {
         if let Some(v) = self.verify.as_mut() {
             v.measuring = false;
         }
-        let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), Err));
-        let result = result.and_then(|_| self.end_fsync());
+        let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), |m| Err(WorkerError::Storage(m))));
+        let result = result.and_then(|_| self.end_fsync()).map_err(|e| e.in_stage(Stage::Measure));
         let end = measured_end.unwrap_or_else(|| clock.now());
         // The log is written out whatever became of the run: it is what
         // shows how far a failed run got.
         let result = match (self.iolog.take().map(|log| log.finish(end)), result) {
-            (Some(Err(log)), Err(e)) => Err(format!("{e}; {log}")),
-            (Some(Err(log)), Ok(())) => Err(log),
+            (Some(Err(log)), Err(e)) => Err(e.and(WorkerError::System(log))),
+            (Some(Err(log)), Ok(())) => Err(WorkerError::System(log).in_stage(Stage::Measure)),
             (_, result) => result,
         };
         let result = match (self.unit_log.take().map(UnitLogWriter::finish), result) {
-            (Some(Err(log)), Err(e)) => Err(format!("{e}; {log}")),
-            (Some(Err(log)), Ok(())) => Err(log),
+            (Some(Err(log)), Err(e)) => Err(e.and(WorkerError::System(log))),
+            (Some(Err(log)), Ok(())) => Err(WorkerError::System(log).in_stage(Stage::Measure)),
             (_, result) => result,
         };
         if self.log.end > 0 {
@@ -322,20 +324,20 @@ impl Worker {
             self.log.close(&mut self.report.log, end.saturating_sub(ramp) / 1_000_000, part);
         }
         self.hand_over(end, end);
-        let result = result.and_then(|_| self.read_back());
-        let result = result.and_then(|_| self.clean_up());
+        let result = result.and_then(|_| self.read_back().map_err(|e| e.in_stage(Stage::Verify)));
+        let result = result.and_then(|_| self.clean_up().map_err(|e| e.in_stage(Stage::Cleanup)));
         self.done(end, CpuTimes::thread().since(cpu0), result.err())
     }
 
     /// fio `end_fsync`: each file flushed once the I/O is done, inside the
     /// job's time but not among its operations (as in fio); a failure is the
     /// worker's error.
-    fn end_fsync(&self) -> Result<(), String> {
+    fn end_fsync(&self) -> Result<(), WorkerError> {
         if !(self.share.spec.end_fsync && self.share.spec.writes()) {
             return Ok(());
         }
         for (f, t) in self.files.iter().zip(self.share.targets.files_of(self.worker)) {
-            f.sync_all().map_err(|e| format!("end_fsync of {}: {e}", t.path.display()))?;
+            f.sync_all().map_err(|e| WorkerError::System(format!("end_fsync of {}: {e}", t.path.display())))?;
         }
         Ok(())
     }
@@ -359,11 +361,12 @@ impl Worker {
     /// (a prefill) is still removed.
     pub fn cancelled(mut self) -> WorkerDone {
         let cpu0 = CpuTimes::thread();
-        let result = self.clean_up();
+        let result = self.clean_up().map_err(|e| e.in_stage(Stage::Cleanup));
         self.done(0, CpuTimes::thread().since(cpu0), result.err())
     }
 
-    fn done(&self, end_ns: u64, cpu: CpuTimes, error: Option<String>) -> WorkerDone {
+    fn done(&self, end_ns: u64, cpu: CpuTimes, failed: Option<Failed>) -> WorkerDone {
+        let (error, failure) = failed.map(|f| f.reported()).unzip();
         let last_seq = self.seq.checked_sub(1);
         let objects_left = match (&self.gen, &self.share.spec.objects) {
             (Gen::Objects(g), Some(o)) if o.cleans_up() => g.left(),
@@ -390,6 +393,7 @@ impl Worker {
             start_ns: 0,
             cpu,
             error,
+            failure,
             objects_left,
             verify,
             pass: self.pass.clone(),
@@ -442,10 +446,10 @@ fn worker_region(share: &JobShare, worker: u32) -> storbench_workload::gen::Regi
 /// its page cache is dropped first, so a buffered job does not start warm
 /// from the layout or from the job before it; then the access pattern is
 /// told to the kernel as fio does (`fadvise_hint`).
-fn open_file(t: &storbench_engine::TargetFile, spec: &JobSpec) -> Result<File, String> {
-    let f = files::open(t, spec.writes(), spec.direct, spec.open_sync).map_err(|e| e.to_string())?;
+fn open_file(t: &storbench_engine::TargetFile, spec: &JobSpec) -> Result<File, WorkerError> {
+    let f = files::open(t, spec.writes(), spec.direct, spec.open_sync)?;
     if spec.invalidate && !spec.direct {
-        files::drop_cache(&f, &t.path).map_err(|e| e.to_string())?;
+        files::drop_cache(&f, &t.path)?;
     }
     match spec.fadvise {
         Fadvise::Off => {}

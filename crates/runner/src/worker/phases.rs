@@ -4,7 +4,7 @@
 
 use super::gen::{dataset_share, Gen};
 use super::unmeasured::{hooks, unmeasured, NoHooks, OnFailure, Timed, Tracked, CLEANUP_GIVES_UP_AFTER};
-use super::{announce, Worker};
+use super::{announce, Failed, Worker, WorkerError};
 use crate::verify::Checker;
 use storbench_engine::EngineConfig;
 use storbench_metrics::CpuTimes;
@@ -15,13 +15,17 @@ impl Worker {
     /// For object jobs that ask for it, write the objects the measured phase
     /// uses (a Stop ends that early). A failure is the worker's end: see
     /// [`Worker::abandoned`].
-    pub fn prefill(&mut self) -> Result<(), String> {
+    pub fn prefill(&mut self) -> Result<(), WorkerError> {
         if let Gen::Replay(r) = &self.gen {
             let before = r.gen.objects_before();
             return self.write_unmeasured(before, "objects the trace found in place");
         }
         if let (Gen::Train(_), Some(_)) = (&self.gen, &self.share.spec.objects) {
-            let files = dataset_share(&self.share, self.worker)?.map(|file| NextIo { op: OpKind::Create, whole: true, ..file });
+            let files = dataset_share(&self.share, self.worker).map_err(WorkerError::Input)?.map(|file| NextIo {
+                op: OpKind::Create,
+                whole: true,
+                ..file
+            });
             return self.write_unmeasured(files.collect(), "the training dataset");
         }
         let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
@@ -41,12 +45,12 @@ impl Worker {
             OnFailure::Stop,
             hooks(self.verify.as_mut(), &mut self.buffers, self.share.spec.seed).as_mut(),
         );
-        left.error(tried).map_or(Ok(()), |e| Err(format!("{what}: {e}")))
+        left.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("{what}: {e}"))))
     }
 
     /// Objects a replayed log read before writing them, written first (a
     /// Stop ends that early).
-    pub(super) fn write_unmeasured(&mut self, ios: Vec<NextIo>, what: &str) -> Result<(), String> {
+    pub(super) fn write_unmeasured(&mut self, ios: Vec<NextIo>, what: &str) -> Result<(), WorkerError> {
         if ios.is_empty() {
             return Ok(());
         }
@@ -56,16 +60,16 @@ impl Worker {
         let mut it = ios.into_iter();
         let (tried, left) =
             unmeasured(self.engine.as_mut(), self.share.queue_depth, || it.next(), || control.stopping(), OnFailure::Stop, &mut NoHooks);
-        left.error(tried).map_or(Ok(()), |e| Err(format!("{what}: {e}")))
+        left.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("{what}: {e}"))))
     }
 
     /// Set-up failed after writing objects (a prefill the store refused
     /// halfway): remove what was written, and report the failure.
-    pub fn abandoned(mut self, error: String) -> WorkerDone {
+    pub fn abandoned(mut self, error: Failed) -> WorkerDone {
         let cpu0 = CpuTimes::thread();
         let error = match self.clean_up() {
             Ok(()) => error,
-            Err(e) => format!("{error}; {e}"),
+            Err(e) => error.and(e),
         };
         self.done(0, CpuTimes::thread().since(cpu0), Some(error))
     }
@@ -74,12 +78,12 @@ impl Worker {
     /// is done, read back and check what the job wrote, measured apart from
     /// the measured phase (its reads timed, kept in `pass`). A stop
     /// skips it (the verify state, if kept, still allows it later).
-    pub(super) fn read_back(&mut self) -> Result<(), String> {
+    pub(super) fn read_back(&mut self) -> Result<(), WorkerError> {
         let Some(v) = self.verify.as_mut() else { return Ok(()) };
         v.writes_done();
         let control = self.link.control.clone();
         if !(v.spec.only || (v.spec.after && self.share.spec.writes())) || control.stopping() {
-            return v.fatal.take().map_or(Ok(()), Err);
+            return v.fatal.take().map_or(Ok(()), |m| Err(WorkerError::Storage(m)));
         }
         while !v.writers_done() && !control.stopping() {
             std::thread::sleep(std::time::Duration::from_millis(2));
@@ -108,14 +112,14 @@ impl Worker {
         // Measured as fio measures its verify phase, kept apart from the writes' figures.
         self.pass = timed.map(|t| Box::new(t.reads));
         if left.engine.is_some() || left.failed.len() as u64 > not_found {
-            return Err(format!("reading back to verify: {}", left.error(tried).unwrap_or_default()));
+            return Err(WorkerError::Storage(format!("reading back to verify: {}", left.error(tried).unwrap_or_default())));
         }
         // One listing per job: the first worker's (every writer is done).
         let numbered = self.share.spec.objects.as_ref().is_some_and(|o| o.naming == storbench_workload::Naming::Numbered);
         if let (true, 0, Some(prefix)) = (v.objects() && numbered, self.worker, self.share.object_prefix.as_deref()) {
             check_listing(v, self.config.as_ref(), prefix)?;
         }
-        v.fatal.take().map_or(Ok(()), Err)
+        v.fatal.take().map_or(Ok(()), |m| Err(WorkerError::Storage(m)))
     }
 
     /// Remove the objects this worker wrote, when the job asks for it. Not
@@ -123,9 +127,9 @@ impl Worker {
     /// it run, so a stopped run leaves nothing; a stop asked for while it
     /// runs (a Ctrl-C during cleanup, or a second one) cuts it short, and
     /// what is left is reported in [`WorkerDone::objects_left`].
-    pub(super) fn clean_up(&mut self) -> Result<(), String> {
+    pub(super) fn clean_up(&mut self) -> Result<(), WorkerError> {
         if let (Gen::Train(_), Some(o)) = (&self.gen, &self.share.spec.objects) {
-            let keys = dataset_share(&self.share, self.worker)?.map(|io| io.file).collect();
+            let keys = dataset_share(&self.share, self.worker).map_err(WorkerError::Input)?.map(|io| io.file).collect();
             return if o.cleans_up() { self.remove_replayed(keys) } else { Ok(()) };
         }
         if let (Gen::Replay(r), Some(o)) = (&self.gen, &self.share.spec.objects) {
@@ -161,12 +165,12 @@ impl Worker {
         for key in &unfinished.failed {
             g.delete_failed(*key);
         }
-        unfinished.error(tried).map_or(Ok(()), |e| Err(format!("cleanup of {left} objects: {e}")))
+        unfinished.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("cleanup of {left} objects: {e}"))))
     }
 
     /// Remove every object a replayed log touched (those already gone
     /// count as removed), unless a second stop cuts it short.
-    pub(super) fn remove_replayed(&mut self, keys: Vec<u32>) -> Result<(), String> {
+    pub(super) fn remove_replayed(&mut self, keys: Vec<u32>) -> Result<(), WorkerError> {
         let control = self.link.control.clone();
         let begun = control.level();
         let cut = || control.aborting() || control.level() > begun;
@@ -178,15 +182,15 @@ impl Worker {
         let mut it = keys.into_iter().map(|file| NextIo { op: OpKind::Delete, file, offset: 0, len: 0, whole: false, class: 0 });
         let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
         let (tried, unfinished) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || it.next(), cut, policy, &mut NoHooks);
-        unfinished.error(tried).map_or(Ok(()), |e| Err(format!("cleanup of {n} replayed objects: {e}")))
+        unfinished.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("cleanup of {n} replayed objects: {e}"))))
     }
 }
 
 /// An object job's listing against what the run believes exists. Listings
 /// may lag (Swift updates its container listings after the fact), so what
 /// looks wrong is looked at again 2 s later, and only what still is counts.
-pub(super) fn check_listing(v: &mut Checker, config: &dyn EngineConfig, prefix: &str) -> Result<(), String> {
-    let list = || config.list_names(prefix).map_err(|e| format!("listing to verify: {e}"));
+pub(super) fn check_listing(v: &mut Checker, config: &dyn EngineConfig, prefix: &str) -> Result<(), WorkerError> {
+    let list = || config.list_names(prefix).map_err(|e| WorkerError::Storage(format!("listing to verify: {e}")));
     let before = v.words();
     let Some(names) = list()? else { return Ok(()) };
     let (first, judged) = v.listing(&before, &names, prefix);
