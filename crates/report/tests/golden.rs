@@ -135,6 +135,7 @@ fn sample() -> RunResult {
             util: 97.312468,
         }],
         agents: vec![],
+        telemetry: None,
     }
 }
 

@@ -118,6 +118,7 @@ pub fn run() -> RunResult {
         notes: vec![],
         disk_util: vec![],
         agents: vec![],
+        telemetry: None,
     }
 }
 
