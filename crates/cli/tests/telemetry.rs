@@ -9,6 +9,13 @@ use storbench_model::telemetry::metric;
 
 const NULL_3S: [&str; 10] = ["run", "--ioengine", "null", "--rw", "randread", "--bs", "4k", "--runtime", "3", "--time_based=1"];
 
+/// Run `words` with results in `out` (it must succeed) and read them.
+fn run_ok(dir: &std::path::Path, words: &[&str]) -> storbench_model::RunResult {
+    let r = storbench(dir, &args(words, &["--results-dir", "out", "--quiet"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    run_result(&dir.join("out"))
+}
+
 fn args<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
     base.iter().chain(more).copied().collect()
 }
@@ -94,24 +101,8 @@ fn a_client_pinned_to_one_saturated_core_is_named() {
         return;
     }
     let dir = scratch();
-    let a = [
-        "run",
-        "--ioengine",
-        "null",
-        "--rw",
-        "randread",
-        "--cpus_allowed",
-        "0",
-        "--runtime",
-        "4",
-        "--time_based=1",
-        "--results-dir",
-        "out",
-        "--quiet",
-    ];
-    let r = storbench(dir.path(), &a);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let res = run_result(&dir.path().join("out"));
+    let a = ["run", "--ioengine", "null", "--rw", "randread", "--cpus_allowed", "0", "--runtime", "4", "--time_based=1"];
+    let res = run_ok(dir.path(), &a);
     let host = &res.telemetry.as_ref().unwrap().sources[0];
     let named = res.warnings.iter().find_map(|w| match w {
         storbench_model::Warning::CoreSaturated { core, seconds, from_s, to_s, .. } => Some((*core, *seconds, *from_s, *to_s)),
@@ -154,13 +145,8 @@ fn a_disk_busy_all_the_time_is_named() {
         "--runtime",
         "3",
         "--time_based=1",
-        "--results-dir",
-        "out",
-        "--quiet",
     ];
-    let r = storbench(dir.path(), &a);
-    assert_eq!(r.code, 0, "{}", r.stderr);
-    let res = run_result(&dir.path().join("out"));
+    let res = run_ok(dir.path(), &a);
     let host = &res.telemetry.as_ref().unwrap().sources[0];
     let util = host.find(metric::DISK_UTIL, "disk", &name).unwrap_or_else(|| panic!("no series of {name}"));
     assert!(util.max().unwrap() >= 90.0, "{name} util: {:?}", util.values);
