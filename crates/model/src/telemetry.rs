@@ -45,7 +45,8 @@ pub struct Source {
     pub kind: SourceKind,
     /// The host name it reported.
     pub hostname: String,
-    /// Online CPUs when it started (the scale of the CPU percentages).
+    /// The host's CPUs (/proc/stat's, whatever the process's affinity): the
+    /// scale of the host-wide CPU percentages.
     pub cpus: u32,
     /// The sampler's own CPU time over the run (what watching cost).
     #[serde(default)]

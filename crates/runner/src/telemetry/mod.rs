@@ -104,6 +104,9 @@ impl Ticker {
             return;
         }
         let mut base = Reading::take(&mut self.notes);
+        if base.cpus() > 0 {
+            self.cpus = base.cpus() as u32;
+        }
         self.next = self.origin + Duration::from_secs(1);
         while self.wait(&rx) {
             let now = Reading::take(&mut self.notes);

@@ -75,6 +75,12 @@ impl Reading {
         }
     }
 
+    /// The host's CPUs as /proc/stat counts them (the process's affinity,
+    /// a taskset, does not shrink the host).
+    pub fn cpus(&self) -> usize {
+        self.cores.len()
+    }
+
     /// The figures of the span from `before` to this reading.
     pub fn since(&self, before: &Reading) -> Vec<Value> {
         let secs = self.at.duration_since(before.at).as_secs_f64().max(1e-3);
