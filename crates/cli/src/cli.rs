@@ -95,6 +95,9 @@ pub struct JobSource {
     /// Replace the results of an earlier run in --results-dir (else refused)
     #[arg(long)]
     pub force: bool,
+    /// Do not sample the hosts' CPU, disks, network, memory and pressure once a second
+    #[arg(long)]
+    pub no_telemetry: bool,
     /// Jobs from a fio job file
     #[arg(long, value_name = "JOB.fio")]
     pub fio: Option<PathBuf>,

@@ -12,12 +12,10 @@ use crate::journal::RunJournal;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 use storbench_fleet::agents::{self, AgentSpec};
 use storbench_fleet::client::Fleet;
 use storbench_fleet::link::{FleetLink, OnLost};
-use storbench_fleet::prometheus::Registry;
 use storbench_fleet::ssh::{self, Launched, SshOptions};
 use storbench_model::journal::{Made, State};
 use storbench_model::{RunResult, Warning};
@@ -150,7 +148,7 @@ pub fn run(
     plan: Plan,
     observer: &mut dyn Observer,
     scope: &Scope,
-    metrics: Option<Arc<Registry>>,
+    watching: crate::session::Watching,
     journal: &mut RunJournal,
 ) -> Result<RunResult, CliError> {
     let (agent_list, dir) = fleet.agents()?;
@@ -217,17 +215,18 @@ pub fn run(
     parts.prepared(journal, &shares);
     let workers = FleetLink::total_workers(&shares);
     let first = shares.first().cloned().unwrap_or_default();
-    let prepared = match plan.prepared_elsewhere(first, &workers) {
+    let mut prepared = match plan.prepared_elsewhere(first, &workers) {
         Ok(p) => p,
         Err(e) => {
             connected.finish(&none_left, &all_live, &aborted);
             return Err(e.into());
         }
     };
+    prepared.telemetry = watching.telemetry;
     let ids: HashMap<String, u32> = prepared.jobs.iter().map(|j| (j.name().to_string(), j.share.job)).collect();
     let notes = agent_notes(&connected, &shares);
     let mut link = FleetLink::new(&mut connected, shares, fleet.on_lost);
-    if let Some(registry) = metrics {
+    if let Some(registry) = watching.metrics {
         registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
         link.set_tap(registry);
     }

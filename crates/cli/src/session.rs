@@ -36,6 +36,8 @@ pub struct RunSetup {
     /// fio's log files are written where fio writes them (the drop-in), not
     /// in the results directory, so their prefixes may lead anywhere.
     pub logs_outside: bool,
+    /// Leave the hosts unsampled (`--no-telemetry`).
+    pub no_telemetry: bool,
 }
 
 impl RunSetup {
@@ -51,8 +53,22 @@ impl RunSetup {
             }
             None => None,
         };
-        Ok(RunSetup { fleet, metrics, results_dir: source.results_dir.clone(), replace: source.force, ..RunSetup::default() })
+        Ok(RunSetup {
+            fleet,
+            metrics,
+            results_dir: source.results_dir.clone(),
+            replace: source.force,
+            no_telemetry: source.no_telemetry,
+            ..RunSetup::default()
+        })
     }
+}
+
+/// What watches a run besides its workers: live figures for Prometheus,
+/// and whether the hosts are sampled.
+pub struct Watching {
+    pub metrics: Option<Arc<Registry>>,
+    pub telemetry: bool,
 }
 
 /// Plan, prepare, run and clean up. Bad input is reported before anything
@@ -84,10 +100,10 @@ pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Obse
     // The series is written as the run goes: whatever happens later, the
     // seconds measured so far are on disk.
     let mut tee = SeriesTee::open(&dir, observer);
-    let metrics = setup.metrics.as_ref().map(|m| m.registry.clone());
+    let watching = Watching { metrics: setup.metrics.as_ref().map(|m| m.registry.clone()), telemetry: !setup.no_telemetry };
     let ran = match &setup.fleet {
-        Some(fleet) => crate::fleet::run(fleet, &specs, plan, &mut tee, &scope, metrics, &mut journal),
-        None => run_here(plan, &mut tee, &scope, metrics, &mut journal),
+        Some(fleet) => crate::fleet::run(fleet, &specs, plan, &mut tee, &scope, watching, &mut journal),
+        None => run_here(plan, &mut tee, &scope, watching, &mut journal),
     };
     let mut result = match ran {
         Ok(r) => r,
@@ -153,16 +169,17 @@ fn run_here(
     plan: storbench_runner::Plan,
     observer: &mut dyn Observer,
     scope: &Scope,
-    metrics: Option<Arc<Registry>>,
+    watching: Watching,
     journal: &mut RunJournal,
 ) -> Result<RunResult, CliError> {
     let dir = journal.path().parent().map(Path::to_path_buf).unwrap_or_default();
     let mut on_ready = |j: &storbench_runner::ReadyJob| journal.set(j.share.job as usize, storbench_runner::journal::prepared(j));
-    let prepared = plan.prepare(&|| scope.interrupted(), &mut on_ready)?;
+    let mut prepared = plan.prepare(&|| scope.interrupted(), &mut on_ready)?;
+    prepared.telemetry = watching.telemetry;
     say_held_targets(&prepared);
     let disks = DiskSnapshot::take(file_paths(&prepared));
     let mut link = local_agent(&prepared);
-    let mut result = match metrics {
+    let mut result = match watching.metrics {
         Some(registry) => {
             registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
             let mut tapped = Tapped { inner: &mut link, tap: &*registry, agent: "local".into() };

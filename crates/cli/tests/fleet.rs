@@ -884,3 +884,26 @@ fn a_sweep_over_agents_runs_on_the_first_one_then_the_first_two() {
     }
     assert_merged_exactly(&set.runs[1].result);
 }
+
+#[test]
+fn every_agent_samples_its_host_on_the_fleets_seconds() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let _agents: Vec<Agent> =
+        (1..=2).map(|i| Agent::start(None, &format!("127.0.0.9{i}:7450"), &fleet, dir.path().join(format!("agent{i}.log")), &[])).collect();
+    let run = storbench(dir.path(), &words(&null_run("127.0.0.91,127.0.0.92", &fleet, "3", &["--time_based=1"])));
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run_result(&dir.path().join("out"));
+    let t = r.telemetry.as_ref().expect("the agents' hosts sampled");
+    let names: Vec<&str> = t.sources.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(names.contains(&"127.0.0.91:7450") && names.contains(&"127.0.0.92:7450"), "{names:?}");
+    let client: Vec<f64> = r.jobs[0].series.iter().filter(|p| (p.duration - 1.0).abs() < 1e-3).map(|p| p.t).collect();
+    assert!(client.len() >= 2, "{client:?}");
+    for s in &t.sources {
+        for c in &client {
+            assert!(s.t.contains(c), "{}: the fleet's second ending at {c} s is not one of its seconds {:?}", s.name, s.t);
+        }
+        assert!(s.get(storbench_model::telemetry::metric::CPU_BUSY).is_some_and(|c| c.present().count() == s.t.len()));
+    }
+}

@@ -13,7 +13,7 @@ fn quick_suite_writes_a_results_directory_and_removes_its_scratch_file() {
     for job in ["4k-randread-qd1", "4k-randread-qd32", "4k-randwrite-qd32", "8k-oltp-70/30-qd16", "1m-seqread-qd8", "1m-seqwrite-qd8"] {
         assert!(r.stdout.contains(job), "summary lacks {job}:\n{}", r.stdout);
     }
-    assert_eq!(listing(&d.path().join("out")), vec!["fio.json", "journal.json", "result.json", "series.csv", "summary.txt"]);
+    assert_eq!(listing(&d.path().join("out")), vec!["fio.json", "hosts.csv", "journal.json", "result.json", "series.csv", "summary.txt"]);
     assert_eq!(listing(d.path()), vec!["out"], "scratch file removed");
     let doc = result_json(&d.path().join("out"));
     assert_valid(&doc);

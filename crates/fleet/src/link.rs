@@ -154,13 +154,13 @@ impl<'a> FleetLink<'a> {
     }
 
     /// Start when every agent has had time to hear it, on each agent's own clock.
-    fn start(&mut self, at_unix_ns: u64) {
+    fn start(&mut self, at_unix_ns: u64, telemetry: bool) {
         let slowest = self.fleet.agents.iter().map(|a| a.info.rtt_ns).max().unwrap_or(0);
         let at = at_unix_ns.max(protocol::unix_now_ns()) + START_MARGIN.as_nanos() as u64 + 2 * slowest;
         for (i, a) in self.fleet.agents.iter().enumerate() {
             if self.lost[i].is_none() {
                 let theirs = (at as i128 + a.info.clock_offset_ns as i128).max(0) as u64;
-                a.send(ToAgent::Start { at_unix_ns: theirs });
+                a.send(ToAgent::Start { at_unix_ns: theirs, telemetry });
             }
         }
     }
@@ -244,6 +244,11 @@ impl<'a> FleetLink<'a> {
                 self.lose(agent, message);
                 None
             }
+            // A host's seconds go by the agent's name in the run.
+            FromAgent::Host(mut h) => {
+                h.source = self.fleet.agents[agent].spec.name.clone();
+                Some(FromAgent::Host(h))
+            }
             FromAgent::Hello(_) | FromAgent::Pong { .. } | FromAgent::Prepared(_) | FromAgent::Finished { .. } => None,
         }
     }
@@ -308,7 +313,7 @@ impl AgentLink for FleetLink<'_> {
             // Every agent was greeted when it connected.
             ToAgent::Hello(_) => self.queue.push_back(FromAgent::Hello(Hello::ours("fleet"))),
             ToAgent::Assign(a) => self.assign(a),
-            ToAgent::Start { at_unix_ns } => self.start(*at_unix_ns),
+            ToAgent::Start { at_unix_ns, telemetry } => self.start(*at_unix_ns, *telemetry),
             ToAgent::Stop | ToAgent::Abort | ToAgent::StopJob { .. } => self.broadcast(&msg),
             ToAgent::Ping { .. } | ToAgent::Prepare(_) | ToAgent::Finish { .. } => {}
         }

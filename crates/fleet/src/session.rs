@@ -156,8 +156,8 @@ impl Session {
                                 ToAgent::Assign(a)
                             }
                             // A start time on the clock this agent claims, back to the real one.
-                            ToAgent::Start { at_unix_ns } => {
-                                ToAgent::Start { at_unix_ns: at_unix_ns.saturating_add_signed(-self.clock_skew_ns) }
+                            ToAgent::Start { at_unix_ns, telemetry } => {
+                                ToAgent::Start { at_unix_ns: at_unix_ns.saturating_add_signed(-self.clock_skew_ns), telemetry }
                             }
                             other => other,
                         };

@@ -6,6 +6,7 @@
 
 pub mod charts;
 mod compare;
+mod hosts;
 mod page;
 pub mod raster;
 mod run;

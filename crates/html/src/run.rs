@@ -43,6 +43,10 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
         per_agent(&mut page, j);
         per_volume(&mut page, j);
     }
+    // What the hosts did, on the same seconds as the jobs' timelines above.
+    if let Some(t) = &run.telemetry {
+        all.extend(crate::hosts::section(&mut page, t));
+    }
     agents(&mut page, run);
     if !run.notes.is_empty() {
         page.h2("Notes");

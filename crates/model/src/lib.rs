@@ -17,6 +17,8 @@
 //! - [`sweep`]: a sweep's index (`sweep.json`): dimensions, points, knees;
 //! - [`study`]: a study's index (`study.json`): questions, configurations,
 //!   and each step (a storbench command) with its state;
+//! - [`telemetry`]: the hosts' per-second series on the run's time axis
+//!   (sources, seconds, named series with labels);
 //! - [`tidy`]: one row per point and job scope, swept values as columns,
 //!   from run, sweep, SLO search and study directories (`storbench export`).
 //!
@@ -32,6 +34,7 @@ pub mod slo;
 pub mod study;
 pub mod sweep;
 pub mod target;
+pub mod telemetry;
 pub mod tidy;
 pub mod warning;
 

@@ -40,10 +40,11 @@ use storbench_workload::JobSpec;
 /// 7: jobs of volumes, priorities, waits and CPU burners (`JobSpec` fields an
 /// older agent would drop without a word), per-priority interval figures,
 /// each worker's start. 8: fio's completion batching (`JobSpec`'s
-/// `iodepth_batch_complete_min`/`_max` and `iodepth_low`).
+/// `iodepth_batch_complete_min`/`_max` and `iodepth_low`). 9: host
+/// telemetry (`Start::telemetry`, `FromAgent::Host`).
 /// (`WorkerDone::failure` came without a bump: optional both ways, its
 /// absence loses nothing an older side knew.)
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -235,6 +236,9 @@ pub enum ToAgent {
     /// epoch), so workers on every agent begin together.
     Start {
         at_unix_ns: u64,
+        /// Measure the host once a second from then on (`FromAgent::Host`).
+        #[serde(default)]
+        telemetry: bool,
     },
     /// End the measured phase now; clean-up still runs.
     Stop,
@@ -357,6 +361,8 @@ pub enum FromAgent {
     Finished {
         notes: Vec<String>,
     },
+    /// One second of the agent's host (CPU, disks, network, memory, pressure).
+    Host(Box<crate::telemetry::HostSample>),
 }
 
 /// Unmeasured work a worker does around the measured phase.
@@ -411,9 +417,9 @@ mod tests {
 
     #[test]
     fn messages_are_plain_data_both_ways() {
-        let msg = ToAgent::Start { at_unix_ns: 42 };
+        let msg = ToAgent::Start { at_unix_ns: 42, telemetry: true };
         let back: ToAgent = serde_json::from_str(&serde_json::to_string(&msg).unwrap()).unwrap();
-        assert!(matches!(back, ToAgent::Start { at_unix_ns: 42 }));
+        assert!(matches!(back, ToAgent::Start { at_unix_ns: 42, telemetry: true }));
         let done = FromAgent::Done(WorkerDone {
             job: 1,
             worker: 2,

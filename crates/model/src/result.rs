@@ -47,6 +47,11 @@ pub struct RunResult {
     /// they were given; empty for a run on this machine alone.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<AgentInfo>,
+    /// What the hosts did, second by second on the run's axis (CPU, disks,
+    /// network, memory, pressure); absent with `--no-telemetry` and in
+    /// results from before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<crate::telemetry::Telemetry>,
 }
 
 /// One agent of a fleet run: who it was, how its clock stood against the

@@ -46,6 +46,7 @@ pub static EXPORTERS: &[&dyn Exporter] = &[
     &crate::fio_terse::FioTerse,
     &crate::fio_normal::FioNormal,
     &crate::csv::Csv,
+    &crate::hosts::HostsCsv,
     &crate::compat::rados_bench::RadosBench,
     &crate::compat::rbd_bench::RbdBench,
     &crate::compat::swift_bench::SwiftBench,

@@ -17,6 +17,7 @@ pub mod fio_logs;
 pub mod fio_normal;
 pub mod fio_terse;
 pub mod fmt;
+pub mod hosts;
 pub mod json;
 pub mod text;
 pub mod tidy;

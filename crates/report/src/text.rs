@@ -1,6 +1,6 @@
 //! The human summary (`summary.txt`): one row per job and operation kind,
 //! read at a glance, then the job lines, CPU cost, the block devices under the
-//! run's files, errors, warnings and notes.
+//! run's files, a line per host sampled, errors, warnings and notes.
 
 use crate::fmt;
 use std::fmt::Write as _;
@@ -65,6 +65,9 @@ pub fn render(r: &RunResult) -> String {
     cpu_line(&mut out, r);
     for d in &r.disk_util {
         disk_line(&mut out, d);
+    }
+    for l in r.telemetry.iter().flat_map(crate::hosts::lines) {
+        let _ = writeln!(out, "{l}");
     }
     let job_warnings = r.jobs.iter().flat_map(|j| j.warnings.iter().map(move |w| (Some(j.name.as_str()), w.message())));
     let warnings = storbench_model::warning::fold(job_warnings.chain(r.warnings.iter().map(|w| (None, w.message()))));

@@ -136,6 +136,7 @@ fn sample() -> RunResult {
             util: 97.312468,
         }],
         agents: vec![],
+        telemetry: None,
     }
 }
 

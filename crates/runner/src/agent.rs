@@ -242,7 +242,7 @@ pub fn spawn_local(resolver: Arc<dyn Resolver>) -> LocalLink {
     // coordinator; room for a few seconds of reports from every worker.
     let (outbox, from_agent) = mpsc::sync_channel(4096);
     let spares: Spares = Arc::default();
-    let agent = LocalAgent { resolver, outbox, spares: spares.clone(), run: None, verify: Arc::default() };
+    let agent = LocalAgent { resolver, outbox, spares: spares.clone(), run: None, verify: Arc::default(), sampler: None };
     let thread = std::thread::Builder::new().name("sb-agent".into()).spawn(move || agent.serve(inbox));
     match thread {
         Ok(t) => LocalLink { to_agent, from_agent, spares, thread: Some(t), failed: None, detach: false },
@@ -321,6 +321,8 @@ struct LocalAgent {
     run: Option<Run>,
     /// Acknowledged writes of every verified target, kept across the run's groups.
     verify: Arc<crate::verify::VerifyTables>,
+    /// The host's seconds, from the first start that asked for them.
+    sampler: Option<crate::telemetry::Sampler>,
 }
 
 impl LocalAgent {
@@ -335,8 +337,12 @@ impl LocalAgent {
                     self.assign(a);
                     None
                 }
-                ToAgent::Start { at_unix_ns } => {
-                    self.with_run(|c| c.open(instant_of(at_unix_ns)));
+                ToAgent::Start { at_unix_ns, telemetry } => {
+                    let at = instant_of(at_unix_ns);
+                    self.with_run(|c| c.open(at));
+                    if telemetry {
+                        self.sample_from(at);
+                    }
                     None
                 }
                 ToAgent::Stop => {
@@ -368,8 +374,20 @@ impl LocalAgent {
         }
         // The coordinator is gone (or refused): stop whatever still runs.
         self.with_run(|c| c.stop(ABORTING));
+        self.sampler = None;
         self.finish_run();
         self.verify.flush();
+    }
+
+    /// The host's seconds count from this start: the sampler starts with
+    /// the first group and counts again from each later one.
+    fn sample_from(&mut self, at: Instant) {
+        match &self.sampler {
+            Some(s) => s.restart(at),
+            None => {
+                self.sampler = crate::telemetry::Sampler::start(at, storbench_model::telemetry::SourceKind::Client, self.outbox.clone())
+            }
+        }
     }
 
     fn hello(&self, h: &Hello) -> Result<(), String> {

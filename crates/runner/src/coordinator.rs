@@ -10,6 +10,7 @@
 use crate::agent::{spawn_local, AgentLink, LinkClosed, LocalLink, Resolver};
 use crate::interrupt::Scope;
 use crate::prepare::{Prepared, ReadyJob};
+use crate::telemetry::Collector;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
@@ -85,17 +86,19 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
     let wall0 = std::time::Instant::now();
     let mut jobs = Vec::new();
     let mut failure = handshake(link).err();
+    let mut hosts = Collector::new(plan.telemetry);
     for group in &plan.groups {
         if scope.interrupted() {
             break;
         }
         let members: Vec<&ReadyJob> = group.iter().map(|i| &plan.jobs[*i]).collect();
-        let run = GroupRun::new(&members, failure.clone());
+        let run = GroupRun::new(&members, failure.clone(), &mut hosts);
         let (results, lost) = run.run(link, observer, scope);
         jobs.extend(results);
         failure = failure.or(lost);
         observer.group_finished();
     }
+    take_last_seconds(link, &mut hosts);
     let cpu = CpuTimes::process().since(cpu0);
     let interrupted = scope.interrupted();
     let mut warnings = Vec::new();
@@ -107,6 +110,8 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
     if interrupted && (jobs.iter().any(|j: &JobResult| j.interrupted) || jobs.len() < plan.jobs.len()) {
         warnings.push(Warning::Interrupted);
     }
+    let telemetry = hosts.finish();
+    warnings.extend(telemetry.iter().flat_map(crate::telemetry::rules::judge));
     RunResult {
         schema_version: SCHEMA_VERSION,
         storbench_version: env!("CARGO_PKG_VERSION").into(),
@@ -122,6 +127,17 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
         notes: Vec::new(),
         disk_util: Vec::new(),
         agents: Vec::new(),
+        telemetry,
+    }
+}
+
+/// Host seconds already sent when the last group ended (the agent's
+/// channel holds them): kept, nothing measured is lost.
+fn take_last_seconds(link: &mut dyn AgentLink, hosts: &mut Collector) {
+    while let Ok(Some(msg)) = link.recv(Duration::ZERO) {
+        if let FromAgent::Host(s) = msg {
+            hosts.sample(*s);
+        }
     }
 }
 
@@ -470,10 +486,12 @@ struct GroupRun<'a> {
     abandoned: HashMap<u32, u32>,
     /// CPU burners already told to end (`exit_on_io_done`).
     burners_ended: HashSet<u32>,
+    /// The hosts' seconds, across the run's groups.
+    hosts: &'a mut Collector,
 }
 
 impl<'a> GroupRun<'a> {
-    fn new(members: &'a [&'a ReadyJob], failure: Option<String>) -> GroupRun<'a> {
+    fn new(members: &'a [&'a ReadyJob], failure: Option<String>, hosts: &'a mut Collector) -> GroupRun<'a> {
         let assignment = Assignment::all(members.iter().map(|j| j.share.clone()).collect());
         let workers: HashSet<WorkerId> = assignment.workers.iter().copied().collect();
         GroupRun {
@@ -491,6 +509,7 @@ impl<'a> GroupRun<'a> {
             last: HashMap::new(),
             abandoned: HashMap::new(),
             burners_ended: HashSet::new(),
+            hosts,
         }
     }
 
@@ -523,7 +542,8 @@ impl<'a> GroupRun<'a> {
             if !self.started && self.unready.is_empty() && self.failure.is_none() && self.stop_sent == 0 {
                 self.started = true;
                 let at_unix_ns = protocol::unix_now_ns() + start_lead(self.waiting.len()).as_nanos() as u64;
-                if link.send(ToAgent::Start { at_unix_ns }).is_err() {
+                self.hosts.started(at_unix_ns);
+                if link.send(ToAgent::Start { at_unix_ns, telemetry: self.hosts.on() }).is_err() {
                     self.failure = Some(format!("{} hung up", link.name()));
                 }
                 for j in self.members {
@@ -595,6 +615,7 @@ impl<'a> GroupRun<'a> {
                 }
             }
             FromAgent::Failed { message } => self.failure = Some(format!("{}: {message}", link.name())),
+            FromAgent::Host(s) => self.hosts.sample(*s),
             FromAgent::Hello(_) | FromAgent::Pong { .. } | FromAgent::Prepared(_) | FromAgent::Finished { .. } => {}
         }
     }

@@ -8,7 +8,8 @@
 //! ([`agent`]) whose workers each own a workload generator, an engine and an
 //! interval recorder, and hand over one [`IntervalReport`] per second. The
 //! coordinator merges them into per-second series and totals and judges the
-//! measurement ([`warnings`]). The runner never branches on an engine's name
+//! measurement ([`warnings`]); each agent samples its host once a second
+//! ([`telemetry`]). The runner never branches on an engine's name
 //! and knows nothing about output formats.
 //!
 //! [`IntervalReport`]: storbench_metrics::IntervalReport
@@ -33,6 +34,7 @@ pub mod problem;
 pub mod replay;
 pub mod room;
 pub mod steady;
+pub mod telemetry;
 pub mod unit_log;
 pub mod verify;
 pub mod volumes;

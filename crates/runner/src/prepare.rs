@@ -119,6 +119,8 @@ pub struct Prepared {
     pub groups: Vec<Vec<usize>>,
     /// Files this run created, and whether their job asked for `unlink`.
     created: Vec<(PathBuf, bool)>,
+    /// Sample the hosts once a second (`--no-telemetry` turns it off).
+    pub telemetry: bool,
 }
 
 /// Preparation failed: why, and anything it could not remove again.
@@ -157,7 +159,7 @@ impl Plan {
                 }
             }
         }
-        Ok(Prepared { jobs, groups: self.groups, created })
+        Ok(Prepared { jobs, groups: self.groups, created, telemetry: true })
     }
 }
 
@@ -208,7 +210,7 @@ impl Plan {
                 trace: job.trace,
             });
         }
-        Ok(Prepared { jobs, groups: self.groups, created: Vec::new() })
+        Ok(Prepared { jobs, groups: self.groups, created: Vec::new(), telemetry: true })
     }
 }
 

@@ -121,6 +121,7 @@ impl Ramp<'_> {
             metrics: self.shared.metrics.clone(),
             replace: self.shared.replace,
             logs_outside: false,
+            no_telemetry: self.shared.no_telemetry,
         };
         let t0 = std::time::Instant::now();
         let (result, dir) = execute(specs, setup, &mut observer)?;

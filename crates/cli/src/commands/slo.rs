@@ -455,6 +455,7 @@ impl<'a> Search<'a> {
             metrics: self.shared.metrics.clone(),
             replace: false,
             logs_outside: false,
+            no_telemetry: self.shared.no_telemetry,
         };
         let t0 = Instant::now();
         let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.source.quiet)) {

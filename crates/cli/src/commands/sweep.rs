@@ -274,6 +274,7 @@ impl<'a> Sweep<'a> {
             metrics: self.shared.metrics.clone(),
             replace: false,
             logs_outside: false,
+            no_telemetry: self.shared.no_telemetry,
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let (result, dir) = execute(specs.clone(), setup, &mut observer)?;
@@ -303,6 +304,7 @@ impl<'a> Sweep<'a> {
             metrics: self.shared.metrics.clone(),
             replace: false,
             logs_outside: false,
+            no_telemetry: self.shared.no_telemetry,
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let t0 = Instant::now();

@@ -453,6 +453,22 @@ impl Loop {
     }
 }
 
+impl Loop {
+    /// A loop device doing direct I/O to its backing file (`--direct-io=on`):
+    /// its reads wait for the disk under the file, not the page cache.
+    pub fn direct(backing: &std::path::Path) -> Option<Loop> {
+        if !is_root() || !have("losetup") {
+            eprintln!("SKIP: loop devices need root and losetup");
+            return None;
+        }
+        let out = Command::new("losetup").args(["--find", "--show", "--direct-io=on"]).arg(backing).output().ok()?;
+        if !out.status.success() {
+            panic!("losetup --direct-io=on failed as root: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        Some(Loop { dev: String::from_utf8_lossy(&out.stdout).trim().to_string() })
+    }
+}
+
 impl Drop for Loop {
     fn drop(&mut self) {
         let _ = Command::new("losetup").args(["-d", &self.dev]).status();

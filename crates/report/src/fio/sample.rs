@@ -125,6 +125,7 @@ pub fn run() -> RunResult {
         notes: vec![],
         disk_util: vec![],
         agents: vec![],
+        telemetry: None,
     }
 }
 

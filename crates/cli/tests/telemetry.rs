@@ -1,0 +1,160 @@
+//! Host telemetry end to end: a run samples its host once a second on the
+//! client's own seconds, keeps them through an interrupt, shows them in the
+//! summary and hosts.csv, and leaves them out with --no-telemetry.
+
+mod common;
+use common::*;
+use std::time::Duration;
+use storbench_model::telemetry::metric;
+
+const NULL_3S: [&str; 10] = ["run", "--ioengine", "null", "--rw", "randread", "--bs", "4k", "--runtime", "3", "--time_based=1"];
+
+/// Run `words` with results in `out` (it must succeed) and read them.
+fn run_ok(dir: &std::path::Path, words: &[&str]) -> storbench_model::RunResult {
+    let r = storbench(dir, &args(words, &["--results-dir", "out", "--quiet"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    run_result(&dir.join("out"))
+}
+
+fn args<'a>(base: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+    base.iter().chain(more).copied().collect()
+}
+
+#[test]
+fn a_run_samples_its_host_on_the_clients_seconds() {
+    let dir = scratch();
+    let r = storbench(dir.path(), &args(&NULL_3S, &["--results-dir", "out", "--quiet"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = dir.path().join("out");
+    assert_valid(&result_json(&out));
+    let res = run_result(&out);
+    let t = res.telemetry.as_ref().expect("a run keeps its host's seconds");
+    assert_eq!(t.group_starts, vec![0.0]);
+    let host = &t.sources[0];
+    assert_eq!(host.name, "local");
+    // Every whole second of the job is a second of the host, on the same boundary.
+    let client: Vec<f64> = res.jobs[0].series.iter().filter(|p| (p.duration - 1.0).abs() < 1e-6).map(|p| p.t).collect();
+    assert!(client.len() >= 2, "the job's seconds: {client:?}");
+    for s in &client {
+        assert!(host.t.contains(s), "the client's second ending at {s} s is not a host second ({:?})", host.t);
+    }
+    for m in [metric::CPU_BUSY, metric::MEM_AVAILABLE, metric::MEM_DIRTY] {
+        let s = host.get(m).unwrap_or_else(|| panic!("no {m} series"));
+        assert_eq!(s.values.len(), host.t.len());
+        assert!(s.present().count() == host.t.len(), "{m} missing seconds: {:?}", s.values);
+    }
+    // A null engine keeps one core busy: the busiest core shows it.
+    let core = host.find(metric::CPU_BUSY, "core", "busiest").expect("the busiest core's series");
+    assert!(core.max().unwrap() > 50.0, "busiest core: {:?}", core.values);
+    assert!(host.sampler_cpu.total() > Duration::ZERO, "the sampler's own CPU is measured");
+    let summary = std::fs::read_to_string(out.join("summary.txt")).unwrap();
+    assert!(summary.contains("host local ("), "{summary}");
+    let csv = std::fs::read_to_string(out.join("hosts.csv")).unwrap();
+    assert!(csv.starts_with("host,kind,t_s,duration_s,metric,labels,value\n"), "{csv}");
+    assert!(csv.contains(",cpu_busy_pct,core=busiest,"), "{csv}");
+    assert_eq!(show(dir.path(), "out", "hosts-csv"), csv);
+}
+
+#[test]
+fn no_telemetry_leaves_the_hosts_out() {
+    let dir = scratch();
+    let r = storbench(dir.path(), &args(&NULL_3S[..7], &["--runtime", "1", "--no-telemetry", "--results-dir", "out", "--quiet"]));
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let out = dir.path().join("out");
+    assert!(run_result(&out).telemetry.is_none());
+    assert!(!std::fs::read_to_string(out.join("summary.txt")).unwrap().contains("host local"));
+    assert_eq!(std::fs::read_to_string(out.join("hosts.csv")).unwrap().lines().count(), 1);
+}
+
+#[test]
+fn an_interrupted_run_keeps_its_host_seconds() {
+    let dir = scratch();
+    let a = ["run", "--ioengine", "null", "--rw", "read", "--runtime", "60", "--time_based=1", "--results-dir", "out", "--quiet"];
+    let t0 = std::time::Instant::now();
+    let r = interrupted(dir.path(), &a, Duration::from_millis(2600));
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    assert!(t0.elapsed() < Duration::from_secs(20));
+    let res = run_result(&dir.path().join("out"));
+    let host = &res.telemetry.expect("kept through the interrupt").sources[0];
+    assert!(host.t.len() >= 2, "the seconds before the interrupt: {:?}", host.t);
+}
+
+/// The seconds (on the run's axis) in which the host had its busiest core
+/// saturated and at least half a CPU idle elsewhere: when the rule applies.
+fn one_core_seconds(host: &storbench_model::telemetry::Source) -> usize {
+    let core = host.find(metric::CPU_BUSY, "core", "busiest").unwrap();
+    let all = host.get(metric::CPU_BUSY).unwrap();
+    let room = 100.0 - 50.0 / host.cpus as f64;
+    core.values
+        .iter()
+        .zip(&all.values)
+        .zip(&host.duration)
+        .filter(|((c, a), d)| **d >= 0.5 && c.unwrap_or(0.0) >= 95.0 && a.unwrap_or(100.0) <= room)
+        .count()
+}
+
+#[test]
+fn a_client_pinned_to_one_saturated_core_is_named() {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if cpus < 2 {
+        eprintln!("SKIP: one CPU: no other core to compare with");
+        return;
+    }
+    let dir = scratch();
+    let a = ["run", "--ioengine", "null", "--rw", "randread", "--cpus_allowed", "0", "--runtime", "4", "--time_based=1"];
+    let res = run_ok(dir.path(), &a);
+    let host = &res.telemetry.as_ref().unwrap().sources[0];
+    let named = res.warnings.iter().find_map(|w| match w {
+        storbench_model::Warning::CoreSaturated { core, seconds, from_s, to_s, .. } => Some((*core, *seconds, *from_s, *to_s)),
+        _ => None,
+    });
+    // The other cores are other processes' too: on a machine that kept them
+    // busy the rule rightly stays silent, and the test says so.
+    if one_core_seconds(host) < 2 {
+        eprintln!("SKIP: the other cores were busy too (host CPU {:?})", host.get(metric::CPU_BUSY).unwrap().values);
+        return;
+    }
+    let (core, seconds, from_s, to_s) = named.unwrap_or_else(|| panic!("no core_saturated warning: {:?}", res.warnings));
+    assert_eq!(core, 0, "the job ran on CPU 0");
+    assert!(seconds >= 2 && from_s < to_s && to_s <= 4.5, "{seconds} s from {from_s} to {to_s}");
+    assert!(std::fs::read_to_string(dir.path().join("out/summary.txt")).unwrap().contains("limited by one saturated core"));
+}
+
+#[test]
+fn a_disk_busy_all_the_time_is_named() {
+    let dir = scratch();
+    let img = dir.path().join("disk.img");
+    std::fs::write(&img, random_bytes(128 << 20, 7)).unwrap();
+    // Direct I/O to the backing file: each 1 MiB read waits for the real
+    // disk under it, so the loop device always has reads in flight.
+    let Some(dev) = Loop::direct(&img) else { return };
+    let name = dev.dev.trim_start_matches("/dev/").to_string();
+    let a = [
+        "run",
+        "--filename",
+        &dev.dev,
+        "--rw",
+        "randread",
+        "--bs",
+        "1m",
+        "--ioengine",
+        "libaio",
+        "--direct=1",
+        "--iodepth",
+        "16",
+        "--runtime",
+        "3",
+        "--time_based=1",
+    ];
+    let res = run_ok(dir.path(), &a);
+    let host = &res.telemetry.as_ref().unwrap().sources[0];
+    let util = host.find(metric::DISK_UTIL, "disk", &name).unwrap_or_else(|| panic!("no series of {name}"));
+    assert!(util.max().unwrap() >= 90.0, "{name} util: {:?}", util.values);
+    let named = res.warnings.iter().find_map(|w| match w {
+        storbench_model::Warning::DiskSaturated { disk, seconds, from_s, to_s, .. } if *disk == name => Some((*seconds, *from_s, *to_s)),
+        _ => None,
+    });
+    let (seconds, from_s, to_s) = named.unwrap_or_else(|| panic!("no disk_saturated warning for {name}: {:?}", res.warnings));
+    assert!(seconds >= 2 && from_s < to_s && to_s <= 3.5, "{seconds} s from {from_s} to {to_s}");
+    assert!(std::fs::read_to_string(dir.path().join("out/summary.txt")).unwrap().contains(&format!("disk {name} was")));
+}

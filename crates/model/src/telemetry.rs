@@ -1,0 +1,293 @@
+//! What the machines did during a run, second by second, on the run's own
+//! time axis: the hosts' CPU, disks, network, memory and pressure, as
+//! `RunResult::telemetry` holds them.
+//!
+//! A host is shared by every job of a run, so its series belong to the run,
+//! not to a job. The shape is a source's seconds plus named series with
+//! labels (Prometheus's data model: `disk_util_pct{disk="sda"}`), so what
+//! a later scrape of an exporter or a Ceph counter brings fits beside a
+//! host's own figures without a new type: a source, its seconds, its series.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use storbench_metrics::CpuTimes;
+
+/// Every source of a run: the hosts that measured themselves (the
+/// coordinator's, each agent's, each watched host's).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Telemetry {
+    /// Second 0 of the run's time axis (the first group's start), Unix ns on
+    /// the coordinator's clock; every source's seconds count from it.
+    pub start_unix_ns: u64,
+    /// Where each group began on that axis (s): a job's per-second points
+    /// (`SeriesPoint::t`, from its group's start) sit at `group_starts[g] + t`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group_starts: Vec<f64>,
+    pub sources: Vec<Source>,
+}
+
+/// What kind of place a source's figures come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// A machine that ran the load (the coordinator's, or a fleet agent's).
+    #[default]
+    Client,
+    /// A machine that only measured itself (`storbench agent --monitor`).
+    Watched,
+}
+
+/// One source's seconds and the series measured over them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Source {
+    /// The name it has in the run ("local", or the agent's name).
+    pub name: String,
+    pub kind: SourceKind,
+    /// The host name it reported.
+    pub hostname: String,
+    /// The host's CPUs (/proc/stat's, whatever the process's affinity): the
+    /// scale of the host-wide CPU percentages.
+    pub cpus: u32,
+    /// The sampler's own CPU time over the run (what watching cost).
+    #[serde(default)]
+    pub sampler_cpu: CpuTimes,
+    /// The end of each second measured, in s on the run's axis.
+    pub t: Vec<f64>,
+    /// How long each of those seconds was (a last one may be short).
+    pub duration: Vec<f64>,
+    /// Series of figures, each with one value per second of `t` (`None`
+    /// where it could not be read that second).
+    pub series: Vec<Series>,
+    /// Why figures are missing (a file the kernel does not have), once each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One named figure over a source's seconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    /// What is measured, with its unit in the name (`cpu_user_pct`,
+    /// `disk_util_pct`, `nic_rx_bytes_per_s`).
+    pub metric: String,
+    /// Which one (`disk`, `nic`, `core`, `resource`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    pub values: Vec<Option<f64>>,
+}
+
+impl Series {
+    /// The label's value, "" if the series has none.
+    pub fn label(&self, key: &str) -> &str {
+        self.labels.get(key).map_or("", String::as_str)
+    }
+
+    /// The values measured (missing ones left out).
+    pub fn present(&self) -> impl Iterator<Item = f64> + '_ {
+        self.values.iter().flatten().copied()
+    }
+
+    pub fn mean(&self) -> Option<f64> {
+        let (n, sum) = self.present().fold((0usize, 0.0), |(n, s), v| (n + 1, s + v));
+        (n > 0).then(|| sum / n as f64)
+    }
+
+    pub fn max(&self) -> Option<f64> {
+        self.present().reduce(f64::max)
+    }
+}
+
+impl Source {
+    /// Every series of a metric (one per disk, NIC, ...).
+    pub fn all<'a>(&'a self, metric: &'a str) -> impl Iterator<Item = &'a Series> + 'a {
+        self.series.iter().filter(move |s| s.metric == metric)
+    }
+
+    /// The series of a metric whose labels include `key = value`.
+    pub fn find(&self, metric: &str, key: &str, value: &str) -> Option<&Series> {
+        self.series.iter().find(|s| s.metric == metric && s.label(key) == value)
+    }
+
+    /// The one series of a metric without labels (host-wide figures).
+    pub fn get(&self, metric: &str) -> Option<&Series> {
+        self.series.iter().find(|s| s.metric == metric && s.labels.is_empty())
+    }
+
+    /// The seconds that have data, as indexes into `t`.
+    pub fn seconds(&self) -> std::ops::Range<usize> {
+        0..self.t.len()
+    }
+}
+
+/// One second of one host, as an agent sends it (`FromAgent::Host`): the
+/// coordinator appends it to that host's [`Source`].
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostSample {
+    /// The host's name in the run; a fleet's link sets the agent's.
+    pub source: String,
+    pub kind: SourceKind,
+    pub hostname: String,
+    pub cpus: u32,
+    /// Which `Start` of the run this second counts from (0 the first group's).
+    pub start: u32,
+    /// The end of the second, in s since that start.
+    pub t: f64,
+    pub duration: f64,
+    /// The sampler's CPU time so far.
+    pub sampler_cpu: CpuTimes,
+    pub values: Vec<Value>,
+    /// Why figures are missing, said with the first second only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// One figure of one second.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Value {
+    pub metric: String,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    pub value: f64,
+}
+
+impl Value {
+    pub fn new(metric: impl Into<String>, labels: &[(&str, &str)], value: f64) -> Value {
+        Value { metric: metric.into(), labels: labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), value }
+    }
+}
+
+impl Telemetry {
+    /// Add a host's second at `t` on the run's axis, creating its source.
+    pub fn push(&mut self, t: f64, sample: HostSample) {
+        let i = match self.sources.iter().position(|s| s.name == sample.source) {
+            Some(i) => i,
+            None => {
+                let src = Source {
+                    name: sample.source.clone(),
+                    kind: sample.kind,
+                    hostname: sample.hostname.clone(),
+                    cpus: sample.cpus,
+                    ..Source::default()
+                };
+                self.sources.push(src);
+                self.sources.len() - 1
+            }
+        };
+        self.sources[i].push(t, sample);
+    }
+}
+
+impl Source {
+    /// Append one second: every series gets a value (`None` for those the
+    /// second lacks), new series are filled with `None` before it.
+    pub fn push(&mut self, t: f64, sample: HostSample) {
+        let n = self.t.len();
+        self.t.push(t);
+        self.duration.push(sample.duration);
+        self.sampler_cpu = sample.sampler_cpu;
+        self.notes.extend(sample.notes);
+        for v in sample.values {
+            let i = match self.series.iter().position(|s| s.metric == v.metric && s.labels == v.labels) {
+                Some(i) => i,
+                None => {
+                    self.series.push(Series { metric: v.metric, labels: v.labels, values: vec![None; n] });
+                    self.series.len() - 1
+                }
+            };
+            if self.series[i].values.len() == n {
+                self.series[i].values.push(Some(v.value));
+            }
+        }
+        for s in self.series.iter_mut().filter(|s| s.values.len() == n) {
+            s.values.push(None);
+        }
+    }
+}
+
+/// The metric names the host sampler writes, shared by the sampler, the
+/// report and the bottleneck rules so none of them spells one differently.
+pub mod metric {
+    /// CPU modes, percent of all the host's CPUs (`core="busiest"`: percent
+    /// of the one core busiest that second, `cpu_busiest_core` its number).
+    pub const CPU_MODES: [&str; 7] = ["user", "system", "iowait", "steal", "softirq", "irq", "idle"];
+    /// Busy CPU (everything but idle and iowait), percent.
+    pub const CPU_BUSY: &str = "cpu_busy_pct";
+    pub const BUSIEST_CORE: &str = "cpu_busiest_core";
+    pub const DISK_READS: &str = "disk_reads_per_s";
+    pub const DISK_WRITES: &str = "disk_writes_per_s";
+    pub const DISK_READ_BYTES: &str = "disk_read_bytes_per_s";
+    pub const DISK_WRITE_BYTES: &str = "disk_write_bytes_per_s";
+    pub const DISK_UTIL: &str = "disk_util_pct";
+    pub const DISK_IN_FLIGHT: &str = "disk_in_flight";
+    /// Average queue over the second (weighted time in queue / time).
+    pub const DISK_QUEUE: &str = "disk_queue";
+    pub const DISK_AWAIT: &str = "disk_await_ms";
+    pub const NIC_RX_BYTES: &str = "nic_rx_bytes_per_s";
+    pub const NIC_TX_BYTES: &str = "nic_tx_bytes_per_s";
+    pub const NIC_RX_PACKETS: &str = "nic_rx_packets_per_s";
+    pub const NIC_TX_PACKETS: &str = "nic_tx_packets_per_s";
+    pub const NIC_RX_DROPS: &str = "nic_rx_drops_per_s";
+    pub const NIC_TX_DROPS: &str = "nic_tx_drops_per_s";
+    pub const TCP_RETRANS: &str = "tcp_retrans_segs_per_s";
+    pub const MEM_DIRTY: &str = "mem_dirty_bytes";
+    pub const MEM_WRITEBACK: &str = "mem_writeback_bytes";
+    pub const MEM_CACHED: &str = "mem_cached_bytes";
+    pub const MEM_AVAILABLE: &str = "mem_available_bytes";
+    /// Pressure stall information (`resource` cpu, io or memory): the
+    /// kernel's 10 s averages, and the share of this second stalled.
+    pub const PSI_SOME_AVG10: &str = "psi_some_avg10_pct";
+    pub const PSI_FULL_AVG10: &str = "psi_full_avg10_pct";
+    pub const PSI_SOME: &str = "psi_some_pct";
+    pub const PSI_FULL: &str = "psi_full_pct";
+
+    /// The CPU mode's metric name (`cpu_user_pct`).
+    pub fn cpu(mode: &str) -> String {
+        format!("cpu_{mode}_pct")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn series_summaries_skip_missing_seconds() {
+        let s = Series { metric: "x".into(), labels: BTreeMap::new(), values: vec![Some(1.0), None, Some(3.0)] };
+        assert_eq!(s.mean(), Some(2.0));
+        assert_eq!(s.max(), Some(3.0));
+        let none = Series { values: vec![None], ..s };
+        assert_eq!(none.mean(), None);
+    }
+
+    #[test]
+    fn a_source_round_trips_as_json() {
+        let src = Source {
+            name: "local".into(),
+            hostname: "h".into(),
+            cpus: 2,
+            t: vec![1.0],
+            duration: vec![1.0],
+            series: vec![Series {
+                metric: metric::DISK_UTIL.into(),
+                labels: [("disk".to_string(), "sda".to_string())].into(),
+                values: vec![Some(99.5)],
+            }],
+            ..Source::default()
+        };
+        let t = Telemetry { start_unix_ns: 5, group_starts: vec![0.0], sources: vec![src] };
+        let back: Telemetry = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.sources[0].find(metric::DISK_UTIL, "disk", "sda").unwrap().max(), Some(99.5));
+    }
+
+    #[test]
+    fn pushed_seconds_keep_every_series_as_long_as_the_axis() {
+        let mut t = Telemetry::default();
+        let second = |values: Vec<Value>| HostSample { source: "a".into(), duration: 1.0, values, ..HostSample::default() };
+        t.push(1.0, second(vec![Value::new("x", &[], 1.0)]));
+        t.push(2.0, second(vec![Value::new("y", &[("disk", "sda")], 2.0)]));
+        let s = &t.sources[0];
+        assert_eq!(s.t, vec![1.0, 2.0]);
+        assert_eq!(s.get("x").unwrap().values, vec![Some(1.0), None]);
+        assert_eq!(s.find("y", "disk", "sda").unwrap().values, vec![None, Some(2.0)]);
+    }
+}
