@@ -186,7 +186,20 @@ CAUSES = {
     # (two atomic updates per 512-byte unit written, one load per unit read,
     # for the lost-write judgement fio does not make), and each phase is 1024
     # I/Os of 0.1-0.8 s.
-    "surface-scan.fio": "verify=meta: 128 units per 64k I/O, each kept in storbench's table of acknowledged writes; phases of 1024 I/Os",
+    # Since storbench times a write from after its stamps (as fio's
+    # issue_time), the p50 is alike (ratio 1.000, was 1.164 on the same
+    # day's loaded table: the 128 stamps of each 64 KiB write were counted
+    # as its latency, and each read's check as the next read's). The IOPS
+    # (0.51..0.85) is open: storbench's stamping costs 8.5 us of CPU per
+    # 64 KiB with verify_pattern (4 us without: the pattern is made again
+    # for every unit, where fio fills its buffer once and rewrites the
+    # headers), and in json+ its runs show 46-53 I/Os over 1 ms per 1024
+    # writes against fio's 7-8 at load 13 (not profiled further).
+    "surface-scan.fio": "p50 alike now (stamps no longer timed); IOPS open: pattern made per unit (8.5 us CPU per 64k) and more >1 ms stalls under load",
+    # Before storbench timed each operation from when the engine took it,
+    # the reads of a burst after a flow sleep were timed from before the
+    # burst (each read's latency held the io_submits before it): p50 1.33
+    # (s36), 1.47-1.54 (s35); 1.058 after, IOPS 1.034.
     # Four groups of four psync QD1 direct 4 KiB clones on files of their
     # own. Per group, 3 alternating rounds: write 1.49 -> 1.00 once
     # write-only jobs' files are fallocated as fio's (they were laid out);
