@@ -168,7 +168,12 @@ CAUSES = {
     # ratio 0.53-0.59 before, 0.80-1.20 after, in 3 alternating rounds of 3 on
     # a machine at load 11, each round's ratios spread 0.56..1.64). The p50
     # (the larger of read and write) is 0.69-0.78 of fio's: not yet explained.
-    "basic-verify.fio": "short runs on a loaded machine: per-round ratios 0.56..1.64; p50 (larger of read and write) not yet explained",
+    # The p50 is the writes' (the larger): QD16, so p50 ~ 16 / IOPS, and the
+    # write phase's IOPS swings either way between rounds with or without
+    # verify (2 alternating rounds: with verify fio 19.9k, storbench 24.3k,
+    # p50 277 vs 192 us; the same file without verify fio 21.1k, storbench
+    # 14.7k, p50 194 vs 344 us). The read-back's p50 is alike (179-212 us).
+    "basic-verify.fio": "p50 is the QD16 writes' (16/IOPS): their IOPS swings either way between rounds, with verify or without; read-back p50 alike",
     # 128 I/Os in all (size=256k, loops capped at 2): 30-500 ms runs whose
     # figure is start-up; storbench's first I/Os wait on first use (strace:
     # 2.3 ms from io_setup to the first io_submit, 5 and 4 ms before the next
@@ -181,7 +186,20 @@ CAUSES = {
     # (two atomic updates per 512-byte unit written, one load per unit read,
     # for the lost-write judgement fio does not make), and each phase is 1024
     # I/Os of 0.1-0.8 s.
-    "surface-scan.fio": "verify=meta: 128 units per 64k I/O, each kept in storbench's table of acknowledged writes; phases of 1024 I/Os",
+    # Since storbench times a write from after its stamps (as fio's
+    # issue_time), the p50 is alike (ratio 1.000, was 1.164 on the same
+    # day's loaded table: the 128 stamps of each 64 KiB write were counted
+    # as its latency, and each read's check as the next read's). The IOPS
+    # (0.51..0.85) is open: storbench's stamping costs 8.5 us of CPU per
+    # 64 KiB with verify_pattern (4 us without: the pattern is made again
+    # for every unit, where fio fills its buffer once and rewrites the
+    # headers), and in json+ its runs show 46-53 I/Os over 1 ms per 1024
+    # writes against fio's 7-8 at load 13 (not profiled further).
+    "surface-scan.fio": "p50 alike now (stamps no longer timed); IOPS open: pattern made per unit (8.5 us CPU per 64k) and more >1 ms stalls under load",
+    # Before storbench timed each operation from when the engine took it,
+    # the reads of a burst after a flow sleep were timed from before the
+    # burst (each read's latency held the io_submits before it): p50 1.33
+    # (s36), 1.47-1.54 (s35); 1.058 after, IOPS 1.034.
     # Four groups of four psync QD1 direct 4 KiB clones on files of their
     # own. Per group, 3 alternating rounds: write 1.49 -> 1.00 once
     # write-only jobs' files are fallocated as fio's (they were laid out);
@@ -247,21 +265,37 @@ CAUSES = {
     # without strace storbench's fuzzer ran 2.2-2.6x fio's fallocates at a
     # similar punch count. Not explained yet (the inode lock's hand-off
     # between processes and threads is a guess, not measured).
-    "falloc.fio": "fuzzers sharing one inode: storbench's fallocate fuzzer runs 2.2-2.6x fio's, same modes and sizes; not explained yet",
+    # Cause: fio runs falloc.fio's jobs as processes (no `thread`), storbench
+    # as threads of one process. The same file with `thread` added, three
+    # alternating rounds (fio processes / fio threads / storbench):
+    # fallocates 54.6k/114.3k/50.6k, 44.0k/99.8k/79.1k, 43.5k/87.8k/83.6k;
+    # punches 887/5118/917, 779/4637/3309, 777/3549/1920. As threads fio's
+    # own fuzzer does 1.6-2.6x its process-mode fallocates and 4-6x its
+    # punches, as storbench's do. Where the fuzzer's time goes (json+): fio
+    # processes 183-343 fallocates over 1 ms take 2.45-2.68 s of 3 s (they
+    # wait on the punches' inode lock); p50 7 us in both.
+    "falloc.fio": "fio's jobs are processes here, storbench's threads: fio with `thread` does 1.6-2.6x its own fallocates and 4-6x its punches, like storbench",
     # Not reproduced: two later alternations, p50 fio 43/41 us and storbench
     # 42/37 us, IOPS 11.0k/11.0k and 11.4k/13.6k; both read runs of 8
     # sequential blocks from each random start (strace pread64).
     "randread:8 runs direct": "p50 not reproduced (43/41 us fio, 42/37 us storbench in later rounds); same offsets pattern",
     # rate=300,300,300 is 300 bytes/s: in 3 s the fast jobs do 1-3 I/Os
-    # each (fio: fast1 3 reads + 3 writes; storbench the same order), their
-    # first, cold ones (0.6-10 ms). fio's group_reporting folds fast2 and
-    # runsnever into slow2's group (3 entries), storbench's folds a job's own
-    # clones (5 entries), so the row's largest p50 is a median of 1-6 such
-    # samples. The IOPS is the two thinktime=2000 sync jobs' (fio 310 + 280,
-    # storbench 287 + 260 per s in one loaded round); on a quieter machine
-    # storbench's is 1.19-1.20x fio's in every round, not explained yet (a
-    # 2.4 ms cycle in fio, 2.0 ms in storbench: where think time starts).
-    "exitwhat.fio": "rate=300 is bytes/s: the fast jobs' 1-6 first I/Os set the p50; the IOPS gap (think-time cycle) is open",
+    # each, their first, cold ones (0.6-10 ms): the row's largest p50 is a
+    # median of 1-6 such samples. The IOPS gap is fio's group_reporting:
+    # fio folds fast2 and runsnever (no stonewall of their own) into slow2's
+    # reporting group and divides the group's I/Os by its longest member's
+    # runtime, the rate-limited jobs' full 3 s: slow2's entry 1006-1012
+    # writes over 3000-3014 ms = 335-337/s in three rounds, where storbench
+    # lists slow2 alone, 1000 writes in 2034-2109 ms = 474-492/s (fast2 and
+    # runsnever apart, 3 I/Os each over 3000 ms; merged as fio merges, the
+    # same three give (1000+6)/3.0 s = 335/s). Table sums: fio ~786,
+    # storbench ~984: the 1.2x. The think-time cycle is not it: slow1 alone,
+    # 1000 reads, fio 2136-2167 ms, storbench 2077-2199 ms. In the full file
+    # fio's slow1 swings 2061..2909 ms between runs: fio sleeps thinktime
+    # minus a nanosleep granularity it measures once at start (363 us under
+    # strace: nanosleep 1637 us) and spins the rest (usr_cpu 17.7% in the
+    # 2909 ms run); storbench 2030-2070 ms.
+    "exitwhat.fio": "fio's group_reporting divides slow2+fast2+runsnever's I/Os by the rate-limited jobs' 3 s (335/s vs slow2 alone 490/s); p50: 1-6 first I/Os",
     # rate=1250 is 1250 bytes/s: each of the 32 jobs reads one 4 KiB block
     # in 3 s (total_ios 1 per job in both), so the row's p50 is the slowest
     # of 32 single cold first reads started together.
@@ -282,6 +316,23 @@ CAUSES = {
     # per write (fio's engines/ftruncate.c); 10% of IOPS is 0.2 us of each
     # tool's own work per operation.
     "ftruncate.fio": "2 us operations: 10% is 0.2 us of each tool's own work per truncate; p50 alike",
+    # 6 jobs x 200 unlinks of 4 KiB files, 80-160 ms a job; the row's p50 is
+    # the largest of six jobs' p50s, set by whichever job was descheduled:
+    # quiet rounds 245-253 us fio against 237-255 us storbench for every job;
+    # s35's 253 vs 709 us and s36's 807 vs 277 us point either way. Same
+    # counts (200 unlinks per job in both outputs).
+    "filedelete-ioengine.fio": "p50 is the largest of six jobs' 200 unlinks (80-160 ms each): alike per job (245-253 vs 237-255 us); swings either way",
+    # Four groups on one 64 MiB file, the same counts in every round (2048
+    # writes, then 65536 reads, writes, reads). The sum is the readers
+    # group's: the writers leave the file dirty and a DONTNEED on dirty
+    # pages only starts their writeback, so the readers find the file in
+    # the cache (fio 117-140 ms, 470-560k IOPS) or not (383-433 ms), in
+    # storbench too (184-212 ms, or 421-1938 ms): bimodal in both tools, by
+    # how far writeback got. Alone, after a sync, the same 4-thread
+    # randread is alike (fio 510-816 ms, storbench 483-797 ms). Open:
+    # readers2 took 1.7-2.0 s in storbench in 4 of 6 rounds against fio's
+    # 0.63-0.96 s (same disk read counts, ~16.5k).
+    "waitfor.fio": "the readers group (the sum's bulk) finds the writers' dirty file cached or not, bimodal in both tools; readers2's 2x open",
     "1mbs_clients.fio": "rate=1250 is bytes/s: one read per job in 3 s; the p50 is the slowest of 32 single first reads",
 }
 

@@ -47,6 +47,16 @@ impl LoopState {
     }
 }
 
+/// When an operation starts, for its latency.
+#[derive(Clone, Copy)]
+pub(super) enum Start {
+    /// When it is handed to the engine (nothing paces it).
+    Issue,
+    /// At a time a schedule set (a fixed-rate arrival, a trace's record):
+    /// counted from then however late it goes out.
+    At(u64),
+}
+
 /// Per-slot bookkeeping of in-flight I/O.
 pub(super) struct Slots {
     pub(super) free: Vec<u32>,
@@ -121,7 +131,7 @@ impl Worker {
                 st.ended_at = self.k.end_ns.map_or(now, |e| e.min(now));
             }
             if st.may_issue(now) {
-                self.fill(&mut slots, &mut st, now)?;
+                self.fill(&mut slots, &mut st, now, clock)?;
                 st.draining = self.drains(qd - slots.free.len(), qd);
             }
             // A worker draining to iodepth_low issues nothing: no pace to wake for.
@@ -187,12 +197,20 @@ impl Worker {
     }
 
     /// Issue into every free slot, as far as the schedule and think time
-    /// allow (polling: one I/O, as fio's loop waits after each).
+    /// allow (polling: one I/O, as fio's loop waits after each). `now` was
+    /// read before the batch: each operation after the first reads the
+    /// clock again (see [`Worker::issue`]).
     #[inline]
-    pub(super) fn fill(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64) -> Result<(), storbench_engine::EngineError> {
+    pub(super) fn fill(
+        &mut self,
+        slots: &mut Slots,
+        st: &mut LoopState,
+        now: u64,
+        clock: &Clock,
+    ) -> Result<(), storbench_engine::EngineError> {
         let thinks = self.k.think_ns > 0;
         let free = slots.free.len();
-        let filled = self.fill_slots(slots, st, now, thinks);
+        let filled = self.fill_slots(slots, st, now, clock, thinks);
         // fio's io_u_mark_depth, once per batch: the batch's I/Os at the depth in flight with them.
         let issued = free - slots.free.len();
         if issued > 0 {
@@ -202,12 +220,20 @@ impl Worker {
     }
 
     #[inline]
-    fn fill_slots(&mut self, slots: &mut Slots, st: &mut LoopState, now: u64, thinks: bool) -> Result<(), storbench_engine::EngineError> {
+    fn fill_slots(
+        &mut self,
+        slots: &mut Slots,
+        st: &mut LoopState,
+        now: u64,
+        clock: &Clock,
+        thinks: bool,
+    ) -> Result<(), storbench_engine::EngineError> {
+        let mut batch_now = Some(now);
         while let Some(&slot) = slots.free.last() {
             if self.flow_held(slots, st, now) {
                 break;
             }
-            let Some(scheduled) = self.take_start(now) else { break };
+            let Some(start) = self.take_start(now) else { break };
             let next = match self.verify.as_mut().and_then(Checker::backlog_next) {
                 Some(io) => Some(io),
                 None => self.gen.next(),
@@ -218,9 +244,12 @@ impl Worker {
             };
             if self.k.invalidate && self.gen.take_wrapped() {
                 self.drop_caches();
+                // Dropping the cache is the tool's time too (fio drops it
+                // while choosing the offset, before the issue time).
+                batch_now = None;
             }
             slots.free.pop();
-            self.issue(slots, slot, io, scheduled, now)?;
+            self.issue(slots, slot, io, start, batch_now.take(), clock)?;
             if thinks {
                 st.since_think += 1;
                 if st.since_think >= self.k.think_blocks {
@@ -263,12 +292,12 @@ impl Worker {
     /// must wait for one in flight on its blocks, or reads a training run's
     /// accelerator is not ready for).
     #[inline]
-    pub(super) fn take_start(&mut self, now: u64) -> Option<u64> {
+    pub(super) fn take_start(&mut self, now: u64) -> Option<Start> {
         if let Gen::Train(t) = &self.gen {
             return match t.wait(now) {
-                None => Some(now),
+                None => Some(Start::Issue),
                 // Every read issued: the generator says so next.
-                Some(u64::MAX) if t.finished() => Some(now),
+                Some(u64::MAX) if t.finished() => Some(Start::Issue),
                 Some(_) => None,
             };
         }
@@ -277,17 +306,17 @@ impl Worker {
                 _ if r.gen.blocked() => None,
                 Some(t) if t > now => None,
                 // Without stalls nothing is scheduled: latency from the issue.
-                Some(_) if r.gen.unpaced() => Some(now),
-                Some(t) => Some(t),
+                Some(_) if r.gen.unpaced() => Some(Start::Issue),
+                Some(t) => Some(Start::At(t)),
                 // The end: the generator says so next.
-                None => Some(now),
+                None => Some(Start::Issue),
             };
         }
         match (self.schedule.as_mut(), &self.cap) {
             (Some(s), _) if s.peek() > now => None,
-            (Some(s), _) => Some(s.advance(self.gen.rng())),
+            (Some(s), _) => Some(Start::At(s.advance(self.gen.rng()))),
             (None, Some(c)) if c.next_at() > now => None,
-            (None, _) => Some(now),
+            (None, _) => Some(Start::Issue),
         }
     }
 
@@ -348,14 +377,23 @@ impl Worker {
         (if pace <= now { u64::MAX } else { pace }, housekeeping)
     }
 
+    /// Hand one operation to the engine. It is timed from here, as fio
+    /// takes an I/O's issue time: after its data was made (a verified
+    /// write's stamps and checksums, a refreshed buffer) and after what the
+    /// worker did since `batch_now` was read (judging the reads that came
+    /// back, handing over the operations before it in this batch): that is
+    /// the tool's time, not the storage's. A read opening a batch with
+    /// nothing judged keeps `batch_now`, so the plain read loop still reads
+    /// the clock once per batch.
     #[inline]
     pub(super) fn issue(
         &mut self,
         s: &mut Slots,
         slot: u32,
         io: NextIo,
-        scheduled: u64,
-        now: u64,
+        start: Start,
+        batch_now: Option<u64>,
+        clock: &Clock,
     ) -> Result<(), storbench_engine::EngineError> {
         if io.op.writes_data() {
             let buf = self.buffers.slot_mut(slot);
@@ -364,6 +402,14 @@ impl Worker {
                 None => self.filler.refresh(buf, io.len as usize, io.file, self.gen.rng()),
             }
         }
+        let now = match batch_now {
+            Some(t) if !io.op.writes_data() && self.verify.is_none() => t,
+            _ => clock.now(),
+        };
+        let scheduled = match start {
+            Start::Issue => now,
+            Start::At(t) => t,
+        };
         if let Some(v) = self.verify.as_mut() {
             v.issued(&io, slot);
         }
