@@ -611,7 +611,12 @@ mod tests {
             }
         };
         let error = done.error.unwrap_or_default();
-        assert!(error.starts_with("prefill of ") && error.contains("create failed: EIO"), "{error}");
+        assert!(
+            error.starts_with("prefill (")
+                && error.contains("of its objects in the store when it stopped)")
+                && error.contains("create failed: EIO"),
+            "{error}"
+        );
         assert_eq!(done.failure, Some(Failure { fault: Fault::Storage, stage: Some(Stage::Prefill) }));
     }
 

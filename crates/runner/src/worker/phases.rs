@@ -34,7 +34,6 @@ impl Worker {
         if !o.prefill {
             return Ok(());
         }
-        let what = format!("prefill of {} objects", g.live());
         announce(&self.link, &self.share, self.worker, Stage::Prefill);
         let control = self.link.control.clone();
         let (tried, left) = unmeasured(
@@ -45,6 +44,9 @@ impl Worker {
             OnFailure::Stop,
             hooks(self.verify.as_mut(), &mut self.buffers, self.share.spec.seed).as_mut(),
         );
+        // Counted after: before it, the worker's objects are those an
+        // earlier run left (the message said "prefill of 0 objects").
+        let what = format!("prefill ({} of its objects in the store when it stopped)", g.live());
         left.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("{what}: {e}"))))
     }
 
