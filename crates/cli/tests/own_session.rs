@@ -163,6 +163,11 @@ fn sigint_sigterm_and_sighup_to_the_launcher_end_the_run_with_its_results() {
     if !apart_here() {
         return;
     }
+    // Under `nohup` (a CI started by hand) SIGHUP comes ignored, storbench
+    // inherits that and rightly keeps running on a hang-up: the launcher
+    // here must start as from a terminal, with SIGHUP's default action.
+    // SAFETY: restoring a default action installs no handler.
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_DFL) };
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         let d = scratch();
         let inner = std::sync::atomic::AtomicU32::new(0);
