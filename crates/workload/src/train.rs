@@ -102,8 +102,9 @@ impl TrainSpec {
     }
 
     /// Reads a unit takes (a Parquet row group: one a column read).
+    /// Counted, not built: the measured loop asks on every read.
     fn unit_reads(&self) -> u64 {
-        self.parquet.as_ref().map_or(1, |p| p.reads().len().max(1) as u64)
+        self.parquet.as_ref().map_or(1, |p| p.columns.iter().filter(|c| c.1).count().max(1) as u64)
     }
 }
 
