@@ -12,7 +12,7 @@ fn verdict(results: &std::path::Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(results.join("mlperf.json")).unwrap()).unwrap()
 }
 
-/// The parameters of the issues of a division.
+/// The parameters of the issues in a division.
 fn rules_in(v: &serde_json::Value, division: &str) -> Vec<String> {
     let issues = v["issues"].as_array().unwrap();
     issues.iter().filter(|i| i["validation"] == division).map(|i| i["parameter"].as_str().unwrap().to_string()).collect()
@@ -64,6 +64,7 @@ fn a_run_failing_the_rules_names_each_rule_it_failed() {
         &["run", "--preset", "train:cosmoflow", "--scale", "0.0001", "--epochs", "1", "--ioengine", "null", "--service_time", "10ms"]
             .into_iter()
             .chain(["--servers", "1", "--rules", "mlperf", "--allow-invalid-params", "--results-dir", "rules", "--quiet"])
+            .chain(["--output-format", "json"])
             .collect::<Vec<_>>(),
     );
     assert_eq!(r.code, 1, "{}\n{}", r.stdout, r.stderr);
@@ -76,7 +77,10 @@ fn a_run_failing_the_rules_names_each_rule_it_failed() {
     // The runs themselves were whole: five of them, after a warm-up.
     let closed = rules_in(&v, "closed");
     assert!(closed.iter().any(|c| c == "warmup") && closed.iter().any(|c| c == "num_runs"), "{v}");
-    assert!(r.stdout.contains("INVALID") && r.stdout.contains("run-3.au"), "{}", r.stdout);
+    // Standard output is the verdict's JSON; the table is on standard error.
+    let printed: serde_json::Value = serde_json::from_str(&r.stdout).expect("stdout is JSON");
+    assert_eq!(printed, v);
+    assert!(r.stderr.contains("INVALID") && r.stderr.contains("run-3.au"), "{}", r.stderr);
 }
 
 #[test]

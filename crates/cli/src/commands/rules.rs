@@ -307,11 +307,21 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resu
     report.valid = report.division != Division::Invalid;
     report.issues = issues;
     let text = table(&report, t.au_floor);
-    out_part!("{text}");
+    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+    // A machine-readable standard output gets the verdict's JSON (json) or
+    // nothing of it; the table goes to standard error.
+    match flags.format.as_deref().unwrap_or("normal") {
+        "normal" => out_part!("{text}"),
+        format => {
+            say_part!("{text}");
+            if format == "json" {
+                out!("{json}");
+            }
+        }
+    }
     let path = base.join("mlperf.json");
     std::fs::create_dir_all(&base).map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
-    std::fs::write(&path, serde_json::to_string_pretty(&report).unwrap_or_default())
-        .map_err(|e| CliError::system(format!("{}: {e}", path.display())))?;
+    std::fs::write(&path, &json).map_err(|e| CliError::system(format!("{}: {e}", path.display())))?;
     outcome?;
     Ok(if report.valid { 0 } else { EXIT_IO_ERRORS })
 }
