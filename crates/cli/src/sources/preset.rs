@@ -220,14 +220,15 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
         prefetch: threads * 2,
         parquet: layout,
     };
-    if accelerators as u64 > max_accelerators(&t) {
+    let most = max_accelerators(&t);
+    if accelerators as u64 > most {
+        let fewer = if most > 0 { format!(" or use at most {most} accelerators") } else { String::new() };
         return Err(CliError::usage(format!(
-            "train:{model}:{} at --scale {} has {} samples{}, fewer than one batch ({batch}) per accelerator ({accelerators}); raise --scale or use at most {} accelerators",
+            "train:{model}:{} at --scale {} has {} samples{}, too few for a batch ({batch}) on each of {accelerators} accelerators; raise --scale{fewer}",
             m.accelerator,
             sizing.scale,
             t.samples(),
-            t.parquet.as_ref().map_or(String::new(), |p| format!(" in {} row groups of {}", t.units(), p.row_group)),
-            max_accelerators(&t)
+            t.parquet.as_ref().map_or(String::new(), |p| format!(" in {} row groups of {} (each accelerator reads whole groups)", t.units(), p.row_group)),
         )));
     }
     let mut s = base(global)?;
