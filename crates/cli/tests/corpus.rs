@@ -416,6 +416,17 @@ const CASES: &[Case] = &[
     case(&["run", "--preset", "train:unet3d", "--scale", "1e308"], &["--scale", "'1e308'", "at most 1"]),
     case(&["run", "--preset", "train:unet3d:mi355"], &["no preset 'train:unet3d:mi355'", "train:unet3d:b200"]),
     case(&["run", "--preset", "checkpoint:llama3-8b:subset"], &["llama3-8b has no subset mode", "run checkpoint:llama3-8b"]),
+    // 20 row groups hold 7 batches but give 7 accelerators 2 groups each: no step.
+    case(&["run", "--preset", "train:dlrm", "--scale", "0.000025", "--accelerators", "7"], &["20 row groups", "at most 6 accelerators"]),
+    // MLPerf's rules: a dataset under 5x this host's memory, a checkpoint, no memory.
+    case(&["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf"], &["5x the client's memory", "--client-memory"]),
+    case(&["run", "--preset", "checkpoint:llama3-8b", "--rules", "mlperf"], &["judges a training preset", "checkpoint:llama3-8b"]),
+    case(&["run", "--preset", "train:cosmoflow", "--rules", "mlperf", "--agents", "127.0.0.1:1"], &["--rules mlperf", "drop --agents"]),
+    case(&["run", "--preset", "train:cosmoflow", "--rules", "mlperf", "--client-memory", "0"], &["--client-memory", "a size above 0"]),
+    case(
+        &["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf", "--client-memory", "64m", "--epochs", "1"],
+        &["neither division allows", "drop --epochs"],
+    ),
     case(&["run", "--fill", "nan%", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--fill", "'nan%'"]),
     case(&["baseline", "--streams", "0", "--network", "127.0.0.1"], &["--streams"]),
 ];
