@@ -265,7 +265,13 @@ fn settle(outer: u32, inner: u32, stopped: bool) -> (char, char) {
 #[test]
 fn ctrl_z_stops_the_measuring_child_and_sigcont_continues_it() {
     let _t = turn();
-    if !apart_here() || !have("script") {
+    if !apart_here() {
+        return;
+    }
+    if !have("script") {
+        // util-linux's `script` gives the launcher a terminal to be the foreground job of.
+        assert!(std::env::var_os("CI").is_none(), "`script` (util-linux) is missing in CI: Ctrl-Z would not be tested");
+        eprintln!("SKIP: no `script` (util-linux) for a pseudo-terminal");
         return;
     }
     let d = scratch();
