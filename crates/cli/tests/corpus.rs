@@ -155,6 +155,7 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--write_iolog", "nodir/io.log"], &["write_iolog", "nodir does not exist"]),
     with(&["run", "--name", "a", "--ioengine", "null", "--runtime", "1", "--results-dir", "out"], &[("out/result.json", "{}")], &["holds an earlier run's results", "--force"]),
     with(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--verify", "crc32c", "--verify_state", "f/state"], &[("f", "x")], &["verify_state f/state", "not a directory"]),
+    with(&["run", "--name", "a", "--filename", "st.dat", "--size", "1m", "--rw", "write", "--verify", "crc32c", "--verify_state", "vs"], &[("vs/st.dat.vstate", "junk")], &["vs/st.dat.vstate", "not a verify state"]),
     with(&["report", "out", "-o", "mine.html"], &[("mine.html", "mine"), ("out/result.json", "{}")], &["mine.html exists and is not a storbench report", "--force"]),
     case(&["slo", "--resume", "nowhere"], &["nowhere/slo.json"]),
     with(&["report", "st"], &[("st/study.json", "{\"version\": 1}")], &["st/study.json", "not a study index"]),
