@@ -232,7 +232,9 @@ impl Worker {
             })),
             (None, None, Some(_)) => {
                 // Each volume's keys are shared out as in a job of one volume.
-                let mut g = ObjGen::new(spec, spec.place_in_volume(worker), share.io_limit, spec.number_ios);
+                // fio's number_ios is per loop, as io_size (see `prepare::region`).
+                let ops = spec.number_ios.map(|n| n.saturating_mul(u64::from(spec.passes.max(1))));
+                let mut g = ObjGen::new(spec, spec.place_in_volume(worker), share.io_limit, ops);
                 g.exclusive(!factory.capabilities().ordered);
                 Gen::Objects(g)
             }
