@@ -42,6 +42,13 @@ impl Gen {
             Gen::Objects(_) | Gen::Replay(_) | Gen::Train(_) => false,
         }
     }
+    /// Verify reads issued besides the generator's (see [`IoGen::count_read`]).
+    #[inline]
+    pub(super) fn count_read(&mut self, len: u32) {
+        if let Gen::Blocks(g) = self {
+            g.count_read(u64::from(len));
+        }
+    }
     #[inline]
     pub(super) fn rng(&mut self) -> &mut storbench_workload::rng::Rng {
         match self {
