@@ -316,6 +316,9 @@ pub fn signalled(
 
 /// Send `sig` to process `pid` (one the test started).
 pub fn signal(pid: i32, sig: i32) {
+    // 0 is the test's own process group (cargo, the CI shell), -1 every
+    // process: a lookup that found no process must fail the test, not them.
+    assert!(pid > 1, "no process to signal (pid {pid})");
     // SAFETY: sending a signal to a process the test started.
     unsafe { libc::kill(pid, sig) };
 }
