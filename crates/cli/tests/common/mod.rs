@@ -516,3 +516,9 @@ pub fn listens_on(pid: u32, port: u16) -> bool {
     let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
     fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| inodes.iter().any(|i| l.as_os_str() == i.as_str())))
 }
+
+/// How soon after a Ctrl-C a run must have exited in tests that time it.
+/// The promise is a second (0.3-0.6 s typical here); the bound leaves room
+/// for a loaded machine (1.07-1.18 s seen at load 5) and still fails a run
+/// that waits out a storage timeout (10 s and more) or hangs.
+pub const EXIT_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
