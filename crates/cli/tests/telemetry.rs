@@ -159,9 +159,12 @@ fn loop_disk(img: &std::path::Path, rotational: bool) -> Option<(Loop, String)> 
     Some((dev, name))
 }
 
+/// Five seconds: the rules want two full seconds, and on a loaded machine
+/// (load 6) a 3 s run's first and last seconds were sometimes below the
+/// mark, leaving one.
 fn direct_reads<'a>(dev: &'a str, bs: &'a str, depth: &'a str) -> Vec<&'a str> {
     let a = ["run", "--filename", dev, "--rw", "randread", "--bs", bs, "--ioengine", "libaio", "--direct=1", "--iodepth", depth];
-    a.into_iter().chain(["--runtime", "3", "--time_based=1"]).collect()
+    a.into_iter().chain(["--runtime", "5", "--time_based=1"]).collect()
 }
 
 fn disk_warning(res: &storbench_model::RunResult, name: &str) -> Option<(u32, f64, f64)> {
@@ -183,8 +186,9 @@ fn a_rotational_disk_busy_all_the_time_is_named() {
     assert_eq!(util.label(metric::ROTATIONAL), "1");
     assert!(util.max().unwrap() >= 90.0, "{name} util: {:?}", util.values);
     let named = disk_warning(&res, &name);
-    let (seconds, from_s, to_s) = named.unwrap_or_else(|| panic!("no disk_saturated warning for {name}: {:?}", res.warnings));
-    assert!(seconds >= 2 && from_s < to_s && to_s <= 3.5, "{seconds} s from {from_s} to {to_s}");
+    let (seconds, from_s, to_s) =
+        named.unwrap_or_else(|| panic!("no disk_saturated warning for {name}: {:?}, util {:?}", res.warnings, util.values));
+    assert!(seconds >= 2 && from_s < to_s && to_s <= 5.5, "{seconds} s from {from_s} to {to_s}: util {:?}", util.values);
     assert!(std::fs::read_to_string(dir.path().join("out/summary.txt")).unwrap().contains(&format!("disk {name} was")));
 }
 
