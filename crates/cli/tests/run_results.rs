@@ -180,7 +180,8 @@ fn fixed_rate_is_met_and_series_covers_every_second() {
 /// then "took" about 4 ms. A direct 4k read here takes well under 1 ms.
 /// At QD 256 that defect costs 256 / 30k = 8.5 ms a read; the bound sits
 /// well below it and well above what a loaded 2-core machine gives a
-/// healthy run (1-2 ms p50 at load averages of 10-15).
+/// healthy run (1-2 ms p50 at load averages of 10-15; once over 3 ms at
+/// load 5 in a debug build, hence 5 ms).
 #[test]
 fn paced_io_uring_sees_each_completion_between_arrivals() {
     let d = scratch();
@@ -217,7 +218,7 @@ fn paced_io_uring_sees_each_completion_between_arrivals() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     let result = run_result(&d.path().join("out"));
     let service = result.jobs[0].ops[0].service.as_ref().expect("fixed-rate runs keep issue-to-completion times");
-    assert!(service.at(50.0) < 3_000_000, "issue to completion p50 {} ns: completions waited for the ring to fill", service.at(50.0));
+    assert!(service.at(50.0) < 5_000_000, "issue to completion p50 {} ns: completions waited for the ring to fill", service.at(50.0));
 }
 
 #[test]
