@@ -41,7 +41,9 @@ use storbench_workload::JobSpec;
 /// older agent would drop without a word), per-priority interval figures,
 /// each worker's start. 8: fio's completion batching (`JobSpec`'s
 /// `iodepth_batch_complete_min`/`_max` and `iodepth_low`). 9: host
-/// telemetry (`Start::telemetry`, `FromAgent::Host`).
+/// telemetry (`Start::telemetry`, `FromAgent::Host`) and a worker's kind
+/// tally in one section (`WorkerDone::kind`, was `replay` and `train`):
+/// one version, as no release shipped between the two.
 /// (`WorkerDone::failure` came without a bump: optional both ways, its
 /// absence loses nothing an older side knew.)
 pub const PROTOCOL_VERSION: u32 = 9;
@@ -284,12 +286,10 @@ pub struct WorkerDone {
     /// long the pass took is `verify`'s `pass_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<Box<OpStats>>,
-    /// How its share of a replayed trace went (jobs that replay one).
+    /// Its kind's own tally (a replayed trace's share, an accelerator's
+    /// training), for kinds that keep one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<Box<storbench_metrics::ReplayTally>>,
-    /// What its accelerator did (training jobs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub train: Option<Box<storbench_workload::train::TrainTally>>,
+    pub kind: Option<Box<storbench_metrics::KindTally>>,
     /// Operations in flight when its measured phase ended that got no
     /// answer in time: abandoned, not counted (a server that stopped answering).
     #[serde(default)]
@@ -311,8 +311,7 @@ impl WorkerDone {
             objects_left: 0,
             verify: None,
             pass: None,
-            replay: None,
-            train: None,
+            kind: None,
             cut_off: 0,
         }
     }
@@ -432,8 +431,7 @@ mod tests {
             objects_left: 5,
             verify: Default::default(),
             pass: None,
-            replay: None,
-            train: None,
+            kind: None,
             cut_off: 6,
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();

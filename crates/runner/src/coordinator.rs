@@ -273,7 +273,7 @@ fn verify_phase<'a>(done: impl IntoIterator<Item = &'a WorkerDone>) -> Vec<Phase
 fn replay_result(job: &crate::prepare::ReadyJob, done: &[WorkerDone]) -> Option<storbench_model::ReplayResult> {
     let (spec, trace) = (job.share.spec.replay.as_ref()?, job.trace.as_ref()?);
     let mut t = storbench_metrics::ReplayTally::default();
-    for d in done.iter().filter_map(|d| d.replay.as_deref()) {
+    for d in done.iter().filter_map(|d| d.kind.as_deref()?.replay()) {
         t.merge(d);
     }
     Some(storbench_model::ReplayResult {
@@ -293,7 +293,7 @@ fn replay_result(job: &crate::prepare::ReadyJob, done: &[WorkerDone]) -> Option<
 fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Option<storbench_model::TrainResult> {
     let spec = share.spec.train.as_ref()?;
     let mut t = storbench_workload::train::TrainTally::default();
-    for d in done.iter().filter_map(|d| d.train.as_deref()) {
+    for d in done.iter().filter_map(|d| d.kind.as_deref()?.train()) {
         t.merge(d);
     }
     let accelerators = share.workers;

@@ -4,7 +4,6 @@
 //! interval report over once per second and takes an empty one back.
 
 mod error;
-mod gen;
 mod hot;
 mod logs;
 mod phases;
@@ -17,7 +16,6 @@ use crate::iolog::IologWriter;
 use crate::unit_log::UnitLogWriter;
 use crate::verify::Checker;
 pub use error::{Failed, WorkerError};
-use gen::{Gen, Replaying};
 use logs::LogWindow;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -26,17 +24,15 @@ use std::sync::Arc;
 use std::time::Duration;
 use storbench_engine::files;
 use storbench_engine::{Engine, EngineConfig, EngineFactory, WorkerSetup};
-use storbench_metrics::ReplayTally;
-use storbench_metrics::{CpuTimes, IntervalReport, PlatWindow};
+use storbench_metrics::{CpuTimes, IntervalReport, KindTally, LatencyHistogram, PlatWindow};
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::gen::stream;
+use storbench_workload::kinds::{GenSetup, Generator, JobGen};
 use storbench_workload::prio::PrioPicker;
 use storbench_workload::rate::{ByteCap, Schedule};
-use storbench_workload::trace::ReplayGen;
-use storbench_workload::train::TrainGen;
 use storbench_workload::ObjectNames;
-use storbench_workload::{Fadvise, IoGen, JobSpec, ObjGen, RateLimit, Reaping};
+use storbench_workload::{Fadvise, JobSpec, RateLimit, Reaping};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
@@ -123,7 +119,10 @@ pub struct Worker {
     k: Consts,
     files: Vec<File>,
     buffers: AlignedBuffers,
-    gen: Gen,
+    /// What it issues: its job's kind's generator.
+    gen: JobGen,
+    /// How late it issued against the generator's own schedule (a trace's).
+    lag: Option<Box<LatencyHistogram>>,
     filler: Filler,
     schedule: Option<Schedule>,
     /// A cap on bytes per second (rados load-gen), per worker.
@@ -205,34 +204,18 @@ impl Worker {
             engine = Box::new(crate::volumes::OnVolume { inner: engine, first_unit });
         }
         let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
-        let gen = match (&spec.train, &spec.replay, &spec.objects) {
-            (Some(t), _, _) => {
-                let region = match spec.objects {
-                    Some(_) => storbench_workload::gen::Region { files: 0, start: 0, len: t.file_bytes() },
-                    None => worker_region(&share, worker),
-                };
-                Gen::Train(Box::new(TrainGen::new(t, region, worker, share.workers, spec.seed ^ worker as u64)))
-            }
-            (None, Some(r), _) => Gen::Replay(Box::new(Replaying {
-                gen: ReplayGen::new(
-                    crate::replay::load(&r.path).map_err(WorkerError::Input)?,
-                    r,
-                    worker_region(&share, worker),
-                    worker,
-                    share.workers,
-                    share.queue_depth,
-                ),
-                rng: storbench_workload::rng::Rng::new(spec.seed ^ worker as u64),
-                tally: ReplayTally::default(),
-            })),
-            (None, None, Some(_)) => {
-                // Each volume's keys are shared out as in a job of one volume.
-                let mut g = ObjGen::new(spec, spec.place_in_volume(worker), share.io_limit, spec.number_ios);
-                g.exclusive(!factory.capabilities().ordered);
-                Gen::Objects(g)
-            }
-            (None, None, None) => Gen::Blocks(IoGen::new(spec, worker_region(&share, worker), stream(share.job, worker), share.io_limit)),
+        let at = GenSetup {
+            job: share.job,
+            worker,
+            workers: share.workers,
+            queue_depth: share.queue_depth,
+            region: worker_region(&share, worker),
+            io_limit: share.io_limit,
+            ordered: factory.capabilities().ordered,
+            trace: &|r| crate::replay::load(&r.path),
         };
+        let gen = JobGen::new(spec, &at).map_err(WorkerError::Input)?;
+        let lag = gen.scheduled().then(|| Box::new(LatencyHistogram::new()));
         let iolog = IologWriter::create(spec, worker, target_names(&share, worker)).map_err(WorkerError::System)?;
         let unit_log = UnitLogWriter::create(spec, worker).map_err(WorkerError::System)?;
         let report = Box::new(new_report(&share, worker));
@@ -250,6 +233,7 @@ impl Worker {
             buffers,
             engine,
             gen,
+            lag,
             filler,
             schedule,
             cap,
@@ -289,9 +273,9 @@ impl Worker {
         let measured_end = result.as_ref().ok().copied().flatten();
         let result = result.map(|_| ());
         // The last batches' compute: the accelerator is busy until it ends.
-        if let (Gen::Train(t), Ok(())) = (&self.gen, &result) {
+        if let (Some(end), Ok(())) = (self.gen.busy_until(), &result) {
             if !self.link.control.stopping() {
-                sleep_until(&clock, t.tally.end_ns);
+                sleep_until(&clock, end);
             }
         }
         if let Some(v) = self.verify.as_mut() {
@@ -368,23 +352,8 @@ impl Worker {
     fn done(&self, end_ns: u64, cpu: CpuTimes, failed: Option<Failed>) -> WorkerDone {
         let (error, failure) = failed.map(|f| f.reported()).unzip();
         let last_seq = self.seq.checked_sub(1);
-        let objects_left = match (&self.gen, &self.share.spec.objects) {
-            (Gen::Objects(g), Some(o)) if o.cleans_up() => g.left(),
-            _ => 0,
-        };
         let verify = self.verify.as_ref().map(|v| Box::new(v.tally.clone()));
-        let replay = match &self.gen {
-            Gen::Replay(r) => {
-                let mut t = r.tally.clone();
-                (t.remapped, t.left) = (r.gen.remapped, r.gen.left() as u64);
-                Some(Box::new(t))
-            }
-            _ => None,
-        };
-        let train = match &self.gen {
-            Gen::Train(t) => Some(Box::new(t.tally.clone())),
-            _ => None,
-        };
+        let kind = self.gen.tally().map(|t| Box::new(KindTally::of(t, self.lag.as_deref())));
         WorkerDone {
             job: self.share.job,
             worker: self.worker,
@@ -394,11 +363,10 @@ impl Worker {
             cpu,
             error,
             failure,
-            objects_left,
+            objects_left: self.gen.objects_left(),
             verify,
             pass: self.pass.clone(),
-            replay,
-            train,
+            kind,
             cut_off: self.cut_off,
         }
     }
