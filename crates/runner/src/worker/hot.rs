@@ -481,7 +481,7 @@ impl Worker {
         }
         // The generator learns how it ended (object state, replay order,
         // the accelerator's timeline); block jobs need nothing.
-        self.gen.completed(c.slot, op, s.file[i], settled(outcome.result), now);
+        self.gen.completed(c.slot, op, s.file[i], || settled(outcome.result), now);
     }
 
     /// The engine gave up on what was in flight: each slot is free again,

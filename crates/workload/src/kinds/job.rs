@@ -112,7 +112,7 @@ impl Generator for JobGen {
         each!(self, g => g.issued(slot, io, scheduled, now))
     }
     #[inline]
-    fn completed(&mut self, slot: u32, op: OpKind, key: u32, settled: Settled, now: u64) {
+    fn completed(&mut self, slot: u32, op: OpKind, key: u32, settled: impl FnOnce() -> Settled, now: u64) {
         each!(self, g => g.completed(slot, op, key, settled, now))
     }
     fn abandoned(&mut self, slot: u32, op: OpKind, key: u32) {

@@ -111,9 +111,10 @@ pub trait Generator {
     }
 
     /// The operation in `slot` (`op` on `key`, as in `NextIo::file`) ended
-    /// at `now`, as `settled`.
+    /// at `now`, as `settled` says (asked only by kinds that model what the
+    /// store holds: a block job's completion costs nothing to judge).
     #[inline]
-    fn completed(&mut self, _slot: u32, _op: OpKind, _key: u32, _settled: Settled, _now: u64) {}
+    fn completed(&mut self, _slot: u32, _op: OpKind, _key: u32, _settled: impl FnOnce() -> Settled, _now: u64) {}
 
     /// The engine gave up on the operation in `slot`: it may or may not
     /// have happened.

@@ -28,8 +28,8 @@ impl Generator for Objects {
     }
 
     #[inline]
-    fn completed(&mut self, _slot: u32, op: OpKind, key: u32, settled: Settled, _now: u64) {
-        self.gen.completed(op, key, settled);
+    fn completed(&mut self, _slot: u32, op: OpKind, key: u32, settled: impl FnOnce() -> Settled, _now: u64) {
+        self.gen.completed(op, key, settled());
     }
 
     fn abandoned(&mut self, _slot: u32, op: OpKind, key: u32) {

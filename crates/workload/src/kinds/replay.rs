@@ -77,7 +77,7 @@ impl Generator for Replaying {
     }
 
     #[inline]
-    fn completed(&mut self, slot: u32, _op: OpKind, _key: u32, _settled: Settled, _now: u64) {
+    fn completed(&mut self, slot: u32, _op: OpKind, _key: u32, _settled: impl FnOnce() -> Settled, _now: u64) {
         self.gen.completed(slot);
     }
 

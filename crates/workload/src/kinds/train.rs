@@ -46,7 +46,7 @@ impl Generator for Training {
     }
 
     #[inline]
-    fn completed(&mut self, _slot: u32, _op: OpKind, _key: u32, _settled: Settled, now: u64) {
+    fn completed(&mut self, _slot: u32, _op: OpKind, _key: u32, _settled: impl FnOnce() -> Settled, now: u64) {
         self.gen.completed(now);
     }
 
