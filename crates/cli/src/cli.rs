@@ -334,6 +334,15 @@ pub struct RunFlags {
     /// Training: find the most accelerators whose run still reaches the preset's utilization floor (doubling, then halving the gap)
     #[arg(long = "find-accelerators", requires = "preset", conflicts_with = "accelerators")]
     pub find_accelerators: bool,
+    /// Training under a benchmark's run rules: mlperf (MLPerf Storage: one warm-up and five measured runs, the dataset at least 5x the client's memory and 500 steps an epoch, AU above the floor in every run; a verdict naming each rule)
+    #[arg(long, value_name = "RULES", requires = "preset", conflicts_with = "find_accelerators", value_parser = ["mlperf"])]
+    pub rules: Option<String>,
+    /// --rules: the client's memory the dataset is sized against (mlpstorage's --client-host-memory-in-gb; default: this host's MemTotal)
+    #[arg(long = "client-memory", value_name = "SIZE", requires = "rules", value_parser = crate::numbers::memory)]
+    pub client_memory: Option<u64>,
+    /// --rules: run even where the rules' parameters are not met (mlpstorage's flag): the verdict says invalid
+    #[arg(long = "allow-invalid-params", requires = "rules")]
+    pub allow_invalid_params: bool,
 }
 
 /// `storbench replay`'s own flags; job options (--filename, --ioengine,

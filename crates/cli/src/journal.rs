@@ -110,8 +110,12 @@ impl RunJournal {
 pub fn write(path: &Path, doc: &Journal) -> std::io::Result<()> {
     let tmp = path.with_extension("json.tmp");
     let text = serde_json::to_vec_pretty(doc).map_err(std::io::Error::other)?;
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    let written = std::fs::write(&tmp, text).and_then(|_| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        // A full disk: no empty or cut temporary file left beside the journal.
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
 }
 
 /// Read the journal at `path`.

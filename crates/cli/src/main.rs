@@ -1,14 +1,13 @@
-//! `storbench`: the command-line entry point. A dispatcher only: the command
-//! tree is in [`cli`], each command in its own module.
-
 /// A line to standard output that never panics: `println!` panics when the
 /// reader has gone (`storbench engines | head -1`, `storbench rados bench |
 /// head`), which would end a measuring run mid-way. A line the reader no
-/// longer takes is dropped; a run's results are in its directory.
+/// longer takes is dropped (a run's results are in its directory); any other
+/// failure (a full disk) is kept and ends the command with exit code 3
+/// ([`streams`]).
 macro_rules! out {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stdout(), $($arg)*);
+        $crate::streams::checked($crate::streams::Stream::Stdout, writeln!(std::io::stdout(), $($arg)*));
     }};
 }
 
@@ -16,7 +15,7 @@ macro_rules! out {
 macro_rules! out_part {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stdout(), $($arg)*);
+        $crate::streams::checked($crate::streams::Stream::Stdout, write!(std::io::stdout(), $($arg)*));
     }};
 }
 
@@ -25,7 +24,7 @@ macro_rules! out_part {
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
+        $crate::streams::checked($crate::streams::Stream::Stderr, writeln!(std::io::stderr(), $($arg)*));
     }};
 }
 
@@ -33,7 +32,7 @@ macro_rules! say {
 macro_rules! say_part {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = write!(std::io::stderr(), $($arg)*);
+        $crate::streams::checked($crate::streams::Stream::Stderr, write!(std::io::stderr(), $($arg)*));
     }};
 }
 
@@ -51,6 +50,7 @@ mod precondition;
 mod progress;
 mod session;
 mod sources;
+mod streams;
 mod words;
 
 use clap::{CommandFactory, FromArgMatches};
@@ -71,7 +71,20 @@ fn main() {
             e.code
         }
     };
-    std::process::exit(code);
+    std::process::exit(with_streams(code));
+}
+
+/// A standard stream that could not be written (not a closed pipe) is a
+/// system failure: said in one line, and a command that would have exited 0
+/// exits 3 (another failure's code is kept: it says more).
+fn with_streams(code: i32) -> i32 {
+    let Some(what) = streams::failure() else { return code };
+    say!("storbench: error: {what}: the output is incomplete (results already written to files stay)");
+    if code == 0 {
+        error::EXIT_SYSTEM
+    } else {
+        code
+    }
 }
 
 /// Through a link named `fio` (fio's drop-in for tools that run fio), the

@@ -36,6 +36,14 @@ pub fn fraction(v: &str) -> Result<f64, String> {
     Ok(if pct { f / 100.0 } else { f })
 }
 
+/// `run --rules --client-memory`: a size above 0 (1GiB, 512m).
+pub fn memory(v: &str) -> Result<u64, String> {
+    match storbench_workload::units::parse_size(v) {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!("'{v}': give a size above 0 (such as 1GiB or 512m)")),
+    }
+}
+
 /// `sweep --knee-gain`.
 pub fn knee_gain(v: &str) -> Result<f64, String> {
     within(v, 0.0, true, 1000.0, "a percentage above 0 and at most 1000 (default 5)")

@@ -12,9 +12,13 @@
 //! SIGTERM, SIGHUP and SIGQUIT to it (the child has no controlling terminal,
 //! so a Ctrl-C reaches only this process) and exits as it did, a death by a
 //! signal by the same signal, as a shell reports it. A Ctrl-Z (SIGTSTP)
-//! stops the child and then this process (both by SIGSTOP), as the shell
-//! expects of its job; the SIGCONT of `fg` or `bg` continues this process
-//! and is passed on. The child gets SIGTERM
+//! stops the child (which notes the time, so the run's results say how long
+//! it was stopped) and then this process (by SIGSTOP), as the shell expects
+//! of its job; the SIGCONT of `fg` or `bg` continues this process and is
+//! passed on. Only while this process is its terminal's foreground job: a
+//! `kill -TSTP` to a background or `nohup`ed run, which nothing would
+//! continue, is ignored, as the kernel ignores it in an orphaned group. The
+//! child gets SIGTERM
 //! if this process dies (PR_SET_PDEATHSIG), a stop like Ctrl-C, so a
 //! SIGKILLed launcher still leaves the elapsed results and no orphan.
 //!
@@ -185,7 +189,9 @@ fn wait_and_exit(mut child: Child) -> ! {
                 // Reaped elsewhere (it cannot be waited for): it is gone.
                 Err(_) => std::process::exit(0),
             },
-            Ok(Signal::SIGTSTP) => stop_both(pid),
+            Ok(Signal::SIGTSTP) if in_the_foreground() => stop_both(pid),
+            // No terminal to `fg` it from: a stop would be for good.
+            Ok(Signal::SIGTSTP) => {}
             Ok(sig) => {
                 let _ = signal::kill(pid, sig);
             }
@@ -193,14 +199,28 @@ fn wait_and_exit(mut child: Child) -> ! {
     }
 }
 
-/// Ctrl-Z: the child stopped first (SIGSTOP: a SIGTSTP does nothing to a
-/// process without a terminal), then this process (SIGSTOP too: the kernel
+/// Ctrl-Z: the child stopped first (by SIGTSTP, which its handler notes
+/// and turns into a SIGSTOP: the kernel drops SIGTSTP's own stop in a
+/// process without a terminal), then this process (SIGSTOP: the kernel
 /// drops a stop by SIGTSTP in a process group no shell watches, which would
 /// leave the child stopped and this process running). The SIGCONT that
 /// continues it stays pending (blocked) and is passed on by the wait loop.
 fn stop_both(child: Pid) {
-    let _ = signal::kill(child, Signal::SIGSTOP);
+    let _ = signal::kill(child, Signal::SIGTSTP);
     let _ = signal::raise(Signal::SIGSTOP);
+}
+
+/// Whether this process's group is its terminal's foreground job (the
+/// group a Ctrl-Z comes from, and a shell's `fg` continues). Without a
+/// controlling terminal (nohup under a service manager, a CI job) or in
+/// the background, no.
+fn in_the_foreground() -> bool {
+    use std::os::fd::AsRawFd as _;
+    // Opening /dev/tty fails (ENXIO) without a controlling terminal.
+    let Ok(tty) = std::fs::File::open("/dev/tty") else { return false };
+    // SAFETY: tcgetpgrp on a descriptor we hold open.
+    let foreground = unsafe { libc::tcgetpgrp(tty.as_raw_fd()) };
+    foreground > 0 && foreground == nix::unistd::getpgrp().as_raw()
 }
 
 /// Exit with the child's code, or die of the signal that ended it (no

@@ -80,7 +80,7 @@ impl Observer for Live {
             fmt::mib_per_s(bw),
             fmt::latency(p99)
         );
-        let _ = std::io::stderr().flush();
+        crate::streams::checked(crate::streams::Stream::Stderr, std::io::stderr().flush());
     }
 
     fn group_finished(&mut self) {

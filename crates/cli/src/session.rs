@@ -244,8 +244,9 @@ fn say_held_targets(prepared: &storbench_runner::Prepared) {
 pub fn finish(dir: &Path, r: &RunResult, format: Option<&str>) -> Result<i32, CliError> {
     if let Some(e) = format.and_then(storbench_report::find) {
         // A closed pipe must not turn a finished run into a failure: the
-        // results directory has everything.
-        let _ = output::to_stdout(e, &RunSet::one(r.clone()));
+        // results directory has everything. Another failure (a full disk)
+        // ends the command with exit 3 once the directory is written.
+        crate::streams::checked(crate::streams::Stream::Stdout, output::to_stdout(e, &RunSet::one(r.clone())));
     }
     output::write_all(dir, r)?;
     say!("storbench: results in {}", dir.display());

@@ -155,6 +155,7 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--write_iolog", "nodir/io.log"], &["write_iolog", "nodir does not exist"]),
     with(&["run", "--name", "a", "--ioengine", "null", "--runtime", "1", "--results-dir", "out"], &[("out/result.json", "{}")], &["holds an earlier run's results", "--force"]),
     with(&["run", "--name", "a", "--size", "1m", "--rw", "write", "--verify", "crc32c", "--verify_state", "f/state"], &[("f", "x")], &["verify_state f/state", "not a directory"]),
+    with(&["run", "--name", "a", "--filename", "st.dat", "--size", "1m", "--rw", "write", "--verify", "crc32c", "--verify_state", "vs"], &[("vs/st.dat.vstate", "junk")], &["vs/st.dat.vstate", "not a verify state"]),
     with(&["report", "out", "-o", "mine.html"], &[("mine.html", "mine"), ("out/result.json", "{}")], &["mine.html exists and is not a storbench report", "--force"]),
     case(&["slo", "--resume", "nowhere"], &["nowhere/slo.json"]),
     with(&["report", "st"], &[("st/study.json", "{\"version\": 1}")], &["st/study.json", "not a study index"]),
@@ -416,6 +417,17 @@ const CASES: &[Case] = &[
     case(&["run", "--preset", "train:unet3d", "--scale", "1e308"], &["--scale", "'1e308'", "at most 1"]),
     case(&["run", "--preset", "train:unet3d:mi355"], &["no preset 'train:unet3d:mi355'", "train:unet3d:b200"]),
     case(&["run", "--preset", "checkpoint:llama3-8b:subset"], &["llama3-8b has no subset mode", "run checkpoint:llama3-8b"]),
+    // 20 row groups hold 7 batches but give 7 accelerators 2 groups each: no step.
+    case(&["run", "--preset", "train:dlrm", "--scale", "0.000025", "--accelerators", "7"], &["20 row groups", "at most 6 accelerators"]),
+    // MLPerf's rules: a dataset under 5x this host's memory, a checkpoint, no memory.
+    case(&["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf"], &["5x the client's memory", "--client-memory"]),
+    case(&["run", "--preset", "checkpoint:llama3-8b", "--rules", "mlperf"], &["judges a training preset", "checkpoint:llama3-8b"]),
+    case(&["run", "--preset", "train:cosmoflow", "--rules", "mlperf", "--agents", "127.0.0.1:1"], &["--rules mlperf", "drop --agents"]),
+    case(&["run", "--preset", "train:cosmoflow", "--rules", "mlperf", "--client-memory", "0"], &["--client-memory", "a size above 0"]),
+    case(
+        &["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf", "--client-memory", "64m", "--epochs", "1"],
+        &["neither division allows", "drop --epochs"],
+    ),
     case(&["run", "--fill", "nan%", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--fill", "'nan%'"]),
     case(&["baseline", "--streams", "0", "--network", "127.0.0.1"], &["--streams"]),
 ];

@@ -169,3 +169,48 @@ fn iodepth_level_is_the_depth_measured_at_issue() {
         assert!(at("1") >= 90.0 && at("16") == 0.0, "{tool}: {level}");
     }
 }
+
+/// The (writes, reads) of `job` as `tool` counts them in its JSON output,
+/// run on a file the job itself lays out (removed first).
+fn passes(dir: &Path, tool: &str, job: &str) -> (u64, u64) {
+    std::fs::write(dir.join("loop.fio"), job).unwrap();
+    let _ = std::fs::remove_file(dir.join("p.dat"));
+    let out = run_tool(dir, tool, &["--output-format=json", "loop.fio"]);
+    // fio writes its warnings to standard output before the document.
+    let doc: serde_json::Value = serde_json::from_str(&out[out.find('{').unwrap_or(0)..]).unwrap_or_else(|e| panic!("{tool}: {e}: {out}"));
+    let n = |dir: &str| doc["jobs"][0][dir]["total_ios"].as_u64().unwrap();
+    (n("write"), n("read"))
+}
+
+/// fio's keep_running (backend.c): `loops` passes first, then more only
+/// while the bytes done (verify reads too) fall short of io_size by a
+/// largest block; a pass ends where the file ends, holes and all; a
+/// verifying job reads each pass back before the next (do_verify inside
+/// the loop). storbench counted a byte budget of io_size x loops and
+/// verified once at the end: fio's cross-stripe-verify.fio scaled was 512
+/// writes and 512 reads against fio's 128 and 128; loops=3 with verify 48
+/// writes and 16 reads against 48 and 48; io_size=2.5 x size with verify
+/// 40 writes and 16 reads against 32 and 32; a holed pass from an offset
+/// 64 writes against 8.
+#[test]
+fn passes_loops_io_size_and_verify_count_as_fios_keep_running() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    let cases = [
+        // cross-stripe-verify.fio, scaled: 16k every 128k from 120k.
+        "[global]\nbs=16k\nrw=write:112k\nverify=crc32c\nfilename=p.dat\nsize=4m\nverify_backlog=1\noffset=120k\nio_size=4m\nloops=2\n[write-verify]\n",
+        "[j]\nfilename=p.dat\nsize=1m\nbs=64k\nrw=write\nverify=crc32c\nloops=3\n",
+        "[j]\nfilename=p.dat\nsize=1m\nio_size=2560k\nbs=64k\nrw=write\n",
+        "[j]\nfilename=p.dat\nsize=1m\nio_size=2560k\nbs=64k\nrw=randwrite\nverify=crc32c\n",
+        "[j]\nfilename=p.dat\nsize=1m\noffset=120k\nbs=16k\nrw=write:112k\n",
+        "[j]\nfilename=p.dat\nsize=1m\noffset=120k\nbs=16k\nrw=write:112k\nverify=crc32c\nloops=2\n",
+        "[j]\nfilename=p.dat\nsize=1m\nbs=64k\nrw=randwrite\nverify=crc32c\nnumjobs=2\noffset_increment=1m\nloops=2\ngroup_reporting\n",
+    ];
+    for job in cases {
+        let fio = passes(d.path(), "fio", job);
+        assert!(fio.0 > 0, "fio wrote nothing: {job:?}");
+        assert_eq!(passes(d.path(), "storbench", job), fio, "(writes, reads) against fio's for {job:?}");
+    }
+}

@@ -195,6 +195,26 @@ fn listings_into_a_closed_pipe_end_quietly() {
     }
 }
 
+/// `storbench compare --format json A B > FILE` on a full disk: the output
+/// is cut short, so the command says so in one line and exits 3 (it exited
+/// 0 with a truncated file). A run's results directory is still written.
+#[test]
+fn output_to_a_full_disk_is_a_failure_not_a_truncated_success() {
+    let d = scratch();
+    let r = storbench(d.path(), &["run", "--ioengine", "null", "--size", "1m", "--runtime", "1", "--results-dir", "a", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    for args in [&["compare", "--format", "json", "a", "a"][..], &["compare", "a", "a"], &["show", "a"], &["export", "a"], &["engines"]] {
+        let r = into_full_disk(d.path(), args);
+        assert_eq!(r.code, 3, "{args:?}: {}", r.stderr);
+        assert_eq!(r.stderr.lines().count(), 1, "{args:?}: one line: {}", r.stderr);
+        assert!(r.stderr.contains("standard output could not be written (No space left on device"), "{args:?}: {}", r.stderr);
+    }
+    let run = into_full_disk(d.path(), &["run", "--ioengine", "null", "--size", "1m", "--runtime", "1", "--results-dir", "b", "--quiet"]);
+    assert_eq!(run.code, 3, "{}", run.stderr);
+    assert!(run.stderr.contains("standard output could not be written"), "{}", run.stderr);
+    assert!(d.path().join("b/result.json").exists(), "the measured run is kept");
+}
+
 /// `storbench run ... 2>&1 | head -1`: progress and warnings go to a reader
 /// that has gone; the run ends normally with its results (the first line
 /// after the reader left panicked: exit 101).

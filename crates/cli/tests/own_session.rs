@@ -11,6 +11,7 @@
 
 mod common;
 use common::*;
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -229,47 +230,116 @@ fn state(pid: u32) -> char {
     stat[stat.rfind(')').map_or(0, |i| i + 1)..].trim_start().chars().next().unwrap_or('?')
 }
 
-/// Ctrl-Z (SIGTSTP to the launcher) stops the measuring child and then the
-/// launcher; SIGCONT (`fg`) continues both, and the run still ends at a
-/// Ctrl-C with its results.
+/// The storbench process among `pid`'s descendants (within 10 s), or 0.
+fn storbench_below(pid: u32) -> u32 {
+    let ours = std::fs::canonicalize(bin()).ok();
+    let end = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < end {
+        let mut todo = children(pid);
+        while let Some(c) = todo.pop() {
+            if std::fs::read_link(format!("/proc/{c}/exe")).ok() == ours {
+                return c;
+            }
+            todo.extend(children(c));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    0
+}
+
+/// Wait (bounded) until both processes are stopped or both are running:
+/// the state letters they showed.
+fn settle(outer: u32, inner: u32, stopped: bool) -> (char, char) {
+    let end = Instant::now() + Duration::from_secs(5);
+    while ((state(outer) == 'T') != stopped || (state(inner) == 'T') != stopped) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (state(outer), state(inner))
+}
+
+/// Ctrl-Z (SIGTSTP to the launcher, the foreground job of a terminal: run
+/// under `script`'s pseudo-terminal as from a shell) stops the measuring
+/// child and then the launcher; SIGCONT (`fg`) continues both, the run
+/// still ends at a Ctrl-C with its results, and the results say how long
+/// it was stopped (those seconds had no I/O: nothing said so).
 #[test]
 fn ctrl_z_stops_the_measuring_child_and_sigcont_continues_it() {
     let _t = turn();
     if !apart_here() {
         return;
     }
+    if !have("script") {
+        // util-linux's `script` gives the launcher a terminal to be the foreground job of.
+        assert!(std::env::var_os("CI").is_none(), "`script` (util-linux) is missing in CI: Ctrl-Z would not be tested");
+        eprintln!("SKIP: no `script` (util-linux) for a pseudo-terminal");
+        return;
+    }
     let d = scratch();
-    let ids = std::sync::Mutex::new((0, 0));
-    let seen = std::sync::Mutex::new(Vec::new());
-    let watch = |what: &str| {
-        let (outer, inner) = *ids.lock().unwrap();
-        let end = Instant::now() + Duration::from_secs(5);
-        let want_stopped = what == "stopped";
-        // Wait (bounded) for both to reach the state; record what they showed.
-        while (state(outer) == 'T') != want_stopped || (state(inner) == 'T') != want_stopped {
-            if Instant::now() > end {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        seen.lock().unwrap().push((what.to_string(), state(outer), state(inner)));
-    };
-    let stop = |pid: i32| {
-        *ids.lock().unwrap() = (pid as u32, measuring(pid as u32));
-        signal(pid, libc::SIGTSTP);
-        watch("stopped");
-        signal(pid, libc::SIGCONT);
-        watch("continued");
-        signal(pid, libc::SIGINT);
-    };
-    let (r, _) = staged(d.path(), &[], &job("60"), &[("measuring", Duration::from_millis(1000), &stop as Act)], Duration::from_secs(20));
-    let seen = seen.into_inner().unwrap();
-    eprintln!("OWN SESSION | SIGTSTP, SIGCONT to the launcher | (launcher, child) states {seen:?} | exit {}", r.code);
-    let (outer, inner) = ids.into_inner().unwrap();
-    assert_ne!(outer, inner, "storbench started no child to measure in");
-    assert_eq!(seen[0], ("stopped".to_string(), 'T', 'T'), "Ctrl-Z stops both");
-    assert!(seen[1].1 != 'T' && seen[1].2 != 'T', "SIGCONT continues both: {seen:?}");
-    assert_eq!(r.code, 130, "{}", r.stderr);
+    let line = format!("'{}' {}; code=$?; exit $code", bin(), job("60").join(" "));
+    let mut term = Command::new("script");
+    term.args(["-qec", &line, "/dev/null"]).current_dir(d.path()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+    let mut term = term.spawn().expect("script");
+    let outer = storbench_below(term.id());
+    let inner = measuring(outer);
+    std::thread::sleep(Duration::from_millis(1500));
+    signal(outer as i32, libc::SIGTSTP);
+    let stopped = settle(outer, inner, true);
+    std::thread::sleep(Duration::from_millis(1000));
+    signal(outer as i32, libc::SIGCONT);
+    let continued = settle(outer, inner, false);
+    std::thread::sleep(Duration::from_millis(500));
+    signal(outer as i32, libc::SIGINT);
+    let end = Instant::now() + Duration::from_secs(20);
+    while term.try_wait().expect("wait").is_none() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill_all(&mut term);
+    eprintln!("OWN SESSION | SIGTSTP, SIGCONT to the launcher | (launcher, child) states {stopped:?} {continued:?}");
+    assert!(outer != 0 && outer != inner, "storbench started no child to measure in");
+    assert_eq!(stopped, ('T', 'T'), "Ctrl-Z stops both");
+    assert!(continued.0 != 'T' && continued.1 != 'T', "SIGCONT continues both: {continued:?}");
     let result = run_result(&d.path().join("out"));
     assert!(result.interrupted && result.jobs[0].ops[0].ios > 0, "the elapsed results");
+    // Read as JSON: the warning's words are the results' (`kind`, `seconds`).
+    let doc = result_json(&d.path().join("out"));
+    let stops: Vec<f64> =
+        doc["warnings"].as_array().into_iter().flatten().filter(|w| w["kind"] == "stopped").filter_map(|w| w["seconds"].as_f64()).collect();
+    assert!(matches!(stops[..], [s] if (0.9..30.0).contains(&s)), "the stop is in the results: {stops:?}");
+}
+
+/// `kill -TSTP` to a run in the background, with no terminal to `fg` it
+/// from (nohup, a CI job): ignored, as the kernel ignores it in an orphaned
+/// process group; the run ends normally (it stopped for good, both
+/// processes, before).
+#[test]
+fn sigtstp_to_a_run_without_a_terminal_is_ignored() {
+    let _t = turn();
+    if !apart_here() {
+        return;
+    }
+    let d = scratch();
+    let mut c = Command::new(bin());
+    // A process group of its own: never the foreground job of a terminal.
+    c.args(job("3")).current_dir(d.path()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).process_group(0);
+    let mut run = c.spawn().expect("storbench");
+    let outer = run.id();
+    let inner = measuring(outer);
+    std::thread::sleep(Duration::from_millis(1000));
+    signal(outer as i32, libc::SIGTSTP);
+    std::thread::sleep(Duration::from_millis(500));
+    let seen = (state(outer), state(inner));
+    let end = Instant::now() + Duration::from_secs(20);
+    while run.try_wait().expect("wait").is_none() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let code = run.try_wait().expect("wait").and_then(|s| s.code());
+    if code.is_none() {
+        signal(inner as i32, libc::SIGCONT);
+        signal(outer as i32, libc::SIGCONT);
+        kill_all(&mut run);
+    }
+    eprintln!("OWN SESSION | SIGTSTP to a background launcher | (launcher, child) states {seen:?} | exit {code:?}");
+    assert_ne!(outer, inner, "storbench started no child to measure in");
+    assert!(seen.0 != 'T' && seen.1 != 'T', "not stopped: {seen:?}");
+    assert_eq!(code, Some(0), "it finished");
 }

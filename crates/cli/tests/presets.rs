@@ -206,10 +206,12 @@ fn the_search_stops_where_the_dataset_does_and_says_so() {
 fn check_checkpoint_figures(results: &std::path::Path, ranks: u64, shard: u64, mode: &str) {
     let doc = result_json(results);
     let f: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(results.join("checkpoint.json")).unwrap()).unwrap();
+    assert_eq!(f["valid"], true, "{f}");
     assert_eq!((f["ranks"].as_u64(), f["rank_bytes"].as_u64(), f["mode"].as_str()), (Some(ranks), Some(shard), Some(mode)), "{f}");
     for (phase, first) in [("write", 0), ("read", 10)] {
         let d: Vec<f64> = f[phase]["durations_s"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
         assert_eq!(d.len(), 10, "{phase}: ten checkpoints");
+        assert!(f[phase]["incomplete"].is_null(), "every checkpoint whole: {f}");
         for (n, s) in d.iter().enumerate() {
             assert_eq!(*s, doc["jobs"][first + n]["runtime_ns"].as_f64().unwrap() / 1e9, "{phase} {n}: the job's time");
         }
@@ -244,6 +246,40 @@ fn a_checkpoint_writes_ten_syncs_and_reads_the_ten_back() {
     }
     check_checkpoint_figures(&d.path().join("ck"), 8, shard, "default");
     assert!(r.stdout.contains("checkpoint:llama3-8b write: 10 checkpoints of 16.0 MiB on 8 ranks"), "{}", r.stdout);
+}
+
+/// A run interrupted in its third checkpoint (8 ranks at 4 MiB/s each:
+/// half a second a checkpoint): the one cut short moved half its bytes in
+/// half the time, so counted whole it once inflated the mean throughput;
+/// now only whole checkpoints are in the figures, the rest are named, and
+/// the result is marked invalid.
+#[test]
+fn an_interrupted_checkpoint_is_left_out_of_the_figures_and_the_result_is_invalid() {
+    let d = scratch();
+    let r = interrupted(
+        d.path(),
+        &["run", "--rate", "4m", "--preset", "checkpoint:llama3-8b", "--scale", "0.0001", "--results-dir", "ck", "--quiet"],
+        std::time::Duration::from_millis(1300),
+    );
+    assert_eq!(r.code, 130, "{}", r.stderr);
+    let doc = result_json(&d.path().join("ck"));
+    let f: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("ck/checkpoint.json")).unwrap()).unwrap();
+    assert_eq!(f["valid"], false, "{f}");
+    let jobs = doc["jobs"].as_array().unwrap();
+    let whole: Vec<&serde_json::Value> = jobs.iter().filter(|j| j["interrupted"] == false).collect();
+    let durations: Vec<f64> = f["write"]["durations_s"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    assert_eq!(durations.len(), whole.len(), "only whole checkpoints: {f}");
+    assert!(jobs.len() > whole.len(), "one was cut short: {doc}");
+    let seconds: f64 = durations.iter().sum();
+    let bytes = 16u64 << 20;
+    if seconds > 0.0 {
+        let rate = f["write"]["bytes_per_sec"].as_f64().unwrap();
+        assert!((rate - (whole.len() as u64 * bytes) as f64 / seconds).abs() < 1e-6 * rate, "the whole ones' bytes over their time: {f}");
+    }
+    let incomplete: Vec<&str> = f["write"]["incomplete"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    assert!(incomplete.iter().any(|i| i.ends_with("interrupted")) && incomplete.iter().any(|i| i.ends_with("not run")), "{f}");
+    assert_eq!(f["read"]["durations_s"].as_array().unwrap().len(), 0, "{f}");
+    assert!(r.stdout.contains("INVALID under the rules"), "{}", r.stdout);
 }
 
 #[test]

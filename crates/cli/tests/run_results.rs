@@ -436,6 +436,29 @@ fn a_full_results_directory_still_leaves_the_summary_on_stdout() {
     }
 }
 
+/// A results directory with no room at all: refused before the load starts
+/// (exit 3, one line), and nothing left in it (the journal's temporary file
+/// stayed, 0 bytes, beside no journal).
+#[test]
+fn a_results_directory_with_no_room_is_refused_before_the_load_and_left_clean() {
+    if !is_root() {
+        eprintln!("SKIP: mounting a small tmpfs needs root");
+        return;
+    }
+    let d = scratch();
+    let small = small_tmpfs(d.path(), "16k");
+    // Filled to the last block.
+    let _ = std::fs::write(small.join("filler"), vec![0u8; 64 * 1024]);
+    let r =
+        storbench(d.path(), &["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--runtime", "30", "--results-dir", "small/out"]);
+    let held = listing(&small.join("out"));
+    let _ = std::process::Command::new("umount").arg(&small).status();
+    assert_eq!(r.code, 3, "{}", r.stderr);
+    assert_eq!(r.stderr.lines().count(), 1, "one line, before anything measured: {}", r.stderr);
+    assert!(r.stderr.contains("No space left on device"), "{}", r.stderr);
+    assert!(held.is_empty(), "nothing left behind: {held:?}");
+}
+
 /// Many CPU-bound workers (the null engine never blocks) on few cores all
 /// start: the start gate once woke them in a chain through a mutex, each
 /// hand-off waiting for the next thread to be scheduled, and on 2 cores 76

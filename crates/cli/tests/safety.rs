@@ -29,6 +29,21 @@ fn existing_file_is_read_but_not_written_without_permission() {
     assert_ne!(std::fs::read(&theirs).unwrap(), original, "allowed writes happen");
 }
 
+/// A target named through a symbolic link (to /etc/passwd, say) is refused
+/// as the file it leads to, and the refusal says where it leads: the user
+/// named `data.dat`, not the file that would be destroyed.
+#[test]
+fn a_target_that_is_a_link_to_someone_elses_file_is_refused_naming_it() {
+    let d = scratch();
+    let precious = d.path().join("precious");
+    std::fs::write(&precious, "root:x:0:0:root:/root:/bin/bash\n").unwrap();
+    std::os::unix::fs::symlink(&precious, d.path().join("data.dat")).unwrap();
+    let w = storbench(d.path(), &["run", "--name", "w", "--filename", "data.dat", "--rw", "write", "--size", "4k", "--results-dir", "o"]);
+    assert_eq!(w.code, 2, "{}", w.stderr);
+    assert!(w.stderr.contains(&format!("data.dat: it is a symbolic link to {}", precious.display())), "{}", w.stderr);
+    assert_eq!(std::fs::read_to_string(&precious).unwrap(), "root:x:0:0:root:/root:/bin/bash\n", "untouched");
+}
+
 #[test]
 fn files_storbench_created_are_reused_and_unlinked_on_request() {
     let d = scratch();

@@ -822,3 +822,19 @@ fn verify_meta_finds_a_corrupt_header_and_not_a_flipped_data_byte_as_fio() {
     assert_eq!(ours.code, 1, "{}", ours.stderr);
     assert_eq!(verify_of(&d.path().join("r3"))["failures"][0]["offset"].as_u64(), Some(163840 + 512));
 }
+
+/// A state file that is a symbolic link is refused (bad input, one line),
+/// never written through: a link to a missing file elsewhere had the state
+/// created there (exit 0).
+#[test]
+fn a_verify_state_file_that_is_a_link_is_refused_and_nothing_is_made_where_it_leads() {
+    let d = scratch();
+    std::fs::create_dir_all(d.path().join("vs")).unwrap();
+    std::fs::create_dir_all(d.path().join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink("../elsewhere/state", d.path().join("vs/st.dat.vstate")).unwrap();
+    let args = ["run", "--name", "w", "--filename", "st.dat", "--size", "1m", "--rw", "write", "--verify", "crc32c"];
+    let r = storbench(d.path(), &[&args[..], &["--verify_state", "vs", "--results-dir", "out", "--quiet"]].concat());
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("vs/st.dat.vstate: a symbolic link") && r.stderr.lines().count() == 1, "{}", r.stderr);
+    assert!(listing(&d.path().join("elsewhere")).is_empty(), "nothing made where the link leads");
+}

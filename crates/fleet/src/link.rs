@@ -323,21 +323,31 @@ impl AgentLink for FleetLink<'_> {
         Ok(())
     }
 
+    /// `None` only when nothing came within `timeout`: an event that makes
+    /// no message (a Pong, a lost agent whose workers were all done) is
+    /// handled and the next one taken, so a caller draining with a zero
+    /// timeout (the coordinator's last host seconds) does not stop there and
+    /// leave a later agent's loss or seconds in the channel.
     fn recv(&mut self, timeout: Duration) -> Result<Option<FromAgent>, LinkClosed> {
-        if let Some(m) = self.queue.pop_front() {
-            return Ok(Some(m));
-        }
-        let Some((agent, ev)) = self.fleet.next(timeout) else {
-            return Ok(None);
-        };
-        let msg = match ev {
-            Event::Msg(m) => self.translate(agent, m),
-            Event::Pong { .. } => None,
-            Event::Lost(why) => {
-                self.lose(agent, why);
-                None
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(m) = self.queue.pop_front() {
+                return Ok(Some(m));
             }
-        };
-        Ok(msg.or_else(|| self.queue.pop_front()))
+            let Some((agent, ev)) = self.fleet.next(deadline.saturating_duration_since(std::time::Instant::now())) else {
+                return Ok(None);
+            };
+            let msg = match ev {
+                Event::Msg(m) => self.translate(agent, m),
+                Event::Pong { .. } => None,
+                Event::Lost(why) => {
+                    self.lose(agent, why);
+                    None
+                }
+            };
+            if msg.is_some() {
+                return Ok(msg);
+            }
+        }
     }
 }

@@ -64,6 +64,8 @@ pub enum Warning {
     CoreSaturated { host: String, core: u32, seconds: u32, from_s: f64, to_s: f64, busy_pct: f64, host_busy_pct: f64 },
     /// A disk was busy (nearly) all the time: the figures are the disk's.
     DiskSaturated { host: String, disk: String, seconds: u32, from_s: f64, to_s: f64, util_pct: f64, await_ms: f64 },
+    /// The measuring process was stopped (Ctrl-Z) `after_s` into the run.
+    Stopped { after_s: f64, seconds: f64 },
 }
 
 impl Warning {
@@ -95,6 +97,11 @@ impl Warning {
                  use fewer workers or more client machines"
             ),
             Warning::Interrupted => "the run was interrupted: results cover the elapsed time only".into(),
+            Warning::Stopped { after_s, seconds } => format!(
+                "the run was stopped (Ctrl-Z) for {seconds:.1} s, {after_s:.1} s after it began: nothing was issued then, so those \
+                 seconds show no I/O and operations in flight count the stop as latency (a fleet's agents went on without \
+                 this coordinator, and one silent past --agent-timeout is lost); run again unstopped for the storage's figures"
+            ),
             Warning::CoreSaturated { host, core, seconds, from_s, to_s, busy_pct, host_busy_pct } => format!(
                 "host {host}: core {core} was {busy_pct:.0}% busy for {seconds} s between {from_s:.0} s and {to_s:.0} s \
                  while the host as a whole was {host_busy_pct:.0}% busy: the client was limited by one saturated core; \

@@ -7,7 +7,7 @@ use std::io::Write;
 use storbench_model::RunResult;
 
 pub fn write(r: &RunResult, out: &mut impl Write) -> std::io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, r).map_err(std::io::Error::other)?;
+    serde_json::to_writer_pretty(&mut *out, r).map_err(std::io::Error::from)?;
     out.write_all(b"\n")
 }
 

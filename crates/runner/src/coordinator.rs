@@ -81,7 +81,8 @@ pub fn local_agent(plan: &Prepared) -> LocalLink {
 
 /// [`run_plan`] over a given agent link.
 pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn Observer, scope: &Scope) -> RunResult {
-    let started_unix = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let started = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let started_unix = started.as_secs();
     let cpu0 = CpuTimes::process();
     let wall0 = std::time::Instant::now();
     let mut jobs = Vec::new();
@@ -110,6 +111,7 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
     if interrupted && (jobs.iter().any(|j: &JobResult| j.interrupted) || jobs.len() < plan.jobs.len()) {
         warnings.push(Warning::Interrupted);
     }
+    warnings.extend(stopped(scope, started));
     let telemetry = hosts.finish();
     warnings.extend(telemetry.iter().flat_map(crate::telemetry::rules::judge));
     RunResult {
@@ -129,6 +131,14 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
         agents: Vec::new(),
         telemetry,
     }
+}
+
+/// The stops (Ctrl-Z) during the run, on its axis.
+fn stopped(scope: &Scope, started: Duration) -> impl Iterator<Item = Warning> {
+    scope.pauses().into_iter().map(move |p| Warning::Stopped {
+        after_s: Duration::from_nanos(p.at_unix_ns).saturating_sub(started).as_secs_f64(),
+        seconds: Duration::from_nanos(p.ns).as_secs_f64(),
+    })
 }
 
 /// Host seconds already sent when the last group ended (the agent's

@@ -12,8 +12,14 @@
 //! arrives twice, once directly and once passed on: the second of such a
 //! pair, within a second, is not counted, so it stays a stop and not an
 //! abort. Two signals from the same side (two Ctrl-Cs) always count twice.
+//!
+//! Such a process is stopped by its launcher at a Ctrl-Z with a SIGTSTP
+//! (its handler notes the time and stops the process with SIGSTOP) and
+//! continued with a SIGCONT (its handler notes how long the stop lasted):
+//! a run's seconds with no I/O then, and its operations in flight that got
+//! the stop as latency, are explained in its results ([`Pause`]).
 
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// The launcher's pid, set in the measuring process's environment (read once, at start, by [`set_launcher`]'s caller).
@@ -51,20 +57,68 @@ fn count(sig: libc::c_int, from_launcher: bool, now: u64) -> bool {
 
 /// CLOCK_MONOTONIC in milliseconds (clock_gettime is async-signal-safe).
 fn now_ms() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC) / 1_000_000 + 1
+}
+
+/// A clock in nanoseconds (clock_gettime is async-signal-safe).
+fn clock_ns(clock: libc::clockid_t) -> u64 {
     let mut t = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes the struct we pass.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
-    t.tv_sec as u64 * 1000 + t.tv_nsec as u64 / 1_000_000 + 1
+    unsafe { libc::clock_gettime(clock, &mut t) };
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// A stop of the measuring process (Ctrl-Z) and how long it lasted.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Pause {
+    /// When it began (Unix time, nanoseconds).
+    pub at_unix_ns: u64,
+    pub ns: u64,
+}
+
+/// The stop under way: (Unix time, CLOCK_MONOTONIC) in ns; 0 when running.
+static STOPPED_AT: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+/// The first pauses of the process (later ones are counted only).
+const PAUSE_SLOTS: usize = 64;
+static PAUSE_AT: [AtomicU64; PAUSE_SLOTS] = [const { AtomicU64::new(0) }; PAUSE_SLOTS];
+static PAUSE_NS: [AtomicU64; PAUSE_SLOTS] = [const { AtomicU64::new(0) }; PAUSE_SLOTS];
+static PAUSES: AtomicUsize = AtomicUsize::new(0);
+
+/// SIGTSTP from the launcher: note the time, then stop (SIGTSTP's own stop
+/// is dropped in a process without a terminal; the launcher decided).
+extern "C" fn on_stop(_: libc::c_int) {
+    STOPPED_AT[0].store(clock_ns(libc::CLOCK_REALTIME), Ordering::Relaxed);
+    STOPPED_AT[1].store(clock_ns(libc::CLOCK_MONOTONIC), Ordering::Relaxed);
+    // SAFETY: raise is async-signal-safe.
+    unsafe { libc::raise(libc::SIGSTOP) };
+}
+
+/// SIGCONT (the kernel has continued the process already): the stop's length.
+extern "C" fn on_continue(_: libc::c_int) {
+    let mono = STOPPED_AT[1].swap(0, Ordering::Relaxed);
+    if mono == 0 {
+        return;
+    }
+    let n = PAUSES.fetch_add(1, Ordering::Relaxed);
+    if n < PAUSE_SLOTS {
+        PAUSE_NS[n].store(clock_ns(libc::CLOCK_MONOTONIC).saturating_sub(mono), Ordering::Relaxed);
+        PAUSE_AT[n].store(STOPPED_AT[0].load(Ordering::Relaxed), Ordering::Relaxed);
+    }
 }
 
 /// Install `on_signal` for `sig`; the action it replaces.
 fn install(sig: libc::c_int) -> libc::sighandler_t {
-    // SAFETY: a zeroed sigaction with an empty mask is valid; the handler
-    // only touches atomics and calls clock_gettime, both async-signal-safe.
+    install_as(sig, on_signal as *const () as libc::sighandler_t, libc::SA_SIGINFO)
+}
+
+/// Install `handler` for `sig` (restarting interrupted calls); the action it replaces.
+fn install_as(sig: libc::c_int, handler: libc::sighandler_t, flags: libc::c_int) -> libc::sighandler_t {
+    // SAFETY: a zeroed sigaction with an empty mask is valid; the handlers
+    // only touch atomics and call clock_gettime and raise, all async-signal-safe.
     unsafe {
         let mut new: libc::sigaction = std::mem::zeroed();
-        new.sa_sigaction = on_signal as *const () as libc::sighandler_t;
-        new.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
+        new.sa_sigaction = handler;
+        new.sa_flags = flags | libc::SA_RESTART;
         libc::sigemptyset(&mut new.sa_mask);
         let mut old: libc::sigaction = std::mem::zeroed();
         libc::sigaction(sig, &new, &mut old);
@@ -77,6 +131,8 @@ fn install(sig: libc::c_int) -> libc::sighandler_t {
 /// this one starts do not inherit it): a signal from it is a forwarded copy.
 pub fn set_launcher(pid: i32) {
     LAUNCHER.store(pid, Ordering::Relaxed);
+    install_as(libc::SIGTSTP, on_stop as *const () as libc::sighandler_t, 0);
+    install_as(libc::SIGCONT, on_continue as *const () as libc::sighandler_t, 0);
 }
 
 /// Install the handlers, once per process.
@@ -100,13 +156,24 @@ fn install_handlers() {
 #[derive(Debug)]
 pub struct Scope {
     mark: u32,
+    /// Pauses of the process before the run began.
+    paused: usize,
 }
 
 impl Scope {
     /// Start listening (handlers installed on first use).
     pub fn begin() -> Scope {
         install_handlers();
-        Scope { mark: SIGNALS.load(Ordering::Relaxed) }
+        Scope { mark: SIGNALS.load(Ordering::Relaxed), paused: PAUSES.load(Ordering::Relaxed) }
+    }
+
+    /// The stops (Ctrl-Z) since the run began, as far as they are kept.
+    pub fn pauses(&self) -> Vec<Pause> {
+        let n = PAUSES.load(Ordering::Relaxed).min(PAUSE_SLOTS);
+        (self.paused.min(n)..n)
+            .map(|i| Pause { at_unix_ns: PAUSE_AT[i].load(Ordering::Relaxed), ns: PAUSE_NS[i].load(Ordering::Relaxed) })
+            .filter(|p| p.at_unix_ns > 0)
+            .collect()
     }
 
     /// Signals since the run began: 0 none, 1 stop, 2 or more abort.

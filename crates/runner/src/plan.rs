@@ -766,7 +766,7 @@ fn file_ops(spec: &mut JobSpec, engine: &str, ops: storbench_engine::meta::FileO
     };
     // A second pass would open the files made by the first, or find none to delete (fio's job then fails on ENOENT).
     let files = if spec.filenames.is_empty() { spec.nrfiles } else { spec.filenames.len() as u32 };
-    let more_passes = spec.time_based || spec.io_size.is_some_and(|b| b > size.saturating_mul(files.max(1) as u64));
+    let more_passes = spec.time_based || spec.passes > 1 || spec.io_size.is_some_and(|b| b > size.saturating_mul(files.max(1) as u64));
     if more_passes && matches!(ops.op, OpKind::Create | OpKind::Delete) {
         return Err(err(
             spec,

@@ -409,7 +409,7 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
     let spec = &job.spec;
     let mut region = Region { files: 1, start: spec.offset, len: spec.size.unwrap_or(1 << 30) };
     if spec.objects.is_some() {
-        return Ok((region, if spec.time_based { None } else { spec.io_size }));
+        return Ok((region, if spec.time_based { None } else { spec.io_size.map(|b| b.saturating_mul(spec.passes.max(1) as u64)) }));
     }
     let target_size = match targets {
         Targets::Store(t) => Some(t.size),
@@ -461,7 +461,12 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
     // A runtime with nothing that sizes the job (null engine) bounds it by time alone.
     let time_only = spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && target_size.is_none();
     let whole = region.len * region.files as u64 * spec.passes.max(1) as u64;
-    let io_limit = if spec.time_based || time_only { None } else { Some(spec.io_size.unwrap_or(whole)) };
+    // fio's loops (`passes`) each do io_size (io_bytes_exceeded); the generator ends passes sooner where fio does.
+    let io_limit = match spec.io_size {
+        _ if spec.time_based || time_only => None,
+        Some(b) => Some(b.saturating_mul(spec.passes.max(1) as u64)),
+        None => Some(whole),
+    };
     Ok((region, io_limit))
 }
 

@@ -120,8 +120,8 @@ pub struct IoGen {
     sync: Option<SyncEvery>,
     writes_since_sync: u32,
     bytes_left: Option<u64>,
-    /// A pass that ends short is followed by another (see `pass_ended_short`).
-    passes_again: bool,
+    /// How passes over the region follow one another (fio's keep_running).
+    passes: Passes,
     /// The largest block of either direction.
     largest: u64,
     ops_left: Option<u64>,
@@ -177,10 +177,10 @@ impl IoGen {
             sync: spec.sync,
             writes_since_sync: 0,
             bytes_left: io_limit,
-            // The budget is more than one pass over the worker's files.
-            passes_again: io_limit.is_some_and(|l| l > region.len.saturating_mul(files as u64)),
+            passes: Passes::new(spec, io_limit),
             largest: spec.bs.read.max().max(spec.bs.write.max()),
-            ops_left: spec.number_ios,
+            // fio's number_ios is per loop (exceeds_number_ios).
+            ops_left: spec.number_ios.map(|n| n.saturating_mul(u64::from(spec.passes.max(1)))),
             wrapped: false,
             skip: spec.seq_skip,
             rand_run: spec.rand_run.max(1),
@@ -360,15 +360,14 @@ impl IoGen {
         Some((offset, len.min(marked * min)))
     }
 
-    /// fio's pass ended short (a block past the region): a job of one pass
-    /// ends there; a time-bound one, or one whose budget spans more passes
-    /// (fio's `loops`, an `io_size` beyond the files: keep_running starts
-    /// another), starts a new pass while a largest block is left of it.
+    /// fio's pass ended short (a block past the region): a new pass begins
+    /// while the budget holds a largest block; whether it runs is fio's
+    /// keep_running (`Passes`): a job of one pass ends there, a time-bound
+    /// one or one of `loops` or an `io_size` beyond the files goes on.
     fn pass_ended_short(&mut self, file: u32) -> Option<()> {
-        if let Some(left) = self.bytes_left {
-            if !self.passes_again || left < self.largest {
-                return None;
-            }
+        // Whether another pass follows is decided with its first I/O (`Passes::begin`).
+        if self.bytes_left.is_some_and(|left| left < self.largest) {
+            return None;
         }
         self.blockmaps[file as usize].clear();
         self.wrapped = true;
@@ -382,6 +381,12 @@ impl Iterator for IoGen {
     /// The next operation, or `None` once the byte budget is spent.
     #[inline]
     fn next(&mut self) -> Option<NextIo> {
+        if self.passes.ended {
+            return None;
+        }
+        if let Some(io) = self.passes.pending.take() {
+            return Some(io);
+        }
         if let Some(left) = self.ops_left.as_mut() {
             if *left == 0 {
                 return None;
@@ -396,6 +401,8 @@ impl Iterator for IoGen {
             }
         }
         let read = self.always_read || (self.read_threshold != 0 && self.rng.next_u64() < self.read_threshold);
+        // Whether this I/O begins a new pass (a wrap not yet taken stays so).
+        let wrapped_before = std::mem::take(&mut self.wrapped);
         // Strided zones place I/O themselves (fio has no random map there).
         let (at, len) = match self.blockmaps.is_empty() || self.zones.is_some() {
             true => {
@@ -419,6 +426,8 @@ impl Iterator for IoGen {
                 (offset, len)
             }
         };
+        let new_pass = self.wrapped && self.zones.is_none();
+        self.wrapped |= wrapped_before;
         let offset = self.region.start + at;
         self.next_file = if file + 1 >= self.region.files { 0 } else { file + 1 };
         if !read {
@@ -430,7 +439,120 @@ impl Iterator for IoGen {
             (None, false, true) => OpKind::Trim,
             (None, false, false) => OpKind::Write,
         };
-        Some(NextIo { op, file, offset, len: len as u32, whole: false, class: 0 })
+        let io = NextIo { op, file, offset, len: len as u32, whole: false, class: 0 };
+        if new_pass && self.passes.counted {
+            return self.passes.begin(io, self.largest);
+        }
+        self.passes.done += len;
+        Some(io)
+    }
+}
+
+/// fio's rule for the passes over a job's files (backend.c keep_running):
+/// `loops` passes first, whatever they moved; then another only while the
+/// bytes done, verify reads included, fall short of io_size (or size) by a
+/// largest block, and, without io_size, never once the files are done. A
+/// pass ends where the files end (a holed `rw=write:112k` pass too) or its
+/// random map is full; a time-based job passes until its runtime.
+#[derive(Clone, Debug)]
+struct Passes {
+    /// Not time based: passes end and are counted.
+    counted: bool,
+    /// Passes still owed to `loops` after the current one.
+    loops_left: u32,
+    /// fio's limit: io_size or size, bytes per loop.
+    limit: u64,
+    /// io_size was given, or the job reads its writes back: fio then passes
+    /// on over done files (its verify phase sets them undone again).
+    sized: bool,
+    /// Bytes read and written, verify reads included.
+    done: u64,
+    /// The worker verifies each pass: the generator stops at a pass's end
+    /// and keeps its first I/O of the next pass here until told to go on.
+    hold: bool,
+    ended: bool,
+    pending: Option<NextIo>,
+}
+
+impl Passes {
+    fn new(spec: &JobSpec, io_limit: Option<u64>) -> Passes {
+        let loops = spec.passes.max(1);
+        Passes {
+            counted: io_limit.is_some(),
+            loops_left: loops - 1,
+            limit: io_limit.map_or(u64::MAX, |l| l / u64::from(loops)),
+            sized: spec.io_size.is_some() || (spec.writes() && spec.verify.as_ref().is_some_and(|v| v.after)),
+            done: 0,
+            hold: false,
+            ended: false,
+            pending: None,
+        }
+    }
+
+    /// fio's keep_running at a pass's end: whether another pass follows.
+    fn again(&mut self, largest: u64) -> bool {
+        if !self.counted {
+            return true;
+        }
+        if self.loops_left > 0 {
+            self.loops_left -= 1;
+            return true;
+        }
+        self.sized && self.done < self.limit && self.limit - self.done >= largest
+    }
+
+    /// `io` is the first I/O of a new pass: issued if another pass follows,
+    /// kept back while the worker verifies the one that ended.
+    fn begin(&mut self, io: NextIo, largest: u64) -> Option<NextIo> {
+        if self.hold {
+            self.ended = true;
+            self.pending = Some(io);
+            return None;
+        }
+        let again = self.again(largest);
+        // Without another pass the job is over: nothing more is drawn.
+        self.ended = !again;
+        again.then(|| {
+            self.done += u64::from(io.len);
+            io
+        })
+    }
+}
+
+impl IoGen {
+    /// The worker reads each pass back before the next (fio's do_verify in
+    /// its loop): the generator stops at each pass's end (see
+    /// [`IoGen::next_pass`]).
+    pub fn verify_each_pass(&mut self) {
+        self.passes.hold = true;
+    }
+
+    /// Bytes read besides the generator's I/Os (verify reads), which fio
+    /// counts in the bytes that decide whether another pass follows.
+    #[inline]
+    pub fn count_read(&mut self, bytes: u64) {
+        self.passes.done += bytes;
+    }
+
+    /// Whether the last `None` ended a pass, not the job.
+    pub fn pass_ended(&self) -> bool {
+        self.passes.ended && self.passes.pending.is_some()
+    }
+
+    /// After a pass the worker verified (its reads counted): whether
+    /// another pass follows (fio's keep_running); if so the generator
+    /// goes on with it.
+    pub fn next_pass(&mut self) -> bool {
+        self.passes.ended = false;
+        let again = self.passes.again(self.largest);
+        match self.passes.pending.take() {
+            Some(io) if again => {
+                self.passes.done += u64::from(io.len);
+                self.passes.pending = Some(io);
+                true
+            }
+            _ => false,
+        }
     }
 }
 
@@ -484,6 +606,7 @@ mod tests {
         assert!(bytes > 256 << 20 && g.take_wrapped(), "time-bound: new passes ({} MiB)", bytes >> 20);
         // A budget of three passes (fio's loops=3, or an io_size of three
         // times the file) passes again after a short pass, as keep_running.
+        spec.io_size = Some(192 << 20);
         let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20 }, 0, Some(192 << 20));
         let bytes: u64 = g.map(|io| u64::from(io.len)).sum();
         assert!(bytes > 128 << 20 && bytes <= 192 << 20, "three passes' budget: {} MiB", bytes >> 20);

@@ -31,7 +31,7 @@ pub fn run(a: &ExportArgs) -> Result<i32, CliError> {
         }
         None => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            render(&mut out).and_then(|_| out.flush()).map_err(|e| CliError::system(format!("cannot write the table: {e}")))?;
+            crate::streams::checked(crate::streams::Stream::Stdout, render(&mut out).and_then(|_| out.flush()));
         }
     }
     Ok(0)

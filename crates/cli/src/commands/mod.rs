@@ -11,6 +11,7 @@ pub mod preset;
 pub mod ramp;
 pub mod replay;
 pub mod report;
+pub mod rules;
 pub mod run;
 pub mod show;
 pub mod slo;

@@ -1,6 +1,7 @@
 //! `run --preset`: an AI workload's jobs, run once, or (training with
 //! `--find-accelerators`) as a search for the most accelerators one client
-//! keeps above the preset's utilization floor.
+//! keeps above the preset's utilization floor, or (`--rules mlperf`) as
+//! MLPerf Storage's run rules ask (`commands/rules.rs`).
 
 use crate::cli::RunFlags;
 use crate::error::*;
@@ -22,6 +23,9 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str) -> Result<i32, CliError
         ));
     }
     let sizing = Sizing { scale: flags.scale, workers: flags.accelerators, epochs: flags.epochs };
+    if flags.rules.is_some() {
+        return super::rules::run(flags, jobs, name, sizing);
+    }
     if flags.find_accelerators {
         if !name.starts_with("train:") {
             return Err(CliError::usage("--find-accelerators searches a training preset (train:MODEL)"));

@@ -16,13 +16,21 @@ pub fn show(a: &ShowArgs) -> Result<i32, CliError> {
         let options: Vec<String> = index.dims.iter().map(|d| d.option.clone()).collect();
         return swept_csv(&runs, &options);
     }
-    crate::output::to_stdout(format, &runs).map_err(|e| CliError::usage(e.to_string()))?;
+    match crate::output::to_stdout(format, &runs) {
+        // A format that cannot show these runs says so: the input's fault.
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => return Err(CliError::usage(e.to_string())),
+        // Standard output that cannot be written is main's exit 3.
+        written => crate::streams::checked(crate::streams::Stream::Stdout, written),
+    }
     Ok(0)
 }
 
 fn swept_csv(runs: &RunSet, options: &[String]) -> Result<i32, CliError> {
     use std::io::Write;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    storbench_report::csv::write_swept(runs, options, &mut out).and_then(|_| out.flush()).map_err(|e| CliError::usage(e.to_string()))?;
+    crate::streams::checked(
+        crate::streams::Stream::Stdout,
+        storbench_report::csv::write_swept(runs, options, &mut out).and_then(|_| out.flush()),
+    );
     Ok(0)
 }

@@ -196,9 +196,10 @@ fn write_report(r: &RunResult, formats: &[&'static dyn storbench_report::Exporte
     }
     match to {
         Some(path) => std::fs::write(path, &body).map_err(|e| CliError::system(format!("cannot write --output {}: {e}", path.display()))),
-        // A closed pipe must not turn a finished run into a failure.
+        // A closed pipe must not turn a finished run into a failure; a full
+        // disk under `> FILE` does (main's exit 3).
         None => {
-            let _ = std::io::stdout().lock().write_all(&body);
+            crate::streams::checked(crate::streams::Stream::Stdout, std::io::stdout().lock().write_all(&body));
             Ok(())
         }
     }

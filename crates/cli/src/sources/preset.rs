@@ -98,7 +98,7 @@ fn parquet(model: &str) -> Option<Parquet> {
 }
 
 /// `MODEL` (its first accelerator) or `MODEL:ACCELERATOR`.
-fn find_train(name: &str) -> Option<&'static Model> {
+pub fn find_train(name: &str) -> Option<&'static Model> {
     match name.split_once(':') {
         Some((model, acc)) => TRAIN.iter().find(|t| t.model == model && t.accelerator == acc),
         None => TRAIN.iter().find(|t| t.model == name),
@@ -220,12 +220,15 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
         prefetch: threads * 2,
         parquet: layout,
     };
-    if accelerators as u64 > max_accelerators(&t) {
+    let most = max_accelerators(&t);
+    if accelerators as u64 > most {
+        let fewer = if most > 0 { format!(" or use at most {most} accelerators") } else { String::new() };
         return Err(CliError::usage(format!(
-            "train:{model}:{} at --scale {} has {} samples, fewer than one batch ({batch}) per accelerator ({accelerators}); raise --scale",
+            "train:{model}:{} at --scale {} has {} samples{}, too few for a batch ({batch}) on each of {accelerators} accelerators; raise --scale{fewer}",
             m.accelerator,
             sizing.scale,
-            t.samples()
+            t.samples(),
+            t.parquet.as_ref().map_or(String::new(), |p| format!(" in {} row groups of {} (each accelerator reads whole groups)", t.units(), p.row_group)),
         )));
     }
     let mut s = base(global)?;
@@ -257,9 +260,14 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
     Ok(vec![s])
 }
 
-/// The most accelerators a dataset serves: one batch an epoch each.
+/// The most accelerators a dataset serves: one batch an epoch each. Each
+/// accelerator reads whole units (a sample, or a Parquet row group), its
+/// share of them rounded down, so a batch takes as many units as it
+/// needs rows: 8 row groups of 6,144 rows hold 3 batches of 16,384, but
+/// 3 accelerators get 2 groups each, 12,288 rows, no batch at all.
 pub fn max_accelerators(t: &TrainSpec) -> u64 {
-    t.samples() / t.batch.max(1) as u64
+    let rows = t.parquet.as_ref().map_or(1, |p| p.row_group.max(1));
+    t.units() / (t.batch.max(1) as u64).div_ceil(rows)
 }
 
 /// `MODEL` (default mode: every rank) or `MODEL:subset`; None: no such model.
@@ -510,5 +518,20 @@ mod tests {
         assert!(specs("train:unet3d", &sizing(2.0), &Vec::new()).is_err());
         let e = specs("train:resnet50", &sizing(0.000001), &Vec::new()).unwrap_err().to_string();
         assert!(e.contains("raise --scale"), "{e}");
+    }
+
+    #[test]
+    fn every_accelerator_a_dlrm_run_allows_gets_a_batch_of_whole_row_groups() {
+        // 5 files of 4 row groups (6,144 rows): 122,880 rows, 7.5 batches of
+        // 16,384; but 7 accelerators get 20 / 7 = 2 groups each, 12,288 rows:
+        // no step. A batch takes 3 groups, so 20 groups serve 6.
+        let at = |n| specs("train:dlrm", &Sizing { workers: Some(n), ..sizing(0.000025) }, &Vec::new());
+        let t = at(6).unwrap()[0].train.clone().unwrap();
+        assert_eq!((t.files, t.samples_per_file, max_accelerators(&t)), (5, 4 * 6144, 6));
+        let e = at(7).unwrap_err().to_string();
+        assert!(e.contains("20 row groups of 6144") && e.contains("at most 6 accelerators"), "{e}");
+        // Samples read one by one: the dataset's samples over the batch.
+        let r = specs("train:resnet50", &sizing(0.0004), &Vec::new()).unwrap()[0].train.clone().unwrap();
+        assert_eq!(max_accelerators(&r), r.samples() / 400);
     }
 }

@@ -483,3 +483,11 @@ pub fn into_closed_pipe(dir: &Path, args: &[&str]) -> Run {
     let out = Command::new(bin()).args(args).current_dir(dir).stdout(writer).stderr(std::process::Stdio::piped()).output();
     Run::from(out.expect("run storbench"))
 }
+
+/// storbench with its standard output on a full disk (`> /dev/full`: every
+/// write fails with ENOSPC), standard error captured.
+pub fn into_full_disk(dir: &Path, args: &[&str]) -> Run {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let out = Command::new(bin()).args(args).current_dir(dir).stdout(full).stderr(std::process::Stdio::piped()).output();
+    Run::from(out.expect("run storbench"))
+}

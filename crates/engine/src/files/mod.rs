@@ -67,6 +67,16 @@ impl TargetError {
             TargetError::Interrupted { .. } => Fault::Interrupted,
         }
     }
+
+    /// A refusal that names where a symbolic link leads: `data.dat` linked
+    /// to /etc/passwd is refused as that file, and the user sees which.
+    fn refused(path: &Path, reason: String) -> TargetError {
+        let reason = match std::fs::read_link(path) {
+            Ok(to) => format!("it is a symbolic link to {}; {reason}", to.display()),
+            Err(_) => reason,
+        };
+        TargetError::Refused { path: path.into(), reason }
+    }
 }
 
 /// What the job needs from one target path.
@@ -122,14 +132,14 @@ fn create_file(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<Targ
 fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
     let ours = is_marked(path);
     if need.writes && !ours && len > 0 && !need.allow_overwrite {
-        return Err(TargetError::Refused {
-            path: path.into(),
-            reason: format!(
+        return Err(TargetError::refused(
+            path,
+            format!(
                 "it exists ({} bytes) and was not created by storbench; its data would be overwritten. \
                  Point storbench at a new file, or pass --allow_overwrite=1 if this data may be destroyed",
                 len
             ),
-        });
+        ));
     }
     let wanted = need.bytes.unwrap_or(len);
     if wanted == 0 {
@@ -214,7 +224,7 @@ fn check_device_writable(
     need: &Need,
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<String>, TargetError> {
-    let refused = |reason: String| TargetError::Refused { path: path.into(), reason };
+    let refused = |reason: String| TargetError::refused(path, reason);
     if let Some(why) = device::in_use(path).map_err(|e| TargetError::os(path, "checking whether it is in use", e))? {
         return Err(refused(format!(
             "{why}: writing would destroy a file system or volume in use, and no flag overrides that. \

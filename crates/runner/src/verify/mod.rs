@@ -551,6 +551,17 @@ impl Checker {
         io
     }
 
+    /// fio reads a writing job's passes back one by one (do_verify inside
+    /// its loop): where this worker alone writes its region, after a pass's
+    /// writes with no backlog read back already (a shared region is read
+    /// back once, when every writer is done; a time-based job's passes end
+    /// only at its runtime).
+    pub fn verifies_each_pass(&self, share: &JobShare) -> bool {
+        let alone = share.spec.offset_increment > 0 || share.workers <= 1;
+        let after = self.spec.after && !self.spec.only && share.spec.writes();
+        alone && after && self.spec.backlog == 0 && self.objects.is_none() && !share.spec.time_based
+    }
+
     /// This worker's measured phase ended: it writes no more.
     pub fn writes_done(&mut self) {
         if std::mem::take(&mut self.writing) {

@@ -6,6 +6,7 @@ use crate::problem::Problem;
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::OpenOptionsExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -288,14 +289,15 @@ pub(super) fn pieces(table: &BlockTable, units: std::ops::Range<usize>, most: us
 fn map_state(label: &str, size: u64, grid: (u32, u64), bytes: u64, dir: &Path) -> Result<(memmap2::MmapMut, File), Problem> {
     std::fs::create_dir_all(dir).map_err(|e| Problem::System(format!("verify_state {}: {e}", dir.display())))?;
     let path = state_path(dir, label);
-    let exists = path.exists();
-    let file = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(&path)
-        .map_err(|e| Problem::System(format!("{}: {e}", path.display())))?;
+    let exists = path.symlink_metadata().is_ok();
+    // Never through a symbolic link: a state file is written to, and a link
+    // may lead anywhere (a missing file it names was created there).
+    let mut open = OpenOptions::new();
+    open.read(true).write(true).create(true).truncate(false).custom_flags(libc::O_NOFOLLOW);
+    let file = open.open(&path).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP) => a_link(&path),
+        _ => Problem::System(format!("{}: {e}", path.display())),
+    })?;
     // SAFETY: flock on an open descriptor.
     if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
         return Err(Problem::Input(format!(
@@ -353,10 +355,20 @@ fn check_state(file: &File, path: &Path, label: &str, size: u64, grid: (u32, u64
     Ok(())
 }
 
+fn a_link(path: &Path) -> Problem {
+    Problem::Input(format!(
+        "{}: a symbolic link; state files are never written through one: remove it or give another verify_state",
+        path.display()
+    ))
+}
+
 /// An earlier run's state for this target, if `dir` has one, is for the
-/// same target, unit and phase.
+/// same target, unit and phase, and no symbolic link (refused when planned).
 pub(super) fn check_saved(dir: &Path, label: &str, size: u64, grid: (u32, u64)) -> Result<(), Problem> {
     let path = state_path(dir, label);
+    if path.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(a_link(&path));
+    }
     let Ok(file) = File::open(&path) else { return Ok(()) };
     let len = file.metadata().map_err(|e| Problem::System(format!("{}: {e}", path.display())))?.len();
     let units = size.saturating_sub(grid.1) / grid.0 as u64;

@@ -116,7 +116,16 @@ impl Worker {
         let mut done: Vec<Completion> = Vec::with_capacity(qd * 2);
         let mut st = LoopState::default();
         let mut now = clock.now();
-        let mut boundary = self.next_boundary(now);
+        let mut boundary = match self.boundary {
+            0 => self.next_boundary(now),
+            b => b,
+        };
+        // The seconds a pass's read-back took (see `Worker::run_passes`),
+        // each handed over empty, so a report's seq stays its second.
+        while now >= boundary {
+            self.hand_over(boundary, now);
+            boundary = self.next_boundary(boundary);
+        }
         let mut last_done = 0;
         loop {
             // Once the phase has ended, what completes in the grace goes into
@@ -139,6 +148,7 @@ impl Worker {
             let (pace, housekeeping) = self.next_events(can_issue, now, st.think_until, boundary);
             if slots.free.len() == qd {
                 if st.stopping || st.exhausted {
+                    self.boundary = boundary;
                     return Ok(None);
                 }
                 if std::mem::take(&mut st.flow_retry) {
@@ -156,6 +166,7 @@ impl Worker {
             let grace_over = now >= st.ended_at + DRAIN_GRACE_NS || control.aborting();
             if st.stopping && grace_over && self.engine.abandon() {
                 self.forget_in_flight(&mut slots);
+                self.boundary = boundary;
                 return Ok(Some(st.ended_at.max(last_done)));
             }
             // A full queue waits for iodepth_batch_complete_min of what is in flight (at least one).
@@ -235,7 +246,11 @@ impl Worker {
             }
             let Some(start) = self.take_start(now) else { break };
             let next = match self.verify.as_mut().and_then(Checker::backlog_next) {
-                Some(io) => Some(io),
+                Some(io) => {
+                    // fio counts them in the bytes that decide whether another pass follows.
+                    self.gen.count_read(u64::from(io.len));
+                    Some(io)
+                }
                 None => self.gen.next(),
             };
             let Some(io) = next else {

@@ -142,6 +142,11 @@ pub struct Worker {
     verify: Option<Checker>,
     /// Its verify pass's reads and length, once it ran.
     pass: Option<Box<storbench_metrics::OpStats>>,
+    /// Its passes were read back as they ended (see [`Worker::run_passes`]):
+    /// the last one too, so nothing is left to read after the loop.
+    passes_verified: bool,
+    /// Where the measured loop's current interval ends (0: not begun).
+    boundary: u64,
     /// The job's engine configuration (a verified object job's listing).
     config: Arc<dyn EngineConfig>,
     /// fio's write_iolog, when asked for.
@@ -213,6 +218,8 @@ impl Worker {
             io_limit: share.io_limit,
             ordered: factory.capabilities().ordered,
             trace: &|r| crate::replay::load(&r.path),
+            // fio reads each pass back before the next (see `Worker::run_passes`).
+            verify_each_pass: verify.as_ref().is_some_and(|v| v.verifies_each_pass(&share)),
         };
         let gen = JobGen::new(spec, &at).map_err(WorkerError::Input)?;
         let lag = gen.scheduled().then(|| Box::new(LatencyHistogram::new()));
@@ -247,6 +254,8 @@ impl Worker {
             min_rate: k.rate_min.filter(|_| k.reads || k.writes).map(|m| crate::min_rate::MinRate::new(m, k.ramp_ns)),
             verify,
             pass: None,
+            passes_verified: false,
+            boundary: 0,
             config,
             iolog,
             unit_log,
@@ -267,7 +276,7 @@ impl Worker {
         let result = match self.share.spec.cpu_burn {
             _ if only => Ok(None),
             Some(b) => Ok(Some(self.burn(&clock, b))),
-            None => self.run_loop(&clock).map_err(WorkerError::from),
+            None => self.run_passes(&clock),
         };
         // Operations abandoned at the end: the phase ended then, not when they were given up on.
         let measured_end = result.as_ref().ok().copied().flatten();
@@ -311,6 +320,25 @@ impl Worker {
         let result = result.and_then(|_| self.read_back().map_err(|e| e.in_stage(Stage::Verify)));
         let result = result.and_then(|_| self.clean_up().map_err(|e| e.in_stage(Stage::Cleanup)));
         self.done(end, CpuTimes::thread().since(cpu0), result.err())
+    }
+
+    /// The measured loop, pass by pass where the job reads each pass back
+    /// before the next (fio's do_verify inside keep_running's loop): the
+    /// generator stops at a pass's end, the pass is verified, its reads
+    /// counted, and the generator says whether another follows.
+    fn run_passes(&mut self, clock: &Clock) -> Result<Option<u64>, WorkerError> {
+        loop {
+            let end = self.run_loop(clock)?;
+            if end.is_some() || !self.gen.pass_ended() || self.link.control.stopping() {
+                return Ok(end);
+            }
+            let read = self.read_pass().map_err(|e| e.in_stage(Stage::Verify)).map_err(|f| f.error)?;
+            self.gen.count_read(read);
+            if !self.gen.next_pass() {
+                self.passes_verified = true;
+                return Ok(None);
+            }
+        }
     }
 
     /// fio `end_fsync`: each file flushed once the I/O is done, inside the

@@ -58,8 +58,27 @@ impl Worker {
         while !v.writers_done() && !control.stopping() {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
-        announce(&self.link, &self.share, self.worker, Stage::Verify);
+        if !self.passes_verified {
+            announce(&self.link, &self.share, self.worker, Stage::Verify);
+            self.read_pass()?;
+        }
+        let Some(v) = self.verify.as_mut() else { return Ok(()) };
+        // One listing per job: the first worker's (every writer is done).
+        let numbered = self.share.spec.objects.as_ref().is_some_and(|o| o.naming == storbench_workload::Naming::Numbered);
+        if let (true, 0, Some(prefix)) = (v.objects() && numbered, self.worker, self.share.object_prefix.as_deref()) {
+            check_listing(v, self.config.as_ref(), prefix)?;
+        }
+        v.fatal.take().map_or(Ok(()), |m| Err(WorkerError::Storage(m)))
+    }
+
+    /// Read back and judge what the worker wrote, timed as fio's verify
+    /// phase; a job verifying each pass adds each pass's reads and time to
+    /// the last's. The bytes read.
+    pub(super) fn read_pass(&mut self) -> Result<u64, WorkerError> {
+        let Some(v) = self.verify.as_mut() else { return Ok(0) };
+        let control = self.link.control.clone();
         let reads = v.pass(&self.share, self.worker, self.buffers.slot_len() as u64);
+        let bytes = reads.iter().map(|io| u64::from(io.len)).sum();
         let t0 = std::time::Instant::now();
         if self.k.invalidate {
             // As fio's verify phase begins (within its time): each file
@@ -78,18 +97,18 @@ impl Worker {
         let (tried, left) =
             unmeasured(self.engine.as_mut(), self.share.queue_depth, || reads.next(), || control.stopping(), policy, &mut hooks);
         let (not_found, timed) = (hooks.not_found, hooks.timed.take());
-        v.tally.pass_ns = t0.elapsed().as_nanos() as u64;
+        v.tally.pass_ns += t0.elapsed().as_nanos() as u64;
         // Measured as fio measures its verify phase, kept apart from the writes' figures.
-        self.pass = timed.map(|t| Box::new(t.reads));
+        if let Some(t) = timed {
+            match self.pass.as_mut() {
+                Some(p) => p.merge(&t.reads),
+                None => self.pass = Some(Box::new(t.reads)),
+            }
+        }
         if left.engine.is_some() || left.failed.len() as u64 > not_found {
             return Err(WorkerError::Storage(format!("reading back to verify: {}", left.error(tried).unwrap_or_default())));
         }
-        // One listing per job: the first worker's (every writer is done).
-        let numbered = self.share.spec.objects.as_ref().is_some_and(|o| o.naming == storbench_workload::Naming::Numbered);
-        if let (true, 0, Some(prefix)) = (v.objects() && numbered, self.worker, self.share.object_prefix.as_deref()) {
-            check_listing(v, self.config.as_ref(), prefix)?;
-        }
-        v.fatal.take().map_or(Ok(()), |m| Err(WorkerError::Storage(m)))
+        Ok(bytes)
     }
 
     /// Remove the objects this worker wrote, when the job asks for it. Not

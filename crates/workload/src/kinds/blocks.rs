@@ -20,4 +20,17 @@ impl Generator for IoGen {
     fn take_wrapped(&mut self) -> bool {
         IoGen::take_wrapped(self)
     }
+
+    #[inline]
+    fn count_read(&mut self, bytes: u64) {
+        IoGen::count_read(self, bytes)
+    }
+
+    fn pass_ended(&self) -> bool {
+        IoGen::pass_ended(self)
+    }
+
+    fn next_pass(&mut self) -> bool {
+        IoGen::next_pass(self)
+    }
 }

@@ -47,6 +47,10 @@ pub struct GenSetup<'a> {
     pub ordered: bool,
     /// Loads a trace to replay (read once per run, shared by the workers).
     pub trace: &'a dyn Fn(&ReplaySpec) -> Result<Arc<Trace>, String>,
+    /// The worker reads each pass of its blocks back before the next
+    /// (fio's do_verify inside its loop): the generator stops at a pass's
+    /// end until told to go on.
+    pub verify_each_pass: bool,
 }
 
 impl JobGen {
@@ -69,11 +73,17 @@ impl JobGen {
         }
         if let Some(o) = &spec.objects {
             // Each volume's keys are shared out as in a job of one volume.
-            let mut gen = ObjGen::new(spec, spec.place_in_volume(at.worker), at.io_limit, spec.number_ios);
+            // fio's number_ios is per loop, as io_size (the runner's `prepare::region`).
+            let ops = spec.number_ios.map(|n| n.saturating_mul(u64::from(spec.passes.max(1))));
+            let mut gen = ObjGen::new(spec, spec.place_in_volume(at.worker), at.io_limit, ops);
             gen.exclusive(!at.ordered);
             return Ok(JobGen::Objects(Objects { gen, prefill: o.prefill, cleans_up }));
         }
-        Ok(JobGen::Blocks(IoGen::new(spec, at.region, stream(at.job, at.worker), at.io_limit)))
+        let mut gen = IoGen::new(spec, at.region, stream(at.job, at.worker), at.io_limit);
+        if at.verify_each_pass {
+            gen.verify_each_pass();
+        }
+        Ok(JobGen::Blocks(gen))
     }
 }
 
@@ -95,6 +105,16 @@ impl Generator for JobGen {
     #[inline]
     fn take_wrapped(&mut self) -> bool {
         each!(self, g => g.take_wrapped())
+    }
+    #[inline]
+    fn count_read(&mut self, bytes: u64) {
+        each!(self, g => g.count_read(bytes))
+    }
+    fn pass_ended(&self) -> bool {
+        each!(self, g => g.pass_ended())
+    }
+    fn next_pass(&mut self) -> bool {
+        each!(self, g => g.next_pass())
     }
     #[inline]
     fn start(&self, now: u64) -> When {

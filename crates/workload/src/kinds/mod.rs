@@ -84,6 +84,26 @@ pub trait Generator {
         false
     }
 
+    /// Bytes read besides the generator's operations (a pass's verify
+    /// reads), which fio counts in the bytes that decide whether another
+    /// pass follows.
+    #[inline]
+    fn count_read(&mut self, _bytes: u64) {}
+
+    /// The last `None` of [`Generator::next`] ended a pass, not the worker's
+    /// share: the worker reads the pass back, then asks
+    /// [`Generator::next_pass`] (a generator set up to verify each pass).
+    fn pass_ended(&self) -> bool {
+        false
+    }
+
+    /// After a pass the worker read back (its reads counted): whether
+    /// another pass follows (fio's keep_running); if so the generator goes
+    /// on with it.
+    fn next_pass(&mut self) -> bool {
+        false
+    }
+
     /// Whether the next operation may start at `now`.
     #[inline]
     fn start(&self, _now: u64) -> When {

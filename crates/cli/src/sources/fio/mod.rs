@@ -368,31 +368,22 @@ fn files_per_worker(spec: &JobSpec) -> u64 {
     }
 }
 
-/// fio `loops=N`: the job's I/O N times over (each pass starts cold, as the
-/// page cache is dropped between passes).
+/// fio `loops=N`: N passes over the job's files (each starts cold, as the
+/// page cache is dropped between passes), then more only while io_size is
+/// not done: the generator counts them as fio's keep_running does
+/// (`JobSpec::passes`; io_size=8m over a 4m file is 8m with loops=2 and
+/// 12m with loops=3). Without the random map a random pass has no end and
+/// each loop is io_size.
 fn fio_loops(spec: &mut JobSpec, v: &str) -> Result<(), String> {
     let n = storbench_workload::units::parse_count(v).map_err(|e| format!("loops '{v}': {e}"))?;
     if n <= 1 || spec.time_based {
         return Ok(());
     }
-    let files = files_per_worker(spec);
-    let whole = spec.size.map(|s| s * files);
-    let once = spec.io_size.or(whole).ok_or("loops needs size (or io_size) to know what one loop is")?;
-    spec.io_size = Some(looped(once, whole, n, spec.randommap || !spec.rw.is_random()));
-    Ok(())
-}
-
-/// The bytes of `n` loops of `once` (io_size, or the files' whole size).
-/// fio ends a pass where its files end (a sequential pass, or a random one
-/// with the random map) and keeps passing, after the loops, only until
-/// io_size is done (backend.c keep_running): io_size=8m over a 4m file is
-/// 8m with loops=2 and 12m with loops=3, not 16m and 24m. Without the map a
-/// random pass has no end and each loop is io_size.
-fn looped(once: u64, whole: Option<u64>, n: u64, passes_end: bool) -> u64 {
-    match whole {
-        Some(whole) if passes_end && once > whole => whole.saturating_mul(n).max(once).min(once.saturating_mul(n)),
-        _ => once.saturating_mul(n),
+    if spec.io_size.is_none() && spec.size.is_none() {
+        return Err("loops needs size (or io_size) to know what one loop is".into());
     }
+    spec.passes = u32::try_from(n).map_err(|_| format!("loops '{v}': at most {}", u32::MAX))?;
+    Ok(())
 }
 
 /// fio `blockalign=read[,write]`: random offsets are multiples of it (fio's
@@ -533,7 +524,7 @@ bs=8k
     #[test]
     fn size_is_the_total_over_a_jobs_files_and_loops_repeat_it() {
         let f = read("[a]\nnrfiles=4\nsize=16m\nloops=3\n[b]\nfilename=x:y\nsize=1m\nfilesize=1m\n", false).unwrap();
-        assert_eq!((f.specs[0].size, f.specs[0].nrfiles, f.specs[0].io_size), (Some(4 << 20), 4, Some(48 << 20)));
+        assert_eq!((f.specs[0].size, f.specs[0].nrfiles, f.specs[0].io_size, f.specs[0].passes), (Some(4 << 20), 4, None, 3));
         assert_eq!((f.specs[1].size, f.specs[1].io_size), (Some(1 << 20), Some(1 << 20)));
         // Beyond the files' total fio caps size at it: one pass (fio 3.33 reads x and y once).
         let f = read("[b]\nfilename=x:y\nsize=8m\nfilesize=1m\n", false).unwrap();
@@ -543,8 +534,8 @@ bs=8k
     #[test]
     fn loops_over_an_io_size_beyond_the_file_pass_it_until_io_size_is_done() {
         let f = read("[a]\nsize=4m\nio_size=8m\nloops=2\n[b]\nsize=4m\nio_size=8m\nloops=3\n[c]\nrw=randread\nnorandommap\nsize=4m\nio_size=8m\nloops=2\n", false).unwrap();
-        let io: Vec<_> = f.specs.iter().map(|s| s.io_size).collect();
-        assert_eq!(io, vec![Some(8 << 20), Some(12 << 20), Some(16 << 20)]);
+        let io: Vec<_> = f.specs.iter().map(|s| (s.io_size, s.passes)).collect();
+        assert_eq!(io, vec![(Some(8 << 20), 2), (Some(8 << 20), 3), (Some(8 << 20), 2)]);
     }
 
     #[test]

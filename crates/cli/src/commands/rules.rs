@@ -1,0 +1,498 @@
+//! `run --preset train:MODEL --rules mlperf`: a training preset run as
+//! MLPerf Storage's rules ask (mlcommons/storage, training/README.md at
+//! 3a1e063, and its checker, mlpstorage/rules/): the dataset sized against
+//! the client's memory (5x) and for 500 steps an epoch, one warm-up run and
+//! five measured ones (the result their mean), AU at or above the floor in
+//! every measured run, and only the parameters a division allows changed.
+//! The verdict names each rule as mlpstorage's checker does (an issue: its
+//! division, parameter, expected and actual values) and the result's
+//! division is the lowest of them: closed, open or invalid. `mlperf.json`
+//! in the results directory keeps it; each run has its own directory.
+
+use crate::cli::RunFlags;
+use crate::error::*;
+use crate::session::{execute, RunSetup};
+use crate::sources::preset::{self, Sizing};
+use crate::words::JobArgs;
+use crate::{output, progress};
+use serde::Serialize;
+use std::path::Path;
+use storbench_model::{RunResult, TrainResult};
+use storbench_workload::train::TrainSpec;
+
+/// Measured runs a result is the mean of ("a benchmark result is the mean
+/// of 5 run results, executed consecutively").
+pub const MEASURED_RUNS: usize = 5;
+/// The dataset is at least this many times the clients' memory.
+pub const MEMORY_MULTIPLIER: u64 = 5;
+/// Steps an epoch the dataset must hold, at the least, for every accelerator.
+pub const MIN_STEPS: u64 = 500;
+
+/// Which division a rule's outcome allows, lowest first (mlpstorage's
+/// PARAM_VALIDATION): a result is in the lowest of its rules'.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Division {
+    Invalid,
+    Open,
+    Closed,
+}
+
+/// One rule as it went, in the shape of mlpstorage's `Issue`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Issue {
+    pub validation: Division,
+    pub parameter: String,
+    pub message: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+fn issue(ok: bool, fail: Division, parameter: &str, message: &str, expected: String, actual: String) -> Issue {
+    let validation = if ok { Division::Closed } else { fail };
+    Issue { validation, parameter: parameter.into(), message: message.into(), expected, actual }
+}
+
+/// What the dataset rules are judged on.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Dataset {
+    pub files: u64,
+    pub samples_per_file: u64,
+    pub file_bytes: u64,
+    pub batch: u32,
+    pub accelerators: u32,
+    /// The clients' memory, bytes.
+    pub memory: u64,
+}
+
+impl Dataset {
+    fn of(t: &TrainSpec, accelerators: u32, memory: u64) -> Dataset {
+        Dataset { files: t.files, samples_per_file: t.samples_per_file, file_bytes: t.file_bytes(), batch: t.batch, accelerators, memory }
+    }
+
+    /// Files the memory rule needs (mlpstorage: 5 x memory // a file's bytes).
+    pub fn files_for_memory(&self) -> u64 {
+        (MEMORY_MULTIPLIER as u128 * self.memory as u128 / self.file_bytes.max(1) as u128) as u64
+    }
+
+    /// Files the step rule needs (500 x accelerators x batch // samples a file).
+    pub fn files_for_steps(&self) -> u64 {
+        MIN_STEPS * self.accelerators as u64 * self.batch as u64 / self.samples_per_file.max(1)
+    }
+}
+
+fn gib(bytes: f64) -> String {
+    format!("{:.2} GiB", bytes / (1u64 << 30) as f64)
+}
+
+/// The dataset's two rules.
+pub fn dataset_issues(d: &Dataset) -> Vec<Issue> {
+    let (mem, steps) = (d.files_for_memory(), d.files_for_steps());
+    let actual = format!("{} files ({})", d.files, gib((d.files * d.file_bytes) as f64));
+    vec![
+        issue(
+            d.files >= mem,
+            Division::Invalid,
+            "dataset.num_files_train",
+            "the dataset is at least 5x the client's memory",
+            format!(">= {mem} files ({}: 5 x {} of memory)", gib((mem * d.file_bytes) as f64), gib(d.memory as f64)),
+            actual.clone(),
+        ),
+        issue(
+            d.files >= steps,
+            Division::Invalid,
+            "dataset.num_files_train",
+            "the dataset holds 500 steps an epoch for every accelerator",
+            format!(">= {steps} files (500 steps of {} samples on {} accelerators)", d.batch, d.accelerators),
+            actual,
+        ),
+    ]
+}
+
+/// What was changed from the reference config, judged as the checker does:
+/// the file count is a closed-division parameter, the samples in a file an
+/// open-division one, the epochs neither's.
+pub fn parameter_issues(reference: &preset::Model, run: &TrainSpec, epochs_given: bool) -> Vec<Issue> {
+    let mut out = Vec::new();
+    if run.files != reference.files {
+        let expected = format!("{} (the config's; any count in the closed division)", reference.files);
+        out.push(issue(
+            true,
+            Division::Closed,
+            "dataset.num_files_train",
+            "the file count may be changed",
+            expected,
+            run.files.to_string(),
+        ));
+    }
+    if run.samples_per_file != reference.samples_per_file {
+        out.push(issue(
+            false,
+            Division::Open,
+            "dataset.num_samples_per_file",
+            "--scale shrank each file's samples: an open-division parameter",
+            reference.samples_per_file.to_string(),
+            run.samples_per_file.to_string(),
+        ));
+    }
+    if epochs_given && run.epochs != reference.epochs {
+        out.push(issue(
+            false,
+            Division::Invalid,
+            "train.epochs",
+            "--epochs changed the epochs: neither division allows it",
+            reference.epochs.to_string(),
+            run.epochs.to_string(),
+        ));
+    }
+    out
+}
+
+/// A measured (or warm-up) run: its figures, and whether it ran whole.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunFigures {
+    pub run: String,
+    pub complete: bool,
+    pub train: Option<TrainResult>,
+}
+
+/// The runs' rules: a whole warm-up, five whole measured runs, and AU at or
+/// above the floor in each of them.
+pub fn run_issues(warmup: Option<&RunFigures>, runs: &[RunFigures], floor: f64) -> Vec<Issue> {
+    let whole = runs.iter().filter(|r| r.complete).count();
+    let pct = |x: f64| format!("{:.1}%", x * 100.0);
+    let mut out = vec![
+        issue(
+            warmup.is_some_and(|w| w.complete),
+            Division::Invalid,
+            "warmup",
+            "one warm-up run before the measured ones",
+            "1".into(),
+            warmup.map_or("0".into(), |w| if w.complete { "1".into() } else { "0 (not whole)".into() }),
+        ),
+        issue(
+            whole == MEASURED_RUNS,
+            Division::Invalid,
+            "num_runs",
+            "five measured runs, each whole",
+            MEASURED_RUNS.to_string(),
+            whole.to_string(),
+        ),
+    ];
+    for r in runs {
+        let au = r.train.as_ref().map_or(0.0, |t| t.au);
+        out.push(issue(
+            r.complete && au >= floor,
+            Division::Invalid,
+            &format!("{}.au", r.run),
+            "AU at or above the floor",
+            format!(">= {}", pct(floor)),
+            pct(au),
+        ));
+    }
+    out
+}
+
+/// The lowest division of the rules (closed when there are none).
+pub fn division(issues: &[Issue]) -> Division {
+    issues.iter().map(|i| i.validation).min().unwrap_or(Division::Closed)
+}
+
+/// The benchmark result: the mean of the measured runs' samples/s and AU.
+pub fn means(runs: &[RunFigures]) -> (f64, f64) {
+    let t: Vec<&TrainResult> = runs.iter().filter_map(|r| r.train.as_ref()).collect();
+    match t.len() {
+        0 => (0.0, 0.0),
+        n => (t.iter().map(|t| t.samples_per_sec).sum::<f64>() / n as f64, t.iter().map(|t| t.au).sum::<f64>() / n as f64),
+    }
+}
+
+/// `mlperf.json`.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub rules: &'static str,
+    pub preset: String,
+    pub accelerators: u32,
+    /// The lowest division of the issues; `valid` unless it is invalid.
+    pub division: Division,
+    pub valid: bool,
+    pub client_memory_bytes: u64,
+    /// `MemTotal` (this host's /proc/meminfo) or `--client-memory`.
+    pub client_memory_source: String,
+    pub dataset_files: u64,
+    pub dataset_bytes: u64,
+    /// The measured runs' mean samples/s: the benchmark result.
+    pub samples_per_sec: f64,
+    pub au_mean: f64,
+    pub warmup: Option<RunFigures>,
+    pub runs: Vec<RunFigures>,
+    pub issues: Vec<Issue>,
+}
+
+/// This host's memory, from /proc/meminfo's MemTotal (kB).
+fn mem_total() -> Result<u64, CliError> {
+    let text = std::fs::read_to_string("/proc/meminfo").map_err(|e| CliError::system(format!("/proc/meminfo: {e}")))?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map(|kb| kb * 1024)
+        .ok_or_else(|| CliError::system("/proc/meminfo has no MemTotal: give the client's memory with --client-memory"))
+}
+
+/// How to get past a rule that fails before anything runs.
+fn remedy(i: &Issue) -> &'static str {
+    match (i.parameter.as_str(), i.message.contains("500 steps")) {
+        ("train.epochs", _) => "drop --epochs",
+        (_, true) => "raise --scale, or use fewer --accelerators",
+        _ => "raise --scale, or give the clients' memory with --client-memory SIZE",
+    }
+}
+
+pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Result<i32, CliError> {
+    let model = name
+        .strip_prefix("train:")
+        .and_then(preset::find_train)
+        .ok_or_else(|| CliError::usage(format!("--rules mlperf judges a training preset (train:MODEL[:ACCELERATOR]), not '{name}'")))?;
+    if flags.source.fleet.agents.is_some() || flags.source.fleet.agents_file.is_some() {
+        // The rules size the dataset by every client's memory: not summed yet.
+        return Err(CliError::usage(
+            "--rules mlperf runs on this client alone for now: drop --agents (a fleet's memory is not summed yet)",
+        ));
+    }
+    let specs = preset::specs(name, &sizing, &jobs.global)?;
+    let t = specs[0].train.clone().ok_or_else(|| CliError::system("a training preset without its training"))?;
+    let accelerators = specs[0].numjobs;
+    let (memory, source) = match flags.client_memory {
+        Some(m) => (m, format!("--client-memory (this host's MemTotal: {})", gib(mem_total().unwrap_or(0) as f64))),
+        None => (mem_total()?, "MemTotal".to_string()),
+    };
+    let mut before = dataset_issues(&Dataset::of(&t, accelerators, memory));
+    before.extend(parameter_issues(model, &t, flags.epochs.is_some()));
+    if let Some(i) = before.iter().find(|i| i.validation == Division::Invalid).filter(|_| !flags.allow_invalid_params) {
+        return Err(CliError::usage(format!(
+            "--rules mlperf: {name}: {} ({}), here {}: {}, or run anyway with --allow-invalid-params (the verdict says invalid)",
+            i.message,
+            i.expected,
+            i.actual,
+            remedy(i)
+        )));
+    }
+    let base = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
+    let mut report = Report {
+        rules: "MLPerf Storage training (mlcommons/storage training/README.md)",
+        preset: name.into(),
+        accelerators,
+        division: Division::Closed,
+        valid: true,
+        client_memory_bytes: memory,
+        client_memory_source: source,
+        dataset_files: t.files,
+        dataset_bytes: t.files * t.file_bytes(),
+        samples_per_sec: 0.0,
+        au_mean: 0.0,
+        warmup: None,
+        runs: Vec::new(),
+        issues: Vec::new(),
+    };
+    let outcome = runs(flags, &specs, &base, &mut report);
+    let outcome = match (outcome, report.warmup.is_none()) {
+        // Nothing ran (refused or failed before measuring): nothing to judge.
+        (Err(e), true) => return Err(e),
+        (o, _) => o,
+    };
+    let mut issues = before;
+    issues.extend(run_issues(report.warmup.as_ref(), &report.runs, t.au_floor));
+    (report.samples_per_sec, report.au_mean) = means(&report.runs);
+    report.division = division(&issues);
+    report.valid = report.division != Division::Invalid;
+    report.issues = issues;
+    let text = table(&report, t.au_floor);
+    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
+    // A machine-readable standard output gets the verdict's JSON (json) or
+    // nothing of it; the table goes to standard error.
+    match flags.format.as_deref().unwrap_or("normal") {
+        "normal" => out_part!("{text}"),
+        format => {
+            say_part!("{text}");
+            if format == "json" {
+                out!("{json}");
+            }
+        }
+    }
+    let path = base.join("mlperf.json");
+    std::fs::create_dir_all(&base).map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
+    std::fs::write(&path, &json).map_err(|e| CliError::system(format!("{}: {e}", path.display())))?;
+    outcome?;
+    Ok(if report.valid { 0 } else { EXIT_IO_ERRORS })
+}
+
+/// The warm-up, then the measured runs, each in a directory of its own;
+/// an interrupted run ends the sequence (what ran is judged).
+fn runs(flags: &RunFlags, specs: &[storbench_workload::JobSpec], base: &Path, report: &mut Report) -> Result<(), CliError> {
+    for n in 0..=MEASURED_RUNS {
+        let label = if n == 0 { "warmup".to_string() } else { format!("run-{n}") };
+        let (result, figures) = one(flags, specs, &base.join(&label), &label)?;
+        match n {
+            0 => report.warmup = Some(figures),
+            _ => report.runs.push(figures),
+        }
+        if result.interrupted {
+            return Err(CliError {
+                message: format!("interrupted in {label}: the rules' verdict covers the runs before it"),
+                code: EXIT_INTERRUPTED,
+            });
+        }
+    }
+    Ok(())
+}
+
+fn one(flags: &RunFlags, specs: &[storbench_workload::JobSpec], dir: &Path, label: &str) -> Result<(RunResult, RunFigures), CliError> {
+    let mut observer = progress::Live::new(flags.source.quiet);
+    let mut setup = RunSetup { results_dir: Some(dir.to_path_buf()), ..RunSetup::from_source(&flags.source)? };
+    setup.parameters.insert("mlperf_run".into(), label.into());
+    let (result, dir) = execute(specs.to_vec(), setup, &mut observer)?;
+    output::write_all(&dir, &result)?;
+    let job = result.jobs.first();
+    let train = job.and_then(|j| j.train().cloned());
+    let complete = !result.interrupted
+        && job.is_some_and(|j| !j.interrupted && j.failures.is_empty() && j.total_errors() == 0)
+        && train.as_ref().is_some_and(|t| t.steps > 0);
+    if let Some(t) = &train {
+        say!(
+            "storbench: {label}: AU {:.1}%, {:.1} samples/s{}",
+            t.au * 100.0,
+            t.samples_per_sec,
+            if complete { "" } else { " (not whole)" }
+        );
+    }
+    Ok((result, RunFigures { run: label.into(), complete, train }))
+}
+
+/// The printed verdict: each run, then each rule, then the result.
+fn table(r: &Report, floor: f64) -> String {
+    let mut out = format!(
+        "{} under MLPerf Storage's rules: {} accelerators, dataset {} files ({}), client memory {} ({})\n",
+        r.preset,
+        r.accelerators,
+        r.dataset_files,
+        gib(r.dataset_bytes as f64),
+        gib(r.client_memory_bytes as f64),
+        r.client_memory_source
+    );
+    out.push_str(&format!("  {:<8} {:>14} {:>7} {:>7}\n", "run", "samples/s", "AU", "floor"));
+    for f in r.warmup.iter().chain(&r.runs) {
+        let (sps, au) = f.train.as_ref().map_or((0.0, 0.0), |t| (t.samples_per_sec, t.au));
+        out.push_str(&format!("  {:<8} {:>14.1} {:>6.1}% {:>6.1}%\n", f.run, sps, au * 100.0, floor * 100.0));
+    }
+    out.push_str(&format!("  {:<9} {:<28} {:<64} {}\n", "division", "parameter", "expected", "actual"));
+    for i in &r.issues {
+        let v = format!("{:?}", i.validation).to_lowercase();
+        out.push_str(&format!("  {:<9} {:<28} {:<64} {}  ({})\n", v, i.parameter, i.expected, i.actual, i.message));
+    }
+    let verdict = match r.division {
+        Division::Closed => "VALID (closed division)",
+        Division::Open => "VALID (open division)",
+        Division::Invalid => "INVALID",
+    };
+    out.push_str(&format!(
+        "{}: {verdict}: {:.1} samples/s, AU {:.1}%, the mean of {} measured runs\n",
+        r.preset,
+        r.samples_per_sec,
+        r.au_mean * 100.0,
+        r.runs.len()
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn train(au: f64, sps: f64) -> TrainResult {
+        TrainResult {
+            model: "dlrm:b200".into(),
+            accelerators: 1,
+            epochs: 1,
+            samples: 1,
+            steps: 1,
+            runtime_ns: 1,
+            samples_per_sec: sps,
+            bytes_per_sec: 0.0,
+            au,
+            au_floor: 0.7,
+            passed: au >= 0.7,
+            stall_ns: 0,
+        }
+    }
+
+    fn figures(run: &str, au: f64, sps: f64) -> RunFigures {
+        RunFigures { run: run.into(), complete: true, train: Some(train(au, sps)) }
+    }
+
+    #[test]
+    fn the_dataset_rules_by_hand() {
+        // unet3d:b200 files of 146,600,628 bytes; 24 GiB of memory x 5 =
+        // 128,849,018,880 bytes: 878 files (878.9, rounded down as
+        // mlpstorage does). 500 steps of 7 on 4 accelerators: 14,000 files.
+        let d = Dataset { files: 14_000, samples_per_file: 1, file_bytes: 146_600_628, batch: 7, accelerators: 4, memory: 24 << 30 };
+        assert_eq!((d.files_for_memory(), d.files_for_steps()), (878, 14_000));
+        assert!(dataset_issues(&d).iter().all(|i| i.validation == Division::Closed));
+        let short = Dataset { files: 13_999, ..d.clone() };
+        let i = dataset_issues(&short);
+        assert_eq!((i[0].validation, i[1].validation), (Division::Closed, Division::Invalid));
+        assert!(i[1].expected.starts_with(">= 14000 files"), "{:?}", i[1]);
+        // dlrm: 1,344 row groups of 6,144 rows (42 files of 32) hold 504
+        // steps of 16,384; 5 x 1 GiB needs 5 GiB / (32 x 6,144 x 761 bytes) = 35 files.
+        let dlrm =
+            Dataset { files: 42, samples_per_file: 32 * 6144, file_bytes: 32 * 6144 * 761, batch: 16384, accelerators: 1, memory: 1 << 30 };
+        assert_eq!((dlrm.files_for_memory(), dlrm.files_for_steps()), (35, 41));
+        let small = Dataset { memory: 24 << 30, ..dlrm };
+        assert_eq!(small.files_for_memory(), 861, "24 GiB x 5 / 149,618,688 bytes");
+        assert_eq!(dataset_issues(&small)[0].validation, Division::Invalid);
+    }
+
+    #[test]
+    fn every_measured_run_must_reach_the_floor_and_five_must_run() {
+        let w = figures("warmup", 0.5, 1.0);
+        let five: Vec<RunFigures> = (1..=5).map(|n| figures(&format!("run-{n}"), 0.9, n as f64)).collect();
+        let ok = run_issues(Some(&w), &five, 0.7);
+        assert_eq!(ok.len(), 7, "warm-up, run count, an AU a run");
+        assert_eq!(division(&ok), Division::Closed, "the warm-up's AU is not judged: {ok:?}");
+        assert_eq!(means(&five), (3.0, 0.9), "the mean of 1..5 samples/s");
+        let mut low = five.clone();
+        low[3] = figures("run-4", 0.69, 4.0);
+        let i = run_issues(Some(&w), &low, 0.7);
+        assert_eq!(division(&i), Division::Invalid);
+        let failed: Vec<&str> = i.iter().filter(|i| i.validation == Division::Invalid).map(|i| i.parameter.as_str()).collect();
+        assert_eq!(failed, vec!["run-4.au"]);
+        assert_eq!(i[5].actual, "69.0%");
+        // Four runs, or one cut short: too few.
+        let i = run_issues(Some(&w), &five[..4], 0.7);
+        assert_eq!((i[1].validation, i[1].actual.as_str()), (Division::Invalid, "4"));
+        let mut cut = five.clone();
+        cut[4].complete = false;
+        assert_eq!(run_issues(Some(&w), &cut, 0.7)[1].actual, "4");
+        assert_eq!(run_issues(None, &five, 0.7)[0].validation, Division::Invalid, "no warm-up");
+    }
+
+    #[test]
+    fn a_result_is_in_the_lowest_division_of_its_rules() {
+        let m = preset::find_train("dlrm:b200").unwrap();
+        let spec = preset::specs("train:dlrm", &Sizing { scale: 0.0017, workers: None, epochs: None }, &Vec::new()).unwrap();
+        let t = spec[0].train.clone().unwrap();
+        let p = parameter_issues(m, &t, false);
+        let divisions: Vec<(&str, Division)> = p.iter().map(|i| (i.parameter.as_str(), i.validation)).collect();
+        assert_eq!(divisions, vec![("dataset.num_files_train", Division::Closed), ("dataset.num_samples_per_file", Division::Open)]);
+        assert_eq!(division(&p), Division::Open);
+        let e = preset::specs("train:dlrm", &Sizing { scale: 0.0017, workers: None, epochs: Some(2) }, &Vec::new()).unwrap();
+        let p = parameter_issues(m, e[0].train.as_ref().unwrap(), true);
+        assert_eq!(division(&p), Division::Invalid, "{p:?}");
+        // cosmoflow keeps one sample a file at any scale: closed.
+        let c = preset::specs("train:cosmoflow", &Sizing { scale: 0.001, workers: None, epochs: None }, &Vec::new()).unwrap();
+        assert_eq!(
+            division(&parameter_issues(preset::find_train("cosmoflow").unwrap(), c[0].train.as_ref().unwrap(), false)),
+            Division::Closed
+        );
+        assert_eq!(division(&[]), Division::Closed);
+    }
+}
