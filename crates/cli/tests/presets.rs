@@ -258,8 +258,11 @@ fn an_interrupted_checkpoint_is_left_out_of_the_figures_and_the_result_is_invali
     let d = scratch();
     let r = interrupted(
         d.path(),
-        &["run", "--rate", "4m", "--preset", "checkpoint:llama3-8b", "--scale", "0.0001", "--results-dir", "ck", "--quiet"],
-        std::time::Duration::from_millis(1300),
+        // 8 ranks of 2 MiB at 1 MiB/s: a checkpoint takes 2 s, so 3 s in is
+        // the middle of the second (at 4 MiB/s and 1.3 s, 3 runs in 10 fell
+        // between two checkpoints and none was cut short).
+        &["run", "--rate", "1m", "--preset", "checkpoint:llama3-8b", "--scale", "0.0001", "--results-dir", "ck", "--quiet"],
+        std::time::Duration::from_millis(3000),
     );
     assert_eq!(r.code, 130, "{}", r.stderr);
     let doc = result_json(&d.path().join("ck"));

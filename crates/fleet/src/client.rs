@@ -70,6 +70,15 @@ const TICK: Duration = Duration::from_millis(50);
 /// (cut short) clean-up before the coordinator writes its results without.
 const FINISH_AFTER_ABORT: Duration = Duration::from_millis(500);
 
+#[cfg(test)]
+impl Fleet {
+    /// A fleet of no agents, for the link's own tests.
+    pub(crate) fn none() -> Fleet {
+        let rt = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+        Fleet { agents: Vec::new(), events: std::sync::mpsc::channel().1, timeout: Duration::from_secs(1), _rt: rt }
+    }
+}
+
 impl Fleet {
     /// Connect to every agent, greet it and measure its clock; one error
     /// naming every agent that could not be used. `stop` (a Ctrl-C) ends the

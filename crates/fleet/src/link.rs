@@ -63,6 +63,8 @@ pub struct FleetLink<'a> {
     stopped: bool,
     /// Sees every interval report with its agent's name (`--prometheus`).
     tap: Option<Arc<dyn Tap>>,
+    /// The last start given, on the coordinator's clock (Unix ns).
+    started: Option<u64>,
 }
 
 /// Time given to every agent to receive `Start` before it is due.
@@ -98,6 +100,7 @@ impl<'a> FleetLink<'a> {
             queue: VecDeque::new(),
             stopped: false,
             tap: None,
+            started: None,
         }
     }
 
@@ -157,6 +160,7 @@ impl<'a> FleetLink<'a> {
     fn start(&mut self, at_unix_ns: u64, telemetry: bool) {
         let slowest = self.fleet.agents.iter().map(|a| a.info.rtt_ns).max().unwrap_or(0);
         let at = at_unix_ns.max(protocol::unix_now_ns()) + START_MARGIN.as_nanos() as u64 + 2 * slowest;
+        self.started = Some(at);
         for (i, a) in self.fleet.agents.iter().enumerate() {
             if self.lost[i].is_none() {
                 let theirs = (at as i128 + a.info.clock_offset_ns as i128).max(0) as u64;
@@ -323,6 +327,10 @@ impl AgentLink for FleetLink<'_> {
         Ok(())
     }
 
+    fn started_at(&self) -> Option<u64> {
+        self.started
+    }
+
     /// `None` only when nothing came within `timeout`: an event that makes
     /// no message (a Pong, a lost agent whose workers were all done) is
     /// handled and the next one taken, so a caller draining with a zero
@@ -349,5 +357,22 @@ impl AgentLink for FleetLink<'_> {
                 return Ok(msg);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_start_the_fleet_gives_is_the_one_its_seconds_count_from() {
+        let mut fleet = Fleet::none();
+        let mut link = FleetLink::new(&mut fleet, Vec::new(), OnLost::Continue);
+        let asked = protocol::unix_now_ns();
+        let _ = link.send(ToAgent::Start { at_unix_ns: asked, telemetry: true });
+        // Every agent gets time to hear it: the start moves, and the
+        // coordinator's hosts' axis must count from where it moved to.
+        let given = link.started_at().expect("the start given");
+        assert!(given >= asked + START_MARGIN.as_nanos() as u64, "{given} against {asked}");
     }
 }

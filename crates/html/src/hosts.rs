@@ -16,6 +16,9 @@ pub fn section(page: &mut Page, t: &Telemetry) -> Vec<Chart> {
     for l in storbench_report::hosts::lines(t) {
         page.para(&l, "notes");
     }
+    if let Some(note) = axis_note(t) {
+        page.para(&note, "notes");
+    }
     let mut all = Vec::new();
     for s in &t.sources {
         for c in charts_of(s) {
@@ -24,6 +27,18 @@ pub fn section(page: &mut Page, t: &Telemetry) -> Vec<Chart> {
         }
     }
     all
+}
+
+/// Where a later group's seconds sit on the hosts' axis: it counts from the
+/// first group's start, a job's timeline from its own group's.
+fn axis_note(t: &Telemetry) -> Option<String> {
+    let later: Vec<String> = t.group_starts.iter().enumerate().skip(1).map(|(g, s)| format!("group {} at {s:.1} s", g + 1)).collect();
+    (!later.is_empty()).then(|| {
+        format!(
+            "The hosts' seconds count from the first group's start; each job's timeline above counts from its own group's: {}.",
+            later.join(", ")
+        )
+    })
 }
 
 /// A host's CPU, disk and network charts (names end -cpu, -disks, -net).
@@ -105,5 +120,12 @@ mod tests {
         assert_eq!(names, vec!["host-local-cpu", "host-local-disks", "host-local-net"]);
         assert!(c.iter().all(|c| c.svg.as_ref().is_ok_and(|s| s.contains("<svg"))));
         assert!(c[0].svg.as_ref().unwrap().contains("busiest core"));
+    }
+
+    #[test]
+    fn a_later_groups_start_on_the_hosts_axis_is_said() {
+        assert_eq!(axis_note(&Telemetry { group_starts: vec![0.0], ..Telemetry::default() }), None);
+        let two = Telemetry { group_starts: vec![0.0, 3.5], ..Telemetry::default() };
+        assert!(axis_note(&two).unwrap().ends_with("its own group's: group 2 at 3.5 s."), "{:?}", axis_note(&two));
     }
 }

@@ -43,7 +43,8 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
         per_agent(&mut page, j);
         per_volume(&mut page, j);
     }
-    // What the hosts did, on the same seconds as the jobs' timelines above.
+    // What the hosts did, on the run's axis: the first group's seconds are
+    // the jobs' timelines' own; a later group's are offset by its start (said there).
     if let Some(t) = &run.telemetry {
         all.extend(crate::hosts::section(&mut page, t));
     }

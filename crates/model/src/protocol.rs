@@ -41,11 +41,15 @@ use storbench_workload::JobSpec;
 /// older agent would drop without a word), per-priority interval figures,
 /// each worker's start. 8: fio's completion batching (`JobSpec`'s
 /// `iodepth_batch_complete_min`/`_max` and `iodepth_low`). 9: host
-/// telemetry (`Start::telemetry`, `FromAgent::Host`) and a worker's kind
-/// tally in one section (`WorkerDone::kind`, was `replay` and `train`):
-/// one version, as no release shipped between the two.
+/// telemetry (`Start::telemetry`, `FromAgent::Host`), a worker's kind
+/// tally in one section (`WorkerDone::kind`, was `replay` and `train`), and
+/// what came between 8 and it: the depths each interval measured
+/// (`IntervalReport::depths`), fio's reporting groups (`JobSpec::new_group`),
+/// Parquet-like training reads (`TrainSpec::parquet`) and the set-up stage
+/// of a failure (`Stage::SetUp`), each a field or variant an agent of 8
+/// would drop or refuse: one version, as no release shipped between them.
 /// (`WorkerDone::failure` came without a bump: optional both ways, its
-/// absence loses nothing an older side knew.)
+/// absence loses nothing an older side knew; `Stage::SetUp` travels in it.)
 pub const PROTOCOL_VERSION: u32 = 9;
 
 /// The first message each side sends.

@@ -212,6 +212,17 @@ pub mod metric {
     /// Busy CPU (everything but idle and iowait), percent.
     pub const CPU_BUSY: &str = "cpu_busy_pct";
     pub const BUSIEST_CORE: &str = "cpu_busiest_core";
+    /// How many of the host's cores were at least [`CORE_FULL_PCT`] busy.
+    pub const CORES_FULL: &str = "cpu_cores_full";
+    /// A core this busy (neither idle nor waiting for I/O) is saturated.
+    pub const CORE_FULL_PCT: f64 = 95.0;
+    /// The CPU the measuring process itself used (its user and system
+    /// time, all threads), in cores: whose the busy cores were.
+    pub const RUN_CPU: &str = "run_cpu_cores";
+    /// A disk series' label: "1" when /sys/block/DISK/queue/rotational says
+    /// the disk is rotational (one I/O at a time: its %util means full), "0"
+    /// when not (NVMe, SSD, RBD, loop: %util only says one I/O was in flight).
+    pub const ROTATIONAL: &str = "rotational";
     pub const DISK_READS: &str = "disk_reads_per_s";
     pub const DISK_WRITES: &str = "disk_writes_per_s";
     pub const DISK_READ_BYTES: &str = "disk_read_bytes_per_s";

@@ -59,11 +59,36 @@ pub enum Warning {
     /// Workers stuck inside an engine call were abandoned after the second
     /// interrupt, so the run could end with its results.
     WorkersAbandoned { job: String, workers: u32 },
-    /// One core of a client host was saturated while the host had idle
-    /// CPUs: the load was limited by one core (seconds on the run's axis).
-    CoreSaturated { host: String, core: u32, seconds: u32, from_s: f64, to_s: f64, busy_pct: f64, host_busy_pct: f64 },
-    /// A disk was busy (nearly) all the time: the figures are the disk's.
-    DiskSaturated { host: String, disk: String, seconds: u32, from_s: f64, to_s: f64, util_pct: f64, await_ms: f64 },
+    /// One core of a client host was saturated, the only one, while the
+    /// run itself used about one core (`run_cores`, its process's CPU): the
+    /// load was limited by one core (seconds on the run's axis).
+    CoreSaturated {
+        host: String,
+        core: u32,
+        seconds: u32,
+        from_s: f64,
+        to_s: f64,
+        busy_pct: f64,
+        host_busy_pct: f64,
+        #[serde(default)]
+        run_cores: f64,
+    },
+    /// A disk could take no more: a rotational one busy (nearly) all the
+    /// time, or a parallel one whose longer queue (`queue`, aqu-sz) only
+    /// raised its await. The figures are the disk's.
+    DiskSaturated {
+        host: String,
+        disk: String,
+        seconds: u32,
+        from_s: f64,
+        to_s: f64,
+        util_pct: f64,
+        await_ms: f64,
+        #[serde(default)]
+        queue: f64,
+        #[serde(default)]
+        rotational: bool,
+    },
     /// The measuring process was stopped (Ctrl-Z) `after_s` into the run.
     Stopped { after_s: f64, seconds: f64 },
 }
@@ -102,16 +127,24 @@ impl Warning {
                  seconds show no I/O and operations in flight count the stop as latency (a fleet's agents went on without \
                  this coordinator, and one silent past --agent-timeout is lost); run again unstopped for the storage's figures"
             ),
-            Warning::CoreSaturated { host, core, seconds, from_s, to_s, busy_pct, host_busy_pct } => format!(
-                "host {host}: core {core} was {busy_pct:.0}% busy for {seconds} s between {from_s:.0} s and {to_s:.0} s \
-                 while the host as a whole was {host_busy_pct:.0}% busy: the client was limited by one saturated core; \
-                 spread the load over more cores (more workers, a wider cpus_allowed or cpus_allowed_policy=split)"
+            Warning::CoreSaturated { host, core, seconds, from_s, to_s, busy_pct, host_busy_pct, run_cores } => format!(
+                "host {host}: core {core} was {busy_pct:.0}% busy for {seconds} s between {from_s:.0} s and {to_s:.0} s, \
+                 the only saturated core, while the run used {run_cores:.2} cores and the host as a whole was \
+                 {host_busy_pct:.0}% busy: the client was limited by one saturated core; spread the load over more \
+                 cores (more workers, a wider cpus_allowed or cpus_allowed_policy=split)"
             ),
-            Warning::DiskSaturated { host, disk, seconds, from_s, to_s, util_pct, await_ms } => format!(
-                "host {host}: disk {disk} was {util_pct:.0}% busy for {seconds} s between {from_s:.0} s and {to_s:.0} s \
-                 (await {await_ms:.2} ms): the disk was the bottleneck, so more queue depth or workers only queue longer; \
-                 spread the load over more disks or measure a faster one"
-            ),
+            Warning::DiskSaturated { host, disk, seconds, from_s, to_s, util_pct, await_ms, queue, rotational } => {
+                let how = if *rotational || *queue == 0.0 {
+                    format!("was {util_pct:.0}% busy")
+                } else {
+                    format!("queued {queue:.1} I/Os on average, its await rising with the queue,")
+                };
+                format!(
+                    "host {host}: disk {disk} {how} for {seconds} s between {from_s:.0} s and {to_s:.0} s \
+                     (await {await_ms:.2} ms): the disk was the bottleneck, so more queue depth or workers only queue longer; \
+                     spread the load over more disks or measure a faster one"
+                )
+            }
             Warning::ConnectionFailures { job, failures, backoff_ms } => {
                 let waited = match backoff_ms {
                     Some(ms) => format!(

@@ -39,6 +39,12 @@ pub trait AgentLink {
     /// the second interrupt): their threads are not waited for when the
     /// link closes, so the process can end with its results.
     fn abandon_workers(&mut self) {}
+    /// Where the last `Start` sent begins on the coordinator's clock (Unix
+    /// ns), when the link moved it from the one asked: a fleet starts once
+    /// every agent has had time to hear it. None: as asked.
+    fn started_at(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Sees every interval report as it arrives, with the agent that sent it
@@ -58,6 +64,9 @@ pub struct Tapped<'a> {
 impl AgentLink for Tapped<'_> {
     fn name(&self) -> &str {
         self.inner.name()
+    }
+    fn started_at(&self) -> Option<u64> {
+        self.inner.started_at()
     }
     fn send(&mut self, msg: ToAgent) -> Result<(), LinkClosed> {
         self.inner.send(msg)

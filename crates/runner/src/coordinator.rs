@@ -506,10 +506,11 @@ impl<'a> GroupRun<'a> {
             if !self.started && self.unready.is_empty() && self.failure.is_none() && self.stop_sent == 0 {
                 self.started = true;
                 let at_unix_ns = protocol::unix_now_ns() + start_lead(self.waiting.len()).as_nanos() as u64;
-                self.hosts.started(at_unix_ns);
                 if link.send(ToAgent::Start { at_unix_ns, telemetry: self.hosts.on() }).is_err() {
                     self.failure = Some(format!("{} hung up", link.name()));
                 }
+                // The hosts' seconds count from the start the agents were given.
+                self.hosts.started(link.started_at().unwrap_or(at_unix_ns));
                 for j in self.members {
                     observer.stage(&j.share.spec.name, Stage::Measure);
                 }

@@ -15,7 +15,7 @@ pub mod rules;
 
 pub use collect::Collector;
 
-use read::Reading;
+use read::{DiskKinds, Reading};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, SyncSender};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -78,6 +78,7 @@ struct Ticker {
     next: Instant,
     restart: Option<Instant>,
     cpu0: CpuTimes,
+    kinds: DiskKinds,
     notes: Vec<String>,
     said: bool,
 }
@@ -94,6 +95,7 @@ impl Ticker {
             next: at,
             restart: None,
             cpu0: CpuTimes::thread(),
+            kinds: DiskKinds::default(),
             notes: Vec::new(),
             said: false,
         }
@@ -174,7 +176,7 @@ impl Ticker {
             t: self.next.saturating_duration_since(self.origin).as_secs_f64(),
             duration: now.at.duration_since(base.at).as_secs_f64(),
             sampler_cpu: CpuTimes::thread().since(self.cpu0),
-            values: now.since(base),
+            values: now.since(base, &mut self.kinds),
             notes,
         };
         self.out.send(FromAgent::Host(Box::new(sample))).is_ok()

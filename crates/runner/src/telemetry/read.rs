@@ -11,6 +11,7 @@
 use procfs::{Current, CurrentSI};
 use std::collections::HashMap;
 use std::time::Instant;
+use storbench_metrics::CpuTimes;
 use storbench_model::telemetry::{metric, Value};
 
 /// CPU ticks by mode, from one /proc/stat line.
@@ -35,6 +36,8 @@ impl Ticks {
 /// Everything read at one moment.
 pub struct Reading {
     pub at: Instant,
+    /// The measuring process's own CPU time so far (every thread's).
+    own: CpuTimes,
     host: Option<Ticks>,
     cores: Vec<Ticks>,
     disks: HashMap<String, procfs::DiskStat>,
@@ -65,6 +68,7 @@ impl Reading {
         .map(|r| r.map_err(|e| note("/proc/pressure", &e)).ok());
         Reading {
             at,
+            own: CpuTimes::process(),
             host: stat.as_ref().map(|s| Ticks::of(&s.total)),
             cores: stat.as_ref().map(|s| s.cpu_time.iter().map(Ticks::of).collect()).unwrap_or_default(),
             disks: disks.into_iter().filter(|d| whole_disk(&d.name)).map(|d| (d.name.clone(), d)).collect(),
@@ -81,12 +85,14 @@ impl Reading {
         self.cores.len()
     }
 
-    /// The figures of the span from `before` to this reading.
-    pub fn since(&self, before: &Reading) -> Vec<Value> {
+    /// The figures of the span from `before` to this reading (`kinds`
+    /// remembers each disk's kind, read once a run).
+    pub fn since(&self, before: &Reading, kinds: &mut DiskKinds) -> Vec<Value> {
         let secs = self.at.duration_since(before.at).as_secs_f64().max(1e-3);
         let mut out = Vec::with_capacity(64);
         self.cpu(before, &mut out);
-        self.disks(before, secs, &mut out);
+        out.push(Value::new(metric::RUN_CPU, &[], self.own.since(before.own).total().as_secs_f64() / secs));
+        self.disks(before, secs, kinds, &mut out);
         self.nics(before, secs, &mut out);
         if let (Some(a), Some(b)) = (self.retrans, before.retrans) {
             out.push(Value::new(metric::TCP_RETRANS, &[], a.saturating_sub(b) as f64 / secs));
@@ -100,16 +106,19 @@ impl Reading {
         if let (Some(h), Some(b)) = (&self.host, &before.host) {
             push_modes(out, &h.shares(b), &[]);
         }
+        let cores: Vec<[f64; 7]> = self.cores.iter().zip(&before.cores).map(|(c, b)| c.shares(b)).collect();
         // The busiest core: most time neither idle nor waiting for I/O.
-        let busiest =
-            self.cores.iter().zip(&before.cores).map(|(c, b)| c.shares(b)).enumerate().max_by(|(_, a), (_, b)| busy(a).total_cmp(&busy(b)));
+        let busiest = cores.iter().enumerate().max_by(|(_, a), (_, b)| busy(a).total_cmp(&busy(b)));
         if let Some((core, shares)) = busiest {
-            push_modes(out, &shares, &[("core", "busiest")]);
+            push_modes(out, shares, &[("core", "busiest")]);
             out.push(Value::new(metric::BUSIEST_CORE, &[], core as f64));
+            // One saturated core among several differs from several: count them.
+            let full = cores.iter().filter(|c| busy(c) >= metric::CORE_FULL_PCT).count();
+            out.push(Value::new(metric::CORES_FULL, &[], full as f64));
         }
     }
 
-    fn disks(&self, before: &Reading, secs: f64, out: &mut Vec<Value>) {
+    fn disks(&self, before: &Reading, secs: f64, kinds: &mut DiskKinds, out: &mut Vec<Value>) {
         for (name, d) in &self.disks {
             let Some(b) = before.disks.get(name) else { continue };
             let delta = |f: fn(&procfs::DiskStat) -> u64| f(d).saturating_sub(f(b)) as f64;
@@ -118,18 +127,21 @@ impl Reading {
             if reads + writes == 0.0 && d.in_progress == 0 && delta(|d| d.time_in_progress) == 0.0 {
                 continue;
             }
-            let l = [("disk", name.as_str())];
-            out.push(Value::new(metric::DISK_READS, &l, reads / secs));
-            out.push(Value::new(metric::DISK_WRITES, &l, writes / secs));
-            out.push(Value::new(metric::DISK_READ_BYTES, &l, delta(|d| d.sectors_read) * 512.0 / secs));
-            out.push(Value::new(metric::DISK_WRITE_BYTES, &l, delta(|d| d.sectors_written) * 512.0 / secs));
+            let rotational = kinds.rotational(name);
+            let mut l = vec![("disk", name.as_str())];
+            l.extend(rotational.map(|r| (metric::ROTATIONAL, if r { "1" } else { "0" })));
+            let l = &l[..];
+            out.push(Value::new(metric::DISK_READS, l, reads / secs));
+            out.push(Value::new(metric::DISK_WRITES, l, writes / secs));
+            out.push(Value::new(metric::DISK_READ_BYTES, l, delta(|d| d.sectors_read) * 512.0 / secs));
+            out.push(Value::new(metric::DISK_WRITE_BYTES, l, delta(|d| d.sectors_written) * 512.0 / secs));
             // Ticks are ms: busy ms per second of wall time, as iostat's %util.
-            out.push(Value::new(metric::DISK_UTIL, &l, (delta(|d| d.time_in_progress) / (secs * 10.0)).min(100.0)));
-            out.push(Value::new(metric::DISK_IN_FLIGHT, &l, d.in_progress as f64));
-            out.push(Value::new(metric::DISK_QUEUE, &l, delta(|d| d.weighted_time_in_progress) / (secs * 1000.0)));
+            out.push(Value::new(metric::DISK_UTIL, l, (delta(|d| d.time_in_progress) / (secs * 10.0)).min(100.0)));
+            out.push(Value::new(metric::DISK_IN_FLIGHT, l, d.in_progress as f64));
+            out.push(Value::new(metric::DISK_QUEUE, l, delta(|d| d.weighted_time_in_progress) / (secs * 1000.0)));
             let waited = delta(|d| d.time_reading) + delta(|d| d.time_writing);
             if reads + writes > 0.0 {
-                out.push(Value::new(metric::DISK_AWAIT, &l, waited / (reads + writes)));
+                out.push(Value::new(metric::DISK_AWAIT, l, waited / (reads + writes)));
             }
         }
     }
@@ -179,6 +191,21 @@ impl Reading {
     }
 }
 
+/// Each disk's kind, read from sysfs the first time the disk is seen (it
+/// does not change during a run).
+#[derive(Default)]
+pub struct DiskKinds(HashMap<String, Option<bool>>);
+
+impl DiskKinds {
+    /// Whether the disk is rotational; None where sysfs does not say.
+    fn rotational(&mut self, disk: &str) -> Option<bool> {
+        *self.0.entry(disk.to_string()).or_insert_with(|| {
+            let flag = std::fs::read_to_string(format!("/sys/block/{disk}/queue/rotational")).ok()?;
+            Some(flag.trim() == "1")
+        })
+    }
+}
+
 /// Busy share: everything but idle and iowait.
 fn busy(shares: &[f64; 7]) -> f64 {
     100.0 - shares[2] - shares[6]
@@ -212,11 +239,14 @@ mod tests {
             std::hint::black_box(0u64);
         }
         let b = Reading::take(&mut missing);
-        let v = b.since(&a);
+        let v = b.since(&a, &mut DiskKinds::default());
         let get = |m: &str, core: bool| v.iter().find(|x| x.metric == m && x.labels.contains_key("core") == core).map(|x| x.value);
         let modes: f64 = metric::CPU_MODES.iter().filter_map(|m| get(&metric::cpu(m), false)).sum();
         assert!((modes - 100.0).abs() < 0.01 || modes == 0.0, "CPU modes add up to {modes}");
         assert!(get(metric::CPU_BUSY, true).unwrap() >= get(metric::CPU_BUSY, false).unwrap() - 1e-9);
         assert!(get(metric::MEM_AVAILABLE, false).unwrap() > 0.0);
+        // The busy loop above was this process's own CPU.
+        assert!(get(metric::RUN_CPU, false).unwrap() > 0.0);
+        assert!(get(metric::CORES_FULL, false).unwrap() <= b.cpus() as f64);
     }
 }

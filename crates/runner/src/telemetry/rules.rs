@@ -3,16 +3,26 @@
 //!
 //! A rule holds in a second, and is said when it held in at least
 //! [`MIN_SECONDS`] whole seconds of the run, from the first to the last.
+//! Each rule names a limit only where the seconds show it is the run's:
+//! a core the run itself kept busy, a disk that could not take more.
 
 use storbench_model::telemetry::{metric, Series, Source, SourceKind, Telemetry};
 use storbench_model::Warning;
 
 /// Seconds a condition must hold before it is named (one can be a blip).
 const MIN_SECONDS: usize = 2;
-/// A core this busy (neither idle nor waiting for I/O) is saturated.
-const CORE_FULL: f64 = 95.0;
-/// A disk busy this share of a second has no room left.
+/// The run's own CPU that second, in cores, for a saturated core to be its.
+const ONE_CORE: f64 = 0.9;
+/// A rotational disk busy this share of a second has no room left.
 const DISK_FULL: f64 = 90.0;
+/// A parallel disk (NVMe, SSD, RBD, loop) is full where its average queue
+/// is above one, at least this many times its shortest queue in the run ...
+const QUEUE_GREW: f64 = 2.0;
+/// ... and its await rose with the queue, so the longer queue bought
+/// less than this many times the operations (Little's law: IOPS = queue / await).
+const MORE_OPS: f64 = 1.25;
+/// A second whose queue is below this was not loading the disk: no reference.
+const LOADED: f64 = 0.5;
 
 /// Every rule over every source.
 pub fn judge(t: &Telemetry) -> Vec<Warning> {
@@ -39,17 +49,20 @@ fn mean(series: &Series, idx: &[usize]) -> f64 {
     idx.iter().filter_map(|&i| at(series, i)).sum::<f64>() / idx.len().max(1) as f64
 }
 
-/// One core saturated while the host had at least half a CPU idle: the
-/// load could not use the other cores (pinned, or one thread doing it all).
+/// Exactly one core saturated, and the run itself using about that one
+/// core: the load could not use the other cores (pinned, or one thread
+/// doing it all). A busy core with the run's CPU elsewhere is another
+/// process's; several full cores are the run's spread, not one limit.
 fn one_core(s: &Source) -> Option<Warning> {
     let core = s.find(metric::CPU_BUSY, "core", "busiest")?;
     let host = s.get(metric::CPU_BUSY)?;
     let which = s.get(metric::BUSIEST_CORE)?;
+    let full = s.get(metric::CORES_FULL)?;
+    let run = s.get(metric::RUN_CPU)?;
     if s.cpus < 2 {
         return None;
     }
-    let room = 100.0 - 50.0 / s.cpus as f64;
-    let idx = seconds(s, |i| at(core, i).is_some_and(|c| c >= CORE_FULL) && at(host, i).is_some_and(|h| h <= room));
+    let idx = seconds(s, |i| at(full, i) == Some(1.0) && at(run, i).is_some_and(|c| c >= ONE_CORE));
     if idx.len() < MIN_SECONDS {
         return None;
     }
@@ -61,16 +74,23 @@ fn one_core(s: &Source) -> Option<Warning> {
         to_s: s.t[idx[idx.len() - 1]],
         busy_pct: mean(core, &idx),
         host_busy_pct: mean(host, &idx),
+        run_cores: mean(run, &idx),
     })
 }
 
-/// A disk busy nearly all of at least two seconds.
+/// A disk that could take no more for at least two seconds: a rotational
+/// one busy nearly all of each, a parallel one queueing longer for no
+/// more operations. %util alone says nothing of a parallel device (iostat's
+/// manual says so): one I/O always in flight on an NVMe disk reads 100%.
 fn full_disk(s: &Source, util: &Series) -> Option<Warning> {
-    let idx = seconds(s, |i| at(util, i).is_some_and(|u| u >= DISK_FULL));
+    let disk = util.label("disk");
+    let queue = s.find(metric::DISK_QUEUE, "disk", disk);
+    let wait = s.find(metric::DISK_AWAIT, "disk", disk);
+    let rotational = util.label(metric::ROTATIONAL) == "1";
+    let idx = if rotational { seconds(s, |i| at(util, i).is_some_and(|u| u >= DISK_FULL)) } else { queued_for_nothing(s, queue?, wait?) };
     if idx.len() < MIN_SECONDS {
         return None;
     }
-    let disk = util.label("disk");
     Some(Warning::DiskSaturated {
         host: s.name.clone(),
         disk: disk.to_string(),
@@ -78,8 +98,21 @@ fn full_disk(s: &Source, util: &Series) -> Option<Warning> {
         from_s: start_of(s, idx[0]),
         to_s: s.t[idx[idx.len() - 1]],
         util_pct: mean(util, &idx),
-        await_ms: s.find(metric::DISK_AWAIT, "disk", disk).map_or(0.0, |a| mean(a, &idx)),
+        await_ms: wait.map_or(0.0, |a| mean(a, &idx)),
+        queue: queue.map_or(0.0, |q| mean(q, &idx)),
+        rotational,
     })
+}
+
+/// A parallel disk's seconds whose queue was above one and at least twice
+/// its shortest loaded queue of the run, with await risen nearly in
+/// proportion: the extra queue bought under a quarter more operations.
+/// A run at one constant depth has nothing to compare and names nothing.
+fn queued_for_nothing(s: &Source, queue: &Series, wait: &Series) -> Vec<usize> {
+    let both = |i| Some((at(queue, i)?, at(wait, i).filter(|a| *a > 0.0)?));
+    let base = seconds(s, |i| both(i).is_some_and(|(q, _)| q >= LOADED)).into_iter().filter_map(&both).min_by(|a, b| a.0.total_cmp(&b.0));
+    let Some((q0, a0)) = base else { return Vec::new() };
+    seconds(s, |i| both(i).is_some_and(|(q, a)| q > 1.0 && q >= QUEUE_GREW * q0 && (q / q0) / (a / a0) < MORE_OPS))
 }
 
 /// Where the second at `i` began.
@@ -101,24 +134,48 @@ mod tests {
     use super::*;
     use storbench_model::telemetry::{HostSample, Value};
 
-    fn host(cpus: u32, seconds: &[(f64, f64, f64)]) -> Telemetry {
+    /// A host's seconds of CPU: (busiest core %, host %, cores full, the run's cores).
+    fn cpu_host(cpus: u32, seconds: &[(f64, f64, f64, f64)]) -> Telemetry {
+        host(
+            cpus,
+            seconds.iter().map(|(core, all, full, run)| {
+                vec![
+                    Value::new(metric::CPU_BUSY, &[("core", "busiest")], *core),
+                    Value::new(metric::CPU_BUSY, &[], *all),
+                    Value::new(metric::BUSIEST_CORE, &[], 1.0),
+                    Value::new(metric::CORES_FULL, &[], *full),
+                    Value::new(metric::RUN_CPU, &[], *run),
+                ]
+            }),
+        )
+    }
+
+    /// A host's seconds of one disk, rotational or not: (util %, queue, await ms).
+    fn disk_host(rotational: &str, seconds: &[(f64, f64, f64)]) -> Telemetry {
+        let l = [("disk", "loop3"), (metric::ROTATIONAL, rotational)];
+        host(
+            2,
+            seconds.iter().map(|(util, queue, wait)| {
+                vec![
+                    Value::new(metric::DISK_UTIL, &l, *util),
+                    Value::new(metric::DISK_QUEUE, &l, *queue),
+                    Value::new(metric::DISK_AWAIT, &l, *wait),
+                ]
+            }),
+        )
+    }
+
+    fn host(cpus: u32, seconds: impl Iterator<Item = Vec<Value>>) -> Telemetry {
         let mut t = Telemetry::default();
-        for (i, (core, all, util)) in seconds.iter().enumerate() {
-            let values = vec![
-                Value::new(metric::CPU_BUSY, &[("core", "busiest")], *core),
-                Value::new(metric::CPU_BUSY, &[], *all),
-                Value::new(metric::BUSIEST_CORE, &[], 1.0),
-                Value::new(metric::DISK_UTIL, &[("disk", "loop3")], *util),
-                Value::new(metric::DISK_AWAIT, &[("disk", "loop3")], 2.0),
-            ];
+        for (i, values) in seconds.enumerate() {
             t.push(i as f64 + 1.0, HostSample { source: "local".into(), cpus, duration: 1.0, values, ..HostSample::default() });
         }
         t
     }
 
     #[test]
-    fn a_saturated_core_beside_an_idle_one_is_named_with_its_seconds() {
-        let w = judge(&host(2, &[(40.0, 30.0, 0.0), (99.0, 55.0, 0.0), (100.0, 60.0, 0.0), (98.0, 52.0, 0.0)]));
+    fn the_runs_one_saturated_core_beside_idle_ones_is_named_with_its_seconds() {
+        let w = judge(&cpu_host(2, &[(40.0, 30.0, 0.0, 0.4), (99.0, 55.0, 1.0, 1.0), (100.0, 60.0, 1.0, 1.0), (98.0, 52.0, 1.0, 0.94)]));
         assert_eq!(
             w,
             vec![Warning::CoreSaturated {
@@ -128,24 +185,64 @@ mod tests {
                 from_s: 1.0,
                 to_s: 4.0,
                 busy_pct: 99.0,
-                host_busy_pct: 55.666666666666664
+                host_busy_pct: 55.666666666666664,
+                run_cores: 0.98,
             }]
         );
     }
 
     #[test]
-    fn a_host_busy_on_every_core_or_a_blip_is_no_core_bottleneck() {
-        assert!(judge(&host(2, &[(100.0, 99.0, 0.0), (100.0, 98.0, 0.0), (100.0, 100.0, 0.0)])).is_empty());
-        assert!(judge(&host(2, &[(100.0, 50.0, 0.0), (30.0, 20.0, 0.0)])).is_empty());
-        assert!(judge(&host(1, &[(100.0, 50.0, 0.0), (100.0, 50.0, 0.0)])).is_empty());
+    fn several_full_cores_are_the_runs_spread_not_one_saturated_core() {
+        // numjobs=4 on 8 cores, each at 100%: half the host idle, four cores full.
+        assert!(judge(&cpu_host(8, &[(100.0, 50.0, 4.0, 4.0), (100.0, 50.0, 4.0, 4.0), (100.0, 50.0, 4.0, 4.0)])).is_empty());
     }
 
     #[test]
-    fn a_disk_busy_all_the_time_is_named() {
-        let w = judge(&host(2, &[(10.0, 10.0, 97.0), (10.0, 10.0, 99.0), (10.0, 10.0, 20.0)]));
+    fn another_processs_saturated_core_is_not_the_runs() {
+        // A light run (a tenth of a core) beside some other program's busy loop.
+        assert!(judge(&cpu_host(2, &[(100.0, 55.0, 1.0, 0.1), (100.0, 56.0, 1.0, 0.1), (100.0, 55.0, 1.0, 0.1)])).is_empty());
+    }
+
+    #[test]
+    fn a_host_busy_on_every_core_a_blip_or_one_cpu_is_no_core_bottleneck() {
+        assert!(judge(&cpu_host(2, &[(100.0, 99.0, 2.0, 2.0), (100.0, 98.0, 2.0, 2.0), (100.0, 100.0, 2.0, 2.0)])).is_empty());
+        assert!(judge(&cpu_host(2, &[(100.0, 50.0, 1.0, 1.0), (30.0, 20.0, 0.0, 0.3)])).is_empty());
+        assert!(judge(&cpu_host(1, &[(100.0, 50.0, 1.0, 1.0), (100.0, 50.0, 1.0, 1.0)])).is_empty());
+    }
+
+    #[test]
+    fn a_rotational_disk_busy_all_the_time_is_named() {
+        let w = judge(&disk_host("1", &[(97.0, 1.0, 8.0), (99.0, 1.0, 8.0), (20.0, 0.2, 8.0)]));
         assert!(
-            matches!(&w[..], [Warning::DiskSaturated { disk, seconds: 2, from_s, to_s, .. }] if disk == "loop3" && *from_s == 0.0 && *to_s == 2.0),
+            matches!(&w[..], [Warning::DiskSaturated { disk, seconds: 2, from_s, to_s, rotational: true, .. }] if disk == "loop3" && *from_s == 0.0 && *to_s == 2.0),
             "{w:?}"
         );
+    }
+
+    #[test]
+    fn a_parallel_disk_always_busy_at_queue_depth_one_is_not_saturated() {
+        // QD1 on NVMe: one I/O always in flight reads 100% util; more depth would help.
+        assert!(judge(&disk_host("0", &[(99.0, 1.0, 0.08), (100.0, 1.0, 0.08), (99.5, 0.99, 0.08)])).is_empty());
+        // Unknown kind: judged as a parallel one.
+        assert!(judge(&disk_host("", &[(99.0, 1.0, 0.08), (100.0, 1.0, 0.08)])).is_empty());
+    }
+
+    #[test]
+    fn a_parallel_disks_deeper_queue_that_bought_operations_is_not_saturated() {
+        // QD1 then QD32: await barely rose, the operations grew sixteenfold.
+        assert!(judge(&disk_host("0", &[(99.0, 1.0, 0.08), (99.0, 1.0, 0.08), (100.0, 32.0, 0.16), (100.0, 32.0, 0.16)])).is_empty());
+        // One constant depth throughout: nothing to compare, nothing named.
+        assert!(judge(&disk_host("0", &[(100.0, 32.0, 3.0), (100.0, 32.0, 3.0), (100.0, 32.0, 3.0)])).is_empty());
+    }
+
+    #[test]
+    fn a_parallel_disk_queueing_longer_for_no_more_operations_is_named() {
+        // QD8 then QD32: await rose 3.8 times with a queue 4 times longer (5% more operations).
+        let w = judge(&disk_host("0", &[(100.0, 8.0, 0.8), (100.0, 8.0, 0.8), (100.0, 32.0, 3.05), (100.0, 32.0, 3.05), (40.0, 0.3, 0.1)]));
+        assert!(
+            matches!(&w[..], [Warning::DiskSaturated { seconds: 2, from_s, to_s, queue, rotational: false, .. }] if *from_s == 2.0 && *to_s == 4.0 && *queue == 32.0),
+            "{w:?}"
+        );
+        assert!(w[0].message().contains("queued 32.0 I/Os on average, its await rising with the queue"), "{}", w[0].message());
     }
 }
