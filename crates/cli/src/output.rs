@@ -196,6 +196,12 @@ pub fn write_atomic(path: &Path, body: impl FnOnce(&mut BufWriter<File>) -> std:
     }
 }
 
+/// A text file of a results directory (a study's, a checkpoint's figures),
+/// written as every result file is: whole, and never through a link.
+pub fn write_text(dir: &Path, name: &str, text: &str) -> Result<(), CliError> {
+    write_file(dir, name, |w| w.write_all(text.as_bytes()))
+}
+
 fn write_file(dir: &Path, name: &str, body: impl FnOnce(&mut BufWriter<File>) -> std::io::Result<()>) -> Result<(), CliError> {
     let path = dir.join(name);
     write_atomic(&path, body).map_err(|e| CliError::system(format!("{name} was not written ({e}): nothing of it is in {}", dir.display())))

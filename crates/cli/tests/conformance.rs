@@ -30,7 +30,7 @@ struct NbdServer(std::process::Child);
 impl NbdServer {
     /// Start `cmd args` and wait until `up` says it accepts connections;
     /// None (and why) if the command is not installed.
-    fn start(cmd: &str, args: &[String], up: impl Fn() -> bool) -> Option<NbdServer> {
+    fn start(cmd: &str, args: &[String], up: impl Fn(u32) -> bool) -> Option<NbdServer> {
         if !have(cmd) {
             assert!(std::env::var_os("CI").is_none(), "nbd tests must run in CI: scripts/install-deps.sh installs nbdkit and qemu-utils");
             eprintln!("SKIP: the nbd engine's {cmd} target: {cmd} is not installed (scripts/install-deps.sh installs it)");
@@ -44,7 +44,7 @@ impl NbdServer {
             .expect("start the NBD server");
         let s = NbdServer(child);
         let end = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        while !up() {
+        while !up(s.0.id()) {
             assert!(std::time::Instant::now() < end, "{cmd} {args:?} never accepted a connection");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -67,7 +67,8 @@ fn nbd_targets(dir: &Path) -> Vec<Target> {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let args: Vec<String> =
         ["--exit-with-parent", "-f", "-i", "127.0.0.1", "-p", &port.to_string(), "memory", "64M"].map(String::from).into();
-    if let Some(s) = NbdServer::start("nbdkit", &args, || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()) {
+    let listening = |pid| listens_on(pid, port) && std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+    if let Some(s) = NbdServer::start("nbdkit", &args, listening) {
         let uri = format!("nbd://127.0.0.1:{port}");
         t.push(Target { engine: "nbd", options: nbd_options(&uri), env: vec![], _server: Some(s) });
     }
@@ -75,7 +76,7 @@ fn nbd_targets(dir: &Path) -> Vec<Target> {
     std::fs::File::create(&file).unwrap().set_len(64 << 20).unwrap();
     let args: Vec<String> =
         ["-t", "-e", "8", "-f", "raw", "-x", "conf", "-k", sock.to_str().unwrap(), file.to_str().unwrap()].map(String::from).into();
-    if let Some(s) = NbdServer::start("qemu-nbd", &args, || std::os::unix::net::UnixStream::connect(&sock).is_ok()) {
+    if let Some(s) = NbdServer::start("qemu-nbd", &args, |_| std::os::unix::net::UnixStream::connect(&sock).is_ok()) {
         let uri = format!("nbd+unix:///conf?socket={}", sock.display());
         t.push(Target { engine: "nbd", options: nbd_options(&uri), env: vec![], _server: Some(s) });
     }

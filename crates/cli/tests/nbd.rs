@@ -101,7 +101,7 @@ impl Server {
         let end = Instant::now() + Duration::from_secs(10);
         loop {
             let up = match &self.listen {
-                Listen::Tcp(p) => TcpStream::connect(("127.0.0.1", *p)).is_ok(),
+                Listen::Tcp(p) => listens_on(self.child.id(), *p) && TcpStream::connect(("127.0.0.1", *p)).is_ok(),
                 Listen::Unix(s) => UnixStream::connect(s).is_ok(),
             };
             if up {
@@ -514,4 +514,18 @@ fn fio_s_nbd_example_runs_through_the_nbd_engine() {
         assert!(ios(&doc, job, "read") > 0 && ios(&doc, job, "write") > 0, "job {job}: {}", doc["jobs"][job]["ops"]);
         assert_eq!(errors(&doc), 0);
     }
+}
+
+/// The servers' readiness check asks who listens, not only whether a
+/// connection goes through: a port this process holds is not another's.
+#[test]
+fn a_port_another_process_holds_is_not_taken_for_the_servers() {
+    let held = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let mut other = Command::new("sleep").arg("5").spawn().unwrap();
+    assert!(listens_on(std::process::id(), port), "this process listens on {port}");
+    assert!(!listens_on(other.id(), port), "the child does not, though a connect to {port} succeeds");
+    assert!(TcpStream::connect(("127.0.0.1", port)).is_ok());
+    let _ = other.kill();
+    let _ = other.wait();
 }

@@ -281,6 +281,10 @@ fn ctrl_z_stops_the_measuring_child_and_sigcont_continues_it() {
     let mut term = term.spawn().expect("script");
     let outer = storbench_below(term.id());
     let inner = measuring(outer);
+    if outer == 0 || outer == inner {
+        kill_all(&mut term);
+        panic!("storbench started no child to measure in (launcher {outer}, child {inner})");
+    }
     std::thread::sleep(Duration::from_millis(1500));
     signal(outer as i32, libc::SIGTSTP);
     let stopped = settle(outer, inner, true);
@@ -302,6 +306,7 @@ fn ctrl_z_stops_the_measuring_child_and_sigcont_continues_it() {
     assert!(result.interrupted && result.jobs[0].ops[0].ios > 0, "the elapsed results");
     // Read as JSON: the warning's words are the results' (`kind`, `seconds`).
     let doc = result_json(&d.path().join("out"));
+    assert_valid(&doc);
     let stops: Vec<f64> =
         doc["warnings"].as_array().into_iter().flatten().filter(|w| w["kind"] == "stopped").filter_map(|w| w["seconds"].as_f64()).collect();
     assert!(matches!(stops[..], [s] if (0.9..30.0).contains(&s)), "the stop is in the results: {stops:?}");
@@ -325,7 +330,10 @@ fn sigtstp_to_a_run_without_a_terminal_is_ignored() {
     let outer = run.id();
     let inner = measuring(outer);
     std::thread::sleep(Duration::from_millis(1000));
+    // To both, as `pkill -TSTP storbench` sends it: the child stops only
+    // for its launcher, which is not a foreground job here.
     signal(outer as i32, libc::SIGTSTP);
+    signal(inner as i32, libc::SIGTSTP);
     std::thread::sleep(Duration::from_millis(500));
     let seen = (state(outer), state(inner));
     let end = Instant::now() + Duration::from_secs(20);

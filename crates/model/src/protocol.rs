@@ -45,9 +45,10 @@ use storbench_workload::JobSpec;
 /// tally in one section (`WorkerDone::kind`, was `replay` and `train`), and
 /// what came between 8 and it: the depths each interval measured
 /// (`IntervalReport::depths`), fio's reporting groups (`JobSpec::new_group`),
-/// Parquet-like training reads (`TrainSpec::parquet`) and the set-up stage
-/// of a failure (`Stage::SetUp`), each a field or variant an agent of 8
-/// would drop or refuse: one version, as no release shipped between them.
+/// Parquet-like training reads (`TrainSpec::parquet`), fio's loops as
+/// passes (`JobSpec::passes`) and the set-up stage of a failure
+/// (`Stage::SetUp`), each a field or variant an agent of 8 would drop or
+/// refuse: one version, as no release shipped between them.
 /// (`WorkerDone::failure` came without a bump: optional both ways, its
 /// absence loses nothing an older side knew; `Stage::SetUp` travels in it.)
 pub const PROTOCOL_VERSION: u32 = 9;

@@ -127,12 +127,19 @@ impl Warning {
                  seconds show no I/O and operations in flight count the stop as latency (a fleet's agents went on without \
                  this coordinator, and one silent past --agent-timeout is lost); run again unstopped for the storage's figures"
             ),
-            Warning::CoreSaturated { host, core, seconds, from_s, to_s, busy_pct, host_busy_pct, run_cores } => format!(
-                "host {host}: core {core} was {busy_pct:.0}% busy for {seconds} s between {from_s:.0} s and {to_s:.0} s, \
-                 the only saturated core, while the run used {run_cores:.2} cores and the host as a whole was \
-                 {host_busy_pct:.0}% busy: the client was limited by one saturated core; spread the load over more \
-                 cores (more workers, a wider cpus_allowed or cpus_allowed_policy=split)"
-            ),
+            Warning::CoreSaturated { host, core, seconds, from_s, to_s, busy_pct, host_busy_pct, run_cores } => {
+                // An earlier build's result has no run_cores (0): its rule
+                // checked neither the other cores nor the run's own CPU.
+                let whose = match *run_cores > 0.0 {
+                    true => format!(", the only saturated core, while the run used {run_cores:.2} cores and"),
+                    false => " while".to_string(),
+                };
+                format!(
+                    "host {host}: core {core} was {busy_pct:.0}% busy for {seconds} s between {from_s:.0} s and {to_s:.0} s{whose} \
+                     the host as a whole was {host_busy_pct:.0}% busy: the client was limited by one saturated core; spread the load \
+                     over more cores (more workers, a wider cpus_allowed or cpus_allowed_policy=split)"
+                )
+            }
             Warning::DiskSaturated { host, disk, seconds, from_s, to_s, util_pct, await_ms, queue, rotational } => {
                 let how = if *rotational || *queue == 0.0 {
                     format!("was {util_pct:.0}% busy")
@@ -275,5 +282,18 @@ mod tests {
         assert_eq!(fold(odd), ["jobs x: y, z: y: slow"]);
         // A line about a job that does not start with its name stays whole.
         assert_eq!(fold(vec![(Some("a"), "job a (psync): no O_DIRECT".to_string())]), ["job a (psync): no O_DIRECT"]);
+    }
+
+    /// A result of an earlier build (no `run_cores`) keeps what its rule
+    /// knew: it never said the core was the only one, nor the run's CPU.
+    #[test]
+    fn an_earlier_core_saturated_warning_claims_no_more_than_its_rule_checked() {
+        let text = r#"{"kind":"core_saturated","host":"h","core":1,"seconds":3,"from_s":1,"to_s":4,"busy_pct":99,"host_busy_pct":60}"#;
+        let old: Warning = serde_json::from_str(text).unwrap();
+        let m = old.message();
+        assert!(m.contains("core 1 was 99% busy") && !m.contains("only saturated") && !m.contains("0.00 cores"), "{m}");
+        let Warning::CoreSaturated { host, core, seconds, from_s, to_s, busy_pct, host_busy_pct, .. } = old else { unreachable!() };
+        let new = Warning::CoreSaturated { host, core, seconds, from_s, to_s, busy_pct, host_busy_pct, run_cores: 0.97 };
+        assert!(new.message().contains("the only saturated core, while the run used 0.97 cores"), "{}", new.message());
     }
 }

@@ -141,12 +141,23 @@ fn stopped(scope: &Scope, started: Duration) -> impl Iterator<Item = Warning> {
     })
 }
 
+/// How long past a second's boundary its host reading is waited for at
+/// the run's end (a reading takes a few ms).
+const LAST_SECOND_GRACE: Duration = Duration::from_millis(300);
+
 /// Host seconds already sent when the last group ended (the agent's
-/// channel holds them): kept, nothing measured is lost.
+/// channel holds them), and the reading of the boundary the group ended on
+/// if it is still on its way (a run of 3 s lost its host's third second
+/// when the group was over before the sampler's reading of it came):
+/// kept, nothing measured is lost.
 fn take_last_seconds(link: &mut dyn AgentLink, hosts: &mut Collector) {
-    while let Ok(Some(msg)) = link.recv(Duration::ZERO) {
-        if let FromAgent::Host(s) = msg {
-            hosts.sample(*s);
+    loop {
+        let now = protocol::unix_now_ns();
+        let wait = hosts.awaited(now, LAST_SECOND_GRACE.as_nanos() as u64).map_or(0, |until| until.saturating_sub(now));
+        match link.recv(Duration::from_nanos(wait)) {
+            Ok(Some(FromAgent::Host(s))) => hosts.sample(*s),
+            Ok(Some(_)) => {}
+            Ok(None) | Err(_) => break,
         }
     }
 }

@@ -85,8 +85,16 @@ static PAUSE_NS: [AtomicU64; PAUSE_SLOTS] = [const { AtomicU64::new(0) }; PAUSE_
 static PAUSES: AtomicUsize = AtomicUsize::new(0);
 
 /// SIGTSTP from the launcher: note the time, then stop (SIGTSTP's own stop
-/// is dropped in a process without a terminal; the launcher decided).
-extern "C" fn on_stop(_: libc::c_int) {
+/// is dropped in a process without a terminal; the launcher decided). One
+/// from anyone else (`pkill -TSTP storbench`) is ignored, as the kernel
+/// ignores it for a process of an orphaned group: the launcher would not
+/// stop with it, and nothing could continue the run.
+extern "C" fn on_stop(_: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
+    // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
+    let sender = if info.is_null() { 0 } else { unsafe { (*info).si_pid() } };
+    if sender != LAUNCHER.load(Ordering::Relaxed) {
+        return;
+    }
     STOPPED_AT[0].store(clock_ns(libc::CLOCK_REALTIME), Ordering::Relaxed);
     STOPPED_AT[1].store(clock_ns(libc::CLOCK_MONOTONIC), Ordering::Relaxed);
     // SAFETY: raise is async-signal-safe.
@@ -131,7 +139,7 @@ fn install_as(sig: libc::c_int, handler: libc::sighandler_t, flags: libc::c_int)
 /// this one starts do not inherit it): a signal from it is a forwarded copy.
 pub fn set_launcher(pid: i32) {
     LAUNCHER.store(pid, Ordering::Relaxed);
-    install_as(libc::SIGTSTP, on_stop as *const () as libc::sighandler_t, 0);
+    install_as(libc::SIGTSTP, on_stop as *const () as libc::sighandler_t, libc::SA_SIGINFO);
     install_as(libc::SIGCONT, on_continue as *const () as libc::sighandler_t, 0);
 }
 

@@ -119,9 +119,7 @@ pub fn report(dir: &Path, result: &RunResult, preset: &str, plan: &CheckpointPla
             false => say!("{line}"),
         }
     }
-    let path = dir.join("checkpoint.json");
-    std::fs::write(&path, serde_json::to_string_pretty(&f).unwrap_or_default())
-        .map_err(|e| CliError::system(format!("{}: {e}", path.display())))
+    crate::output::write_text(dir, "checkpoint.json", &serde_json::to_string_pretty(&f).unwrap_or_default())
 }
 
 fn lines(preset: &str, f: &CheckpointFigures) -> Vec<String> {

@@ -115,10 +115,9 @@ fn search(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resul
         ));
     }
     out_part!("{text}");
-    std::fs::write(base.join("search.txt"), &text).map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
+    crate::output::write_text(&base, "search.txt", &text)?;
     let json = serde_json::json!({ "preset": name, "max_passing": pass, "first_failing": fail, "dataset_limit": limit, "probes": probes });
-    std::fs::write(base.join("search.json"), serde_json::to_string_pretty(&json).unwrap_or_default())
-        .map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
+    crate::output::write_text(&base, "search.json", &serde_json::to_string_pretty(&json).unwrap_or_default())?;
     Ok(if pass == 0 { 1 } else { 0 })
 }
 

@@ -319,9 +319,8 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resu
             }
         }
     }
-    let path = base.join("mlperf.json");
     std::fs::create_dir_all(&base).map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
-    std::fs::write(&path, &json).map_err(|e| CliError::system(format!("{}: {e}", path.display())))?;
+    output::write_text(&base, "mlperf.json", &json)?;
     outcome?;
     Ok(if report.valid { 0 } else { EXIT_IO_ERRORS })
 }

@@ -316,6 +316,9 @@ pub fn signalled(
 
 /// Send `sig` to process `pid` (one the test started).
 pub fn signal(pid: i32, sig: i32) {
+    // 0 is the test's own process group (cargo, the CI shell), -1 every
+    // process: a lookup that found no process must fail the test, not them.
+    assert!(pid > 1, "no process to signal (pid {pid})");
     // SAFETY: sending a signal to a process the test started.
     unsafe { libc::kill(pid, sig) };
 }
@@ -490,4 +493,26 @@ pub fn into_full_disk(dir: &Path, args: &[&str]) -> Run {
     let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
     let out = Command::new(bin()).args(args).current_dir(dir).stdout(full).stderr(std::process::Stdio::piped()).output();
     Run::from(out.expect("run storbench"))
+}
+
+/// Whether process `pid` itself holds the listening socket on `port`: a
+/// connection alone does not say so. Another test's server may have taken
+/// the port between the kernel naming it free and this server binding it;
+/// this one then exits (address in use) while a connect still succeeds, to
+/// the other, which goes away when its test ends (CI saw "Connection
+/// refused" in the middle of a test that way).
+pub fn listens_on(pid: u32, port: u16) -> bool {
+    let Ok(table) = std::fs::read_to_string("/proc/net/tcp") else { return false };
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let local_port = f.get(1)?.rsplit(':').next()?;
+            let (state, inode) = (f.get(3)?, f.get(9)?);
+            (*state == "0A" && u16::from_str_radix(local_port, 16).ok()? == port).then(|| format!("socket:[{inode}]"))
+        })
+        .collect();
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else { return false };
+    fds.flatten().any(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| inodes.iter().any(|i| l.as_os_str() == i.as_str())))
 }

@@ -36,6 +36,24 @@ impl Collector {
         self.telemetry.push(round_us(t), s);
     }
 
+    /// Until when (Unix ns) the samplers' reading of the whole second that
+    /// ended last, `now` being in the last group, is worth waiting for: its
+    /// boundary plus `grace`, if it has not come yet. The last group's
+    /// workers end on the boundary a sampler ticks on, so that reading may
+    /// still be on its way when the group is over.
+    pub fn awaited(&self, now_unix_ns: u64, grace_ns: u64) -> Option<u64> {
+        let (&first, &last) = (self.starts.first()?, self.starts.last()?);
+        let whole = now_unix_ns.checked_sub(last)? / 1_000_000_000;
+        let boundary = last + whole * 1_000_000_000;
+        let deadline = boundary + grace_ns;
+        if !self.on || whole == 0 || now_unix_ns >= deadline {
+            return None;
+        }
+        let t = round_us((boundary - first) as f64 / 1e9);
+        let seen = self.telemetry.sources.iter().any(|s| s.t.last().is_some_and(|end| *end >= t));
+        (!seen).then_some(deadline)
+    }
+
     /// What was gathered; None when telemetry was off or nothing started.
     pub fn finish(mut self) -> Option<Telemetry> {
         let first = *self.starts.first()?;
@@ -68,5 +86,24 @@ mod tests {
         let t = c.finish().unwrap();
         assert_eq!(t.group_starts, vec![0.0, 3.5]);
         assert_eq!(t.sources[0].t, vec![1.0, 4.5]);
+    }
+
+    /// At a run's end the reading of the boundary just passed is waited for
+    /// (until 300 ms past it), not once it came, nor for a boundary long past.
+    #[test]
+    fn the_last_boundarys_reading_is_awaited_until_it_comes() {
+        let s = 1_000_000_000;
+        let grace = 300_000_000;
+        let mut c = Collector::new(true);
+        c.started(10 * s);
+        c.sample(HostSample { source: "a".into(), t: 1.0, duration: 1.0, ..HostSample::default() });
+        c.sample(HostSample { source: "a".into(), t: 2.0, duration: 1.0, ..HostSample::default() });
+        assert_eq!(c.awaited(13 * s + 5_000_000, grace), Some(13 * s + grace), "second 3 not come yet");
+        assert_eq!(c.awaited(13 * s + grace, grace), None, "given up at the grace");
+        assert_eq!(c.awaited(12 * s + 5_000_000, grace), None, "second 2 came");
+        assert_eq!(c.awaited(10 * s + 500_000_000, grace), None, "no whole second yet");
+        c.sample(HostSample { source: "a".into(), t: 3.0, duration: 1.0, ..HostSample::default() });
+        assert_eq!(c.awaited(13 * s + 5_000_000, grace), None, "second 3 came");
+        assert_eq!(Collector::new(false).awaited(13 * s, grace), None, "telemetry off");
     }
 }

@@ -41,7 +41,7 @@ pub fn run(args: &StudyArgs) -> Result<i32, CliError> {
         )));
     }
     std::fs::create_dir_all(&dir).map_err(|e| CliError::system(format!("cannot create {}: {e}", dir.display())))?;
-    std::fs::write(dir.join(STUDY_FILE), &text).map_err(|e| CliError::system(format!("cannot write {}: {e}", dir.display())))?;
+    crate::output::write_text(&dir, STUDY_FILE, &text)?;
     let index = new_index(&file, &planned, args.scale);
     Study { dir, index, words: planned.into_iter().map(|p| p.words).collect(), quiet: args.quiet }.go()
 }
