@@ -214,3 +214,26 @@ fn passes_loops_io_size_and_verify_count_as_fios_keep_running() {
         assert_eq!(passes(d.path(), "storbench", job), fio, "(writes, reads) against fio's for {job:?}");
     }
 }
+
+/// fio counts a loop's read-back (do_verify) as the verify reads' time,
+/// never the writes': with loops=3 the write runtime is its three passes'
+/// writes, and a rate's schedule resumes after each read-back. storbench
+/// counted w1+v1+w2+v2+w3 (rw=write verify loops=3: write IOPS ~3/5 of
+/// fio's) and took the read-back as the next pass's first writes' latency.
+/// On the memory engine reads take 20 ms, so the two read-backs between
+/// passes take 640 ms of the 960 the three take; the writes, 48 at 200
+/// IOPS, about 240 ms.
+#[test]
+fn a_loops_read_back_is_not_the_writes_runtime_nor_their_latency() {
+    let d = scratch();
+    let job = "[p]\nioengine=memory\nsize=256k\nbs=16k\nrw=write\nverify=crc32c\nloops=3\nop_latency=read:20ms\nrate_iops=200\n";
+    std::fs::write(d.path().join("h1.fio"), job).unwrap();
+    let out = run_tool(d.path(), "storbench", &["--output-format=json", "h1.fio"]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let (w, r) = (&doc["jobs"][0]["write"], &doc["jobs"][0]["read"]);
+    assert_eq!((w["total_ios"].as_u64(), r["total_ios"].as_u64()), (Some(48), Some(48)), "{out}");
+    let (wt, rt) = (w["runtime"].as_u64().unwrap(), r["runtime"].as_u64().unwrap());
+    assert!(rt >= 960 && wt * 3 < rt * 2, "write runtime {wt} ms holds no read-back ({rt} ms of reads, 2/3 between passes)");
+    let max_ms = w["lat_ns"]["max"].as_u64().unwrap() / 1_000_000;
+    assert!(max_ms < 160, "the longest write took {max_ms} ms: a 320 ms read-back counted in its latency");
+}

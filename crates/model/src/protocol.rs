@@ -46,7 +46,8 @@ use storbench_workload::JobSpec;
 /// what came between 8 and it: the depths each interval measured
 /// (`IntervalReport::depths`), fio's reporting groups (`JobSpec::new_group`),
 /// Parquet-like training reads (`TrainSpec::parquet`), fio's loops as
-/// passes (`JobSpec::passes`) and the set-up stage of a failure
+/// passes (`JobSpec::passes`) with the time read back between them
+/// (`WorkerDone::between_passes_ns`) and the set-up stage of a failure
 /// (`Stage::SetUp`), each a field or variant an agent of 8 would drop or
 /// refuse: one version, as no release shipped between them.
 /// (`WorkerDone::failure` came without a bump: optional both ways, its
@@ -299,6 +300,11 @@ pub struct WorkerDone {
     /// answer in time: abandoned, not counted (a server that stopped answering).
     #[serde(default)]
     pub cut_off: u64,
+    /// How long its measured phase stood still while it read each pass
+    /// back before the next (fio's do_verify between loops): not the
+    /// writes' runtime, which fio counts without it.
+    #[serde(default)]
+    pub between_passes_ns: u64,
 }
 
 impl WorkerDone {
@@ -318,7 +324,14 @@ impl WorkerDone {
             pass: None,
             kind: None,
             cut_off: 0,
+            between_passes_ns: 0,
         }
+    }
+
+    /// Where its measured phase ended, less the time it stood still
+    /// reading passes back: the end its runtime counts to.
+    pub fn measured_end(&self) -> u64 {
+        self.end_ns.saturating_sub(self.between_passes_ns)
     }
 
     /// [`WorkerDone::failed`], saying whose fault it was and where.
@@ -438,9 +451,13 @@ mod tests {
             pass: None,
             kind: None,
             cut_off: 6,
+            between_passes_ns: 7,
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
-        assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, cut_off: 6, .. })));
+        assert!(matches!(
+            back,
+            FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, cut_off: 6, between_passes_ns: 7, .. })
+        ));
         let FromAgent::Done(back) = back else { unreachable!() };
         assert_eq!(back.failure, Some(Failure { fault: Fault::Storage, stage: Some(Stage::Cleanup) }));
     }

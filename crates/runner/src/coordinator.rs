@@ -250,7 +250,7 @@ impl Clones {
         parts
             .map(|(w, (totals, series))| {
                 let d = done.iter().find(|d| d.worker as usize == w);
-                let runtime_ns = d.map_or(0, |d| d.end_ns.saturating_sub(ramp_ns));
+                let runtime_ns = d.map_or(0, |d| d.measured_end().saturating_sub(ramp_ns));
                 let cpu = d.map_or_else(CpuTimes::default, |d| d.cpu);
                 let phases = verify_phase(d);
                 let depths = self.depths[w];
@@ -699,7 +699,8 @@ impl<'a> GroupRun<'a> {
 fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     acc.complete_points(true);
     let share = &job.share;
-    let end = acc.done.iter().map(|d| d.end_ns).max().unwrap_or(0);
+    // The time its workers stood still reading passes back is not the writes' (fio's runtime).
+    let end = acc.done.iter().map(|d| d.measured_end()).max().unwrap_or(0);
     let runtime_ns = end.saturating_sub(share.ramp_ns);
     let ops = op_results(&acc.totals, runtime_ns);
     let size_classes = size_classes(share, &acc.class_totals, runtime_ns);

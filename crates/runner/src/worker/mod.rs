@@ -7,6 +7,8 @@ mod error;
 mod hot;
 mod logs;
 mod phases;
+#[cfg(test)]
+mod tests;
 mod unmeasured;
 
 use crate::agent::RunControl;
@@ -145,6 +147,8 @@ pub struct Worker {
     /// Its passes were read back as they ended (see [`Worker::run_passes`]):
     /// the last one too, so nothing is left to read after the loop.
     passes_verified: bool,
+    /// How long its measured phase stood still reading passes back.
+    between_passes_ns: u64,
     /// Where the measured loop's current interval ends (0: not begun).
     boundary: u64,
     /// The job's engine configuration (a verified object job's listing).
@@ -255,6 +259,7 @@ impl Worker {
             verify,
             pass: None,
             passes_verified: false,
+            between_passes_ns: 0,
             boundary: 0,
             config,
             iolog,
@@ -273,7 +278,7 @@ impl Worker {
         if let Some(v) = self.verify.as_mut() {
             v.measuring = true;
         }
-        let result = match self.share.spec.cpu_burn {
+        let result: Result<Option<u64>, Failed> = match self.share.spec.cpu_burn {
             _ if only => Ok(None),
             Some(b) => Ok(Some(self.burn(&clock, b))),
             None => self.run_passes(&clock),
@@ -290,8 +295,10 @@ impl Worker {
         if let Some(v) = self.verify.as_mut() {
             v.measuring = false;
         }
-        let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), |m| Err(WorkerError::Storage(m))));
-        let result = result.and_then(|_| self.end_fsync()).map_err(|e| e.in_stage(Stage::Measure));
+        let result = result.and_then(|_| {
+            let below = self.below_min.take().map_or(Ok(()), |m| Err(WorkerError::Storage(m)));
+            below.and_then(|_| self.end_fsync()).map_err(|e| e.in_stage(Stage::Measure))
+        });
         let end = measured_end.unwrap_or_else(|| clock.now());
         // The log is written out whatever became of the run: it is what
         // shows how far a failed run got.
@@ -326,19 +333,51 @@ impl Worker {
     /// before the next (fio's do_verify inside keep_running's loop): the
     /// generator stops at a pass's end, the pass is verified, its reads
     /// counted, and the generator says whether another follows.
-    fn run_passes(&mut self, clock: &Clock) -> Result<Option<u64>, WorkerError> {
+    ///
+    /// As in fio, the read-back is not the writes' runtime: the time it
+    /// took is kept apart (`WorkerDone::between_passes_ns`) and the rate
+    /// schedule moves on by it; a read-back that fails, or finds data
+    /// wrong, ends the job there (fio stops on the error do_verify sets)
+    /// in the verify stage.
+    fn run_passes(&mut self, clock: &Clock) -> Result<Option<u64>, Failed> {
         loop {
-            let end = self.run_loop(clock)?;
+            let end = self.run_loop(clock).map_err(|e| WorkerError::from(e).in_stage(Stage::Measure))?;
             if end.is_some() || !self.gen.pass_ended() || self.link.control.stopping() {
                 return Ok(end);
             }
-            let read = self.read_pass().map_err(|e| e.in_stage(Stage::Verify)).map_err(|f| f.error)?;
+            let (t0, failed0) = (clock.now(), self.verify.as_ref().map_or(0, |v| v.tally.failures_total()));
+            let read = self.read_pass().map_err(|e| e.in_stage(Stage::Verify))?;
+            let paused = clock.now().saturating_sub(t0);
+            self.between_passes_ns += paused;
+            if let Some(s) = self.schedule.as_mut() {
+                s.pause(paused);
+            }
+            self.pass_judged(failed0).map_err(|e| e.in_stage(Stage::Verify))?;
             self.gen.count_read(read);
             if !self.gen.next_pass() {
                 self.passes_verified = true;
                 return Ok(None);
             }
         }
+    }
+
+    /// After a pass's read-back: a failure it found (`failed0` were found
+    /// before it) ends the job, as in fio, whether or not `verify_fatal`
+    /// asked to stop at the first (it asks that within a pass).
+    fn pass_judged(&mut self, failed0: u64) -> Result<(), WorkerError> {
+        let Some(v) = self.verify.as_mut() else { return Ok(()) };
+        if let Some(m) = v.fatal.take() {
+            return Err(WorkerError::Storage(format!("{m}; no pass after it was written, as in fio")));
+        }
+        let found = v.tally.failures_total() - failed0;
+        if found == 0 {
+            return Ok(());
+        }
+        let first = v.tally.failures.get(failed0 as usize).map(|f| format!(", the first at {} offset {}: {}", f.target, f.offset, f.what));
+        let first = first.unwrap_or_default();
+        Err(WorkerError::Storage(format!(
+            "verify failed reading a pass back ({found} failures{first}); no pass after it was written, as in fio"
+        )))
     }
 
     /// fio `end_fsync`: each file flushed once the I/O is done, inside the
@@ -396,6 +435,7 @@ impl Worker {
             pass: self.pass.clone(),
             kind,
             cut_off: self.cut_off,
+            between_passes_ns: self.between_passes_ns,
         }
     }
 }
