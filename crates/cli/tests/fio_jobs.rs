@@ -237,3 +237,39 @@ fn a_loops_read_back_is_not_the_writes_runtime_nor_their_latency() {
     let max_ms = w["lat_ns"]["max"].as_u64().unwrap() / 1_000_000;
     assert!(max_ms < 160, "the longest write took {max_ms} ms: a 320 ms read-back counted in its latency");
 }
+
+/// The 4 KiB blocks of each of `dir`'s files named `j.*` that hold data
+/// (a file laid out by fallocate reads as zeros where nothing was written).
+fn blocks_written(dir: &Path) -> Vec<(String, usize)> {
+    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.retain(|n| n.starts_with("j."));
+    names.sort();
+    let count = |n: &String| std::fs::read(dir.join(n)).unwrap().chunks(4096).filter(|b| b.iter().any(|x| *x != 0)).count();
+    names.iter().map(|n| (n.clone(), count(n))).collect()
+}
+
+/// Several files and sizes that differ: fio ends a pass when every file
+/// is done (a done file skipped till then, io_u.c set_io_u_file) and
+/// draws a size that fits what is left of a file (get_next_buflen), so
+/// loops=1 writes each file whole. storbench ended the pass at the first
+/// file to wrap: nrfiles=3 bsrange=4k-64k left 251, 249 and 224 of each
+/// file's 256 blocks written (rw=write), 221, 244 and 256 (rw=randwrite).
+#[test]
+fn a_pass_over_several_files_ends_when_every_file_is_done() {
+    if !have_fio() {
+        return;
+    }
+    for rw in ["write", "randwrite"] {
+        let job = format!("[j]\ndirectory=.\nnrfiles=3\nsize=3m\nbsrange=4k-64k\nrw={rw}\nioengine=psync\nloops=1\n");
+        let mut by_tool = Vec::new();
+        for tool in ["fio", "storbench"] {
+            let d = scratch();
+            std::fs::write(d.path().join("m7.fio"), &job).unwrap();
+            run_tool(d.path(), tool, &["--output-format=json", "m7.fio"]);
+            by_tool.push(blocks_written(d.path()));
+        }
+        let whole: Vec<(String, usize)> = ["j.0.0", "j.0.1", "j.0.2"].iter().map(|n| (n.to_string(), 256)).collect();
+        assert_eq!(by_tool[0], whole, "{rw}: fio writes every file whole");
+        assert_eq!(by_tool[1], by_tool[0], "{rw}: storbench's blocks written per file against fio's");
+    }
+}

@@ -137,6 +137,9 @@ pub struct IoGen {
     /// fio's strided zones: the zone in use (start relative to the region)
     /// and the bytes issued in it.
     zones: Option<(StridedZones, u64, u64)>,
+    /// The files done this pass (several files: fio's pass ends when every
+    /// file is done, not the first; a done file is skipped till then).
+    done: Vec<bool>,
 }
 
 impl IoGen {
@@ -186,6 +189,7 @@ impl IoGen {
             rand_run: spec.rand_run.max(1),
             run_left: vec![0; region.files.max(1) as usize],
             zones: spec.zones.map(|z| (z, 0, 0)),
+            done: vec![false; region.files.max(1) as usize],
         }
     }
 
@@ -291,6 +295,79 @@ impl IoGen {
     }
 }
 
+impl IoGen {
+    /// Sequential I/O where sizes differ or files are several, without
+    /// holes or zones: sizes fit what is left of a file and files are done
+    /// one by one, as in fio (see [`IoGen::fitting`]).
+    #[inline]
+    fn fits_files(&self) -> bool {
+        let mixed = self.read_sizes.sizes.len() > 1 || self.write_sizes.sizes.len() > 1;
+        !self.random && self.skip == 0 && self.zones.is_none() && (mixed || self.region.files > 1)
+    }
+
+    /// A sequential I/O's size and file as fio picks them (io_u.c
+    /// `get_next_buflen`, `set_io_u_file`): a size that fits what is left
+    /// of the file (drawn again where the drawn one does not); a file
+    /// without room for the smallest is done for this pass and the next
+    /// file not done is taken; once every file is done the pass ends and
+    /// all of them start over (fio's clear_io_state).
+    fn fitting(&mut self, file: &mut u32, read: bool) -> u64 {
+        let dir = read as usize;
+        let sizes = if read { &self.read_sizes } else { &self.write_sizes };
+        let min = sizes.sizes.iter().copied().min().unwrap_or(1);
+        loop {
+            let room = self.region.len.saturating_sub(self.cursors[*file as usize][dir]);
+            if room >= min {
+                let sizes = if read { &self.read_sizes } else { &self.write_sizes };
+                return match sizes.sizes.len() {
+                    1 => min,
+                    _ => sizes.sample_fitting(&mut self.rng, room),
+                };
+            }
+            self.done[*file as usize] = true;
+            match self.next_open(*file) {
+                Some(f) => *file = f,
+                None => self.all_done(),
+            }
+        }
+    }
+
+    /// A random job's file whose map is full is done for this pass; the
+    /// next file not done is taken, and once every file is done the pass
+    /// ends with every map cleared (several files only: one file's full
+    /// map starts its next pass in [`IoGen::place_mapped`]).
+    fn skip_full_maps(&mut self, file: &mut u32) {
+        if self.region.files <= 1 {
+            return;
+        }
+        while self.blockmaps[*file as usize].next_free(0).is_none() {
+            self.done[*file as usize] = true;
+            match self.next_open(*file) {
+                Some(f) => *file = f,
+                None => return self.all_done(),
+            }
+        }
+    }
+
+    /// The next file after `file`, in turn, not done this pass.
+    fn next_open(&self, file: u32) -> Option<u32> {
+        let n = self.region.files.max(1);
+        (1..n).map(|k| (file + k) % n).find(|f| !self.done[*f as usize])
+    }
+
+    /// Every file is done: a new pass over all of them.
+    fn all_done(&mut self) {
+        self.done.fill(false);
+        for c in &mut self.cursors {
+            *c = [0, 0];
+        }
+        for m in &mut self.blockmaps {
+            m.clear();
+        }
+        self.wrapped = true;
+    }
+}
+
 /// How a random job remembers the blocks it has done this pass.
 enum MapKind {
     /// One block size: a keyed permutation walked in order (no memory).
@@ -393,7 +470,7 @@ impl Iterator for IoGen {
             }
             *left -= 1;
         }
-        let file = self.next_file;
+        let mut file = self.next_file;
         if let Some(s) = self.sync {
             if self.writes_since_sync >= s.every {
                 self.writes_since_sync = 0;
@@ -406,7 +483,11 @@ impl Iterator for IoGen {
         // Strided zones place I/O themselves (fio has no random map there).
         let (at, len) = match self.blockmaps.is_empty() || self.zones.is_some() {
             true => {
-                let len = if read { self.read_sizes.sample(&mut self.rng) } else { self.write_sizes.sample(&mut self.rng) };
+                let len = match self.fits_files() {
+                    true => self.fitting(&mut file, read),
+                    false if read => self.read_sizes.sample(&mut self.rng),
+                    false => self.write_sizes.sample(&mut self.rng),
+                };
                 self.spend(len)?;
                 let at = match self.zone_window(len) {
                     Some(window) => self.place_in_zone(read as usize, len, window),
@@ -415,6 +496,7 @@ impl Iterator for IoGen {
                 (at, len)
             }
             false => {
+                self.skip_full_maps(&mut file);
                 let (offset, len) = match self.place_mapped(file, read) {
                     Some(placed) => placed,
                     None => {
