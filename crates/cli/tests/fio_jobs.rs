@@ -273,3 +273,34 @@ fn a_pass_over_several_files_ends_when_every_file_is_done() {
         assert_eq!(by_tool[1], by_tool[0], "{rw}: storbench's blocks written per file against fio's");
     }
 }
+
+/// fio's randrepeat (on by default) reseeds every generator at each loop
+/// (clear_io_state, td_fill_rand_seeds): a randread job's second pass reads
+/// the offsets of its first, in the same order; randrepeat=0 draws on.
+/// storbench drew a new order for every pass.
+#[test]
+fn randrepeat_makes_every_pass_draw_the_first_passs_offsets() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    std::fs::write(d.path().join("rr.dat"), random_bytes(1 << 20, 5)).unwrap();
+    for repeat in ["1", "0"] {
+        let job = format!(
+            "[j]\nfilename=rr.dat\nsize=1m\nbs=4k\nrw=randread\nioengine=psync\nloops=2\nrandrepeat={repeat}\nwrite_iolog=rr.log\n"
+        );
+        std::fs::write(d.path().join("rr.fio"), job).unwrap();
+        for tool in ["fio", "storbench"] {
+            let _ = std::fs::remove_file(d.path().join("rr.log"));
+            run_tool(d.path(), tool, &["rr.fio"]);
+            let offsets = read_offsets(&d.path().join("rr.log"));
+            assert_eq!(offsets.len(), 512, "{tool}: two passes of 256 reads");
+            let (first, second) = offsets.split_at(256);
+            let mut blocks = first.to_vec();
+            blocks.sort_unstable();
+            blocks.dedup();
+            assert_eq!(blocks.len(), 256, "{tool}: a pass reads every block once");
+            assert_eq!(first == second, repeat == "1", "{tool}: randrepeat={repeat}: the second pass's offsets against the first's");
+        }
+    }
+}

@@ -140,6 +140,18 @@ pub struct IoGen {
     /// The files done this pass (several files: fio's pass ends when every
     /// file is done, not the first; a done file is skipped till then).
     done: Vec<bool>,
+    /// Where the first pass's draws began, for `randrepeat` (see
+    /// [`IoGen::repeat_first_pass`]); and whether the I/O being drawn is
+    /// a new pass's first, drawn again from there.
+    first: Option<Box<PassStart>>,
+    repeating: bool,
+}
+
+/// The random state a job's first pass drew from.
+#[derive(Clone, Debug)]
+struct PassStart {
+    rng: Rng,
+    maps: Vec<RandomMap>,
 }
 
 impl IoGen {
@@ -190,7 +202,44 @@ impl IoGen {
             run_left: vec![0; region.files.max(1) as usize],
             zones: spec.zones.map(|z| (z, 0, 0)),
             done: vec![false; region.files.max(1) as usize],
+            first: None,
+            repeating: false,
         }
+        .with_first_pass(spec)
+    }
+
+    /// Keep the state the first pass draws from where passes are counted
+    /// and `randrepeat` asks each to draw what it drew.
+    fn with_first_pass(mut self, spec: &JobSpec) -> IoGen {
+        if spec.randrepeat && self.passes.counted {
+            self.first = Some(Box::new(PassStart { rng: self.rng.clone(), maps: self.maps.clone() }));
+        }
+        self
+    }
+
+    /// fio's randrepeat (backend.c: clear_io_state at each loop reseeds
+    /// every generator, td_fill_rand_seeds): a new pass's first I/O, drawn
+    /// from where the last pass left off, is given back (its bytes and
+    /// count) and the generator starts again from where the first pass
+    /// did, so every pass issues the same offsets, sizes and mix. Whether
+    /// it did.
+    fn repeat_first_pass(&mut self, io: &NextIo) -> bool {
+        let Some(first) = self.first.as_deref() else { return false };
+        (self.rng, self.maps) = (first.rng.clone(), first.maps.clone());
+        if let Some(left) = self.bytes_left.as_mut() {
+            *left += u64::from(io.len);
+        }
+        if let Some(left) = self.ops_left.as_mut() {
+            *left += 1;
+        }
+        for m in &mut self.blockmaps {
+            m.clear();
+        }
+        self.cursors.iter_mut().for_each(|c| *c = [0, 0]);
+        self.run_left.fill(0);
+        self.done.fill(false);
+        (self.next_file, self.repeating) = (0, true);
+        true
     }
 
     /// fio's strided zones (io_u.c `setup_strided_zone_mode`): once `size`
@@ -508,13 +557,9 @@ impl Iterator for IoGen {
                 (offset, len)
             }
         };
-        let new_pass = self.wrapped && self.zones.is_none();
-        self.wrapped |= wrapped_before;
+        let repeated = std::mem::take(&mut self.repeating);
+        let new_pass = (self.wrapped || repeated) && self.zones.is_none();
         let offset = self.region.start + at;
-        self.next_file = if file + 1 >= self.region.files { 0 } else { file + 1 };
-        if !read {
-            self.writes_since_sync += 1;
-        }
         let op = match (self.meta, read, self.trims) {
             (Some(meta), _, _) => meta,
             (None, true, _) => OpKind::Read,
@@ -522,6 +567,14 @@ impl Iterator for IoGen {
             (None, false, false) => OpKind::Write,
         };
         let io = NextIo { op, file, offset, len: len as u32, whole: false, class: 0 };
+        if new_pass && self.passes.counted && !repeated && self.repeat_first_pass(&io) {
+            return self.next();
+        }
+        self.wrapped |= wrapped_before;
+        self.next_file = if file + 1 >= self.region.files { 0 } else { file + 1 };
+        if !read {
+            self.writes_since_sync += 1;
+        }
         if new_pass && self.passes.counted {
             return self.passes.begin(io, self.largest);
         }
