@@ -304,3 +304,34 @@ fn randrepeat_makes_every_pass_draw_the_first_passs_offsets() {
         }
     }
 }
+
+/// A time-based write job that verifies, as fio 3.33 runs it (backend.c):
+/// do_io leaves for do_verify once the bytes issued reach the job's size,
+/// counting only what the engine queued, and the pass the runtime cuts
+/// short is never read back. psync's I/O completes in the call, so it never
+/// reads back; libaio and io_uring read back every size (256 blocks here).
+/// storbench read back once at the end whatever the engine: psync 21,668
+/// writes and 256 reads where fio does 20,481 and 0; libaio 27,681 and 256
+/// where fio does 17,888 and 17,664.
+#[test]
+fn a_time_based_verify_reads_back_as_fio_does_per_engine() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    for engine in ["psync", "libaio"] {
+        let job =
+            format!("[j]\nfilename=p.dat\nsize=1m\nbs=4k\nrw=write\nioengine={engine}\niodepth=4\nverify=crc32c\ntime_based\nruntime=1\n");
+        for tool in ["fio", "storbench"] {
+            let (writes, reads) = passes(d.path(), tool, &job);
+            assert!(writes > 256, "{tool} {engine}: {writes} writes");
+            match engine {
+                "psync" => assert_eq!(reads, 0, "{tool} {engine}: a synchronous engine never reads back ({writes} writes)"),
+                _ => assert!(
+                    reads >= 256 && reads <= writes && writes - reads < 256 + 4,
+                    "{tool} {engine}: every whole pass of 256 writes read back, the last cut short not: {writes} writes, {reads} reads"
+                ),
+            }
+        }
+    }
+}

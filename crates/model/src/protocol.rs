@@ -47,7 +47,8 @@ use storbench_workload::JobSpec;
 /// (`IntervalReport::depths`), fio's reporting groups (`JobSpec::new_group`),
 /// Parquet-like training reads (`TrainSpec::parquet`), fio's loops as
 /// passes (`JobSpec::passes`) with the time read back between them
-/// (`WorkerDone::between_passes_ns`) and the set-up stage of a failure
+/// (`WorkerDone::between_passes_ns`) and drawing what the first drew
+/// (`JobSpec::randrepeat`), and the set-up stage of a failure
 /// (`Stage::SetUp`), each a field or variant an agent of 8 would drop or
 /// refuse: one version, as no release shipped between them.
 /// (`WorkerDone::failure` came without a bump: optional both ways, its

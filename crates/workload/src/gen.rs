@@ -507,7 +507,7 @@ impl Iterator for IoGen {
     /// The next operation, or `None` once the byte budget is spent.
     #[inline]
     fn next(&mut self) -> Option<NextIo> {
-        if self.passes.ended {
+        if self.passes.ended || self.passes.timed_pass_full() {
             return None;
         }
         if let Some(io) = self.passes.pending.take() {
@@ -579,6 +579,7 @@ impl Iterator for IoGen {
             return self.passes.begin(io, self.largest);
         }
         self.passes.done += len;
+        self.passes.this_pass += len;
         Some(io)
     }
 }
@@ -607,6 +608,11 @@ struct Passes {
     hold: bool,
     ended: bool,
     pending: Option<NextIo>,
+    /// A time-based job that reads each pass back: its passes are the
+    /// job's size in bytes issued (fio's do_io leaves for do_verify there),
+    /// and the bytes issued in this one.
+    per_pass: u64,
+    this_pass: u64,
 }
 
 impl Passes {
@@ -621,7 +627,20 @@ impl Passes {
             hold: false,
             ended: false,
             pending: None,
+            per_pass: u64::MAX,
+            this_pass: 0,
         }
+    }
+
+    /// A time-based pass read back has issued its bytes: it ends (before
+    /// the next I/O is drawn, as fio's do_io leaves its loop).
+    #[inline]
+    fn timed_pass_full(&mut self) -> bool {
+        if self.this_pass < self.per_pass {
+            return false;
+        }
+        (self.this_pass, self.ended) = (0, true);
+        true
     }
 
     /// fio's keep_running at a pass's end: whether another pass follows.
@@ -660,6 +679,10 @@ impl IoGen {
     /// [`IoGen::next_pass`]).
     pub fn verify_each_pass(&mut self) {
         self.passes.hold = true;
+        if !self.passes.counted {
+            // Time based: a pass is the job's size issued (its files' regions).
+            self.passes.per_pass = self.region.len.saturating_mul(u64::from(self.region.files.max(1)));
+        }
     }
 
     /// Bytes read besides the generator's I/Os (verify reads), which fio
@@ -671,7 +694,7 @@ impl IoGen {
 
     /// Whether the last `None` ended a pass, not the job.
     pub fn pass_ended(&self) -> bool {
-        self.passes.ended && self.passes.pending.is_some()
+        self.passes.ended && (self.passes.pending.is_some() || !self.passes.counted)
     }
 
     /// After a pass the worker verified (its reads counted): whether
@@ -679,6 +702,9 @@ impl IoGen {
     /// goes on with it.
     pub fn next_pass(&mut self) -> bool {
         self.passes.ended = false;
+        if !self.passes.counted {
+            return true;
+        }
         let again = self.passes.again(self.largest);
         match self.passes.pending.take() {
             Some(io) if again => {

@@ -213,6 +213,7 @@ impl Worker {
             engine = Box::new(crate::volumes::OnVolume { inner: engine, first_unit });
         }
         let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
+        let timed_passes = verify.as_ref().and_then(|v| v.time_based_passes(&share, factory.capabilities().queued));
         let at = GenSetup {
             job: share.job,
             worker,
@@ -223,7 +224,7 @@ impl Worker {
             ordered: factory.capabilities().ordered,
             trace: &|r| crate::replay::load(&r.path),
             // fio reads each pass back before the next (see `Worker::run_passes`).
-            verify_each_pass: verify.as_ref().is_some_and(|v| v.verifies_each_pass(&share)),
+            verify_each_pass: timed_passes.unwrap_or_else(|| verify.as_ref().is_some_and(|v| v.verifies_each_pass(&share))),
         };
         let gen = JobGen::new(spec, &at).map_err(WorkerError::Input)?;
         let lag = gen.scheduled().then(|| Box::new(LatencyHistogram::new()));
@@ -258,7 +259,8 @@ impl Worker {
             min_rate: k.rate_min.filter(|_| k.reads || k.writes).map(|m| crate::min_rate::MinRate::new(m, k.ramp_ns)),
             verify,
             pass: None,
-            passes_verified: false,
+            // A time-based job's last pass, cut short by its runtime, is not read back.
+            passes_verified: timed_passes.is_some(),
             between_passes_ns: 0,
             boundary: 0,
             config,
