@@ -334,4 +334,16 @@ fn a_time_based_verify_reads_back_as_fio_does_per_engine() {
             }
         }
     }
+    // fio warns that psync's read phase never starts; storbench says so too
+    // (not that nothing read could be judged).
+    let r = storbench(d.path(), &["fio", "--results-dir", "r", "loop.fio"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let never = |w: &&storbench_model::Warning| matches!(w, storbench_model::Warning::VerifyNeverRead { engine, .. } if engine == "psync");
+    let psync = std::fs::read_to_string(d.path().join("loop.fio")).unwrap().replace("ioengine=libaio", "ioengine=psync");
+    std::fs::write(d.path().join("loop.fio"), psync).unwrap();
+    let r = storbench(d.path(), &["fio", "--results-dir", "s", "loop.fio"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let warnings = &run_result(&d.path().join("s")).jobs[0].warnings;
+    assert!(warnings.iter().any(|w| never(&w)), "{warnings:?}");
+    assert!(!run_result(&d.path().join("r")).jobs[0].warnings.iter().any(|w| never(&w)), "libaio reads back: no such warning");
 }
