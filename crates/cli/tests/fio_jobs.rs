@@ -214,3 +214,136 @@ fn passes_loops_io_size_and_verify_count_as_fios_keep_running() {
         assert_eq!(passes(d.path(), "storbench", job), fio, "(writes, reads) against fio's for {job:?}");
     }
 }
+
+/// fio counts a loop's read-back (do_verify) as the verify reads' time,
+/// never the writes': with loops=3 the write runtime is its three passes'
+/// writes, and a rate's schedule resumes after each read-back. storbench
+/// counted w1+v1+w2+v2+w3 (rw=write verify loops=3: write IOPS ~3/5 of
+/// fio's) and took the read-back as the next pass's first writes' latency.
+/// On the memory engine reads take 20 ms, so the two read-backs between
+/// passes take 640 ms of the 960 the three take; the writes, 48 at 200
+/// IOPS, about 240 ms.
+#[test]
+fn a_loops_read_back_is_not_the_writes_runtime_nor_their_latency() {
+    let d = scratch();
+    let job = "[p]\nioengine=memory\nsize=256k\nbs=16k\nrw=write\nverify=crc32c\nloops=3\nop_latency=read:20ms\nrate_iops=200\n";
+    std::fs::write(d.path().join("h1.fio"), job).unwrap();
+    let out = run_tool(d.path(), "storbench", &["--output-format=json", "h1.fio"]);
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"));
+    let (w, r) = (&doc["jobs"][0]["write"], &doc["jobs"][0]["read"]);
+    assert_eq!((w["total_ios"].as_u64(), r["total_ios"].as_u64()), (Some(48), Some(48)), "{out}");
+    let (wt, rt) = (w["runtime"].as_u64().unwrap(), r["runtime"].as_u64().unwrap());
+    assert!(rt >= 960 && wt * 3 < rt * 2, "write runtime {wt} ms holds no read-back ({rt} ms of reads, 2/3 between passes)");
+    let max_ms = w["lat_ns"]["max"].as_u64().unwrap() / 1_000_000;
+    assert!(max_ms < 160, "the longest write took {max_ms} ms: a 320 ms read-back counted in its latency");
+}
+
+/// The 4 KiB blocks of each of `dir`'s files named `j.*` that hold data
+/// (a file laid out by fallocate reads as zeros where nothing was written).
+fn blocks_written(dir: &Path) -> Vec<(String, usize)> {
+    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.retain(|n| n.starts_with("j."));
+    names.sort();
+    let count = |n: &String| std::fs::read(dir.join(n)).unwrap().chunks(4096).filter(|b| b.iter().any(|x| *x != 0)).count();
+    names.iter().map(|n| (n.clone(), count(n))).collect()
+}
+
+/// Several files and sizes that differ: fio ends a pass when every file
+/// is done (a done file skipped till then, io_u.c set_io_u_file) and
+/// draws a size that fits what is left of a file (get_next_buflen), so
+/// loops=1 writes each file whole. storbench ended the pass at the first
+/// file to wrap: nrfiles=3 bsrange=4k-64k left 251, 249 and 224 of each
+/// file's 256 blocks written (rw=write), 221, 244 and 256 (rw=randwrite).
+#[test]
+fn a_pass_over_several_files_ends_when_every_file_is_done() {
+    if !have_fio() {
+        return;
+    }
+    for rw in ["write", "randwrite"] {
+        let job = format!("[j]\ndirectory=.\nnrfiles=3\nsize=3m\nbsrange=4k-64k\nrw={rw}\nioengine=psync\nloops=1\n");
+        let mut by_tool = Vec::new();
+        for tool in ["fio", "storbench"] {
+            let d = scratch();
+            std::fs::write(d.path().join("m7.fio"), &job).unwrap();
+            run_tool(d.path(), tool, &["--output-format=json", "m7.fio"]);
+            by_tool.push(blocks_written(d.path()));
+        }
+        let whole: Vec<(String, usize)> = ["j.0.0", "j.0.1", "j.0.2"].iter().map(|n| (n.to_string(), 256)).collect();
+        assert_eq!(by_tool[0], whole, "{rw}: fio writes every file whole");
+        assert_eq!(by_tool[1], by_tool[0], "{rw}: storbench's blocks written per file against fio's");
+    }
+}
+
+/// fio's randrepeat (on by default) reseeds every generator at each loop
+/// (clear_io_state, td_fill_rand_seeds): a randread job's second pass reads
+/// the offsets of its first, in the same order; randrepeat=0 draws on.
+/// storbench drew a new order for every pass.
+#[test]
+fn randrepeat_makes_every_pass_draw_the_first_passs_offsets() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    std::fs::write(d.path().join("rr.dat"), random_bytes(1 << 20, 5)).unwrap();
+    for repeat in ["1", "0"] {
+        let job = format!(
+            "[j]\nfilename=rr.dat\nsize=1m\nbs=4k\nrw=randread\nioengine=psync\nloops=2\nrandrepeat={repeat}\nwrite_iolog=rr.log\n"
+        );
+        std::fs::write(d.path().join("rr.fio"), job).unwrap();
+        for tool in ["fio", "storbench"] {
+            let _ = std::fs::remove_file(d.path().join("rr.log"));
+            run_tool(d.path(), tool, &["rr.fio"]);
+            let offsets = read_offsets(&d.path().join("rr.log"));
+            assert_eq!(offsets.len(), 512, "{tool}: two passes of 256 reads");
+            let (first, second) = offsets.split_at(256);
+            let mut blocks = first.to_vec();
+            blocks.sort_unstable();
+            blocks.dedup();
+            assert_eq!(blocks.len(), 256, "{tool}: a pass reads every block once");
+            assert_eq!(first == second, repeat == "1", "{tool}: randrepeat={repeat}: the second pass's offsets against the first's");
+        }
+    }
+}
+
+/// A time-based write job that verifies, as fio 3.33 runs it (backend.c):
+/// do_io leaves for do_verify once the bytes issued reach the job's size,
+/// counting only what the engine queued, and the pass the runtime cuts
+/// short is never read back. psync's I/O completes in the call, so it never
+/// reads back; libaio and io_uring read back every size (256 blocks here).
+/// storbench read back once at the end whatever the engine: psync 21,668
+/// writes and 256 reads where fio does 20,481 and 0; libaio 27,681 and 256
+/// where fio does 17,888 and 17,664.
+#[test]
+fn a_time_based_verify_reads_back_as_fio_does_per_engine() {
+    if !have_fio() {
+        return;
+    }
+    let d = scratch();
+    for engine in ["psync", "libaio"] {
+        let job =
+            format!("[j]\nfilename=p.dat\nsize=1m\nbs=4k\nrw=write\nioengine={engine}\niodepth=4\nverify=crc32c\ntime_based\nruntime=1\n");
+        for tool in ["fio", "storbench"] {
+            let (writes, reads) = passes(d.path(), tool, &job);
+            assert!(writes > 256, "{tool} {engine}: {writes} writes");
+            match engine {
+                "psync" => assert_eq!(reads, 0, "{tool} {engine}: a synchronous engine never reads back ({writes} writes)"),
+                _ => assert!(
+                    reads >= 256 && reads <= writes && writes - reads < 256 + 4,
+                    "{tool} {engine}: every whole pass of 256 writes read back, the last cut short not: {writes} writes, {reads} reads"
+                ),
+            }
+        }
+    }
+    // fio warns that psync's read phase never starts; storbench says so too
+    // (not that nothing read could be judged).
+    let r = storbench(d.path(), &["fio", "--results-dir", "r", "loop.fio"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let never = |w: &&storbench_model::Warning| matches!(w, storbench_model::Warning::VerifyNeverRead { engine, .. } if engine == "psync");
+    let psync = std::fs::read_to_string(d.path().join("loop.fio")).unwrap().replace("ioengine=libaio", "ioengine=psync");
+    std::fs::write(d.path().join("loop.fio"), psync).unwrap();
+    let r = storbench(d.path(), &["fio", "--results-dir", "s", "loop.fio"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let warnings = &run_result(&d.path().join("s")).jobs[0].warnings;
+    assert!(warnings.iter().any(|w| never(&w)), "{warnings:?}");
+    assert!(!run_result(&d.path().join("r")).jobs[0].warnings.iter().any(|w| never(&w)), "libaio reads back: no such warning");
+}

@@ -340,7 +340,7 @@ fn verification(page: &mut Page, j: &JobResult) {
 
 /// A replayed trace's fidelity, and an emulated training run's figures.
 fn replay_and_training(page: &mut Page, j: &JobResult) {
-    if let Some(r) = &j.replay {
+    if let Some(r) = j.replay() {
         page.h3(&format!("{}: replay of {} ({})", j.name, r.trace, r.format));
         let lag = |p: f64| storbench_report::fmt::latency(r.lag.at(p));
         let pace = match r.speed {
@@ -360,7 +360,7 @@ fn replay_and_training(page: &mut Page, j: &JobResult) {
             "notes",
         );
     }
-    if let Some(t) = &j.train {
+    if let Some(t) = j.train() {
         page.h3(&format!("{}: training ({})", j.name, t.model));
         page.para(
             &format!(

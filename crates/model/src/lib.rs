@@ -27,6 +27,7 @@
 
 pub mod fault;
 pub mod journal;
+mod kind_result;
 pub mod protocol;
 pub mod result;
 pub mod runset;

@@ -41,13 +41,16 @@ use storbench_workload::JobSpec;
 /// older agent would drop without a word), per-priority interval figures,
 /// each worker's start. 8: fio's completion batching (`JobSpec`'s
 /// `iodepth_batch_complete_min`/`_max` and `iodepth_low`). 9: host
-/// telemetry (`Start::telemetry`, `FromAgent::Host`), and what came
-/// between 8 and it: the depths each interval measured
+/// telemetry (`Start::telemetry`, `FromAgent::Host`), a worker's kind
+/// tally in one section (`WorkerDone::kind`, was `replay` and `train`), and
+/// what came between 8 and it: the depths each interval measured
 /// (`IntervalReport::depths`), fio's reporting groups (`JobSpec::new_group`),
 /// Parquet-like training reads (`TrainSpec::parquet`), fio's loops as
-/// passes (`JobSpec::passes`) and the set-up stage of a failure
+/// passes (`JobSpec::passes`) with the time read back between them
+/// (`WorkerDone::between_passes_ns`) and drawing what the first drew
+/// (`JobSpec::randrepeat`), and the set-up stage of a failure
 /// (`Stage::SetUp`), each a field or variant an agent of 8 would drop or
-/// refuse.
+/// refuse: one version, as no release shipped between them.
 /// (`WorkerDone::failure` came without a bump: optional both ways, its
 /// absence loses nothing an older side knew; `Stage::SetUp` travels in it.)
 pub const PROTOCOL_VERSION: u32 = 9;
@@ -290,16 +293,19 @@ pub struct WorkerDone {
     /// long the pass took is `verify`'s `pass_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pass: Option<Box<OpStats>>,
-    /// How its share of a replayed trace went (jobs that replay one).
+    /// Its kind's own tally (a replayed trace's share, an accelerator's
+    /// training), for kinds that keep one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<Box<storbench_metrics::ReplayTally>>,
-    /// What its accelerator did (training jobs).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub train: Option<Box<storbench_workload::train::TrainTally>>,
+    pub kind: Option<Box<storbench_metrics::KindTally>>,
     /// Operations in flight when its measured phase ended that got no
     /// answer in time: abandoned, not counted (a server that stopped answering).
     #[serde(default)]
     pub cut_off: u64,
+    /// How long its measured phase stood still while it read each pass
+    /// back before the next (fio's do_verify between loops): not the
+    /// writes' runtime, which fio counts without it.
+    #[serde(default)]
+    pub between_passes_ns: u64,
 }
 
 impl WorkerDone {
@@ -317,10 +323,16 @@ impl WorkerDone {
             objects_left: 0,
             verify: None,
             pass: None,
-            replay: None,
-            train: None,
+            kind: None,
             cut_off: 0,
+            between_passes_ns: 0,
         }
+    }
+
+    /// Where its measured phase ended, less the time it stood still
+    /// reading passes back: the end its runtime counts to.
+    pub fn measured_end(&self) -> u64 {
+        self.end_ns.saturating_sub(self.between_passes_ns)
     }
 
     /// [`WorkerDone::failed`], saying whose fault it was and where.
@@ -438,12 +450,15 @@ mod tests {
             objects_left: 5,
             verify: Default::default(),
             pass: None,
-            replay: None,
-            train: None,
+            kind: None,
             cut_off: 6,
+            between_passes_ns: 7,
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
-        assert!(matches!(back, FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, cut_off: 6, .. })));
+        assert!(matches!(
+            back,
+            FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, cut_off: 6, between_passes_ns: 7, .. })
+        ));
         let FromAgent::Done(back) = back else { unreachable!() };
         assert_eq!(back.failure, Some(Failure { fault: Fault::Storage, stage: Some(Stage::Cleanup) }));
     }

@@ -159,13 +159,11 @@ pub struct JobResult {
     /// A fill job (`run --fill`): written against allocated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fill: Option<FillResult>,
-    /// A job that replayed a trace (fio `read_iolog`): how faithfully.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<ReplayResult>,
-    /// An emulated training run (`--preset train:MODEL`): samples/s and
-    /// accelerator utilization against the preset's floor.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub train: Option<TrainResult>,
+    /// The figures of the job's kind, for kinds that have their own: in
+    /// the job under the kind's name (`replay`, `train`), as earlier builds
+    /// wrote them.
+    #[serde(flatten, with = "crate::kind_result")]
+    pub kind: Option<KindResult>,
     /// A fleet run: the same job's figures per agent (the job's own `ops`
     /// are the exact merge of these: histograms added, never averaged).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -260,6 +258,16 @@ pub struct FillResult {
     /// What the store says it holds for the target (`None`: it cannot tell).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub allocated_bytes: Option<u64>,
+}
+
+/// A job's kind's own figures (one section: a job is of one kind).
+#[derive(Clone, Debug)]
+pub enum KindResult {
+    /// A job that replayed a trace (fio `read_iolog`): how faithfully.
+    Replay(ReplayResult),
+    /// An emulated training run (`--preset train:MODEL`): samples/s and
+    /// accelerator utilization against the preset's floor.
+    Train(TrainResult),
 }
 
 /// What an emulated training run came to (MLPerf Storage's figures).
@@ -376,6 +384,22 @@ fn is_zero(n: &u64) -> bool {
 }
 
 impl JobResult {
+    /// How a replayed trace went (jobs that replayed one).
+    pub fn replay(&self) -> Option<&ReplayResult> {
+        match &self.kind {
+            Some(KindResult::Replay(r)) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// What an emulated training run came to (training jobs).
+    pub fn train(&self) -> Option<&TrainResult> {
+        match &self.kind {
+            Some(KindResult::Train(t)) => Some(t),
+            _ => None,
+        }
+    }
+
     /// fio lists each clone of a numjobs job as a job of its own unless the
     /// job asks for `group_reporting`: the runner keeps each worker's
     /// figures apart for such jobs.
@@ -422,8 +446,7 @@ impl JobResult {
             steady_state: self.steady_state.clone(),
             verify: self.verify.clone(),
             fill: self.fill.clone(),
-            replay: self.replay.clone(),
-            train: self.train.clone(),
+            kind: self.kind.clone(),
             per_agent: Vec::new(),
             per_volume: Vec::new(),
             per_worker: Vec::new(),

@@ -91,6 +91,9 @@ pub enum Warning {
     },
     /// The measuring process was stopped (Ctrl-Z) `after_s` into the run.
     Stopped { after_s: f64, seconds: f64 },
+    /// A time-based job on a synchronous engine asked for verification:
+    /// as in fio, its writes take the whole runtime and nothing is read back.
+    VerifyNeverRead { job: String, engine: String },
 }
 
 impl Warning {
@@ -122,6 +125,11 @@ impl Warning {
                  use fewer workers or more client machines"
             ),
             Warning::Interrupted => "the run was interrupted: results cover the elapsed time only".into(),
+            Warning::VerifyNeverRead { job, engine } => format!(
+                "job {job}: verify was asked for, but a time-based job on {engine}, a synchronous engine, reads nothing back: its \
+                 writes take the whole runtime, as in fio ('verification read phase will never start'); an engine that queues \
+                 (libaio, io_uring) reads back every size written, or give the job a size to write instead of time_based"
+            ),
             Warning::Stopped { after_s, seconds } => format!(
                 "the run was stopped (Ctrl-Z) for {seconds:.1} s, {after_s:.1} s after it began: nothing was issued then, so those \
                  seconds show no I/O and operations in flight count the stop as latency (a fleet's agents went on without \

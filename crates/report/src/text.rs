@@ -283,7 +283,7 @@ fn fill_line(out: &mut String, j: &JobResult) {
 
 /// An emulated training run: MLPerf Storage's figures and its verdict.
 fn train_line(out: &mut String, j: &JobResult) {
-    let Some(t) = &j.train else { return };
+    let Some(t) = j.train() else { return };
     let _ = writeln!(
         out,
         "train {} ({}): {} accelerators, {} epochs, {} samples in {} steps over {}: {:.1} samples/s, {} MiB/s read; AU {:.1}% against a floor of {:.0}%: {}",
@@ -304,7 +304,7 @@ fn train_line(out: &mut String, j: &JobResult) {
 
 /// How faithfully a trace was replayed: issue lag against the recorded times.
 fn replay_line(out: &mut String, j: &JobResult) {
-    let Some(r) = &j.replay else { return };
+    let Some(r) = j.replay() else { return };
     let l = &r.lag;
     let pace = match r.speed {
         Some(s) => format!(

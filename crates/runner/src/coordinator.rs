@@ -250,7 +250,7 @@ impl Clones {
         parts
             .map(|(w, (totals, series))| {
                 let d = done.iter().find(|d| d.worker as usize == w);
-                let runtime_ns = d.map_or(0, |d| d.end_ns.saturating_sub(ramp_ns));
+                let runtime_ns = d.map_or(0, |d| d.measured_end().saturating_sub(ramp_ns));
                 let cpu = d.map_or_else(CpuTimes::default, |d| d.cpu);
                 let phases = verify_phase(d);
                 let depths = self.depths[w];
@@ -288,52 +288,6 @@ fn verify_phase<'a>(done: impl IntoIterator<Item = &'a WorkerDone>) -> Vec<Phase
         }
         _ => Vec::new(),
     }
-}
-
-/// A replaying job's result from its workers' tallies.
-fn replay_result(job: &crate::prepare::ReadyJob, done: &[WorkerDone]) -> Option<storbench_model::ReplayResult> {
-    let (spec, trace) = (job.share.spec.replay.as_ref()?, job.trace.as_ref()?);
-    let mut t = storbench_metrics::ReplayTally::default();
-    for d in done.iter().filter_map(|d| d.replay.as_deref()) {
-        t.merge(d);
-    }
-    Some(storbench_model::ReplayResult {
-        trace: spec.path.display().to_string(),
-        format: trace.format.name().to_string(),
-        records: trace.records.len() as u64,
-        issued: t.issued,
-        left: t.left,
-        remapped: t.remapped,
-        speed: (!spec.no_stall).then_some(spec.speed),
-        lag: storbench_metrics::LatencySummary::of(&t.lag),
-        lag_histogram: t.lag,
-    })
-}
-
-/// A training job's result from its accelerators' tallies.
-fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Option<storbench_model::TrainResult> {
-    let spec = share.spec.train.as_ref()?;
-    let mut t = storbench_workload::train::TrainTally::default();
-    for d in done.iter().filter_map(|d| d.train.as_deref()) {
-        t.merge(d);
-    }
-    let accelerators = share.workers;
-    let au = storbench_workload::train::utilization(t.compute_ns, accelerators, t.end_ns);
-    let secs = (t.end_ns as f64 / 1e9).max(1e-9);
-    Some(storbench_model::TrainResult {
-        model: spec.model.clone(),
-        accelerators,
-        epochs: spec.epochs,
-        samples: t.samples,
-        steps: t.steps,
-        runtime_ns: t.end_ns,
-        samples_per_sec: t.samples as f64 / secs,
-        bytes_per_sec: read_bytes as f64 / secs,
-        au,
-        au_floor: spec.au_floor,
-        passed: au >= spec.au_floor && t.steps > 0,
-        stall_ns: t.stall_ns,
-    })
 }
 
 impl JobAcc {
@@ -745,7 +699,8 @@ impl<'a> GroupRun<'a> {
 fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     acc.complete_points(true);
     let share = &job.share;
-    let end = acc.done.iter().map(|d| d.end_ns).max().unwrap_or(0);
+    // The time its workers stood still reading passes back is not the writes' (fio's runtime).
+    let end = acc.done.iter().map(|d| d.measured_end()).max().unwrap_or(0);
     let runtime_ns = end.saturating_sub(share.ramp_ns);
     let ops = op_results(&acc.totals, runtime_ns);
     let size_classes = size_classes(share, &acc.class_totals, runtime_ns);
@@ -784,8 +739,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         verify: verify_result(share, &acc.done),
         phases: verify_phase(&acc.done),
         fill: None,
-        replay: replay_result(job, &acc.done),
-        train: None,
+        kind: None,
         per_agent: Vec::new(),
         per_volume: per_volume(share, &acc.volume_totals, runtime_ns),
         per_worker: acc.clones.take().map(|c| c.results(&acc.done, share.ramp_ns)).unwrap_or_default(),
@@ -793,7 +747,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     };
     let written = [OpKind::Write, OpKind::Create].iter().filter_map(|op| result.op(*op)).map(|o| o.bytes).sum();
     result.fill = crate::fill::result(job, written);
-    result.train = train_result(share, &acc.done, result.op(OpKind::Read).map_or(0, |o| o.bytes));
+    result.kind = crate::kinds::result(job, &acc.done, result.op(OpKind::Read).map_or(0, |o| o.bytes));
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result
 }

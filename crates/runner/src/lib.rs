@@ -25,6 +25,7 @@ pub mod flow;
 pub mod interrupt;
 pub mod iolog;
 pub mod journal;
+mod kinds;
 pub mod limits;
 pub mod min_rate;
 pub mod placement;

@@ -35,7 +35,12 @@ pub fn analyse(result: &JobResult, job: &ReadyJob) -> Vec<Warning> {
     if let (Some(v), Some(asked)) = (&result.verify, share.spec.verify.as_ref()) {
         // A write job told not to read back (do_verify=0) judges nothing, on purpose.
         let reads = share.spec.read_percent() > 0.0 || asked.only || (asked.after && share.spec.writes());
-        w.extend(verify_warning(&name, &v.tally, reads && !result.interrupted));
+        let queued = job.engine.capabilities().queued;
+        if share.spec.read_percent() == 0.0 && crate::verify::time_based_passes(share, queued) == Some(false) {
+            w.push(Warning::VerifyNeverRead { job: name.clone(), engine: job.engine.name().into() });
+        } else {
+            w.extend(verify_warning(&name, &v.tally, reads && !result.interrupted));
+        }
     }
     if let Some(f) = result.fill.as_ref().filter(|_| !result.interrupted) {
         w.extend(fill_warning(&name, f));

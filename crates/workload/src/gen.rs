@@ -137,6 +137,21 @@ pub struct IoGen {
     /// fio's strided zones: the zone in use (start relative to the region)
     /// and the bytes issued in it.
     zones: Option<(StridedZones, u64, u64)>,
+    /// The files done this pass (several files: fio's pass ends when every
+    /// file is done, not the first; a done file is skipped till then).
+    done: Vec<bool>,
+    /// Where the first pass's draws began, for `randrepeat` (see
+    /// [`IoGen::repeat_first_pass`]); and whether the I/O being drawn is
+    /// a new pass's first, drawn again from there.
+    first: Option<Box<PassStart>>,
+    repeating: bool,
+}
+
+/// The random state a job's first pass drew from.
+#[derive(Clone, Debug)]
+struct PassStart {
+    rng: Rng,
+    maps: Vec<RandomMap>,
 }
 
 impl IoGen {
@@ -186,7 +201,45 @@ impl IoGen {
             rand_run: spec.rand_run.max(1),
             run_left: vec![0; region.files.max(1) as usize],
             zones: spec.zones.map(|z| (z, 0, 0)),
+            done: vec![false; region.files.max(1) as usize],
+            first: None,
+            repeating: false,
         }
+        .with_first_pass(spec)
+    }
+
+    /// Keep the state the first pass draws from where passes are counted
+    /// and `randrepeat` asks each to draw what it drew.
+    fn with_first_pass(mut self, spec: &JobSpec) -> IoGen {
+        if spec.randrepeat && self.passes.counted {
+            self.first = Some(Box::new(PassStart { rng: self.rng.clone(), maps: self.maps.clone() }));
+        }
+        self
+    }
+
+    /// fio's randrepeat (backend.c: clear_io_state at each loop reseeds
+    /// every generator, td_fill_rand_seeds): a new pass's first I/O, drawn
+    /// from where the last pass left off, is given back (its bytes and
+    /// count) and the generator starts again from where the first pass
+    /// did, so every pass issues the same offsets, sizes and mix. Whether
+    /// it did.
+    fn repeat_first_pass(&mut self, io: &NextIo) -> bool {
+        let Some(first) = self.first.as_deref() else { return false };
+        (self.rng, self.maps) = (first.rng.clone(), first.maps.clone());
+        if let Some(left) = self.bytes_left.as_mut() {
+            *left += u64::from(io.len);
+        }
+        if let Some(left) = self.ops_left.as_mut() {
+            *left += 1;
+        }
+        for m in &mut self.blockmaps {
+            m.clear();
+        }
+        self.cursors.iter_mut().for_each(|c| *c = [0, 0]);
+        self.run_left.fill(0);
+        self.done.fill(false);
+        (self.next_file, self.repeating) = (0, true);
+        true
     }
 
     /// fio's strided zones (io_u.c `setup_strided_zone_mode`): once `size`
@@ -291,6 +344,79 @@ impl IoGen {
     }
 }
 
+impl IoGen {
+    /// Sequential I/O where sizes differ or files are several, without
+    /// holes or zones: sizes fit what is left of a file and files are done
+    /// one by one, as in fio (see [`IoGen::fitting`]).
+    #[inline]
+    fn fits_files(&self) -> bool {
+        let mixed = self.read_sizes.sizes.len() > 1 || self.write_sizes.sizes.len() > 1;
+        !self.random && self.skip == 0 && self.zones.is_none() && (mixed || self.region.files > 1)
+    }
+
+    /// A sequential I/O's size and file as fio picks them (io_u.c
+    /// `get_next_buflen`, `set_io_u_file`): a size that fits what is left
+    /// of the file (drawn again where the drawn one does not); a file
+    /// without room for the smallest is done for this pass and the next
+    /// file not done is taken; once every file is done the pass ends and
+    /// all of them start over (fio's clear_io_state).
+    fn fitting(&mut self, file: &mut u32, read: bool) -> u64 {
+        let dir = read as usize;
+        let sizes = if read { &self.read_sizes } else { &self.write_sizes };
+        let min = sizes.sizes.iter().copied().min().unwrap_or(1);
+        loop {
+            let room = self.region.len.saturating_sub(self.cursors[*file as usize][dir]);
+            if room >= min {
+                let sizes = if read { &self.read_sizes } else { &self.write_sizes };
+                return match sizes.sizes.len() {
+                    1 => min,
+                    _ => sizes.sample_fitting(&mut self.rng, room),
+                };
+            }
+            self.done[*file as usize] = true;
+            match self.next_open(*file) {
+                Some(f) => *file = f,
+                None => self.all_done(),
+            }
+        }
+    }
+
+    /// A random job's file whose map is full is done for this pass; the
+    /// next file not done is taken, and once every file is done the pass
+    /// ends with every map cleared (several files only: one file's full
+    /// map starts its next pass in [`IoGen::place_mapped`]).
+    fn skip_full_maps(&mut self, file: &mut u32) {
+        if self.region.files <= 1 {
+            return;
+        }
+        while self.blockmaps[*file as usize].next_free(0).is_none() {
+            self.done[*file as usize] = true;
+            match self.next_open(*file) {
+                Some(f) => *file = f,
+                None => return self.all_done(),
+            }
+        }
+    }
+
+    /// The next file after `file`, in turn, not done this pass.
+    fn next_open(&self, file: u32) -> Option<u32> {
+        let n = self.region.files.max(1);
+        (1..n).map(|k| (file + k) % n).find(|f| !self.done[*f as usize])
+    }
+
+    /// Every file is done: a new pass over all of them.
+    fn all_done(&mut self) {
+        self.done.fill(false);
+        for c in &mut self.cursors {
+            *c = [0, 0];
+        }
+        for m in &mut self.blockmaps {
+            m.clear();
+        }
+        self.wrapped = true;
+    }
+}
+
 /// How a random job remembers the blocks it has done this pass.
 enum MapKind {
     /// One block size: a keyed permutation walked in order (no memory).
@@ -381,7 +507,7 @@ impl Iterator for IoGen {
     /// The next operation, or `None` once the byte budget is spent.
     #[inline]
     fn next(&mut self) -> Option<NextIo> {
-        if self.passes.ended {
+        if self.passes.ended || self.passes.timed_pass_full() {
             return None;
         }
         if let Some(io) = self.passes.pending.take() {
@@ -393,7 +519,7 @@ impl Iterator for IoGen {
             }
             *left -= 1;
         }
-        let file = self.next_file;
+        let mut file = self.next_file;
         if let Some(s) = self.sync {
             if self.writes_since_sync >= s.every {
                 self.writes_since_sync = 0;
@@ -406,7 +532,11 @@ impl Iterator for IoGen {
         // Strided zones place I/O themselves (fio has no random map there).
         let (at, len) = match self.blockmaps.is_empty() || self.zones.is_some() {
             true => {
-                let len = if read { self.read_sizes.sample(&mut self.rng) } else { self.write_sizes.sample(&mut self.rng) };
+                let len = match self.fits_files() {
+                    true => self.fitting(&mut file, read),
+                    false if read => self.read_sizes.sample(&mut self.rng),
+                    false => self.write_sizes.sample(&mut self.rng),
+                };
                 self.spend(len)?;
                 let at = match self.zone_window(len) {
                     Some(window) => self.place_in_zone(read as usize, len, window),
@@ -415,6 +545,7 @@ impl Iterator for IoGen {
                 (at, len)
             }
             false => {
+                self.skip_full_maps(&mut file);
                 let (offset, len) = match self.place_mapped(file, read) {
                     Some(placed) => placed,
                     None => {
@@ -426,13 +557,9 @@ impl Iterator for IoGen {
                 (offset, len)
             }
         };
-        let new_pass = self.wrapped && self.zones.is_none();
-        self.wrapped |= wrapped_before;
+        let repeated = std::mem::take(&mut self.repeating);
+        let new_pass = (self.wrapped || repeated) && self.zones.is_none();
         let offset = self.region.start + at;
-        self.next_file = if file + 1 >= self.region.files { 0 } else { file + 1 };
-        if !read {
-            self.writes_since_sync += 1;
-        }
         let op = match (self.meta, read, self.trims) {
             (Some(meta), _, _) => meta,
             (None, true, _) => OpKind::Read,
@@ -440,10 +567,19 @@ impl Iterator for IoGen {
             (None, false, false) => OpKind::Write,
         };
         let io = NextIo { op, file, offset, len: len as u32, whole: false, class: 0 };
+        if new_pass && self.passes.counted && !repeated && self.repeat_first_pass(&io) {
+            return self.next();
+        }
+        self.wrapped |= wrapped_before;
+        self.next_file = if file + 1 >= self.region.files { 0 } else { file + 1 };
+        if !read {
+            self.writes_since_sync += 1;
+        }
         if new_pass && self.passes.counted {
             return self.passes.begin(io, self.largest);
         }
         self.passes.done += len;
+        self.passes.this_pass += len;
         Some(io)
     }
 }
@@ -472,6 +608,11 @@ struct Passes {
     hold: bool,
     ended: bool,
     pending: Option<NextIo>,
+    /// A time-based job that reads each pass back: its passes are the
+    /// job's size in bytes issued (fio's do_io leaves for do_verify there),
+    /// and the bytes issued in this one.
+    per_pass: u64,
+    this_pass: u64,
 }
 
 impl Passes {
@@ -486,7 +627,20 @@ impl Passes {
             hold: false,
             ended: false,
             pending: None,
+            per_pass: u64::MAX,
+            this_pass: 0,
         }
+    }
+
+    /// A time-based pass read back has issued its bytes: it ends (before
+    /// the next I/O is drawn, as fio's do_io leaves its loop).
+    #[inline]
+    fn timed_pass_full(&mut self) -> bool {
+        if self.this_pass < self.per_pass {
+            return false;
+        }
+        (self.this_pass, self.ended) = (0, true);
+        true
     }
 
     /// fio's keep_running at a pass's end: whether another pass follows.
@@ -525,6 +679,10 @@ impl IoGen {
     /// [`IoGen::next_pass`]).
     pub fn verify_each_pass(&mut self) {
         self.passes.hold = true;
+        if !self.passes.counted {
+            // Time based: a pass is the job's size issued (its files' regions).
+            self.passes.per_pass = self.region.len.saturating_mul(u64::from(self.region.files.max(1)));
+        }
     }
 
     /// Bytes read besides the generator's I/Os (verify reads), which fio
@@ -536,7 +694,7 @@ impl IoGen {
 
     /// Whether the last `None` ended a pass, not the job.
     pub fn pass_ended(&self) -> bool {
-        self.passes.ended && self.passes.pending.is_some()
+        self.passes.ended && (self.passes.pending.is_some() || !self.passes.counted)
     }
 
     /// After a pass the worker verified (its reads counted): whether
@@ -544,6 +702,9 @@ impl IoGen {
     /// goes on with it.
     pub fn next_pass(&mut self) -> bool {
         self.passes.ended = false;
+        if !self.passes.counted {
+            return true;
+        }
         let again = self.passes.again(self.largest);
         match self.passes.pending.take() {
             Some(io) if again => {

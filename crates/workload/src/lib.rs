@@ -13,6 +13,7 @@ pub mod data;
 pub mod dist;
 pub mod gen;
 pub mod input;
+pub mod kinds;
 pub mod objects;
 pub mod options;
 pub mod placement;

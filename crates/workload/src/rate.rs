@@ -38,6 +38,13 @@ impl Schedule {
         };
         t
     }
+
+    /// The worker stood still for `ns` (reading a pass back before the
+    /// next, as fio's loops do): every arrival after moves on by as much,
+    /// so the pause is no operation's latency.
+    pub fn pause(&mut self, ns: u64) {
+        self.next_ns += ns as f64;
+    }
 }
 
 /// A cap on the bytes a worker starts per second (rados load-gen's

@@ -653,6 +653,10 @@ pub struct JobSpec {
     /// random map, on unless `norandommap`); uniform, fixed block size only.
     #[serde(default = "yes")]
     pub randommap: bool,
+    /// Each pass draws what the first drew (fio's `randrepeat`, on by
+    /// default: its clear_io_state reseeds every generator at each loop).
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub randrepeat: bool,
     /// Stop after this many operations per worker (fio `number_ios`).
     pub number_ios: Option<u64>,
     /// fio's averaged log files asked for (`write_bw_log` and friends).
@@ -824,6 +828,7 @@ impl Default for JobSpec {
             fill: None,
             seed: DEFAULT_SEED,
             randommap: true,
+            randrepeat: true,
             number_ios: None,
             logs: FioLogs::default(),
             tolerated_errors: None,
@@ -1023,6 +1028,10 @@ fn one_pass() -> u32 {
 
 fn is_one(n: &u32) -> bool {
     *n == 1
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 fn is_one_pass(n: &u32) -> bool {

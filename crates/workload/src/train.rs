@@ -264,6 +264,16 @@ impl TrainGen {
         self.starts.push_back(start);
     }
 
+    /// The dataset's objects this accelerator writes before a run on an
+    /// object store (and removes after it): every `workers`-th, so each is
+    /// written once.
+    pub fn dataset_share(&self) -> Result<impl Iterator<Item = NextIo>, String> {
+        let bytes = self.spec.file_bytes();
+        let len = u32::try_from(bytes).map_err(|_| format!("training files of {bytes} bytes: objects above 4 GiB are not supported"))?;
+        let whole = move |k: u64| NextIo { op: OpKind::Read, file: k as u32, offset: 0, len, whole: true, class: 0 };
+        Ok((self.worker..self.spec.files).step_by(self.workers as usize).map(whole))
+    }
+
     /// Every read issued and done: the rest is compute, until `tally.end_ns`.
     pub fn finished(&self) -> bool {
         self.completed >= self.total()

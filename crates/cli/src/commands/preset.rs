@@ -50,7 +50,7 @@ fn probe(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: &Sizing, n: u32, 
     let setup = RunSetup { results_dir: Some(dir.to_path_buf()), ..RunSetup::from_source(&flags.source)? };
     let (result, dir) = execute(specs, setup, &mut observer)?;
     output::write_all(&dir, &result)?;
-    let t = result.jobs.first().and_then(|j| j.train.clone()).ok_or_else(|| CliError::system("a training run without its figures"))?;
+    let t = result.jobs.first().and_then(|j| j.train().cloned()).ok_or_else(|| CliError::system("a training run without its figures"))?;
     say!("storbench: {n} accelerators: AU {:.1}% ({}), {:.1} samples/s", t.au * 100.0, verdict(&t), t.samples_per_sec);
     Ok((result, t))
 }

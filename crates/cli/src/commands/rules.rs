@@ -352,7 +352,7 @@ fn one(flags: &RunFlags, specs: &[storbench_workload::JobSpec], dir: &Path, labe
     let (result, dir) = execute(specs.to_vec(), setup, &mut observer)?;
     output::write_all(&dir, &result)?;
     let job = result.jobs.first();
-    let train = job.and_then(|j| j.train.clone());
+    let train = job.and_then(|j| j.train().cloned());
     let complete = !result.interrupted
         && job.is_some_and(|j| !j.interrupted && j.failures.is_empty() && j.total_errors() == 0)
         && train.as_ref().is_some_and(|t| t.steps > 0);

@@ -103,6 +103,21 @@ pub fn grid_of(share: &JobShare) -> Result<(u32, u64), Problem> {
     Ok((unit, share.region.start % unit as u64))
 }
 
+/// Whether a job's workers read each pass back before the next (see
+/// [`Checker::verifies_each_pass`]).
+pub fn each_pass(share: &JobShare) -> bool {
+    let Some(v) = share.spec.verify.as_ref() else { return false };
+    let alone = share.spec.offset_increment > 0 || share.workers <= 1;
+    let after = v.after && !v.only && share.spec.writes();
+    alone && after && v.backlog == 0 && share.spec.objects.is_none()
+}
+
+/// How a time-based job reads its passes back (see
+/// [`Checker::time_based_passes`]).
+pub fn time_based_passes(share: &JobShare, queued: bool) -> Option<bool> {
+    (share.spec.time_based && each_pass(share)).then_some(queued)
+}
+
 /// A worker's side of verification: stamps its writes, judges its reads,
 /// keeps its tally.
 pub struct Checker {
@@ -554,12 +569,24 @@ impl Checker {
     /// fio reads a writing job's passes back one by one (do_verify inside
     /// its loop): where this worker alone writes its region, after a pass's
     /// writes with no backlog read back already (a shared region is read
-    /// back once, when every writer is done; a time-based job's passes end
-    /// only at its runtime).
+    /// back once, when every writer is done). A time-based job's passes
+    /// end only where its engine queues (see [`Checker::time_based_passes`]).
     pub fn verifies_each_pass(&self, share: &JobShare) -> bool {
-        let alone = share.spec.offset_increment > 0 || share.workers <= 1;
-        let after = self.spec.after && !self.spec.only && share.spec.writes();
-        alone && after && self.spec.backlog == 0 && self.objects.is_none() && !share.spec.time_based
+        each_pass(share)
+    }
+
+    /// A time-based job that reads its passes back, as fio 3.33 does it
+    /// (backend.c): do_io leaves its loop for do_verify once the bytes
+    /// issued reach the job's size, but counts only what the engine
+    /// queued (io_queue_event, FIO_Q_QUEUED): a synchronous engine's I/O
+    /// completes in the call and is never counted, so such a job never
+    /// reads back (fio: "verification read phase will never start"); a
+    /// queued one reads back every `size` bytes written. Neither reads
+    /// back the pass the runtime cut short (td->terminate). `Some(true)`:
+    /// each `size` bytes read back; `Some(false)`: nothing read back; None:
+    /// not such a job.
+    pub fn time_based_passes(&self, share: &JobShare, queued: bool) -> Option<bool> {
+        time_based_passes(share, queued)
     }
 
     /// This worker's measured phase ended: it writes no more.

@@ -4,7 +4,6 @@
 //! (fixed rate, think time, flow control, a trace's schedule) decides when a
 //! free slot is filled; each completion is counted once, in its interval.
 
-use super::gen::Gen;
 use super::{new_report, Worker, DRAIN_GRACE_NS, INTERVAL_NS, WAIT_SLICE, WAIT_SLICE_NS};
 use crate::clock::{sleep_until, Clock, SPIN_NS};
 use crate::verify::Checker;
@@ -13,6 +12,7 @@ use storbench_engine::{Completion, IoRequest};
 use storbench_metrics::interval::depth_level;
 use storbench_metrics::{ErrorKind, IoFailure, OpStats};
 use storbench_model::protocol::FromAgent;
+use storbench_workload::kinds::{Generator, When};
 use storbench_workload::{NextIo, OpKind, Settled};
 
 /// Where the loop stands, apart from the slots.
@@ -248,7 +248,7 @@ impl Worker {
             let next = match self.verify.as_mut().and_then(Checker::backlog_next) {
                 Some(io) => {
                     // fio counts them in the bytes that decide whether another pass follows.
-                    self.gen.count_read(io.len);
+                    self.gen.count_read(u64::from(io.len));
                     Some(io)
                 }
                 None => self.gen.next(),
@@ -308,24 +308,11 @@ impl Worker {
     /// accelerator is not ready for).
     #[inline]
     pub(super) fn take_start(&mut self, now: u64) -> Option<Start> {
-        if let Gen::Train(t) = &self.gen {
-            return match t.wait(now) {
-                None => Some(Start::Issue),
-                // Every read issued: the generator says so next.
-                Some(u64::MAX) if t.finished() => Some(Start::Issue),
-                Some(_) => None,
-            };
-        }
-        if let Gen::Replay(r) = &self.gen {
-            return match r.gen.due() {
-                _ if r.gen.blocked() => None,
-                Some(t) if t > now => None,
-                // Without stalls nothing is scheduled: latency from the issue.
-                Some(_) if r.gen.unpaced() => Some(Start::Issue),
-                Some(t) => Some(Start::At(t)),
-                // The end: the generator says so next.
-                None => Some(Start::Issue),
-            };
+        match self.gen.start(now) {
+            When::Job => {}
+            When::Issue => return Some(Start::Issue),
+            When::At(t) => return Some(Start::At(t)),
+            When::NotYet => return None,
         }
         match (self.schedule.as_mut(), &self.cap) {
             (Some(s), _) if s.peek() > now => None,
@@ -377,11 +364,9 @@ impl Worker {
         if !can_issue {
             return (u64::MAX, housekeeping);
         }
-        let arrival = match &self.gen {
-            Gen::Replay(r) if r.gen.blocked() => u64::MAX,
-            Gen::Replay(r) => r.gen.due().unwrap_or(now),
-            Gen::Train(t) => t.wait(now).unwrap_or(now),
-            _ => match (&self.schedule, &self.cap) {
+        let arrival = match self.gen.arrival(now) {
+            Some(at) => at,
+            None => match (&self.schedule, &self.cap) {
                 (Some(s), _) => s.peek(),
                 (None, Some(c)) => c.next_at(),
                 (None, None) => now,
@@ -447,14 +432,10 @@ impl Worker {
             None => (0, 0),
         };
         s.prio[i] = prio;
-        let mut data_only = self.k.data_only;
-        if let Gen::Replay(r) = &mut self.gen {
-            data_only = r.gen.last_data_only();
-            r.gen.issued(slot, &io);
-            r.tally.issued += 1;
-            if !r.gen.unpaced() {
-                r.tally.lag.record(now.saturating_sub(scheduled));
-            }
+        let told = self.gen.issued(slot, &io, scheduled, now);
+        let data_only = told.data_only.unwrap_or(self.k.data_only);
+        if let (Some(lag), Some(h)) = (told.lag, self.lag.as_mut()) {
+            h.record(lag);
         }
         if let Some(log) = self.iolog.as_mut() {
             log.issued(now, io.op, data_only, io.file, io.offset, io.len);
@@ -515,20 +496,7 @@ impl Worker {
         }
         // The generator learns how it ended (object state, replay order,
         // the accelerator's timeline); block jobs need nothing.
-        match &mut self.gen {
-            Gen::Blocks(_) => {}
-            Gen::Replay(r) => r.gen.completed(c.slot),
-            Gen::Train(t) => t.completed(now),
-            Gen::Objects(g) => {
-                let settled = match outcome.result {
-                    Ok(_) => Settled::Done,
-                    Err(f) if f.kind == ErrorKind::NotFound => Settled::NotFound,
-                    Err(f) if maybe_done(f) => Settled::Unknown,
-                    Err(_) => Settled::Failed,
-                };
-                g.completed(op, s.file[i], settled);
-            }
-        }
+        self.gen.completed(c.slot, op, s.file[i], || settled(outcome.result), now);
     }
 
     /// The engine gave up on what was in flight: each slot is free again,
@@ -545,11 +513,7 @@ impl Worker {
                 let io = NextIo { op, file, offset: s.offset[i], len: s.len[i], whole: false, class: 0 };
                 v.completed(&io, slot, self.buffers.slot_mut(slot), Err(IoFailure::errno(libc::ETIMEDOUT)));
             }
-            match &mut self.gen {
-                Gen::Objects(g) => g.completed(op, file, Settled::Unknown),
-                Gen::Replay(r) => r.gen.completed(slot),
-                Gen::Blocks(_) | Gen::Train(_) => {}
-            }
+            self.gen.abandoned(slot, op, file);
             s.free.push(slot);
             self.cut_off += 1;
         }
@@ -648,4 +612,15 @@ pub(super) fn failed(stats: &mut OpStats, f: IoFailure) {
 pub(super) fn maybe_done(f: IoFailure) -> bool {
     use storbench_metrics::Detail;
     matches!(f.kind, ErrorKind::Connection | ErrorKind::Timeout) && f.detail != Detail::Errno(libc::ECONNREFUSED)
+}
+
+/// How an operation ended, as far as its generator's model is concerned.
+#[inline]
+fn settled(result: Result<u64, IoFailure>) -> Settled {
+    match result {
+        Ok(_) => Settled::Done,
+        Err(f) if f.kind == ErrorKind::NotFound => Settled::NotFound,
+        Err(f) if maybe_done(f) => Settled::Unknown,
+        Err(_) => Settled::Failed,
+    }
 }

@@ -4,10 +4,11 @@
 //! interval report over once per second and takes an empty one back.
 
 mod error;
-mod gen;
 mod hot;
 mod logs;
 mod phases;
+#[cfg(test)]
+mod tests;
 mod unmeasured;
 
 use crate::agent::RunControl;
@@ -17,7 +18,6 @@ use crate::iolog::IologWriter;
 use crate::unit_log::UnitLogWriter;
 use crate::verify::Checker;
 pub use error::{Failed, WorkerError};
-use gen::{Gen, Replaying};
 use logs::LogWindow;
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -26,17 +26,15 @@ use std::sync::Arc;
 use std::time::Duration;
 use storbench_engine::files;
 use storbench_engine::{Engine, EngineConfig, EngineFactory, WorkerSetup};
-use storbench_metrics::ReplayTally;
-use storbench_metrics::{CpuTimes, IntervalReport, PlatWindow};
+use storbench_metrics::{CpuTimes, IntervalReport, KindTally, LatencyHistogram, PlatWindow};
 use storbench_model::protocol::{FromAgent, JobShare, Stage, WorkerDone, WorkerId};
 use storbench_workload::data::Filler;
 use storbench_workload::gen::stream;
+use storbench_workload::kinds::{GenSetup, Generator, JobGen};
 use storbench_workload::prio::PrioPicker;
 use storbench_workload::rate::{ByteCap, Schedule};
-use storbench_workload::trace::ReplayGen;
-use storbench_workload::train::TrainGen;
 use storbench_workload::ObjectNames;
-use storbench_workload::{Fadvise, IoGen, JobSpec, ObjGen, RateLimit, Reaping};
+use storbench_workload::{Fadvise, JobSpec, RateLimit, Reaping};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
@@ -123,7 +121,10 @@ pub struct Worker {
     k: Consts,
     files: Vec<File>,
     buffers: AlignedBuffers,
-    gen: Gen,
+    /// What it issues: its job's kind's generator.
+    gen: JobGen,
+    /// How late it issued against the generator's own schedule (a trace's).
+    lag: Option<Box<LatencyHistogram>>,
     filler: Filler,
     schedule: Option<Schedule>,
     /// A cap on bytes per second (rados load-gen), per worker.
@@ -146,6 +147,8 @@ pub struct Worker {
     /// Its passes were read back as they ended (see [`Worker::run_passes`]):
     /// the last one too, so nothing is left to read after the loop.
     passes_verified: bool,
+    /// How long its measured phase stood still reading passes back.
+    between_passes_ns: u64,
     /// Where the measured loop's current interval ends (0: not begun).
     boundary: u64,
     /// The job's engine configuration (a verified object job's listing).
@@ -210,42 +213,21 @@ impl Worker {
             engine = Box::new(crate::volumes::OnVolume { inner: engine, first_unit });
         }
         let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
-        let gen = match (&spec.train, &spec.replay, &spec.objects) {
-            (Some(t), _, _) => {
-                let region = match spec.objects {
-                    Some(_) => storbench_workload::gen::Region { files: 0, start: 0, len: t.file_bytes() },
-                    None => worker_region(&share, worker),
-                };
-                Gen::Train(Box::new(TrainGen::new(t, region, worker, share.workers, spec.seed ^ worker as u64)))
-            }
-            (None, Some(r), _) => Gen::Replay(Box::new(Replaying {
-                gen: ReplayGen::new(
-                    crate::replay::load(&r.path).map_err(WorkerError::Input)?,
-                    r,
-                    worker_region(&share, worker),
-                    worker,
-                    share.workers,
-                    share.queue_depth,
-                ),
-                rng: storbench_workload::rng::Rng::new(spec.seed ^ worker as u64),
-                tally: ReplayTally::default(),
-            })),
-            (None, None, Some(_)) => {
-                // Each volume's keys are shared out as in a job of one volume.
-                // fio's number_ios is per loop, as io_size (see `prepare::region`).
-                let ops = spec.number_ios.map(|n| n.saturating_mul(u64::from(spec.passes.max(1))));
-                let mut g = ObjGen::new(spec, spec.place_in_volume(worker), share.io_limit, ops);
-                g.exclusive(!factory.capabilities().ordered);
-                Gen::Objects(g)
-            }
-            (None, None, None) => {
-                let mut g = IoGen::new(spec, worker_region(&share, worker), stream(share.job, worker), share.io_limit);
-                if verify.as_ref().is_some_and(|v| v.verifies_each_pass(&share)) {
-                    g.verify_each_pass();
-                }
-                Gen::Blocks(g)
-            }
+        let timed_passes = verify.as_ref().and_then(|v| v.time_based_passes(&share, factory.capabilities().queued));
+        let at = GenSetup {
+            job: share.job,
+            worker,
+            workers: share.workers,
+            queue_depth: share.queue_depth,
+            region: worker_region(&share, worker),
+            io_limit: share.io_limit,
+            ordered: factory.capabilities().ordered,
+            trace: &|r| crate::replay::load(&r.path),
+            // fio reads each pass back before the next (see `Worker::run_passes`).
+            verify_each_pass: timed_passes.unwrap_or_else(|| verify.as_ref().is_some_and(|v| v.verifies_each_pass(&share))),
         };
+        let gen = JobGen::new(spec, &at).map_err(WorkerError::Input)?;
+        let lag = gen.scheduled().then(|| Box::new(LatencyHistogram::new()));
         let iolog = IologWriter::create(spec, worker, target_names(&share, worker)).map_err(WorkerError::System)?;
         let unit_log = UnitLogWriter::create(spec, worker).map_err(WorkerError::System)?;
         let report = Box::new(new_report(&share, worker));
@@ -263,6 +245,7 @@ impl Worker {
             buffers,
             engine,
             gen,
+            lag,
             filler,
             schedule,
             cap,
@@ -276,7 +259,9 @@ impl Worker {
             min_rate: k.rate_min.filter(|_| k.reads || k.writes).map(|m| crate::min_rate::MinRate::new(m, k.ramp_ns)),
             verify,
             pass: None,
-            passes_verified: false,
+            // A time-based job's last pass, cut short by its runtime, is not read back.
+            passes_verified: timed_passes.is_some(),
+            between_passes_ns: 0,
             boundary: 0,
             config,
             iolog,
@@ -295,7 +280,7 @@ impl Worker {
         if let Some(v) = self.verify.as_mut() {
             v.measuring = true;
         }
-        let result = match self.share.spec.cpu_burn {
+        let result: Result<Option<u64>, Failed> = match self.share.spec.cpu_burn {
             _ if only => Ok(None),
             Some(b) => Ok(Some(self.burn(&clock, b))),
             None => self.run_passes(&clock),
@@ -304,16 +289,18 @@ impl Worker {
         let measured_end = result.as_ref().ok().copied().flatten();
         let result = result.map(|_| ());
         // The last batches' compute: the accelerator is busy until it ends.
-        if let (Gen::Train(t), Ok(())) = (&self.gen, &result) {
+        if let (Some(end), Ok(())) = (self.gen.busy_until(), &result) {
             if !self.link.control.stopping() {
-                sleep_until(&clock, t.tally.end_ns);
+                sleep_until(&clock, end);
             }
         }
         if let Some(v) = self.verify.as_mut() {
             v.measuring = false;
         }
-        let result = result.and_then(|_| self.below_min.take().map_or(Ok(()), |m| Err(WorkerError::Storage(m))));
-        let result = result.and_then(|_| self.end_fsync()).map_err(|e| e.in_stage(Stage::Measure));
+        let result = result.and_then(|_| {
+            let below = self.below_min.take().map_or(Ok(()), |m| Err(WorkerError::Storage(m)));
+            below.and_then(|_| self.end_fsync()).map_err(|e| e.in_stage(Stage::Measure))
+        });
         let end = measured_end.unwrap_or_else(|| clock.now());
         // The log is written out whatever became of the run: it is what
         // shows how far a failed run got.
@@ -348,21 +335,51 @@ impl Worker {
     /// before the next (fio's do_verify inside keep_running's loop): the
     /// generator stops at a pass's end, the pass is verified, its reads
     /// counted, and the generator says whether another follows.
-    fn run_passes(&mut self, clock: &Clock) -> Result<Option<u64>, WorkerError> {
+    ///
+    /// As in fio, the read-back is not the writes' runtime: the time it
+    /// took is kept apart (`WorkerDone::between_passes_ns`) and the rate
+    /// schedule moves on by it; a read-back that fails, or finds data
+    /// wrong, ends the job there (fio stops on the error do_verify sets)
+    /// in the verify stage.
+    fn run_passes(&mut self, clock: &Clock) -> Result<Option<u64>, Failed> {
         loop {
-            let end = self.run_loop(clock)?;
-            let Gen::Blocks(g) = &mut self.gen else { return Ok(end) };
-            if end.is_some() || !g.pass_ended() || self.link.control.stopping() {
+            let end = self.run_loop(clock).map_err(|e| WorkerError::from(e).in_stage(Stage::Measure))?;
+            if end.is_some() || !self.gen.pass_ended() || self.link.control.stopping() {
                 return Ok(end);
             }
-            let read = self.read_pass().map_err(|e| e.in_stage(Stage::Verify)).map_err(|f| f.error)?;
-            let Gen::Blocks(g) = &mut self.gen else { return Ok(end) };
-            g.count_read(read);
-            if !g.next_pass() {
+            let (t0, failed0) = (clock.now(), self.verify.as_ref().map_or(0, |v| v.tally.failures_total()));
+            let read = self.read_pass().map_err(|e| e.in_stage(Stage::Verify))?;
+            let paused = clock.now().saturating_sub(t0);
+            self.between_passes_ns += paused;
+            if let Some(s) = self.schedule.as_mut() {
+                s.pause(paused);
+            }
+            self.pass_judged(failed0).map_err(|e| e.in_stage(Stage::Verify))?;
+            self.gen.count_read(read);
+            if !self.gen.next_pass() {
                 self.passes_verified = true;
                 return Ok(None);
             }
         }
+    }
+
+    /// After a pass's read-back: a failure it found (`failed0` were found
+    /// before it) ends the job, as in fio, whether or not `verify_fatal`
+    /// asked to stop at the first (it asks that within a pass).
+    fn pass_judged(&mut self, failed0: u64) -> Result<(), WorkerError> {
+        let Some(v) = self.verify.as_mut() else { return Ok(()) };
+        if let Some(m) = v.fatal.take() {
+            return Err(WorkerError::Storage(format!("{m}; no pass after it was written, as in fio")));
+        }
+        let found = v.tally.failures_total() - failed0;
+        if found == 0 {
+            return Ok(());
+        }
+        let first = v.tally.failures.get(failed0 as usize).map(|f| format!(", the first at {} offset {}: {}", f.target, f.offset, f.what));
+        let first = first.unwrap_or_default();
+        Err(WorkerError::Storage(format!(
+            "verify failed reading a pass back ({found} failures{first}); no pass after it was written, as in fio"
+        )))
     }
 
     /// fio `end_fsync`: each file flushed once the I/O is done, inside the
@@ -404,23 +421,8 @@ impl Worker {
     fn done(&self, end_ns: u64, cpu: CpuTimes, failed: Option<Failed>) -> WorkerDone {
         let (error, failure) = failed.map(|f| f.reported()).unzip();
         let last_seq = self.seq.checked_sub(1);
-        let objects_left = match (&self.gen, &self.share.spec.objects) {
-            (Gen::Objects(g), Some(o)) if o.cleans_up() => g.left(),
-            _ => 0,
-        };
         let verify = self.verify.as_ref().map(|v| Box::new(v.tally.clone()));
-        let replay = match &self.gen {
-            Gen::Replay(r) => {
-                let mut t = r.tally.clone();
-                (t.remapped, t.left) = (r.gen.remapped, r.gen.left() as u64);
-                Some(Box::new(t))
-            }
-            _ => None,
-        };
-        let train = match &self.gen {
-            Gen::Train(t) => Some(Box::new(t.tally.clone())),
-            _ => None,
-        };
+        let kind = self.gen.tally().map(|t| Box::new(KindTally::of(t, self.lag.as_deref())));
         WorkerDone {
             job: self.share.job,
             worker: self.worker,
@@ -430,12 +432,12 @@ impl Worker {
             cpu,
             error,
             failure,
-            objects_left,
+            objects_left: self.gen.objects_left(),
             verify,
             pass: self.pass.clone(),
-            replay,
-            train,
+            kind,
             cut_off: self.cut_off,
+            between_passes_ns: self.between_passes_ns,
         }
     }
 }

@@ -2,66 +2,34 @@
 //! (and the objects a trace or a training run needs in place), reading back
 //! to verify (fio's `do_verify`), and removing what the job created.
 
-use super::gen::{dataset_share, Gen};
-use super::unmeasured::{hooks, unmeasured, NoHooks, OnFailure, Timed, Tracked, CLEANUP_GIVES_UP_AFTER};
+use super::unmeasured::{hooks, unmeasured, OnFailure, Timed, Tracked, CLEANUP_GIVES_UP_AFTER};
 use super::{announce, Failed, Worker, WorkerError};
 use crate::verify::Checker;
 use storbench_engine::EngineConfig;
 use storbench_metrics::CpuTimes;
 use storbench_model::protocol::{Stage, WorkerDone};
-use storbench_workload::{NextIo, OpKind};
+use storbench_workload::kinds::Generator;
 
 impl Worker {
     /// For object jobs that ask for it, write the objects the measured phase
     /// uses (a Stop ends that early). A failure is the worker's end: see
     /// [`Worker::abandoned`].
     pub fn prefill(&mut self) -> Result<(), WorkerError> {
-        if let Gen::Replay(r) = &self.gen {
-            let before = r.gen.objects_before();
-            return self.write_unmeasured(before, "objects the trace found in place");
-        }
-        if let (Gen::Train(_), Some(_)) = (&self.gen, &self.share.spec.objects) {
-            let files = dataset_share(&self.share, self.worker).map_err(WorkerError::Input)?.map(|file| NextIo {
-                op: OpKind::Create,
-                whole: true,
-                ..file
-            });
-            return self.write_unmeasured(files.collect(), "the training dataset");
-        }
-        let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
-            return Ok(());
-        };
-        if !o.prefill {
-            return Ok(());
-        }
+        let Some(work) = self.gen.before().map_err(WorkerError::Input)? else { return Ok(()) };
         announce(&self.link, &self.share, self.worker, Stage::Prefill);
         let control = self.link.control.clone();
+        let gen = &mut self.gen;
+        let verify = self.verify.as_mut().filter(|_| work.checked);
         let (tried, left) = unmeasured(
             self.engine.as_mut(),
             self.share.queue_depth,
-            || g.prefill_next(),
+            || gen.before_next(),
             || control.stopping(),
             OnFailure::Stop,
-            hooks(self.verify.as_mut(), &mut self.buffers, self.share.spec.seed).as_mut(),
+            hooks(verify, &mut self.buffers, self.share.spec.seed).as_mut(),
         );
-        // Counted after: before it, the worker's objects are those an
-        // earlier run left (the message said "prefill of 0 objects").
-        let what = format!("prefill ({} of its objects in the store when it stopped)", g.live());
-        left.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("{what}: {e}"))))
-    }
-
-    /// Objects a replayed log read before writing them, written first (a
-    /// Stop ends that early).
-    pub(super) fn write_unmeasured(&mut self, ios: Vec<NextIo>, what: &str) -> Result<(), WorkerError> {
-        if ios.is_empty() {
-            return Ok(());
-        }
-        let what = format!("{what} ({} objects)", ios.len());
-        announce(&self.link, &self.share, self.worker, Stage::Prefill);
-        let control = self.link.control.clone();
-        let mut it = ios.into_iter();
-        let (tried, left) =
-            unmeasured(self.engine.as_mut(), self.share.queue_depth, || it.next(), || control.stopping(), OnFailure::Stop, &mut NoHooks);
+        // Named once it stopped: a count it gives is of then.
+        let what = self.gen.before_stopped(work);
         left.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("{what}: {e}"))))
     }
 
@@ -149,23 +117,7 @@ impl Worker {
     /// runs (a Ctrl-C during cleanup, or a second one) cuts it short, and
     /// what is left is reported in [`WorkerDone::objects_left`].
     pub(super) fn clean_up(&mut self) -> Result<(), WorkerError> {
-        if let (Gen::Train(_), Some(o)) = (&self.gen, &self.share.spec.objects) {
-            let keys = dataset_share(&self.share, self.worker).map_err(WorkerError::Input)?.map(|io| io.file).collect();
-            return if o.cleans_up() { self.remove_replayed(keys) } else { Ok(()) };
-        }
-        if let (Gen::Replay(r), Some(o)) = (&self.gen, &self.share.spec.objects) {
-            return match o.cleans_up() {
-                true => self.remove_replayed(r.gen.keys()),
-                false => Ok(()),
-            };
-        }
-        let (Gen::Objects(g), Some(o)) = (&mut self.gen, &self.share.spec.objects) else {
-            return Ok(());
-        };
-        if !o.cleans_up() || g.left() == 0 {
-            return Ok(());
-        }
-        let left = g.left();
+        let Some(work) = self.gen.after().map_err(WorkerError::Input)? else { return Ok(()) };
         let control = self.link.control.clone();
         let begun = control.level();
         let cut = || control.aborting() || control.level() > begun;
@@ -174,36 +126,21 @@ impl Worker {
         }
         announce(&self.link, &self.share, self.worker, Stage::Cleanup);
         let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
+        let gen = &mut self.gen;
+        let verify = self.verify.as_mut().filter(|_| work.checked);
         let (tried, unfinished) = unmeasured(
             self.engine.as_mut(),
             self.share.queue_depth,
-            || g.cleanup_next(),
+            || gen.after_next(),
             cut,
             policy,
-            hooks(self.verify.as_mut(), &mut self.buffers, 0).as_mut(),
+            hooks(verify, &mut self.buffers, 0).as_mut(),
         );
         // Objects whose delete failed are still there: counted as left.
         for key in &unfinished.failed {
-            g.delete_failed(*key);
+            self.gen.after_failed(*key);
         }
-        unfinished.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("cleanup of {left} objects: {e}"))))
-    }
-
-    /// Remove every object a replayed log touched (those already gone
-    /// count as removed), unless a second stop cuts it short.
-    pub(super) fn remove_replayed(&mut self, keys: Vec<u32>) -> Result<(), WorkerError> {
-        let control = self.link.control.clone();
-        let begun = control.level();
-        let cut = || control.aborting() || control.level() > begun;
-        if keys.is_empty() || cut() {
-            return Ok(());
-        }
-        announce(&self.link, &self.share, self.worker, Stage::Cleanup);
-        let n = keys.len();
-        let mut it = keys.into_iter().map(|file| NextIo { op: OpKind::Delete, file, offset: 0, len: 0, whole: false, class: 0 });
-        let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
-        let (tried, unfinished) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || it.next(), cut, policy, &mut NoHooks);
-        unfinished.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("cleanup of {n} replayed objects: {e}"))))
+        unfinished.error(tried).map_or(Ok(()), |e| Err(WorkerError::Storage(format!("{}: {e}", work.what))))
     }
 }
 

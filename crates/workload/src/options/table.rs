@@ -1001,10 +1001,11 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
-        info: info("randrepeat", Kind::Flag, "1", "0 seeds each run differently (unless randseed is given)"),
+        info: info("randrepeat", Kind::Flag, "1", "1: each run, and each pass of a run, draws the same offsets; 0 seeds each run differently (unless randseed is given)"),
         aliases: &[],
         set: |s, v| {
-            if !boolean(v)? && !s.given.has("randseed") {
+            s.randrepeat = boolean(v)?;
+            if !s.randrepeat && !s.given.has("randseed") {
                 s.seed = fresh_seed();
             }
             Ok(())

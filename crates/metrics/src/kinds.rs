@@ -1,0 +1,46 @@
+//! A worker's kind section: what its generator tallied (the workload's
+//! [`Tally`]) with what the worker measured about it, sent once at its end
+//! and merged per job (the job's result section is built from that).
+
+use crate::hist::LatencyHistogram;
+use crate::replay::ReplayTally;
+use serde::{Deserialize, Serialize};
+use storbench_workload::kinds::Tally;
+use storbench_workload::train::TrainTally;
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KindTally {
+    /// How its share of a replayed trace went.
+    Replay(ReplayTally),
+    /// What its accelerator did.
+    Train(TrainTally),
+}
+
+impl KindTally {
+    /// The section of a generator's `tally`, with `lag`, how late the
+    /// worker issued each operation against the generator's schedule.
+    pub fn of(tally: Tally, lag: Option<&LatencyHistogram>) -> KindTally {
+        match tally {
+            Tally::Replay(c) => {
+                let lag = lag.cloned().unwrap_or_default();
+                KindTally::Replay(ReplayTally { issued: c.issued, remapped: c.remapped, left: c.left, lag })
+            }
+            Tally::Train(t) => KindTally::Train(t),
+        }
+    }
+
+    pub fn replay(&self) -> Option<&ReplayTally> {
+        match self {
+            KindTally::Replay(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    pub fn train(&self) -> Option<&TrainTally> {
+        match self {
+            KindTally::Train(t) => Some(t),
+            _ => None,
+        }
+    }
+}
