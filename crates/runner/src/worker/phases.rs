@@ -20,7 +20,11 @@ impl Worker {
             let before = r.gen.objects_before();
             return self.write_unmeasured(before, "objects the trace found in place");
         }
-        if let (Gen::Train(_), Some(_)) = (&self.gen, &self.share.spec.objects) {
+        if let (Gen::Train(_), Some(o)) = (&self.gen, &self.share.spec.objects) {
+            if o.exist {
+                // An earlier run wrote the dataset (`--rules`: written once, read by each run).
+                return Ok(());
+            }
             let files = dataset_share(&self.share, self.worker).map_err(WorkerError::Input)?.map(|file| NextIo {
                 op: OpKind::Create,
                 whole: true,
