@@ -20,9 +20,10 @@ const NO_STORAGE: &[&str] = &["null", "memory"];
 /// Core options that say where the dataset is (closed: `dataset.data_folder`).
 const DATA_FOLDER: &[&str] = &["directory", "filename", "filename_format", "opendir", "object_prefix"];
 
-/// Core options that say what is done with the data after the runs, not how
-/// it is measured (closed: mlpstorage's data folder is the submitter's).
-const HOUSEKEEPING: &[&str] = &["unlink", "cleanup"];
+/// Core options that say whether the data is there already and what is done
+/// with it after the runs, not how it is measured (closed: mlpstorage's
+/// data folder is the submitter's, and `datagen` is a step of its own).
+const HOUSEKEEPING: &[&str] = &["unlink", "cleanup", "objects_exist"];
 
 /// The engine's canonical name (`ioengine` as given, its aliases resolved).
 fn engine_name(ioengine: &str) -> &str {
@@ -68,11 +69,13 @@ fn judge(model: &str, stores: bool, name: &str, value: &str) -> Option<Issue> {
             Division::Invalid,
             "reader.odirect",
             "O_DIRECT reads: allowed for unet3d only",
-            "unset (unet3d: either)".into(),
+            "off".into(),
             given,
         )),
         n if DATA_FOLDER.contains(&n) => closed("dataset.data_folder", "where the dataset is may be chosen"),
-        n if HOUSEKEEPING.contains(&n) => closed("storage.storage_root", "what is kept after the runs does not change them"),
+        n if HOUSEKEEPING.contains(&n) => {
+            closed("storage.storage_root", "what is made before and kept after the runs does not change them")
+        }
         n if storbench_workload::options::core(n).is_none() && stores => {
             closed("storage.storage_root", "how the storage is reached (the engine's own option) may be chosen")
         }
@@ -101,7 +104,7 @@ mod tests {
 
     #[test]
     fn where_the_data_is_and_how_the_storage_is_reached_are_closed() {
-        let given = pairs(&[("ioengine", "s3"), ("bucket", "b"), ("object_prefix", "x."), ("cleanup", "0")]);
+        let given = pairs(&[("ioengine", "s3"), ("bucket", "b"), ("object_prefix", "x."), ("cleanup", "0"), ("objects_exist", "1")]);
         let i = option_issues("cosmoflow", "s3", &given);
         assert!(i.iter().all(|i| i.validation == Division::Closed), "{i:?}");
         assert_eq!(i[0].parameter, "storage.storage_type");
