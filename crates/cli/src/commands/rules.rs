@@ -8,6 +8,9 @@
 //! division, parameter, expected and actual values) and the result's
 //! division is the lowest of them: closed, open or invalid. `mlperf.json`
 //! in the results directory keeps it; each run has its own directory.
+//! The job options given are judged in `rules_options.rs`, the accelerator
+//! search under the rules is `rules_search.rs`; on an object store the
+//! dataset is written once and read by every run ([`Setup::share_dataset`]).
 
 use super::cleanup::{self, Tell};
 use crate::cli::RunFlags;
