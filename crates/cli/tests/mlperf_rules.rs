@@ -168,24 +168,6 @@ fn the_search_under_the_rules_verifies_the_count_it_found_with_five_runs() {
     assert!(r.stdout.contains(&format!("verified: {n} accelerators")), "{}", r.stdout);
 }
 
-/// What RGW appended to its ops log while `run` ran (it writes an entry as
-/// a request ends: read once the log stops growing).
-fn rgw_log_during(log: &std::path::Path, run: impl FnOnce()) -> String {
-    let len = || std::fs::metadata(log).map_or(0, |m| m.len());
-    let before = len() as usize;
-    run();
-    let mut last = len();
-    for _ in 0..50 {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        match len() {
-            l if l == last => break,
-            l => last = l,
-        }
-    }
-    let all = std::fs::read(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
-    String::from_utf8_lossy(&all[before.min(all.len())..]).into_owned()
-}
-
 /// Requests of `operation` on the training dataset's objects in `bucket`.
 fn dataset_requests(text: &str, bucket: &str, operation: &str) -> usize {
     serde_json::Deserializer::from_str(text)
@@ -214,7 +196,7 @@ fn on_rgw_the_dataset_is_written_once_and_every_run_reads_it() {
             args.extend(["--cleanup", "0"]);
         }
         let mut r = None;
-        let text = rgw_log_during(&log, || r = Some(storbench_env(d.path(), &env, &args)));
+        let text = captured(&log, || r = Some(storbench_env(d.path(), &env, &args)));
         let r = r.unwrap();
         assert!(r.code == 0 || r.code == 1, "{}\n{}", r.stdout, r.stderr);
         assert_eq!(dataset_requests(&text, &bucket, "put_obj"), 52, "the dataset written once: {}", r.stderr);
