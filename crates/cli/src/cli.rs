@@ -334,8 +334,8 @@ pub struct RunFlags {
     /// Training: find the most accelerators whose run still reaches the preset's utilization floor (doubling, then halving the gap)
     #[arg(long = "find-accelerators", requires = "preset", conflicts_with = "accelerators")]
     pub find_accelerators: bool,
-    /// Training under a benchmark's run rules: mlperf (MLPerf Storage: one warm-up and five measured runs, the dataset at least 5x the client's memory and 500 steps an epoch, AU above the floor in every run; a verdict naming each rule)
-    #[arg(long, value_name = "RULES", requires = "preset", conflicts_with = "find_accelerators", value_parser = ["mlperf"])]
+    /// Training under a benchmark's run rules: mlperf (MLPerf Storage: one warm-up and five measured runs, the dataset at least 5x the client's memory and 500 steps an epoch, AU above the floor in every run; a verdict naming each rule; with --find-accelerators, the most accelerators that keep the floor)
+    #[arg(long, value_name = "RULES", requires = "preset", value_parser = ["mlperf"])]
     pub rules: Option<String>,
     /// --rules: the client's memory the dataset is sized against (mlpstorage's --client-host-memory-in-gb; default: this host's MemTotal)
     #[arg(long = "client-memory", value_name = "SIZE", requires = "rules", value_parser = crate::numbers::memory)]

@@ -428,6 +428,24 @@ const CASES: &[Case] = &[
         &["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf", "--client-memory", "64m", "--epochs", "1"],
         &["neither division allows", "drop --epochs"],
     ),
+    // The options the rules allow: no storage measured, O_DIRECT outside unet3d, a block size.
+    case(
+        &["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf", "--client-memory", "64m", "--ioengine", "null"],
+        &["no storage is measured", "here null", "give an engine that stores the dataset"],
+    ),
+    case(
+        &["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf", "--client-memory", "64m", "--direct", "1"],
+        &["unet3d only", "here --direct 1", "drop --direct"],
+    ),
+    case(
+        &["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf", "--client-memory", "64m", "--rate", "10m"],
+        &["not a parameter the closed or open division", "here --rate 10m", "drop the option"],
+    ),
+    // The search under the rules: a dataset that holds 500 steps for no accelerator.
+    case(
+        &["run", "--preset", "train:cosmoflow", "--scale", "0.0009", "--rules", "mlperf", "--client-memory", "64m", "--find-accelerators"],
+        &["500 steps an epoch", "raise --scale"],
+    ),
     case(&["run", "--fill", "nan%", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--fill", "'nan%'"]),
     case(&["baseline", "--streams", "0", "--network", "127.0.0.1"], &["--streams"]),
 ];

@@ -277,24 +277,6 @@ fn bad_traces_and_combinations_get_one_clear_error() {
     assert!(!d.path().join("new.dat").exists());
 }
 
-/// What a server appended to its log while `run` ran.
-fn captured(log: &Path, run: impl FnOnce()) -> String {
-    let before = std::fs::metadata(log).map_or(0, |m| m.len()) as usize;
-    run();
-    // Servers write an entry as a request ends: wait until the log stops growing.
-    let len = || std::fs::metadata(log).map_or(0, |m| m.len());
-    let mut last = len();
-    for _ in 0..50 {
-        std::thread::sleep(std::time::Duration::from_millis(200));
-        match len() {
-            l if l == last => break,
-            l => last = l,
-        }
-    }
-    let all = std::fs::read(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
-    String::from_utf8_lossy(&all[before.min(all.len())..]).into_owned()
-}
-
 /// Entries of an RGW ops log about `bucket`, one a line (RGW's file sink
 /// may write two entries on one line).
 fn rgw_entries(text: &str, bucket: &str) -> Vec<String> {

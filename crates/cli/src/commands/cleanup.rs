@@ -38,7 +38,7 @@ pub fn run(args: &[String]) -> Result<i32, CliError> {
     }
     let which = if a.force { Which::All } else { Which::Marked };
     match a.dir {
-        Some(dir) if jobs.global.is_empty() => results_dir(&dir, which),
+        Some(dir) if jobs.global.is_empty() => results_dir(&dir, which, Tell::Stdout),
         Some(dir) => Err(CliError::usage(format!(
             "cleanup {}: give a results directory or --ioengine ... --object_prefix PREFIX, not both",
             dir.display()
@@ -67,7 +67,7 @@ fn by_prefix(options: &sources::Pairs, which: Which) -> Result<i32, CliError> {
     let config = factory.configure(&spec.engine_options)?;
     let scope = Scope::begin();
     let tally = config.remove_objects(&prefix, which, &|| scope.interrupted())?;
-    say_removed(&tally, &prefix, "");
+    say_removed(&tally, &prefix, "", Tell::Stdout);
     if let Some(code) = unfinished(&tally, &prefix, &scope) {
         return Ok(code);
     }
@@ -99,9 +99,27 @@ fn by_name(spec: &JobSpec) -> Result<Option<i32>, CliError> {
     Ok(Some(0))
 }
 
+/// Where what was removed is said: standard output for `storbench
+/// cleanup` (it is the command's result), standard error when a run cleans
+/// up after itself (`--rules`: its standard output may be a JSON verdict).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tell {
+    Stdout,
+    Stderr,
+}
+
+impl Tell {
+    fn line(self, text: std::fmt::Arguments) {
+        match self {
+            Tell::Stdout => out!("{text}"),
+            Tell::Stderr => say!("storbench: {text}"),
+        }
+    }
+}
+
 /// What a removal by prefix did, on stdout; kept objects on stderr.
-fn say_removed(tally: &Removed, prefix: &str, whose: &str) {
-    out!("{whose}removed {} objects whose names start with '{prefix}'", tally.removed);
+fn say_removed(tally: &Removed, prefix: &str, whose: &str, tell: Tell) {
+    tell.line(format_args!("{whose}removed {} objects whose names start with '{prefix}'", tally.removed));
     if tally.kept > 0 {
         say!("storbench: {whose}{} objects under '{prefix}' were not written by storbench: kept; --force removes them too", tally.kept);
     }
@@ -137,7 +155,7 @@ fn request<'a>(prefix: Option<&'a str>, stop: &'a dyn Fn() -> bool) -> TargetReq
 }
 
 /// `cleanup RESULTS_DIR`: every journal in it (a run's, or a sweep's runs').
-fn results_dir(dir: &Path, which: Which) -> Result<i32, CliError> {
+pub fn results_dir(dir: &Path, which: Which, tell: Tell) -> Result<i32, CliError> {
     if !dir.is_dir() {
         return Err(CliError::usage(format!("cleanup {}: no such results directory", dir.display())));
     }
@@ -164,7 +182,7 @@ fn results_dir(dir: &Path, which: Which) -> Result<i32, CliError> {
     let scope = Scope::begin();
     let mut code = 0;
     for (path, doc) in docs {
-        code = code.max(clean_run(&path, doc, which, &scope)?);
+        code = code.max(clean_run(&path, doc, which, &scope, tell)?);
         if scope.interrupted() {
             return Ok(EXIT_INTERRUPTED);
         }
@@ -193,10 +211,10 @@ fn journals(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Clean up after one run; its journal records what went.
-fn clean_run(path: &Path, mut doc: Journal, which: Which, scope: &Scope) -> Result<i32, CliError> {
+fn clean_run(path: &Path, mut doc: Journal, which: Which, scope: &Scope, tell: Tell) -> Result<i32, CliError> {
     let run = path.parent().map_or_else(|| path.display().to_string(), |p| p.display().to_string());
     if doc.clean() {
-        out!("{run}: nothing to do: nothing the run made is left");
+        tell.line(format_args!("{run}: nothing to do: nothing the run made is left"));
         return Ok(0);
     }
     let elsewhere = doc.process.host != storbench_runner::hostname();
@@ -210,8 +228,8 @@ fn clean_run(path: &Path, mut doc: Journal, which: Which, scope: &Scope) -> Resu
                 say!("storbench: {run}: {} is on {}: not removed from here", path.display(), doc.process.host);
                 (false, EXIT_IO_ERRORS)
             }
-            Made::File { path } => clean_file(&run, path),
-            Made::Store { .. } => clean_store(&run, &doc.entries[i], which, scope)?,
+            Made::File { path } => clean_file(&run, path, tell),
+            Made::Store { .. } => clean_store(&run, &doc.entries[i], which, scope, tell)?,
         };
         if done {
             doc.entries[i].state = State::Done;
@@ -226,7 +244,7 @@ fn clean_run(path: &Path, mut doc: Journal, which: Which, scope: &Scope) -> Resu
 }
 
 /// A file the run laid out: removed if it still carries storbench's mark.
-fn clean_file(run: &str, path: &Path) -> (bool, i32) {
+fn clean_file(run: &str, path: &Path, tell: Tell) -> (bool, i32) {
     if std::fs::symlink_metadata(path).is_err() {
         return (true, 0);
     }
@@ -236,7 +254,7 @@ fn clean_file(run: &str, path: &Path) -> (bool, i32) {
     }
     match storbench_engine::files::remove_created(path) {
         Ok(()) => {
-            out!("{run}: removed {}", path.display());
+            tell.line(format_args!("{run}: removed {}", path.display()));
             (true, 0)
         }
         Err(e) => {
@@ -247,7 +265,7 @@ fn clean_file(run: &str, path: &Path) -> (bool, i32) {
 }
 
 /// An engine's own target: the run's objects, then what preparing made.
-fn clean_store(run: &str, e: &Entry, which: Which, scope: &Scope) -> Result<(bool, i32), CliError> {
+fn clean_store(run: &str, e: &Entry, which: Which, scope: &Scope, tell: Tell) -> Result<(bool, i32), CliError> {
     let Made::Store { engine, options, prefix, created } = &e.made else { return Ok((true, 0)) };
     let factory = storbench_engine::find(engine)
         .ok_or_else(|| CliError::usage(format!("{run}: the journal names engine '{engine}', unknown here")))?;
@@ -255,7 +273,7 @@ fn clean_store(run: &str, e: &Entry, which: Which, scope: &Scope) -> Result<(boo
     let whose = format!("{run}: job '{}'{}: ", e.job, e.agent.as_ref().map(|a| format!(" on agent {a}")).unwrap_or_default());
     if let Some(p) = prefix {
         let tally = config.remove_objects(p, which, &|| scope.interrupted())?;
-        say_removed(&tally, p, &whose);
+        say_removed(&tally, p, &whose, tell);
         if let Some(code) = unfinished(&tally, p, scope) {
             return Ok((false, code));
         }
@@ -263,7 +281,7 @@ fn clean_store(run: &str, e: &Entry, which: Which, scope: &Scope) -> Result<(boo
             return Ok((true, 0));
         }
     }
-    remove_created(&*config, &whose, prefix.as_deref(), created.as_deref(), scope)
+    remove_created(&*config, &whose, prefix.as_deref(), created.as_deref(), scope, tell)
 }
 
 /// The buckets, containers and images preparing made (each engine keeps a
@@ -274,6 +292,7 @@ fn remove_created(
     prefix: Option<&str>,
     created: Option<&[String]>,
     scope: &Scope,
+    tell: Tell,
 ) -> Result<(bool, i32), CliError> {
     let notes = config.remove_created(&request(prefix, &|| scope.interrupted()), created)?;
     for n in &notes {
@@ -281,7 +300,7 @@ fn remove_created(
     }
     if notes.is_empty() {
         for c in created.into_iter().flatten() {
-            out!("{whose}removed {c}");
+            tell.line(format_args!("{whose}removed {c}"));
         }
     }
     Ok((true, 0))

@@ -12,6 +12,8 @@ pub mod ramp;
 pub mod replay;
 pub mod report;
 pub mod rules;
+pub mod rules_options;
+pub mod rules_search;
 pub mod run;
 pub mod show;
 pub mod slo;

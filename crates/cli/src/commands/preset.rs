@@ -13,7 +13,7 @@ use std::path::Path;
 use storbench_model::{RunResult, TrainResult};
 
 /// Most accelerators the search tries.
-const MAX_ACCELERATORS: u32 = 256;
+pub const MAX_ACCELERATORS: u32 = 256;
 
 pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str) -> Result<i32, CliError> {
     let s = &flags.source;
@@ -83,29 +83,7 @@ fn search(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resul
     // One batch an epoch each, at least: a larger count has nothing to read.
     let one = preset::specs(name, &Sizing { workers: Some(1), ..sizing.clone() }, &jobs.global)?;
     let limit = one[0].train.as_ref().map_or(1, preset::max_accelerators).min(MAX_ACCELERATORS as u64) as u32;
-    let (mut pass, mut fail) = (0u32, None::<u32>);
-    let mut n = 1;
-    while fail.is_none() && n <= limit {
-        match run(n, &mut probes)? {
-            true => pass = n,
-            false => fail = Some(n),
-        }
-        n *= 2;
-    }
-    if fail.is_none() && pass < limit {
-        // Doubling passed the limit: try the limit itself.
-        match run(limit, &mut probes)? {
-            true => pass = limit,
-            false => fail = Some(limit),
-        }
-    }
-    while let Some(f) = fail.filter(|f| f - pass > 1) {
-        let mid = pass + (f - pass) / 2;
-        match run(mid, &mut probes)? {
-            true => pass = mid,
-            false => fail = Some(mid),
-        }
-    }
+    let (pass, fail) = bisect(limit, |n| run(n, &mut probes))?;
     probes.sort_by_key(|p| p.accelerators);
     let mut text = summary(name, pass, fail, &probes);
     if fail.is_none() {
@@ -119,6 +97,37 @@ fn search(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resul
     let json = serde_json::json!({ "preset": name, "max_passing": pass, "first_failing": fail, "dataset_limit": limit, "probes": probes });
     crate::output::write_text(&base, "search.json", &serde_json::to_string_pretty(&json).unwrap_or_default())?;
     Ok(if pass == 0 { 1 } else { 0 })
+}
+
+/// The most accelerators up to `limit` for which `passes` holds, and the
+/// fewest above them that failed: double until a count fails, then halve
+/// the gap between the most that passed and the fewest that failed. Used
+/// by the plain search and by the search under the rules.
+pub fn bisect(limit: u32, mut passes: impl FnMut(u32) -> Result<bool, CliError>) -> Result<(u32, Option<u32>), CliError> {
+    let (mut pass, mut fail) = (0u32, None::<u32>);
+    let mut n = 1;
+    while fail.is_none() && n <= limit {
+        match passes(n)? {
+            true => pass = n,
+            false => fail = Some(n),
+        }
+        n *= 2;
+    }
+    if fail.is_none() && pass < limit {
+        // Doubling passed the limit: try the limit itself.
+        match passes(limit)? {
+            true => pass = limit,
+            false => fail = Some(limit),
+        }
+    }
+    while let Some(f) = fail.filter(|f| f - pass > 1) {
+        let mid = pass + (f - pass) / 2;
+        match passes(mid)? {
+            true => pass = mid,
+            false => fail = Some(mid),
+        }
+    }
+    Ok((pass, fail))
 }
 
 fn summary(name: &str, pass: u32, fail: Option<u32>, probes: &[TrainResult]) -> String {
@@ -139,4 +148,24 @@ fn summary(name: &str, pass: u32, fail: Option<u32>, probes: &[TrainResult]) -> 
         .map_or(String::new(), |p| format!(" (next: {} accelerators at AU {:.1}%)", p.accelerators, p.au * 100.0));
     out.push_str(&format!("{name}: at most {pass} accelerators on this client keep AU >= {floor:.0}%{next}\n"));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bisect_finds_the_most_that_pass_with_the_fewest_probes() {
+        let mut tried = Vec::new();
+        let below = |k: u32| move |n: u32| -> Result<bool, CliError> { Ok(n <= k) };
+        let four = below(4);
+        let answer = bisect(100, |n| {
+            tried.push(n);
+            four(n)
+        });
+        assert_eq!(answer.unwrap(), (4, Some(5)));
+        assert_eq!(tried, vec![1, 2, 4, 8, 6, 5], "doubling, then halving the gap");
+        assert_eq!(bisect(3, below(10)).unwrap(), (3, None), "every count up to the limit passed");
+        assert_eq!(bisect(100, below(0)).unwrap(), (0, Some(1)));
+    }
 }

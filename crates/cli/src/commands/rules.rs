@@ -8,7 +8,11 @@
 //! division, parameter, expected and actual values) and the result's
 //! division is the lowest of them: closed, open or invalid. `mlperf.json`
 //! in the results directory keeps it; each run has its own directory.
+//! The job options given are judged in `rules_options.rs`, the accelerator
+//! search under the rules is `rules_search.rs`; on an object store the
+//! dataset is written once and read by every run ([`Setup::share_dataset`]).
 
+use super::cleanup::{self, Tell};
 use crate::cli::RunFlags;
 use crate::error::*;
 use crate::session::{execute, RunSetup};
@@ -16,9 +20,14 @@ use crate::sources::preset::{self, Sizing};
 use crate::words::JobArgs;
 use crate::{output, progress};
 use serde::Serialize;
-use std::path::Path;
+use std::cell::RefCell;
+use std::path::{Path, PathBuf};
+use storbench_engine::Which;
 use storbench_model::{RunResult, TrainResult};
+use storbench_workload::options::canonical_name;
 use storbench_workload::train::TrainSpec;
+use storbench_workload::units::parse_bool;
+use storbench_workload::JobSpec;
 
 /// Measured runs a result is the mean of ("a benchmark result is the mean
 /// of 5 run results, executed consecutively").
@@ -48,7 +57,7 @@ pub struct Issue {
     pub actual: String,
 }
 
-fn issue(ok: bool, fail: Division, parameter: &str, message: &str, expected: String, actual: String) -> Issue {
+pub fn issue(ok: bool, fail: Division, parameter: &str, message: &str, expected: String, actual: String) -> Issue {
     let validation = if ok { Division::Closed } else { fail };
     Issue { validation, parameter: parameter.into(), message: message.into(), expected, actual }
 }
@@ -66,7 +75,7 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    fn of(t: &TrainSpec, accelerators: u32, memory: u64) -> Dataset {
+    pub fn of(t: &TrainSpec, accelerators: u32, memory: u64) -> Dataset {
         Dataset { files: t.files, samples_per_file: t.samples_per_file, file_bytes: t.file_bytes(), batch: t.batch, accelerators, memory }
     }
 
@@ -78,6 +87,14 @@ impl Dataset {
     /// Files the step rule needs (500 x accelerators x batch // samples a file).
     pub fn files_for_steps(&self) -> u64 {
         MIN_STEPS * self.accelerators as u64 * self.batch as u64 / self.samples_per_file.max(1)
+    }
+
+    /// The most accelerators the files hold 500 steps an epoch for: the
+    /// largest count whose `files_for_steps` (rounded down) is no more
+    /// than the files.
+    pub fn most_accelerators(&self) -> u64 {
+        let step = MIN_STEPS as u128 * self.batch.max(1) as u128;
+        (((self.files as u128 + 1) * self.samples_per_file.max(1) as u128 - 1) / step) as u64
     }
 }
 
@@ -213,6 +230,8 @@ pub struct Report {
     pub rules: &'static str,
     pub preset: String,
     pub accelerators: u32,
+    /// The AU every measured run must reach (the config's `metric.au`).
+    pub au_floor: f64,
     /// The lowest division of the issues; `valid` unless it is invalid.
     pub division: Division,
     pub valid: bool,
@@ -221,9 +240,15 @@ pub struct Report {
     pub client_memory_source: String,
     pub dataset_files: u64,
     pub dataset_bytes: u64,
+    /// Object stores: where the dataset is, and whether it is kept.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dataset_objects: Option<String>,
     /// The measured runs' mean samples/s: the benchmark result.
     pub samples_per_sec: f64,
     pub au_mean: f64,
+    /// `--find-accelerators`: the probes and how the count was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub search: Option<super::rules_search::Search>,
     pub warmup: Option<RunFigures>,
     pub runs: Vec<RunFigures>,
     pub issues: Vec<Issue>,
@@ -243,9 +268,149 @@ fn mem_total() -> Result<u64, CliError> {
 fn remedy(i: &Issue) -> &'static str {
     match (i.parameter.as_str(), i.message.contains("500 steps")) {
         ("train.epochs", _) => "drop --epochs",
+        ("storage.storage_type", _) => "give an engine that stores the dataset",
+        ("reader.odirect", _) => "drop --direct",
+        (p, false) if !p.contains('.') => "drop the option",
         (_, true) => "raise --scale, or use fewer --accelerators",
         _ => "raise --scale, or give the clients' memory with --client-memory SIZE",
     }
+}
+
+/// What every run of a rules sequence shares.
+pub struct Setup<'a> {
+    pub flags: &'a RunFlags,
+    pub jobs: &'a JobArgs,
+    pub name: &'a str,
+    pub model: &'static preset::Model,
+    pub sizing: Sizing,
+    /// The clients' memory, bytes, and where the figure came from.
+    pub memory: u64,
+    pub memory_source: String,
+    pub base: PathBuf,
+    /// Object stores: the run that writes the dataset, once.
+    pub data: RefCell<Option<PathBuf>>,
+}
+
+impl Setup<'_> {
+    /// Object stores (s3, swift, rados): MLPerf generates the dataset once
+    /// (`datagen`, then `run`), so the first run writes it (its prefill,
+    /// not measured) and keeps it, and every later run reads what is there
+    /// (`objects_exist`). The first run's journal records the objects;
+    /// [`Setup::finish_dataset`] removes them at the end. Nothing to do for
+    /// files (a run lays out only what is missing) or when the dataset was
+    /// left by an earlier run (`--objects_exist 1`: not ours, kept).
+    fn share_dataset(&self, specs: &mut [JobSpec], dir: &Path) {
+        let Some(o) = specs.first_mut().and_then(|s| s.objects.as_mut()) else { return };
+        if o.exist {
+            return;
+        }
+        o.cleanup = Some(false);
+        let mut writer = self.data.borrow_mut();
+        match &*writer {
+            Some(_) => o.exist = true,
+            None => *writer = Some(dir.to_path_buf()),
+        }
+    }
+
+    /// Whether the command line said to keep the dataset (`--cleanup 0`).
+    fn keeps_dataset(&self) -> bool {
+        self.jobs.global.iter().any(|(k, v)| canonical_name(k) == "cleanup" && parse_bool(v) == Ok(false))
+    }
+
+    /// Where an object dataset is and what becomes of it, for the verdict.
+    fn dataset_note(&self, spec: &JobSpec) -> Option<String> {
+        let (o, t) = (spec.objects.as_ref()?, spec.train.as_ref()?);
+        let prefix = o.prefix_for(&spec.name);
+        let place: Vec<String> =
+            ["bucket", "container", "pool"].iter().filter_map(|k| spec.engine_options.get(*k).map(|v| format!(" in {k} '{v}'"))).collect();
+        let fate = match (o.exist, self.keeps_dataset()) {
+            (true, _) => "left by an earlier run (objects_exist): read by every run, and kept",
+            (false, true) => "written once, before the first run measured, read by every run, and kept (--cleanup 0): `storbench cleanup` on the first run's directory removes it",
+            (false, false) => "written once, before the first run measured, read by every run, and removed at the end",
+        };
+        Some(format!(
+            "{} objects '{prefix}0'..'{prefix}{}' on {}{}: {fate}",
+            t.files,
+            t.files.saturating_sub(1),
+            spec.ioengine,
+            place.concat()
+        ))
+    }
+
+    /// The end of a sequence on an object store: the dataset the first run
+    /// wrote is removed through that run's journal (only storbench's
+    /// objects, and the bucket or container it made), or said to be kept.
+    /// An exit code for what could not be removed.
+    pub fn finish_dataset(&self) -> i32 {
+        let Some(dir) = self.data.borrow_mut().take() else { return 0 };
+        let tell = match self.flags.format.as_deref().unwrap_or("normal") {
+            "normal" => Tell::Stdout,
+            _ => Tell::Stderr,
+        };
+        if self.keeps_dataset() {
+            say!("storbench: the dataset is kept (--cleanup 0): storbench cleanup {} removes it", dir.display());
+            return 0;
+        }
+        match cleanup::results_dir(&dir, Which::Marked, tell) {
+            Ok(code) => code,
+            Err(e) => {
+                say!("storbench: the dataset was not removed: {}: storbench cleanup {} removes it", e.message, dir.display());
+                e.code
+            }
+        }
+    }
+
+    /// The jobs for `n` accelerators (None: --accelerators or one) and the
+    /// rules judged before anything runs; one of them invalid refuses the
+    /// run (exit 2, nothing written) unless --allow-invalid-params.
+    pub fn checked(&self, n: Option<u32>) -> Result<(Vec<JobSpec>, Vec<Issue>), CliError> {
+        let sizing = Sizing { workers: n.or(self.sizing.workers), ..self.sizing.clone() };
+        let specs = preset::specs(self.name, &sizing, &self.jobs.global)?;
+        let t = training(&specs)?;
+        let mut before = dataset_issues(&Dataset::of(t, specs[0].numjobs, self.memory));
+        before.extend(parameter_issues(self.model, t, self.flags.epochs.is_some()));
+        before.extend(super::rules_options::option_issues(self.model.model, &specs[0].ioengine, &self.jobs.global));
+        if let Some(i) = before.iter().find(|i| i.validation == Division::Invalid).filter(|_| !self.flags.allow_invalid_params) {
+            return Err(CliError::usage(format!(
+                "--rules mlperf: {}: {} ({}), here {}: {}, or run anyway with --allow-invalid-params (the verdict says invalid)",
+                self.name,
+                i.message,
+                i.expected,
+                i.actual,
+                remedy(i)
+            )));
+        }
+        Ok((specs, before))
+    }
+
+    /// An empty report for the jobs `specs`.
+    pub fn report(&self, specs: &[JobSpec]) -> Result<Report, CliError> {
+        let t = training(specs)?;
+        Ok(Report {
+            rules: "MLPerf Storage training (mlcommons/storage training/README.md)",
+            preset: self.name.into(),
+            accelerators: specs[0].numjobs,
+            au_floor: t.au_floor,
+            division: Division::Closed,
+            valid: true,
+            client_memory_bytes: self.memory,
+            client_memory_source: self.memory_source.clone(),
+            dataset_files: t.files,
+            dataset_bytes: t.files * t.file_bytes(),
+            dataset_objects: self.dataset_note(&specs[0]),
+            samples_per_sec: 0.0,
+            au_mean: 0.0,
+            search: None,
+            warmup: None,
+            runs: Vec::new(),
+            issues: Vec::new(),
+        })
+    }
+}
+
+/// The training a preset's jobs carry.
+pub fn training(specs: &[JobSpec]) -> Result<&TrainSpec, CliError> {
+    specs.first().and_then(|s| s.train.as_ref()).ok_or_else(|| CliError::system("a training preset without its training"))
 }
 
 pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Result<i32, CliError> {
@@ -259,57 +424,54 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resu
             "--rules mlperf runs on this client alone for now: drop --agents (a fleet's memory is not summed yet)",
         ));
     }
-    let specs = preset::specs(name, &sizing, &jobs.global)?;
-    let t = specs[0].train.clone().ok_or_else(|| CliError::system("a training preset without its training"))?;
-    let accelerators = specs[0].numjobs;
-    let (memory, source) = match flags.client_memory {
+    let (memory, memory_source) = match flags.client_memory {
         Some(m) => (m, format!("--client-memory (this host's MemTotal: {})", gib(mem_total().unwrap_or(0) as f64))),
         None => (mem_total()?, "MemTotal".to_string()),
     };
-    let mut before = dataset_issues(&Dataset::of(&t, accelerators, memory));
-    before.extend(parameter_issues(model, &t, flags.epochs.is_some()));
-    if let Some(i) = before.iter().find(|i| i.validation == Division::Invalid).filter(|_| !flags.allow_invalid_params) {
-        return Err(CliError::usage(format!(
-            "--rules mlperf: {name}: {} ({}), here {}: {}, or run anyway with --allow-invalid-params (the verdict says invalid)",
-            i.message,
-            i.expected,
-            i.actual,
-            remedy(i)
-        )));
-    }
     let base = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
-    let mut report = Report {
-        rules: "MLPerf Storage training (mlcommons/storage training/README.md)",
-        preset: name.into(),
-        accelerators,
-        division: Division::Closed,
-        valid: true,
-        client_memory_bytes: memory,
-        client_memory_source: source,
-        dataset_files: t.files,
-        dataset_bytes: t.files * t.file_bytes(),
-        samples_per_sec: 0.0,
-        au_mean: 0.0,
-        warmup: None,
-        runs: Vec::new(),
-        issues: Vec::new(),
+    let setup = Setup { flags, jobs, name, model, sizing, memory, memory_source, base, data: RefCell::new(None) };
+    let code = match flags.find_accelerators {
+        true => super::rules_search::search(&setup),
+        false => sequence(&setup),
     };
-    let outcome = runs(flags, &specs, &base, &mut report);
+    // The dataset goes whatever the outcome (a run failed, Ctrl-C).
+    let cleaned = setup.finish_dataset();
+    code.map(|c| c.max(cleaned))
+}
+
+/// A warm-up and five measured runs, judged.
+fn sequence(setup: &Setup) -> Result<i32, CliError> {
+    let (specs, before) = setup.checked(None)?;
+    let mut report = setup.report(&specs)?;
+    let outcome = runs(setup, &specs, &setup.base, &mut report);
     let outcome = match (outcome, report.warmup.is_none()) {
         // Nothing ran (refused or failed before measuring): nothing to judge.
         (Err(e), true) => return Err(e),
         (o, _) => o,
     };
-    let mut issues = before;
-    issues.extend(run_issues(report.warmup.as_ref(), &report.runs, t.au_floor));
+    judge(&mut report, before);
+    emit(setup.flags, &setup.base, &report)?;
+    outcome?;
+    Ok(if report.valid { 0 } else { EXIT_IO_ERRORS })
+}
+
+/// The verdict: the rules judged before the runs, then the runs' own, the
+/// mean of the measured runs and the lowest division.
+pub fn judge(report: &mut Report, mut issues: Vec<Issue>) {
+    issues.extend(run_issues(report.warmup.as_ref(), &report.runs, report.au_floor));
     (report.samples_per_sec, report.au_mean) = means(&report.runs);
     report.division = division(&issues);
     report.valid = report.division != Division::Invalid;
     report.issues = issues;
-    let text = table(&report, t.au_floor);
-    let json = serde_json::to_string_pretty(&report).unwrap_or_default();
-    // A machine-readable standard output gets the verdict's JSON (json) or
-    // nothing of it; the table goes to standard error.
+}
+
+/// The verdict printed (a machine-readable standard output gets the
+/// verdict's JSON, or nothing of it; the table then goes to standard
+/// error) and kept in `mlperf.json`.
+pub fn emit(flags: &RunFlags, base: &Path, report: &Report) -> Result<(), CliError> {
+    let mut text = report.search.as_ref().map_or(String::new(), |s| super::rules_search::table(s, report.au_floor));
+    text.push_str(&table(report));
+    let json = serde_json::to_string_pretty(report).unwrap_or_default();
     match flags.format.as_deref().unwrap_or("normal") {
         "normal" => out_part!("{text}"),
         format => {
@@ -319,18 +481,16 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resu
             }
         }
     }
-    std::fs::create_dir_all(&base).map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
-    output::write_text(&base, "mlperf.json", &json)?;
-    outcome?;
-    Ok(if report.valid { 0 } else { EXIT_IO_ERRORS })
+    std::fs::create_dir_all(base).map_err(|e| CliError::system(format!("{}: {e}", base.display())))?;
+    output::write_text(base, "mlperf.json", &json)
 }
 
 /// The warm-up, then the measured runs, each in a directory of its own;
 /// an interrupted run ends the sequence (what ran is judged).
-fn runs(flags: &RunFlags, specs: &[storbench_workload::JobSpec], base: &Path, report: &mut Report) -> Result<(), CliError> {
+pub fn runs(setup: &Setup, specs: &[JobSpec], base: &Path, report: &mut Report) -> Result<(), CliError> {
     for n in 0..=MEASURED_RUNS {
         let label = if n == 0 { "warmup".to_string() } else { format!("run-{n}") };
-        let (result, figures) = one(flags, specs, &base.join(&label), &label)?;
+        let (result, figures) = one(setup, specs, &base.join(&label), &label)?;
         match n {
             0 => report.warmup = Some(figures),
             _ => report.runs.push(figures),
@@ -345,11 +505,14 @@ fn runs(flags: &RunFlags, specs: &[storbench_workload::JobSpec], base: &Path, re
     Ok(())
 }
 
-fn one(flags: &RunFlags, specs: &[storbench_workload::JobSpec], dir: &Path, label: &str) -> Result<(RunResult, RunFigures), CliError> {
-    let mut observer = progress::Live::new(flags.source.quiet);
-    let mut setup = RunSetup { results_dir: Some(dir.to_path_buf()), ..RunSetup::from_source(&flags.source)? };
+/// One run of the sequence (or a probe) in `dir`.
+pub fn one(s: &Setup, specs: &[JobSpec], dir: &Path, label: &str) -> Result<(RunResult, RunFigures), CliError> {
+    let mut observer = progress::Live::new(s.flags.source.quiet);
+    let mut setup = RunSetup { results_dir: Some(dir.to_path_buf()), ..RunSetup::from_source(&s.flags.source)? };
     setup.parameters.insert("mlperf_run".into(), label.into());
-    let (result, dir) = execute(specs.to_vec(), setup, &mut observer)?;
+    let mut specs = specs.to_vec();
+    s.share_dataset(&mut specs, dir);
+    let (result, dir) = execute(specs, setup, &mut observer)?;
     output::write_all(&dir, &result)?;
     let job = result.jobs.first();
     let train = job.and_then(|j| j.train().cloned());
@@ -368,7 +531,8 @@ fn one(flags: &RunFlags, specs: &[storbench_workload::JobSpec], dir: &Path, labe
 }
 
 /// The printed verdict: each run, then each rule, then the result.
-fn table(r: &Report, floor: f64) -> String {
+fn table(r: &Report) -> String {
+    let floor = r.au_floor;
     let mut out = format!(
         "{} under MLPerf Storage's rules: {} accelerators, dataset {} files ({}), client memory {} ({})\n",
         r.preset,
@@ -378,6 +542,9 @@ fn table(r: &Report, floor: f64) -> String {
         gib(r.client_memory_bytes as f64),
         r.client_memory_source
     );
+    if let Some(d) = &r.dataset_objects {
+        out.push_str(&format!("  dataset: {d}\n"));
+    }
     out.push_str(&format!("  {:<8} {:>14} {:>7} {:>7}\n", "run", "samples/s", "AU", "floor"));
     for f in r.warmup.iter().chain(&r.runs) {
         let (sps, au) = f.train.as_ref().map_or((0.0, 0.0), |t| (t.samples_per_sec, t.au));
@@ -435,16 +602,20 @@ mod tests {
         // mlpstorage does). 500 steps of 7 on 4 accelerators: 14,000 files.
         let d = Dataset { files: 14_000, samples_per_file: 1, file_bytes: 146_600_628, batch: 7, accelerators: 4, memory: 24 << 30 };
         assert_eq!((d.files_for_memory(), d.files_for_steps()), (878, 14_000));
+        assert_eq!(d.most_accelerators(), 4, "14,000 files are 500 steps of 7 for 4 accelerators");
         assert!(dataset_issues(&d).iter().all(|i| i.validation == Division::Closed));
         let short = Dataset { files: 13_999, ..d.clone() };
         let i = dataset_issues(&short);
         assert_eq!((i[0].validation, i[1].validation), (Division::Closed, Division::Invalid));
         assert!(i[1].expected.starts_with(">= 14000 files"), "{:?}", i[1]);
+        assert_eq!(short.most_accelerators(), 3, "13,999 files: 3 accelerators (10,500 files)");
         // dlrm: 1,344 row groups of 6,144 rows (42 files of 32) hold 504
         // steps of 16,384; 5 x 1 GiB needs 5 GiB / (32 x 6,144 x 761 bytes) = 35 files.
         let dlrm =
             Dataset { files: 42, samples_per_file: 32 * 6144, file_bytes: 32 * 6144 * 761, batch: 16384, accelerators: 1, memory: 1 << 30 };
         assert_eq!((dlrm.files_for_memory(), dlrm.files_for_steps()), (35, 41));
+        // 2 accelerators need 83 files (500 x 32,768 rows / 196,608 a file).
+        assert_eq!(dlrm.most_accelerators(), 1);
         let small = Dataset { memory: 24 << 30, ..dlrm };
         assert_eq!(small.files_for_memory(), 861, "24 GiB x 5 / 149,618,688 bytes");
         assert_eq!(dataset_issues(&small)[0].validation, Division::Invalid);

@@ -522,3 +522,21 @@ pub fn listens_on(pid: u32, port: u16) -> bool {
 /// for a loaded machine (1.07-1.18 s seen at load 5) and still fails a run
 /// that waits out a storage timeout (10 s and more) or hangs.
 pub const EXIT_WITHIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// What a server appended to its log while `run` ran.
+pub fn captured(log: &Path, run: impl FnOnce()) -> String {
+    let before = std::fs::metadata(log).map_or(0, |m| m.len()) as usize;
+    run();
+    // Servers write an entry as a request ends: wait until the log stops growing.
+    let len = || std::fs::metadata(log).map_or(0, |m| m.len());
+    let mut last = len();
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        match len() {
+            l if l == last => break,
+            l => last = l,
+        }
+    }
+    let all = std::fs::read(log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
+    String::from_utf8_lossy(&all[before.min(all.len())..]).into_owned()
+}

@@ -65,7 +65,16 @@ impl JobGen {
                 None => at.region,
             };
             let gen = TrainGen::new(t, region, at.worker, at.workers, seed);
-            return Ok(JobGen::Train(Box::new(Training { gen, on_objects: spec.objects.is_some(), cleans_up, unmeasured })));
+            // An earlier run wrote the dataset (`--rules`: written once, before
+            // the warm-up, and read by each run): nothing to write first.
+            let writes_dataset = spec.objects.as_ref().is_some_and(|o| !o.exist);
+            return Ok(JobGen::Train(Box::new(Training {
+                gen,
+                on_objects: spec.objects.is_some(),
+                writes_dataset,
+                cleans_up,
+                unmeasured,
+            })));
         }
         if let Some(r) = &spec.replay {
             let gen = ReplayGen::new((at.trace)(r)?, r, at.region, at.worker, at.workers, at.queue_depth);

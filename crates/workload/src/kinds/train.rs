@@ -14,6 +14,9 @@ pub struct Training {
     /// The dataset is objects this job writes first (not files prepared
     /// before the run).
     pub(super) on_objects: bool,
+    /// Whether the dataset is written before the measured phase (not when
+    /// an earlier run left it in place: `objects_exist`).
+    pub(super) writes_dataset: bool,
     /// Remove the dataset's objects at the end.
     pub(super) cleans_up: bool,
     pub(super) unmeasured: std::vec::IntoIter<NextIo>,
@@ -55,7 +58,7 @@ impl Generator for Training {
     }
 
     fn before(&mut self) -> Result<Option<Unmeasured>, String> {
-        if !self.on_objects {
+        if !self.on_objects || !self.writes_dataset {
             return Ok(None);
         }
         let files = self.gen.dataset_share()?.map(|file| NextIo { op: OpKind::Create, whole: true, ..file }).collect();
