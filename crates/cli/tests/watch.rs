@@ -221,3 +221,36 @@ fn a_watched_host_lost_mid_run_is_a_warning_and_keeps_its_seconds() {
     assert!(client_seconds(&r).len() >= 5, "the run's own seconds are whole: {:?}", client_seconds(&r));
     assert!(std::fs::read_to_string(dir.path().join("out/summary.txt")).unwrap().contains("watched host 127.0.0.137:7450 was lost"));
 }
+
+#[test]
+fn a_monitor_whose_coordinator_stops_answering_stops_within_its_timeout() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let server = Agent::start(None, "127.0.0.138:7450", &fleet, dir.path().join("server.log"), &["--monitor", "--timeout", "2s"]);
+    let args = file_run(dir.path(), &fleet, "60", &["--watch", "127.0.0.138"]);
+    // The coordinator itself, not a launcher of it in a session of its own.
+    let mut c = std::process::Command::new(bin())
+        .args(words(&args))
+        .env("STORBENCH_SAME_SESSION", "1")
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    server.wait_for("connected", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(1500));
+    // Stopped, not gone: its connection stays open and silent (a hung or
+    // suspended coordinator); keepalive finds it.
+    // SAFETY: kill has no memory-safety preconditions; the pid is our child's.
+    unsafe { libc::kill(c.id() as i32, libc::SIGSTOP) };
+    let t0 = Instant::now();
+    let deadline = t0 + Duration::from_secs(20);
+    while !server.log_text().contains("watching stopped") && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let took = t0.elapsed();
+    let _ = c.kill();
+    let _ = c.wait();
+    assert!(server.log_text().contains("the coordinator went away: watching stopped"), "{}", server.log_text());
+    assert!(took < Duration::from_secs(10), "stopped after {took:?}");
+}
