@@ -254,3 +254,65 @@ fn a_monitor_whose_coordinator_stops_answering_stops_within_its_timeout() {
     assert!(server.log_text().contains("the coordinator went away: watching stopped"), "{}", server.log_text());
     assert!(took < Duration::from_secs(10), "stopped after {took:?}");
 }
+
+/// Issue 30's check: a run against the Ceph cluster with two agents and one
+/// watched host shows CPU, disk and network series for every host, each on
+/// the run's seconds.
+#[test]
+fn two_agents_and_a_watched_host_against_the_ceph_cluster_each_show_cpu_disk_and_network() {
+    if !ceph_cluster() {
+        return;
+    }
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    // On their own loopback addresses: the test cluster listens on 127.0.0.1 only.
+    let _agents: Vec<Agent> = (1..=2)
+        .map(|i| Agent::start(None, &format!("127.0.0.15{i}:7450"), &fleet, dir.path().join(format!("agent{i}.log")), &[]))
+        .collect();
+    let _server = Agent::start(None, "127.0.0.153:7450", &fleet, dir.path().join("server.log"), &["--monitor"]);
+    let p = format!("sbwatch.{}.", std::process::id());
+    let args = [
+        "run",
+        "--agents",
+        "127.0.0.151,127.0.0.152",
+        "--watch",
+        "127.0.0.153",
+        "--fleet-dir",
+        fleet.to_str().unwrap(),
+        "--results-dir",
+        "out",
+        "--quiet",
+        "--name",
+        "put",
+        "--ioengine",
+        "rados",
+        "--pool",
+        "storbench",
+        "--object_prefix",
+        &p,
+        "--objects",
+        "64",
+        "--object_size",
+        "4k",
+        "--rw",
+        "randwrite",
+        "--iodepth",
+        "4",
+        "--runtime",
+        "3",
+        "--time_based",
+        "1",
+    ];
+    let run = storbench(dir.path(), &args);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let r = run_result(&dir.path().join("out"));
+    let sources = &r.telemetry.as_ref().expect("telemetry").sources;
+    assert_eq!(sources.len(), 3, "{:?}", sources.iter().map(|s| &s.name).collect::<Vec<_>>());
+    for name in ["127.0.0.151:7450", "127.0.0.152:7450", "127.0.0.153:7450"] {
+        let s = source(&r, name);
+        assert_eq!(s.kind == SourceKind::Watched, name.ends_with("153:7450"), "{name}: {:?}", s.kind);
+        assert_on_the_clients_seconds(&r, s);
+        assert_cpu_disk_and_network(s);
+    }
+    assert!(rados_objects("storbench", &p).is_empty(), "the agents removed their objects");
+}
