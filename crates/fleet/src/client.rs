@@ -154,7 +154,7 @@ impl Fleet {
                     return Ok(out);
                 }
                 if stop() {
-                    return Err("interrupted while connecting to the agents".to_string());
+                    return Err(format!("interrupted while connecting to the {}s", role.noun()));
                 }
             }
         })?;
