@@ -141,6 +141,9 @@ pub struct FleetArgs {
     /// Start an agent on each of these hosts over SSH for this command (fresh credentials), remove it afterwards
     #[arg(long, value_name = "[USER@]HOST,...", conflicts_with_all = ["agents", "agents_file", "fleet_dir"])]
     pub ssh: Option<String>,
+    /// Also watch these hosts (HOST[:PORT],..., each running `storbench agent --monitor`): their CPU, disks and network per second, on the run's axis
+    #[arg(long, value_name = "HOST[:PORT],...")]
+    pub watch: Option<String>,
     /// The ssh command and its options, e.g. "ssh -i ~/.ssh/bench -p 2222"
     #[arg(long = "ssh-command", value_name = "CMD", default_value = "ssh", requires = "ssh")]
     pub ssh_command: String,
@@ -284,6 +287,9 @@ pub struct AgentArgs {
     /// Serve one run, then exit
     #[arg(long)]
     pub once: bool,
+    /// Only watch this host for runs that list it under --watch (a storage server): no jobs, its CPU, disks and network per second
+    #[arg(long, conflicts_with = "init")]
+    pub monitor: bool,
     /// Port of the network service beside the agent (storbench baseline --network); 0: none [default: --listen's port + 1]
     #[arg(long = "net-port", value_name = "PORT")]
     pub net_port: Option<u16>,

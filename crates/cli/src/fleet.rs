@@ -20,7 +20,7 @@ use storbench_fleet::ssh::{self, Launched, SshOptions};
 use storbench_model::journal::{Made, State};
 use storbench_model::{RunResult, Warning};
 use storbench_runner::interrupt::Scope;
-use storbench_runner::{run_plan_on, Observer, Plan};
+use storbench_runner::{Observer, Plan};
 use storbench_workload::JobSpec;
 
 /// Where a fleet run goes.
@@ -130,8 +130,11 @@ impl FleetArgs {
                 agents::parse_file(&text, &path.display().to_string()).map_err(CliError::usage)?
             }
             (None, None) => {
-                if self.fleet_dir.is_some() || self.share_numjobs {
-                    return Err(CliError::usage("--fleet-dir and --share-numjobs go with --agents or --agents-file"));
+                // Watched hosts are reached with the fleet directory too.
+                if (self.fleet_dir.is_some() && self.watch.is_none()) || self.share_numjobs {
+                    return Err(CliError::usage(
+                        "--fleet-dir and --share-numjobs go with --agents or --agents-file (--fleet-dir also with --watch)",
+                    ));
                 }
                 return Ok(None);
             }
@@ -196,6 +199,9 @@ pub fn run(
             i.rtt_ns as f64 / 1e6
         );
     }
+    // Watched hosts are checked before any agent prepares: one that cannot
+    // be used stops the run with nothing made.
+    let mut watchers = watching.watch.as_deref().map(|w| w.connect(scope)).transpose()?;
     // On failure, the agents that did prepare clean up in order (the first
     // last), as after a run: it may hold a target the others share.
     let all_live = vec![true; n];
@@ -230,7 +236,7 @@ pub fn run(
         registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
         link.set_tap(registry);
     }
-    let mut result = run_plan_on(&mut link, &prepared, observer, scope);
+    let mut result = crate::watch::run(&mut link, watchers.as_mut(), &prepared, observer, scope);
     link.annotate(&mut result, &ids);
     let (left, live) = link.leftovers();
     for message in connected.finish(&left, &live, &aborted) {
@@ -375,6 +381,7 @@ pub fn agent(a: &AgentArgs) -> Result<i32, CliError> {
             Some(p) => Some(p),
             None => a.listen.port().checked_add(1),
         },
+        monitor: a.monitor,
     };
     storbench_fleet::server::serve(opts).map_err(CliError::system)?;
     Ok(0)

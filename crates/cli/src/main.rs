@@ -51,6 +51,7 @@ mod progress;
 mod session;
 mod sources;
 mod streams;
+mod watch;
 mod words;
 
 use clap::{CommandFactory, FromArgMatches};

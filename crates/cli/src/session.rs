@@ -15,7 +15,7 @@ use storbench_fleet::prometheus::Registry;
 use storbench_model::{RunResult, RunSet, Warning};
 use storbench_runner::agent::Tapped;
 use storbench_runner::interrupt::Scope;
-use storbench_runner::{build_plan, local_agent, run_plan_on, Observer};
+use storbench_runner::{build_plan, local_agent, Observer};
 use storbench_workload::JobSpec;
 
 /// What a run is, besides its jobs.
@@ -38,6 +38,8 @@ pub struct RunSetup {
     pub logs_outside: bool,
     /// Leave the hosts unsampled (`--no-telemetry`).
     pub no_telemetry: bool,
+    /// Hosts that only measure themselves during each run (`--watch`).
+    pub watch: Option<std::rc::Rc<crate::watch::WatchSetup>>,
 }
 
 impl RunSetup {
@@ -45,6 +47,7 @@ impl RunSetup {
     /// each for all its runs), with the rest left to fill in.
     pub fn from_source(source: &crate::cli::JobSource) -> Result<RunSetup, CliError> {
         let fleet = source.fleet.setup()?.map(std::rc::Rc::new);
+        let watch = crate::watch::WatchSetup::of(&source.fleet, source.no_telemetry)?.map(std::rc::Rc::new);
         let metrics = match source.prometheus {
             Some(addr) => {
                 let e = storbench_fleet::prometheus::serve(addr).map_err(CliError::usage)?;
@@ -59,6 +62,7 @@ impl RunSetup {
             results_dir: source.results_dir.clone(),
             replace: source.force,
             no_telemetry: source.no_telemetry,
+            watch,
             ..RunSetup::default()
         })
     }
@@ -69,6 +73,8 @@ impl RunSetup {
 pub struct Watching {
     pub metrics: Option<Arc<Registry>>,
     pub telemetry: bool,
+    /// Hosts that only measure themselves (`--watch`).
+    pub watch: Option<std::rc::Rc<crate::watch::WatchSetup>>,
 }
 
 /// Plan, prepare, run and clean up. Bad input is reported before anything
@@ -100,7 +106,11 @@ pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Obse
     // The series is written as the run goes: whatever happens later, the
     // seconds measured so far are on disk.
     let mut tee = SeriesTee::open(&dir, observer);
-    let watching = Watching { metrics: setup.metrics.as_ref().map(|m| m.registry.clone()), telemetry: !setup.no_telemetry };
+    let watching = Watching {
+        metrics: setup.metrics.as_ref().map(|m| m.registry.clone()),
+        telemetry: !setup.no_telemetry,
+        watch: setup.watch.clone(),
+    };
     let ran = match &setup.fleet {
         Some(fleet) => crate::fleet::run(fleet, &specs, plan, &mut tee, &scope, watching, &mut journal),
         None => run_here(plan, &mut tee, &scope, watching, &mut journal),
@@ -173,6 +183,8 @@ fn run_here(
     journal: &mut RunJournal,
 ) -> Result<RunResult, CliError> {
     let dir = journal.path().parent().map(Path::to_path_buf).unwrap_or_default();
+    // A watched host that cannot be used stops the run before anything is made.
+    let mut watchers = watching.watch.as_deref().map(|w| w.connect(scope)).transpose()?;
     let mut on_ready = |j: &storbench_runner::ReadyJob| journal.set(j.share.job as usize, storbench_runner::journal::prepared(j));
     let mut prepared = plan.prepare(&|| scope.interrupted(), &mut on_ready)?;
     prepared.telemetry = watching.telemetry;
@@ -183,9 +195,9 @@ fn run_here(
         Some(registry) => {
             registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
             let mut tapped = Tapped { inner: &mut link, tap: &*registry, agent: "local".into() };
-            run_plan_on(&mut tapped, &prepared, observer, scope)
+            crate::watch::run(&mut tapped, watchers.as_mut(), &prepared, observer, scope)
         }
-        None => run_plan_on(&mut link, &prepared, observer, scope),
+        None => crate::watch::run(&mut link, watchers.as_mut(), &prepared, observer, scope),
     };
     // The workers are joined before their targets are cleaned up (except
     // workers abandoned stuck in their engine after a second Ctrl-C).

@@ -145,6 +145,12 @@ const CASES: &[Case] = &[
     with(&["run", "--fio", "p.fio"], &[("p.fio", "[a]\nioengine=null\nsize=1m\nwrite_bw_log=a\nper_job_logs=0\n")], &["per_job_logs=0", "PREFIX_TYPE.N.log"]),
     with(&["run", "--fio", "c.fio"], &[("c.fio", "[a]\nioengine=null\nsize=1m\nwrite_bw_log=a\nlog_store_compressed=1\n")], &["log_store_compressed", "plain log files"]),
     case(&["run", "--agents", "127.0.0.1", "--name", "a", "--ioengine", "null", "--size", "1m", "--write_bw_log", "a"], &["per-I/O logs", "on this machine only", "log_avg_msec=N"]),
+    // Watched hosts (--watch, issue 30): the list is checked before any host is reached.
+    case(&["run", "--watch", ",", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--watch ','", "no hosts given", "storbench agent --monitor"]),
+    case(&["run", "--watch", "10.0.0.1:http", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--watch", "'10.0.0.1:http'", "port must be a number"]),
+    case(&["sweep", "--watch", "10.0.0.1/24", "--name", "a", "--ioengine", "null", "--size", "1m", "--sweep", "bs=4k,8k"], &["--watch", "'10.0.0.1/24' is not HOST or HOST:PORT"]),
+    case(&["run", "--watch", "127.0.0.1", "--no-telemetry", "--name", "a", "--ioengine", "null", "--size", "1m"], &["--watch and --no-telemetry", "drop one"]),
+    case(&["run", "--agents", "127.0.0.1", "--watch", "127.0.0.1:7450", "--name", "a", "--ioengine", "null", "--size", "1m"], &["127.0.0.1:7450 is under both --agents and --watch", "list it once"]),
     case(&["run", "--name", "a", "--ioengine", "null", "--size", "1m", "--write_bw_log", "a", "--log_avg_msec", "500", "--log_max_value", "1"], &["log_max_value=1 with log_avg_msec", "log_avg_msec=0"]),
     case(&["run", "--name", "a", "--directory", "/nonexistent/dir", "--size", "1m", "--rw", "write"], &["/nonexistent/dir"]),
     case(&["run", "--name", "a", "--ioengine", "psync", "--size", "1m", "--results-dir", "/proc/nope"], &["/proc"]),

@@ -52,9 +52,42 @@ impl Connection {
     }
 }
 
+/// What the machines of a [`Fleet`] are for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Agents that run the jobs (`--agents`).
+    Load,
+    /// Hosts that only sample themselves (`--watch`; `storbench agent --monitor`).
+    Watch,
+}
+
+impl Role {
+    /// How errors name one of them.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Role::Load => "agent",
+            Role::Watch => "watched host",
+        }
+    }
+
+    /// Whether an agent that greeted with `hello` can serve in this role:
+    /// a monitor takes no jobs, and an agent that runs load is no watcher.
+    fn accepts(self, hello: &Hello) -> Result<(), String> {
+        match (self, hello.monitor) {
+            (Role::Load, true) => Err("this agent only watches (--monitor): list it under --watch, not --agents".into()),
+            (Role::Watch, false) => Err("this agent runs load (it was started without --monitor): start it with \
+                 `storbench agent --monitor` to watch its host, or list it under --agents"
+                .into()),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Every agent of a run, connected and greeted.
 pub struct Fleet {
     pub agents: Vec<Connection>,
+    /// What they are for (how errors name them).
+    pub role: Role,
     pub events: Receiver<(usize, Event)>,
     /// How long an agent may stay silent before it is lost.
     pub timeout: Duration,
@@ -75,7 +108,7 @@ impl Fleet {
     /// A fleet of no agents, for the link's own tests.
     pub(crate) fn none() -> Fleet {
         let rt = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
-        Fleet { agents: Vec::new(), events: std::sync::mpsc::channel().1, timeout: Duration::from_secs(1), _rt: rt }
+        Fleet { agents: Vec::new(), role: Role::Load, events: std::sync::mpsc::channel().1, timeout: Duration::from_secs(1), _rt: rt }
     }
 }
 
@@ -84,6 +117,18 @@ impl Fleet {
     /// naming every agent that could not be used. `stop` (a Ctrl-C) ends the
     /// waiting at once.
     pub fn connect(specs: Vec<AgentSpec>, creds: CoordinatorCreds, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Fleet, String> {
+        Fleet::connect_as(specs, creds, timeout, Role::Load, stop)
+    }
+
+    /// [`Fleet::connect`], for machines of this role: each must greet as
+    /// one (a monitor is refused as an agent, an agent as a watched host).
+    pub fn connect_as(
+        specs: Vec<AgentSpec>,
+        creds: CoordinatorCreds,
+        timeout: Duration,
+        role: Role,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Fleet, String> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()
@@ -109,7 +154,7 @@ impl Fleet {
                     return Ok(out);
                 }
                 if stop() {
-                    return Err("interrupted while connecting to the agents".to_string());
+                    return Err(format!("interrupted while connecting to the {}s", role.noun()));
                 }
             }
         })?;
@@ -121,13 +166,13 @@ impl Fleet {
                     let info = AgentInfo { name: spec.name.clone(), address: spec.address.clone(), ..AgentInfo::default() };
                     agents.push(Connection { spec, info, tx });
                 }
-                Err(e) => errors.push(format!("agent {}: {e}", who(&spec))),
+                Err(e) => errors.push(format!("{} {}: {e}", role.noun(), who(&spec))),
             }
         }
         if !errors.is_empty() {
             return Err(errors.join("; "));
         }
-        let mut fleet = Fleet { agents, events, timeout, _rt: rt };
+        let mut fleet = Fleet { agents, role, events, timeout, _rt: rt };
         fleet.greet(stop)?;
         fleet.measure_clocks(stop)?;
         Ok(fleet)
@@ -142,12 +187,12 @@ impl Fleet {
         let mut errors = Vec::new();
         for (a, e) in self.agents.iter_mut().zip(answers) {
             if let Event::Msg(FromAgent::Hello(h)) = e {
-                match h.check() {
+                match h.check().map_err(|e| e.to_string()).and_then(|()| self.role.accepts(&h)) {
                     Ok(()) => {
                         a.info.hostname = h.name.clone();
                         a.info.storbench_version = h.storbench.clone();
                     }
-                    Err(e) => errors.push(format!("agent {}: {e}", a.spec.name)),
+                    Err(e) => errors.push(format!("{} {}: {e}", self.role.noun(), a.spec.name)),
                 }
             }
         }
@@ -281,7 +326,7 @@ impl Fleet {
             let silent = || {
                 let names: Vec<&str> =
                     got.iter().zip(&self.agents).filter(|(g, _)| g.is_none()).map(|(_, a)| a.spec.name.as_str()).collect();
-                format!("no answer within {} s from agent {}", timeout.as_secs(), names.join(", "))
+                format!("no answer within {} s from {} {}", timeout.as_secs(), self.role.noun(), names.join(", "))
             };
             if left.is_zero() {
                 return Err(silent());
@@ -290,10 +335,10 @@ impl Fleet {
                 return Err("interrupted while greeting the agents".into());
             }
             let Some((i, ev)) = self.next(left.min(TICK)) else { continue };
-            let name = &self.agents[i].spec.name;
+            let (noun, name) = (self.role.noun(), &self.agents[i].spec.name);
             match ev {
-                Event::Msg(FromAgent::Failed { message }) => return Err(format!("agent {name}: {message}")),
-                Event::Lost(why) => return Err(format!("agent {name}: {why}")),
+                Event::Msg(FromAgent::Failed { message }) => return Err(format!("{noun} {name}: {message}")),
+                Event::Lost(why) => return Err(format!("{noun} {name}: {why}")),
                 e if wanted(&e) => got[i] = Some(e),
                 _ => {}
             }

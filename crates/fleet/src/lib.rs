@@ -6,7 +6,10 @@
 //! machine, and runs the plan over a [`link::FleetLink`]: one `AgentLink`
 //! that fans the protocol out to the agents and merges their workers into
 //! one run (worker numbers made global; histograms merged by the
-//! coordinator exactly as for local workers).
+//! coordinator exactly as for local workers). Watched hosts
+//! (`storbench agent --monitor`, [`monitor`]) only sample themselves from
+//! the run's start; the coordinator's [`watch::WatchedLink`] gives them
+//! the starts and keeps their seconds, for a local run or a fleet's.
 
 pub mod agents;
 pub mod client;
@@ -14,10 +17,12 @@ pub mod codec;
 pub mod creds;
 mod gate;
 pub mod link;
+pub mod monitor;
 pub mod prometheus;
 pub mod server;
 mod session;
 pub mod ssh;
+pub mod watch;
 
 /// The generated gRPC client and server (see build.rs).
 pub mod rpc {

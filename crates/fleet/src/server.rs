@@ -45,6 +45,8 @@ pub struct AgentOptions {
     pub remove_on_exit: Option<PathBuf>,
     /// The network service's port (`storbench baseline --network`); `None`: off.
     pub net_port: Option<u16>,
+    /// Only watch this host (`--monitor`): no jobs, its seconds for a run's `--watch`.
+    pub monitor: bool,
 }
 
 /// Largest message either side accepts (a Prepare with many jobs, an
@@ -139,9 +141,10 @@ impl Service {
             gone,
             scope: Scope::begin(),
         };
+        let monitor = self.opts.monitor;
         let (busy, finished, once) = (self.busy.clone(), self.finished.clone(), self.opts.once);
         let thread = std::thread::Builder::new().name("sb-session".into()).spawn(move || {
-            let outcome = session.run();
+            let outcome = if monitor { session.watch() } else { session.run() };
             log(&format!("coordinator {peer}: {outcome}"));
             *busy.lock().unwrap_or_else(|e| e.into_inner()) = None;
             if once {
@@ -186,7 +189,8 @@ pub fn serve(opts: AgentOptions) -> Result<(), String> {
         let listener = tokio::net::TcpListener::bind(opts.listen).await.map_err(|e| format!("could not listen on {}: {e}", opts.listen))?;
         let addr = listener.local_addr().map_or_else(|_| opts.listen.to_string(), |a| a.to_string());
         let auth = if opts.mtls { "mutual TLS" } else { "TLS and the fleet token" };
-        log(&format!("{} listening on {addr} ({auth}, protocol {})", opts.name, opts.protocol));
+        let role = if opts.monitor { ", watching this host only: --monitor" } else { "" };
+        log(&format!("{} listening on {addr} ({auth}, protocol {}{role})", opts.name, opts.protocol));
         let server = AgentServer::new(service).max_decoding_message_size(MAX_MESSAGE).max_encoding_message_size(MAX_MESSAGE);
         let reaper = gate.clone();
         let stop = async move {

@@ -172,7 +172,7 @@ impl Session {
         }
     }
 
-    fn send(&self, msg: FromAgent) {
+    pub(crate) fn send(&self, msg: FromAgent) {
         let _ = self.out.blocking_send(Ok(msg));
     }
 

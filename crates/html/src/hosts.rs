@@ -73,7 +73,7 @@ pub fn charts_of(s: &Source) -> Vec<Chart> {
     .filter(|c| !c.3.is_empty())
     .map(|(what, title, y, series, f)| Chart {
         name: id(what),
-        title: format!("host {}: {title} per second", s.name),
+        title: format!("{} {}: {title} per second", storbench_report::hosts::noun(s), s.name),
         svg: charts::lines(&Lines {
             title,
             x_desc: "seconds",

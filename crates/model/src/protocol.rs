@@ -48,9 +48,10 @@ use storbench_workload::JobSpec;
 /// Parquet-like training reads (`TrainSpec::parquet`), fio's loops as
 /// passes (`JobSpec::passes`) with the time read back between them
 /// (`WorkerDone::between_passes_ns`) and drawing what the first drew
-/// (`JobSpec::randrepeat`), and the set-up stage of a failure
-/// (`Stage::SetUp`), each a field or variant an agent of 8 would drop or
-/// refuse: one version, as no release shipped between them.
+/// (`JobSpec::randrepeat`), the set-up stage of a failure (`Stage::SetUp`)
+/// and watched hosts (`Hello::monitor`: an agent that only samples its
+/// host from each `Start`), each a field or variant an agent of 8 would
+/// drop or refuse: one version, as no release shipped between them.
 /// (`WorkerDone::failure` came without a bump: optional both ways, its
 /// absence loses nothing an older side knew; `Stage::SetUp` travels in it.)
 pub const PROTOCOL_VERSION: u32 = 9;
@@ -63,6 +64,10 @@ pub struct Hello {
     pub storbench: String,
     /// Who is speaking: "coordinator", or the agent's name.
     pub name: String,
+    /// The agent only watches its host (`storbench agent --monitor`): it
+    /// takes no jobs, only `Start`s to sample from (protocol 9).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub monitor: bool,
 }
 
 /// The two sides speak different protocol versions.
@@ -82,7 +87,7 @@ pub struct VersionMismatch {
 impl Hello {
     /// This side's greeting.
     pub fn ours(name: impl Into<String>) -> Hello {
-        Hello { protocol: PROTOCOL_VERSION, storbench: env!("CARGO_PKG_VERSION").into(), name: name.into() }
+        Hello { protocol: PROTOCOL_VERSION, storbench: env!("CARGO_PKG_VERSION").into(), name: name.into(), monitor: false }
     }
 
     /// Accept the other side's greeting, or say why not.
@@ -411,7 +416,7 @@ mod tests {
     #[test]
     fn a_peer_of_another_protocol_version_is_refused_by_name() {
         assert!(Hello::ours("agent").check().is_ok());
-        let old = Hello { protocol: PROTOCOL_VERSION + 1, storbench: "9.9.9".into(), name: "agent 10.0.0.7".into() };
+        let old = Hello { protocol: PROTOCOL_VERSION + 1, storbench: "9.9.9".into(), name: "agent 10.0.0.7".into(), monitor: false };
         let e = old.check().unwrap_err().to_string();
         assert!(e.contains("agent 10.0.0.7") && e.contains("9.9.9") && e.contains("same storbench version"), "{e}");
     }

@@ -94,6 +94,9 @@ pub enum Warning {
     /// A time-based job on a synchronous engine asked for verification:
     /// as in fio, its writes take the whole runtime and nothing is read back.
     VerifyNeverRead { job: String, engine: String },
+    /// A watched host (`--watch`) stopped answering during the run: its
+    /// seconds end there; the run's own figures are whole.
+    WatchedHostLost { host: String, reason: String },
 }
 
 impl Warning {
@@ -228,6 +231,10 @@ impl Warning {
             Warning::WorkersAbandoned { job, workers } => format!(
                 "job {job}: {workers} workers were stuck in a call to the storage after the second interrupt and were abandoned, \
                  so the run could end: their figures end with their last per-second report"
+            ),
+            Warning::WatchedHostLost { host, reason } => format!(
+                "watched host {host} was lost ({reason}): its seconds end there; the run's own figures are whole \
+                 (a watched host takes no share of the load)"
             ),
             Warning::ClockSkew { agent, offset_ms } => format!(
                 "agent {agent}'s clock is {offset_ms:+.0} ms from the coordinator's: starts were corrected for it, but \

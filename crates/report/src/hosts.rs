@@ -4,7 +4,16 @@
 //! series as long-format CSV (`hosts.csv`: a row per source, second, metric
 //! and labels, so any later source's series fit the same columns).
 
-use storbench_model::telemetry::{metric, Series, Source, Telemetry};
+use storbench_model::telemetry::{metric, Series, Source, SourceKind, Telemetry};
+
+/// How a source is named for people: a client's host, or a watched one
+/// (`storbench agent --monitor`: a server that ran none of the load).
+pub fn noun(s: &Source) -> &'static str {
+    match s.kind {
+        SourceKind::Client => "host",
+        SourceKind::Watched => "watched host",
+    }
+}
 
 /// One line per source, in the order they joined the run.
 pub fn lines(t: &Telemetry) -> Vec<String> {
@@ -41,7 +50,8 @@ fn line(s: &Source) -> String {
     let secs: f64 = s.duration.iter().sum();
     let cost = s.sampler_cpu.total().as_secs_f64() * 1e3 / secs.max(1e-9);
     format!(
-        "host {} ({}, {} CPUs, {} s): {}; sampling took {:.2} ms CPU a second",
+        "{} {} ({}, {} CPUs, {} s): {}; sampling took {:.2} ms CPU a second",
+        noun(s),
         s.name,
         s.hostname,
         s.cpus,

@@ -555,7 +555,7 @@ fn wait_until(at: Instant, control: &RunControl) -> bool {
 }
 
 /// The local instant of a Unix time (a start slightly in the past is now).
-fn instant_of(at_unix_ns: u64) -> Instant {
+pub fn instant_of(at_unix_ns: u64) -> Instant {
     let now = Instant::now();
     let now_unix = protocol::unix_now_ns();
     if at_unix_ns >= now_unix {

@@ -122,6 +122,7 @@ impl Ramp<'_> {
             replace: self.shared.replace,
             logs_outside: false,
             no_telemetry: self.shared.no_telemetry,
+            watch: self.shared.watch.clone(),
         };
         let t0 = std::time::Instant::now();
         let (result, dir) = execute(specs, setup, &mut observer)?;

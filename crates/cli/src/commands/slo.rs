@@ -456,6 +456,7 @@ impl<'a> Search<'a> {
             replace: false,
             logs_outside: false,
             no_telemetry: self.shared.no_telemetry,
+            watch: self.shared.watch.clone(),
         };
         let t0 = Instant::now();
         let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.source.quiet)) {

@@ -275,6 +275,7 @@ impl<'a> Sweep<'a> {
             replace: false,
             logs_outside: false,
             no_telemetry: self.shared.no_telemetry,
+            watch: self.shared.watch.clone(),
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let (result, dir) = execute(specs.clone(), setup, &mut observer)?;
@@ -305,6 +306,7 @@ impl<'a> Sweep<'a> {
             replace: false,
             logs_outside: false,
             no_telemetry: self.shared.no_telemetry,
+            watch: self.shared.watch.clone(),
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let t0 = Instant::now();

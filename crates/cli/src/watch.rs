@@ -1,0 +1,88 @@
+//! `--watch HOST[:PORT],...`: storage servers running `storbench agent
+//! --monitor` measure themselves during each run, local or on a fleet.
+//!
+//! The list is checked with the command's other flags (exit 2); the hosts
+//! are reached before anything is prepared, so one that cannot be used
+//! (unreachable, refusing, an agent that runs load) ends the run with exit
+//! 3 and nothing made, as an agent does. Their seconds land in the run's
+//! telemetry as `watched` sources; one lost mid-run is a warning.
+
+use crate::cli::FleetArgs;
+use crate::error::*;
+use std::path::PathBuf;
+use std::time::Duration;
+use storbench_fleet::agents::AgentSpec;
+use storbench_fleet::watch::Watchers;
+use storbench_model::RunResult;
+use storbench_runner::agent::AgentLink;
+use storbench_runner::interrupt::Scope;
+use storbench_runner::{run_plan_on, Observer, Prepared};
+
+/// The hosts a command's runs watch, and how to reach them.
+pub struct WatchSetup {
+    hosts: Vec<AgentSpec>,
+    /// The fleet directory (its token and CA), as for agents.
+    dir: PathBuf,
+    timeout: Duration,
+}
+
+impl WatchSetup {
+    /// The watched hosts the flags name, if any; a bad list, one watching
+    /// without telemetry or a host also under `--agents` is refused.
+    pub fn of(flags: &FleetArgs, no_telemetry: bool) -> Result<Option<WatchSetup>, CliError> {
+        let Some(list) = &flags.watch else { return Ok(None) };
+        let hosts = storbench_fleet::watch::parse(list).map_err(CliError::usage)?;
+        if no_telemetry {
+            return Err(CliError::usage("--watch and --no-telemetry: a watched host only sends its telemetry; drop one of them"));
+        }
+        let agents = flags.agents.as_deref().map(storbench_fleet::agents::parse_list).and_then(Result::ok).unwrap_or_default();
+        if let Some(h) = hosts.iter().find(|h| agents.iter().any(|a| a.address == h.address)) {
+            return Err(CliError::usage(format!(
+                "{} is under both --agents and --watch: an agent serves one run at a time; list it once",
+                h.address
+            )));
+        }
+        let dir = flags.fleet_dir.clone().unwrap_or_else(storbench_fleet::creds::default_dir);
+        Ok(Some(WatchSetup { hosts, dir, timeout: flags.agent_timeout }))
+    }
+
+    /// Reach and greet every watched host (exit 3 naming each that cannot
+    /// be used; a Ctrl-C meanwhile ends the wait).
+    pub fn connect(&self, scope: &Scope) -> Result<Watchers, CliError> {
+        let creds = storbench_fleet::creds::coordinator(&self.dir).map_err(CliError::usage)?;
+        let n = self.hosts.len();
+        say!("storbench: connecting to {n} watched host{}", if n == 1 { "" } else { "s" });
+        let w =
+            Watchers::connect(self.hosts.clone(), creds, self.timeout, &|| scope.interrupted()).map_err(|e| match scope.interrupted() {
+                true => CliError { code: EXIT_INTERRUPTED, message: format!("{e}: nothing was measured") },
+                false => CliError::system(e),
+            })?;
+        for i in w.hosts() {
+            say!(
+                "storbench: watched host {} ({}, storbench {}): clock {:+.3} ms from ours (round trip {:.3} ms)",
+                i.name,
+                i.hostname,
+                i.storbench_version,
+                i.clock_offset_ns as f64 / 1e6,
+                i.rtt_ns as f64 / 1e6
+            );
+        }
+        Ok(w)
+    }
+}
+
+/// Run the prepared plan over `link`, with the watched hosts beside it if
+/// there are any; they stop sampling when the run is over.
+pub fn run(
+    link: &mut dyn AgentLink,
+    watchers: Option<&mut Watchers>,
+    prepared: &Prepared,
+    observer: &mut dyn Observer,
+    scope: &Scope,
+) -> RunResult {
+    let Some(w) = watchers else { return run_plan_on(link, prepared, observer, scope) };
+    let mut result = run_plan_on(&mut w.link(link), prepared, observer, scope);
+    w.finish();
+    w.annotate(&mut result);
+    result
+}
