@@ -348,7 +348,8 @@ impl Worker {
                 return Ok(end);
             }
             let (t0, failed0) = (clock.now(), self.verify.as_ref().map_or(0, |v| v.tally.failures_total()));
-            let read = self.read_pass().map_err(|e| e.in_stage(Stage::Verify))?;
+            let until = self.k.end_ns.map(|end| (clock, end));
+            let read = self.read_pass(until).map_err(|e| e.in_stage(Stage::Verify))?;
             let paused = clock.now().saturating_sub(t0);
             self.between_passes_ns += paused;
             if let Some(s) = self.schedule.as_mut() {

@@ -60,7 +60,7 @@ impl Worker {
         }
         if !self.passes_verified {
             announce(&self.link, &self.share, self.worker, Stage::Verify);
-            self.read_pass()?;
+            self.read_pass(None)?;
         }
         let Some(v) = self.verify.as_mut() else { return Ok(()) };
         // One listing per job: the first worker's (every writer is done).
@@ -73,8 +73,10 @@ impl Worker {
 
     /// Read back and judge what the worker wrote, timed as fio's verify
     /// phase; a job verifying each pass adds each pass's reads and time to
-    /// the last's. The bytes read.
-    pub(super) fn read_pass(&mut self) -> Result<u64, WorkerError> {
+    /// the last's; a time-based job's stops at its runtime (`until`: the
+    /// clock and the phase's end), as fio's do_verify looks at it. The
+    /// bytes read.
+    pub(super) fn read_pass(&mut self, until: Option<(&crate::clock::Clock, u64)>) -> Result<u64, WorkerError> {
         let Some(v) = self.verify.as_mut() else { return Ok(0) };
         let control = self.link.control.clone();
         let reads = v.pass(&self.share, self.worker, self.buffers.slot_len() as u64);
@@ -94,8 +96,8 @@ impl Worker {
         let mut hooks = Tracked { v: &mut *v, buffers: &mut self.buffers, rng, not_found: 0, timed };
         // A missing object is a finding (counted by the checker), not a reason to stop reading.
         let policy = OnFailure::GoOn { in_a_row: CLEANUP_GIVES_UP_AFTER };
-        let (tried, left) =
-            unmeasured(self.engine.as_mut(), self.share.queue_depth, || reads.next(), || control.stopping(), policy, &mut hooks);
+        let stop = || control.stopping() || until.is_some_and(|(clock, end)| clock.now() >= end);
+        let (tried, left) = unmeasured(self.engine.as_mut(), self.share.queue_depth, || reads.next(), stop, policy, &mut hooks);
         let (not_found, timed) = (hooks.not_found, hooks.timed.take());
         v.tally.pass_ns += t0.elapsed().as_nanos() as u64;
         // Measured as fio measures its verify phase, kept apart from the writes' figures.

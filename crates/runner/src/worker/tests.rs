@@ -72,3 +72,15 @@ fn the_time_read_back_between_passes_is_kept_apart() {
     assert!(done.between_passes_ns >= 320_000_000, "{} ns", done.between_passes_ns);
     assert!(done.measured_end() + 320_000_000 <= done.end_ns, "{} of {} ns", done.measured_end(), done.end_ns);
 }
+
+/// A time-based job's read-back between passes stops at its runtime, as
+/// fio's do_verify looks at it: reads of 100 ms make a pass's read-back of
+/// 16 take 1.6 s, and a 1 s job still ends near 1 s (it ran on to 1.6 s).
+#[test]
+fn a_time_based_read_back_stops_at_the_runtime() {
+    let opts = [("store", "passes-runtime"), ("op_latency", "read:100ms"), ("time_based", "1"), ("runtime", "1")];
+    let (done, writes) = run_job(&opts, 1);
+    assert_eq!(done.error, None);
+    assert!(writes >= 16, "a pass written before its read-back: {writes} writes");
+    assert!(done.end_ns < 1_500_000_000, "the job ended {} ms in", done.end_ns / 1_000_000);
+}
