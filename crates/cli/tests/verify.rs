@@ -232,7 +232,7 @@ fn verification_that_cannot_work_is_refused_before_anything_runs() {
     let d = scratch();
     for (args, says) in [
         (&["--ioengine", "null", "--size", "1m", "--verify", "crc32c"][..], "null engine keeps no data"),
-        (&["--size", "1m", "--verify", "crc32c", "--verify_only", "1"][..], "give verify_state=DIR"),
+        (&["--size", "1m", "--verify", "crc32c", "--verify_only", "1", "--time_based", "--runtime", "1"][..], "give verify_state=DIR"),
         (&["--size", "1m", "--bssplit", "4k/50:6k/50", "--verify", "crc32c"][..], "not a multiple of verify_interval"),
         (&["--size", "1m", "--verify_only", "1"][..], "verify_only needs verify="),
         (&["--size", "1m", "--bs", "256", "--verify", "crc32c"][..], "cannot hold a header"),
@@ -597,6 +597,43 @@ fn a_later_read_run_without_state_checks_every_block_by_its_header() {
     assert!(bad.stdout.contains(&format!("corrupt at {fs} offset 163840")), "{}", bad.stdout);
 }
 
+/// fio's verify_only without a state file: the job's writes are drawn but
+/// not issued (fio's do_dry_run), and what they would have written is read
+/// back and judged by its headers. A random write of half the file reads
+/// back exactly the half it wrote (reading the whole region would call the
+/// other half missing); storbench refused this ("give verify_state").
+#[test]
+fn verify_only_without_state_reads_back_what_the_job_would_have_written() {
+    let d = scratch();
+    let f = d.path().join("f.dat");
+    let fs = f.to_str().unwrap();
+    let job =
+        ["--name", "w", "--filename", fs, "--size", "1m", "--io_size", "512k", "--rw", "randwrite", "--bs", "4k", "--verify", "crc32c"];
+    let w = storbench(d.path(), &[&["run"][..], &job, &["--results-dir", "w"]].concat());
+    assert_eq!(w.code, 0, "{}", w.stderr);
+    let check = |dir: &str| storbench(d.path(), &[&["run"][..], &job, &["--verify_only", "1", "--results-dir", dir]].concat());
+    let clean = check("v0");
+    assert_eq!(clean.code, 0, "{}{}", clean.stdout, clean.stderr);
+    let v = verify_of(&d.path().join("v0"));
+    assert_eq!((v["checked"].as_u64(), v["by_header"].as_u64()), (Some(128), Some(128)), "the 128 blocks written, each once: {v}");
+    assert_eq!(v["failed"], serde_json::json!([0, 0, 0, 0]), "{v}");
+    assert!(clean.stdout.contains("without verify_state: 128 judged by their own headers"), "{}", clean.stdout);
+    // A byte flipped in a block the job wrote: found, named, exit 1.
+    let mut bytes = std::fs::read(&f).unwrap();
+    let hit = (0..256u64).map(|b| b * 4096).find(|o| bytes[*o as usize..*o as usize + 4] != [0; 4]).expect("a written block");
+    bytes[hit as usize + 2000] ^= 0x20;
+    std::fs::write(&f, &bytes).unwrap();
+    let bad = check("v1");
+    assert_eq!(bad.code, 1, "{}{}", bad.stdout, bad.stderr);
+    let v = verify_of(&d.path().join("v1"));
+    assert_eq!((failed(&v, CORRUPT), v["checked"].as_u64()), (1, Some(128)), "{v}");
+    assert_eq!(v["failures"][0]["offset"].as_u64(), Some(hit), "{v}");
+    // A time-based job's writes never end: refused, saying what to give.
+    let timed = storbench(d.path(), &[&["run"][..], &job, &["--verify_only", "1", "--time_based", "--runtime", "1"]].concat());
+    assert_eq!(timed.code, 2, "{}", timed.stderr);
+    assert!(timed.stderr.contains("time_based") && timed.stderr.contains("verify_state"), "{}", timed.stderr);
+}
+
 #[test]
 fn a_file_fio_wrote_with_verify_is_checked_by_fios_headers() {
     if !have("fio") {
@@ -677,6 +714,16 @@ fn rados_objects_read_later_without_state_are_checked_by_the_version_they_name()
     assert_eq!((failed(&v, CORRUPT), v["checked"].as_u64()), (1, Some(20)), "{v}");
     let f = &v["failures"][0];
     assert!(f["target"].as_str().unwrap().ends_with(" key 3") && f["byte"].as_u64() == Some(5000), "{f}");
+    // Key 4's object put under key 7's name: an intact version, of another key (its header names it).
+    let four = d.path().join("four");
+    assert!(Command::new("rados").args(["-p", "storbench", "get", &format!("{p}4")]).arg(&four).status().unwrap().success());
+    assert!(Command::new("rados").args(["-p", "storbench", "put", &format!("{p}7")]).arg(&four).status().unwrap().success());
+    let moved = run("r2", &["--rw", "read", "--objects_exist", "1"]);
+    assert_eq!(moved.code, 1, "{}", moved.stderr);
+    let v = verify_of(&d.path().join("r2"));
+    assert_eq!((failed(&v, CORRUPT), v["misplaced"].as_u64()), (2, Some(1)), "key 3 damaged, key 7 holding key 4's: {v}");
+    let f = v["failures"].as_array().unwrap().iter().find(|f| f["target"].as_str().unwrap().ends_with(" key 7")).expect("key 7 named");
+    assert!(f["what"].as_str().unwrap().contains("misplaced: an intact version of key 4"), "{f}");
 }
 
 /// fio's cross-stripe-verify.fio writes 16 KiB blocks every 128 KiB from

@@ -83,7 +83,8 @@ pub struct VerifyTally {
     #[serde(default)]
     pub by_header: u64,
     /// Of the corrupt: units holding an intact header written for another
-    /// offset (a misdirected write or read).
+    /// offset, or objects holding another key's intact version (a
+    /// misdirected write or read).
     #[serde(default)]
     pub misplaced: u64,
     /// Units judged by header that storbench could not check as read: fio's

@@ -417,9 +417,11 @@ fn target(j: &JobPlan) -> String {
 /// Whether a job puts data on its target (its mix, a prefill, a fill or a
 /// preconditioning; an object job's cleanup only removes).
 fn puts_data(s: &JobSpec) -> bool {
+    // verify_only runs no workload: it reads back what its writes would have written.
+    let only = s.verify.as_ref().is_some_and(|v| v.only);
     match &s.objects {
-        Some(o) => o.prefill || o.effective_mix(s.read_percent()).iter().any(|m| m.0.writes_data()),
-        None => s.writes() || s.fill.is_some() || s.precondition,
+        Some(o) => o.prefill || (!only && o.effective_mix(s.read_percent()).iter().any(|m| m.0.writes_data())),
+        None => (!only && s.writes()) || s.fill.is_some() || s.precondition,
     }
 }
 
@@ -515,8 +517,12 @@ fn check_verify(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<()
     if engine.name() == "falloc" {
         return Err(err(spec, "the falloc engine allocates and punches space without moving data, so there is nothing to verify"));
     }
-    if v.only && v.state.is_none() {
-        return Err(err(spec, "verify_only checks what an earlier run acknowledged: give verify_state=DIR, the one that run kept"));
+    if v.only && v.state.is_none() && spec.time_based {
+        return Err(err(
+            spec,
+            "verify_only without verify_state reads back, once, what the job's writes would cover (fio's dry run), and a \
+             time_based job's writes have no end: drop time_based, or give verify_state=DIR (the state the writing run kept)",
+        ));
     }
     if let Some(dir) = &v.state {
         writable(dir).map_err(|e| err(spec, format!("verify_state {}: {e}", dir.display())))?;

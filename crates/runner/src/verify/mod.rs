@@ -454,7 +454,10 @@ impl Checker {
         };
         self.tally.checked_bytes += got.len() as u64;
         let scratch = &mut self.objects.as_mut().expect("object mode").scratch;
-        let Some((kind, found, byte, what)) = objects::judge(got, key, io.offset, expected, scratch) else { return };
+        let Some(HeaderFailure { kind, found, byte, what, misplaced }) = objects::judge(got, key, io.offset, expected, scratch) else {
+            return;
+        };
+        self.tally.misplaced += misplaced as u64;
         self.failed(VerifyFailure { kind, target, offset: io.offset, expected, found, byte, what });
     }
 
@@ -474,7 +477,8 @@ impl Checker {
         self.tally.checked_bytes += got.len() as u64;
         self.tally.by_header += 1;
         let scratch = &mut self.objects.as_mut().expect("object mode").scratch;
-        let Some((kind, found, byte, what)) = objects::judge_alone(got, key, scratch) else { return };
+        let Some(HeaderFailure { kind, found, byte, what, misplaced }) = objects::judge_alone(got, key, scratch) else { return };
+        self.tally.misplaced += misplaced as u64;
         let target = format!("{} key {key}", table.label);
         self.failed(VerifyFailure { kind, target, offset: 0, expected: [0, 0], found, byte, what });
     }
@@ -613,8 +617,10 @@ impl Checker {
             let table = &self.tables[0];
             let keys = (worker as u64..table.units).step_by(share.workers.max(1) as usize);
             let len = o.max_size.min(max_len) as u32;
+            // verify_only with no table: every key the job names, each judged by the version it holds.
+            let every = self.spec.only && self.spec.by_header;
             return keys
-                .filter(|k| table.any_written(*k as usize, 1))
+                .filter(|k| every || table.any_written(*k as usize, 1))
                 .map(|k| NextIo { op: OpKind::Read, file: k as u32, offset: 0, len, whole: true, class: 0 })
                 .collect();
         }
@@ -651,6 +657,7 @@ enum Against {
 }
 
 /// How a unit judged by its header alone was wrong.
+#[derive(Debug, PartialEq)]
 struct HeaderFailure {
     kind: VerifyKind,
     /// The generation its header names.

@@ -904,7 +904,7 @@ pub static CORE: &[CoreOption] = &[
             "verify_only",
             Kind::Flag,
             "0",
-            "verify: do not run the workload, only check what an earlier run left (with verify_state)",
+            "verify: do not run the workload, only check what an earlier run left (its table with verify_state; else each block by its header)",
         ),
         aliases: &[],
         set: |s, v| {

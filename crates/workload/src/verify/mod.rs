@@ -341,16 +341,41 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// An object version's first word: the magic, then the layout. Layout 0
+/// (storbench before 2026-11-29) named the generation only; layout 1 names
+/// the key too, so an object read under another key's name is told apart
+/// as misplaced rather than merely corrupt.
+const OBJECT_MAGIC: [u8; 4] = [b'S', b'B', b'V', b'O'];
+const OBJECT_LAYOUT: u8 = 1;
+
+/// What an object version's first bytes say of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ObjectHeader {
+    pub generation: u64,
+    /// The key it was written under (layout 1 and an object of at least 24
+    /// bytes; `None` for an earlier build's objects).
+    pub key: Option<u64>,
+    pub layout: u8,
+}
+
 /// Objects: what the bytes `[offset, offset + out.len())` of object `key`'s
-/// version `generation` are. The first 16 bytes name the version (a magic
-/// and the generation), the rest are words made from key, generation and
-/// their position, so any range can be made, and checked, on its own.
+/// version `generation` are. The first 24 bytes name the version (a magic
+/// with the layout, the generation, the key), the rest are words made from
+/// key, generation and their position, so any range can be made, and
+/// checked, on its own.
 pub fn object_bytes(out: &mut [u8], key: u64, generation: u64, offset: u64) {
+    object_bytes_of(out, key, generation, offset, OBJECT_LAYOUT)
+}
+
+/// [`object_bytes`] in a given layout (an earlier build's objects are
+/// remade in theirs to be judged).
+pub fn object_bytes_of(out: &mut [u8], key: u64, generation: u64, offset: u64, layout: u8) {
     let seed = mix(key.wrapping_mul(0xA076_1D64_78BD_642F) ^ generation);
     let word = |i: u64| -> [u8; 8] {
         match i {
-            0 => [b'S', b'B', b'V', b'O', 0, 0, 0, 0],
+            0 => [OBJECT_MAGIC[0], OBJECT_MAGIC[1], OBJECT_MAGIC[2], OBJECT_MAGIC[3], layout, 0, 0, 0],
             1 => generation.to_le_bytes(),
+            2 if layout >= 1 => key.to_le_bytes(),
             _ => mix(seed.wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15))).to_le_bytes(),
         }
     };
@@ -366,10 +391,21 @@ pub fn object_bytes(out: &mut [u8], key: u64, generation: u64, offset: u64) {
     }
 }
 
+/// The version an object's first bytes name, if they are a version's
+/// header of a layout this build knows.
+pub fn object_header(head: &[u8]) -> Option<ObjectHeader> {
+    if head.len() < 16 || head[..4] != OBJECT_MAGIC || head[5..8] != [0, 0, 0] || head[4] > OBJECT_LAYOUT {
+        return None;
+    }
+    let word = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
+    let layout = head[4];
+    let key = (layout >= 1 && head.len() >= 24).then(|| word(16));
+    Some(ObjectHeader { generation: word(8), key, layout })
+}
+
 /// The generation an object's first 16 bytes name, if they are a version's.
 pub fn object_generation(head: &[u8]) -> Option<u64> {
-    (head.len() >= 16 && head[..8] == [b'S', b'B', b'V', b'O', 0, 0, 0, 0])
-        .then(|| u64::from_le_bytes(head[8..16].try_into().expect("8 bytes")))
+    object_header(head).map(|h| h.generation)
 }
 
 #[cfg(test)]
@@ -483,6 +519,21 @@ mod tests {
         }
         let mut other = vec![0u8; 1000];
         object_bytes(&mut other, 7, 4, 0);
-        assert_ne!(other[16..], whole[16..], "another version differs beyond its header");
+        assert_ne!(other[24..], whole[24..], "another version differs beyond its header");
+    }
+
+    #[test]
+    fn an_objects_header_names_its_key_and_an_earlier_builds_only_its_generation() {
+        let mut now = vec![0u8; 64];
+        object_bytes(&mut now, 7, 3, 0);
+        assert_eq!(object_header(&now), Some(ObjectHeader { generation: 3, key: Some(7), layout: 1 }));
+        assert_eq!(object_header(&now[..20]).map(|h| h.key), Some(None), "too short to hold the key");
+        let mut before = vec![0u8; 64];
+        object_bytes_of(&mut before, 7, 3, 0, 0);
+        assert_eq!(object_header(&before), Some(ObjectHeader { generation: 3, key: None, layout: 0 }));
+        assert_eq!(before[..16], [&b"SBVO"[..], &[0; 4], &3u64.to_le_bytes()].concat()[..], "layout 0 as earlier builds wrote it");
+        assert_eq!(before[24..], now[24..], "the layouts differ only in the key's word");
+        now[4] = 9;
+        assert_eq!(object_header(&now), None, "a layout this build does not know");
     }
 }
