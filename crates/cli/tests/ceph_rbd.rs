@@ -398,6 +398,23 @@ fn workers_sharing_an_image_with_its_exclusive_lock_are_warned_about() {
     assert!(!one.iter().any(|k| k == "shared_exclusive_lock"), "one worker holds the lock alone: {one:?}");
     let (reads, _) = run("reads", "randread", "2");
     assert!(!reads.iter().any(|k| k == "shared_exclusive_lock"), "reads take no lock: {reads:?}");
+    // Two jobs of one worker each, writing the image together: the lock moves between them just the same.
+    let job = format!(
+        "[global]\nioengine=rbd\nclientname=admin\npool=rbd\nrbdname={img}\nsize=64m\nbs=4k\niodepth=4\nruntime=2\n\
+         time_based\n[a]\nrw=randwrite\n[b]\nrw=randwrite\n[c]\nrw=randread\n"
+    );
+    std::fs::write(d.path().join("two.fio"), job).unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "two.fio", "--results-dir", "jobs", "--quiet"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&d.path().join("jobs"));
+    for (k, wrote) in [(0, true), (1, true), (2, false)] {
+        let w: Vec<&serde_json::Value> =
+            doc["jobs"][k]["warnings"].as_array().unwrap().iter().filter(|w| w["kind"] == "shared_exclusive_lock").collect();
+        assert_eq!(w.len(), wrote as usize, "job {k}: {w:?}");
+        if wrote {
+            assert_eq!((w[0]["job"].as_str(), w[0]["workers"].as_u64()), (Some("a + b"), Some(2)), "{w:?}");
+        }
+    }
     remove_image(&img);
 }
 

@@ -692,6 +692,7 @@ impl<'a> GroupRun<'a> {
             }
             results.push(r);
         }
+        crate::warnings::shared_locks_across_jobs(self.members, &mut results);
         results
     }
 }

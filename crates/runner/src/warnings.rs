@@ -156,6 +156,35 @@ fn shared_exclusive_lock(result: &JobResult, share: &JobShare) -> Option<Warning
     })
 }
 
+/// Jobs of one group writing to the same image with its exclusive lock: the
+/// lock moves between their handles as between one job's workers (a job of
+/// several workers is warned about on its own, above). Each writing job is
+/// told, the others named.
+pub fn shared_locks_across_jobs(members: &[&ReadyJob], results: &mut [JobResult]) {
+    let images = |j: &ReadyJob| match &j.share.targets {
+        Targets::Store(t) => t.exclusive_lock.clone(),
+        _ => Vec::new(),
+    };
+    let wrote = |r: &JobResult| r.ops.iter().any(|o| o.op.writes_data() && o.ios > 0);
+    let writers: Vec<(usize, Vec<String>)> =
+        members.iter().zip(results.iter()).enumerate().filter(|(_, (_, r))| wrote(r)).map(|(i, (j, _))| (i, images(j))).collect();
+    let mut warned: Vec<(usize, Warning)> = Vec::new();
+    for (i, held) in &writers {
+        for image in held {
+            let sharing: Vec<usize> = writers.iter().filter(|(_, h)| h.contains(image)).map(|(k, _)| *k).collect();
+            if sharing.len() < 2 {
+                continue;
+            }
+            let workers = sharing.iter().map(|k| members[*k].share.workers).sum();
+            let names: Vec<&str> = sharing.iter().map(|k| results[*k].name.as_str()).collect();
+            warned.push((*i, Warning::SharedExclusiveLock { job: names.join(" + "), workers, images: image.clone() }));
+        }
+    }
+    for (i, w) in warned {
+        results[i].warnings.push(w);
+    }
+}
+
 /// Operations that waited more than this at the start of a run on a locked
 /// target are flagged.
 const LOCK_WAIT_NS: u64 = 1_000_000_000;
