@@ -63,6 +63,28 @@ JOBS = {
     "zoned 50/5:30/15:20/ buffered": "ioengine=psync\n[j]\nrw=randread\nbs=4k\nrandom_distribution=zoned:50/5:30/15:20/\n",
     "nrfiles=4 randread buffered": "ioengine=psync\n[j]\nnrfiles=4\nrw=randread\nbs=4k\n",
     "norandommap buffered psync": "ioengine=psync\nnorandommap\n[j]\nrw=randread\nbs=4k\n",
+    # Issue 27's own rows: the buffered mixes whose page-cache drops and draws must be fio's.
+    "randrw 60/40 bssplit 4k-1m buffered io_uring": "ioengine=io_uring\niodepth=8\n[j]\nrw=randrw\nrwmixread=60\n"
+    "bssplit=4k/50:64k/30:1m/20\n",
+    "zipf:1.2 randread buffered io_uring": "ioengine=io_uring\niodepth=8\n[j]\nrw=randread\nbs=4k\nrandom_distribution=zipf:1.2\n",
+    "pareto:0.9 randread buffered psync": "ioengine=psync\n[j]\nrw=randread\nbs=4k\nrandom_distribution=pareto:0.9\n",
+    # Item 2's options, each on a job both tools run (fio 3.33 itself hangs with
+    # io_submit_mode=offload, so that option is compared in the examples only).
+    "cpus_allowed split 2 jobs direct psync": "ioengine=psync\ndirect=1\ncpus_allowed=0-1\ncpus_allowed_policy=split\n"
+    "numjobs=2\ngroup_reporting\n[j]\nrw=randread\nbs=4k\n",
+    "numa_cpu_nodes=0 bind direct libaio qd8": "ioengine=libaio\ndirect=1\niodepth=8\nnuma_cpu_nodes=0\nnuma_mem_policy=bind:0\n"
+    "[j]\nrw=randread\nbs=4k\n",
+    "blockalign=4k bs=512 direct psync": "ioengine=psync\ndirect=1\n[j]\nrw=randread\nbs=512\nblockalign=4k\n",
+    "rate_iops=400,100 randrw direct psync": "ioengine=psync\ndirect=1\n[j]\nrw=randrw\nbs=4k\nrate_iops=400,100\n",
+    "write_lat_log per-I/O randwrite direct libaio": "ioengine=libaio\ndirect=1\niodepth=8\nwrite_lat_log=cmp-lat\n"
+    "log_avg_msec=0\n[j]\nrw=randwrite\nbs=4k\n",
+    "dedupe 50% working_set randwrite direct": "ioengine=libaio\ndirect=1\niodepth=8\ndedupe_percentage=50\n"
+    "dedupe_mode=working_set\ndedupe_working_set_percentage=10\n[j]\nrw=randwrite\nbs=4k\n",
+    "zonemode=strided randread direct psync": "ioengine=psync\ndirect=1\nzonemode=strided\nzonesize=16m\nzonerange=64m\n"
+    "[j]\nrw=randread\nbs=4k\n",
+    "continue_on_error=all randread direct": "ioengine=psync\ndirect=1\ncontinue_on_error=all\n[j]\nrw=randread\nbs=4k\n",
+    "flow 2:1 two jobs direct psync": "ioengine=psync\ndirect=1\nflow_sleep=100\n[a]\nrw=randread\nbs=4k\nflow=2\n"
+    "[b]\nrw=randread\nbs=4k\nflow=-1\n",
 }
 
 RBD = "[global]\nioengine=rbd\nclientname=admin\npool={rbd_pool}\nrbdname=sb-cmp\nsize=256m\nruntime={runtime}\ntime_based\n"
