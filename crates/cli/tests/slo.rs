@@ -1,17 +1,19 @@
-//! `storbench slo` on the simulated store: 8 servers of 10 ms each serve
-//! 800 operations a second; evenly spaced arrivals below that wait for
-//! nothing (latency 10 ms), above it a queue grows without end. With a p90
-//! bound of 15 ms the answer is planted at 800 IOPS.
+//! `storbench slo` on the simulated store: 32 servers of 50 ms each serve
+//! 640 operations a second; evenly spaced arrivals below that wait for
+//! nothing (latency 50 ms), above it a queue grows without end. With a p90
+//! bound of 75 ms the answer is planted at 640 IOPS. (With 10 ms servers a
+//! CI machine's scheduling delays alone failed probes near the knee: a
+//! late timer is a larger share of a shorter service time.)
 
 mod common;
 use common::*;
 use storbench_model::slo::SloIndex;
 
-/// The search of the planted 800 IOPS, into `slo/`.
+/// The search of the planted 640 IOPS, into `slo/`.
 const PLANTED: [&str; 22] = [
     "slo",
     "--latency",
-    "p90=15ms",
+    "p90=75ms",
     "--quiet",
     "--results-dir",
     "slo",
@@ -22,11 +24,11 @@ const PLANTED: [&str; 22] = [
     "--ioengine",
     "null",
     "--service_time",
-    "10ms",
+    "50ms",
     "--servers",
-    "8",
+    "32",
     "--iodepth",
-    "64",
+    "128",
     "--size",
     "1g",
     "--rate_process",
@@ -43,8 +45,8 @@ fn the_search_finds_the_planted_rate_within_five_percent_in_ten_probes() {
     let ix: SloIndex = serde_json::from_str(&text).unwrap();
     assert!(ix.probes.len() <= 10, "{} probes", ix.probes.len());
     let answer = ix.answer.expect("an answer");
-    assert!((answer / 800.0 - 1.0).abs() <= 0.05, "answer {answer} vs 800");
-    assert!(r.stdout.contains("max IOPS of s with p90 <= 15.00ms"), "{}", r.stdout);
+    assert!((answer / 640.0 - 1.0).abs() <= 0.05, "answer {answer} vs 640");
+    assert!(r.stdout.contains("max IOPS of s with p90 <= 75.00ms"), "{}", r.stdout);
     // Every probe is a run kept in its own directory; the passing ones kept up.
     for p in &ix.probes {
         assert!(d.path().join("slo").join(&p.dir).join("result.json").exists(), "{}", p.dir);
@@ -114,7 +116,7 @@ fn a_killed_search_keeps_its_probes_and_resumes_from_them() {
     let ix = SloIndex::load(&d.path().join("slo")).unwrap();
     assert_eq!(ix.probes[..2], kept.probes[..], "taken as they were");
     let answer = ix.answer.expect("an answer");
-    assert!((answer / 800.0 - 1.0).abs() <= 0.05, "answer {answer} vs 800");
+    assert!((answer / 640.0 - 1.0).abs() <= 0.05, "answer {answer} vs 640");
     // The killed probe's directory is kept aside, not overwritten.
     assert!(std::fs::read_dir(d.path().join("slo")).unwrap().any(|e| e.unwrap().file_name().to_string_lossy().contains(".interrupted-")));
     let again = storbench(d.path(), &["slo", "--resume", "slo", "--latency", "p99=1ms"]);
