@@ -162,6 +162,44 @@ fn check_waits(jobs: &[JobPlan]) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// What the agents a plan runs on can do together: the checks that depend
+/// on the link rather than on a job (a fleet's agents each keep their own
+/// table of acknowledged writes, and each would replay a whole trace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkCaps {
+    /// One table of acknowledged writes sees every writer of a target.
+    pub one_verify_table: bool,
+    /// A replayed trace is shared out between the link's workers.
+    pub shares_traces: bool,
+}
+
+impl LinkCaps {
+    /// One process, the in-process agent.
+    pub const LOCAL: LinkCaps = LinkCaps { one_verify_table: true, shares_traces: true };
+    /// Agents on other machines (`--agents`, `--ssh`).
+    pub const FLEET: LinkCaps = LinkCaps { one_verify_table: false, shares_traces: false };
+}
+
+/// The jobs against what the link they will run over can do: a job that
+/// needs more is refused as input, before anything connects.
+pub fn check_link(specs: &[JobSpec], caps: LinkCaps) -> Result<(), PlanError> {
+    for spec in specs {
+        if !caps.one_verify_table && spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()) {
+            return Err(err(
+                spec,
+                "verify is not built for fleet runs yet (each agent would judge only its own writes); run it without --agents",
+            ));
+        }
+        if !caps.shares_traces && spec.replay.is_some() {
+            return Err(err(
+                spec,
+                "trace replay is not built for fleet runs yet (the trace is not split between agents); run it without --agents",
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn err(spec: &JobSpec, message: impl Into<String>) -> PlanError {
     PlanError::Input { job: spec.name.clone(), message: message.into() }
 }
@@ -897,5 +935,18 @@ mod tests {
         assert_eq!(by_header(vec![job("w", "write", &[]), job("r", "read", &verified)]), [false, false], "an earlier unverified write");
         assert_eq!(by_header(vec![job("r", "read", &verified), job("w", "write", &verified)]), [true, false], "a later write");
         assert_eq!(by_header(vec![job("r", "read", &[("verify", "crc32c"), ("verify_state", "/tmp")])]), [false], "a table kept");
+        let only = [("verify", "crc32c"), ("verify_only", "1")];
+        assert_eq!(by_header(vec![job("v", "write", &only)]), [true], "verify_only writes nothing: its headers judge it");
+    }
+
+    #[test]
+    fn a_fleets_link_refuses_what_its_agents_cannot_do_together_and_a_local_one_takes_it() {
+        let verified = spec(&[("name", "v"), ("filename", "f.dat"), ("size", "1m"), ("rw", "write"), ("verify", "crc32c")]);
+        let plain = spec(&[("name", "p"), ("filename", "f.dat"), ("size", "1m"), ("rw", "write")]);
+        let refused = check_link(&[plain.clone(), verified.clone()], LinkCaps::FLEET).unwrap_err();
+        assert_eq!(refused.fault(), storbench_model::Fault::Input);
+        assert!(refused.to_string().starts_with("job 'v': verify is not built for fleet runs"), "{refused}");
+        assert!(check_link(std::slice::from_ref(&plain), LinkCaps::FLEET).is_ok());
+        assert!(check_link(&[plain, verified], LinkCaps::LOCAL).is_ok());
     }
 }
