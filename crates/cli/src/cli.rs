@@ -113,6 +113,15 @@ pub struct JobSource {
     /// Serve the live figures for Prometheus at http://ADDR/metrics (by job, operation and agent)
     #[arg(long, value_name = "ADDR:PORT")]
     pub prometheus: Option<std::net::SocketAddr>,
+    /// Inject a fault at a time of the run: osd-out:N, osd-in:N, osd-down:N (through the Ceph monitors), exec:COMMAND (with --allow-exec); repeat for a schedule
+    #[arg(long = "fault", value_name = "TIME:ACTION[:ARG]")]
+    pub faults: Vec<String>,
+    /// Let --fault run shell commands (exec:COMMAND)
+    #[arg(long = "allow-exec")]
+    pub allow_exec: bool,
+    /// Read the Ceph cluster's own counters once a second (pg stat, osd perf, osd stat): the cluster of the run's rados or rbd jobs, or the one CEPH.conf names
+    #[arg(long = "watch-ceph", value_name = "CEPH.conf", num_args = 0..=1, default_missing_value = "")]
+    pub watch_ceph: Option<String>,
     #[command(flatten)]
     pub fleet: FleetArgs,
 }

@@ -155,21 +155,8 @@ pub fn run(
     journal: &mut RunJournal,
 ) -> Result<RunResult, CliError> {
     let (agent_list, dir) = fleet.agents()?;
-    // Each agent keeps its own table of acknowledged writes: two agents on
-    // one target would judge each other's writes as corruption.
-    if let Some(s) = specs.iter().find(|s| s.verify.as_ref().is_some_and(|v| v.checksum.is_some())) {
-        return Err(CliError::usage(format!(
-            "job {}: verify is not built for fleet runs yet (each agent would judge only its own writes); run it without --agents",
-            s.name
-        )));
-    }
-    // Each agent would replay the whole trace onto the shared target.
-    if let Some(s) = specs.iter().find(|s| s.replay.is_some()) {
-        return Err(CliError::usage(format!(
-            "job {}: trace replay is not built for fleet runs yet (the trace is not split between agents); run it without --agents",
-            s.name
-        )));
-    }
+    // What the fleet's link cannot carry is the plan's to refuse.
+    storbench_runner::check_link(specs, storbench_runner::LinkCaps::FLEET)?;
     let creds = storbench_fleet::creds::coordinator(&dir).map_err(CliError::usage)?;
     let n = agent_list.len();
     let specs = with_credentials(specs);
@@ -231,12 +218,19 @@ pub fn run(
     prepared.telemetry = watching.telemetry;
     let ids: HashMap<String, u32> = prepared.jobs.iter().map(|j| (j.name().to_string(), j.share.job)).collect();
     let notes = agent_notes(&connected, &shares);
+    let cluster = match crate::disrupt::cluster(watching.disrupt.as_deref(), watching.telemetry, prepared.jobs.iter().map(|j| &*j.config)) {
+        Ok(c) => c,
+        Err(e) => {
+            connected.finish(&none_left, &all_live, &aborted);
+            return Err(e);
+        }
+    };
     let mut link = FleetLink::new(&mut connected, shares, fleet.on_lost);
     if let Some(registry) = watching.metrics {
         registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
         link.set_tap(registry);
     }
-    let mut result = crate::watch::run(&mut link, watchers.as_mut(), &prepared, observer, scope);
+    let mut result = crate::watch::run(&mut link, watchers.as_mut(), cluster, &prepared, observer, scope);
     link.annotate(&mut result, &ids);
     let (left, live) = link.leftovers();
     for message in connected.finish(&left, &live, &aborted) {

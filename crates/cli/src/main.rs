@@ -39,6 +39,7 @@ macro_rules! say_part {
 mod cli;
 mod commands;
 mod compat;
+mod disrupt;
 mod error;
 mod fleet;
 mod journal;

@@ -40,6 +40,8 @@ pub struct RunSetup {
     pub no_telemetry: bool,
     /// Hosts that only measure themselves during each run (`--watch`).
     pub watch: Option<std::rc::Rc<crate::watch::WatchSetup>>,
+    /// Faults to inject and the storage cluster to watch (`--fault`, `--watch-ceph`).
+    pub disrupt: Option<std::rc::Rc<crate::disrupt::DisruptSetup>>,
 }
 
 impl RunSetup {
@@ -48,6 +50,7 @@ impl RunSetup {
     pub fn from_source(source: &crate::cli::JobSource) -> Result<RunSetup, CliError> {
         let fleet = source.fleet.setup()?.map(std::rc::Rc::new);
         let watch = crate::watch::WatchSetup::of(&source.fleet, source.no_telemetry)?.map(std::rc::Rc::new);
+        let disrupt = crate::disrupt::DisruptSetup::of(source)?.map(std::rc::Rc::new);
         let metrics = match source.prometheus {
             Some(addr) => {
                 let e = storbench_fleet::prometheus::serve(addr).map_err(CliError::usage)?;
@@ -63,6 +66,7 @@ impl RunSetup {
             replace: source.force,
             no_telemetry: source.no_telemetry,
             watch,
+            disrupt,
             ..RunSetup::default()
         })
     }
@@ -75,6 +79,8 @@ pub struct Watching {
     pub telemetry: bool,
     /// Hosts that only measure themselves (`--watch`).
     pub watch: Option<std::rc::Rc<crate::watch::WatchSetup>>,
+    /// Faults and the cluster watched beside the run.
+    pub disrupt: Option<std::rc::Rc<crate::disrupt::DisruptSetup>>,
 }
 
 /// Plan, prepare, run and clean up. Bad input is reported before anything
@@ -83,6 +89,7 @@ pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Obse
     let dir = setup.results_dir.clone().unwrap_or_else(output::default_dir);
     place_unit_logs(&mut specs, &setup, &dir)?;
     let plan = build_plan(specs.clone())?;
+    crate::disrupt::check(setup.disrupt.as_deref(), &specs)?;
     output::check_writable(&dir, setup.replace)?;
     if !setup.logs_outside {
         output::check_log_prefixes(&specs)?;
@@ -110,6 +117,7 @@ pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Obse
         metrics: setup.metrics.as_ref().map(|m| m.registry.clone()),
         telemetry: !setup.no_telemetry,
         watch: setup.watch.clone(),
+        disrupt: setup.disrupt.clone(),
     };
     let ran = match &setup.fleet {
         Some(fleet) => crate::fleet::run(fleet, &specs, plan, &mut tee, &scope, watching, &mut journal),
@@ -190,14 +198,16 @@ fn run_here(
     prepared.telemetry = watching.telemetry;
     say_held_targets(&prepared);
     let disks = DiskSnapshot::take(file_paths(&prepared));
+    let configs = prepared.jobs.iter().map(|j| &*j.config);
+    let cluster = crate::disrupt::cluster(watching.disrupt.as_deref(), watching.telemetry, configs)?;
     let mut link = local_agent(&prepared);
     let mut result = match watching.metrics {
         Some(registry) => {
             registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
             let mut tapped = Tapped { inner: &mut link, tap: &*registry, agent: "local".into() };
-            crate::watch::run(&mut tapped, watchers.as_mut(), &prepared, observer, scope)
+            crate::watch::run(&mut tapped, watchers.as_mut(), cluster, &prepared, observer, scope)
         }
-        None => crate::watch::run(&mut link, watchers.as_mut(), &prepared, observer, scope),
+        None => crate::watch::run(&mut link, watchers.as_mut(), cluster, &prepared, observer, scope),
     };
     // The workers are joined before their targets are cleaned up (except
     // workers abandoned stuck in their engine after a second Ctrl-C).

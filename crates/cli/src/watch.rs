@@ -15,6 +15,7 @@ use storbench_fleet::agents::AgentSpec;
 use storbench_fleet::watch::Watchers;
 use storbench_model::RunResult;
 use storbench_runner::agent::AgentLink;
+use storbench_runner::disruption::{ClusterLink, ClusterSetup};
 use storbench_runner::interrupt::Scope;
 use storbench_runner::{run_plan_on, Observer, Prepared};
 
@@ -71,9 +72,32 @@ impl WatchSetup {
     }
 }
 
-/// Run the prepared plan over `link`, with the watched hosts beside it if
-/// there are any; they stop sampling when the run is over.
+/// Run the prepared plan over `link`, with the storage cluster (watched,
+/// and the faults injected into it) and the watched hosts beside it if
+/// there are any; they stop when the run is over, and what the faults did
+/// is assessed from the run's own figures.
 pub fn run(
+    link: &mut dyn AgentLink,
+    watchers: Option<&mut Watchers>,
+    cluster: ClusterSetup,
+    prepared: &Prepared,
+    observer: &mut dyn Observer,
+    scope: &Scope,
+) -> RunResult {
+    if cluster.is_empty() {
+        return beside_hosts(link, watchers, prepared, observer, scope);
+    }
+    let faults = !cluster.faults.is_empty();
+    let mut beside = ClusterLink::new(link, cluster);
+    let mut result = beside_hosts(&mut beside, watchers, prepared, observer, scope);
+    let events = beside.finish();
+    if faults {
+        result.disruption = Some(storbench_model::disruption::Disruption::assess(&result, events));
+    }
+    result
+}
+
+fn beside_hosts(
     link: &mut dyn AgentLink,
     watchers: Option<&mut Watchers>,
     prepared: &Prepared,

@@ -42,10 +42,12 @@ pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, 
         if let Some(arg) = own_flag(command, key) {
             let long = key.replace('_', "-").to_ascii_lowercase();
             match arg {
-                Own::Value => {
+                Own::Value | Own::Optional => {
                     let bare = inline.is_none();
                     own.push(inline.map_or_else(|| format!("--{long}"), |v| format!("--{long}={v}")));
-                    if bare && i < words.len() {
+                    // A value that may be left out is not the next flag (--watch-ceph --quiet).
+                    let optional = matches!(arg, Own::Optional);
+                    if bare && i < words.len() && !(optional && words[i].starts_with("--")) {
                         own.push(words[i].clone());
                         i += 1;
                     }
@@ -88,9 +90,11 @@ pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, 
     Ok((own, jobs))
 }
 
-/// One of the command's own flags: one that takes a value, or a switch.
+/// One of the command's own flags: one that takes a value, one whose value
+/// may be left out, or a switch.
 enum Own {
     Value,
+    Optional,
     Switch,
 }
 
@@ -101,7 +105,11 @@ fn own_flag(command: &clap::Command, key: &str) -> Option<Own> {
     command
         .get_arguments()
         .find(|a| a.get_long() == Some(key.as_str()) || a.get_all_aliases().is_some_and(|al| al.contains(&key.as_str())))
-        .map(|a| if a.get_action().takes_values() { Own::Value } else { Own::Switch })
+        .map(|a| match (a.get_action().takes_values(), a.get_num_args().is_some_and(|n| n.min_values() == 0)) {
+            (true, true) => Own::Optional,
+            (true, false) => Own::Value,
+            (false, _) => Own::Switch,
+        })
 }
 
 /// The value of option `name` given as `--key`: the next word, or for an

@@ -1,12 +1,21 @@
 //! A cluster that stops answering mid-run: operations time out (op_timeout),
-//! are counted as errors, and the results of the elapsed time are written.
-//! Its own test binary, because pausing the cluster would disturb the other
-//! Ceph tests (cargo runs test binaries one after another).
+//! are counted as errors, and the results of the elapsed time are written;
+//! a stale lock; an OSD out and in again mid-run; faults as commands. Its
+//! own test binary, because pausing the cluster would disturb the other
+//! Ceph tests (cargo runs test binaries one after another); within it the
+//! tests that disturb the cluster take turns ([`one_at_a_time`]).
 
 mod common;
 use common::*;
 use std::process::Command;
 use std::time::Duration;
+
+/// The tests that pause the cluster, hold an image's lock or take an OSD
+/// out would disturb each other's figures: one at a time.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static CLUSTER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    CLUSTER.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Unpauses the cluster however the test ends.
 struct Unpause;
@@ -22,6 +31,7 @@ fn a_paused_cluster_times_out_operations_and_the_run_still_reports() {
     if !ceph_cluster() {
         return;
     }
+    let _turn = one_at_a_time();
     let d = scratch();
     let prefix = format!("sbfault.{}.", std::process::id());
     let child = Command::new(bin())
@@ -86,6 +96,7 @@ fn a_stale_rbd_lock_is_named_with_its_command_and_a_wait_on_it_is_flagged() {
     if !ceph_cluster() {
         return;
     }
+    let _turn = one_at_a_time();
     let d = scratch();
     let pool = std::env::var("STORBENCH_RBD_POOL").unwrap_or_else(|_| "rbd".into());
     let image = format!("sbstale{}", std::process::id());
@@ -139,4 +150,146 @@ fn a_stale_rbd_lock_is_named_with_its_command_and_a_wait_on_it_is_flagged() {
 
 fn words(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
+}
+
+/// Puts an OSD back in however the test ends, and waits (bounded) until
+/// every PG is active+clean again, so later tests find a healthy cluster.
+struct BackIn(&'static str);
+
+impl Drop for BackIn {
+    fn drop(&mut self) {
+        let _ = Command::new("ceph").args(["osd", "in", self.0]).output();
+        let clean = || {
+            let out = Command::new("ceph").args(["pg", "stat", "-f", "json"]).output().map(|o| o.stdout).unwrap_or_default();
+            let v: serde_json::Value = serde_json::from_slice(&out).unwrap_or_default();
+            let total = v["pg_summary"]["num_pgs"].as_u64();
+            let states = v["pg_summary"]["num_pg_by_state"].as_array().cloned().unwrap_or_default();
+            let ok = states.iter().filter(|s| s["name"] == "active+clean").filter_map(|s| s["num"].as_u64()).sum::<u64>();
+            total.is_some_and(|t| t == ok)
+        };
+        let began = std::time::Instant::now();
+        while !clean() && began.elapsed() < Duration::from_secs(90) {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+    }
+}
+
+/// Issue 30's failure check: an OSD out at 4 s and in again at 10 s under a
+/// 20 s RBD write run. The run completes, each fault is carried out through
+/// the monitors and recorded, the clients' figures before, during and
+/// after are kept, the cluster's own counters (watched on the run's axis)
+/// show the OSD out and a recovery, and the report shows it.
+#[test]
+fn an_osd_out_and_back_in_mid_run_is_survived_and_assessed() {
+    if !ceph_cluster() {
+        return;
+    }
+    let _turn = one_at_a_time();
+    let d = scratch();
+    let _back = BackIn("2");
+    let img = format!("sbfault-{}", std::process::id());
+    let args = [
+        "run",
+        "--name",
+        "f",
+        "--ioengine",
+        "rbd",
+        "--pool",
+        "rbd",
+        "--rbdname",
+        &img,
+        "--size",
+        "64m",
+        "--rw",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--iodepth",
+        "8",
+        "--runtime",
+        "20",
+        "--time_based",
+        "1",
+        "--fault",
+        "4s:osd-out:2",
+        "--fault",
+        "10s:osd-in:2",
+        "--watch-ceph",
+        "--results-dir",
+        "out",
+        "--quiet",
+    ];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let doc = result_json(&d.path().join("out"));
+    assert_valid(&doc);
+    let res = run_result(&d.path().join("out"));
+    let dis = res.disruption.as_ref().expect("the faults' figures");
+    let done: Vec<(String, f64, bool)> = dis.events.iter().map(|e| (e.action.words(), e.at_s, e.error.is_none())).collect();
+    assert_eq!(done, [("osd-out:2".to_string(), 4.0, true), ("osd-in:2".to_string(), 10.0, true)], "{:?}", dis.events);
+    assert!(dis.events.iter().all(|e| e.done_s >= e.at_s && e.done_s < e.at_s + 5.0), "carried out on time: {:?}", dis.events);
+    let (before, after) = (dis.before.as_ref().unwrap(), dis.after.as_ref().unwrap());
+    assert!(before.ops_per_s > 0.0 && after.ops_per_s > 0.0 && dis.during.is_some(), "{dis:?}");
+    // The cluster's counters, on the run's seconds: the OSD out, then in again.
+    let t = res.telemetry.as_ref().unwrap();
+    let cluster = t.sources.iter().find(|s| s.kind == storbench_model::telemetry::SourceKind::Cluster).expect("the cluster watched");
+    let osds_in: Vec<f64> = cluster.get("cluster_osds_in").expect("OSDs in").present().collect();
+    assert!(osds_in.contains(&2.0) && osds_in.last() == Some(&3.0), "out, then in: {osds_in:?}");
+    assert!(cluster.t.iter().all(|s| s.fract() == 0.0) && cluster.t.len() >= 15, "whole seconds of the run: {:?}", cluster.t);
+    assert!(cluster.all("osd_commit_latency_ms").count() >= 3, "each OSD's latency");
+    let [from, to] = dis.cluster_recovery_s.expect("degraded objects while the OSD was out");
+    assert!(from >= 4.0 && to >= from, "{from}..{to}");
+    assert!(r.stdout.contains("fault osd-out:2 at 4.0 s") && r.stdout.contains("cluster ceph"), "{}", r.stdout);
+    let html = storbench(d.path(), &["report", "out", "-o", "r.html"]);
+    assert_eq!(html.code, 0, "{}", html.stderr);
+    let page = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    assert!(page.contains("Faults") && page.contains("osd-out:2") && page.contains("cluster ceph"), "the report shows the faults");
+}
+
+/// A command at a time of a run (only with --allow-exec): carried out at
+/// its time, its answer kept; one that fails is recorded, and the run goes
+/// on; one due after the run's end is listed as not carried out.
+#[test]
+fn a_command_fault_runs_at_its_time_and_a_late_one_is_not_reached() {
+    let d = scratch();
+    let common = ["run", "--name", "x", "--filename", "f.dat", "--size", "4m", "--rw", "randread", "--bs", "4k", "--runtime", "5"];
+    let run = |more: &[&str], out: &str| {
+        storbench(d.path(), &[&common[..], more, &["--time_based", "1", "--quiet", "--results-dir", out]].concat())
+    };
+    let refused = run(&["--fault", "1s:exec:touch marker"], "no");
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("needs --allow-exec"), "{}", refused.stderr);
+    assert!(!d.path().join("marker").exists() && !d.path().join("no").exists(), "nothing ran, nothing written");
+    let r = run(
+        &["--fault", "1s:exec:touch marker; echo made", "--fault", "2s:exec:exit 4", "--fault", "30s:exec:touch late", "--allow-exec"],
+        "out",
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(d.path().join("marker").exists() && !d.path().join("late").exists());
+    let res = run_result(&d.path().join("out"));
+    let dis = res.disruption.unwrap();
+    let said: Vec<(Option<&str>, bool)> =
+        dis.events.iter().map(|e| (Some(e.answer.as_str()).filter(|a| !a.is_empty()), e.error.is_some())).collect();
+    assert_eq!(said, [(Some("made"), false), (None, true), (None, true)], "{:?}", dis.events);
+    assert!(dis.events[1].error.as_deref().unwrap().contains("exit status: 4"));
+    assert!(dis.events[2].error.as_deref().unwrap().contains("the run ended first"));
+    assert!(dis.before.is_some() && dis.after.is_some(), "{dis:?}");
+    assert_valid(&result_json(&d.path().join("out")));
+}
+
+#[test]
+fn a_fault_schedule_that_cannot_work_is_refused_before_anything_runs() {
+    let d = scratch();
+    let common = ["run", "--name", "x", "--filename", "f.dat", "--size", "4m", "--rw", "randread", "--runtime", "1"];
+    for (more, says, code) in [
+        (&["--fault", "5s:reboot"][..], "unknown action 'reboot'", 2),
+        (&["--fault", "soon:osd-out:1"][..], "'soon' is not a time", 2),
+        (&["--fault", "1s:osd-out:2"][..], "no Ceph cluster", 2),
+        (&["--watch-ceph", "/nonexistent/ceph.conf"][..], "no such file", 2),
+    ] {
+        let r = storbench(d.path(), &[&common[..], more, &["--results-dir", "out"]].concat());
+        assert_eq!(r.code, code, "{more:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{more:?}: {}", r.stderr);
+        assert!(!d.path().join("out").exists(), "{more:?}: no results written");
+    }
 }

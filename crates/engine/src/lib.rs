@@ -362,6 +362,11 @@ pub trait EngineFactory: Sync {
     fn file_ops(&self) -> Option<meta::FileOps> {
         None
     }
+    /// Whether a configured job can reach the storage cluster behind its
+    /// target ([`EngineConfig::cluster`]: its counters, faults injected).
+    fn knows_cluster(&self) -> bool {
+        false
+    }
     /// Parse and check the job's engine options once, resolving what they
     /// refer to (credentials from the environment and files) into the
     /// engine's typed configuration. Contacts no storage.
@@ -473,6 +478,27 @@ pub trait EngineConfig: Send + Sync {
     fn admin(&self) -> Result<Box<dyn ObjectAdmin>, EngineError> {
         Err(EngineError::Unavailable { engine: "storbench", message: "this engine has no single-object access (rados has)".into() })
     }
+    /// The storage cluster behind the target, connected: its own counters
+    /// and the faults a run may inject (Ceph's). `None`: the engine knows
+    /// of no cluster behind its target.
+    fn cluster(&self) -> Result<Option<Box<dyn ClusterAdmin>>, EngineError> {
+        Ok(None)
+    }
+}
+
+/// A storage cluster as its operators' tools see it (Ceph's monitors and
+/// managers): its own counters, read once a second during a run, and the
+/// faults a run injects. Used from one thread at a time.
+pub trait ClusterAdmin: Send {
+    /// The cluster's name in the run's telemetry (`ceph`).
+    fn name(&self) -> &str;
+    /// One reading of the cluster's counters, rates as the cluster itself
+    /// computes them (`cluster_client_write_ops_per_s`,
+    /// `osd_commit_latency_ms{osd="2"}`, `cluster_degraded_objects`).
+    fn sample(&mut self) -> Result<Vec<storbench_model::telemetry::Value>, EngineError>;
+    /// Carry out a fault that goes through the cluster (`osd out 2`); what
+    /// it answered.
+    fn inject(&mut self, action: &storbench_model::disruption::FaultAction) -> Result<String, EngineError>;
 }
 
 /// Which objects under a prefix [`EngineConfig::remove_objects`] may remove.

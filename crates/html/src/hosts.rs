@@ -41,8 +41,12 @@ fn axis_note(t: &Telemetry) -> Option<String> {
     })
 }
 
-/// A host's CPU, disk and network charts (names end -cpu, -disks, -net).
+/// A host's CPU, disk and network charts (names end -cpu, -disks, -net); a
+/// cluster's client operations, OSD latency and recovery.
 pub fn charts_of(s: &Source) -> Vec<Chart> {
+    if s.kind == storbench_model::telemetry::SourceKind::Cluster {
+        return cluster_charts(s);
+    }
     let id = |what: &str| slug(&format!("host-{}-{what}", s.name));
     let line = |label: String, f: &Figures, scale: f64| Series {
         label,
@@ -81,6 +85,52 @@ pub fn charts_of(s: &Source) -> Vec<Chart> {
             series: &series,
             log_y: false,
             y_fmt: f,
+            x_fmt: None,
+            marks: &[],
+            rule: None,
+            points: false,
+        }),
+    })
+    .collect()
+}
+
+/// A cluster's own counters: its clients' operations, its OSDs' commit
+/// latency (the slowest), and what it had to recover.
+fn cluster_charts(s: &Source) -> Vec<Chart> {
+    let line =
+        |label: String, f: &Figures| Series { label, points: s.t.iter().zip(&f.values).filter_map(|(t, v)| v.map(|v| (*t, v))).collect() };
+    let named = |pairs: &[(&str, &str)]| -> Vec<Series> {
+        pairs.iter().filter_map(|(m, label)| s.get(m).map(|f| line(label.to_string(), f))).collect()
+    };
+    let ops = named(&[
+        ("cluster_client_read_ops_per_s", "reads"),
+        ("cluster_client_write_ops_per_s", "writes"),
+        ("cluster_recovery_objects_per_s", "objects recovered"),
+    ]);
+    let osds: Vec<Series> = busiest(s, "osd_commit_latency_ms").into_iter().map(|f| line(format!("osd.{}", f.label("osd")), f)).collect();
+    let recovery = named(&[
+        ("cluster_degraded_objects", "degraded"),
+        ("cluster_misplaced_objects", "misplaced"),
+        ("cluster_pgs_not_active_clean", "PGs not active+clean"),
+    ]);
+    let n = |v: f64| format!("{v:.0}");
+    [
+        ("ops", "operations per second by the cluster's count", "ops/s", ops),
+        ("osd-latency", "OSD commit latency (the slowest OSDs)", "ms", osds),
+        ("recovery", "objects to recover", "objects", recovery),
+    ]
+    .into_iter()
+    .filter(|c| !c.3.is_empty())
+    .map(|(what, title, y, series)| Chart {
+        name: slug(&format!("cluster-{}-{what}", s.name)),
+        title: format!("cluster {}: {title}", s.name),
+        svg: charts::lines(&Lines {
+            title,
+            x_desc: "seconds",
+            y_desc: y,
+            series: &series,
+            log_y: false,
+            y_fmt: &n,
             x_fmt: None,
             marks: &[],
             rule: None,

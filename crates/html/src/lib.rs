@@ -6,6 +6,7 @@
 
 pub mod charts;
 mod compare;
+mod disruption;
 mod hosts;
 mod page;
 pub mod raster;

@@ -45,6 +45,7 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
     }
     // What the hosts did, on the run's axis: the first group's seconds are
     // the jobs' timelines' own; a later group's are offset by its start (said there).
+    all.extend(crate::disruption::section(&mut page, run));
     if let Some(t) = &run.telemetry {
         all.extend(crate::hosts::section(&mut page, t));
     }

@@ -25,6 +25,7 @@
 //! Renderers depend on this crate, never on the runner, so a report can be
 //! built (and re-built from a results directory) without any engine.
 
+pub mod disruption;
 pub mod fault;
 pub mod journal;
 mod kind_result;

@@ -52,6 +52,9 @@ pub struct RunResult {
     /// results from before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<crate::telemetry::Telemetry>,
+    /// The faults the run injected (`--fault`) and what they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disruption: Option<crate::disruption::Disruption>,
 }
 
 /// One agent of a fleet run: who it was, how its clock stood against the

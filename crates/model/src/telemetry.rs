@@ -35,6 +35,9 @@ pub enum SourceKind {
     Client,
     /// A machine that only measured itself (`storbench agent --monitor`).
     Watched,
+    /// A storage cluster's own counters, read through its management
+    /// interface (Ceph's managers: `pg stat`, `osd perf`).
+    Cluster,
 }
 
 /// One source's seconds and the series measured over them.

@@ -12,6 +12,7 @@ pub fn noun(s: &Source) -> &'static str {
     match s.kind {
         SourceKind::Client => "host",
         SourceKind::Watched => "watched host",
+        SourceKind::Cluster => "cluster",
     }
 }
 
@@ -21,6 +22,9 @@ pub fn lines(t: &Telemetry) -> Vec<String> {
 }
 
 fn line(s: &Source) -> String {
+    if s.kind == SourceKind::Cluster {
+        return cluster_line(s);
+    }
     let mut parts = Vec::new();
     if let Some(cpu) = s.get(metric::CPU_BUSY) {
         parts.push(format!("CPU busy {}% mean, {}% max", pct(cpu.mean()), pct(cpu.max())));
@@ -59,6 +63,31 @@ fn line(s: &Source) -> String {
         if parts.is_empty() { "no figures".into() } else { parts.join(", ") },
         cost
     )
+}
+
+/// A storage cluster's own counters: what its clients did by its count, its
+/// slowest OSD, and whether it had data to recover.
+fn cluster_line(s: &Source) -> String {
+    let mean = |m: &str| s.get(m).and_then(Series::mean).unwrap_or(0.0);
+    let max = |m: &str| s.get(m).and_then(Series::max).unwrap_or(0.0);
+    let mut parts = vec![format!(
+        "clients {:.0} reads/s and {:.0} writes/s mean",
+        mean("cluster_client_read_ops_per_s"),
+        mean("cluster_client_write_ops_per_s")
+    )];
+    let slowest =
+        s.all("osd_commit_latency_ms").filter_map(|x| Some((x.max()?, x.label("osd")))).reduce(|a, b| if b.0 > a.0 { b } else { a });
+    if let Some((ms, osd)) = slowest {
+        parts.push(format!("slowest OSD commit osd.{osd} {ms:.0} ms max"));
+    }
+    let (degraded, misplaced) = (max("cluster_degraded_objects"), max("cluster_misplaced_objects"));
+    if degraded > 0.0 || misplaced > 0.0 {
+        parts.push(format!("up to {degraded:.0} objects degraded and {misplaced:.0} misplaced"));
+    }
+    if let Some(up) = s.get("cluster_osds_in").and_then(|x| x.present().reduce(f64::min)) {
+        parts.push(format!("at least {up:.0} of {:.0} OSDs in", max("cluster_osds")));
+    }
+    format!("cluster {} ({} s, its managers' figures): {}", s.name, s.t.len(), parts.join(", "))
 }
 
 pub const HEADER: &str = "host,kind,t_s,duration_s,metric,labels,value";

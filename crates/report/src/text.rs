@@ -69,6 +69,9 @@ pub fn render(r: &RunResult) -> String {
     for l in r.telemetry.iter().flat_map(crate::hosts::lines) {
         let _ = writeln!(out, "{l}");
     }
+    for l in r.disruption.iter().flat_map(disruption_lines) {
+        let _ = writeln!(out, "{l}");
+    }
     let job_warnings = r.jobs.iter().flat_map(|j| j.warnings.iter().map(move |w| (Some(j.name.as_str()), w.message())));
     let warnings = storbench_model::warning::fold(job_warnings.chain(r.warnings.iter().map(|w| (None, w.message()))));
     for j in &r.jobs {
@@ -471,6 +474,46 @@ impl crate::Exporter for Text {
     }
 }
 
+/// A run through failure in words: each fault and its answer, the clients'
+/// figures before, during and after, and how long recovery took.
+pub fn disruption_lines(d: &storbench_model::disruption::Disruption) -> Vec<String> {
+    let mut out: Vec<String> = d
+        .events
+        .iter()
+        .map(|e| {
+            let outcome = match &e.error {
+                Some(err) => format!("failed: {err}"),
+                None if e.answer.is_empty() => "done".to_string(),
+                None => e.answer.clone(),
+            };
+            match e.skipped {
+                true => format!("fault {} at {:.1} s: {outcome}", e.action.words(), e.at_s),
+                false => format!("fault {} at {:.1} s (carried out at {:.2} s): {outcome}", e.action.words(), e.at_s, e.done_s),
+            }
+        })
+        .collect();
+    let stretch = |name: &str, s: &Option<storbench_model::disruption::Stretch>| {
+        s.as_ref().map(|s| {
+            let p99 = s.p99_ns.map_or(String::new(), |ns| format!(", p99 {}", crate::fmt::latency(ns)));
+            format!("{name} {} ops/s{p99}, {} errors", crate::fmt::count(s.ops_per_s), s.errors)
+        })
+    };
+    let parts: Vec<String> =
+        [stretch("before", &d.before), stretch("during", &d.during), stretch("after", &d.after)].into_iter().flatten().collect();
+    if !parts.is_empty() {
+        out.push(format!("faults: {}", parts.join("; ")));
+    }
+    out.push(match d.recovered_after_s {
+        Some(s) => format!("the clients were back within 5% of before {s:.0} s after the last fault"),
+        None => "the clients were not back within 5% of before by the run's end".into(),
+    });
+    if let Some([a, b]) = d.cluster_recovery_s {
+        out.push(format!(
+            "the cluster recovered (degraded or misplaced objects, recovery traffic) from {a:.0} s to {b:.0} s by its own counters"
+        ));
+    }
+    out
+}
 #[cfg(test)]
 mod tests {
     use super::*;

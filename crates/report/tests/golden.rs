@@ -136,6 +136,7 @@ fn sample() -> RunResult {
         }],
         agents: vec![],
         telemetry: None,
+        disruption: None,
     }
 }
 

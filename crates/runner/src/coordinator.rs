@@ -130,6 +130,7 @@ pub fn run_plan_on(link: &mut dyn AgentLink, plan: &Prepared, observer: &mut dyn
         disk_util: Vec::new(),
         agents: Vec::new(),
         telemetry,
+        disruption: None,
     }
 }
 

@@ -20,6 +20,7 @@ pub mod buffers;
 pub mod burn;
 pub mod clock;
 pub mod coordinator;
+pub mod disruption;
 pub mod fill;
 pub mod flow;
 pub mod interrupt;
@@ -43,5 +44,5 @@ pub mod warnings;
 pub mod worker;
 
 pub use coordinator::{handshake, hostname, local_agent, op_results, run_plan, run_plan_on, Observer, Progress, Silent};
-pub use plan::{build_plan, Plan, PlanError};
+pub use plan::{build_plan, check_link, LinkCaps, Plan, PlanError};
 pub use prepare::{Cleaned, PrepareFailed, Prepared, ReadyJob};

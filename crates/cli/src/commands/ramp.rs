@@ -123,6 +123,7 @@ impl Ramp<'_> {
             logs_outside: false,
             no_telemetry: self.shared.no_telemetry,
             watch: self.shared.watch.clone(),
+            disrupt: self.shared.disrupt.clone(),
         };
         let t0 = std::time::Instant::now();
         let (result, dir) = execute(specs, setup, &mut observer)?;

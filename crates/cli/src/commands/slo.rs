@@ -457,6 +457,7 @@ impl<'a> Search<'a> {
             logs_outside: false,
             no_telemetry: self.shared.no_telemetry,
             watch: self.shared.watch.clone(),
+            disrupt: self.shared.disrupt.clone(),
         };
         let t0 = Instant::now();
         let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.source.quiet)) {

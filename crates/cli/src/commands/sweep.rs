@@ -276,6 +276,7 @@ impl<'a> Sweep<'a> {
             logs_outside: false,
             no_telemetry: self.shared.no_telemetry,
             watch: self.shared.watch.clone(),
+            disrupt: None,
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let (result, dir) = execute(specs.clone(), setup, &mut observer)?;
@@ -307,6 +308,7 @@ impl<'a> Sweep<'a> {
             logs_outside: false,
             no_telemetry: self.shared.no_telemetry,
             watch: self.shared.watch.clone(),
+            disrupt: self.shared.disrupt.clone(),
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let t0 = Instant::now();

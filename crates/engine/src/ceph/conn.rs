@@ -106,6 +106,10 @@ impl Cluster {
         c.configure(engine, o)?;
         // SAFETY: the handle was created above and configured.
         ffi::check(engine, "rados_connect", unsafe { (api.rados_connect)(c.rados) })?;
+        if o.pool.is_empty() {
+            // The monitors and managers only (a cluster watched, not used).
+            return Ok(c);
+        }
         let cpool = ffi::cstr(engine, "pool", &o.pool)?;
         // SAFETY: connected handle, valid out-pointer.
         let rc = unsafe { (api.rados_ioctx_create)(c.rados, cpool.as_ptr(), &mut c.ioctx) };
@@ -157,14 +161,24 @@ impl Cluster {
 impl Cluster {
     /// Run a monitor command (JSON) and return its output.
     pub fn mon_command(&self, engine: &'static str, json: &str) -> Result<String, EngineError> {
+        self.command(engine, "rados_mon_command", self.api.rados_mon_command, json)
+    }
+
+    /// Run a manager command (JSON: `pg stat`, `osd perf`, `osd pool stats`)
+    /// and return its output.
+    pub fn mgr_command(&self, engine: &'static str, json: &str) -> Result<String, EngineError> {
+        self.command(engine, "rados_mgr_command", self.api.rados_mgr_command, json)
+    }
+
+    /// One command through librados's monitor or manager call (they share a
+    /// signature); a failure carries the cluster's own words.
+    fn command(&self, engine: &'static str, call: &'static str, f: ffi::CommandFn, json: &str) -> Result<String, EngineError> {
         let cmd = ffi::cstr(engine, "command", json)?;
         let cmds = [cmd.as_ptr()];
         let (mut out, mut outlen, mut status, mut statuslen) = (ptr::null_mut(), 0usize, ptr::null_mut(), 0usize);
         // SAFETY: one valid command string; librados allocates the out buffers,
         // freed below with rados_buffer_free.
-        let rc = unsafe {
-            (self.api.rados_mon_command)(self.rados, cmds.as_ptr(), 1, ptr::null(), 0, &mut out, &mut outlen, &mut status, &mut statuslen)
-        };
+        let rc = unsafe { f(self.rados, cmds.as_ptr(), 1, ptr::null(), 0, &mut out, &mut outlen, &mut status, &mut statuslen) };
         let text = |p: *mut std::ffi::c_char, len: usize| {
             if p.is_null() {
                 return String::new();
@@ -175,8 +189,11 @@ impl Cluster {
             unsafe { (self.api.rados_buffer_free)(p) };
             s
         };
-        let (out, _status) = (text(out, outlen), text(status, statuslen));
-        ffi::check(engine, "rados_mon_command", rc)?;
+        let (out, status) = (text(out, outlen), text(status, statuslen));
+        if rc < 0 && !status.trim().is_empty() {
+            return Err(EngineError::failed(engine, format!("{call} '{json}': {}", status.trim()), std::io::Error::from_raw_os_error(-rc)));
+        }
+        ffi::check(engine, call, rc)?;
         Ok(out)
     }
 

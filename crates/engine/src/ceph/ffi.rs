@@ -41,17 +41,8 @@ pub struct Api {
     pub rados_nobjects_list_open: unsafe extern "C" fn(IoCtx, *mut ListCtx) -> c_int,
     pub rados_nobjects_list_next: unsafe extern "C" fn(ListCtx, *mut *const c_char, *mut *const c_char, *mut *const c_char) -> c_int,
     pub rados_nobjects_list_close: unsafe extern "C" fn(ListCtx),
-    pub rados_mon_command: unsafe extern "C" fn(
-        Rados,
-        *const *const c_char,
-        usize,
-        *const c_char,
-        usize,
-        *mut *mut c_char,
-        *mut usize,
-        *mut *mut c_char,
-        *mut usize,
-    ) -> c_int,
+    pub rados_mon_command: CommandFn,
+    pub rados_mgr_command: CommandFn,
     pub rados_buffer_free: unsafe extern "C" fn(*mut c_char),
     // Compound write operations: storbench's mark (an xattr) goes with the
     // data in one operation, and a cleanup removes an object only if the
@@ -193,6 +184,7 @@ fn load() -> Result<Api, String> {
         rados_nobjects_list_next: sym!(rados, RADOS_LIB, rados_nobjects_list_next),
         rados_nobjects_list_close: sym!(rados, RADOS_LIB, rados_nobjects_list_close),
         rados_mon_command: sym!(rados, RADOS_LIB, rados_mon_command),
+        rados_mgr_command: sym!(rados, RADOS_LIB, rados_mgr_command),
         rados_buffer_free: sym!(rados, RADOS_LIB, rados_buffer_free),
         rados_create_write_op: sym!(rados, RADOS_LIB, rados_create_write_op),
         rados_release_write_op: sym!(rados, RADOS_LIB, rados_release_write_op),
@@ -236,6 +228,19 @@ fn load_rbd() -> Result<RbdApi, String> {
 }
 
 /// Turn a C return code into a result naming the call.
+/// `rados_mon_command` and `rados_mgr_command` alike.
+pub type CommandFn = unsafe extern "C" fn(
+    Rados,
+    *const *const c_char,
+    usize,
+    *const c_char,
+    usize,
+    *mut *mut c_char,
+    *mut usize,
+    *mut *mut c_char,
+    *mut usize,
+) -> c_int;
+
 pub fn check(engine: &'static str, call: &'static str, rc: c_int) -> Result<c_int, EngineError> {
     if rc < 0 {
         Err(EngineError::os(engine, call, -rc))

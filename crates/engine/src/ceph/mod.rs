@@ -6,3 +6,4 @@ pub mod cxx;
 pub mod ffi;
 pub mod rados;
 pub mod rbd;
+pub mod watch;

@@ -38,6 +38,9 @@ pub const MARK_VALUE: &[u8] = b"written";
 const CMPXATTR_EQ: u8 = 1;
 
 impl EngineFactory for RadosFactory {
+    fn knows_cluster(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -107,6 +110,9 @@ impl EngineConfig for RadosConfig {
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rados::open(&self.conn, setup).map(|e| Box::new(e) as Box<dyn Engine>)
+    }
+    fn cluster(&self) -> Result<Option<Box<dyn crate::ClusterAdmin>>, EngineError> {
+        Ok(Some(Box::new(super::watch::CephWatch::connect(NAME, &self.conn)?)))
     }
     fn admin(&self) -> Result<Box<dyn ObjectAdmin>, EngineError> {
         Ok(Box::new(Admin(Cluster::connect(NAME, &self.conn)?)))

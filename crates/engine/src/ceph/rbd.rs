@@ -85,6 +85,9 @@ fn image_names(opts: &EngineOptions) -> Result<Vec<String>, EngineError> {
 }
 
 impl EngineFactory for RbdFactory {
+    fn knows_cluster(&self) -> bool {
+        true
+    }
     fn name(&self) -> &'static str {
         NAME
     }
@@ -326,6 +329,9 @@ impl EngineConfig for RbdConfig {
     }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Rbd::open(self, setup).map(|e| Box::new(e) as Box<dyn Engine>)
+    }
+    fn cluster(&self) -> Result<Option<Box<dyn crate::ClusterAdmin>>, EngineError> {
+        Ok(Some(Box::new(super::watch::CephWatch::connect(NAME, &self.conn)?)))
     }
 }
 

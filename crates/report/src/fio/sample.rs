@@ -125,6 +125,7 @@ pub fn run() -> RunResult {
         disk_util: vec![],
         agents: vec![],
         telemetry: None,
+        disruption: None,
     }
 }
 

@@ -1,0 +1,341 @@
+//! Runs through failure: the faults a run injects at times on its axis
+//! (`--fault 5s:osd-out:2`), what came of each, and what they did to the
+//! clients and to the cluster, as `RunResult::disruption` holds them.
+//!
+//! (`fault.rs` is another thing: whose fault an error is.)
+
+use serde::{Deserialize, Serialize};
+use std::time::Duration;
+
+/// What a scheduled fault does.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "action", content = "target")]
+pub enum FaultAction {
+    /// `ceph osd out N`: the OSD stays up, its data moves elsewhere.
+    OsdOut(u32),
+    /// `ceph osd in N`.
+    OsdIn(u32),
+    /// `ceph osd down N`: marked down (a running OSD marks itself up again).
+    OsdDown(u32),
+    /// A shell command (only with `--allow-exec`).
+    Exec(String),
+}
+
+impl FaultAction {
+    /// As written after the time: `osd-out:2`, `exec:CMD`.
+    pub fn words(&self) -> String {
+        match self {
+            FaultAction::OsdOut(n) => format!("osd-out:{n}"),
+            FaultAction::OsdIn(n) => format!("osd-in:{n}"),
+            FaultAction::OsdDown(n) => format!("osd-down:{n}"),
+            FaultAction::Exec(c) => format!("exec:{c}"),
+        }
+    }
+
+    /// Whether it goes through the storage cluster's management interface.
+    pub fn on_cluster(&self) -> bool {
+        !matches!(self, FaultAction::Exec(_))
+    }
+}
+
+/// One fault of the schedule: an action at a time after the run's start
+/// (second 0 of its axis, the first group's start).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScheduledFault {
+    pub at: Duration,
+    pub action: FaultAction,
+}
+
+impl ScheduledFault {
+    /// `TIME:ACTION[:ARG]`: `5s:osd-out:2`, `1500ms:osd-in:2`,
+    /// `30s:exec:systemctl restart ceph-osd@2`. The error says what is wrong
+    /// and how to write it.
+    pub fn parse(text: &str) -> Result<ScheduledFault, String> {
+        let usage = "write TIME:ACTION[:ARG], e.g. 5s:osd-out:2 (actions: osd-out:N, osd-in:N, osd-down:N, exec:COMMAND)";
+        let (at, rest) = text.split_once(':').ok_or_else(|| format!("--fault '{text}': {usage}"))?;
+        let at = parse_time(at).ok_or_else(|| format!("--fault '{text}': '{at}' is not a time (5s, 1500ms, 2m)"))?;
+        let (name, arg) = rest.split_once(':').unwrap_or((rest, ""));
+        let osd = || arg.trim().parse::<u32>().map_err(|_| format!("--fault '{text}': {name} needs an OSD number ({name}:2)"));
+        let action = match name {
+            "osd-out" => FaultAction::OsdOut(osd()?),
+            "osd-in" => FaultAction::OsdIn(osd()?),
+            "osd-down" => FaultAction::OsdDown(osd()?),
+            "exec" if !arg.trim().is_empty() => FaultAction::Exec(arg.to_string()),
+            "exec" => return Err(format!("--fault '{text}': exec needs a command (exec:COMMAND)")),
+            _ => return Err(format!("--fault '{text}': unknown action '{name}'; {usage}")),
+        };
+        Ok(ScheduledFault { at, action })
+    }
+}
+
+/// `5s`, `1500ms`, `2m`, `0.5s`; a bare number is seconds.
+fn parse_time(s: &str) -> Option<Duration> {
+    let s = s.trim();
+    let (num, scale) = if let Some(n) = s.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = s.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 60.0)
+    } else {
+        (s, 1.0)
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v.is_finite() && v >= 0.0 && v * scale <= 86_400.0).then(|| Duration::from_secs_f64(v * scale))
+}
+
+/// What the run did with one fault.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FaultEvent {
+    /// When it was due and when it was done, in s on the run's axis.
+    pub at_s: f64,
+    pub done_s: f64,
+    #[serde(flatten)]
+    pub action: FaultAction,
+    /// What the cluster (or the command) answered; the error if it failed.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub answer: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Not carried out: the run ended (or never started) before it was due.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
+}
+
+/// The clients' figures over a stretch of the run's axis.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Stretch {
+    pub from_s: f64,
+    pub to_s: f64,
+    /// Operations per second, every job's together.
+    pub ops_per_s: f64,
+    pub bytes_per_s: f64,
+    /// From the seconds' coarse latency buckets (four to an octave, each
+    /// 19% wide): the upper edge of the bucket holding the 99th percentile.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p99_ns: Option<u64>,
+    pub errors: u64,
+}
+
+/// The faults of a run and what they did.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Disruption {
+    pub events: Vec<FaultEvent>,
+    /// Before the first fault, from it to the last fault's second, after.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub before: Option<Stretch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub during: Option<Stretch>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<Stretch>,
+    /// Seconds from the last fault until the clients' operations per second
+    /// are back within 5% of before's, for three seconds running; `None`:
+    /// not within the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovered_after_s: Option<f64>,
+    /// The cluster's own recovery by its counters: the first and last
+    /// second (on the run's axis) with degraded or misplaced objects or
+    /// recovery traffic; `None`: none seen, or no cluster watched.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_recovery_s: Option<[f64; 2]>,
+}
+
+/// Seconds within this fraction of before's throughput are recovered.
+const RECOVERED: f64 = 0.95;
+/// For this many seconds running.
+const RECOVERED_FOR: usize = 3;
+/// The cluster's counters that are not zero while it recovers.
+const RECOVERING: [&str; 4] =
+    ["cluster_degraded_objects", "cluster_misplaced_objects", "cluster_recovery_objects_per_s", "cluster_pgs_not_active_clean"];
+
+/// Every job's figures of one second of the run's axis, together.
+#[derive(Default)]
+struct Second {
+    ops: f64,
+    bytes: f64,
+    errors: u64,
+    buckets: std::collections::BTreeMap<u16, u64>,
+}
+
+impl Disruption {
+    /// What the faults did, from the run's own figures: the clients' seconds
+    /// (every job's, placed on the run's axis by its group's start) and,
+    /// when the cluster was watched, its counters.
+    pub fn assess(result: &crate::RunResult, events: Vec<FaultEvent>) -> Disruption {
+        let tried = || events.iter().filter(|e| !e.skipped).map(|e| e.at_s);
+        let Some(first) = tried().reduce(f64::min) else { return Disruption { events, ..Disruption::default() } };
+        let last = tried().fold(first, f64::max);
+        let seconds = client_seconds(result);
+        let stretch = |from: f64, to: f64| stretch(&seconds, from, to);
+        let end = seconds.keys().last().map_or(last, |k| *k as f64);
+        let before = stretch(0.0, first);
+        let recovered_after_s = before.as_ref().and_then(|b| recovered(&seconds, last, b.ops_per_s));
+        Disruption {
+            before,
+            during: stretch(first, last + 1.0),
+            after: stretch(last + 1.0, end),
+            recovered_after_s,
+            cluster_recovery_s: cluster_recovery(result, first),
+            events,
+        }
+    }
+}
+
+/// Every job's operations per second together, by the second (on the run's
+/// axis) each ends on: the line the faults are drawn against.
+pub fn clients_per_second(result: &crate::RunResult) -> Vec<(f64, f64)> {
+    client_seconds(result).into_iter().map(|(k, s)| (k as f64, s.ops)).collect()
+}
+
+/// The clients' seconds by the whole second they end on.
+fn client_seconds(result: &crate::RunResult) -> std::collections::BTreeMap<i64, Second> {
+    let starts = result.telemetry.as_ref().map(|t| t.group_starts.clone()).unwrap_or_default();
+    let mut out: std::collections::BTreeMap<i64, Second> = std::collections::BTreeMap::new();
+    for j in &result.jobs {
+        let offset = starts.get(j.group as usize).copied().unwrap_or(0.0);
+        for p in j.series.iter().filter(|p| !p.warmup) {
+            let s = out.entry((offset + p.t).round() as i64).or_default();
+            for o in &p.ops {
+                s.ops += o.iops * p.duration;
+                s.bytes += o.bytes_per_sec * p.duration;
+                s.errors += o.errors;
+                for (b, n) in &o.buckets {
+                    *s.buckets.entry(*b).or_default() += n;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The seconds ending in `(from, to]`, together; `None` if there are none.
+fn stretch(seconds: &std::collections::BTreeMap<i64, Second>, from: f64, to: f64) -> Option<Stretch> {
+    let inside: Vec<&Second> = seconds.iter().filter(|(k, _)| (**k as f64) > from && (**k as f64) <= to).map(|(_, s)| s).collect();
+    if inside.is_empty() {
+        return None;
+    }
+    let n = inside.len() as f64;
+    let mut buckets: std::collections::BTreeMap<u16, u64> = std::collections::BTreeMap::new();
+    for s in &inside {
+        for (b, c) in &s.buckets {
+            *buckets.entry(*b).or_default() += c;
+        }
+    }
+    Some(Stretch {
+        from_s: from,
+        to_s: to,
+        ops_per_s: inside.iter().map(|s| s.ops).sum::<f64>() / n,
+        bytes_per_s: inside.iter().map(|s| s.bytes).sum::<f64>() / n,
+        p99_ns: p99_of(&buckets),
+        errors: inside.iter().map(|s| s.errors).sum(),
+    })
+}
+
+/// The upper edge of the bucket holding the 99th percentile.
+fn p99_of(buckets: &std::collections::BTreeMap<u16, u64>) -> Option<u64> {
+    let total: u64 = buckets.values().sum();
+    let want = (total as f64 * 0.99).ceil() as u64;
+    let mut seen = 0;
+    for (b, n) in buckets {
+        seen += n;
+        if seen >= want && total > 0 {
+            return Some(storbench_metrics::hist::log_bucket_low(b + 1) as u64);
+        }
+    }
+    None
+}
+
+/// Seconds from `last` to the start of the first of [`RECOVERED_FOR`]
+/// seconds running at [`RECOVERED`] of `before` or more.
+fn recovered(seconds: &std::collections::BTreeMap<i64, Second>, last: f64, before: f64) -> Option<f64> {
+    if before <= 0.0 {
+        return None;
+    }
+    let after: Vec<(i64, f64)> = seconds.iter().filter(|(k, _)| (**k as f64) > last).map(|(k, s)| (*k, s.ops)).collect();
+    after
+        .windows(RECOVERED_FOR)
+        .find(|w| w.iter().all(|(_, ops)| *ops >= RECOVERED * before) && w[RECOVERED_FOR - 1].0 - w[0].0 == RECOVERED_FOR as i64 - 1)
+        .map(|w| ((w[0].0 - 1) as f64 - last).max(0.0))
+}
+
+/// The first and last second from the first fault on at which a watched
+/// cluster's counters said it was recovering.
+fn cluster_recovery(result: &crate::RunResult, first: f64) -> Option<[f64; 2]> {
+    let t = result.telemetry.as_ref()?;
+    let mut seen: Option<[f64; 2]> = None;
+    for src in t.sources.iter().filter(|s| s.kind == crate::telemetry::SourceKind::Cluster) {
+        for (i, at) in src.t.iter().enumerate() {
+            let busy = src
+                .series
+                .iter()
+                .filter(|s| RECOVERING.contains(&s.metric.as_str()))
+                .any(|s| s.values.get(i).copied().flatten().is_some_and(|v| v > 0.0));
+            if busy && *at > first {
+                seen = Some(seen.map_or([*at, *at], |[a, _]| [a, *at]));
+            }
+        }
+    }
+    seen
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_schedule_is_read_as_written_and_bad_ones_say_how_to_write_them() {
+        let f = ScheduledFault::parse("5s:osd-out:2").unwrap();
+        assert_eq!((f.at, f.action), (Duration::from_secs(5), FaultAction::OsdOut(2)));
+        assert_eq!(ScheduledFault::parse("1500ms:osd-in:0").unwrap().at, Duration::from_millis(1500));
+        let exec = ScheduledFault::parse("2m:exec:kill -STOP 1234").unwrap();
+        assert_eq!((exec.at, exec.action.words()), (Duration::from_secs(120), "exec:kill -STOP 1234".to_string()));
+        for (bad, says) in [
+            ("osd-out:2", "not a time"),
+            ("5s:osd-out", "needs an OSD number"),
+            ("5s:osd-out:x", "needs an OSD number"),
+            ("5s:reboot", "unknown action 'reboot'"),
+            ("5s:exec:", "exec needs a command"),
+            ("-1s:osd-in:1", "not a time"),
+            ("5s", "TIME:ACTION"),
+        ] {
+            let e = ScheduledFault::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    /// Ten seconds at 1,000/s, a dip to 200/s after a fault at 4 s, back at
+    /// second 8: before 1,000, during the dip, recovered 3 s after the fault.
+    #[test]
+    fn stretches_and_recovery_from_the_clients_seconds() {
+        let mut seconds = std::collections::BTreeMap::new();
+        for k in 1..=12i64 {
+            let ops = if (5..=7).contains(&k) { 200.0 } else { 1000.0 };
+            let lat = if ops < 1000.0 { 40 } else { 20 };
+            let buckets = [(lat, 99u64), (lat + 8, 1)].into_iter().collect();
+            seconds.insert(k, Second { ops, bytes: ops * 4096.0, errors: (k == 5) as u64, buckets });
+        }
+        let before = stretch(&seconds, 0.0, 4.0).unwrap();
+        assert_eq!((before.ops_per_s, before.errors), (1000.0, 0));
+        assert_eq!(before.p99_ns, Some(storbench_metrics::hist::log_bucket_low(21) as u64), "the 99th of 100 in the lower bucket");
+        let during = stretch(&seconds, 4.0, 5.0).unwrap();
+        assert_eq!((during.ops_per_s, during.errors), (200.0, 1));
+        assert_eq!(recovered(&seconds, 4.0, 1000.0), Some(3.0), "seconds 8, 9, 10 are back: from 7 s, 3 s after the fault");
+        assert_eq!(recovered(&seconds, 4.0, 2000.0), None, "never back to twice the rate");
+        assert!(stretch(&seconds, 20.0, 30.0).is_none());
+    }
+
+    #[test]
+    fn an_event_is_written_with_its_action_flat() {
+        let e = FaultEvent {
+            at_s: 5.0,
+            done_s: 5.02,
+            action: FaultAction::OsdOut(2),
+            answer: "marked out osd.2.".into(),
+            error: None,
+            skipped: false,
+        };
+        let v = serde_json::to_value(&e).unwrap();
+        assert_eq!((v["action"].as_str(), v["target"].as_u64()), (Some("osd_out"), Some(2)), "{v}");
+        assert_eq!(serde_json::from_value::<FaultEvent>(v).unwrap(), e);
+    }
+}
