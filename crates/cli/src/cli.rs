@@ -418,6 +418,9 @@ pub struct SweepFlags {
     /// Run every point (no knee search)
     #[arg(long = "no-knee")]
     pub no_knee: bool,
+    /// A ceiling on the hosts (cpu, core, iowait or disk over PERCENT, a host's mean over the run): a point over it is the last of its curve; repeat for several
+    #[arg(long = "stop-if", value_name = "RESOURCE>PCT", value_parser = storbench_model::ceiling::Ceiling::parse)]
+    pub stop_if: Vec<storbench_model::ceiling::Ceiling>,
     /// First write every block target twice over in 128 KiB sequential writes, once before the points (as run --precondition)
     #[arg(long)]
     pub precondition: bool,
@@ -460,6 +463,9 @@ pub struct SloFlags {
     /// With --closed-loop: the deepest queue tried
     #[arg(long = "max-iodepth", default_value_t = 256, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub max_iodepth: u32,
+    /// A ceiling on the hosts (cpu, core, iowait or disk over PERCENT, a host's mean over the probe): a probe over it fails, as one over the bound; repeat for several
+    #[arg(long = "stop-if", value_name = "RESOURCE>PCT", value_parser = storbench_model::ceiling::Ceiling::parse)]
+    pub stop_if: Vec<storbench_model::ceiling::Ceiling>,
 }
 
 fn seconds(v: &str) -> Result<std::time::Duration, String> {

@@ -36,6 +36,7 @@ macro_rules! say_part {
     }};
 }
 
+mod ceilings;
 mod cli;
 mod commands;
 mod compat;

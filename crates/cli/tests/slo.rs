@@ -181,3 +181,24 @@ fn a_mean_bound_fails_runs_whose_median_passes() {
     assert!(rated.iter().any(|p| p.note.starts_with("mean ") && p.note.ends_with("> 50.00ms")), "{rated:?}");
     assert!(r.stdout.contains("no probed rate of fast1, fast2, slow met mean <= 50.00ms"), "{}", r.stdout);
 }
+
+/// `--stop-if` in a search: a probe whose hosts went over the ceiling fails
+/// as one over the bound does, whatever its latency. No host is ever at 0%
+/// busy, so every probe fails on `cpu>0%` and the search has no answer; the
+/// table says why each failed and the answer's line names the ceiling.
+#[test]
+fn a_probe_over_a_stop_if_ceiling_fails_like_one_over_the_bound() {
+    let d = scratch();
+    let mut args: Vec<&str> = PLANTED.to_vec();
+    args.extend(["--stop-if", "cpu>0%", "--max-probes", "3"]);
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix = SloIndex::load(&d.path().join("slo")).unwrap();
+    assert_eq!(ix.stop_if, ["cpu>0%"]);
+    assert!(!ix.probes.is_empty() && ix.probes.iter().all(|p| !p.pass), "{:?}", ix.probes);
+    // The closed-loop probe fails on latency first (128 in flight on 32 servers).
+    let rated: Vec<_> = ix.probes.iter().filter(|p| p.rate.is_some()).collect();
+    assert!(!rated.is_empty() && rated.iter().all(|p| p.note.starts_with("over cpu>0%: cpu ")), "{:?}", ix.probes);
+    assert_eq!(ix.answer, None);
+    assert!(r.stdout.contains("no probed rate of s met p90 <= 75.00ms and no host over cpu>0%"), "{}", r.stdout);
+}

@@ -347,3 +347,60 @@ fn block_sizes_order_by_size_read_with_units_and_have_no_knee() {
         }
     }
 }
+
+/// `--stop-if` as VMFleet stops its sweeps at a CPU ceiling: the null engine
+/// without a service time spins one core (its busiest core's mean is near
+/// 100%), so every first point of a curve goes over `core>50%` and the rest
+/// of that curve is skipped, the other curve still run, with or without a
+/// knee search. The ceiling needs telemetry and a form it can read.
+#[test]
+fn a_point_over_a_stop_if_ceiling_is_the_last_of_its_curve() {
+    let d = scratch();
+    let args = [
+        "sweep",
+        "--quiet",
+        "--no-knee",
+        "--results-dir",
+        "sw",
+        "--name",
+        "n",
+        "--ioengine",
+        "null",
+        "--size",
+        "1g",
+        "--runtime",
+        "1",
+        "--time_based",
+        "1",
+        "--sweep",
+        "numjobs=1,2",
+        "--sweep",
+        "iodepth=1,2",
+        "--stop-if",
+        "iowait>99%",
+        "--stop-if",
+        "core>50%",
+    ];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let ix = index(&d.path().join("sw"));
+    assert_eq!(states(&ix), ["done", "skipped", "done", "skipped"], "{:?}", ix.points);
+    let over = ix.points[0].ceiling.as_deref().expect("the first point's ceiling");
+    assert!(over.starts_with("core>50%: core ") && over.ends_with("mean on host local"), "{over}");
+    match &ix.points[1].state {
+        PointState::Skipped { reason } => assert!(reason.starts_with("over --stop-if at iodepth=1 (core>50%"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(r.stderr.contains("over --stop-if core>50%") && r.stderr.contains("the rest of its curve is skipped"), "{}", r.stderr);
+    assert!(r.stdout.contains("over core>50%: core ") && r.stdout.contains("over --stop-if at iodepth=1"), "the table: {}", r.stdout);
+    for (bad, says) in
+        [(vec!["--stop-if", "gpu>50%"], "'gpu' is not a resource"), (vec!["--stop-if", "cpu>80%", "--no-telemetry"], "--no-telemetry")]
+    {
+        let mut a = vec!["sweep", "--results-dir", "bad", "--name", "n", "--ioengine", "null", "--size", "1m", "--sweep", "iodepth=1,2"];
+        a.extend(bad);
+        let r = storbench(d.path(), &a);
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        assert!(r.stderr.contains(says), "{}", r.stderr);
+        assert!(!d.path().join("bad").exists(), "nothing written");
+    }
+}

@@ -128,6 +128,7 @@ mod tests {
             closed_loop: false,
             agents: None,
             stopped: None,
+            stop_if: vec![],
         };
         let dirs: Vec<String> = chosen(&open).into_iter().map(|c| format!("{}:{}", c.0, c.1)).collect();
         assert_eq!(dirs, ["p2:the answer", "p3:the next probe above it, failing"]);

@@ -364,7 +364,7 @@ mod tests {
             .map(|(i, values)| {
                 let f = figures(&values);
                 let state = if f.is_some() { PointState::Done } else { PointState::Skipped { reason: "past the knee".into() } };
-                SweepPoint { index: i, repeat: 1, values, dir: format!("{i:03}"), state, figures: f, seconds: 1.0 }
+                SweepPoint { index: i, repeat: 1, values, dir: format!("{i:03}"), state, figures: f, seconds: 1.0, ceiling: None }
             })
             .collect();
         SweepIndex { version: 1, command: vec![], dims, mode, repeat: 1, shuffle: None, knee_gain_pct: Some(5.0), points, knees: vec![] }

@@ -19,12 +19,15 @@
 //!   and each step (a storbench command) with its state;
 //! - [`telemetry`]: the hosts' per-second series on the run's time axis
 //!   (sources, seconds, named series with labels);
+//! - [`ceiling`]: ceilings on the hosts' CPU, cores and disks (`--stop-if`)
+//!   that end a sweep's curve or fail an SLO probe;
 //! - [`tidy`]: one row per point and job scope, swept values as columns,
 //!   from run, sweep, SLO search and study directories (`storbench export`).
 //!
 //! Renderers depend on this crate, never on the runner, so a report can be
 //! built (and re-built from a results directory) without any engine.
 
+pub mod ceiling;
 pub mod disruption;
 pub mod fault;
 pub mod journal;

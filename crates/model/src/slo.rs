@@ -83,6 +83,10 @@ pub struct SloIndex {
     /// Set when the search ended early (Ctrl-C, a failed probe).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// `--stop-if` ceilings on the hosts a passing probe stayed under
+    /// (`cpu>80%`): the answer is the most the store gave within them too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stop_if: Vec<String>,
 }
 
 impl SloIndex {

@@ -219,6 +219,10 @@ pub struct SweepPoint {
     /// Seconds the point took (set up and clean-up included).
     #[serde(default)]
     pub seconds: f64,
+    /// The `--stop-if` ceiling its hosts went over, with the figure: the
+    /// last point of its curve.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceiling: Option<String>,
 }
 
 /// Where a curve stops paying: the point after which a step of its
@@ -371,11 +375,12 @@ impl SweepIndex {
         self.knees.iter().any(|k| k.values == values)
     }
 
-    /// Why grid point `index` has no figures, or not all of them: the state
-    /// of its first run that did not finish.
+    /// Why grid point `index` has no figures, or not all of them (the state
+    /// of its first run that did not finish), or the `--stop-if` ceiling a
+    /// run of it went over.
     pub fn note(&self, index: usize) -> Option<String> {
         self.points.iter().filter(|p| p.index == index).find_map(|p| match &p.state {
-            PointState::Done => None,
+            PointState::Done => p.ceiling.as_ref().map(|c| format!("over {c}")),
             PointState::Skipped { reason } => Some(reason.clone()),
             PointState::Failed { message } => Some(format!("failed: {message}")),
             PointState::Interrupted => Some("interrupted".into()),
@@ -411,6 +416,7 @@ mod tests {
                 state: PointState::Pending,
                 figures: None,
                 seconds: 0.0,
+                ceiling: None,
             })
             .collect();
         let mut ix = SweepIndex {

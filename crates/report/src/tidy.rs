@@ -154,6 +154,7 @@ mod tests {
             state,
             figures,
             seconds: 1.0,
+            ceiling: None,
         }
     }
 
@@ -251,6 +252,7 @@ mod tests {
             closed_loop: false,
             agents: None,
             stopped: None,
+            stop_if: vec![],
         };
         let one = || {
             let op = sample::op(OpKind::Read, &[(50_000, 100)], 4096, 1_000_000_000);

@@ -141,7 +141,7 @@ impl Ramp<'_> {
         let Some(index) = self.index.as_mut() else { return Ok(()) };
         let state = if result.interrupted { PointState::Interrupted } else { PointState::Done };
         let figures = Some(PointFigures::of(result));
-        index.points.push(SweepPoint { index: step, repeat, values: vec![users.to_string()], dir, state, figures, seconds });
+        index.points.push(SweepPoint { index: step, repeat, values: vec![users.to_string()], dir, state, figures, seconds, ceiling: None });
         index.repeat = index.repeat.max(repeat);
         index.save(&self.base).map_err(|e| CliError::system(format!("cannot write {}: {e}", self.base.display())))
     }

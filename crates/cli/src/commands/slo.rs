@@ -112,6 +112,7 @@ fn closed_loop_flags(source: crate::cli::JobSource, specs: &[JobSpec], target: s
         closed_loop: true,
         max_iodepth: specs.iter().map(|s| s.iodepth).max().unwrap_or(1),
         resume: None,
+        stop_if: Vec::new(),
     }
 }
 
@@ -213,6 +214,8 @@ struct Search<'a> {
     /// Print the search's table at the end (the fio drop-in prints fio's
     /// report of the answer instead).
     table: bool,
+    /// `--stop-if`: each probe's hosts judged against them.
+    ceilings: crate::ceilings::Watch,
 }
 
 impl<'a> Search<'a> {
@@ -247,6 +250,7 @@ impl<'a> Search<'a> {
         done: Vec<Probe>,
     ) -> Result<Search<'a>, CliError> {
         let (percentile, bound_ns) = parse_bound(flags.latency.as_deref().unwrap_or_default())?;
+        crate::ceilings::check(&flags.stop_if, &flags.source)?;
         let shared = RunSetup::from_source(&flags.source)?;
         if done.is_empty() {
             output::check_writable(&dir, flags.source.force)?;
@@ -265,6 +269,7 @@ impl<'a> Search<'a> {
             closed_loop: flags.closed_loop,
             agents: None,
             stopped: None,
+            stop_if: flags.stop_if.iter().map(|c| c.to_string()).collect(),
         };
         // A rate is the fleet's: shared by every worker of the job on every agent.
         let (agents, workers) = match &shared.fleet {
@@ -272,7 +277,8 @@ impl<'a> Search<'a> {
             None => (None, specs.iter().map(|s| s.numjobs.max(1)).collect()),
         };
         let index = SloIndex { agents, ..index };
-        Ok(Search { flags, dir, specs, notes, shared, index, code: 0, longer: None, done: done.into(), workers, table: true })
+        let ceilings = crate::ceilings::Watch::new(flags.stop_if.clone());
+        Ok(Search { flags, dir, specs, notes, shared, index, code: 0, longer: None, done: done.into(), workers, table: true, ceilings })
     }
 
     fn run(self) -> Result<i32, CliError> {
@@ -477,7 +483,15 @@ impl<'a> Search<'a> {
             return Ok(None);
         }
         let capped = runtime >= LONGEST_PROBE;
-        let probe = Probe { iodepth: load.depth(), ..self.judge(&result, rate, name, t0.elapsed().as_secs_f64(), longer, capped) };
+        let mut probe = Probe { iodepth: load.depth(), ..self.judge(&result, rate, name, t0.elapsed().as_secs_f64(), longer, capped) };
+        // A rate the store meets only by running the hosts over a ceiling
+        // is not one the search may answer with.
+        if let Some(why) = self.ceilings.judge(&result, "the probe fails") {
+            if probe.pass {
+                probe.pass = false;
+                probe.note = format!("over {why}");
+            }
+        }
         say!(
             "storbench: SLO probe {n}: {} IOPS, {} {} over {} operations: {}",
             count(probe.achieved_iops),
@@ -574,6 +588,10 @@ impl<'a> Search<'a> {
         }
         let jobs: Vec<&str> = self.specs.iter().map(|s| s.name.as_str()).collect();
         let bound = latency(self.index.bound_ns);
+        let bound = match self.index.stop_if.is_empty() {
+            true => bound,
+            false => format!("{bound} and no host over {}", self.index.stop_if.join(", ")),
+        };
         if self.index.closed_loop {
             out += &match (self.index.answer, self.index.answer_iodepth) {
                 (Some(a), Some(d)) => {

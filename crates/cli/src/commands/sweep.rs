@@ -88,6 +88,7 @@ fn new_index(flags: &SweepFlags, words: &[String]) -> Result<SweepIndex, CliErro
                 state: PointState::Pending,
                 figures: None,
                 seconds: 0.0,
+                ceiling: None,
             });
         }
     }
@@ -140,6 +141,8 @@ struct Sweep<'a> {
     shared: RunSetup,
     /// The run that writes the targets first, once.
     before: Option<BeforeRun>,
+    /// `--stop-if`: each point's hosts judged against them.
+    ceilings: crate::ceilings::Watch,
 }
 
 /// The run that writes a sweep's targets once before its points: its
@@ -153,6 +156,7 @@ impl<'a> Sweep<'a> {
         if no_source && jobs.jobs.is_empty() && jobs.global.is_empty() {
             return Err(CliError::usage("give the jobs to sweep: a job file, --fio FILE, --suite quick, or options and --name jobs"));
         }
+        crate::ceilings::check(&flags.stop_if, &flags.source)?;
         let (base, notes) = resolve(&flags.source, jobs, flags.source.suite.is_some(), true)?;
         let shared = RunSetup::from_source(&flags.source)?;
         let grid = index.grid();
@@ -162,7 +166,8 @@ impl<'a> Sweep<'a> {
         output::check_writable(&dir, flags.source.force)?;
         output::create(&dir)?;
         index.save(&dir).map_err(|e| CliError::system(format!("cannot write {}: {e}", dir.join(INDEX_FILE).display())))?;
-        Ok(Sweep { flags, dir, index, specs, fleets, notes, shared, before })
+        let ceilings = crate::ceilings::Watch::new(flags.stop_if.clone());
+        Ok(Sweep { flags, dir, index, specs, fleets, notes, shared, before, ceilings })
     }
 
     fn go(mut self) -> Result<i32, CliError> {
@@ -319,6 +324,7 @@ impl<'a> Sweep<'a> {
             Ok((result, dir)) => {
                 let code = finish(&dir, &result, None)?;
                 point.figures = Some(PointFigures::of(&result));
+                point.ceiling = self.ceilings.judge(&result, "the rest of its curve is skipped");
                 point.state = if result.interrupted { PointState::Interrupted } else { PointState::Done };
                 Ok((code, result.interrupted))
             }

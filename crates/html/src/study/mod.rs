@@ -275,7 +275,7 @@ mod tests {
             .map(|(i, values)| {
                 let figures = f(&values);
                 let state = if figures.is_some() { PointState::Done } else { PointState::Skipped { reason: "past the knee".into() } };
-                SweepPoint { index: i, repeat: 1, values, dir: format!("{i:03}"), state, figures, seconds: 1.0 }
+                SweepPoint { index: i, repeat: 1, values, dir: format!("{i:03}"), state, figures, seconds: 1.0, ceiling: None }
             })
             .collect();
         let index = SweepIndex {
@@ -426,6 +426,7 @@ mod tests {
             closed_loop: false,
             agents: None,
             stopped: None,
+            stop_if: vec![],
         };
         let ix = study(QuestionInfo { ask: Ask::Slo, ..q }, &[("off", StepState::Done)]);
         let data = [StepData::Slo { index: slo, runs: RunSet::default() }];

@@ -59,11 +59,27 @@ fn knee_on<'a>(index: &'a SweepIndex, values: &[String], dim: usize) -> Option<(
 
 /// Why run `n` is skipped: its curve's knee lies more than one step before it.
 pub fn past(index: &SweepIndex, n: usize) -> Option<String> {
-    index.knee_gain_pct?;
     let values = &index.points[n].values;
     let (dim, pos) = place(index, values)?;
+    if let Some(why) = ceiling_before(index, values, dim, pos) {
+        return Some(why);
+    }
+    index.knee_gain_pct?;
     let (knee_pos, k) = knee_on(index, values, dim)?;
     (pos > knee_pos + 1).then(|| format!("past the knee of {} at {}", k.option, index.dims[dim].values[knee_pos]))
+}
+
+/// Why a point is skipped for a `--stop-if` ceiling: an earlier point of
+/// its curve (the base point of a one-at-a-time sweep starts every curve)
+/// went over it, so more load would only go further over.
+fn ceiling_before(index: &SweepIndex, values: &[String], dim: usize, pos: usize) -> Option<String> {
+    let option = &index.dims[dim].option;
+    index.points.iter().find_map(|q| {
+        let why = q.ceiling.as_ref()?;
+        let same_curve = (0..values.len()).all(|d| d == dim || q.values[d] == values[d]);
+        let at = index.dims[dim].values.iter().position(|v| *v == q.values[dim])?;
+        (same_curve && at < pos).then(|| format!("over --stop-if at {option}={} ({why})", q.values[dim]))
+    })
 }
 
 /// After run `n`: the knee its grid point reveals, once every repeat of the
@@ -125,6 +141,7 @@ mod tests {
                 state: PointState::Pending,
                 figures: None,
                 seconds: 0.0,
+                ceiling: None,
             })
             .collect();
         SweepIndex { version: 1, command: vec![], dims, mode, repeat: 1, shuffle: None, knee_gain_pct: Some(5.0), points, knees: vec![] }
@@ -159,6 +176,23 @@ mod tests {
         finish(&mut ix, 0, 1000.0, 1e6);
         assert!(finish(&mut ix, 1, 1010.0, 2e6).is_some());
         assert!(past(&ix, 2).is_some() && past(&ix, 4).is_none());
+    }
+
+    #[test]
+    fn a_point_over_a_ceiling_ends_its_curve_even_without_a_knee_search() {
+        let mut ix = index(SweepMode::Grid, &[("numjobs", &["1", "2"]), ("iodepth", &["1", "2", "4", "8"])]);
+        ix.knee_gain_pct = None;
+        finish(&mut ix, 0, 1000.0, 1e6);
+        finish(&mut ix, 1, 2000.0, 1e6);
+        ix.points[1].ceiling = Some("cpu>80%: cpu 85% mean on host local".into());
+        let why = past(&ix, 2).expect("iodepth=4 of numjobs=1 is past it");
+        assert_eq!(why, "over --stop-if at iodepth=2 (cpu>80%: cpu 85% mean on host local)");
+        assert!(past(&ix, 3).is_some());
+        assert!(past(&ix, 5).is_none() && past(&ix, 6).is_none(), "the numjobs=2 curve runs");
+        // One at a time: the base point over it starts every curve over it.
+        let mut ix = index(SweepMode::OneAtATime, &[("numjobs", &["1", "2"]), ("iodepth", &["1", "2"])]);
+        ix.points[0].ceiling = Some("core>95%: core 99% mean on host local".into());
+        assert!(past(&ix, 1).is_some() && past(&ix, 2).is_some());
     }
 
     #[test]
