@@ -101,7 +101,7 @@ impl Ceiling {
             true => self.resource.name().to_string(),
             false => format!("disk {which}"),
         };
-        Judged::Over(format!("{self}: {what} {v:.0}% mean on host {}", s.name))
+        Judged::Over(format!("{self}: {what} {v:.1}% mean on host {}", s.name))
     }
 }
 
@@ -170,13 +170,13 @@ mod tests {
         ]);
         let cpu = |pct| Ceiling { resource: Resource::Cpu, limit_pct: pct };
         assert_eq!(cpu(90.0).judge(Some(&t)), Judged::Within, "a mean, not a peak second");
-        assert_eq!(cpu(80.0).judge(Some(&t)), Judged::Over("cpu>80%: cpu 85% mean on host b".into()));
+        assert_eq!(cpu(80.0).judge(Some(&t)), Judged::Over("cpu>80%: cpu 85.0% mean on host b".into()));
         let disk = Ceiling { resource: Resource::Disk, limit_pct: 55.0 };
-        assert_eq!(disk.judge(Some(&t)), Judged::Over("disk>55%: disk sdb 60% mean on host b".into()));
+        assert_eq!(disk.judge(Some(&t)), Judged::Over("disk>55%: disk sdb 60.0% mean on host b".into()));
         let iowait = Ceiling { resource: Resource::Iowait, limit_pct: 10.0 };
         assert!(matches!(iowait.judge(Some(&t)), Judged::Unmeasured(_)));
         let (over, unmeasured) = first_over(&[iowait, cpu(90.0), disk], Some(&t));
-        assert_eq!(over.as_deref(), Some("disk>55%: disk sdb 60% mean on host b"));
+        assert_eq!(over.as_deref(), Some("disk>55%: disk sdb 60.0% mean on host b"));
         assert_eq!(unmeasured.len(), 1);
     }
 
