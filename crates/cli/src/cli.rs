@@ -119,7 +119,7 @@ pub struct JobSource {
     /// Let --fault run shell commands (exec:COMMAND)
     #[arg(long = "allow-exec")]
     pub allow_exec: bool,
-    /// Read the Ceph cluster's own counters once a second (pg stat, osd perf, osd stat): the cluster of the run's rados or rbd jobs, or the one CEPH.conf names
+    /// Read the Ceph cluster's own counters once a second (pg stat, osd perf, osd stat): the cluster of the run's rados or rbd jobs, or the one CEPH.conf names (a file not named *.conf: --watch-ceph=PATH)
     #[arg(long = "watch-ceph", value_name = "CEPH.conf", num_args = 0..=1, default_missing_value = "")]
     pub watch_ceph: Option<String>,
     #[command(flatten)]

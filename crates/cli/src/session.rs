@@ -199,7 +199,15 @@ fn run_here(
     say_held_targets(&prepared);
     let disks = DiskSnapshot::take(file_paths(&prepared));
     let configs = prepared.jobs.iter().map(|j| &*j.config);
-    let cluster = crate::disrupt::cluster(watching.disrupt.as_deref(), watching.telemetry, configs)?;
+    let cluster = match crate::disrupt::cluster(watching.disrupt.as_deref(), watching.telemetry, configs) {
+        Ok(c) => c,
+        Err(e) => {
+            // Nothing ran: what was made for the run goes before the error.
+            let cleaned = prepared.cleanup(&|_| Some(0), &|| scope.level() >= 2, Some(&dir));
+            journal.finish(&|i| cleaned.left.get(i).copied().unwrap_or(false));
+            return Err(e);
+        }
+    };
     let mut link = local_agent(&prepared);
     let mut result = match watching.metrics {
         Some(registry) => {

@@ -45,9 +45,11 @@ pub fn split(command: &clap::Command, words: &[String]) -> Result<(Vec<String>, 
                 Own::Value | Own::Optional => {
                     let bare = inline.is_none();
                     own.push(inline.map_or_else(|| format!("--{long}"), |v| format!("--{long}={v}")));
-                    // A value that may be left out is not the next flag (--watch-ceph --quiet).
+                    // A value that may be left out (--watch-ceph's ceph.conf) is
+                    // the next word only when it names one: `--watch-ceph jobs.toml`
+                    // leaves the job file a job file; another name goes after '='.
                     let optional = matches!(arg, Own::Optional);
-                    if bare && i < words.len() && !(optional && words[i].starts_with("--")) {
+                    if bare && i < words.len() && (!optional || words[i].ends_with(".conf")) {
                         own.push(words[i].clone());
                         i += 1;
                     }

@@ -246,6 +246,57 @@ fn an_osd_out_and_back_in_mid_run_is_survived_and_assessed() {
     assert!(page.contains("Faults") && page.contains("osd-out:2") && page.contains("cluster ceph"), "the report shows the faults");
 }
 
+/// An OSD the schedule took out and never put back is put back in when the
+/// run ends: a benchmark leaves the cluster as it found it (the monitors'
+/// `osd dump` says it is in again), and the summary says it was done.
+#[test]
+fn an_osd_the_run_took_out_is_put_back_in_when_it_ends() {
+    if !ceph_cluster() {
+        return;
+    }
+    let _turn = one_at_a_time();
+    let d = scratch();
+    let _back = BackIn("1");
+    let prefix = format!("sbrestore.{}.", std::process::id());
+    let args = [
+        "run",
+        "--name",
+        "f",
+        "--ioengine",
+        "rados",
+        "--pool",
+        "storbench",
+        "--object_prefix",
+        &prefix,
+        "--object_size",
+        "4k",
+        "--rw",
+        "write",
+        "--iodepth",
+        "4",
+        "--runtime",
+        "5",
+        "--time_based",
+        "1",
+        "--fault",
+        "2s:osd-out:1",
+        "--results-dir",
+        "out",
+    ];
+    let r = storbench(d.path(), &args);
+    assert_eq!(r.code, 0, "{}{}", r.stdout, r.stderr);
+    let dump = Command::new("ceph").args(["osd", "dump", "-f", "json"]).output().unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&dump.stdout).unwrap();
+    let one = v["osds"].as_array().unwrap().iter().find(|o| o["osd"] == 1).cloned().unwrap();
+    assert_eq!(one["in"], 1, "osd.1 is in again: {one}");
+    let dis = run_result(&d.path().join("out")).disruption.expect("the faults");
+    let restored: Vec<_> = dis.events.iter().filter(|e| e.restores).collect();
+    assert_eq!(restored.len(), 1, "{:?}", dis.events);
+    assert!(restored[0].action.words() == "osd-in:1" && restored[0].error.is_none() && restored[0].at_s >= 5.0, "{:?}", restored[0]);
+    assert!(dis.after.is_some() || dis.during.is_some(), "the restore is not taken for a fault of the schedule: {dis:?}");
+    assert!(r.stdout.contains("at the run's end, osd-in:1 to undo the run's own fault"), "{}", r.stdout);
+}
+
 /// A command at a time of a run (only with --allow-exec): carried out at
 /// its time, its answer kept; one that fails is recorded, and the run goes
 /// on; one due after the run's end is listed as not carried out.

@@ -100,6 +100,10 @@ pub struct FaultEvent {
     /// Not carried out: the run ended (or never started) before it was due.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
+    /// Not in the schedule: done at the run's end to undo what the run did
+    /// to the cluster (an OSD it took out and did not put back in).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub restores: bool,
 }
 
 /// The clients' figures over a stretch of the run's axis.
@@ -138,6 +142,10 @@ pub struct Disruption {
     /// recovery traffic; `None`: none seen, or no cluster watched.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_recovery_s: Option<[f64; 2]>,
+    /// The cluster's last reading still showed recovery: its period above
+    /// ends with the run, not with the recovery.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cluster_recovering_at_end: bool,
 }
 
 /// Seconds within this fraction of before's throughput are recovered.
@@ -151,6 +159,8 @@ const RECOVERING: [&str; 4] =
 /// Every job's figures of one second of the run's axis, together.
 #[derive(Default)]
 struct Second {
+    /// How long the second was (a run's last one may be short).
+    secs: f64,
     ops: f64,
     bytes: f64,
     errors: u64,
@@ -162,20 +172,24 @@ impl Disruption {
     /// (every job's, placed on the run's axis by its group's start) and,
     /// when the cluster was watched, its counters.
     pub fn assess(result: &crate::RunResult, events: Vec<FaultEvent>) -> Disruption {
-        let tried = || events.iter().filter(|e| !e.skipped).map(|e| e.at_s);
-        let Some(first) = tried().reduce(f64::min) else { return Disruption { events, ..Disruption::default() } };
-        let last = tried().fold(first, f64::max);
+        // From the first fault's time to when the last one was done: one
+        // carried out late (after a slow one before it) still counts whole.
+        let tried = || events.iter().filter(|e| !e.skipped && !e.restores);
+        let Some(first) = tried().map(|e| e.at_s).reduce(f64::min) else { return Disruption { events, ..Disruption::default() } };
+        let last = tried().map(|e| e.done_s.max(e.at_s)).fold(first, f64::max);
         let seconds = client_seconds(result);
         let stretch = |from: f64, to: f64| stretch(&seconds, from, to);
         let end = seconds.keys().last().map_or(last, |k| *k as f64);
         let before = stretch(0.0, first);
         let recovered_after_s = before.as_ref().and_then(|b| recovered(&seconds, last, b.ops_per_s));
+        let recovery = cluster_recovery(result, first);
         Disruption {
             before,
             during: stretch(first, last + 1.0),
             after: stretch(last + 1.0, end),
             recovered_after_s,
-            cluster_recovery_s: cluster_recovery(result, first),
+            cluster_recovery_s: recovery.map(|(period, _)| period),
+            cluster_recovering_at_end: recovery.is_some_and(|(_, at_end)| at_end),
             events,
         }
     }
@@ -194,7 +208,10 @@ fn client_seconds(result: &crate::RunResult) -> std::collections::BTreeMap<i64, 
     for j in &result.jobs {
         let offset = starts.get(j.group as usize).copied().unwrap_or(0.0);
         for p in j.series.iter().filter(|p| !p.warmup) {
-            let s = out.entry((offset + p.t).round() as i64).or_default();
+            // A series point ends at `t`: a short last one (t = 20.3) is a
+            // second of its own (21), not added onto second 20.
+            let s = out.entry((offset + p.t - 1e-6).ceil() as i64).or_default();
+            s.secs = s.secs.max(p.duration);
             for o in &p.ops {
                 s.ops += o.iops * p.duration;
                 s.bytes += o.bytes_per_sec * p.duration;
@@ -214,7 +231,8 @@ fn stretch(seconds: &std::collections::BTreeMap<i64, Second>, from: f64, to: f64
     if inside.is_empty() {
         return None;
     }
-    let n = inside.len() as f64;
+    let secs: f64 = inside.iter().map(|s| s.secs).sum();
+    let n = if secs > 0.0 { secs } else { inside.len() as f64 };
     let mut buckets: std::collections::BTreeMap<u16, u64> = std::collections::BTreeMap::new();
     for s in &inside {
         for (b, c) in &s.buckets {
@@ -245,24 +263,40 @@ fn p99_of(buckets: &std::collections::BTreeMap<u16, u64>) -> Option<u64> {
     None
 }
 
-/// Seconds from `last` to the start of the first of [`RECOVERED_FOR`]
-/// seconds running at [`RECOVERED`] of `before` or more.
+/// Seconds from `last` until the clients stayed back: the start of the
+/// window of [`RECOVERED_FOR`] seconds after the last one whose rate fell
+/// under [`RECOVERED`] of `before` (windows, not single seconds: one noisy
+/// second does not undo a recovery, and a dip a few seconds after the last
+/// fault, as a Ceph client's while PGs peer, is not missed by a recovery
+/// seen before it). `None` when the last window of the run is still under.
 fn recovered(seconds: &std::collections::BTreeMap<i64, Second>, last: f64, before: f64) -> Option<f64> {
     if before <= 0.0 {
         return None;
     }
-    let after: Vec<(i64, f64)> = seconds.iter().filter(|(k, _)| (**k as f64) > last).map(|(k, s)| (*k, s.ops)).collect();
-    after
+    let after: Vec<(i64, &Second)> = seconds.iter().filter(|(k, _)| (**k as f64) > last).map(|(k, s)| (*k, s)).collect();
+    let windows: Vec<(i64, bool)> = after
         .windows(RECOVERED_FOR)
-        .find(|w| w.iter().all(|(_, ops)| *ops >= RECOVERED * before) && w[RECOVERED_FOR - 1].0 - w[0].0 == RECOVERED_FOR as i64 - 1)
-        .map(|w| ((w[0].0 - 1) as f64 - last).max(0.0))
+        .filter(|w| w[RECOVERED_FOR - 1].0 - w[0].0 == RECOVERED_FOR as i64 - 1)
+        .map(|w| {
+            let secs: f64 = w.iter().map(|(_, s)| if s.secs > 0.0 { s.secs } else { 1.0 }).sum();
+            let rate = w.iter().map(|(_, s)| s.ops).sum::<f64>() / secs;
+            (w[0].0, rate >= RECOVERED * before)
+        })
+        .collect();
+    let back_from = match windows.iter().rposition(|(_, good)| !good) {
+        None => windows.first()?.0,
+        Some(i) => windows.get(i + 1)?.0,
+    };
+    Some(((back_from - 1) as f64 - last).max(0.0))
 }
 
 /// The first and last second from the first fault on at which a watched
-/// cluster's counters said it was recovering.
-fn cluster_recovery(result: &crate::RunResult, first: f64) -> Option<[f64; 2]> {
+/// cluster's counters said it was recovering, and whether its last reading
+/// still did.
+fn cluster_recovery(result: &crate::RunResult, first: f64) -> Option<([f64; 2], bool)> {
     let t = result.telemetry.as_ref()?;
     let mut seen: Option<[f64; 2]> = None;
+    let mut last_read = f64::MIN;
     for src in t.sources.iter().filter(|s| s.kind == crate::telemetry::SourceKind::Cluster) {
         for (i, at) in src.t.iter().enumerate() {
             let busy = src
@@ -273,9 +307,10 @@ fn cluster_recovery(result: &crate::RunResult, first: f64) -> Option<[f64; 2]> {
             if busy && *at > first {
                 seen = Some(seen.map_or([*at, *at], |[a, _]| [a, *at]));
             }
+            last_read = last_read.max(*at);
         }
     }
-    seen
+    seen.map(|p| (p, p[1] >= last_read))
 }
 
 #[cfg(test)]
@@ -312,7 +347,7 @@ mod tests {
             let ops = if (5..=7).contains(&k) { 200.0 } else { 1000.0 };
             let lat = if ops < 1000.0 { 40 } else { 20 };
             let buckets = [(lat, 99u64), (lat + 8, 1)].into_iter().collect();
-            seconds.insert(k, Second { ops, bytes: ops * 4096.0, errors: (k == 5) as u64, buckets });
+            seconds.insert(k, Second { secs: 1.0, ops, bytes: ops * 4096.0, errors: (k == 5) as u64, buckets });
         }
         let before = stretch(&seconds, 0.0, 4.0).unwrap();
         assert_eq!((before.ops_per_s, before.errors), (1000.0, 0));
@@ -321,6 +356,14 @@ mod tests {
         assert_eq!((during.ops_per_s, during.errors), (200.0, 1));
         assert_eq!(recovered(&seconds, 4.0, 1000.0), Some(3.0), "seconds 8, 9, 10 are back: from 7 s, 3 s after the fault");
         assert_eq!(recovered(&seconds, 4.0, 2000.0), None, "never back to twice the rate");
+        assert_eq!(recovered(&seconds, 1.0, 1000.0), Some(6.0), "a dip 4 s after the fault is not missed by the good seconds before it");
+        // One noisy second (900 between 1,000s) does not undo the recovery.
+        seconds.get_mut(&11).unwrap().ops = 900.0;
+        assert_eq!(recovered(&seconds, 4.0, 1000.0), Some(3.0));
+        // A short last second is a rate over its own length.
+        seconds.insert(13, Second { secs: 0.25, ops: 250.0, ..Second::default() });
+        let after = stretch(&seconds, 12.0, 13.0).unwrap();
+        assert_eq!(after.ops_per_s, 1000.0);
         assert!(stretch(&seconds, 20.0, 30.0).is_none());
     }
 
@@ -333,6 +376,7 @@ mod tests {
             answer: "marked out osd.2.".into(),
             error: None,
             skipped: false,
+            restores: false,
         };
         let v = serde_json::to_value(&e).unwrap();
         assert_eq!((v["action"].as_str(), v["target"].as_u64()), (Some("osd_out"), Some(2)), "{v}");

@@ -486,9 +486,10 @@ pub fn disruption_lines(d: &storbench_model::disruption::Disruption) -> Vec<Stri
                 None if e.answer.is_empty() => "done".to_string(),
                 None => e.answer.clone(),
             };
-            match e.skipped {
-                true => format!("fault {} at {:.1} s: {outcome}", e.action.words(), e.at_s),
-                false => format!("fault {} at {:.1} s (carried out at {:.2} s): {outcome}", e.action.words(), e.at_s, e.done_s),
+            match (e.skipped, e.restores) {
+                (true, _) => format!("fault {} at {:.1} s: {outcome}", e.action.words(), e.at_s),
+                (false, true) => format!("at the run's end, {} to undo the run's own fault: {outcome}", e.action.words()),
+                (false, false) => format!("fault {} at {:.1} s (carried out at {:.2} s): {outcome}", e.action.words(), e.at_s, e.done_s),
             }
         })
         .collect();
@@ -503,14 +504,21 @@ pub fn disruption_lines(d: &storbench_model::disruption::Disruption) -> Vec<Stri
     if !parts.is_empty() {
         out.push(format!("faults: {}", parts.join("; ")));
     }
-    out.push(match d.recovered_after_s {
-        Some(s) => format!("the clients were back within 5% of before {s:.0} s after the last fault"),
-        None => "the clients were not back within 5% of before by the run's end".into(),
-    });
-    if let Some([a, b]) = d.cluster_recovery_s {
-        out.push(format!(
+    // Recovery is judged against before's rate, after a fault was carried out.
+    let judged = d.before.is_some() && d.events.iter().any(|e| !e.skipped);
+    match d.recovered_after_s {
+        Some(s) => out.push(format!("the clients were back within 5% of before {s:.0} s after the last fault")),
+        None if judged => out.push("the clients were not back within 5% of before by the run's end".into()),
+        None => {}
+    }
+    match (d.cluster_recovery_s, d.cluster_recovering_at_end) {
+        (Some([a, _]), true) => out.push(format!(
+            "the cluster was recovering (degraded or misplaced objects, recovery traffic) from {a:.0} s and still at the run's end, by its own counters"
+        )),
+        (Some([a, b]), false) => out.push(format!(
             "the cluster recovered (degraded or misplaced objects, recovery traffic) from {a:.0} s to {b:.0} s by its own counters"
-        ));
+        )),
+        (None, _) => {}
     }
     out
 }

@@ -9,10 +9,12 @@
 //! nothing of any cluster but through `ClusterAdmin`.
 
 use crate::agent::{AgentLink, LinkClosed};
+use std::collections::BTreeSet;
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use storbench_engine::ClusterAdmin;
@@ -26,6 +28,24 @@ const TICK: Duration = Duration::from_millis(20);
 const EXEC_LIMIT: Duration = Duration::from_secs(60);
 /// How long the end of a run waits for a thread inside a cluster call.
 const JOIN_WAIT: Duration = Duration::from_secs(2);
+/// How long it waits for the faults' thread, which may be putting back in
+/// the OSDs the run took out (a monitor command each).
+const RESTORE_WAIT: Duration = Duration::from_secs(15);
+/// How much of a command's output is kept (the rest is read and dropped).
+const OUTPUT_KEPT: usize = 64 * 1024;
+
+/// What the faults' thread did so far, shared as it happens: the end of
+/// the run reads it even when the thread is inside a call that hangs.
+#[derive(Default)]
+struct FaultLog {
+    events: Vec<FaultEvent>,
+    /// Faults of the schedule taken up (done, or being done).
+    taken: usize,
+    /// The one being carried out now.
+    current: Option<ScheduledFault>,
+    /// OSDs this run took out and has not put back in.
+    out: BTreeSet<u32>,
+}
 
 /// What goes beside the run: a cluster to watch, and faults (the ones that
 /// go through the cluster need `injector`).
@@ -50,7 +70,8 @@ pub struct ClusterLink<'a> {
     setup: Option<ClusterSetup>,
     samples: Option<Receiver<HostSample>>,
     sampler: Option<JoinHandle<()>>,
-    faulter: Option<JoinHandle<Vec<FaultEvent>>>,
+    faulter: Option<JoinHandle<()>>,
+    log: Arc<Mutex<FaultLog>>,
     stop: Arc<AtomicBool>,
     /// Second 0 (Unix ns), once the first `Start` went out.
     zero: Option<u64>,
@@ -66,6 +87,7 @@ impl<'a> ClusterLink<'a> {
             samples: None,
             sampler: None,
             faulter: None,
+            log: Arc::default(),
             stop: Arc::new(AtomicBool::new(false)),
             zero: None,
             faults,
@@ -73,16 +95,43 @@ impl<'a> ClusterLink<'a> {
     }
 
     /// The run is over: sampling stops, faults not yet due are not carried
-    /// out (listed as not reached), and what each fault did is returned.
+    /// out (listed as not reached), the OSDs the run took out are put back
+    /// in, and what each fault did is returned.
     pub fn finish(mut self) -> Vec<FaultEvent> {
         self.stop.store(true, Ordering::Release);
         if let Some(h) = self.sampler.take() {
             join_within(h, JOIN_WAIT);
         }
-        let done = self.faulter.take().and_then(|h| join_within(h, JOIN_WAIT)).unwrap_or_default();
+        if let Some(h) = self.faulter.take() {
+            join_within(h, RESTORE_WAIT);
+        }
         let zero = self.zero;
-        let mut events = done;
-        for f in self.faults.iter().skip(events.len()) {
+        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        let mut events = log.events.clone();
+        if let Some(f) = &log.current {
+            events.push(FaultEvent {
+                at_s: f.at.as_secs_f64(),
+                done_s: f.at.as_secs_f64(),
+                action: f.action.clone(),
+                answer: String::new(),
+                error: Some("outcome unknown: still being carried out when the run ended".into()),
+                skipped: false,
+                restores: false,
+            });
+        }
+        let now = zero.map_or(0.0, |z| unix_now_ns().saturating_sub(z) as f64 / 1e9);
+        for id in &log.out {
+            events.push(FaultEvent {
+                at_s: now,
+                done_s: now,
+                action: FaultAction::OsdIn(*id),
+                answer: String::new(),
+                error: Some(format!("NOT put back in: the cluster did not answer in time; run `ceph osd in {id}`")),
+                skipped: false,
+                restores: true,
+            });
+        }
+        for f in self.faults.iter().skip(log.taken) {
             let why = match zero {
                 Some(_) => "not carried out: the run ended first",
                 None => "not carried out: the run never started",
@@ -94,6 +143,7 @@ impl<'a> ClusterLink<'a> {
                 answer: String::new(),
                 error: Some(why.into()),
                 skipped: true,
+                restores: false,
             });
         }
         events
@@ -111,8 +161,9 @@ impl<'a> ClusterLink<'a> {
         }
         if !setup.faults.is_empty() {
             let stop = self.stop.clone();
-            let (faults, injector) = (setup.faults, setup.injector);
-            self.faulter = std::thread::Builder::new().name("faults".into()).spawn(move || inject(faults, injector, zero, &stop)).ok();
+            let (faults, injector, log) = (setup.faults, setup.injector, self.log.clone());
+            self.faulter =
+                std::thread::Builder::new().name("faults".into()).spawn(move || inject(faults, injector, zero, &stop, &log)).ok();
         }
     }
 }
@@ -187,7 +238,8 @@ fn wait_until(at_ns: u64, stop: &AtomicBool) -> bool {
 fn sample(mut admin: Box<dyn ClusterAdmin>, zero: u64, tx: Sender<HostSample>, stop: &AtomicBool) {
     let name = admin.name().to_string();
     let mut said = false;
-    for k in 1u64.. {
+    let mut k = 1u64;
+    loop {
         if !wait_until(zero + k * 1_000_000_000, stop) {
             return;
         }
@@ -214,17 +266,29 @@ fn sample(mut admin: Box<dyn ClusterAdmin>, zero: u64, tx: Sender<HostSample>, s
         if tx.send(s).is_err() {
             return;
         }
+        // A reading that took longer than its second leaves the seconds it
+        // ran over empty: the next reading is the next second's, not a
+        // catch-up one stamped with a second already past.
+        let now = unix_now_ns().saturating_sub(zero) / 1_000_000_000;
+        k = (k + 1).max(now + 1);
     }
 }
 
-/// Carry out each fault at its time; what each did. A fault the cluster
-/// refused, or a command that failed, is an event with its error: the run
-/// goes on, as a client would.
-fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin>>, zero: u64, stop: &AtomicBool) -> Vec<FaultEvent> {
-    let mut events = Vec::new();
+/// Carry out each fault at its time, each event logged as it is done. A
+/// fault the cluster refused, or a command that failed, is an event with
+/// its error: the run goes on, as a client would. Once the run ends, the
+/// OSDs it took out and did not put back in are put back in: a benchmark
+/// leaves the cluster as it found it.
+fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin>>, zero: u64, stop: &AtomicBool, log: &Mutex<FaultLog>) {
+    let lock = || log.lock().unwrap_or_else(|p| p.into_inner());
     for f in faults {
         if !wait_until(zero + f.at.as_nanos() as u64, stop) {
             break;
+        }
+        {
+            let mut l = lock();
+            l.taken += 1;
+            l.current = Some(f.clone());
         }
         let done = match (&f.action, injector.as_mut()) {
             (FaultAction::Exec(cmd), _) => exec(cmd, stop),
@@ -232,17 +296,46 @@ fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin
             (_, None) => Err("no cluster to carry it out".into()),
         };
         let done_s = unix_now_ns().saturating_sub(zero) as f64 / 1e9;
+        let mut l = lock();
+        l.current = None;
+        match (&f.action, done.is_ok()) {
+            (FaultAction::OsdOut(id), true) => l.out.insert(*id),
+            (FaultAction::OsdIn(id), true) => l.out.remove(id),
+            _ => false,
+        };
         let (answer, error) = match done {
             Ok(a) => (a, None),
             Err(e) => (String::new(), Some(e)),
         };
-        events.push(FaultEvent { at_s: f.at.as_secs_f64(), done_s, action: f.action, answer, error, skipped: false });
+        l.events.push(FaultEvent { at_s: f.at.as_secs_f64(), done_s, action: f.action, answer, error, skipped: false, restores: false });
     }
-    events
+    let Some(admin) = injector.as_mut() else { return };
+    while !lock().out.is_empty() && !stop.load(Ordering::Acquire) {
+        std::thread::sleep(TICK);
+    }
+    let out: Vec<u32> = lock().out.iter().copied().collect();
+    for id in out {
+        let action = FaultAction::OsdIn(id);
+        let done = admin.inject(&action).map_err(|e| e.to_string());
+        let at = unix_now_ns().saturating_sub(zero) as f64 / 1e9;
+        let mut l = lock();
+        if done.is_ok() {
+            l.out.remove(&id);
+        }
+        let (answer, error) = match done {
+            Ok(a) => (a, None),
+            Err(e) => (String::new(), Some(format!("{e}; run `ceph osd in {id}`"))),
+        };
+        l.events.push(FaultEvent { at_s: at, done_s: at, action, answer, error, skipped: false, restores: true });
+    }
 }
 
-/// `sh -c COMMAND`, bounded: killed after [`EXEC_LIMIT`] or when the run
-/// ends. Its status and the first words it printed.
+/// `sh -c COMMAND` in a process group of its own, bounded: the group is
+/// killed after [`EXEC_LIMIT`] or when the run ends. Its status and the
+/// first words it printed. Its output is read as it comes (a command that
+/// prints more than a pipe holds is not stalled), and what it left running
+/// in the background once `sh` returned (a daemon it restarted) is left
+/// running, its output no longer waited for.
 fn exec(cmd: &str, stop: &AtomicBool) -> Result<String, String> {
     let mut child = Command::new("sh")
         .arg("-c")
@@ -250,14 +343,27 @@ fn exec(cmd: &str, stop: &AtomicBool) -> Result<String, String> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
+        .process_group(0)
         .spawn()
         .map_err(|e| format!("cannot start sh: {e}"))?;
+    let (tx, rx) = channel();
+    for pipe in [child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>), child.stderr.take().map(|p| Box::new(p) as _)]
+        .into_iter()
+        .flatten()
+    {
+        let tx = tx.clone();
+        let _ = std::thread::Builder::new().name("fault-output".into()).spawn(move || forward(pipe, &tx));
+    }
+    drop(tx);
     let began = Instant::now();
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s,
             Ok(None) if began.elapsed() > EXEC_LIMIT || stop.load(Ordering::Acquire) => {
-                let _ = child.kill();
+                // The whole group: sh and whatever it started.
+                // SAFETY: kill(2) with the group's id (the child's pid, as
+                // process_group(0) made it), no memory involved.
+                unsafe { libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL) };
                 let _ = child.wait();
                 return Err(format!(
                     "killed after {:.1} s (the limit is {} s, or the run ended)",
@@ -269,11 +375,35 @@ fn exec(cmd: &str, stop: &AtomicBool) -> Result<String, String> {
             Err(e) => return Err(format!("waiting for it: {e}")),
         }
     };
-    let out = child.wait_with_output().map(|o| [o.stdout, o.stderr].concat()).unwrap_or_default();
+    // Each pipe's reader ends when every writer is gone; a background child
+    // still holding one is not waited for past a moment.
+    let mut out = Vec::new();
+    let deadline = Instant::now() + Duration::from_millis(500);
+    while let Ok(part) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        out.extend(part);
+    }
     let said: String = String::from_utf8_lossy(&out).trim().chars().take(200).collect();
     match status.success() {
         true => Ok(said),
         false => Err(format!("{status}{}", if said.is_empty() { String::new() } else { format!(": {said}") })),
+    }
+}
+
+/// What a pipe gives, passed on as it comes until it closes: the first
+/// [`OUTPUT_KEPT`] bytes, the rest read and dropped (so the writer never
+/// blocks on a full pipe).
+fn forward(mut pipe: Box<dyn std::io::Read + Send>, tx: &Sender<Vec<u8>>) {
+    let mut sent = 0;
+    let mut buf = [0u8; 8192];
+    while let Ok(n) = pipe.read(&mut buf) {
+        if n == 0 {
+            return;
+        }
+        let keep = n.min(OUTPUT_KEPT.saturating_sub(sent));
+        if keep > 0 && tx.send(buf[..keep].to_vec()).is_err() {
+            return;
+        }
+        sent += keep;
     }
 }
 
@@ -325,17 +455,38 @@ mod tests {
         let stop = AtomicBool::new(false);
         let zero = unix_now_ns();
         let injector: Box<dyn ClusterAdmin> = Box::new(Fake { said: said.clone() });
-        let stopper = std::thread::scope(|s| {
-            let h = s.spawn(|| inject(faults, Some(injector), zero, &stop));
+        let log = Mutex::new(FaultLog::default());
+        std::thread::scope(|s| {
+            let h = s.spawn(|| inject(faults, Some(injector), zero, &stop, &log));
             std::thread::sleep(Duration::from_millis(600));
+            assert_eq!(log.lock().unwrap().events.len(), 3, "logged as done, before the run ends");
             stop.store(true, Ordering::Release);
             h.join().unwrap()
         });
-        assert_eq!(said.lock().unwrap().as_slice(), ["osd-out:1"]);
-        assert_eq!(stopper.len(), 3, "the 60 s fault was not reached: {stopper:?}");
+        // The OSD the run took out is put back in once it ends.
+        assert_eq!(said.lock().unwrap().as_slice(), ["osd-out:1", "osd-in:1"]);
+        let log = log.into_inner().unwrap();
+        assert_eq!((log.taken, log.out.len()), (3, 0));
+        let stopper = log.events;
+        assert_eq!(stopper.len(), 4, "the 60 s fault was not reached, the restore added: {stopper:?}");
+        assert!(stopper[3].restores && stopper[3].action == FaultAction::OsdIn(1) && stopper[3].error.is_none(), "{:?}", stopper[3]);
         assert!(stopper[0].done_s >= 0.1 && stopper[0].done_s < 0.5, "{:?}", stopper[0]);
         assert_eq!((stopper[1].answer.as_str(), &stopper[1].error), ("hi", &None));
         assert!(stopper[2].error.as_deref().is_some_and(|e| e.contains("exit status: 3")), "{:?}", stopper[2]);
+    }
+
+    #[test]
+    fn a_command_is_not_held_by_its_output_nor_by_what_it_leaves_running() {
+        let stop = AtomicBool::new(false);
+        let t = Instant::now();
+        assert_eq!(exec("echo hi; sleep 3 &", &stop).as_deref(), Ok("hi"), "a background child holding stdout");
+        let big = exec("head -c 300000 /dev/zero | tr '\\0' x", &stop).unwrap();
+        assert_eq!(big.len(), 200, "more than a pipe holds, the first words kept");
+        assert!(t.elapsed() < Duration::from_secs(5), "{:?}", t.elapsed());
+        stop.store(true, Ordering::Release);
+        let t = Instant::now();
+        let e = exec("sleep 30 & sleep 30", &stop).unwrap_err();
+        assert!(e.starts_with("killed after") && t.elapsed() < Duration::from_secs(2), "{e}");
     }
 
     #[test]

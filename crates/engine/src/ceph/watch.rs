@@ -80,7 +80,7 @@ fn pg_stat(doc: &Json) -> Vec<Value> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|st| st["name"] == "active+clean")
+        .filter(|st| st["name"].as_str().is_some_and(clean_state))
         .filter_map(|st| st["num"].as_f64())
         .sum::<f64>();
     [
@@ -95,6 +95,28 @@ fn pg_stat(doc: &Json) -> Vec<Value> {
     .into_iter()
     .map(|(metric, v)| Value::new(metric, &[], v))
     .collect()
+}
+
+/// A PG state that is not a recovery: active and clean, whatever routine
+/// work it adds (`active+clean+scrubbing+deep`, `+snaptrim`), but none of
+/// the states of data out of place or short of copies.
+fn clean_state(name: &str) -> bool {
+    const UNSETTLED: [&str; 12] = [
+        "degraded",
+        "recovering",
+        "recovery_wait",
+        "backfilling",
+        "backfill_wait",
+        "remapped",
+        "undersized",
+        "peering",
+        "down",
+        "incomplete",
+        "stale",
+        "inconsistent",
+    ];
+    let parts: Vec<&str> = name.split('+').collect();
+    parts.contains(&"active") && parts.contains(&"clean") && !parts.iter().any(|p| UNSETTLED.contains(p))
 }
 
 /// `osd pool stats`, every pool's together: client operations by direction
@@ -168,6 +190,9 @@ mod tests {
         assert_eq!((get(&v, "cluster_degraded_objects"), get(&v, "cluster_misplaced_objects")), (Some(120.0), Some(245.0)));
         assert_eq!((get(&v, "cluster_pgs_not_active_clean"), get(&v, "cluster_client_ops_per_s")), (Some(9.0), Some(751.0)));
         assert!(pg_stat(&serde_json::json!({"pg_ready": false})).is_empty(), "no summary, no figures");
+        let scrubbing = serde_json::json!({"pg_summary": {"num_pgs": 49, "num_pg_by_state": [
+            {"name": "active+clean", "num": 45}, {"name": "active+clean+scrubbing+deep", "num": 3}, {"name": "active+clean+snaptrim", "num": 1}]}});
+        assert_eq!(get(&pg_stat(&scrubbing), "cluster_pgs_not_active_clean"), Some(0.0), "routine scrubbing is not a recovery");
         let pools: Json = serde_json::from_str(
             r#"[{"pool_name":"rbd","pool_id":3,"recovery":{},"recovery_rate":{"recovering_objects_per_sec":30,"recovering_bytes_per_sec":125829120},
                 "client_io_rate":{"read_bytes_sec":1590049,"write_bytes_sec":2371985,"read_op_per_sec":416,"write_op_per_sec":587}},
