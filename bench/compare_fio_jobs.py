@@ -84,7 +84,7 @@ JOBS = {
     "[j]\nrw=randread\nbs=4k\n",
     "continue_on_error=all randread direct": "ioengine=psync\ndirect=1\ncontinue_on_error=all\n[j]\nrw=randread\nbs=4k\n",
     "flow 2:1 two jobs direct psync": "ioengine=psync\ndirect=1\nflow_sleep=100\n[a]\nrw=randread\nbs=4k\nflow=2\n"
-    "[b]\nrw=randread\nbs=4k\nflow=-1\n",
+    "[b]\nrw=randread\nbs=4k\nflow=1\n",
 }
 
 RBD = "[global]\nioengine=rbd\nclientname=admin\npool={rbd_pool}\nrbdname=sb-cmp\nsize=256m\nruntime={runtime}\ntime_based\n"
