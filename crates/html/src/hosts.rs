@@ -48,10 +48,7 @@ pub fn charts_of(s: &Source) -> Vec<Chart> {
         return cluster_charts(s);
     }
     let id = |what: &str| slug(&format!("host-{}-{what}", s.name));
-    let line = |label: String, f: &Figures, scale: f64| Series {
-        label,
-        points: s.t.iter().zip(&f.values).filter_map(|(t, v)| v.map(|v| (*t, v * scale))).collect(),
-    };
+    let line = |label: String, f: &Figures, scale: f64| line(s, label, f, scale);
     let mut cpu = Vec::new();
     cpu.extend(s.get(metric::CPU_BUSY).map(|f| line("host".into(), f, 1.0)));
     cpu.extend(s.find(metric::CPU_BUSY, "core", "busiest").map(|f| line("busiest core".into(), f, 1.0)));
@@ -75,30 +72,41 @@ pub fn charts_of(s: &Source) -> Vec<Chart> {
     ]
     .into_iter()
     .filter(|c| !c.3.is_empty())
-    .map(|(what, title, y, series, f)| Chart {
-        name: id(what),
-        title: format!("{} {}: {title} per second", storbench_report::hosts::noun(s), s.name),
+    .map(|(what, title, y, series, f)| {
+        timeline(id(what), format!("{} {}: {title} per second", storbench_report::hosts::noun(s), s.name), title, y, &series, f)
+    })
+    .collect()
+}
+
+/// A figure's seconds as a chart's series, scaled.
+fn line(s: &Source, label: String, f: &Figures, scale: f64) -> Series {
+    Series { label, points: s.t.iter().zip(&f.values).filter_map(|(t, v)| v.map(|v| (*t, v * scale))).collect() }
+}
+
+/// Lines over the run's seconds: every host and cluster chart.
+fn timeline(name: String, heading: String, title: &str, y: &str, series: &[Series], y_fmt: &dyn Fn(f64) -> String) -> Chart {
+    Chart {
+        name,
+        title: heading,
         svg: charts::lines(&Lines {
             title,
             x_desc: "seconds",
             y_desc: y,
-            series: &series,
+            series,
             log_y: false,
-            y_fmt: f,
+            y_fmt,
             x_fmt: None,
             marks: &[],
             rule: None,
             points: false,
         }),
-    })
-    .collect()
+    }
 }
 
 /// A cluster's own counters: its clients' operations, its OSDs' commit
 /// latency (the slowest), and what it had to recover.
 fn cluster_charts(s: &Source) -> Vec<Chart> {
-    let line =
-        |label: String, f: &Figures| Series { label, points: s.t.iter().zip(&f.values).filter_map(|(t, v)| v.map(|v| (*t, v))).collect() };
+    let line = |label: String, f: &Figures| line(s, label, f, 1.0);
     let named = |pairs: &[(&str, &str)]| -> Vec<Series> {
         pairs.iter().filter_map(|(m, label)| s.get(m).map(|f| line(label.to_string(), f))).collect()
     };
@@ -121,21 +129,8 @@ fn cluster_charts(s: &Source) -> Vec<Chart> {
     ]
     .into_iter()
     .filter(|c| !c.3.is_empty())
-    .map(|(what, title, y, series)| Chart {
-        name: slug(&format!("cluster-{}-{what}", s.name)),
-        title: format!("cluster {}: {title}", s.name),
-        svg: charts::lines(&Lines {
-            title,
-            x_desc: "seconds",
-            y_desc: y,
-            series: &series,
-            log_y: false,
-            y_fmt: &n,
-            x_fmt: None,
-            marks: &[],
-            rule: None,
-            points: false,
-        }),
+    .map(|(what, title, y, series)| {
+        timeline(slug(&format!("cluster-{}-{what}", s.name)), format!("cluster {}: {title}", s.name), title, y, &series, &n)
     })
     .collect()
 }
