@@ -299,22 +299,26 @@ impl IoGen {
             return self.place_random(file, dir, len, last_start);
         }
         let cur = &mut self.cursors[file as usize][dir];
-        let mut pos = *cur as i64;
-        // fio's `rw=write:4k` / `rw=read:-8k`: the skip applies from the
-        // second I/O on; stepping off either end starts the next pass.
-        if pos != 0 && self.skip != 0 {
-            pos += self.skip;
-            if pos < 0 || pos as u64 > last_start {
-                self.wrapped = true;
-                pos = if self.skip > 0 { 0 } else { (last_start / self.align * self.align) as i64 };
-            }
+        let mut pos = *cur;
+        // fio's `rw=write:4k` / `rw=read:-8k` (io_u.c get_next_seq_offset):
+        // the skip applies from the second I/O on, and stepping off the
+        // file's end (or, backwards, its start) wraps to its other end
+        // within the same pass: only the bytes end such a pass.
+        if pos != 0 && pos < self.region.len && self.skip != 0 {
+            pos = match pos.checked_add_signed(self.skip) {
+                Some(p) if p < self.region.len => p,
+                _ if self.skip > 0 => 0,
+                _ => self.region.len.saturating_sub(self.skip.unsigned_abs()),
+            };
         }
-        if pos as u64 > last_start {
+        // The last I/O reached the end, or the next would cross it (fio's
+        // fill_io_u): the pass is over.
+        if pos > last_start {
             pos = 0;
             self.wrapped = true;
         }
-        *cur = pos as u64 + len;
-        pos as u64
+        *cur = pos + len;
+        pos
     }
 
     /// A random offset, or with `rw=randread:N` the next of N in a row.
@@ -871,14 +875,39 @@ mod tests {
             let mut g = gen(opts, 8 * 4096);
             (0..n).map(|_| g.next().unwrap().offset / 4096).collect::<Vec<_>>()
         };
+        // fio 3.33's own order (write_iolog): backwards wraps to the end
+        // less the skip, so the last block is never read.
         assert_eq!(offsets(&[("rw", "write:4k")], 6), vec![0, 2, 4, 6, 0, 2]);
-        assert_eq!(offsets(&[("rw", "read:-8k")], 10), vec![0, 7, 6, 5, 4, 3, 2, 1, 0, 7]);
+        assert_eq!(offsets(&[("rw", "read:-8k")], 10), vec![0, 6, 5, 4, 3, 2, 1, 0, 6, 5]);
         // A new random offset every 4 I/Os (sooner where a run meets the end).
         let jumps = |v: Vec<u64>| v.windows(2).filter(|w| w[1] != w[0] + 1).count();
         let in_runs = jumps(offsets(&[("rw", "randread:4")], 400));
         let single = jumps(offsets(&[("rw", "randread")], 400));
         assert!((90..=140).contains(&in_runs), "{in_runs} jumps in 400 I/Os in runs of 4");
         assert!(single > 300, "{single} jumps without the modifier");
+    }
+
+    /// A size-bound job with an offset modifier, as fio 3.33 orders it
+    /// (`--write_iolog`, files of 32 and 28 KiB, 4 KiB blocks): a wrap
+    /// past either end stays in the pass, which ends on its bytes (the job
+    /// is size= bytes, not one walk to the end); a pass ends early only
+    /// where the last I/O reached the end, and io_size starts passes anew.
+    #[test]
+    fn offset_modifiers_wrap_within_a_size_bound_pass_as_fio() {
+        let run = |opts: &[(&str, &str)], kib: u64, limit_kib: u64| {
+            let mut spec = JobSpec::default();
+            for (k, v) in opts {
+                apply_option(&mut spec, k, v).unwrap();
+            }
+            spec.io_size = (limit_kib != kib).then_some(limit_kib << 10);
+            let region = Region { files: 1, start: 0, len: kib << 10 };
+            IoGen::new(&spec, region, 0, Some(limit_kib << 10)).map(|io| io.offset / 4096).collect::<Vec<_>>()
+        };
+        assert_eq!(run(&[("rw", "write:4k")], 32, 32), vec![0, 2, 4, 6, 0, 2, 4, 6]);
+        assert_eq!(run(&[("rw", "write:4k")], 28, 28), vec![0, 2, 4, 6]);
+        assert_eq!(run(&[("rw", "write:4k")], 28, 64), [0, 2, 4, 6].repeat(4));
+        let back = run(&[("rw", "read:-8k")], 32, 64);
+        assert_eq!(back, vec![0, 6, 5, 4, 3, 2, 1, 0, 6, 5, 4, 3, 2, 1, 0, 6]);
     }
 
     #[test]
