@@ -259,6 +259,34 @@ fn loops_over_an_io_size_beyond_the_file_do_the_ios_fio_does() {
     }
 }
 
+/// Offset modifiers on size-bound jobs (fio's backwards-read.fio and
+/// butterfly.fio): a wrap past either end of the file stays in the pass,
+/// so the job does its size in I/Os as fio does. storbench took the first
+/// wrap for the pass's end and read one block (1 I/O against fio's 1024).
+#[test]
+fn offset_modifiers_do_the_ios_fio_does() {
+    if !tools(&["fio"]) {
+        return;
+    }
+    let d = scratch();
+    data_file(d.path(), "d.dat", 4);
+    let jobs = [
+        "[j]\nrw=read:-8k\n",
+        "[j]\nrw=write:4k\n",
+        // A file of the job's size whose last I/O reaches its end: the pass ends there.
+        "[j]\nrw=write:4k\nfilename=e.dat\nsize=4092k\n",
+        "[forward]\nrw=read\nflow=2\n[backward]\nrw=read:-8k\nflow=2\n",
+    ];
+    for body in jobs {
+        let job = format!("[global]\nfilename=d.dat\nsize=4m\nbs=4k\nioengine=psync\n{body}");
+        std::fs::write(d.path().join("job.fio"), &job).unwrap();
+        let ios = |tool| ios_of(&fio_json(d.path(), &[], tool, "job.fio"));
+        let (fio, sb) = (ios("fio"), ios("storbench"));
+        assert!(fio >= 511, "fio does at least half the file's blocks for {body:?}: {fio}");
+        assert_eq!(sb, fio, "I/Os of {body:?}: storbench {sb}, fio {fio}");
+    }
+}
+
 /// From `tool`'s strace record of `job`'s io_submit and io_getevents calls,
 /// in order: the most I/Os ever submitted and not yet reaped, the calls of
 /// each kind, and the I/Os its JSON output counts.

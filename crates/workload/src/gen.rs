@@ -303,10 +303,13 @@ impl IoGen {
         // fio's `rw=write:4k` / `rw=read:-8k` (io_u.c get_next_seq_offset):
         // the skip applies from the second I/O on, and stepping off the
         // file's end (or, backwards, its start) wraps to its other end
-        // within the same pass: only the bytes end such a pass.
+        // within the same pass: only the bytes end such a pass. fio holds
+        // the offset within the region against the file's size (here the
+        // region's end, as the job lays the file out): from an `offset`,
+        // a step past the region but not the file ends the pass instead.
         if pos != 0 && pos < self.region.len && self.skip != 0 {
             pos = match pos.checked_add_signed(self.skip) {
-                Some(p) if p < self.region.len => p,
+                Some(p) if p < self.region.start + self.region.len => p,
                 _ if self.skip > 0 => 0,
                 _ => self.region.len.saturating_sub(self.skip.unsigned_abs()),
             };

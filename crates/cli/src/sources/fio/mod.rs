@@ -226,7 +226,7 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
     };
     let mut later: Vec<(&str, &str)> = Vec::new();
     let context = |e: String| CliError::usage(format!("job '{}': {e}", storbench_workload::shown(&s.name)));
-    for (k, v) in ordered {
+    for (k, v) in ordered.iter().copied() {
         match k.strip_prefix("fio:") {
             Some(k) => later.push((k, v)),
             None => {
@@ -238,6 +238,7 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
             }
         }
     }
+    fio_filenames(&mut spec, &ordered, reading).map_err(|e| context(e.to_string()))?;
     if s.new_file {
         spec.stonewall = true;
     }
@@ -279,6 +280,24 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
     }
     engine_defaults(&mut spec, notes)?;
     Ok(spec)
+}
+
+/// fio adds every `filename=` to the job's files (options.c
+/// str_filename_cb: a [global]'s, the command line's and the job's own
+/// all count, a name given twice is two files), where storbench's option
+/// replaces the files named before. storbench's own command line
+/// (`run --fio F --filename X`) points every job at its files instead, as
+/// its size and rate win over the file's.
+fn fio_filenames(spec: &mut JobSpec, ordered: &[&(String, String)], reading: &Reading) -> Result<(), storbench_workload::OptionError> {
+    let is_filename = |k: &str| storbench_workload::options::canonical_name(k) == "filename";
+    if let Some((_, v)) = reading.cli_global.iter().rev().find(|(k, _)| is_filename(k) && !reading.file_wins) {
+        return apply_option(spec, "filename", v);
+    }
+    let named: Vec<&str> = ordered.iter().filter(|(k, _)| is_filename(k)).map(|(_, v)| v.as_str()).collect();
+    if named.len() > 1 {
+        apply_option(spec, "filename", &named.join(":"))?;
+    }
+    Ok(())
 }
 
 fn size_value(v: &str) -> Result<u64, String> {
@@ -502,6 +521,15 @@ bs=8k
         assert_eq!(f.specs[0].iodepth, 32);
         assert!(f.specs[1].stonewall && !f.specs[0].stonewall);
         assert_eq!(f.specs[1].rwmixread, 70.0);
+    }
+
+    /// fio 3.33 writes both files of `[global] filename=a` and a job's
+    /// `filename=b` (each 512 KiB of a 1 MiB size): every filename= adds.
+    #[test]
+    fn every_filename_adds_files_as_in_fio() {
+        let f = read("[global]\nfilename=a\nsize=1m\n[j]\nfilename=b:c\n[k]\nrw=read\n", false).unwrap();
+        assert_eq!(f.specs[0].filenames, ["a", "b", "c"]);
+        assert_eq!(f.specs[1].filenames, ["a"]);
     }
 
     #[test]
