@@ -333,3 +333,66 @@ fn iodepth_batch_complete_min_0_polls_one_io_at_a_time_as_fio() {
         assert!((sb_per - fio_per).abs() < 0.1, "io_getevents per I/O: storbench {sb_per:.3}, fio {fio_per:.3}");
     }
 }
+
+/// A run of `job` by `tool` (fio or storbench's drop-in), bounded at 60 s:
+/// its exit status and JSON document (fio writes one even when it fails).
+fn fio_run(dir: &Path, tool: &str, job: &str) -> (bool, serde_json::Value) {
+    let mut args = vec!["60"];
+    match tool {
+        "fio" => args.push("fio"),
+        _ => args.extend([bin(), "fio"]),
+    }
+    args.extend(["--output-format=json", job]);
+    let out = Command::new("timeout").args(&args).current_dir(dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let doc = serde_json::from_str(&text[text.find('{').unwrap_or(0)..])
+        .unwrap_or_else(|e| panic!("{tool}: {e}: {text} {}", String::from_utf8_lossy(&out.stderr)));
+    (out.status.success(), doc)
+}
+
+/// fio's latency_target ramps the depth inside the job (io_u.c
+/// lat_target_*): 1, 2, 4, 8, 16 a window each while the windows pass,
+/// then, settled at 16, its figures start over (fio's final run) and the
+/// job ends when it settles again, one window later, long before its
+/// 5-s runtime. storbench ran slo's search instead: separate probes of
+/// every depth, 6.7 times fio's IOPS on fio's latency-profile.fio.
+#[test]
+fn latency_target_ramps_the_depth_inside_the_job_as_fio() {
+    if !tools(&["fio"]) {
+        return;
+    }
+    let d = scratch();
+    data_file(d.path(), "d.dat", 16);
+    let job = "[j]\nfilename=d.dat\nsize=16m\nbs=4k\nrw=randread\nioengine=libaio\niodepth=16\nlatency_target=500ms\n\
+               latency_window=100ms\nlatency_percentile=99\ntime_based\nruntime=5\n";
+    std::fs::write(d.path().join("job.fio"), job).unwrap();
+    for tool in ["fio", "storbench"] {
+        let (ok, doc) = fio_run(d.path(), tool, "job.fio");
+        let j = &doc["jobs"][0];
+        assert!(ok, "{tool}: {j}");
+        assert_eq!(j["latency_depth"].as_u64(), Some(16), "{tool} settles at its iodepth");
+        let runtime = j["read"]["runtime"].as_u64().unwrap();
+        assert!((90..1000).contains(&runtime), "{tool}: the final run is one window, not the search or the runtime: {runtime} ms");
+        assert!(j["read"]["total_ios"].as_u64().unwrap() > 0, "{tool}: {j}");
+    }
+}
+
+/// With fio's default latency_percentile=100 one I/O over the target at
+/// depth 1 ends the job with an error (fio: "max latency exceeded");
+/// storbench refused the percentile.
+#[test]
+fn latency_target_at_percentile_100_fails_the_job_at_depth_1_as_fio() {
+    if !tools(&["fio"]) {
+        return;
+    }
+    let d = scratch();
+    data_file(d.path(), "d.dat", 4);
+    let job = "[j]\nfilename=d.dat\nsize=4m\nbs=4k\nrw=randread\nioengine=libaio\niodepth=8\nlatency_target=1ns\n";
+    std::fs::write(d.path().join("job.fio"), job).unwrap();
+    for tool in ["fio", "storbench"] {
+        let (ok, doc) = fio_run(d.path(), tool, "job.fio");
+        let j = &doc["jobs"][0];
+        assert!(!ok && j["error"].as_u64() != Some(0), "{tool} fails the job: {j}");
+        assert_eq!((j["read"]["total_ios"].as_u64(), j["latency_depth"].as_u64()), (Some(1), Some(1)), "{tool}: {j}");
+    }
+}

@@ -311,6 +311,14 @@ pub struct WorkerDone {
     /// writes' runtime, which fio counts without it.
     #[serde(default)]
     pub between_passes_ns: u64,
+    /// A job with fio's `latency_target`: the queue depth its search
+    /// settled on (or stood at when the job ended), and, once it settled,
+    /// when the figures started over at it (fio's final run): its runtime
+    /// counts from there, not from the job's ramp. Absent from earlier agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_from_ns: Option<u64>,
 }
 
 impl WorkerDone {
@@ -331,6 +339,8 @@ impl WorkerDone {
             kind: None,
             cut_off: 0,
             between_passes_ns: 0,
+            latency_depth: None,
+            measured_from_ns: None,
         }
     }
 
@@ -458,11 +468,22 @@ mod tests {
             kind: None,
             cut_off: 6,
             between_passes_ns: 7,
+            latency_depth: Some(8),
+            measured_from_ns: Some(9),
         });
         let back: FromAgent = serde_json::from_str(&serde_json::to_string(&done).unwrap()).unwrap();
         assert!(matches!(
             back,
-            FromAgent::Done(WorkerDone { worker: 2, last_seq: Some(3), objects_left: 5, cut_off: 6, between_passes_ns: 7, .. })
+            FromAgent::Done(WorkerDone {
+                worker: 2,
+                last_seq: Some(3),
+                objects_left: 5,
+                cut_off: 6,
+                between_passes_ns: 7,
+                latency_depth: Some(8),
+                measured_from_ns: Some(9),
+                ..
+            })
         ));
         let FromAgent::Done(back) = back else { unreachable!() };
         assert_eq!(back.failure, Some(Failure { fault: Fault::Storage, stage: Some(Stage::Cleanup) }));

@@ -188,6 +188,12 @@ pub struct JobResult {
     /// results from before storbench counted them.
     #[serde(default, skip_serializing_if = "no_depths")]
     pub depths: [u64; 7],
+    /// fio's `latency_target` search inside the job: the queue depth it
+    /// settled on (the deepest of its workers'), its figures those of the
+    /// run at that depth (fio's final run); where it did not settle before
+    /// the job ended, the depth it stood at and the job's whole figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_depth: Option<u32>,
 }
 
 fn no_depths(d: &[u64; 7]) -> bool {
@@ -458,6 +464,7 @@ impl JobResult {
             priorities: Vec::new(),
             start_ns: self.start_ns,
             depths: w.depths,
+            latency_depth: self.latency_depth,
         }
     }
 

@@ -100,7 +100,7 @@ fn job(j: &Job, g: &Group, plus: bool) -> Obj {
         .obj("latency_ns", Obj::floats(LAT_KEYS.into_iter().zip(lat_n)))
         .obj("latency_us", Obj::floats(LAT_KEYS.into_iter().zip(lat_u)))
         .obj("latency_ms", Obj::floats(LAT_MS_KEYS.into_iter().zip(lat_m)))
-        .int("latency_depth", r.queue_depth as u64)
+        .int("latency_depth", r.latency_depth.unwrap_or(r.queue_depth) as u64)
         .int("latency_target", target)
         .float("latency_percentile", percentile)
         .int("latency_window", window);

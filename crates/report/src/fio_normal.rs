@@ -263,7 +263,11 @@ fn cpu_and_depths(j: &Job) -> String {
         r.total_ios, w.total_ios, j.sync_ios, r.short_ios, w.short_ios
     );
     let (target, window, percentile) = j.latency_target();
-    let _ = writeln!(s, "     latency   : target={target}, window={window}, percentile={percentile:.2}%, depth={}", j.r.queue_depth);
+    let _ = writeln!(
+        s,
+        "     latency   : target={target}, window={window}, percentile={percentile:.2}%, depth={}",
+        j.r.latency_depth.unwrap_or(j.r.queue_depth)
+    );
     s
 }
 

@@ -78,6 +78,7 @@ fn job(name: &str, opts: &[(&str, &str)], ops: &[(OpKind, u64, u64, u64)]) -> Jo
         per_worker: vec![],
         phases: vec![],
         depths: [0; 7],
+        latency_depth: None,
         spec,
     }
 }

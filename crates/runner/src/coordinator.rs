@@ -251,7 +251,7 @@ impl Clones {
         parts
             .map(|(w, (totals, series))| {
                 let d = done.iter().find(|d| d.worker as usize == w);
-                let runtime_ns = d.map_or(0, |d| d.measured_end().saturating_sub(ramp_ns));
+                let runtime_ns = d.map_or(0, |d| d.measured_end().saturating_sub(d.measured_from_ns.unwrap_or(ramp_ns)));
                 let cpu = d.map_or_else(CpuTimes::default, |d| d.cpu);
                 let phases = verify_phase(d);
                 let depths = self.depths[w];
@@ -703,7 +703,9 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     let share = &job.share;
     // The time its workers stood still reading passes back is not the writes' (fio's runtime).
     let end = acc.done.iter().map(|d| d.measured_end()).max().unwrap_or(0);
-    let runtime_ns = end.saturating_sub(share.ramp_ns);
+    // A latency_target job's figures start where its search settled (the earliest worker's).
+    let ramp_ns = acc.done.iter().map(|d| d.measured_from_ns.unwrap_or(share.ramp_ns)).min().unwrap_or(share.ramp_ns);
+    let runtime_ns = end.saturating_sub(ramp_ns);
     let ops = op_results(&acc.totals, runtime_ns);
     let size_classes = size_classes(share, &acc.class_totals, runtime_ns);
     let priorities = priorities(share, &acc.prio_totals, runtime_ns);
@@ -723,7 +725,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         targets: share.targets.labels(),
         start_ns: acc.done.iter().filter(|d| d.error.is_none()).map(|d| d.start_ns).min().unwrap_or(0),
         runtime_ns,
-        ramp_ns: share.ramp_ns,
+        ramp_ns,
         rate_per_worker: share.ops_per_sec,
         ops,
         size_classes,
@@ -746,6 +748,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
         per_volume: per_volume(share, &acc.volume_totals, runtime_ns),
         per_worker: acc.clones.take().map(|c| c.results(&acc.done, share.ramp_ns)).unwrap_or_default(),
         depths: acc.depths,
+        latency_depth: acc.done.iter().filter_map(|d| d.latency_depth).max(),
     };
     let written = [OpKind::Write, OpKind::Create].iter().filter_map(|op| result.op(*op)).map(|o| o.bytes).sum();
     result.fill = crate::fill::result(job, written);

@@ -717,13 +717,19 @@ pub struct Flow {
     pub sleep: Duration,
 }
 
-/// fio's `latency_target`, `latency_window` and `latency_percentile`.
+/// fio's `latency_target`, `latency_window`, `latency_percentile` and
+/// `latency_run`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LatencyTarget {
     pub target_ns: u64,
-    /// Each queue depth's probe runs this long (None: slo's own default).
+    /// How long each depth is judged (fio's window; None: fio's 0 in a
+    /// job, slo's own default for its probes).
     pub window_ns: Option<u64>,
     pub percentile: f64,
+    /// fio's `latency_run`: the job keeps adjusting its depth to the end
+    /// instead of settling, starting its figures over and ending there.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub keep_adjusting: bool,
 }
 
 /// The seed every run starts from unless told otherwise (fio's `randrepeat=1`):

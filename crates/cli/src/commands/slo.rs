@@ -68,32 +68,20 @@ pub(crate) fn latency_target(
     search.run()
 }
 
-/// The fio drop-in's `latency_target`: the same search over queue depth
-/// as [`latency_target`], of jobs already read, in `dir`, printing nothing
-/// of its own; the index it leaves in `dir` names the answer. Returns the
-/// search's exit code.
-pub(crate) fn latency_target_quietly(
-    specs: Vec<JobSpec>,
-    notes: Vec<String>,
-    dir: PathBuf,
-    quiet: bool,
-    command: Vec<String>,
-) -> Result<i32, CliError> {
-    let target = same_target(&specs)?;
-    let source = crate::cli::JobSource { results_dir: Some(dir.clone()), quiet, ..Default::default() };
-    let flags = closed_loop_flags(source, &specs, target);
-    let mut search = Search::of_specs(&flags, specs, notes, dir, command, Vec::new())?;
-    search.table = false;
-    search.save()?;
-    search.run()
-}
-
 /// Every job of a file asks one latency target (one search covers them all).
 fn same_target(specs: &[JobSpec]) -> Result<storbench_workload::LatencyTarget, CliError> {
     let target = specs.iter().find_map(|s| s.latency_target).ok_or_else(|| CliError::usage("no job sets latency_target"))?;
     if specs.iter().any(|s| s.latency_target != Some(target)) {
         return Err(CliError::usage(
             "latency_target: every job of the file must ask the same (target, window and percentile): one search covers them all",
+        ));
+    }
+    // The search probes each depth for a window and judges a percentile;
+    // fio's every-I/O rule and endless adjusting are the in-job ramp's.
+    if target.percentile >= 100.0 || target.keep_adjusting {
+        return Err(CliError::usage(
+            "latency_target with latency_percentile=100 (fio's default) or latency_run is not searched: give latency_percentile \
+             below 100 (e.g. 99.9), or run the file with `storbench fio`, which ramps the depth inside the job as fio does",
         ));
     }
     Ok(target)
@@ -211,9 +199,6 @@ struct Search<'a> {
     done: std::collections::VecDeque<Probe>,
     /// Each job's workers over the whole fleet (on one machine, its numjobs).
     workers: Vec<u32>,
-    /// Print the search's table at the end (the fio drop-in prints fio's
-    /// report of the answer instead).
-    table: bool,
     /// `--stop-if`: each probe's hosts judged against them.
     ceilings: crate::ceilings::Watch,
 }
@@ -278,7 +263,10 @@ impl<'a> Search<'a> {
         };
         let index = SloIndex { agents, ..index };
         let ceilings = crate::ceilings::Watch::new(flags.stop_if.clone());
-        Ok(Search { flags, dir, specs, notes, shared, index, code: 0, longer: None, done: done.into(), workers, table: true, ceilings })
+        // The search answers a latency_target itself: each probe holds its
+        // depth rather than ramp inside the job as fio does.
+        let specs = specs.into_iter().map(|s| JobSpec { latency_target: None, ..s }).collect();
+        Ok(Search { flags, dir, specs, notes, shared, index, code: 0, longer: None, done: done.into(), workers, ceilings })
     }
 
     fn run(self) -> Result<i32, CliError> {
@@ -391,10 +379,8 @@ impl<'a> Search<'a> {
             self.code = self.code.max(EXIT_INTERRUPTED);
         }
         self.save()?;
-        if self.table {
-            out_part!("{}", self.render());
-            say!("storbench: SLO search results in {} ({SLO_FILE})", self.dir.display());
-        }
+        out_part!("{}", self.render());
+        say!("storbench: SLO search results in {} ({SLO_FILE})", self.dir.display());
         Ok(self.code)
     }
 

@@ -62,9 +62,6 @@ fn run_fio(words: &[String]) -> Result<i32, CliError> {
         None => (scratch_dir(), false),
     };
     let quiet = flags.eta.as_deref() != Some("always");
-    if parsed.specs.iter().any(|s| s.latency_target.is_some()) {
-        return latency_profile(parsed, &flags, &formats, dir, keep, quiet);
-    }
     let mut observer = progress::Live::new(quiet);
     let parameters = [("tool".to_string(), "fio".to_string())].into();
     let setup = RunSetup { notes: parsed.notes, results_dir: Some(dir), parameters, logs_outside: true, ..RunSetup::default() };
@@ -75,46 +72,6 @@ fn run_fio(words: &[String]) -> Result<i32, CliError> {
     // Where fio writes its logs: prefixes are relative to the current directory.
     output::write_fio_logs(Path::new("."), &result)?;
     Ok(exit_code(&result))
-}
-
-/// fio's `latency_target`: fio ramps the queue depth while it runs and
-/// reports a last window at the depth it settled on (io_u.c "Quiesce and
-/// final run"); here slo's closed-loop search probes each depth for
-/// latency_window and the report is the deepest passing probe's run (the
-/// first probe's when none passed: fio ends at depth 1 then), with fio's
-/// latency line naming the target and the depth.
-fn latency_profile(
-    parsed: fio_file::FioJobs,
-    flags: &FioFlags,
-    formats: &[&'static dyn storbench_report::Exporter],
-    dir: PathBuf,
-    keep: bool,
-    quiet: bool,
-) -> Result<i32, CliError> {
-    // No command line kept: the drop-in's words are fio's (slo --resume
-    // could not read them) and may hold secrets (--http_s3_secret).
-    let code = crate::commands::slo::latency_target_quietly(parsed.specs, parsed.notes, dir.clone(), quiet, Vec::new())?;
-    let fio_code = |code: i32| if code == EXIT_INTERRUPTED { 128 } else { code };
-    let index = storbench_model::slo::SloIndex::load(&dir).map_err(CliError::system)?;
-    let answer = index.probes.iter().rev().find(|p| p.pass && p.iodepth == index.answer_iodepth).or(index.probes.first());
-    let Some(probe) = answer else {
-        if !keep {
-            let _ = std::fs::remove_dir_all(&dir);
-        }
-        return Ok(fio_code(code));
-    };
-    let run = RunSet::load(&dir.join(&probe.dir)).map_err(|e| CliError::system(format!("the answer's run in {}: {e}", probe.dir)))?;
-    let result = run.runs.into_iter().next().map(|r| r.result).ok_or_else(|| CliError::system("the answer's run has no result"))?;
-    let written = write_report(&result, formats, flags.output.as_deref());
-    if keep || written.is_err() {
-        say!("storbench: the latency_target search and its probes are in {}", dir.display());
-    } else {
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-    written?;
-    // The answer's own errors as fio counts them, or the search's (a probe
-    // that failed, an interrupt) when worse.
-    Ok(fio_code(code).max(exit_code(&result)))
 }
 
 /// fio options that take no value on its command line: the word after

@@ -84,6 +84,7 @@ pub fn job(name: &str, group: u32, opts: &[(&str, &str)], runtime_ns: u64, ops: 
         per_worker: vec![],
         phases: vec![],
         depths: [0; 7],
+        latency_depth: None,
         spec,
     }
 }

@@ -4,6 +4,7 @@
 //! (fixed rate, think time, flow control, a trace's schedule) decides when a
 //! free slot is filled; each completion is counted once, in its interval.
 
+use super::latency::Step;
 use super::{new_report, Worker, DRAIN_GRACE_NS, INTERVAL_NS, WAIT_SLICE, WAIT_SLICE_NS};
 use crate::clock::{sleep_until, Clock, SPIN_NS};
 use crate::verify::Checker;
@@ -22,6 +23,9 @@ pub(super) struct LoopState {
     pub(super) exhausted: bool,
     /// Time is up or a stop was requested: drain in-flight I/O and finish.
     pub(super) stopping: bool,
+    /// fio's latency_target search settled: the figures start over once
+    /// what is in flight has completed.
+    pub(super) restart: bool,
     /// fio's think time: after `thinktime_blocks` I/Os have completed, pause
     /// until `think_until`.
     pub(super) since_think: u32,
@@ -139,6 +143,12 @@ impl Worker {
                 st.stopping = true;
                 st.ended_at = self.k.end_ns.map_or(now, |e| e.min(now));
             }
+            // fio's latency_target settled: once quiesced, its figures start over.
+            if st.restart && slots.free.len() == qd {
+                st.restart = false;
+                self.restart_figures(now);
+                boundary = self.next_boundary(now);
+            }
             if st.may_issue(now) {
                 self.fill(&mut slots, &mut st, now, clock)?;
                 st.draining = self.drains(qd - slots.free.len(), qd);
@@ -182,6 +192,14 @@ impl Worker {
             }
             for c in done.drain(..) {
                 self.complete(&mut slots, c, now);
+            }
+            // As fio, no window is judged during the ramp.
+            if let Some(l) = self.latency.as_mut().filter(|_| now >= self.k.ramp_ns) {
+                match l.check(now) {
+                    Step::Go => {}
+                    Step::Reset => st.restart = true,
+                    Step::Done => st.exhausted = true,
+                }
             }
             st.draining &= qd - slots.free.len() > self.k.reap.low as usize;
             if st.think_armed && slots.free.len() == qd {
@@ -243,6 +261,11 @@ impl Worker {
         while let Some(&slot) = slots.free.last() {
             if self.flow_held(slots, st, now) {
                 break;
+            }
+            if let Some(l) = self.latency.as_mut() {
+                if st.restart || l.holds(slots.scheduled.len() - slots.free.len()) {
+                    break;
+                }
             }
             let Some(start) = self.take_start(now) else { break };
             let next = match self.verify.as_mut().and_then(Checker::backlog_next) {
@@ -481,6 +504,11 @@ impl Worker {
         if self.k.hist_window_ms > 0 {
             self.hist_completion(op, &outcome, now);
         }
+        if let (Some(l), Ok(_), Some(_)) = (self.latency.as_mut(), outcome.result, rw_dir(op)) {
+            if let (Err(e), None) = (l.completed(outcome.latency, now), &self.below_min) {
+                self.below_min = Some(e);
+            }
+        }
         if let (Some(m), Ok(bytes), Some(dir)) = (self.min_rate.as_mut(), outcome.result, rw_dir(op)) {
             if self.below_min.is_none() {
                 self.below_min = m.completed(dir, bytes, now);
@@ -527,6 +555,27 @@ impl Worker {
         ramp + ((t - ramp) / INTERVAL_NS + 1) * INTERVAL_NS
     }
 
+    /// fio's final run of a latency_target job (reset_all_stats): the
+    /// seconds so far were the search, its warm-up; the job's figures,
+    /// and a time-based job's runtime, start over from `now`.
+    #[cold]
+    fn restart_figures(&mut self, now: u64) {
+        let runtime = self.k.end_ns.map(|e| e.saturating_sub(self.k.ramp_ns));
+        self.k.ramp_ns = now;
+        self.k.end_ns = runtime.map(|r| now + r);
+        self.hand_over(now, now);
+        self.release_held(true);
+    }
+
+    /// Send the seconds a latency_target search kept back, as its warm-up
+    /// once it settled, or as the job's own when it never did.
+    pub(super) fn release_held(&mut self, warmup: bool) {
+        for mut r in self.held.take().unwrap_or_default() {
+            r.warmup |= warmup;
+            let _ = self.link.tx.send(FromAgent::Interval(r));
+        }
+    }
+
     /// Send the current interval and start a fresh one (recycled when possible).
     pub(super) fn hand_over(&mut self, boundary: u64, now: u64) {
         let fresh = self.link.spare.try_recv().unwrap_or_else(|_| Box::new(new_report(&self.share, self.worker)));
@@ -539,6 +588,10 @@ impl Worker {
         self.seq += 1;
         self.interval_start = r.end_ns;
         self.report.reset();
+        if let Some(held) = self.held.as_mut() {
+            held.push(r);
+            return;
+        }
         // The coordinator outlives the workers; a failed send only means it gave up.
         let _ = self.link.tx.send(FromAgent::Interval(r));
     }

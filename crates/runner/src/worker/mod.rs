@@ -5,6 +5,7 @@
 
 mod error;
 mod hot;
+mod latency;
 mod logs;
 mod phases;
 #[cfg(test)]
@@ -165,6 +166,14 @@ pub struct Worker {
     /// Which priority each read and write carries (jobs with `prio`,
     /// `prioclass` or the cmdprio options).
     prio: Option<PrioPicker>,
+    /// fio's latency_target search over queue depth (jobs that set one).
+    latency: Option<latency::LatencyCtl>,
+    /// While that search has not settled, the seconds it measured are
+    /// kept back: once it settles they were its warm-up (fio resets its
+    /// figures there); if the job ends first they are its figures.
+    /// Boxed as they travel (`FromAgent::Interval`): kept, not copied.
+    #[allow(clippy::vec_box)]
+    held: Option<Vec<Box<IntervalReport>>>,
 }
 
 impl Worker {
@@ -234,6 +243,8 @@ impl Worker {
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
         let k = Consts::of(&share);
+        let latency = spec.latency_target.as_ref().map(|t| latency::LatencyCtl::new(t, share.queue_depth, 0));
+        let latency_held = latency.as_ref().map(|_| Vec::new());
         let flow = spec.flow.filter(|f| f.weight > 0).map(|f| link.control.flows.join(f.id, f.weight, f.sleep.as_nanos() as u64));
         let prio = spec.prio.as_ref().map(|p| PrioPicker::new(p, spec.seed ^ stream(share.job, worker)));
         set_thread_ioprio(spec.prio.as_ref().map_or(0, |p| p.job_value())).map_err(WorkerError::System)?;
@@ -269,6 +280,8 @@ impl Worker {
             cut_off: 0,
             flow,
             prio,
+            latency,
+            held: latency_held,
         })
     }
 
@@ -326,6 +339,8 @@ impl Worker {
             self.log.close(&mut self.report.log, end.saturating_sub(ramp) / 1_000_000, part);
         }
         self.hand_over(end, end);
+        // A latency_target search that never settled: its seconds are the job's.
+        self.release_held(false);
         let result = result.and_then(|_| self.read_back().map_err(|e| e.in_stage(Stage::Verify)));
         let result = result.and_then(|_| self.clean_up().map_err(|e| e.in_stage(Stage::Cleanup)));
         self.done(end, CpuTimes::thread().since(cpu0), result.err())
@@ -439,6 +454,8 @@ impl Worker {
             kind,
             cut_off: self.cut_off,
             between_passes_ns: self.between_passes_ns,
+            latency_depth: self.latency.as_ref().map(|l| l.qd),
+            measured_from_ns: (self.k.ramp_ns != self.share.ramp_ns).then_some(self.k.ramp_ns),
         }
     }
 }

@@ -255,7 +255,9 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
         fio_blockalign(&mut spec, ba).map_err(context)?;
     }
     if let Some(target) = get("latency_target") {
-        spec.latency_target = Some(latency_target(target, get("latency_window"), get("latency_percentile")).map_err(context)?);
+        let mut t = latency_target(target, get("latency_window"), get("latency_percentile")).map_err(context)?;
+        t.keep_adjusting = get("latency_run").is_some_and(|v| !matches!(v.trim(), "0" | "false" | "no" | "off"));
+        spec.latency_target = Some(t);
     }
     // As with size, a rate on storbench's command line (its own meaning) wins.
     let cli_has =
@@ -320,15 +322,11 @@ fn latency_target(target: &str, window: Option<&str>, percentile: Option<&str>) 
             .filter(|p| *p > 0.0 && *p <= 100.0)
             .ok_or_else(|| format!("latency_percentile={p}: give a percentage above 0, at most 100"))?,
     };
-    if percentile >= 100.0 {
-        return Err("latency_target with latency_percentile=100 (fio's default: every I/O under the target) is not searched: \
-                    give latency_percentile below 100 (e.g. 99.9)"
-            .into());
-    }
     Ok(storbench_workload::LatencyTarget {
         target_ns: time("latency_target", target)?,
         window_ns: window.map(|w| time("latency_window", w)).transpose()?,
         percentile,
+        keep_adjusting: false,
     })
 }
 

@@ -68,10 +68,6 @@ const REFUSED: &[(&[&str], &str)] = &[
         "this form of verification is not supported; storbench keeps what was acknowledged with verify_state=DIR",
     ),
     (
-        &["latency_run"],
-        "latency_run (holding the latency target for the whole run) is not supported; latency_target alone finds the queue depth",
-    ),
-    (
         &[
             "zonecapacity",
             "max_open_zones",
@@ -145,7 +141,7 @@ pub fn action(key: &str, value: &str) -> Action {
         "filesize" => keep("size"),
         "loops" => keep("fio:loops"),
         "blockalign" | "ba" => keep("fio:blockalign"),
-        "latency_target" | "latency_window" | "latency_percentile" => keep(&format!("fio:{key}")),
+        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => keep(&format!("fio:{key}")),
         "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => Action::Keep(format!("fio:{key}"), value.into()),
         "bsrange" | "blocksize_range" => bsrange(value),
         "random_generator" => Action::Note(
