@@ -165,6 +165,14 @@ fn a_new_file_is_laid_out_as_fio_lays_it_out() {
 /// `tool`'s (fio or storbench's drop-in) JSON output for `job`, run after
 /// `wrap` (a command it runs under, or nothing), bounded at 60 s.
 fn fio_json(dir: &Path, wrap: &[&str], tool: &str, job: &str) -> serde_json::Value {
+    let (ok, doc, stderr) = fio_run(dir, wrap, tool, job);
+    assert!(ok, "{tool}: {stderr}");
+    doc
+}
+
+/// A run of `job` by `tool` under `wrap`, bounded at 60 s: its exit
+/// status, JSON document (fio writes one even when it fails) and stderr.
+fn fio_run(dir: &Path, wrap: &[&str], tool: &str, job: &str) -> (bool, serde_json::Value, String) {
     let mut args = vec!["60"];
     args.extend(wrap);
     match tool {
@@ -173,9 +181,9 @@ fn fio_json(dir: &Path, wrap: &[&str], tool: &str, job: &str) -> serde_json::Val
     }
     args.extend(["--output-format=json", job]);
     let out = Command::new("timeout").args(&args).current_dir(dir).output().unwrap();
-    assert!(out.status.success(), "{tool}: {}", String::from_utf8_lossy(&out.stderr));
-    let text = String::from_utf8_lossy(&out.stdout);
-    serde_json::from_str(&text[text.find('{').unwrap_or(0)..]).unwrap()
+    let (text, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr).into_owned());
+    let doc = serde_json::from_str(&text[text.find('{').unwrap_or(0)..]).unwrap_or_else(|e| panic!("{tool}: {e}: {text} {stderr}"));
+    (out.status.success(), doc, stderr)
 }
 
 /// The I/Os, read and write, of every job in a fio-shaped JSON document.
@@ -334,22 +342,6 @@ fn iodepth_batch_complete_min_0_polls_one_io_at_a_time_as_fio() {
     }
 }
 
-/// A run of `job` by `tool` (fio or storbench's drop-in), bounded at 60 s:
-/// its exit status and JSON document (fio writes one even when it fails).
-fn fio_run(dir: &Path, tool: &str, job: &str) -> (bool, serde_json::Value) {
-    let mut args = vec!["60"];
-    match tool {
-        "fio" => args.push("fio"),
-        _ => args.extend([bin(), "fio"]),
-    }
-    args.extend(["--output-format=json", job]);
-    let out = Command::new("timeout").args(&args).current_dir(dir).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    let doc = serde_json::from_str(&text[text.find('{').unwrap_or(0)..])
-        .unwrap_or_else(|e| panic!("{tool}: {e}: {text} {}", String::from_utf8_lossy(&out.stderr)));
-    (out.status.success(), doc)
-}
-
 /// fio's latency_target ramps the depth inside the job (io_u.c
 /// lat_target_*): 1, 2, 4, 8, 16 a window each while the windows pass,
 /// then, settled at 16, its figures start over (fio's final run) and the
@@ -367,7 +359,7 @@ fn latency_target_ramps_the_depth_inside_the_job_as_fio() {
                latency_window=100ms\nlatency_percentile=99\ntime_based\nruntime=5\n";
     std::fs::write(d.path().join("job.fio"), job).unwrap();
     for tool in ["fio", "storbench"] {
-        let (ok, doc) = fio_run(d.path(), tool, "job.fio");
+        let (ok, doc, _) = fio_run(d.path(), &[], tool, "job.fio");
         let j = &doc["jobs"][0];
         assert!(ok, "{tool}: {j}");
         assert_eq!(j["latency_depth"].as_u64(), Some(16), "{tool} settles at its iodepth");
@@ -390,7 +382,7 @@ fn latency_target_at_percentile_100_fails_the_job_at_depth_1_as_fio() {
     let job = "[j]\nfilename=d.dat\nsize=4m\nbs=4k\nrw=randread\nioengine=libaio\niodepth=8\nlatency_target=1ns\n";
     std::fs::write(d.path().join("job.fio"), job).unwrap();
     for tool in ["fio", "storbench"] {
-        let (ok, doc) = fio_run(d.path(), tool, "job.fio");
+        let (ok, doc, _) = fio_run(d.path(), &[], tool, "job.fio");
         let j = &doc["jobs"][0];
         assert!(!ok && j["error"].as_u64() != Some(0), "{tool} fails the job: {j}");
         assert_eq!((j["read"]["total_ios"].as_u64(), j["latency_depth"].as_u64()), (Some(1), Some(1)), "{tool}: {j}");
