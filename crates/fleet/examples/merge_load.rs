@@ -93,7 +93,7 @@ fn share(spec: JobSpec) -> JobShare {
         job: 0,
         workers: 1,
         queue_depth: 1,
-        region: Region { files: 1, start: 0, len: 1 << 30 },
+        region: Region { files: 1, start: 0, len: 1 << 30, end: 0 },
         io_limit: None,
         ramp_ns: 0,
         end_ns: spec.runtime.map(|d| d.as_nanos() as u64),

@@ -31,6 +31,22 @@ pub struct TargetFile {
     /// system cannot tell (and a device is not asked).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub never_written: Option<u64>,
+    /// The whole file or device, when the job uses less of it (`size`):
+    /// fio's offset modifiers wrap at the file's end, not the job's size.
+    /// 0 (an older agent's): the same as `size`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub whole: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+impl TargetFile {
+    /// The whole file or device in bytes (see `whole`).
+    pub fn whole_size(&self) -> u64 {
+        self.whole.max(self.size)
+    }
 }
 
 /// An engine's own target, ready: its usable size and how to name it.

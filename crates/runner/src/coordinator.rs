@@ -703,9 +703,13 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     let share = &job.share;
     // The time its workers stood still reading passes back is not the writes' (fio's runtime).
     let end = acc.done.iter().map(|d| d.measured_end()).max().unwrap_or(0);
-    // A latency_target job's figures start where its search settled (the earliest worker's).
+    // A latency_target job's figures start where each worker's search
+    // settled: its runtime is the longest of theirs (fio's max_run).
     let ramp_ns = acc.done.iter().map(|d| d.measured_from_ns.unwrap_or(share.ramp_ns)).min().unwrap_or(share.ramp_ns);
-    let runtime_ns = end.saturating_sub(ramp_ns);
+    let runtime_ns = match acc.done.iter().any(|d| d.measured_from_ns.is_some()) {
+        true => acc.done.iter().map(|d| d.measured_end().saturating_sub(d.measured_from_ns.unwrap_or(share.ramp_ns))).max().unwrap_or(0),
+        false => end.saturating_sub(share.ramp_ns),
+    };
     let ops = op_results(&acc.totals, runtime_ns);
     let size_classes = size_classes(share, &acc.class_totals, runtime_ns);
     let priorities = priorities(share, &acc.prio_totals, runtime_ns);

@@ -396,7 +396,7 @@ fn file_to_create(path: &Path, need: &Need) -> Result<TargetFile, String> {
         return Err(format!("{}: its directory {} does not exist", path.display(), dir.display()));
     }
     let kind = storbench_model::FileKind::File;
-    Ok(TargetFile { path: path.into(), kind, size: need.bytes.unwrap_or(0), created: false, note: None, never_written: None })
+    Ok(TargetFile { path: path.into(), kind, size: need.bytes.unwrap_or(0), created: false, note: None, never_written: None, whole: 0 })
 }
 
 /// Where block I/O goes, and the byte budget per worker.
@@ -407,7 +407,7 @@ fn stripes(spec: &JobSpec) -> u64 {
 
 fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), PlanError> {
     let spec = &job.spec;
-    let mut region = Region { files: 1, start: spec.offset, len: spec.size.unwrap_or(1 << 30) };
+    let mut region = Region { files: 1, start: spec.offset, len: spec.size.unwrap_or(1 << 30), end: 0 };
     if spec.objects.is_some() {
         return Ok((region, if spec.time_based { None } else { spec.io_size.map(|b| b.saturating_mul(spec.passes.max(1) as u64)) }));
     }
@@ -415,6 +415,11 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
         Targets::Store(t) => Some(t.size),
         Targets::Files(f) => f.iter().flatten().map(|p| p.size).min(),
         Targets::None => None,
+    };
+    // Where fio's offset modifiers wrap: the file's end, past the job's size.
+    let whole = match targets {
+        Targets::Files(f) => f.iter().flatten().map(|p| p.whole_size()).min(),
+        _ => target_size,
     };
     if let Some(smallest) = target_size {
         if smallest <= spec.offset {
@@ -456,16 +461,16 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
             Targets::Files(f) => f.first().map_or(1, |p| p.len() as u32),
             Targets::None => 1,
         };
-        region = Region { files, start: spec.offset, len };
+        region = Region { files, start: spec.offset, len, end: whole.unwrap_or(smallest) };
     }
     // A runtime with nothing that sizes the job (null engine) bounds it by time alone.
     let time_only = spec.runtime.is_some() && spec.size.is_none() && spec.io_size.is_none() && target_size.is_none();
-    let whole = region.len * region.files as u64 * spec.passes.max(1) as u64;
+    let all = region.len * region.files as u64 * spec.passes.max(1) as u64;
     // fio's loops (`passes`) each do io_size (io_bytes_exceeded); the generator ends passes sooner where fio does.
     let io_limit = match spec.io_size {
         _ if spec.time_based || time_only => None,
         Some(b) => Some(b.saturating_mul(spec.passes.max(1) as u64)),
-        None => Some(whole),
+        None => Some(all),
     };
     Ok((region, io_limit))
 }

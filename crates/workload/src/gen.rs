@@ -77,6 +77,22 @@ pub struct Region {
     pub files: u32,
     pub start: u64,
     pub len: u64,
+    /// The target's size (its smallest file's), where fio's offset
+    /// modifiers wrap; 0: unknown, taken as the region's end (as the job
+    /// lays its files out). Absent from earlier coordinators.
+    #[serde(default)]
+    pub end: u64,
+}
+
+impl Region {
+    /// fio's real_file_size for the wrap of a holed or backwards pass.
+    #[inline]
+    fn file_size(&self) -> u64 {
+        match self.end {
+            0 => self.start + self.len,
+            e => e,
+        }
+    }
 }
 
 /// The random stream of `worker` of job `job` (the job's place in the run),
@@ -304,13 +320,15 @@ impl IoGen {
         // the skip applies from the second I/O on, and stepping off the
         // file's end (or, backwards, its start) wraps to its other end
         // within the same pass: only the bytes end such a pass. fio holds
-        // the offset within the region against the file's size (here the
-        // region's end, as the job lays the file out): from an `offset`,
-        // a step past the region but not the file ends the pass instead.
+        // the offset within the region against the file's size: from an
+        // `offset`, or on a file or device larger than the region, a step
+        // past the region but not the file ends the pass instead; and a
+        // forward wrap goes to the offset's value within the region, as
+        // fio's `pos = f->file_offset` does.
         if pos != 0 && pos < self.region.len && self.skip != 0 {
             pos = match pos.checked_add_signed(self.skip) {
-                Some(p) if p < self.region.start + self.region.len => p,
-                _ if self.skip > 0 => 0,
+                Some(p) if p < self.region.file_size() => p,
+                _ if self.skip > 0 => self.region.start,
                 _ => self.region.len.saturating_sub(self.skip.unsigned_abs()),
             };
         }
@@ -734,7 +752,7 @@ mod tests {
         for (k, v) in opts {
             apply_option(&mut spec, k, v).unwrap();
         }
-        IoGen::new(&spec, Region { files: 1, start: 0, len: region_len }, 0, None)
+        IoGen::new(&spec, Region { files: 1, start: 0, len: region_len, end: 0 }, 0, None)
     }
 
     /// fio's random map where reads and writes differ in size
@@ -752,7 +770,7 @@ mod tests {
             for (k, v) in opts {
                 apply_option(&mut spec, k, v).unwrap();
             }
-            let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20 }, stream, Some(64 << 20));
+            let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20, end: 0 }, stream, Some(64 << 20));
             let ios: Vec<NextIo> = g.collect();
             for io in &ios {
                 match io.op {
@@ -769,13 +787,13 @@ mod tests {
         for (k, v) in opts {
             apply_option(&mut spec, k, v).unwrap();
         }
-        let mut g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20 }, 0, None);
+        let mut g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20, end: 0 }, 0, None);
         let bytes: u64 = g.by_ref().take(2000).map(|io| u64::from(io.len)).sum();
         assert!(bytes > 256 << 20 && g.take_wrapped(), "time-bound: new passes ({} MiB)", bytes >> 20);
         // A budget of three passes (fio's loops=3, or an io_size of three
         // times the file) passes again after a short pass, as keep_running.
         spec.io_size = Some(192 << 20);
-        let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20 }, 0, Some(192 << 20));
+        let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20, end: 0 }, 0, Some(192 << 20));
         let bytes: u64 = g.map(|io| u64::from(io.len)).sum();
         assert!(bytes > 128 << 20 && bytes <= 192 << 20, "three passes' budget: {} MiB", bytes >> 20);
     }
@@ -787,7 +805,7 @@ mod tests {
             apply_option(&mut spec, "rw", rw).unwrap();
             apply_option(&mut spec, "bs", "4k").unwrap();
             spec.zones = Some(StridedZones { size: 32 << 10, range: 64 << 10, skip: 192 << 10 });
-            let g = IoGen::new(&spec, Region { files: 1, start: 4096, len: 1 << 20 }, 0, None);
+            let g = IoGen::new(&spec, Region { files: 1, start: 4096, len: 1 << 20, end: 0 }, 0, None);
             // 32 KiB per zone, zones every 256 KiB, back to the first after four.
             let offs: Vec<u64> = g.take(40).map(|io| io.offset - 4096).collect();
             for (i, o) in offs.iter().enumerate() {
@@ -795,7 +813,7 @@ mod tests {
                 assert!((zone..zone + (64 << 10)).contains(o), "{rw}: I/O {i} at {o} outside zone {zone}");
             }
             // The job's size is I/O done, round the zones as often as it takes.
-            let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 1 << 20 }, 0, Some(1 << 20));
+            let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 1 << 20, end: 0 }, 0, Some(1 << 20));
             assert_eq!(g.count(), 256, "{rw}");
         }
     }
@@ -838,7 +856,7 @@ mod tests {
         let mut spec = JobSpec::default();
         apply_option(&mut spec, "rw", "write").unwrap();
         apply_option(&mut spec, "fsync", "2").unwrap();
-        let mut g = IoGen::new(&spec, Region { files: 1, start: 0, len: 1 << 20 }, 0, Some(4 * 4096));
+        let mut g = IoGen::new(&spec, Region { files: 1, start: 0, len: 1 << 20, end: 0 }, 0, Some(4 * 4096));
         let ops: Vec<OpKind> = std::iter::from_fn(|| g.next()).map(|io| io.op).collect();
         use OpKind::*;
         assert_eq!(ops, vec![Write, Write, Sync, Write, Write, Sync]);
@@ -848,7 +866,7 @@ mod tests {
     fn files_round_robin_and_offset_applies() {
         let mut spec = JobSpec::default();
         apply_option(&mut spec, "rw", "randread").unwrap();
-        let mut g = IoGen::new(&spec, Region { files: 3, start: 1 << 20, len: 1 << 20 }, 0, None);
+        let mut g = IoGen::new(&spec, Region { files: 3, start: 1 << 20, len: 1 << 20, end: 0 }, 0, None);
         let files: Vec<u32> = (0..6).map(|_| g.next().unwrap().file).collect();
         assert_eq!(files, vec![0, 1, 2, 0, 1, 2]);
         for _ in 0..1000 {
@@ -897,20 +915,27 @@ mod tests {
     /// where the last I/O reached the end, and io_size starts passes anew.
     #[test]
     fn offset_modifiers_wrap_within_a_size_bound_pass_as_fio() {
-        let run = |opts: &[(&str, &str)], kib: u64, limit_kib: u64| {
+        // A file of `file_kib` (0: laid out to the region's end), the region
+        // `kib` from `start_kib`, the job's bytes `limit_kib`.
+        let run_in = |rw: &str, (start_kib, kib, file_kib): (u64, u64, u64), limit_kib: u64| {
             let mut spec = JobSpec::default();
-            for (k, v) in opts {
-                apply_option(&mut spec, k, v).unwrap();
-            }
+            apply_option(&mut spec, "rw", rw).unwrap();
             spec.io_size = (limit_kib != kib).then_some(limit_kib << 10);
-            let region = Region { files: 1, start: 0, len: kib << 10 };
+            let region = Region { files: 1, start: start_kib << 10, len: kib << 10, end: file_kib << 10 };
             IoGen::new(&spec, region, 0, Some(limit_kib << 10)).map(|io| io.offset / 4096).collect::<Vec<_>>()
         };
-        assert_eq!(run(&[("rw", "write:4k")], 32, 32), vec![0, 2, 4, 6, 0, 2, 4, 6]);
-        assert_eq!(run(&[("rw", "write:4k")], 28, 28), vec![0, 2, 4, 6]);
-        assert_eq!(run(&[("rw", "write:4k")], 28, 64), [0, 2, 4, 6].repeat(4));
-        let back = run(&[("rw", "read:-8k")], 32, 64);
+        let run = |rw: &str, kib: u64, limit_kib: u64| run_in(rw, (0, kib, 0), limit_kib);
+        assert_eq!(run("write:4k", 32, 32), vec![0, 2, 4, 6, 0, 2, 4, 6]);
+        assert_eq!(run("write:4k", 28, 28), vec![0, 2, 4, 6]);
+        assert_eq!(run("write:4k", 28, 64), [0, 2, 4, 6].repeat(4));
+        let back = run("read:-8k", 32, 64);
         assert_eq!(back, vec![0, 6, 5, 4, 3, 2, 1, 0, 6, 5, 4, 3, 2, 1, 0, 6]);
+        // On a 64 KiB file: a step past the region but inside the file ends
+        // the pass (size=32k: one walk); from offset=8k, size=16k, passes of
+        // blocks 2 and 4 (io_size=32k), backwards a cycle of 2, 4, 3.
+        assert_eq!(run_in("write:4k", (0, 32, 64), 32), vec![0, 2, 4, 6]);
+        assert_eq!(run_in("write:4k", (8, 16, 64), 32), [2, 4].repeat(4));
+        assert_eq!(run_in("read:-8k", (8, 16, 64), 32), vec![2, 4, 3, 2, 4, 3, 2, 4]);
     }
 
     #[test]
@@ -940,7 +965,7 @@ mod tests {
     fn each_file_has_its_own_random_map() {
         let mut spec = JobSpec::default();
         apply_option(&mut spec, "rw", "randread").unwrap();
-        let mut g = IoGen::new(&spec, Region { files: 2, start: 0, len: 8 * 4096 }, 0, None);
+        let mut g = IoGen::new(&spec, Region { files: 2, start: 0, len: 8 * 4096, end: 0 }, 0, None);
         let mut seen = [Vec::new(), Vec::new()];
         for _ in 0..16 {
             let io = g.next().unwrap();

@@ -359,7 +359,7 @@ mod tests {
     }
 
     fn region() -> Region {
-        Region { files: 16, start: 0, len: 8192 }
+        Region { files: 16, start: 0, len: 8192, end: 0 }
     }
 
     #[test]
@@ -451,7 +451,7 @@ mod tests {
         assert_eq!(p.reads(), vec![(0, 4), (12, 16)]);
         assert_eq!(p.group_bytes(), 28);
         assert_eq!(s.units(), 6);
-        let mut g = TrainGen::new(&s, Region { files: 2, start: 0, len: 84 }, 0, 1, 1);
+        let mut g = TrainGen::new(&s, Region { files: 2, start: 0, len: 84, end: 0 }, 0, 1, 1);
         let reads: Vec<_> = g.by_ref().map(|io| (io.file, io.offset, io.len)).collect();
         // 24 rows make 4 batches of 6: 4 batches need 24 rows, all 6 groups.
         assert_eq!(reads.len(), 12, "two reads a row group: {reads:?}");
@@ -470,7 +470,7 @@ mod tests {
     #[test]
     fn parquet_steps_follow_the_rows_read() {
         // Instant reads: 6 groups of 4 rows are 4 steps of 6 rows.
-        let mut g = TrainGen::new(&parquet(), Region { files: 2, start: 0, len: 84 }, 0, 1, 1);
+        let mut g = TrainGen::new(&parquet(), Region { files: 2, start: 0, len: 84, end: 0 }, 0, 1, 1);
         let mut now = 0;
         loop {
             match g.wait(now) {

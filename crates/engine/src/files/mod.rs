@@ -126,7 +126,7 @@ fn create_file(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<Targ
         return Err(e);
     }
     let never_written = Some(if need.room_only.is_some() { size } else { 0 });
-    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true, note: None, never_written })
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size, created: true, note: None, never_written, whole: 0 })
 }
 
 fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
@@ -163,7 +163,7 @@ fn prepare_existing_file(path: &Path, len: u64, need: &Need, stop: &dyn Fn() -> 
     }
     // A file someone preallocated (or left sparse) reads zeros from no medium.
     let never_written = extents::never_written(path, wanted);
-    Ok(TargetFile { path: path.into(), kind: FileKind::File, size: wanted, created: false, note: None, never_written })
+    Ok(TargetFile { path: path.into(), kind: FileKind::File, size: wanted, created: false, note: None, never_written, whole: len })
 }
 
 fn prepare_device(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<TargetFile, TargetError> {
@@ -177,7 +177,7 @@ fn prepare_device(path: &Path, need: &Need, stop: &dyn Fn() -> bool) -> Result<T
         });
     }
     let note = if need.writes { check_device_writable(path, &f, dev_size, need, stop)? } else { None };
-    Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false, note, never_written: None })
+    Ok(TargetFile { path: path.into(), kind: FileKind::BlockDevice, size, created: false, note, never_written: None, whole: dev_size })
 }
 
 /// fio's character-device targets (steadystate.fio writes /dev/null and
@@ -210,7 +210,7 @@ fn prepare_char_device(path: &Path, rdev: u64, need: &Need) -> Result<TargetFile
         path: path.into(),
         message: "is a character device and has no size; set size (e.g. --size 128m), as fio asks".into(),
     })?;
-    Ok(TargetFile { path: path.into(), kind: FileKind::CharDevice, size, created: false, note: None, never_written: None })
+    Ok(TargetFile { path: path.into(), kind: FileKind::CharDevice, size, created: false, note: None, never_written: None, whole: 0 })
 }
 
 /// A device in use is refused whatever the flags (writing under a mounted
@@ -585,7 +585,7 @@ mod tests {
             return;
         }
         let before = age_atime(&p);
-        let t = TargetFile { path: p.clone(), kind: FileKind::File, size: 8192, created: false, note: None, never_written: None };
+        let t = TargetFile { path: p.clone(), kind: FileKind::File, size: 8192, created: false, note: None, never_written: None, whole: 0 };
         open(&t, false, false, storbench_workload::OpenSync::None).unwrap().read_exact(&mut buf).unwrap();
         assert_eq!(atime(&p), before, "storbench's read changed the access time");
         std::fs::remove_file(&p).unwrap();

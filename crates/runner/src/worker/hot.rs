@@ -5,7 +5,7 @@
 //! free slot is filled; each completion is counted once, in its interval.
 
 use super::latency::Step;
-use super::{new_report, Worker, DRAIN_GRACE_NS, INTERVAL_NS, WAIT_SLICE, WAIT_SLICE_NS};
+use super::{new_report, Worker, DRAIN_GRACE_NS, HELD_SECONDS, INTERVAL_NS, WAIT_SLICE, WAIT_SLICE_NS};
 use crate::clock::{sleep_until, Clock, SPIN_NS};
 use crate::verify::Checker;
 use storbench_engine::files;
@@ -139,15 +139,20 @@ impl Worker {
                 boundary = self.next_boundary(now);
             }
             let job_stopped = self.link.job_stop.load(std::sync::atomic::Ordering::Relaxed);
-            if !st.stopping && (control.stopping() || job_stopped || self.k.end_ns.is_some_and(|e| now >= e) || self.below_min.is_some()) {
+            // A restart pending moves the runtime's end (fio resets its epoch).
+            let time_up = self.k.end_ns.is_some_and(|e| now >= e) && !st.restart;
+            if !st.stopping && (control.stopping() || job_stopped || time_up || self.below_min.is_some()) {
                 st.stopping = true;
                 st.ended_at = self.k.end_ns.map_or(now, |e| e.min(now));
             }
-            // fio's latency_target settled: once quiesced, its figures start over.
+            // fio's latency_target settled: once quiesced, its figures start
+            // over (fio quiesces in place; a stop meanwhile keeps them whole).
             if st.restart && slots.free.len() == qd {
                 st.restart = false;
-                self.restart_figures(now);
-                boundary = self.next_boundary(now);
+                if !st.stopping {
+                    self.restart_figures(now);
+                    boundary = self.next_boundary(now);
+                }
             }
             if st.may_issue(now) {
                 self.fill(&mut slots, &mut st, now, clock)?;
@@ -193,11 +198,13 @@ impl Worker {
             for c in done.drain(..) {
                 self.complete(&mut slots, c, now);
             }
-            // As fio, no window is judged during the ramp.
-            if let Some(l) = self.latency.as_mut().filter(|_| now >= self.k.ramp_ns) {
+            // As fio, no window is judged during the ramp, nor while the
+            // figures wait to start over (fio quiesces in place).
+            if let Some(l) = self.latency.as_mut().filter(|_| now >= self.k.ramp_ns && !st.restart) {
                 match l.check(now) {
                     Step::Go => {}
-                    Step::Reset => st.restart = true,
+                    // Seconds already sent (a search past HELD_SECONDS) cannot be taken back.
+                    Step::Reset => st.restart = self.held.is_some(),
                     Step::Done => st.exhausted = true,
                 }
             }
@@ -504,8 +511,10 @@ impl Worker {
         if self.k.hist_window_ms > 0 {
             self.hist_completion(op, &outcome, now);
         }
-        if let (Some(l), Ok(_), Some(_)) = (self.latency.as_mut(), outcome.result, rw_dir(op)) {
-            if let (Err(e), None) = (l.completed(outcome.latency, now), &self.below_min) {
+        // Judged from its issue (a rate's lag is not the storage's), and
+        // not in the ramp, which fio does not account.
+        if let (Some(l), Ok(_), Some(_), true) = (self.latency.as_mut(), outcome.result, rw_dir(op), now >= self.k.ramp_ns) {
+            if let (Err(e), None) = (l.completed(outcome.service, now), &self.below_min) {
                 self.below_min = Some(e);
             }
         }
@@ -563,6 +572,11 @@ impl Worker {
         let runtime = self.k.end_ns.map(|e| e.saturating_sub(self.k.ramp_ns));
         self.k.ramp_ns = now;
         self.k.end_ns = runtime.map(|r| now + r);
+        // Read-backs before it are not the final run's.
+        self.between_passes_ns = 0;
+        if let Some(l) = self.latency.as_mut() {
+            l.new_window(now);
+        }
         self.hand_over(now, now);
         self.release_held(true);
     }
@@ -590,6 +604,9 @@ impl Worker {
         self.report.reset();
         if let Some(held) = self.held.as_mut() {
             held.push(r);
+            if held.len() >= HELD_SECONDS {
+                self.release_held(false);
+            }
             return;
         }
         // The coordinator outlives the workers; a failed send only means it gave up.

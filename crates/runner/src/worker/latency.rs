@@ -154,7 +154,7 @@ impl LatencyCtl {
         Step::Reset
     }
 
-    fn new_window(&mut self, now: u64) {
+    pub(super) fn new_window(&mut self, now: u64) {
         (self.window_start, self.ios, self.failed) = (now, 0, 0);
     }
 }

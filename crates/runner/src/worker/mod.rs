@@ -39,6 +39,11 @@ use storbench_workload::{Fadvise, JobSpec, RateLimit, Reaping};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
+/// The seconds a latency_target search may keep back (a second's report is
+/// tens to hundreds of KiB of histograms): fio's searches of a few windows
+/// of seconds settle well within it.
+const HELD_SECONDS: usize = 120;
+
 /// How long operations still in flight when the measured phase ends may
 /// take to complete (they are counted); then they are abandoned, counted as
 /// cut off, and the time waited for them is not measured: a server that
@@ -171,7 +176,9 @@ pub struct Worker {
     /// While that search has not settled, the seconds it measured are
     /// kept back: once it settles they were its warm-up (fio resets its
     /// figures there); if the job ends first they are its figures.
-    /// Boxed as they travel (`FromAgent::Interval`): kept, not copied.
+    /// Boxed as they travel (`FromAgent::Interval`): kept, not copied. At
+    /// most [`HELD_SECONDS`]: a search still going then keeps its seconds
+    /// in the job's figures (sent, and not started over when it settles).
     #[allow(clippy::vec_box)]
     held: Option<Vec<Box<IntervalReport>>>,
 }
@@ -243,8 +250,10 @@ impl Worker {
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
         let k = Consts::of(&share);
-        let latency = spec.latency_target.as_ref().map(|t| latency::LatencyCtl::new(t, share.queue_depth, 0));
-        let latency_held = latency.as_ref().map(|_| Vec::new());
+        // fio starts the search over where its ramp ends (reset_all_stats).
+        let latency = spec.latency_target.as_ref().map(|t| latency::LatencyCtl::new(t, share.queue_depth, share.ramp_ns));
+        // latency_run never settles, so nothing it measured is taken back.
+        let latency_held = spec.latency_target.filter(|t| !t.keep_adjusting).map(|_| Vec::new());
         let flow = spec.flow.filter(|f| f.weight > 0).map(|f| link.control.flows.join(f.id, f.weight, f.sleep.as_nanos() as u64));
         let prio = spec.prio.as_ref().map(|p| PrioPicker::new(p, spec.seed ^ stream(share.job, worker)));
         set_thread_ioprio(spec.prio.as_ref().map_or(0, |p| p.job_value())).map_err(WorkerError::System)?;

@@ -61,7 +61,7 @@ impl JobGen {
         let unmeasured = Vec::new().into_iter();
         if let Some(t) = &spec.train {
             let region = match spec.objects {
-                Some(_) => Region { files: 0, start: 0, len: t.file_bytes() },
+                Some(_) => Region { files: 0, start: 0, len: t.file_bytes(), end: 0 },
                 None => at.region,
             };
             let gen = TrainGen::new(t, region, at.worker, at.workers, seed);

@@ -352,7 +352,7 @@ mod tests {
     }
 
     fn region(len: u64) -> Region {
-        Region { files: 1, start: 0, len }
+        Region { files: 1, start: 0, len, end: 0 }
     }
 
     #[test]
@@ -396,7 +396,7 @@ mod tests {
     fn offsets_past_the_target_wrap_inside_it() {
         let t = trace("fio version 2 iolog\n/a write 1048576 4096\n/b read 12288 4096\n/a read 1044480 8192\n");
         let mut spec = ReplaySpec::new("t".into());
-        let mut g = ReplayGen::new(t.clone(), &spec, Region { files: 1, start: 4096, len: 1 << 20 }, 0, 1, 1);
+        let mut g = ReplayGen::new(t.clone(), &spec, Region { files: 1, start: 4096, len: 1 << 20, end: 0 }, 0, 1, 1);
         let a = g.next().unwrap();
         assert!(a.offset >= 4096 && a.offset + 4096 <= 4096 + (1 << 20) && a.offset.is_multiple_of(4096), "{a:?}");
         let b = g.next().unwrap();
@@ -455,7 +455,7 @@ mod tests {
             assert_eq!(owner(3), owner(4), "a discard over 4..9 MiB and a write at 9 MiB");
             assert_eq!(owner(3), owner(5));
         }
-        let shifted = Region { files: 1, start: 64 << 20, len: 16 << 20 };
+        let shifted = Region { files: 1, start: 64 << 20, len: 16 << 20, end: 0 };
         let a: Vec<Vec<u32>> = (0..3).map(|w| share_of(&t, &spec, &region(16 << 20), w, 3)).collect();
         let b: Vec<Vec<u32>> = (0..3).map(|w| share_of(&t, &spec, &shifted, w, 3)).collect();
         assert_eq!(a, b, "where a worker's region starts does not change who owns what");
