@@ -223,6 +223,10 @@ impl Engine for Libaio {
         self.submit()
     }
 
+    fn submits_in_queue(&self) -> bool {
+        true
+    }
+
     fn submit_and_reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {
         self.submit()?;
         let refused = self.refused.len() as u32;

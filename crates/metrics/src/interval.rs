@@ -27,6 +27,11 @@ pub struct OpStats {
     /// Resends after failures (engines that retry only when asked).
     #[serde(default)]
     pub retries: u64,
+    /// Submission latency (fio's slat: from issue until the kernel took the
+    /// operation), for engines that submit apart from waiting (libaio); the
+    /// service time then counts from there (fio's clat). Empty otherwise.
+    #[serde(default, skip_serializing_if = "LatencyHistogram::is_empty", with = "crate::hist::wire")]
+    pub submit: LatencyHistogram,
 }
 
 impl OpStats {
@@ -39,6 +44,7 @@ impl OpStats {
             service: with_service.then(LatencyHistogram::new),
             first_byte: LatencyHistogram::new(),
             retries: 0,
+            submit: LatencyHistogram::new(),
         }
     }
 
@@ -59,6 +65,7 @@ impl OpStats {
         self.errors.merge(&other.errors);
         self.latency.add(&other.latency);
         self.first_byte.add(&other.first_byte);
+        self.submit.add(&other.submit);
         self.retries += other.retries;
         match (self.service.as_mut(), other.service.as_ref()) {
             (Some(a), Some(b)) => a.add(b),
@@ -73,6 +80,7 @@ impl OpStats {
         self.errors.reset();
         self.latency.reset();
         self.first_byte.reset();
+        self.submit.reset();
         self.retries = 0;
         if let Some(s) = self.service.as_mut() {
             s.reset();

@@ -507,7 +507,8 @@ pub struct OpResult {
     pub bytes_per_sec: f64,
     /// Completion latency; in fixed-rate runs counted from the scheduled start.
     pub latency: LatencySummary,
-    /// Issue-to-completion time, in fixed-rate runs only.
+    /// Issue-to-completion time, in fixed-rate runs and for engines that
+    /// submit apart (libaio), where it counts from the submission (fio's clat).
     pub service: Option<LatencySummary>,
     /// Failures by the storage's own detail ("ENOENT (...)", "HTTP 404").
     pub errors: BTreeMap<String, u64>,
@@ -525,6 +526,11 @@ pub struct OpResult {
     /// the latency of those operations covers every attempt.
     #[serde(default)]
     pub retries: u64,
+    /// Submission latency (fio's slat), for engines that submit apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit: Option<LatencySummary>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submit_histogram: Option<LatencyHistogram>,
 }
 
 impl OpResult {
@@ -544,6 +550,8 @@ impl OpResult {
             service_histogram: s.service.clone(),
             first_byte: (s.first_byte.count() > 0).then(|| LatencySummary::of(&s.first_byte)),
             retries: s.retries,
+            submit: (s.submit.count() > 0).then(|| LatencySummary::of(&s.submit)),
+            submit_histogram: (s.submit.count() > 0).then(|| s.submit.clone()),
         }
     }
 }

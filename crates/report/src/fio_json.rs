@@ -6,8 +6,11 @@
 //! Mapping (see `fio::stats`): each storbench job is one fio group_reporting
 //! entry with `jobs` = its workers, or, without `group_reporting`, one entry
 //! per worker (fio's numjobs clones, each with the job's name). `clat_ns` is the service time in fixed-rate
-//! runs and the latency otherwise, `lat_ns` is storbench's latency (from the
-//! intended start in fixed-rate runs), `slat_ns` is empty. `clat_ns`
+//! runs and on engines that submit apart (libaio: from after io_submit, as
+//! fio's issue_time), the latency otherwise; `lat_ns` is storbench's latency
+//! (from the intended start in fixed-rate runs); `slat_ns` is the submission
+//! latency on libaio and empty elsewhere (fio's for sync engines is empty
+//! too; io_uring's newest entry goes in with the wait, untimed). `clat_ns`
 //! percentiles and bins come from fio's own buckets, rebuilt exactly from the
 //! histogram, so they are the values fio would print for the same latencies;
 //! min/max/mean/stddev come from the histogram (within 0.1%; fio's are exact).
@@ -204,7 +207,7 @@ fn dir(d: &Dir, g: &stats::GroupDir, plus: bool) -> Obj {
         .int("total_ios", d.total_ios)
         .int("short_ios", d.short_ios)
         .int("drop_ios", 0)
-        .obj("slat_ns", lat(&Lat::empty(), false, false))
+        .obj("slat_ns", lat(&d.slat, false, false))
         .obj("clat_ns", lat(&d.clat, true, plus))
         .obj("lat_ns", lat(&d.lat, false, false));
     if !d.shown_prios().is_empty() {

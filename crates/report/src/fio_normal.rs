@@ -15,8 +15,9 @@
 //! `lat` bucket of the cycle's length); storbench counts no I/O it did not do.
 //!
 //! The numbers are the JSON's (see `fio_json` and `fio::stats`). Not known to
-//! storbench: the pid (0), slat (not shown, as fio does
-//! for sync engines), disk slaves (no `aggrios=` part); the time in the
+//! storbench: the pid (0), slat on io_uring (whose newest entry goes to the
+//! kernel with the wait, so its submission is not timed apart: no slat line,
+//! as fio shows none for sync engines; libaio's is shown), disk slaves (no `aggrios=` part); the time in the
 //! header is the run's end in UTC; the engine named in the job line is
 //! storbench's.
 
@@ -153,6 +154,9 @@ fn dir(name: &str, d: &Dir, g: &GroupDir) -> String {
         num2str(d.io_bytes, SIG_FIGS, true, Unit::Byte),
         d.runtime_ms
     );
+    if d.slat.n > 0 {
+        s += &lat_line("slat", &d.slat);
+    }
     if d.clat.n > 0 {
         s += &lat_line("clat", &d.clat);
     }

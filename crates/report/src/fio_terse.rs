@@ -11,7 +11,7 @@
 //! fio formats them: latencies in µs (min/max truncated, percentiles
 //! truncated), bandwidth in KiB/s, IOPS as an integer, disk util `%3.2f%%`.
 //!
-//! ctx/majf/minf are the job's worker threads' (getrusage). Not known to storbench: slat is 0, the depth fields
+//! ctx/majf/minf are the job's worker threads' (getrusage). slat is libaio's (0 elsewhere, see `fio_json`). Not known to storbench: the depth fields
 //! follow the JSON's approximation (all at the job's queue depth), and disks
 //! have no slaves (no `;slaves;…` fields). A run without disks has no disk
 //! fields, as fio when it finds no disk.
@@ -78,7 +78,7 @@ fn us_buckets(j: &Job) -> [f64; 10] {
 /// The 41 fields of one direction.
 fn dir(d: &Dir, g: &GroupDir) -> Vec<String> {
     let mut f = vec![(d.io_bytes >> 10).to_string(), (d.bw_bytes() / 1024).to_string(), d.iops_int().to_string(), d.runtime_ms.to_string()];
-    f.extend(lat(&Lat::empty()));
+    f.extend(lat(&d.slat));
     f.extend(lat(&d.clat));
     f.extend(percentiles(&d.clat.plat));
     f.extend(lat(&d.lat));

@@ -14,7 +14,9 @@ pub fn render(r: &RunResult) -> String {
     for j in &r.jobs {
         for o in &j.ops {
             rows.push(op_row(j, o, Row::Latency));
-            if o.service.is_some() {
+            // The service time beside the latency of fixed-rate runs (an
+            // engine's submission apart, libaio's, is fio's slat and not shown here).
+            if o.service.is_some() && (o.submit.is_none() || storbench_model::protocol::paced(j.rate_per_worker, &j.spec)) {
                 rows.push(op_row(j, o, Row::Service));
             }
             if o.first_byte.is_some() {

@@ -165,6 +165,7 @@ pub fn real_dir(d: &serde_json::Value) -> Dir {
         runtime_ms: u("runtime"),
         total_ios: u("total_ios"),
         short_ios: u("short_ios"),
+        slat: real_lat(&d["slat_ns"]),
         clat: real_lat(&d["clat_ns"]),
         lat: real_lat(&d["lat_ns"]),
         bw: samples("bw", "bw_dev"),

@@ -108,7 +108,11 @@ pub struct Dir {
     /// Issued I/Os: completed ones and failed ones, as fio counts them.
     pub total_ios: u64,
     pub short_ios: u64,
-    /// Issue to completion: the service time of fixed-rate runs, else the latency.
+    /// fio's slat: issue to submission, for engines that submit apart
+    /// (libaio); empty otherwise, as fio's for synchronous engines.
+    pub slat: Lat,
+    /// To completion from the submission: the service time (of fixed-rate
+    /// runs and engines that submit apart), else the latency.
     pub clat: Lat,
     /// storbench's latency (from the intended start in fixed-rate runs).
     pub lat: Lat,
@@ -127,6 +131,7 @@ impl Dir {
             runtime_ms: 0,
             total_ios: 0,
             short_ios: 0,
+            slat: Lat::empty(),
             clat: Lat::empty(),
             lat: Lat::empty(),
             bw: Samples::default(),
@@ -153,7 +158,7 @@ impl Dir {
     /// added, the longest runtime, rate samples summed.
     fn of(parts: &[&JobResult], d: usize) -> Dir {
         let mut out = Dir::empty();
-        let (mut clat, mut lat, mut runtime_ns) = (LatencyHistogram::new(), LatencyHistogram::new(), 0);
+        let (mut clat, mut lat, mut slat, mut runtime_ns) = (LatencyHistogram::new(), LatencyHistogram::new(), LatencyHistogram::new(), 0);
         let (mut seen, mut by_prio) = (false, Vec::new());
         for j in parts {
             let ops = directions(j)[d];
@@ -169,6 +174,9 @@ impl Dir {
             for o in main.iter().chain(&passed) {
                 clat.add(o.service_histogram.as_ref().unwrap_or(&o.histogram));
                 lat.add(&o.histogram);
+                if let Some(s) = &o.submit_histogram {
+                    slat.add(s);
+                }
                 out.io_bytes += o.bytes;
                 out.total_ios += o.ios + o.errors.values().sum::<u64>();
                 out.short_ios += o.errors.get("short I/O").copied().unwrap_or(0);
@@ -183,7 +191,7 @@ impl Dir {
         }
         // backend.c update_runtime: whole microseconds, rounded up to ms (a job that did I/O took at least 1 ms).
         out.runtime_ms = (runtime_ns / 1000).div_ceil(1000);
-        (out.clat, out.lat) = (Lat::of(&clat), Lat::of(&lat));
+        (out.slat, out.clat, out.lat) = (Lat::of(&slat), Lat::of(&clat), Lat::of(&lat));
         out.prios = by_prio.iter().map(|(c, l, h)| (*c, *l, Lat::of(h))).collect();
         out
     }

@@ -66,6 +66,9 @@ pub(super) struct Slots {
     pub(super) free: Vec<u32>,
     pub(super) scheduled: Vec<u64>,
     pub(super) issued: Vec<u64>,
+    /// When the kernel took it: after `queue` for engines that submit
+    /// there (fio's issue_time), else its issue.
+    pub(super) sent: Vec<u64>,
     pub(super) op: Vec<OpKind>,
     pub(super) len: Vec<u32>,
     pub(super) file: Vec<u32>,
@@ -81,6 +84,7 @@ impl Slots {
             free: (0..qd as u32).rev().collect(),
             scheduled: vec![0; qd],
             issued: vec![0; qd],
+            sent: vec![0; qd],
             op: vec![OpKind::Read; qd],
             len: vec![0; qd],
             file: vec![0; qd],
@@ -480,6 +484,8 @@ impl Worker {
             slot,
             ioprio,
         });
+        // One more clock read per I/O, as fio's libaio takes after io_submit.
+        s.sent[i] = if self.k.sent_apart { clock.now() } else { now };
         if let (Err(_), Some(v)) = (&queued, self.verify.as_mut()) {
             // Never went out: its units are not left in flight.
             v.completed(&io, slot, self.buffers.slot_mut(slot), Err(IoFailure::errno(libc::EIO)));
@@ -491,7 +497,10 @@ impl Worker {
     pub(super) fn complete(&mut self, s: &mut Slots, c: Completion, now: u64) {
         let i = c.slot as usize;
         let op = s.op[i];
-        let outcome = Outcome::of(&c, op, s.len[i], now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
+        let mut outcome = Outcome::of(&c, op, s.len[i], now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
+        if self.k.sent_apart {
+            outcome.sent_apart(now.saturating_sub(s.sent[i]), s.sent[i].saturating_sub(s.issued[i]));
+        }
         outcome.add_to(self.report.op(op));
         if let Some(stats) = self.report.class_op(s.class[i], op) {
             outcome.add_to(stats);
@@ -592,7 +601,7 @@ impl Worker {
 
     /// Send the current interval and start a fresh one (recycled when possible).
     pub(super) fn hand_over(&mut self, boundary: u64, now: u64) {
-        let fresh = self.link.spare.try_recv().unwrap_or_else(|_| Box::new(new_report(&self.share, self.worker)));
+        let fresh = self.link.spare.try_recv().unwrap_or_else(|_| Box::new(new_report(&self.share, self.worker, self.k.sent_apart)));
         let mut r = std::mem::replace(&mut self.report, fresh);
         r.seq = self.seq;
         r.start_ns = self.interval_start;
@@ -629,7 +638,13 @@ pub(super) struct Outcome {
     pub(super) result: Result<u64, IoFailure>,
     pub(super) retries: u64,
     pub(super) latency: u64,
+    /// From its issue (what fio's latency_target judges).
     pub(super) service: u64,
+    /// From when the kernel took it (fio's clat): the service time unless
+    /// the engine submits apart.
+    pub(super) clat: u64,
+    /// Issue to submission (fio's slat), for engines that submit apart.
+    pub(super) submit: Option<u64>,
     pub(super) first_byte: Option<u64>,
 }
 
@@ -650,8 +665,17 @@ impl Outcome {
             retries: c.retries as u64,
             latency,
             service,
+            clat: service,
+            submit: None,
             first_byte: (c.tail_ns > 0).then(|| latency.saturating_sub(c.tail_ns)),
         }
+    }
+
+    /// The engine submitted it apart from its issue (see `Slots::sent`).
+    #[inline]
+    pub(super) fn sent_apart(&mut self, clat: u64, submit: u64) {
+        self.clat = clat;
+        self.submit = Some(submit);
     }
 
     #[inline]
@@ -659,7 +683,10 @@ impl Outcome {
         stats.retries += self.retries;
         match self.result {
             Ok(bytes) => {
-                stats.record(bytes, self.latency, self.service);
+                stats.record(bytes, self.latency, self.clat);
+                if let Some(slat) = self.submit {
+                    stats.submit.record(slat);
+                }
                 if let Some(fb) = self.first_byte {
                     stats.first_byte.record(fb);
                 }

@@ -48,7 +48,9 @@ impl Worker {
             return;
         };
         let t_ms = (now - self.k.ramp_ns) / 1_000_000;
-        log.completed(&crate::unit_log::Sample { t_ms, dir, bytes, lat_ns: outcome.latency, clat_ns: outcome.service, offset, ioprio });
+        // fio logs the slat when the I/O went out.
+        let slat = outcome.submit.map(|ns| (ns, now.saturating_sub(outcome.clat).saturating_sub(self.k.ramp_ns) / 1_000_000));
+        log.completed(&crate::unit_log::Sample { t_ms, dir, bytes, lat_ns: outcome.latency, clat_ns: outcome.clat, slat, offset, ioprio });
     }
 
     /// Count a completion in fio's histogram log (measured phase, reads and
@@ -65,7 +67,7 @@ impl Worker {
         };
         let t_ms = (now - self.k.ramp_ns) / 1_000_000;
         let windows = self.hist.get_or_insert_with(Default::default);
-        if let Some(line) = windows[dir].record(outcome.latency, t_ms, self.k.hist_window_ms, dir as u8, bytes) {
+        if let Some(line) = windows[dir].record(outcome.clat, t_ms, self.k.hist_window_ms, dir as u8, bytes) {
             self.report.hist_log.push(line);
         }
     }

@@ -91,6 +91,9 @@ struct Consts {
     /// fio's completion batching (`iodepth_batch_complete_min`/`_max`,
     /// `iodepth_low`) for this worker's queue depth.
     reap: Reaping,
+    /// The engine submits in `queue` (`Engine::submits_in_queue`): each
+    /// I/O's submission latency is kept apart, as fio's slat.
+    sent_apart: bool,
 }
 
 impl Consts {
@@ -112,6 +115,7 @@ impl Consts {
             reads: spec.objects.is_none() && spec.read_percent() > 0.0,
             writes: spec.objects.is_none() && spec.read_percent() < 100.0,
             reap: spec.reaping(share.queue_depth),
+            sent_apart: false,
         }
     }
 }
@@ -246,10 +250,11 @@ impl Worker {
         let lag = gen.scheduled().then(|| Box::new(LatencyHistogram::new()));
         let iolog = IologWriter::create(spec, worker, target_names(&share, worker)).map_err(WorkerError::System)?;
         let unit_log = UnitLogWriter::create(spec, worker).map_err(WorkerError::System)?;
-        let report = Box::new(new_report(&share, worker));
+        let sent_apart = engine.submits_in_queue();
+        let report = Box::new(new_report(&share, worker, sent_apart));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));
-        let k = Consts::of(&share);
+        let k = Consts { sent_apart, ..Consts::of(&share) };
         // fio starts the search over where its ramp ends (reset_all_stats).
         let latency = spec.latency_target.as_ref().map(|t| latency::LatencyCtl::new(t, share.queue_depth, share.ramp_ns));
         // latency_run never settles, so nothing it measured is taken back.
@@ -531,7 +536,9 @@ fn announce(link: &WorkerLink, share: &JobShare, worker: u32, stage: Stage) {
 }
 
 /// An empty interval report for this worker, with its job's size classes.
-fn new_report(share: &JobShare, worker: u32) -> IntervalReport {
+/// The service time is kept apart in fixed-rate runs and where the engine
+/// submits apart (fio's clat, from the submission).
+fn new_report(share: &JobShare, worker: u32, sent_apart: bool) -> IntervalReport {
     let classes = share.spec.objects.as_ref().map_or(0, |o| o.sizes.classes().len());
-    IntervalReport::new(share.job, worker, share.paced()).with_classes(classes).with_prios(share.prio_values().len())
+    IntervalReport::new(share.job, worker, share.paced() || sent_apart).with_classes(classes).with_prios(share.prio_values().len())
 }
