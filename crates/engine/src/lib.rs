@@ -270,16 +270,6 @@ pub trait Engine: Send {
     /// waiting for at least `min_complete` (or until `timeout`, if given).
     fn submit_and_reap(&mut self, min_complete: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError>;
 
-    /// Whether `queue` hands the operation to the kernel before it returns
-    /// (libaio's io_submit, as fio's libaio commits each I/O as it is
-    /// queued): the time after it is fio's issue_time, where its submission
-    /// latency (slat) ends and its completion latency (clat) begins. Engines
-    /// that submit later (io_uring's newest entry goes in with the wait) or
-    /// do the operation in `queue` (psync: fio's clat is all of it) say no.
-    fn submits_in_queue(&self) -> bool {
-        false
-    }
-
     /// Give up on every operation in flight (a server that stopped
     /// answering, at the end of the measured phase or of a cleanup): the
     /// engine lets go of their buffers at once and never completes them.
@@ -340,6 +330,15 @@ pub trait EngineFactory: Sync {
     /// Carries [`IoRequest::ioprio`] to the kernel with each read and write
     /// (fio's cmdprio options belong to io_uring and libaio).
     fn io_priorities(&self) -> bool {
+        false
+    }
+    /// Whether its engines' `queue` hands the operation to the kernel before it returns
+    /// (libaio's io_submit, as fio's libaio commits each I/O as it is
+    /// queued): the time after it is fio's issue_time, where its submission
+    /// latency (slat) ends and its completion latency (clat) begins. Engines
+    /// that submit later (io_uring's newest entry goes in with the wait) or
+    /// do the operation in `queue` (psync: fio's clat is all of it) say no.
+    fn submits_in_queue(&self) -> bool {
         false
     }
     /// The most operations one worker may keep in flight (a ring's size).

@@ -42,6 +42,9 @@ impl EngineFactory for LibaioFactory {
     fn io_priorities(&self) -> bool {
         true
     }
+    fn submits_in_queue(&self) -> bool {
+        true
+    }
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false, ordered: true }
     }
@@ -221,10 +224,6 @@ impl Engine for Libaio {
         self.pending.push(req.slot);
         // fio's libaio submits each I/O as it is queued (iodepth_batch 1).
         self.submit()
-    }
-
-    fn submits_in_queue(&self) -> bool {
-        true
     }
 
     fn submit_and_reap(&mut self, min: u32, timeout: Option<Duration>, out: &mut Vec<Completion>) -> Result<(), EngineError> {

@@ -54,7 +54,12 @@ use storbench_workload::JobSpec;
 /// drop or refuse: one version, as no release shipped between them.
 /// (`WorkerDone::failure` came without a bump: optional both ways, its
 /// absence loses nothing an older side knew; `Stage::SetUp` travels in it.)
-pub const PROTOCOL_VERSION: u32 = 9;
+/// 10: libaio's submission timed apart (`OpStats::submit`, and `service`
+/// from the submission), fio's `max_latency` (`JobSpec::max_latency_ns`) and
+/// the latency target's seconds held back (`WorkerDone::measured_from_ns`,
+/// `latency_depth`): an agent of 9 would drop the bound, or give a clat
+/// that means something else, without a word.
+pub const PROTOCOL_VERSION: u32 = 10;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

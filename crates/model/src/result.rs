@@ -102,6 +102,11 @@ impl RunResult {
     }
 }
 
+/// How a failure of fio's latency bounds (max_latency, latency_target at
+/// depth 1) ends its line in `JobResult::failures`: fio's outputs give
+/// those jobs fio's error for them, ETIMEDOUT, where other failures are EIO.
+pub const FIO_LATENCY_EXCEEDED: &str = "(fio: max latency exceeded)";
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct JobResult {
     pub name: String,

@@ -37,7 +37,8 @@
 //!
 //! Not known to storbench, so as fio prints them when there is nothing:
 //! `global options` is left out,
-//! `error` is 5 (EIO) for any failure (no errno is kept), `iodepth_level` is
+//! `error` is 5 (EIO) for any failure (no errno is kept) but 110 (ETIMEDOUT)
+//! for fio's latency bounds (max_latency, latency_target), `iodepth_level` is
 //! all at the job's queue depth and `iodepth_submit`/`iodepth_complete` all in
 //! the 1-4 bucket; `job options` lists the normalised spec, not what was typed.
 

@@ -9,8 +9,10 @@
 //! Lines are streamed: gathered in a buffer per file and written at 64 KiB,
 //! so memory stays bounded whatever the run's length, and what a stopped run
 //! (Ctrl-C) completed is on disk when the worker finishes. The slat file
-//! has a line per I/O on engines that submit apart (libaio, at the time it
-//! was submitted, as fio's), and is left empty elsewhere (as fio's is for
+//! has a line per I/O on engines that submit apart (libaio), written as the
+//! I/O completes like the others (fio writes it at the submission, so its
+//! times are earlier by the clat; in completion order every file's times go
+//! forward), and is left empty elsewhere (as fio's is for
 //! synchronous engines; io_uring's newest entry goes in with the wait,
 //! untimed); lat and clat differ by it, and for paced jobs (lat counts from
 //! the scheduled start).
@@ -47,9 +49,8 @@ pub struct Sample {
     pub bytes: u64,
     pub lat_ns: u64,
     pub clat_ns: u64,
-    /// Submission latency and when the submission ended (ms, as `t_ms`),
-    /// for engines that submit apart.
-    pub slat: Option<(u64, u64)>,
+    /// Submission latency, for engines that submit apart.
+    pub slat_ns: Option<u64>,
     pub offset: u64,
     /// The kernel's ioprio value the I/O carried (0: none of its own).
     pub ioprio: u16,
@@ -102,17 +103,17 @@ impl UnitLogWriter {
         let mut num = itoa::Buffer::new();
         for i in 0..self.outs.len() {
             let o = &mut self.outs[i];
-            let (t_ms, value) = match o.value {
-                Value::Lat => (s.t_ms, s.lat_ns),
-                Value::Clat => (s.t_ms, s.clat_ns),
-                Value::Slat => match s.slat {
-                    Some((slat_ns, sent_ms)) => (sent_ms, slat_ns),
+            let value = match o.value {
+                Value::Lat => s.lat_ns,
+                Value::Clat => s.clat_ns,
+                Value::Slat => match s.slat_ns {
+                    Some(ns) => ns,
                     None => continue,
                 },
-                Value::Bw => (s.t_ms, s.bytes.saturating_mul(1_000_000).checked_div(s.clat_ns).unwrap_or(0)),
-                Value::Iops => (s.t_ms, 1),
+                Value::Bw => s.bytes.saturating_mul(1_000_000).checked_div(s.clat_ns).unwrap_or(0),
+                Value::Iops => 1,
             };
-            for v in [t_ms, value, s.dir as u64, s.bytes] {
+            for v in [s.t_ms, value, s.dir as u64, s.bytes] {
                 o.buf.extend_from_slice(num.format(v).as_bytes());
                 o.buf.extend_from_slice(b", ");
             }
@@ -177,29 +178,29 @@ mod tests {
         let _ = std::fs::remove_dir_all(&d);
         let s = spec(&d, &[("write_lat_log", "sub/l"), ("write_bw_log", ""), ("write_iops_log", ""), ("log_offset", "1")]);
         let mut w = UnitLogWriter::create(&s, 1).unwrap().unwrap();
-        w.completed(&Sample { t_ms: 7, dir: 1, bytes: 4096, lat_ns: 150_000, clat_ns: 140_000, slat: None, offset: 8192, ioprio: 0 });
-        // libaio's: the slat at the time of its submission.
+        w.completed(&Sample { t_ms: 7, dir: 1, bytes: 4096, lat_ns: 150_000, clat_ns: 140_000, slat_ns: None, offset: 8192, ioprio: 0 });
+        // libaio's, with a slat.
         w.completed(&Sample {
             t_ms: 9,
             dir: 0,
             bytes: 512,
             lat_ns: 2_000_000,
             clat_ns: 1_200_000,
-            slat: Some((800_000, 8)),
+            slat_ns: Some(800_000),
             offset: 0,
             ioprio: 0,
         });
         w.finish().unwrap();
         assert_eq!(read(&d, "sub/l_lat.4.log"), "7, 150000, 1, 4096, 8192, 0\n9, 2000000, 0, 512, 0, 0\n");
         assert_eq!(read(&d, "sub/l_clat.4.log"), "7, 140000, 1, 4096, 8192, 0\n9, 1200000, 0, 512, 0, 0\n");
-        assert_eq!(read(&d, "sub/l_slat.4.log"), "8, 800000, 0, 512, 0, 0\n", "none for the engine that does not submit apart");
+        assert_eq!(read(&d, "sub/l_slat.4.log"), "9, 800000, 0, 512, 0, 0\n", "none for the engine that does not submit apart");
         // fio: bytes * 1,000,000 / clat_ns = 4096e6 / 140000 = 29257.
         assert_eq!(read(&d, "j_bw.4.log"), "7, 29257, 1, 4096, 8192, 0\n9, 426, 0, 512, 0, 0\n");
         assert_eq!(read(&d, "j_iops.4.log"), "7, 1, 1, 4096, 8192, 0\n9, 1, 0, 512, 0, 0\n");
         let s = spec(&d, &[("write_iops_log", "p"), ("log_prio", "1")]);
         let mut w = UnitLogWriter::create(&s, 0).unwrap().unwrap();
         // Class 1 (real time), level 4: fio's ioprio value 0x2004.
-        w.completed(&Sample { t_ms: 0, dir: 0, bytes: 512, lat_ns: 1, clat_ns: 0, slat: None, offset: 0, ioprio: (1 << 13) | 4 });
+        w.completed(&Sample { t_ms: 0, dir: 0, bytes: 512, lat_ns: 1, clat_ns: 0, slat_ns: None, offset: 0, ioprio: (1 << 13) | 4 });
         w.finish().unwrap();
         assert_eq!(read(&d, "p_iops.3.log"), "0, 1, 0, 512, 0x2004\n");
         std::fs::remove_dir_all(&d).unwrap();

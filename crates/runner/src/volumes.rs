@@ -115,9 +115,6 @@ impl Engine for OnVolume {
     fn abandon(&mut self) -> bool {
         self.inner.abandon()
     }
-    fn submits_in_queue(&self) -> bool {
-        self.inner.submits_in_queue()
-    }
 }
 
 #[cfg(test)]

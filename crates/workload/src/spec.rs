@@ -673,6 +673,11 @@ pub struct JobSpec {
     /// --closed-loop`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_target: Option<LatencyTarget>,
+    /// fio's `max_latency`, reads' and writes' (ns, 0: none): a read or
+    /// write slower than this from its issue, once the ramp is over, fails
+    /// the job (fio's ETIMEDOUT, "max latency exceeded").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_latency_ns: Option<[u64; 2]>,
     /// fio's flow control between jobs (`flow`, `flow_id`, `flow_sleep`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flow: Option<Flow>,
@@ -848,6 +853,7 @@ impl Default for JobSpec {
             meta: None,
             flow: None,
             latency_target: None,
+            max_latency_ns: None,
             given: Given::default(),
             engine_options: BTreeMap::new(),
         }

@@ -91,8 +91,12 @@ fn add_ops(into: &mut Vec<OpResult>, from: &[OpResult]) {
         mine.bytes += o.bytes;
         mine.retries += o.retries;
         mine.histogram.add(&o.histogram);
-        if let (Some(m), Some(s)) = (&mut mine.service_histogram, &o.service_histogram) {
-            m.add(s);
+        for (m, s) in [(&mut mine.service_histogram, &o.service_histogram), (&mut mine.submit_histogram, &o.submit_histogram)] {
+            match (m, s) {
+                (Some(m), Some(s)) => m.add(s),
+                (m @ None, Some(s)) => *m = Some(s.clone()),
+                _ => {}
+            }
         }
         for (k, n) in &o.errors {
             *mine.errors.entry(k.clone()).or_default() += n;

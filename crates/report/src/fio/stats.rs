@@ -101,6 +101,8 @@ impl Samples {
     }
 }
 
+/// Linux's ETIMEDOUT, fio's error for a job its latency bounds ended.
+const ETIMEDOUT: u64 = 110;
 /// One direction (read or write) of a job.
 pub struct Dir {
     pub io_bytes: u64,
@@ -367,12 +369,14 @@ impl<'a> Job<'a> {
     }
 
     /// fio's `error`: storbench keeps no errno of the first failure, so any
-    /// failure or failed I/O is EIO (5).
+    /// failure or failed I/O is EIO (5), but for fio's latency bounds'
+    /// ETIMEDOUT (110).
     pub fn error(&self) -> u64 {
-        if self.r.failures.is_empty() && self.r.total_errors() == 0 {
-            0
-        } else {
-            5
+        let late = |f: &String| f.contains(storbench_model::FIO_LATENCY_EXCEEDED);
+        match self.r.failures.first() {
+            Some(f) if late(f) => ETIMEDOUT,
+            _ if self.r.failures.is_empty() && self.r.total_errors() == 0 => 0,
+            _ => 5,
         }
     }
 

@@ -527,6 +527,11 @@ impl Worker {
                 self.below_min = Some(e);
             }
         }
+        if let (Some(max), Ok(_), Some(dir)) = (self.k.max_latency, outcome.result, rw_dir(op)) {
+            if max[dir] > 0 && outcome.service > max[dir] && now >= self.k.ramp_ns && self.below_min.is_none() {
+                self.below_min = Some(too_slow(outcome.service, max[dir]));
+            }
+        }
         if let (Some(m), Ok(bytes), Some(dir)) = (self.min_rate.as_mut(), outcome.result, rw_dir(op)) {
             if self.below_min.is_none() {
                 self.below_min = m.completed(dir, bytes, now);
@@ -694,6 +699,13 @@ impl Outcome {
             Err(f) => failed(stats, f),
         }
     }
+}
+
+/// fio's max_latency failure (its lat_fatal).
+#[cold]
+#[inline(never)]
+fn too_slow(latency_ns: u64, max_ns: u64) -> String {
+    format!("latency of {latency_ns} ns exceeds max_latency ({max_ns} ns) {}", storbench_model::FIO_LATENCY_EXCEEDED)
 }
 
 /// Failures are the rare path: kept out of the loop's instruction stream.

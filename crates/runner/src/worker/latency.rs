@@ -88,8 +88,9 @@ impl LatencyCtl {
             // The job ends on it: no window may count it a pass meanwhile.
             self.failed += 1;
             return Err(format!(
-                "latency of {latency_ns} ns exceeds latency_target ({} ns) at queue depth 1 (fio: max latency exceeded)",
-                self.target_ns
+                "latency of {latency_ns} ns exceeds latency_target ({} ns) at queue depth 1 {}",
+                self.target_ns,
+                storbench_model::FIO_LATENCY_EXCEEDED
             ));
         }
         self.ramp_down(now);

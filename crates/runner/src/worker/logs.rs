@@ -48,9 +48,16 @@ impl Worker {
             return;
         };
         let t_ms = (now - self.k.ramp_ns) / 1_000_000;
-        // fio logs the slat when the I/O went out.
-        let slat = outcome.submit.map(|ns| (ns, now.saturating_sub(outcome.clat).saturating_sub(self.k.ramp_ns) / 1_000_000));
-        log.completed(&crate::unit_log::Sample { t_ms, dir, bytes, lat_ns: outcome.latency, clat_ns: outcome.clat, slat, offset, ioprio });
+        log.completed(&crate::unit_log::Sample {
+            t_ms,
+            dir,
+            bytes,
+            lat_ns: outcome.latency,
+            clat_ns: outcome.clat,
+            slat_ns: outcome.submit,
+            offset,
+            ioprio,
+        });
     }
 
     /// Count a completion in fio's histogram log (measured phase, reads and

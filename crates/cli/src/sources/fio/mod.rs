@@ -259,6 +259,9 @@ fn build_job(s: &Section, reading: &Reading, notes: &mut Vec<String>) -> Result<
         t.keep_adjusting = get("latency_run").is_some_and(|v| !matches!(v.trim(), "0" | "false" | "no" | "off"));
         spec.latency_target = Some(t);
     }
+    if let Some(v) = get("max_latency") {
+        spec.max_latency_ns = max_latency(v).map_err(context)?;
+    }
     // As with size, a rate on storbench's command line (its own meaning) wins.
     let cli_has =
         |key: &str| !reading.file_wins && reading.cli_global.iter().any(|(k, _)| storbench_workload::options::canonical_name(k) == key);
@@ -306,11 +309,29 @@ fn size_value(v: &str) -> Result<u64, String> {
     parse_size(v).map_err(|e| format!("size '{v}': {e}"))
 }
 
+/// A time of fio's latency options, in ns (microseconds unless suffixed, as in fio).
+fn fio_usec(name: &str, v: &str) -> Result<u64, String> {
+    storbench_workload::units::parse_duration(v.trim(), std::time::Duration::from_micros(1))
+        .map(|d| d.as_nanos() as u64)
+        .map_err(|_| format!("{name}={v}: give a time (microseconds unless suffixed: 500ms)"))
+}
+
+/// fio's `max_latency=R[,W[,T]]`: one value for every direction, as fio's
+/// blocksize-style lists; 0 or an empty field: no bound. None: none at all.
+fn max_latency(v: &str) -> Result<Option<[u64; 2]>, String> {
+    let fields: Vec<&str> = v.split(',').collect();
+    let at = |i: usize| match fields.get(i).or(fields.first()).map(|f| f.trim()) {
+        Some("") | None => Ok(0),
+        Some(f) => fio_usec("max_latency", f),
+    };
+    let bounds = [at(0)?, at(1)?];
+    Ok((bounds != [0, 0]).then_some(bounds))
+}
+
 /// fio's latency profile (microseconds unless suffixed, as in fio).
 fn latency_target(target: &str, window: Option<&str>, percentile: Option<&str>) -> Result<storbench_workload::LatencyTarget, String> {
-    let us = std::time::Duration::from_micros(1);
-    let time = |name: &str, v: &str| match storbench_workload::units::parse_duration(v, us) {
-        Ok(d) if !d.is_zero() => Ok(d.as_nanos() as u64),
+    let time = |name: &str, v: &str| match fio_usec(name, v) {
+        Ok(ns) if ns > 0 => Ok(ns),
         _ => Err(format!("{name}={v}: give a time above 0 (microseconds unless suffixed: 500ms)")),
     };
     let percentile = match percentile {
@@ -324,7 +345,8 @@ fn latency_target(target: &str, window: Option<&str>, percentile: Option<&str>) 
     };
     Ok(storbench_workload::LatencyTarget {
         target_ns: time("latency_target", target)?,
-        window_ns: window.map(|w| time("latency_window", w)).transpose()?,
+        // fio's default, 0: every check judges what completed since the last.
+        window_ns: window.map(|w| fio_usec("latency_window", w)).transpose()?.filter(|w| *w > 0),
         percentile,
         keep_adjusting: false,
     })
@@ -528,6 +550,19 @@ bs=8k
         let f = read("[global]\nfilename=a\nsize=1m\n[j]\nfilename=b:c\n[k]\nrw=read\n", false).unwrap();
         assert_eq!(f.specs[0].filenames, ["a", "b", "c"]);
         assert_eq!(f.specs[1].filenames, ["a"]);
+    }
+
+    /// fio's max_latency takes one time for every direction or a list
+    /// (microseconds unless suffixed); latency_window=0 is fio's default.
+    #[test]
+    fn max_latency_and_a_zero_latency_window_read_as_fio() {
+        let f = read("[a]\nrw=randrw\nmax_latency=250\n[b]\nrw=randrw\nmax_latency=,2ms\n[c]\nrw=read\nmax_latency=0\n", false).unwrap();
+        assert_eq!(f.specs[0].max_latency_ns, Some([250_000, 250_000]));
+        assert_eq!(f.specs[1].max_latency_ns, Some([0, 2_000_000]));
+        assert_eq!(f.specs[2].max_latency_ns, None);
+        assert!(read("[a]\nrw=read\nmax_latency=soon\n", false).err().unwrap().message.contains("max_latency=soon"));
+        let f = read("[a]\nrw=read\nlatency_target=1ms\nlatency_window=0\n", false).unwrap();
+        assert_eq!(f.specs[0].latency_target.map(|t| (t.target_ns, t.window_ns)), Some((1_000_000, None)));
     }
 
     #[test]

@@ -141,7 +141,7 @@ pub fn action(key: &str, value: &str) -> Action {
         "filesize" => keep("size"),
         "loops" => keep("fio:loops"),
         "blockalign" | "ba" => keep("fio:blockalign"),
-        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" => keep(&format!("fio:{key}")),
+        "latency_target" | "latency_window" | "latency_percentile" | "latency_run" | "max_latency" => keep(&format!("fio:{key}")),
         "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => Action::Keep(format!("fio:{key}"), value.into()),
         "bsrange" | "blocksize_range" => bsrange(value),
         "random_generator" => Action::Note(
