@@ -315,7 +315,9 @@ const CASES: &[Case] = &[
     with(&["run", "--fio", "w.fio"], &[("w.fio", "[a]\nioengine=windowsaio\nsize=1m\n")], &["'ioengine'", "on Linux use libaio or io_uring"]),
     with(&["run", "--fio", "r.fio"], &[("r.fio", "[a]\nioengine=librpma_gpspm_client\nsize=1m\n")], &["'ioengine'", "librpma"]),
     with(&["run", "--fio", "lt.fio"], &[("lt.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\n")], &["latency_percentile=100", "below 100"]),
-    with(&["run", "--fio", "lw.fio"], &[("lw.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_percentile=99\nlatency_window=0\n")], &["latency_window=0", "above 0"]),
+    // latency_window=0 is fio's default (every check judges what completed since the last).
+    with(&["run", "--fio", "lw.fio"], &[("lw.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_percentile=99\nlatency_window=soon\n")], &["latency_window=soon", "give a time"]),
+    with(&["run", "--fio", "ml.fio"], &[("ml.fio", "[a]\nioengine=null\nsize=1m\nmax_latency=2ms,soon\n")], &["max_latency=soon", "give a time"]),
     with(&["run", "--fio", "lp.fio"], &[("lp.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_percentile=101\n")], &["latency_percentile=101"]),
     with(&["run", "--fio", "lr.fio"], &[("lr.fio", "[a]\nioengine=null\nsize=1m\nlatency_target=2ms\nlatency_run=1\n")], &["latency_run"]),
     with(&["run", "--fio", "fl.fio"], &[("fl.fio", "[a]\nioengine=null\nsize=1m\nflow=1001\n")], &["option 'flow'", "between 0 and 1000"]),
