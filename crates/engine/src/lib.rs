@@ -332,15 +332,6 @@ pub trait EngineFactory: Sync {
     fn io_priorities(&self) -> bool {
         false
     }
-    /// Whether its engines' `queue` hands the operation to the kernel before it returns
-    /// (libaio's io_submit, as fio's libaio commits each I/O as it is
-    /// queued): the time after it is fio's issue_time, where its submission
-    /// latency (slat) ends and its completion latency (clat) begins. Engines
-    /// that submit later (io_uring's newest entry goes in with the wait) or
-    /// do the operation in `queue` (psync: fio's clat is all of it) say no.
-    fn submits_in_queue(&self) -> bool {
-        false
-    }
     /// The most operations one worker may keep in flight (a ring's size).
     fn max_queue_depth(&self) -> u32 {
         u32::MAX
@@ -385,6 +376,17 @@ pub trait EngineFactory: Sync {
 /// An engine configured for one job: everything else an engine does, from
 /// typed options parsed once.
 pub trait EngineConfig: Send + Sync {
+    /// Whether its engines' `queue` hands the operation to the kernel before it returns
+    /// (libaio's io_submit, as fio's libaio commits each I/O as it is
+    /// queued; io_uring with `submit_each`, as fio's io_uring commits): the
+    /// time after it is fio's issue_time, where its submission latency
+    /// (slat) ends and its completion latency (clat) begins. Engines that
+    /// submit later (io_uring's newest entry goes in with the wait, by
+    /// default) or do the operation in `queue` (psync: fio's clat is all of
+    /// it) say no.
+    fn submits_in_queue(&self) -> bool {
+        false
+    }
     /// Notes about what the job's figures will mean with these options (e.g.
     /// a client-side cache), shown as warnings in the report.
     fn warnings(&self, _writes: bool) -> Vec<String> {

@@ -42,9 +42,6 @@ impl EngineFactory for LibaioFactory {
     fn io_priorities(&self) -> bool {
         true
     }
-    fn submits_in_queue(&self) -> bool {
-        true
-    }
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: true, direct_io: true, needs_files: true, does_io: true, blocks: true, objects: false, ordered: true }
     }
@@ -61,6 +58,9 @@ impl EngineFactory for LibaioFactory {
 struct LibaioConfig;
 
 impl EngineConfig for LibaioConfig {
+    fn submits_in_queue(&self) -> bool {
+        true
+    }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Ok(Box::new(Libaio::open(setup)?))
     }

@@ -22,6 +22,12 @@ const OPTIONS: &[OptionInfo] = &[
         help: "let a kernel thread poll the submission queue (costs a CPU)",
     },
     OptionInfo { name: "iodepth_batch_submit", kind: Kind::Count, default: "1", help: "submit after this many queued I/Os" },
+    OptionInfo {
+        name: "submit_each",
+        kind: Kind::Flag,
+        default: "0",
+        help: "one io_uring_enter per I/O as it is queued, as fio (its submission timed apart as fio's slat); default: the newest goes in with the wait",
+    },
 ];
 
 const NAME: &str = "io_uring";
@@ -63,6 +69,7 @@ impl EngineFactory for UringFactory {
             fixedbufs: flag("fixedbufs")?,
             sqthread_poll: flag("sqthread_poll")?.unwrap_or(false),
             batch: batch_option(options)?,
+            submit_each: flag("submit_each")?.unwrap_or(false),
         }))
     }
 }
@@ -74,9 +81,21 @@ struct UringConfig {
     fixedbufs: Option<bool>,
     sqthread_poll: bool,
     batch: Option<u32>,
+    submit_each: bool,
+}
+
+impl UringConfig {
+    /// Each entry goes to the kernel in its own io_uring_enter as it is
+    /// queued: asked for, and not batched or taken by a polling thread.
+    fn each(&self) -> bool {
+        self.submit_each && self.batch.unwrap_or(1) == 1 && !self.sqthread_poll
+    }
 }
 
 impl EngineConfig for UringConfig {
+    fn submits_in_queue(&self) -> bool {
+        self.each()
+    }
     fn open(&self, setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
         Uring::open(self, setup).map(|u| Box::new(u) as Box<dyn Engine>)
     }
@@ -100,6 +119,8 @@ struct Uring {
     trim_len: Vec<u32>,
     /// A kernel thread takes entries as they are queued.
     sqpoll: bool,
+    /// Every entry submitted in `queue` (fio's commit per I/O).
+    each: bool,
     /// The ring's index among this thread's registered rings, when it is
     /// registered (see [`register_ring`]).
     ring_index: Option<u32>,
@@ -164,6 +185,7 @@ impl Uring {
             reap_max: setup.reap_max.max(1) as usize,
             trim_len,
             sqpoll,
+            each: cfg.each(),
             ring_index,
         })
     }
@@ -366,7 +388,9 @@ impl Engine for Uring {
             self.ring.submit().map_err(|e| EngineError::os(NAME, "io_uring_enter", io_errno(&e)))?;
         }
         self.queued += 1;
-        if self.batch > 1 || self.sqpoll {
+        if self.batch > 1 || self.sqpoll || self.each {
+            // fio's commit: io_uring_enter(queued, 0, GETEVENTS), after
+            // which the worker stamps the I/O's issue (its slat ends).
             if self.queued >= self.batch {
                 self.enter(0, None)?;
             }
@@ -412,7 +436,7 @@ mod tests {
     use std::io::Write;
 
     fn config() -> UringConfig {
-        UringConfig { registerfiles: true, fixedbufs: Some(false), sqthread_poll: false, batch: None }
+        UringConfig { registerfiles: true, fixedbufs: Some(false), sqthread_poll: false, batch: None, submit_each: false }
     }
 
     /// More engines than a thread may register rings (16) are opened, used

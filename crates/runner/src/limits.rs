@@ -32,7 +32,8 @@ pub fn job_memory(job: &JobPlan) -> u64 {
     // The latency, and the service time where it is kept apart (fixed
     // rate, or a submission timed apart, which has its own too).
     let paced = storbench_model::protocol::paced(job.ops_per_sec, &job.spec);
-    let services = 1 + u64::from(paced || job.engine.submits_in_queue()) + u64::from(job.engine.submits_in_queue());
+    let apart = job.config.submits_in_queue();
+    let services = 1 + u64::from(paced || apart) + u64::from(apart);
     // The coordinator keeps one more per worker for a job whose clones fio lists apart.
     let held = HISTOGRAMS_PER_KIND + u64::from(storbench_model::JobResult::keeps_clones(spec, spec.workers()));
     let histograms = HISTOGRAM_BYTES * held * kinds * services;

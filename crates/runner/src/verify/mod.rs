@@ -186,7 +186,7 @@ impl Checker {
         }
         Ok(Some(Checker {
             sum: spec.checksum.unwrap_or(Checksum::Crc32c),
-            pattern: spec.pattern.clone(),
+            pattern: spec.pattern.as_deref().map(|p| format::unit_pattern(p, unit as usize)),
             unit,
             phase,
             job: share.job,

@@ -91,7 +91,7 @@ struct Consts {
     /// fio's completion batching (`iodepth_batch_complete_min`/`_max`,
     /// `iodepth_low`) for this worker's queue depth.
     reap: Reaping,
-    /// The engine submits in `queue` (`Engine::submits_in_queue`): each
+    /// The engine submits in `queue` (`EngineConfig::submits_in_queue`): each
     /// I/O's submission latency is kept apart, as fio's slat.
     sent_apart: bool,
     /// fio's `max_latency`, reads' and writes' (ns, 0: none).
@@ -253,7 +253,7 @@ impl Worker {
         let lag = gen.scheduled().then(|| Box::new(LatencyHistogram::new()));
         let iolog = IologWriter::create(spec, worker, target_names(&share, worker)).map_err(WorkerError::System)?;
         let unit_log = UnitLogWriter::create(spec, worker).map_err(WorkerError::System)?;
-        let sent_apart = factory.submits_in_queue();
+        let sent_apart = config.submits_in_queue();
         let report = Box::new(new_report(&share, worker, sent_apart));
         let schedule = share.ops_per_sec.map(|r| Schedule::new(r, spec.rate_process, 0));
         let cap = spec.byte_cap.map(|b| ByteCap::new(b / f64::from(spec.numjobs.max(1))));

@@ -194,6 +194,15 @@ pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
     }
 }
 
+/// `pattern` repeated over a whole unit's data, made once per job: each
+/// unit stamped or checked is then one copy or one comparison (fio fills
+/// its buffer once too), not the pattern doubled up again per unit.
+pub fn unit_pattern(pattern: &[u8], unit: usize) -> Vec<u8> {
+    let mut data = vec![0; unit.saturating_sub(HEADER)];
+    fill(&mut data, 0, Some(pattern));
+    data
+}
+
 /// Who wrote a unit, and when.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Stamp {
@@ -416,6 +425,18 @@ mod tests {
         let mut u = vec![0u8; 4096];
         stamp(&mut u, &Stamp { offset: 8192, generation: 7, seed: 42, job: 1, worker: 3 }, sum, pattern);
         u
+    }
+
+    #[test]
+    fn a_pattern_made_once_per_unit_stamps_and_checks_as_the_pattern_itself() {
+        let raw: &[u8] = &[0xaa, 0x55, 0x5a];
+        let whole = unit_pattern(raw, 4096);
+        assert_eq!(whole.len(), 4096 - HEADER);
+        assert_eq!(stamped(Checksum::Meta, Some(&whole)), stamped(Checksum::Meta, Some(raw)));
+        let mut u = stamped(Checksum::Meta, Some(&whole));
+        assert_eq!(check(&u, 8192, Some(&whole)), Found::Intact { generation: 7 });
+        u[HEADER + 100] ^= 1;
+        assert_eq!(check(&u, 8192, Some(&whole)), Found::Corrupt { generation: 7, first_bad: Some(HEADER as u32 + 100) });
     }
 
     #[test]

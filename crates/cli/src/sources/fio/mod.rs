@@ -466,6 +466,16 @@ fn engine_defaults(spec: &mut JobSpec, notes: &mut Vec<String>) -> Result<(), Cl
     if !batches && spec.engine_options.remove("iodepth_batch_submit").is_some() {
         add_note(notes, format!("iodepth_batch: ioengine={} submits each I/O as it is queued", spec.ioengine));
     }
+    if name == Some("io_uring") {
+        // fio's io_uring commits each I/O in an io_uring_enter of its own
+        // and stamps its issue after it: the same calls, and the same
+        // slat/clat split (a larger iodepth_batch or sqthread_poll leaves
+        // the batching as it is). Its files and buffers are registered only
+        // when the job asks (fio's defaults; storbench's own are on).
+        for (option, fio_default) in [("submit_each", "1"), ("registerfiles", "0"), ("fixedbufs", "0")] {
+            spec.engine_options.entry(option.into()).or_insert_with(|| fio_default.into());
+        }
+    }
     if name == Some("rados") && spec.objects.is_none() {
         rados_objects(spec)?;
         add_note(notes, "ioengine=rados: each job works on one object per worker of `size` bytes, in `bs` pieces (as fio does); reads are preceded by an unmeasured prefill".into());
