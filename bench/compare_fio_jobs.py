@@ -217,7 +217,12 @@ CAUSES = {
     # for every unit, where fio fills its buffer once and rewrites the
     # headers), and in json+ its runs show 46-53 I/Os over 1 ms per 1024
     # writes against fio's 7-8 at load 13 (not profiled further).
-    "surface-scan.fio": "p50 alike now (stamps no longer timed); IOPS open: pattern made per unit (8.5 us CPU per 64k) and more >1 ms stalls under load",
+    # Stop 40: the pattern is made once per job (one copy per unit), and at
+    # size=256m (4096 I/Os a phase, ~1 s) the phases go either way in
+    # three alternations: writes fio 2992/3311/2840, storbench
+    # 5152/3322/5997 IOPS (p50 140-290 us in both, by whether the disk's
+    # write cache was busy); reads 4917/4947/4888 against 4163/5418/4719.
+    "surface-scan.fio": "1024 I/Os a phase in ~0.2 s on a disk whose write p50 moves 140..290 us: at 4096 a phase the ratio goes either way (0.95..2.1)",
     # Before storbench timed each operation from when the engine took it,
     # the reads of a burst after a flow sleep were timed from before the
     # burst (each read's latency held the io_submits before it): p50 1.33
@@ -237,6 +242,18 @@ CAUSES = {
     # 257-289 us in storbench. Same cache drops (strace: 10 DONTNEED each
     # over a 3 s run, one per wrap, and one SEQUENTIAL hint) and I/O counts.
     "seq read 1m buffered psync": BUFFER,
+    # Every read misses in both tools (disk reads = read I/Os, 60 KiB
+    # average request): fio's reads wait longer for the same disk, through
+    # its malloc'd buffers. Same job, two alternations: fio 3635/3728 read
+    # IOPS, fio with iomem=mmap 5223/4849, storbench 5426/5176.
+    "randrw 60/40 bssplit 4k-1m buffered io_uring": BUFFER + " (fio iomem=mmap: 4849-5223 read IOPS, storbench 5176-5426, fio 3635-3728)",
+    # Page-cache hits copied into the buffer, and the misses: disk reads
+    # are the distinct blocks first touched (the cache keeps the file), so
+    # the miss share falls as a run does more I/Os. Same draws (write_iolog
+    # over 131,072 reads: 13,631 vs 13,632 distinct blocks, top 1% share
+    # 0.873 vs 0.871). fio 154k/224k, fio iomem=mmap 248k/231k, storbench
+    # 350k/242k in two alternations of 3 s (each run's misses move it).
+    "zipf:1.2 randread buffered io_uring": BUFFER + "; the misses (first touches) move each run (fio iomem=mmap 231-248k, storbench 242-350k)",
     "ex fio-seq-write (256k buffered)": BUFFER,
     "fio-seq-RW.fio": BUFFER,
     # The same cheaper copy (p1 285-338 us against fio's 387-469, fio with
@@ -246,7 +263,9 @@ CAUSES = {
     # the same with invalidate=0) and 1.02..1.31 in the script's next three
     # rounds. Same drops (strace: one DONTNEED per wrap in both) and one
     # io_submit per write in both. The slow writes' swing is not explained.
-    "fio-seq-write.fio": "cheaper buffer copy (p1 0.7x fio's); the rewrites' slow tail swings the ratio 0.35..1.31 under load, not explained yet",
+    # On a quiet machine (load 0.8, stop 40) three rounds gave 1.067
+    # (0.99..1.08), p50 0.93: the swing is the shared machine's writeback.
+    "fio-seq-write.fio": "cheaper buffer copy (p1 0.7x fio's); the rewrites' slow tail follows the shared disk's writeback (quiet: 1.07, loaded 0.35..1.31)",
     # Two jobs held together by flow=2 without flow_sleep: fio spins while a
     # job is ahead (user CPU 1.41 s for 24,636 reads; 0.13 s without flow),
     # storbench waits for its I/O in flight. Both balance the jobs' counts
@@ -351,10 +370,11 @@ CAUSES = {
     # the cache (fio 117-140 ms, 470-560k IOPS) or not (383-433 ms), in
     # storbench too (184-212 ms, or 421-1938 ms): bimodal in both tools, by
     # how far writeback got. Alone, after a sync, the same 4-thread
-    # randread is alike (fio 510-816 ms, storbench 483-797 ms). Open:
-    # readers2 took 1.7-2.0 s in storbench in 4 of 6 rounds against fio's
-    # 0.63-0.96 s (same disk read counts, ~16.5k).
-    "waitfor.fio": "the readers group (the sum's bulk) finds the writers' dirty file cached or not, bimodal in both tools; readers2's 2x open",
+    # randread is alike (fio 510-816 ms, storbench 483-797 ms). readers2
+    # (1.7-2.0 s against fio's 0.63-0.96 s in stop 37) is alike since:
+    # three alternations in stop 40, fio 958/996/673 ms, storbench
+    # 965/894/735 ms; readers 66/439/77 ms against 918/67/50 ms.
+    "waitfor.fio": "the readers group (the sum's bulk) finds the writers' dirty file cached or not, bimodal in both tools (66..918 ms in each)",
     "1mbs_clients.fio": "rate=1250 is bytes/s: one read per job in 3 s; the p50 is the slowest of 32 single first reads",
 }
 
