@@ -678,6 +678,12 @@ fn check_objects(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(
     if spec.direct {
         return Err(err(spec, "direct=1 has no meaning for object jobs; remove it"));
     }
+    if matches!(spec.distribution, storbench_workload::Distribution::Sequence { .. }) {
+        return Err(err(
+            spec,
+            "random_distribution=sequence walks block numbers; object jobs take zipf, pareto, normal or zoned popularity",
+        ));
+    }
     let mix = o.effective_mix(spec.read_percent());
     if let Some((op, _)) = mix.iter().find(|m| !engine.supports(m.0)) {
         return Err(err(spec, format!("engine {} cannot {} objects; remove {} from object_ops", engine.name(), op.name(), op.name())));

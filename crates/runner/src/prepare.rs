@@ -175,6 +175,23 @@ fn make_state_dirs(plan: &Plan) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// fio refuses a sequence element past the region (EINVAL, "sequence
+/// access block out of bounds"); storbench says so before the run.
+fn check_sequence(spec: &JobSpec, len: u64) -> Result<(), PlanError> {
+    let storbench_workload::Distribution::Sequence { blocks } = &spec.distribution else { return Ok(()) };
+    let unit = spec.bs.read.min().min(spec.bs.write.min()).max(1);
+    match blocks.iter().max() {
+        Some(&b) if b >= len / unit => Err(input_err(
+            &spec.name,
+            format!(
+                "random_distribution=sequence: block {b} is past the region's {} blocks of {unit} bytes; give blocks below it",
+                len / unit
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn input_err(job: &str, message: impl Into<String>) -> PlanError {
     PlanError::Input { job: job.into(), message: message.into() }
 }
@@ -455,6 +472,7 @@ fn region(job: &JobPlan, targets: &Targets) -> Result<(Region, Option<u64>), Pla
         if len < spec.bs.max() {
             return Err(input_err(&spec.name, format!("the target region ({len} bytes) is smaller than the block size")));
         }
+        check_sequence(spec, len)?;
         // A worker's volume's units (see `volumes::OnVolume`).
         let files = match targets {
             Targets::Store(t) => crate::volumes::units_per_volume(targets, spec).unwrap_or(t.units.max(1)),

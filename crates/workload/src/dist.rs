@@ -138,6 +138,9 @@ impl BlockSampler {
                 BlockSampler::Normal { n, stddev, hash: Hash::new(n, 0) }
             }
             Distribution::Zoned { zones } => zoned(zones, n),
+            // Not drawn: the block generator walks it (`gen::Sequence`),
+            // and object jobs refuse it when planned.
+            Distribution::Sequence { .. } => BlockSampler::Uniform { n },
         }
     }
 

@@ -161,6 +161,43 @@ pub struct IoGen {
     /// a new pass's first, drawn again from there.
     first: Option<Box<PassStart>>,
     repeating: bool,
+    /// `random_distribution=sequence`: the blocks walked instead of drawn.
+    sequence: Option<Box<Sequence>>,
+}
+
+/// fio's sequence distribution (io_u.c `__get_next_rand_offset_sequence`):
+/// a direction's n-th I/O goes to element n mod len, plus len per round
+/// gone by with the stride; block numbers are in the direction's smallest
+/// size and placed at its alignment. With the stride the walk leaves the
+/// region at some point, and there fio's job has no next offset: it ends.
+/// The count is fio's io_issues, per direction, across passes.
+#[derive(Clone, Debug)]
+struct Sequence {
+    blocks: Vec<u64>,
+    stride: bool,
+    issued: [u64; 2],
+}
+
+impl Sequence {
+    fn new(spec: &JobSpec) -> Option<Box<Sequence>> {
+        match &spec.distribution {
+            crate::spec::Distribution::Sequence { blocks } if !blocks.is_empty() && spec.rw.is_random() => {
+                Some(Box::new(Sequence { blocks: blocks.clone(), stride: spec.sequence_stride, issued: [0, 0] }))
+            }
+            _ => None,
+        }
+    }
+
+    /// The direction's next block, or `None` past `max` blocks.
+    #[inline]
+    fn next(&mut self, dir: usize, max: u64) -> Option<u64> {
+        let n = self.issued[dir];
+        let len = self.blocks.len() as u64;
+        let element = self.blocks[(n % len) as usize];
+        let b = if self.stride { (n / len).saturating_mul(len).saturating_add(element) } else { element };
+        self.issued[dir] += 1;
+        (b < max).then_some(b)
+    }
 }
 
 /// The random state a job's first pass drew from.
@@ -220,6 +257,7 @@ impl IoGen {
             done: vec![false; region.files.max(1) as usize],
             first: None,
             repeating: false,
+            sequence: Sequence::new(spec),
         }
         .with_first_pass(spec)
     }
@@ -308,8 +346,10 @@ impl IoGen {
         std::mem::take(&mut self.wrapped)
     }
 
+    /// Where the next I/O of `len` goes; `None` where there is no next
+    /// offset (a strided sequence past the region's end).
     #[inline]
-    fn place(&mut self, file: u32, dir: usize, len: u64) -> u64 {
+    fn place(&mut self, file: u32, dir: usize, len: u64) -> Option<u64> {
         let last_start = self.region.len.saturating_sub(len);
         if self.random {
             return self.place_random(file, dir, len, last_start);
@@ -339,12 +379,12 @@ impl IoGen {
             self.wrapped = true;
         }
         *cur = pos + len;
-        pos
+        Some(pos)
     }
 
     /// A random offset, or with `rw=randread:N` the next of N in a row.
     #[inline]
-    fn place_random(&mut self, file: u32, dir: usize, len: u64, last_start: u64) -> u64 {
+    fn place_random(&mut self, file: u32, dir: usize, len: u64, last_start: u64) -> Option<u64> {
         let f = file as usize;
         let cur = &mut self.cursors[f][dir];
         if self.run_left[f] > 0 {
@@ -352,20 +392,25 @@ impl IoGen {
             if *cur <= last_start {
                 let off = *cur;
                 *cur += len;
-                return off;
+                return Some(off);
             }
         }
-        let b = match self.maps.get_mut(f) {
-            Some(m) => {
-                self.wrapped |= m.pass_done();
-                m.next(&mut self.rng)
+        let (b, align) = match (self.sequence.as_deref_mut(), self.maps.get_mut(f)) {
+            (Some(s), _) => {
+                // `dir` is 1 for reads; dir_units holds reads first.
+                let (unit, min) = self.dir_units[usize::from(dir == 0)];
+                (s.next(dir, self.region.len / min)?, unit)
             }
-            None => self.sampler.sample(&mut self.rng),
+            (None, Some(m)) => {
+                self.wrapped |= m.pass_done();
+                (m.next(&mut self.rng), self.align)
+            }
+            (None, None) => (self.sampler.sample(&mut self.rng), self.align),
         };
-        let off = (b * self.align).min(last_start / self.align * self.align);
+        let off = b.saturating_mul(align).min(last_start / align * align);
         self.run_left[f] = self.rand_run - 1;
         self.cursors[file as usize][dir] = off + len;
-        off
+        Some(off)
     }
 }
 
@@ -565,7 +610,7 @@ impl Iterator for IoGen {
                 self.spend(len)?;
                 let at = match self.zone_window(len) {
                     Some(window) => self.place_in_zone(read as usize, len, window),
-                    None => self.place(file, read as usize, len),
+                    None => self.place(file, read as usize, len)?,
                 };
                 (at, len)
             }
@@ -796,6 +841,32 @@ mod tests {
         let g = IoGen::new(&spec, Region { files: 1, start: 0, len: 64 << 20, end: 0 }, 0, Some(192 << 20));
         let bytes: u64 = g.map(|io| u64::from(io.len)).sum();
         assert!(bytes > 128 << 20 && bytes <= 192 << 20, "three passes' budget: {} MiB", bytes >> 20);
+    }
+
+    /// fio's sequence distribution (newer than Debian's 3.33): the elements
+    /// in order, over and over; with the stride each round moves on by the
+    /// sequence's length and the job ends at the first block past the
+    /// region (16 blocks: rounds 0..4 are whole, round 5's 17 is out). The
+    /// orders are fio's: its master of 2026-08-21 (f534438), built from
+    /// source, wrote these with write_iolog (io_size=160k; randrw bs=4k,8k
+    /// sequence:3,0 gave reads 3 0 3 0 and writes 6 0 6 0 in 4k blocks).
+    #[test]
+    fn a_sequence_distribution_walks_its_blocks_and_a_stride_moves_them_on() {
+        let blocks = |opts: &[(&str, &str)]| gen(opts, 16 * 4096).map(|io| io.offset / 4096).take(40).collect::<Vec<_>>();
+        let fixed = blocks(&[("rw", "randread"), ("bs", "4k"), ("random_distribution", "sequence:2,0,1")]);
+        assert_eq!(fixed[..7], [2, 0, 1, 2, 0, 1, 2]);
+        assert_eq!(fixed.len(), 40, "a fixed sequence goes on while the job does");
+        let strided =
+            blocks(&[("rw", "randread"), ("bs", "4k"), ("random_distribution", "sequence:2,0,1"), ("random_sequence_stride", "1")]);
+        assert_eq!(strided, [2, 0, 1, 5, 3, 4, 8, 6, 7, 11, 9, 10, 14, 12, 13]);
+        // Reads and writes count apart, each in its own smallest size.
+        let mixed: Vec<(OpKind, u64)> = gen(&[("rw", "randrw"), ("bs", "4k,8k"), ("random_distribution", "sequence:1,0")], 16 * 4096)
+            .take(200)
+            .map(|io| (io.op, io.offset))
+            .collect();
+        let reads: Vec<u64> = mixed.iter().filter(|(op, _)| *op == OpKind::Read).map(|(_, o)| o / 4096).take(4).collect();
+        let writes: Vec<u64> = mixed.iter().filter(|(op, _)| *op == OpKind::Write).map(|(_, o)| o / 8192).take(4).collect();
+        assert_eq!((reads, writes), (vec![1, 0, 1, 0], vec![1, 0, 1, 0]));
     }
 
     #[test]

@@ -226,6 +226,12 @@ pub enum Distribution {
     Zoned {
         zones: Vec<Zone>,
     },
+    /// fio's `sequence:2,0,1`: these block indices (in units of the
+    /// smallest block) in this order, over and over; with
+    /// `random_sequence_stride` each round moves on by the sequence's length.
+    Sequence {
+        blocks: Vec<u64>,
+    },
 }
 
 impl Distribution {
@@ -237,6 +243,9 @@ impl Distribution {
             Distribution::Normal { dev_pct } => format!("normal:{dev_pct}"),
             Distribution::Zoned { zones } => {
                 format!("zoned:{}", zones.iter().map(|z| format!("{}/{}", z.access_pct, z.size_pct)).collect::<Vec<_>>().join(":"))
+            }
+            Distribution::Sequence { blocks } => {
+                format!("sequence:{}", blocks.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(","))
             }
         }
     }
@@ -653,6 +662,10 @@ pub struct JobSpec {
     /// random map, on unless `norandommap`); uniform, fixed block size only.
     #[serde(default = "yes")]
     pub randommap: bool,
+    /// fio's `random_sequence_stride`: a `sequence` distribution's rounds
+    /// move on by its length (block group k reads k*len + each element).
+    #[serde(default)]
+    pub sequence_stride: bool,
     /// Each pass draws what the first drew (fio's `randrepeat`, on by
     /// default: its clear_io_state reseeds every generator at each loop).
     #[serde(default = "yes", skip_serializing_if = "is_true")]
@@ -839,6 +852,7 @@ impl Default for JobSpec {
             fill: None,
             seed: DEFAULT_SEED,
             randommap: true,
+            sequence_stride: false,
             randrepeat: true,
             number_ios: None,
             logs: FioLogs::default(),

@@ -195,6 +195,16 @@ mod tests {
         assert!(spec_with(&[("random_distribution", "zipf:1")]).is_err());
         assert!(spec_with(&[("random_distribution", "zoned:50/10:40/90")]).is_err());
         assert!(matches!(spec_with(&[("random_distribution", "pareto:0.2")]).unwrap().distribution, Distribution::Pareto { .. }));
+        let s = spec_with(&[("random_sequence_stride", "1"), ("random_distribution", "sequence:2, 0,1")]).unwrap();
+        assert_eq!((s.distribution, s.sequence_stride), (Distribution::Sequence { blocks: vec![2, 0, 1] }, true));
+        for (bad, says) in
+            [("sequence:", "needs block indices"), ("sequence:1,-2", "'-2' is not a block index"), ("sequence:1,,2", "'' is not")]
+        {
+            let e = spec_with(&[("random_distribution", bad)]).unwrap_err().to_string();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+        let many = format!("sequence:{}", vec!["1"; 65].join(","));
+        assert!(spec_with(&[("random_distribution", &many)]).unwrap_err().to_string().contains("at most 64"));
     }
 
     #[test]

@@ -600,7 +600,7 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
-        info: info("random_distribution", Kind::Text, "uniform", "uniform|zipf:θ|pareto:h|normal:dev%|zoned:a/s:...|hotset:access/size"),
+        info: info("random_distribution", Kind::Text, "uniform", "uniform|zipf:θ|pareto:h|normal:dev%|zoned:a/s:...|hotset:access/size|sequence:i,j,..."),
         aliases: &[],
         set: |s, v| {
             s.distribution = distribution(v)?;
@@ -1008,6 +1008,19 @@ pub static CORE: &[CoreOption] = &[
             if !s.randrepeat && !s.given.has("randseed") {
                 s.seed = fresh_seed();
             }
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info(
+            "random_sequence_stride",
+            Kind::Flag,
+            "0",
+            "1: each round of random_distribution=sequence moves on by the sequence's length (a strided block group)",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.sequence_stride = boolean(v)?;
             Ok(())
         },
     },

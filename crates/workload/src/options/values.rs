@@ -238,9 +238,39 @@ pub fn distribution(v: &str) -> Parsed<Distribution> {
             Distribution::Normal { dev_pct }
         }
         "zoned" => Distribution::Zoned { zones: zones(arg)? },
+        "sequence" => Distribution::Sequence { blocks: sequence(arg)? },
         "hotset" => hotset(arg)?,
-        _ => return Err(format!("'{v}' is not uniform, zipf:θ, pareto:h, normal:dev%, zoned:access/size:... or hotset:access/size")),
+        _ => {
+            return Err(format!(
+                "'{v}' is not uniform, zipf:θ, pareto:h, normal:dev%, zoned:access/size:..., hotset:access/size or sequence:i,j,..."
+            ))
+        }
     })
+}
+
+/// fio's most elements in a `sequence` distribution (FIO_SEQ_MAX).
+const SEQUENCE_MAX: usize = 64;
+
+/// `2,0,1`: block indices, whole numbers, at most 64 of them (fio's
+/// parse_sequence_distribution).
+fn sequence(arg: &str) -> Parsed<Vec<u64>> {
+    if arg.trim().is_empty() {
+        return Err("sequence needs block indices, e.g. sequence:2,0,1".into());
+    }
+    let blocks = arg
+        .split(',')
+        .map(|e| {
+            let e = e.trim();
+            match e.bytes().all(|b| b.is_ascii_digit()) && !e.is_empty() {
+                true => e.parse::<u64>().map_err(|_| format!("sequence element '{e}' is too large")),
+                false => Err(format!("sequence element '{e}' is not a block index (a whole number of 0 or more)")),
+            }
+        })
+        .collect::<Parsed<Vec<u64>>>()?;
+    if blocks.len() > SEQUENCE_MAX {
+        return Err(format!("sequence has {} elements; at most {SEQUENCE_MAX} (as fio)", blocks.len()));
+    }
+    Ok(blocks)
 }
 
 fn example(kind: &str) -> &'static str {
