@@ -59,7 +59,11 @@ use storbench_workload::JobSpec;
 /// the latency target's seconds held back (`WorkerDone::measured_from_ns`,
 /// `latency_depth`): an agent of 9 would drop the bound, or give a clat
 /// that means something else, without a word.
-pub const PROTOCOL_VERSION: u32 = 10;
+/// 11: `random_distribution=sequence` (`Distribution::Sequence`,
+/// `JobSpec::sequence_stride`) and io_uring's `submit_each` (the fio
+/// reader sets it): an agent of 10 would fail on the one or refuse the
+/// other as an unknown option, and drop the stride without a word.
+pub const PROTOCOL_VERSION: u32 = 11;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
