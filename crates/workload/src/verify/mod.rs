@@ -196,9 +196,12 @@ pub fn parse_pattern(v: &str) -> Result<Vec<u8>, String> {
 
 /// `pattern` repeated over a whole unit's data, made once per job: each
 /// unit stamped or checked is then one copy or one comparison (fio fills
-/// its buffer once too), not the pattern doubled up again per unit.
+/// its buffer once too), not the pattern doubled up again per unit. It
+/// ends on a whole pattern, so it is the pattern's own period and serves
+/// units of any length (an earlier run's, judged by their headers).
 pub fn unit_pattern(pattern: &[u8], unit: usize) -> Vec<u8> {
-    let mut data = vec![0; unit.saturating_sub(HEADER)];
+    let whole = unit.saturating_sub(HEADER).div_ceil(pattern.len().max(1)) * pattern.len();
+    let mut data = vec![0; whole];
     fill(&mut data, 0, Some(pattern));
     data
 }
@@ -430,13 +433,17 @@ mod tests {
     #[test]
     fn a_pattern_made_once_per_unit_stamps_and_checks_as_the_pattern_itself() {
         let raw: &[u8] = &[0xaa, 0x55, 0x5a];
+        // 4016 bytes of data are not whole patterns of 3: 1339 of them.
         let whole = unit_pattern(raw, 4096);
-        assert_eq!(whole.len(), 4096 - HEADER);
+        assert_eq!(whole.len(), 4017);
         assert_eq!(stamped(Checksum::Meta, Some(&whole)), stamped(Checksum::Meta, Some(raw)));
         let mut u = stamped(Checksum::Meta, Some(&whole));
         assert_eq!(check(&u, 8192, Some(&whole)), Found::Intact { generation: 7 });
         u[HEADER + 100] ^= 1;
         assert_eq!(check(&u, 8192, Some(&whole)), Found::Corrupt { generation: 7, first_bad: Some(HEADER as u32 + 100) });
+        // A unit of another length (an earlier run's) is judged as the pattern too.
+        let small = unit_pattern(raw, 512);
+        assert_eq!(check(&stamped(Checksum::Meta, Some(raw)), 8192, Some(&small)), Found::Intact { generation: 7 });
     }
 
     #[test]
