@@ -376,6 +376,24 @@ CAUSES = {
     # 965/894/735 ms; readers 66/439/77 ms against 918/67/50 ms.
     "waitfor.fio": "the readers group (the sum's bulk) finds the writers' dirty file cached or not, bimodal in both tools (66..918 ms in each)",
     "1mbs_clients.fio": "rate=1250 is bytes/s: one read per job in 3 s; the p50 is the slowest of 32 single first reads",
+    # Stop 40: two tables of the same build on the same day (the first while
+    # builds ran, the second quiet) put these on either side of fio.
+    "randread 4k buffered io_uring qd16": "hits and misses as the cache drops land: 0.889, 0.997, 1.060, 1.151, 1.311 in five tables of one day",
+    "continue_on_error=all randread direct": "either side of fio between tables: 0.950 (0.89..1.08), 1.128 (1.05..1.13)",
+    "flow 2:1 two jobs direct psync": "either side of fio between tables: IOPS 1.225 / 0.894, p50 0.783 / 1.214",
+    "fio-rand-RW.fio": "either side of fio between tables: p50 1.516 / 0.811 (IOPS 1.03 / 0.95)",
+    "steadystate.fio": "either side of fio between tables: 1.150 (1.00..1.17) / 0.792 (0.77..1.04)",
+    # The direct randwrite rows follow the disk's write cache (stop 33: the
+    # io_uring and libaio rows swung opposite ways in one run).
+    "write_lat_log per-I/O randwrite direct libaio": "direct randwrites follow the disk's write cache: rounds 0.50..1.45 in one table",
+    # Nearly every read hits the page cache: storbench's cached 4 KiB read
+    # costs less CPU (stop 33: 1.32 us against fio's 2.0), and fio copies
+    # into malloc'd buffers; p50 alike (2.1 vs 2.2 us).
+    "pareto:0.9 randread buffered psync": "page-cache hits: storbench's cached 4k read costs less CPU than fio's (1.32 vs 2.0 us); p50 alike",
+    # libaio QD1 reads are bimodal in both tools: an I/O often completes
+    # inside io_submit (clat ~2 us) or after it (~60 us): the p50 falls
+    # on either mode (68 vs 60 us in one table, 2.1 vs 1.7 us in the next).
+    "latency-profile.fio": "libaio depth-1 reads complete inside io_submit or after it in both tools: the p50 lands on either mode",
 }
 
 
