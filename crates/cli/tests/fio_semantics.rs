@@ -225,6 +225,46 @@ fn libaio_takes_completions_one_at_a_time_as_fio() {
     assert!((sb_per - fio_per).abs() < 0.1, "io_getevents per I/O: storbench {sb_per:.3} ({sb}), fio {fio_per:.3} ({fio})");
 }
 
+/// A read job's latency parts in `tool`'s fio JSON: slat, clat and lat.
+struct Split {
+    slat_n: f64,
+    slat: f64,
+    clat_n: f64,
+    clat: f64,
+    clat_p50: f64,
+    lat: f64,
+}
+
+impl Split {
+    fn of(dir: &Path, tool: &str, job: &str) -> Split {
+        let doc = fio_json(dir, &[], tool, job);
+        let r = &doc["jobs"][0]["read"];
+        let f = |k: &str, v: &str| r[k][v].as_f64().unwrap();
+        let clat_p50 = r["clat_ns"]["percentile"]["50.000000"].as_f64().unwrap_or(0.0);
+        Split {
+            slat_n: f("slat_ns", "N"),
+            slat: f("slat_ns", "mean"),
+            clat_n: f("clat_ns", "N"),
+            clat: f("clat_ns", "mean"),
+            clat_p50,
+            lat: f("lat_ns", "mean"),
+        }
+    }
+
+    /// Every I/O has a slat, and slat and clat are parts of the latency.
+    fn assert_apart(&self, what: &str) {
+        assert_eq!(self.slat_n, self.clat_n, "{what} {self}: every I/O has a slat");
+        assert!(self.clat + self.slat <= self.lat * 1.05, "{what} {self}: slat and clat are parts of the latency");
+    }
+}
+
+impl std::fmt::Display for Split {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Split { slat_n, slat, clat_n, clat, clat_p50, lat } = self;
+        write!(f, "slat N {slat_n} mean {slat:.0} ns, clat N {clat_n} mean {clat:.0} p50 {clat_p50}, lat mean {lat:.0}")
+    }
+}
+
 /// fio's libaio stamps an I/O's issue time after io_submit returns: its
 /// slat is the submission, its clat what follows. Buffered libaio reads are
 /// carried out inside io_submit, so both tools' clat is a few microseconds
@@ -241,26 +281,15 @@ fn libaio_keeps_the_submission_apart_as_fio_and_psync_does_not() {
     for engine in ["libaio", "psync"] {
         let job = format!("[global]\nfilename=d.dat\nsize=4m\nioengine={engine}\nbs=4k\n[j]\nrw=randread\n");
         std::fs::write(d.path().join("job.fio"), job).unwrap();
-        let figures = |tool| {
-            let doc = fio_json(d.path(), &[], tool, "job.fio");
-            let r = &doc["jobs"][0]["read"];
-            let f = |k: &str, v: &str| r[k][v].as_f64().unwrap();
-            let clat_p50 = r["clat_ns"]["percentile"]["50.000000"].as_f64().unwrap_or(0.0);
-            (f("slat_ns", "N"), f("slat_ns", "mean"), f("clat_ns", "mean"), f("lat_ns", "mean"), f("clat_ns", "N"), clat_p50)
-        };
-        let (fio, sb) = (figures("fio"), figures("storbench"));
-        for (tool, (slat_n, slat, clat, lat, clat_n, clat_p50)) in [("fio", fio), ("storbench", sb)] {
-            let all = format!(
-                "{tool} {engine}: slat N {slat_n} mean {slat:.0} ns, clat N {clat_n} mean {clat:.0} p50 {clat_p50}, lat mean {lat:.0}"
-            );
+        for tool in ["fio", "storbench"] {
+            let split = Split::of(d.path(), tool, "job.fio");
             match engine {
                 "libaio" => {
-                    assert_eq!(slat_n, clat_n, "{all}: every I/O has a slat");
+                    split.assert_apart(&format!("{tool} {engine}"));
                     // The median, not the mean: one preemption before the reap would move a mean of microseconds.
-                    assert!(clat_p50 < slat, "{all}: a buffered read is done by the time io_submit returns");
-                    assert!(clat + slat <= lat * 1.05, "{all}: slat and clat are parts of the latency");
+                    assert!(split.clat_p50 < split.slat, "{tool} {engine} {split}: a buffered read is done by the time io_submit returns");
                 }
-                _ => assert_eq!(slat_n, 0.0, "{all}: no slat on a synchronous engine"),
+                _ => assert_eq!(split.slat_n, 0.0, "{tool} {engine} {split}: no slat on a synchronous engine"),
             }
         }
     }
@@ -288,19 +317,7 @@ fn io_uring_submits_each_io_apart_as_fio() {
     assert!(fio_per >= 1.0, "fio: {fio} io_uring_enter for {fio_ios} I/Os: one per submission at least");
     assert!((sb_per - fio_per).abs() < 0.15 * fio_per, "io_uring_enter per I/O: storbench {sb_per:.3} ({sb}), fio {fio_per:.3} ({fio})");
     for tool in ["fio", "storbench"] {
-        let doc = fio_json(d.path(), &[], tool, "job.fio");
-        let r = &doc["jobs"][0]["read"];
-        let f = |k: &str, v: &str| r[k][v].as_f64().unwrap();
-        let all = format!(
-            "{tool}: slat N {} mean {}, clat N {} mean {}, lat mean {}",
-            f("slat_ns", "N"),
-            f("slat_ns", "mean"),
-            f("clat_ns", "N"),
-            f("clat_ns", "mean"),
-            f("lat_ns", "mean")
-        );
-        assert_eq!(f("slat_ns", "N"), f("clat_ns", "N"), "{all}: every I/O has a slat");
-        assert!(f("slat_ns", "mean") + f("clat_ns", "mean") <= f("lat_ns", "mean") * 1.05, "{all}: slat and clat are parts of the latency");
+        Split::of(d.path(), tool, "job.fio").assert_apart(tool);
     }
 }
 
