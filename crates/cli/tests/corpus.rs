@@ -71,6 +71,10 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--random_distribution", "pareto:2"], &["pareto h"]),
     case(&["run", "--name", "a", "--random_distribution", "sequence:1,-2"], &["'-2' is not a block index"]),
     case(&["run", "--name", "a", "--size", "64k", "--rw", "randread", "--random_distribution", "sequence:16"], &["block 16 is past the region's 16 blocks"]),
+    case(
+        &["run", "--name", "a", "--size", "64k", "--rw", "randrw", "--bs", "4k,8k", "--random_distribution", "sequence:10"],
+        &["block 10 is past the region's 8 blocks of 8192 bytes"],
+    ),
     case(&["run", "--name", "a", "--random_distribution", "normal:0"], &["normal deviation"]),
     case(&["run", "--name", "a", "--random_distribution", "zoned:50/10:40/90"], &["add up to 100"]),
     case(&["run", "--name", "a", "--random_distribution", "zoned:50"], &["zone '50'"]),

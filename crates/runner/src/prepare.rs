@@ -176,10 +176,14 @@ fn make_state_dirs(plan: &Plan) -> Result<(), PlanError> {
 }
 
 /// fio refuses a sequence element past the region (EINVAL, "sequence
-/// access block out of bounds"); storbench says so before the run.
+/// access block out of bounds"); storbench says so before the run. Each
+/// direction counts blocks in its own smallest size, so the largest of the
+/// directions the job does bounds the elements.
 fn check_sequence(spec: &JobSpec, len: u64) -> Result<(), PlanError> {
     let storbench_workload::Distribution::Sequence { blocks } = &spec.distribution else { return Ok(()) };
-    let unit = spec.bs.read.min().min(spec.bs.write.min()).max(1);
+    let reads = (spec.read_percent() > 0.0).then(|| spec.bs.read.min());
+    let writes = spec.writes().then(|| spec.bs.write.min());
+    let unit = reads.into_iter().chain(writes).max().unwrap_or(1).max(1);
     match blocks.iter().max() {
         Some(&b) if b >= len / unit => Err(input_err(
             &spec.name,
