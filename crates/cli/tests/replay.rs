@@ -97,9 +97,15 @@ fn a_fio_capture_replays_with_the_same_operations_at_the_same_times() {
         assert_eq!((r["records"].as_u64(), r["issued"].as_u64(), r["left"].as_u64()), (Some(300), Some(300), Some(0)), "{r}");
         assert_eq!(r["format"], "fio iolog v3");
         assert_eq!(r["speed"].as_f64(), Some(speed));
-        // The lag histogram says what the log shows (see assert_on_time).
-        let p95 = r["lag"]["percentiles"].as_array().unwrap().iter().find(|p| p[0].as_f64() == Some(95.0)).unwrap()[1].as_u64().unwrap();
-        assert!(p95 < 1_000_000, "{tag}: issue lag p95 {p95} ns");
+        // The lag histogram says what the log shows, by the same rule as
+        // assert_on_time (80% within 1 ms, none past 50 ms). A p95 bound
+        // failed in CI; on this machine with a third of its CPU stolen the
+        // log itself had 2..25 of 300 operations late by 1 to 5.7 ms.
+        let at =
+            |q: f64| r["lag"]["percentiles"].as_array().unwrap().iter().find(|p| p[0].as_f64() == Some(q)).unwrap()[1].as_u64().unwrap();
+        assert!(at(80.0) < 1_000_000, "{tag}: issue lag p80 {} ns", at(80.0));
+        assert!(r["lag"]["max_ns"].as_u64().unwrap() <= 50_000_000, "{tag}: issue lag max {}", r["lag"]["max_ns"]);
+        assert_eq!(r["lag"]["count"].as_u64(), Some(300), "{tag}: one lag per operation");
         let h = storbench(d.path(), &["report", &format!("out-{tag}"), "-o", &format!("{tag}.html")]);
         assert_eq!(h.code, 0, "{}", h.stderr);
         assert!(std::fs::read_to_string(d.path().join(format!("{tag}.html"))).unwrap().contains("issue lag against the recorded times"));
