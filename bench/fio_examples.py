@@ -50,6 +50,11 @@ def scale(text, runtime, size):
     out = [f"[global]\nruntime={runtime}\nsize={size}\n"]
     names = {}
     cap = parse_size(size)
+    # fio's net sender connects once, refused if its receiver is not yet
+    # listening: its startdelay orders them (storbench's tries again).
+    drop = {"directory", "fill_device", "fill_fs", "exec_prerun", "exec_postrun"}
+    if not re.search(r"^\s*ioengine\s*=\s*net\s*$", text, re.M):
+        drop.add("startdelay")
     for raw in text.splitlines():
         line = strip(raw)
         if not line or line.startswith("["):
@@ -57,7 +62,7 @@ def scale(text, runtime, size):
             continue
         key, eq, val = line.partition("=")
         key, val = key.strip().lower(), val.strip()
-        if key in ("directory", "fill_device", "fill_fs", "startdelay", "exec_prerun", "exec_postrun"):
+        if key in drop:
             continue
         if key == "filename":
             # Every path (a device, /tmp, a directory) becomes a local file.

@@ -116,7 +116,7 @@ pub struct JobSource {
     /// Inject a fault at a time of the run: osd-out:N, osd-in:N, osd-down:N (through the Ceph monitors), exec:COMMAND (with --allow-exec); repeat for a schedule
     #[arg(long = "fault", value_name = "TIME:ACTION[:ARG]")]
     pub faults: Vec<String>,
-    /// Let --fault run shell commands (exec:COMMAND)
+    /// Let --fault run shell commands (exec:COMMAND) and ioengine=exec jobs run their programs
     #[arg(long = "allow-exec")]
     pub allow_exec: bool,
     /// Read the Ceph cluster's own counters once a second (pg stat, osd perf, osd stat): the cluster of the run's rados or rbd jobs, or the one CEPH.conf names (a file not named *.conf: --watch-ceph=PATH)
@@ -538,6 +538,9 @@ pub struct FioFlags {
     /// Drop fio options storbench does not support, with a note each (results marked approximate)
     #[arg(long = "fio-allow-unsupported")]
     pub allow_unsupported: bool,
+    /// Let ioengine=exec jobs run their programs on this machine
+    #[arg(long = "allow-exec")]
+    pub allow_exec: bool,
     /// Also keep storbench's results directory here
     #[arg(long = "results-dir", value_name = "DIR")]
     pub results_dir: Option<PathBuf>,

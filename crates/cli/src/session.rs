@@ -42,6 +42,8 @@ pub struct RunSetup {
     pub watch: Option<std::rc::Rc<crate::watch::WatchSetup>>,
     /// Faults to inject and the storage cluster to watch (`--fault`, `--watch-ceph`).
     pub disrupt: Option<std::rc::Rc<crate::disrupt::DisruptSetup>>,
+    /// Jobs may run programs (`--allow-exec`: fio's exec engine).
+    pub allow_exec: bool,
 }
 
 impl RunSetup {
@@ -67,6 +69,7 @@ impl RunSetup {
             no_telemetry: source.no_telemetry,
             watch,
             disrupt,
+            allow_exec: source.allow_exec,
             ..RunSetup::default()
         })
     }
@@ -83,11 +86,32 @@ pub struct Watching {
     pub disrupt: Option<std::rc::Rc<crate::disrupt::DisruptSetup>>,
 }
 
+/// A job that runs a program (fio's exec engine) runs one only with
+/// `--allow-exec`, and only on this machine: a job file is not a licence to
+/// start programs, and an agent runs no commands for whoever holds the token.
+fn check_programs(specs: &[JobSpec], setup: &RunSetup) -> Result<(), CliError> {
+    let runs = |s: &JobSpec| storbench_engine::find(&s.ioengine).is_some_and(|f| f.name() == storbench_engine::exec::NAME);
+    let Some((job, e)) = specs.iter().filter(|s| runs(s)).find_map(|s| s.exec.as_ref().map(|e| (&s.name, e))) else { return Ok(()) };
+    if setup.fleet.is_some() {
+        return Err(CliError::usage(format!(
+            "job '{job}' runs a program (ioengine=exec), which agents do not do; run it without --agents"
+        )));
+    }
+    if !setup.allow_exec {
+        return Err(CliError::usage(format!(
+            "job '{job}' runs {} on this machine (ioengine=exec); pass --allow-exec to let it",
+            storbench_workload::shown(&e.program)
+        )));
+    }
+    Ok(())
+}
+
 /// Plan, prepare, run and clean up. Bad input is reported before anything
 /// is touched; the results directory is written by [`finish`].
 pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Observer) -> Result<(RunResult, PathBuf), CliError> {
     let dir = setup.results_dir.clone().unwrap_or_else(output::default_dir);
     place_unit_logs(&mut specs, &setup, &dir)?;
+    check_programs(&specs, &setup)?;
     let plan = build_plan(specs.clone())?;
     crate::disrupt::check(setup.disrupt.as_deref(), &specs)?;
     output::check_writable(&dir, setup.replace)?;

@@ -236,3 +236,68 @@ fn cpuio_fio_as_fio_json_has_fio_s_shape_and_no_io() {
     assert_eq!(fio["jobs"].as_array().unwrap().len(), 4, "fio: one entry per clone");
     assert!(f["usr_cpu"].as_f64().unwrap() > 0.0 && f["ctx"].as_u64().unwrap() > 0);
 }
+
+/// fio's examples/exec.fio, scaled down: a monitor program beside a CPU
+/// burner, then a sleep as a job of its own (its output left on standard
+/// error). The monitor sees fio's %r and %n, writes into JOB.stdout, and gets
+/// SIGTERM at the job's end.
+const EXEC_FIO: &str = "[global]\ntime_based\nruntime=2\n\
+[monitor]\nioengine=exec\nprogram=PROG\narguments=%r %n\n\
+[burn]\nioengine=cpuio\ncpuload=20\nnumjobs=1\n\
+[sleep]\nstonewall\nioengine=exec\nruntime=1\nprogram=/bin/sleep\narguments=%r\ngrace_time=0\nstd_redirect=0\n";
+
+/// A monitor that says what it was given, ticks, and says when it is told to stop.
+const MONITOR: &str = "#!/bin/sh\ntrap 'echo stopped by TERM; exit 0' TERM\necho \"args: $*\"\nwhile :; do echo tick; sleep 0.1; done\n";
+
+fn exec_job(dir: &std::path::Path) -> String {
+    let prog = dir.join("mon.sh");
+    std::fs::write(&prog, MONITOR).unwrap();
+    std::fs::set_permissions(&prog, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    EXEC_FIO.replace("PROG", prog.to_str().unwrap())
+}
+
+#[test]
+fn fio_s_exec_example_runs_its_programs_for_their_time_and_stops_them() {
+    let d = scratch();
+    std::fs::write(d.path().join("exec.fio"), exec_job(d.path())).unwrap();
+    let t0 = std::time::Instant::now();
+    let r = storbench(d.path(), &["fio", "--allow-exec", "exec.fio", "--output-format=json"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(t0.elapsed() >= std::time::Duration::from_secs(3), "2 s, then 1 s: {:?}", t0.elapsed());
+    let out = std::fs::read_to_string(d.path().join("monitor.stdout")).unwrap();
+    assert!(out.starts_with("args: 2 monitor\n"), "{out}");
+    assert!(out.matches("tick").count() >= 10, "it ran the 2 s: {out}");
+    assert!(out.ends_with("stopped by TERM\n"), "{out}");
+    assert!(d.path().join("monitor.stderr").exists() && !d.path().join("sleep.stdout").exists());
+    let doc: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    let names: Vec<&str> = doc["jobs"].as_array().unwrap().iter().map(|j| j["jobname"].as_str().unwrap()).collect();
+    assert_eq!(names, ["monitor", "burn", "sleep"]);
+    assert!(doc["jobs"].as_array().unwrap().iter().all(|j| j["error"] == 0 && j["read"]["total_ios"] == 0));
+}
+
+#[test]
+fn a_program_runs_only_with_allow_exec_and_never_over_an_existing_file() {
+    let d = scratch();
+    std::fs::write(d.path().join("exec.fio"), exec_job(d.path())).unwrap();
+    let r = storbench(d.path(), &["fio", "exec.fio"]);
+    assert_eq!(r.code, 1, "{}", r.stderr);
+    assert!(r.stderr.contains("mon.sh on this machine (ioengine=exec); pass --allow-exec"), "{}", r.stderr);
+    assert!(!d.path().join("monitor.stdout").exists());
+    std::fs::write(d.path().join("monitor.stdout"), "mine").unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "exec.fio", "--allow-exec", "--results-dir", "out"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("would replace monitor.stdout"), "{}", r.stderr);
+    assert_eq!(std::fs::read_to_string(d.path().join("monitor.stdout")).unwrap(), "mine");
+}
+
+#[test]
+fn a_program_that_fails_fails_its_job_and_says_where_its_errors_are() {
+    let d = scratch();
+    let job = "[bad]\nioengine=exec\nprogram=/bin/sh\narguments=-c exit_7_is_not_a_command\nruntime=5\n";
+    std::fs::write(d.path().join("j.fio"), job).unwrap();
+    let r = storbench(d.path(), &["run", "--fio", "j.fio", "--allow-exec", "--results-dir", "out", "--quiet"]);
+    assert_ne!(r.code, 0, "{}", r.stderr);
+    // The failure is in the report (standard output), as every job's is.
+    assert!(r.stdout.contains("/bin/sh failed after") && r.stdout.contains("its errors are in bad.stderr"), "{}", r.stdout);
+    assert!(std::fs::read_to_string(d.path().join("bad.stderr")).unwrap().contains("not found"));
+}

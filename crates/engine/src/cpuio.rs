@@ -37,17 +37,17 @@ struct CpuioConfig;
 
 impl EngineConfig for CpuioConfig {
     fn open(&self, _setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        Ok(Box::new(NoOperations))
+        Ok(Box::new(NoOperations(NAME)))
     }
 }
 
-/// A burner's worker never queues anything; if it did, that is a bug,
-/// reported rather than faked as I/O.
-struct NoOperations;
+/// The worker of a job without storage (a burner, a program) never queues
+/// anything; if it did, that is a bug, reported rather than faked as I/O.
+pub(crate) struct NoOperations(pub &'static str);
 
 impl Engine for NoOperations {
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
-        Err(EngineError::Unavailable { engine: NAME, message: format!("{} is not done by a CPU burner", req.op.name()) })
+        Err(EngineError::Unavailable { engine: self.0, message: format!("{} is not done by a job without storage", req.op.name()) })
     }
     fn submit_and_reap(&mut self, _min: u32, _t: Option<Duration>, _out: &mut Vec<Completion>) -> Result<(), EngineError> {
         Ok(())

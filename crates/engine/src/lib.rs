@@ -14,6 +14,7 @@
 
 pub mod ceph;
 pub mod cpuio;
+pub mod exec;
 pub mod falloc;
 pub mod files;
 pub mod http;
@@ -21,11 +22,13 @@ pub mod libaio;
 pub mod memory;
 pub mod meta;
 pub mod nbd;
+pub mod net;
 pub mod null;
 pub mod objects;
 pub mod psync;
 pub mod tcp;
 pub mod uring;
+mod wait;
 
 use std::collections::BTreeMap;
 use std::os::fd::RawFd;
@@ -113,6 +116,9 @@ pub struct WorkerSetup<'a> {
     /// Asked while opening waits for the storage (a handshake): true once
     /// the run is stopped, so a server that does not answer holds up no Ctrl-C.
     pub stop: &'a dyn Fn() -> bool,
+    /// The worker's number in its job (0..numjobs): fio's `net` engine
+    /// listens on, or connects to, its port plus this.
+    pub worker: u32,
 }
 
 /// One operation to carry out. `slot` names both the buffer and the request.
@@ -145,12 +151,22 @@ pub struct Completion {
     /// Times the operation was sent again after a failure (engines that
     /// retry only when asked); the latency covers every attempt.
     pub retries: u32,
+    /// The target ended (the other end of a stream closed it): the
+    /// operation did not happen and none will, so the job ends as when its
+    /// size is reached. Its figures leave it out.
+    pub ended: bool,
 }
 
 impl Completion {
     #[inline]
     pub fn new(slot: u32, result: Result<u64, IoFailure>) -> Completion {
-        Completion { slot, result, tail_ns: 0, retries: 0 }
+        Completion { slot, result, tail_ns: 0, retries: 0, ended: false }
+    }
+
+    /// The operation found the target ended ([`Completion::ended`]).
+    #[inline]
+    pub fn ended(slot: u32) -> Completion {
+        Completion { ended: true, ..Completion::new(slot, Ok(0)) }
     }
 
     /// From a C-style return code: bytes moved, or a negative errno.
@@ -330,6 +346,12 @@ pub trait EngineFactory: Sync {
     /// Carries [`IoRequest::ioprio`] to the kernel with each read and write
     /// (fio's cmdprio options belong to io_uring and libaio).
     fn io_priorities(&self) -> bool {
+        false
+    }
+    /// Whether it moves a byte stream (the network engines), where an
+    /// offset means nothing: a job must read or write in order, without
+    /// trims, syncs or verification.
+    fn streams(&self) -> bool {
         false
     }
     /// The most operations one worker may keep in flight (a ring's size).
@@ -669,8 +691,10 @@ pub fn registry() -> &'static [&'static dyn EngineFactory] {
         &memory::MemoryFactory,
         &tcp::TcpFactory,
         &nbd::NbdFactory,
+        &net::NetFactory,
         &falloc::FallocFactory,
         &cpuio::CpuioFactory,
+        &exec::ExecFactory,
         &meta::FILECREATE,
         &meta::FILESTAT,
         &meta::FILEDELETE,
@@ -759,7 +783,7 @@ mod tests {
             }
         }
         // Names no engine declares resolve to none.
-        for n in ["", "http", "vsync", "exec", "PSYNC", "memory-x"] {
+        for n in ["", "http", "vsync", "netsplice", "PSYNC", "memory-x"] {
             assert!(find(n).is_none() && find_fio(n).is_none(), "'{n}' resolves to an engine that does not declare it");
         }
     }

@@ -251,6 +251,7 @@ mod tests {
             object_names: None,
             keep_reads: false,
             stop: &|| false,
+            worker: 0,
         };
         config.open(&setup).unwrap()
     }

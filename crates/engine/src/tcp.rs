@@ -74,6 +74,9 @@ impl EngineFactory for TcpFactory {
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: false, direct_io: false, needs_files: false, blocks: true, objects: false, ordered: true, does_io: true }
     }
+    fn streams(&self) -> bool {
+        true
+    }
     fn options(&self) -> &'static [OptionInfo] {
         OPTIONS
     }

@@ -460,6 +460,7 @@ mod tests {
             object_names: None,
             keep_reads: true,
             stop: &|| false,
+            worker: 0,
         };
         for round in 0..20 {
             let mut e = Uring::open(&config(), &setup).unwrap();

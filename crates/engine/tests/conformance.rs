@@ -43,9 +43,13 @@ fn line(name: &str) -> Option<Line> {
             why: "fallocate is its operation: a write allocates and a read preallocates, no bytes move to read back (fio_engines.rs runs falloc.fio against fio)",
             holds: |f| f.capabilities().needs_files && !f.capabilities().queued && f.options().is_empty(),
         },
-        "cpuio" => Line::NotApplicable {
-            why: "a CPU burner carries out no operation at all",
+        "cpuio" | "exec" => Line::NotApplicable {
+            why: "a CPU burner or a program carries out no operation at all",
             holds: |f| !f.capabilities().blocks && !f.capabilities().objects && !OpKind::ALL.iter().any(|o| f.supports(*o)),
+        },
+        "net" => Line::NotApplicable {
+            why: "a byte stream to another job or machine: what it sends is the other end's, not kept to read back (fio_net.rs runs it against itself and fio)",
+            holds: |f| f.streams() && !f.capabilities().objects,
         },
         "filecreate" | "filestat" | "filedelete" | "ftruncate" => Line::NotApplicable {
             why: "one metadata call per file is its operation, not bytes at offsets (fio_meta tests it against fio)",
@@ -53,7 +57,7 @@ fn line(name: &str) -> Option<Line> {
         },
         "tcp" => Line::NotApplicable {
             why: "the network to a storbench agent: it keeps nothing it sends, and needs an agent's token (fleet.rs and baseline --network run it)",
-            holds: |f| f.options().iter().any(|o| o.name == "fleet_dir") && !f.capabilities().objects,
+            holds: |f| f.streams() && f.options().iter().any(|o| o.name == "fleet_dir") && !f.capabilities().objects,
         },
         _ => return None,
     })

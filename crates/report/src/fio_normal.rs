@@ -76,7 +76,7 @@ fn preamble(r: &RunResult) -> String {
     let mut s = String::new();
     for (j, g) in r.jobs.iter().zip(stats::reporting_groups(r)) {
         // fio describes no job line for an engine that does no I/O.
-        if j.spec.cpu_burn.is_none() {
+        if !j.spec.does_no_io() {
             s += &job_line(j, g);
         }
         if j.workers > 1 {
@@ -117,7 +117,9 @@ fn job_line(j: &JobResult, g: u32) -> String {
 }
 
 fn job(j: &Job, g: &Group, time: &str) -> String {
-    if j.rw_ios() == 0 && j.read.io_bytes + j.write.io_bytes == 0 && j.r.spec.cpu_burn.is_none() {
+    // fio prints a job that did no I/O for a burner's cycles, or for its error.
+    let idle = j.rw_ios() == 0 && j.read.io_bytes + j.write.io_bytes == 0;
+    if idle && j.r.spec.cpu_burn.is_none() && j.error() == 0 {
         return String::new();
     }
     let r = j.r;

@@ -34,8 +34,8 @@ pub fn render(r: &RunResult) -> String {
                 rows.push(row_cells(&j.name, &format!("{} ({} pass)", o.op.name(), p.phase.name()), o, Row::Latency));
             }
         }
-        // A CPU burner has its own line below, not a row of zeros.
-        if j.ops.is_empty() && j.spec.cpu_burn.is_none() {
+        // A CPU burner has its own line below, not a row of zeros; a program no row.
+        if j.ops.is_empty() && !j.spec.does_no_io() {
             rows.push(vec![j.name.clone(), "-".into(), "0".into()]);
         }
     }

@@ -616,7 +616,7 @@ impl<'a> GroupRun<'a> {
     /// phase (their figures are whole, not interrupted). A group of burners
     /// alone runs to their runtime, as in fio.
     fn end_burners(&mut self, link: &mut dyn AgentLink) {
-        let is_burner = |j: &&ReadyJob| j.share.spec.cpu_burn.is_some();
+        let is_burner = |j: &&ReadyJob| j.share.spec.does_no_io();
         let finished = |j: &&ReadyJob| self.accs.get(&j.share.job).is_some_and(|a| a.done.len() as u32 >= a.workers);
         let io: Vec<&ReadyJob> = self.members.iter().copied().filter(|j| !is_burner(j)).collect();
         if self.stop_sent > 0 || io.is_empty() || !io.iter().all(finished) {

@@ -21,6 +21,7 @@ pub mod burn;
 pub mod clock;
 pub mod coordinator;
 pub mod disruption;
+pub mod exec;
 pub mod fill;
 pub mod flow;
 pub mod interrupt;

@@ -220,10 +220,16 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
     let caps = engine.capabilities();
     // An engine with no storage at all (cpuio) runs CPU burners.
     if !caps.blocks && !caps.objects {
-        return burner(id, group, spec, engine);
+        return no_storage(id, group, spec, engine);
     }
     if let Some(name) = BURN_OPTIONS.iter().find(|o| spec.given.has(o)) {
         return Err(err(&spec, format!("{name} applies to ioengine=cpuio (a CPU burner); engine {} does I/O", engine.name())));
+    }
+    if let Some(name) = EXEC_OPTIONS.iter().find(|o| spec.given.has(o)) {
+        return Err(err(
+            &spec,
+            format!("{name} applies to ioengine=exec (a program run for the job's time); engine {} does I/O", engine.name()),
+        ));
     }
     crate::volumes::resolve(&mut spec, engine)?;
     let trace = crate::replay::resolve(&mut spec, engine)?;
@@ -268,6 +274,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         return Err(err(&spec, "a trim job writes no blocks to verify; verify a job that writes"));
     }
     check_verify(&spec, engine)?;
+    check_stream(&spec, engine)?;
     check_iolog(&spec, caps)?;
     if let Some(ss) = &spec.steady {
         if !ss.dur.is_zero() && ss.criteria.is_empty() {
@@ -343,6 +350,8 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
 
 /// A burner's own options (fio's cpuio engine options).
 const BURN_OPTIONS: [&str; 4] = ["cpuload", "cpuchunks", "cpumode", "exit_on_io_done"];
+/// A program job's own options (fio's exec engine options).
+const EXEC_OPTIONS: [&str; 4] = ["program", "arguments", "grace_time", "std_redirect"];
 
 /// What a CPU burner keeps of its options: its name, workers, timing,
 /// group, placement and the burn. fio ignores the rest on a cpuio job (a
@@ -366,7 +375,7 @@ fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
         "wait_for",
     ];
     let placement = ["cpus_allowed", "cpumask", "cpus_allowed_policy", "numa_cpu_nodes", "numa_mem_policy"];
-    let kept = |n: &&str| KEPT.contains(n) || BURN_OPTIONS.contains(n) || placement.contains(n);
+    let kept = |n: &&str| KEPT.contains(n) || BURN_OPTIONS.contains(n) || EXEC_OPTIONS.contains(n) || placement.contains(n);
     let given = spec.given.0.iter().filter(|n| !kept(n)).map(|n| n.to_string());
     let ignored: Vec<String> = given.chain(spec.engine_options.keys().cloned()).collect();
     let kept = JobSpec {
@@ -382,6 +391,7 @@ fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
         seed: spec.seed,
         placement: spec.placement,
         cpu_burn: spec.cpu_burn,
+        exec: spec.exec,
         group_reporting: spec.group_reporting,
         new_group: spec.new_group,
         wait_for: spec.wait_for,
@@ -392,10 +402,18 @@ fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
     (kept, ignored)
 }
 
-/// A CPU burner (fio's cpuio): cpuload given, and an end. One without a
-/// runtime must end with the I/O jobs of its group (`check_burners`).
-fn burner(id: u32, group: u32, spec: JobSpec, engine: &'static dyn EngineFactory) -> Result<JobPlan, PlanError> {
-    if spec.cpu_burn.is_none_or(|b| b.load == 0) {
+/// A job without storage: a CPU burner (fio's cpuio: cpuload given, and
+/// an end; one without a runtime must end with the I/O jobs of its group,
+/// `check_burners`) or a program (fio's exec: `check_program`).
+fn no_storage(id: u32, group: u32, spec: JobSpec, engine: &'static dyn EngineFactory) -> Result<JobPlan, PlanError> {
+    let runs_program = engine.name() == storbench_engine::exec::NAME;
+    let (theirs, other) = if runs_program { (&BURN_OPTIONS, "cpuio") } else { (&EXEC_OPTIONS, "exec") };
+    if let Some(name) = theirs.iter().find(|o| spec.given.has(o)) {
+        return Err(err(&spec, format!("{name} applies to ioengine={other}; this job's engine is {}", engine.name())));
+    }
+    if runs_program {
+        check_program(&spec)?;
+    } else if spec.cpu_burn.is_none_or(|b| b.load == 0) {
         return Err(err(
             &spec,
             format!("ioengine={} needs cpuload= (the percent of one CPU each worker keeps busy, 1-100)", engine.name()),
@@ -408,7 +426,8 @@ fn burner(id: u32, group: u32, spec: JobSpec, engine: &'static dyn EngineFactory
     let config = configure(&spec, engine)?;
     let mut warnings = Vec::new();
     if !ignored.is_empty() {
-        let message = format!("a CPU burner does no I/O; ignored, as fio ignores them: {}", ignored.join(", "));
+        let what = if runs_program { "a program job" } else { "a CPU burner" };
+        let message = format!("{what} does no I/O; ignored, as fio ignores them: {}", ignored.join(", "));
         warnings.push(Warning::Engine { job: spec.name.clone(), engine: engine.name().into(), message });
     }
     let ramp_ns = spec.ramp_time.as_nanos() as u64;
@@ -431,9 +450,35 @@ fn burner(id: u32, group: u32, spec: JobSpec, engine: &'static dyn EngineFactory
 
 /// A burner without a runtime ends only through `exit_on_io_done`, so its
 /// group needs a job doing I/O (fio would burn forever).
+/// A program job names its program and how long it runs (fio stops it
+/// at once without a runtime), and the files its output goes to are not
+/// there yet (unless the job may replace them): found before anything runs.
+fn check_program(spec: &JobSpec) -> Result<(), PlanError> {
+    let Some(e) = spec.exec.as_ref().filter(|e| !e.program.is_empty()) else {
+        return Err(err(spec, "ioengine=exec needs program= (the program to run for the job's time)"));
+    };
+    if spec.runtime.is_none_or(|r| r.is_zero()) {
+        return Err(err(spec, "ioengine=exec needs runtime= (how long the program runs before it is stopped)"));
+    }
+    for w in 0..spec.numjobs {
+        for f in e.output_files(&spec.name, w, spec.numjobs).into_iter().flatten() {
+            if std::fs::symlink_metadata(&f).is_ok() && !spec.allow_overwrite {
+                return Err(err(
+                    spec,
+                    format!("the program's output would replace {f}; remove it, pass --allow_overwrite=1, or std_redirect=0"),
+                ));
+            }
+        }
+    }
+    if e.std_redirect {
+        writable(std::path::Path::new(".")).map_err(|m| err(spec, format!("the program's output files: {m}")))?;
+    }
+    Ok(())
+}
+
 fn check_burners(jobs: &[JobPlan]) -> Result<(), PlanError> {
     for b in jobs.iter().filter(|j| j.spec.cpu_burn.is_some() && j.end_ns.is_none()) {
-        let io_beside = jobs.iter().any(|j| j.group == b.group && j.spec.cpu_burn.is_none());
+        let io_beside = jobs.iter().any(|j| j.group == b.group && !j.spec.does_no_io());
         if !(io_beside && b.spec.cpu_burn.is_some_and(|c| c.exit_on_io_done)) {
             return Err(err(
                 &b.spec,
@@ -567,6 +612,31 @@ fn check_verify(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<()
     }
     storbench_workload::verify::block_unit(spec).map_err(|e| err(spec, e))?;
     Ok(())
+}
+
+/// A stream (the network engines) is read or written in order, one way
+/// (fio: "network IO can't be random"; a mix would have both ends waiting
+/// to read); an offset, a sync or a read-back means nothing there.
+fn check_stream(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
+    if !engine.streams() {
+        return Ok(());
+    }
+    let what = match () {
+        _ if spec.rw.is_random() => "a random pattern",
+        _ if spec.rw.is_mixed() => "reads and writes mixed (both ends could wait to read at once)",
+        _ if spec.trims => "trims",
+        _ if spec.sync.is_some() || spec.end_fsync => "syncs",
+        _ if spec.replay.is_some() => "a replayed trace",
+        _ if spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()) => "verification",
+        _ => return Ok(()),
+    };
+    Err(err(
+        spec,
+        format!(
+            "engine {} moves a byte stream, so it cannot do {what}; give rw=read or rw=write (with pingpong=1 for round trips)",
+            engine.name()
+        ),
+    ))
 }
 
 /// fio's write_iolog records block operations, and never over the trace

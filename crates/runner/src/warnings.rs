@@ -105,8 +105,8 @@ fn verify_warning(job: &str, t: &storbench_metrics::VerifyTally, reads: bool) ->
 /// results are empty, which a table row of zeros does not say loudly enough.
 fn no_operations(result: &JobResult, share: &JobShare) -> Option<Warning> {
     let verify_only = share.spec.verify.as_ref().is_some_and(|v| v.only);
-    // A CPU burner does no operation by design.
-    let quiet = result.failures.is_empty() && !result.interrupted && !verify_only && share.spec.cpu_burn.is_none();
+    // A CPU burner or a program does no operation by design.
+    let quiet = result.failures.is_empty() && !result.interrupted && !verify_only && !share.spec.does_no_io();
     (quiet && completed_nothing(&result.ops, result.runtime_ns))
         .then(|| Warning::NoOperations { job: result.name.clone(), seconds: result.runtime_ns as f64 / 1e9 })
 }

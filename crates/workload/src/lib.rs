@@ -11,6 +11,7 @@ pub mod blockmap;
 pub mod burn;
 pub mod data;
 pub mod dist;
+pub mod exec;
 pub mod gen;
 pub mod input;
 pub mod kinds;

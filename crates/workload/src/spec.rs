@@ -701,6 +701,10 @@ pub struct JobSpec {
     /// job does no I/O, its workers keep a share of a CPU busy.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_burn: Option<crate::burn::CpuBurn>,
+    /// A program run for the job's time (fio's exec engine: `program` and
+    /// its options): the job does no I/O.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec: Option<crate::exec::ExecSpec>,
     /// Every operation of the pattern is this file-system operation (fio's
     /// filecreate, filestat, filedelete and ftruncate engines): set when the
     /// job is planned, from its engine.
@@ -864,6 +868,7 @@ impl Default for JobSpec {
             trims: false,
             fallocate: Fallocate::default(),
             cpu_burn: None,
+            exec: None,
             meta: None,
             flow: None,
             latency_target: None,
@@ -950,10 +955,18 @@ impl JobSpec {
             None => self.bs.max(),
         }
     }
+    /// A job without storage (a CPU burner, a program): it does no I/O by design.
+    pub fn does_no_io(&self) -> bool {
+        self.cpu_burn.is_some() || self.exec.is_some()
+    }
+
     /// One line a person reads: "randrw 70/30 8KiB qd16 x1".
     pub fn describe(&self) -> String {
         if let Some(b) = &self.cpu_burn {
             return format!("{} x{}", b.describe(), self.numjobs);
+        }
+        if let Some(e) = &self.exec {
+            return format!("program {} x{}", e.program, self.numjobs);
         }
         let mix = if self.rw.is_mixed() { format!(" {}/{}", self.rwmixread, 100.0 - self.rwmixread) } else { String::new() };
         if let Some(o) = &self.objects {

@@ -124,6 +124,7 @@ impl Ramp<'_> {
             no_telemetry: self.shared.no_telemetry,
             watch: self.shared.watch.clone(),
             disrupt: self.shared.disrupt.clone(),
+            allow_exec: self.shared.allow_exec,
         };
         let t0 = std::time::Instant::now();
         let (result, dir) = execute(specs, setup, &mut observer)?;

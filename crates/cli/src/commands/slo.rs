@@ -450,6 +450,7 @@ impl<'a> Search<'a> {
             no_telemetry: self.shared.no_telemetry,
             watch: self.shared.watch.clone(),
             disrupt: self.shared.disrupt.clone(),
+            allow_exec: self.shared.allow_exec,
         };
         let t0 = Instant::now();
         let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.source.quiet)) {

@@ -282,6 +282,7 @@ impl<'a> Sweep<'a> {
             no_telemetry: self.shared.no_telemetry,
             watch: self.shared.watch.clone(),
             disrupt: None,
+            allow_exec: self.shared.allow_exec,
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let (result, dir) = execute(specs.clone(), setup, &mut observer)?;
@@ -314,6 +315,7 @@ impl<'a> Sweep<'a> {
             no_telemetry: self.shared.no_telemetry,
             watch: self.shared.watch.clone(),
             disrupt: self.shared.disrupt.clone(),
+            allow_exec: self.shared.allow_exec,
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let t0 = Instant::now();

@@ -64,8 +64,21 @@ fn run_fio(words: &[String]) -> Result<i32, CliError> {
     let quiet = flags.eta.as_deref() != Some("always");
     let mut observer = progress::Live::new(quiet);
     let parameters = [("tool".to_string(), "fio".to_string())].into();
-    let setup = RunSetup { notes: parsed.notes, results_dir: Some(dir), parameters, logs_outside: true, ..RunSetup::default() };
+    let setup = RunSetup {
+        notes: parsed.notes,
+        results_dir: Some(dir),
+        parameters,
+        logs_outside: true,
+        allow_exec: flags.allow_exec,
+        ..RunSetup::default()
+    };
     let (result, dir) = execute(parsed.specs, setup, &mut observer)?;
+    // As fio, what ended a job is said on standard error, apart from the report.
+    for j in &result.jobs {
+        for f in &j.failures {
+            say!("fio: job '{}': {f}", j.name);
+        }
+    }
     let written = write_report(&result, &formats, flags.output.as_deref());
     finish_dir(&dir, &result, keep || written.is_err())?;
     written?;

@@ -158,7 +158,7 @@ impl Io {
             if let Some(wait) = backoff.after(&o.result) {
                 tokio::time::sleep(wait).await;
             }
-            let _ = tx.send(Completion { slot, result: o.result, tail_ns: o.tail_ns, retries: o.retries });
+            let _ = tx.send(Completion { slot, result: o.result, tail_ns: o.tail_ns, retries: o.retries, ended: false });
         });
     }
 

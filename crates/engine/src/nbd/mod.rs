@@ -24,8 +24,8 @@
 mod conn;
 pub mod proto;
 pub mod uri;
-mod wait;
 
+use crate::wait::{self, poll, Guarded, TICK};
 use crate::*;
 use conn::Conn;
 use proto::{HandshakeError, Negotiated, Wants};
@@ -35,7 +35,6 @@ use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::time::Instant;
 use uri::{Addr, NbdUri};
-use wait::{poll, Guarded, TICK};
 
 const NAME: &str = "nbd";
 /// Connecting and the handshake must be done within this long.

@@ -270,6 +270,7 @@ fn engine(cfg: &Arc<dyn EngineConfig>, s: &mut Slots) -> Box<dyn Engine> {
         object_names: None,
         keep_reads: true,
         stop: &|| false,
+        worker: 0,
     };
     cfg.open(&setup).unwrap()
 }

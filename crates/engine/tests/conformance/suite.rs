@@ -121,6 +121,7 @@ impl Harness {
             object_names: names,
             keep_reads: true,
             stop: &|| false,
+            worker: 0,
         };
         let engine = config.open(&setup).unwrap_or_else(|e| panic!("{}: a prepared target does not open: {e}", f.name()));
         Harness { name: f.name(), engine, base, layout, qd, most: 0 }

@@ -5,14 +5,14 @@
 //! free slot is filled; each completion is counted once, in its interval.
 
 use super::latency::Step;
-use super::{new_report, Worker, DRAIN_GRACE_NS, HELD_SECONDS, INTERVAL_NS, WAIT_SLICE, WAIT_SLICE_NS};
+use super::{new_report, Failed, Worker, WorkerError, DRAIN_GRACE_NS, HELD_SECONDS, INTERVAL_NS, WAIT_SLICE, WAIT_SLICE_NS};
 use crate::clock::{sleep_until, Clock, SPIN_NS};
 use crate::verify::Checker;
 use storbench_engine::files;
 use storbench_engine::{Completion, IoRequest};
 use storbench_metrics::interval::depth_level;
 use storbench_metrics::{ErrorKind, IoFailure, OpStats};
-use storbench_model::protocol::FromAgent;
+use storbench_model::protocol::{FromAgent, Stage};
 use storbench_workload::kinds::{Generator, When};
 use storbench_workload::{NextIo, OpKind, Settled};
 
@@ -114,6 +114,26 @@ impl Worker {
         })
     }
 
+    /// A program job's phase instead of the I/O loop (fio's exec engine,
+    /// `crate::exec`): the program runs until the job's end or a stop.
+    /// Returns the phase's end.
+    pub(super) fn program(&mut self, clock: &Clock, spec: storbench_workload::exec::ExecSpec) -> Result<u64, Failed> {
+        let job = &self.share.spec.name;
+        let argv = spec.argv(job, self.share.spec.runtime);
+        let out = spec.output_files(job, self.worker, self.share.workers);
+        let (control, job_stop) = (self.link.control.clone(), self.link.job_stop.clone());
+        let stopped = || control.stopping() || job_stop.load(std::sync::atomic::Ordering::Relaxed);
+        let mut boundary = self.next_boundary(clock.now());
+        let end_ns = self.k.end_ns;
+        crate::exec::run(&spec, &argv, out.as_ref(), clock, end_ns, &stopped, &mut |now| {
+            if now >= boundary {
+                self.hand_over(boundary, now);
+                boundary = self.next_boundary(now);
+            }
+        })
+        .map_err(|e| WorkerError::Input(e).in_stage(Stage::Measure))
+    }
+
     /// The measured loop. `Some(end)` when operations still in flight at
     /// its end were abandoned: the phase's end, which the time spent waiting
     /// for them does not move.
@@ -202,6 +222,7 @@ impl Worker {
             for c in done.drain(..) {
                 self.complete(&mut slots, c, now);
             }
+            st.exhausted |= self.target_ended;
             // As fio, no window is judged during the ramp, nor while the
             // figures wait to start over (fio quiesces in place).
             if let Some(l) = self.latency.as_mut().filter(|_| now >= self.k.ramp_ns && !st.restart) {
@@ -497,6 +518,13 @@ impl Worker {
     pub(super) fn complete(&mut self, s: &mut Slots, c: Completion, now: u64) {
         let i = c.slot as usize;
         let op = s.op[i];
+        if c.ended {
+            // Nothing happened, and nothing more will: not counted.
+            s.free.push(c.slot);
+            self.gen.abandoned(c.slot, op, s.file[i]);
+            self.target_ended = true;
+            return;
+        }
         let mut outcome = Outcome::of(&c, op, s.len[i], now.saturating_sub(s.scheduled[i]), now.saturating_sub(s.issued[i]));
         if self.k.sent_apart {
             outcome.sent_apart(now.saturating_sub(s.sent[i]), s.sent[i].saturating_sub(s.issued[i]));

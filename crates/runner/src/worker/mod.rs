@@ -173,6 +173,9 @@ pub struct Worker {
     /// Operations in flight when the measured phase ended that did not
     /// complete within [`DRAIN_GRACE_NS`]: abandoned, not counted.
     cut_off: u64,
+    /// The target ended (the other end of a stream closed it): the job
+    /// ends as when its size is reached.
+    target_ended: bool,
     /// fio's flow control, when the job has a flow weight.
     flow: Option<crate::flow::Gate>,
     /// Which priority each read and write carries (jobs with `prio`,
@@ -230,6 +233,7 @@ impl Worker {
             object_names: names.as_ref(),
             keep_reads: spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()),
             stop: &|| link.control.stopping(),
+            worker,
         };
         let mut engine = config.open(&setup)?;
         if let Some(first_unit) = crate::volumes::first_unit(&share, worker).filter(|u| *u > 0) {
@@ -295,6 +299,7 @@ impl Worker {
             iolog,
             unit_log,
             cut_off: 0,
+            target_ended: false,
             flow,
             prio,
             latency,
@@ -310,10 +315,11 @@ impl Worker {
         if let Some(v) = self.verify.as_mut() {
             v.measuring = true;
         }
-        let result: Result<Option<u64>, Failed> = match self.share.spec.cpu_burn {
+        let result: Result<Option<u64>, Failed> = match (self.share.spec.exec.clone(), self.share.spec.cpu_burn) {
             _ if only => Ok(None),
-            Some(b) => Ok(Some(self.burn(&clock, b))),
-            None => self.run_passes(&clock),
+            (Some(e), _) => self.program(&clock, e).map(Some),
+            (None, Some(b)) => Ok(Some(self.burn(&clock, b))),
+            (None, None) => self.run_passes(&clock),
         };
         // Operations abandoned at the end: the phase ended then, not when they were given up on.
         let measured_end = result.as_ref().ok().copied().flatten();
@@ -376,7 +382,7 @@ impl Worker {
     fn run_passes(&mut self, clock: &Clock) -> Result<Option<u64>, Failed> {
         loop {
             let end = self.run_loop(clock).map_err(|e| WorkerError::from(e).in_stage(Stage::Measure))?;
-            if end.is_some() || !self.gen.pass_ended() || self.link.control.stopping() {
+            if end.is_some() || !self.gen.pass_ended() || self.link.control.stopping() || self.target_ended {
                 return Ok(end);
             }
             let (t0, failed0) = (clock.now(), self.verify.as_ref().map_or(0, |v| v.tally.failures_total()));

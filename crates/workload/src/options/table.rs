@@ -42,6 +42,10 @@ fn burn(spec: &mut JobSpec) -> &mut crate::burn::CpuBurn {
     spec.cpu_burn.get_or_insert_with(Default::default)
 }
 
+fn exe(spec: &mut JobSpec) -> &mut crate::exec::ExecSpec {
+    spec.exec.get_or_insert_with(Default::default)
+}
+
 fn prio(spec: &mut JobSpec) -> &mut crate::prio::Priorities {
     spec.prio.get_or_insert_with(Default::default)
 }
@@ -282,6 +286,45 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             burn(s).exit_on_io_done = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("program", Kind::Text, "", "ioengine=exec: the program to run for the job's time (needs --allow-exec); the job does no I/O"),
+        aliases: &[],
+        set: |s, v| {
+            if v.trim().is_empty() {
+                return Err("give the program to run (a path, or a name in PATH)".into());
+            }
+            exe(s).program = v.trim().into();
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("arguments", Kind::Text, "", "ioengine=exec: its arguments, split on spaces; %r is the runtime in seconds, %n the job's name"),
+        aliases: &[],
+        set: |s, v| {
+            exe(s).arguments = v.into();
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("grace_time", Kind::Duration, "1", "ioengine=exec: time between SIGTERM and SIGKILL at the job's end (seconds unless suffixed)"),
+        aliases: &[],
+        set: |s, v| {
+            let d = duration(v, Duration::from_secs(1))?;
+            if d > Duration::from_secs(3600) {
+                return Err(format!("'{v}' is more than an hour between SIGTERM and SIGKILL"));
+            }
+            exe(s).grace = d;
+            Ok(())
+        },
+    },
+    CoreOption {
+        info: info("std_redirect", Kind::Flag, "1", "ioengine=exec: its output into JOB.stdout and JOB.stderr (0: onto storbench's standard error)"),
+        aliases: &[],
+        set: |s, v| {
+            exe(s).std_redirect = boolean(v)?;
             Ok(())
         },
     },

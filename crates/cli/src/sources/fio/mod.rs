@@ -476,6 +476,11 @@ fn engine_defaults(spec: &mut JobSpec, notes: &mut Vec<String>) -> Result<(), Cl
             spec.engine_options.entry(option.into()).or_insert_with(|| fio_default.into());
         }
     }
+    if name == Some("net") && !spec.engine_options.contains_key("hostname") && spec.filenames.len() == 1 {
+        // fio's net engine takes its host (or a unix socket's path) as filename too.
+        let host = spec.filenames.remove(0);
+        spec.engine_options.insert("hostname".into(), host);
+    }
     if name == Some("rados") && spec.objects.is_none() {
         rados_objects(spec)?;
         add_note(notes, "ioengine=rados: each job works on one object per worker of `size` bytes, in `bs` pieces (as fio does); reads are preceded by an unmeasured prefill".into());

@@ -141,6 +141,7 @@ pub fn action(key: &str, value: &str) -> Action {
         "filesize" => keep("size"),
         "loops" => keep("fio:loops"),
         "blockalign" | "ba" => keep("fio:blockalign"),
+        "proto" => keep("protocol"),
         "latency_target" | "latency_window" | "latency_percentile" | "latency_run" | "max_latency" => keep(&format!("fio:{key}")),
         "rate" | "rate_iops" | "rate_min" | "rate_iops_min" => Action::Keep(format!("fio:{key}"), value.into()),
         "bsrange" | "blocksize_range" => bsrange(value),
@@ -180,7 +181,6 @@ fn truthy(value: &str) -> bool {
 /// declarations (`EngineFactory::fio_names`); between the two, every engine
 /// fio 3.33 has is named (crates/cli/tests/registries.rs checks it).
 const ENGINES_REFUSED: &[(&[&str], &str)] = &[
-    (&["exec"], "running programs (ioengine=exec) is not supported"),
     (
         &["vsync", "pvsync2"],
         "vsync (queued I/Os merged into one readv/writev) and pvsync2 (preadv2/pwritev2 with hipri, nowait or uncached) are not supported; psync, sync or pvsync make one call per I/O",
@@ -191,7 +191,10 @@ const ENGINES_REFUSED: &[(&[&str], &str)] = &[
         "NVMe passthrough and user-space drivers are not supported; use io_uring or libaio on the block device",
     ),
     (&["sg", "bsg"], "SCSI generic commands are not supported"),
-    (&["net", "netsplice", "rdma"], "network engines are not supported (storbench measures storage)"),
+    (
+        &["netsplice", "rdma"],
+        "netsplice (the net engine through splice) and rdma are not supported; ioengine=net moves the same stream with send and recv",
+    ),
     (
         &["librpma_apm_client", "librpma_apm_server", "librpma_gpspm_client", "librpma_gpspm_server"],
         "persistent memory over RDMA (librpma) is not supported",

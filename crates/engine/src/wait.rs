@@ -1,8 +1,9 @@
-//! Waiting for an NBD server, bounded: every wait ends at its deadline
-//! (an error saying how long it waited: a timeout, never EAGAIN) or within
-//! [`TICK`] of a stop request (a Ctrl-C), whatever the server does. A
-//! server that accepts connections and then says nothing (frozen, stopped
-//! with SIGSTOP) holds up neither the checks before a run nor a Ctrl-C.
+//! Waiting for a peer over the network (an NBD server, the other end of a
+//! `net` job), bounded: every wait ends at its deadline (an error saying
+//! how long it waited: a timeout, never EAGAIN) or within [`TICK`] of a
+//! stop request (a Ctrl-C), whatever the peer does. A server that accepts
+//! connections and then says nothing (frozen, stopped with SIGSTOP) holds
+//! up neither the checks before a run nor a Ctrl-C.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -56,8 +57,20 @@ pub fn poll(fds: &mut [libc::pollfd], timeout: Option<Duration>) -> Result<(), i
 /// Connect within `limit`, looking at `stop` every tick (std's
 /// `connect_timeout` cannot be interrupted): a blocking stream.
 pub fn connect(addr: &SocketAddr, limit: Duration, stop: &dyn Fn() -> bool) -> std::io::Result<TcpStream> {
+    connect_with(addr, limit, stop, &|_| Ok(()))
+}
+
+/// [`connect`], with `set_up` called on the socket before it connects
+/// (options that must precede the handshake: buffer sizes, the MSS).
+pub fn connect_with(
+    addr: &SocketAddr,
+    limit: Duration,
+    stop: &dyn Fn() -> bool,
+    set_up: &dyn Fn(&socket2::Socket) -> std::io::Result<()>,
+) -> std::io::Result<TcpStream> {
     use socket2::{Domain, Protocol, Socket, Type};
     let sock = Socket::new(Domain::for_address(*addr), Type::STREAM, Some(Protocol::TCP))?;
+    set_up(&sock)?;
     sock.set_nonblocking(true)?;
     match sock.connect(&(*addr).into()) {
         Ok(()) => {}
