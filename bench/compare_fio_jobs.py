@@ -56,6 +56,11 @@ JOBS = {
     # fio's examples/fio-seq-write.fio: 256k buffered libaio QD16.
     "ex fio-seq-write (256k buffered)": "ioengine=libaio\ndirect=0\n[j]\nrw=write\nbs=256k\niodepth=16\n",
     "seq read 1m buffered psync": "ioengine=psync\n[j]\nrw=read\nbs=1m\n",
+    # fio's examples/netio.fio over loopback, its receiver ending with the
+    # sender (fio's own scaled netio.fio dies of SIGPIPE: its receiver counts
+    # a short recv as a whole block, stops before the sender and closes).
+    "net tcp 4k stream (netio)": "ioengine=net\nport=8898\nbs=4k\n[receiver]\nlisten\nrw=read\ntime_based=0\nsize=100g\n"
+    "[sender]\nhostname=localhost\nstartdelay=1\nrw=write\n",
     "70/30 8k direct io_uring qd8": "ioengine=io_uring\ndirect=1\niodepth=8\n[j]\nrw=randrw\nrwmixread=70\nbs=8k\n",
     "bsrange 4k-16k direct psync": "ioengine=psync\ndirect=1\n[j]\nrw=randread\nbsrange=4k-16k\n",
     "read:-8k backwards direct": "ioengine=psync\ndirect=1\n[j]\nrw=read:-8k\nbs=4k\n",
@@ -108,17 +113,25 @@ def stats(doc):
 
 
 def command(tool):
-    return ["fio"] if tool == "fio" else [str(STORBENCH), "fio"]
+    # The job files are fio's examples and this script's own: their
+    # ioengine=exec jobs may run their programs, as under fio.
+    return ["fio"] if tool == "fio" else [str(STORBENCH), "fio", "--allow-exec"]
 
 
 def fresh(cwd, job):
     """A filecreate job starts in a directory without the files it makes:
     fio would open the last run's files (O_CREAT) and storbench refuses to
     "create" files that exist."""
-    if "ioengine=filecreate" in (Path(cwd) / job).read_text().replace(" ", ""):
+    text = (Path(cwd) / job).read_text().replace(" ", "")
+    if "ioengine=filecreate" in text:
         for p in Path(cwd).iterdir():
             if p.name != job:
                 subprocess.run(["rm", "-rf", str(p)])
+    # An exec job's output files from the last run (fio's JOB.stdout and
+    # JOB.stderr): fio truncates them, storbench refuses to replace them.
+    if "ioengine=exec" in text:
+        for p in list(Path(cwd).glob("*.stdout")) + list(Path(cwd).glob("*.stderr")):
+            p.unlink()
 
 
 def one(tool, job, cwd, runtime, of=stats):
@@ -462,8 +475,8 @@ def main():
     ap.add_argument("--example-size", default="64m", help="cap on every size in the examples")
     a = ap.parse_args()
     build()
-    # One shared file, except where the job makes its own (nrfiles).
-    shared = lambda v: "" if "nrfiles" in v else "filename=cmp.dat\n"
+    # One shared file, except where the job makes its own (nrfiles) or has none (a network stream).
+    shared = lambda v: "" if "nrfiles" in v or "ioengine=net" in v else "filename=cmp.dat\n"
     jobs = {k: COMMON.format(size=a.size, runtime=a.runtime) + shared(v) + v for k, v in JOBS.items()}
     ceph = a.ceph or "CEPH_CONF" in os.environ
     if ceph:

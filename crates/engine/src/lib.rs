@@ -354,6 +354,14 @@ pub trait EngineFactory: Sync {
     fn streams(&self) -> bool {
         false
     }
+    /// For jobs that pair up within a run (a `net` listener and the job of
+    /// the run that connects to it): the key both ends share and whether
+    /// this end is the one that waits. The plan starts a waiting end with
+    /// its peer (fio's listener starts its figures when the connection
+    /// comes, after the other end's startdelay).
+    fn pairing(&self, _options: &EngineOptions) -> Option<(String, bool)> {
+        None
+    }
     /// The most operations one worker may keep in flight (a ring's size).
     fn max_queue_depth(&self) -> u32 {
         u32::MAX

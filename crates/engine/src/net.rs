@@ -94,75 +94,89 @@ impl EngineFactory for NetFactory {
     fn streams(&self) -> bool {
         true
     }
+    fn pairing(&self, options: &EngineOptions) -> Option<(String, bool)> {
+        let net = parse(options).ok()?;
+        match &net.to {
+            Peer::Listen(port) => Some((format!("tcp:{port}"), true)),
+            Peer::Host(host, port) if is_this_host(host) => Some((format!("tcp:{port}"), false)),
+            Peer::Unix(path) => Some((format!("unix:{}", path.display()), net.listen)),
+            Peer::Host(..) => None,
+        }
+    }
     fn options(&self) -> &'static [OptionInfo] {
         OPTIONS
     }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
-        check_known(NAME, OPTIONS, options)?;
-        let bad = |option: &str, message: String| EngineError::BadOption { engine: NAME, option: option.into(), message };
-        let proto = match options.get("protocol").map(String::as_str) {
-            None | Some("tcp") => Proto::Tcp,
-            Some("tcpv6") => Proto::Tcp6,
-            Some("unix") => Proto::Unix,
-            Some("udp" | "udpv6") => {
+        Ok(Arc::new(parse(options)?))
+    }
+}
+
+/// Whether `host` names this machine (a loopback address or its own name).
+fn is_this_host(host: &str) -> bool {
+    let own = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    matches!(host, "localhost" | "ip6-localhost" | "::1") || host.starts_with("127.") || host == own.trim()
+}
+
+/// The job's options, checked, as the engine's configuration.
+fn parse(options: &EngineOptions) -> Result<NetConfig, EngineError> {
+    check_known(NAME, OPTIONS, options)?;
+    let bad = |option: &str, message: String| EngineError::BadOption { engine: NAME, option: option.into(), message };
+    let proto = match options.get("protocol").map(String::as_str) {
+        None | Some("tcp") => Proto::Tcp,
+        Some("tcpv6") => Proto::Tcp6,
+        Some("unix") => Proto::Unix,
+        Some("udp" | "udpv6") => {
+            return Err(bad("protocol", "UDP (fio's datagrams with sequence numbers and link messages) is not supported; use tcp".into()))
+        }
+        Some(p) => return Err(bad("protocol", format!("'{p}': give tcp, tcpv6 or unix"))),
+    };
+    let listen = bool_option(NAME, options, "listen", false)?;
+    let host = options.get("hostname").filter(|h| !h.is_empty()).cloned();
+    let number = |name: &str| -> Result<Option<u64>, EngineError> {
+        options
+            .get(name)
+            .filter(|v| !v.is_empty())
+            .map(|v| v.parse::<u64>().map_err(|_| bad(name, format!("'{v}' is not a whole number"))))
+            .transpose()
+    };
+    let port = number("port")?;
+    let to = match (proto, port, &host) {
+        (Proto::Unix, Some(p), _) if p > 0 => {
+            return Err(bad("port", "a unix socket has no port; its path is hostname (or filename)".into()))
+        }
+        (Proto::Unix, _, None) => return Err(bad("hostname", "give the unix socket's path as hostname (or filename)".into())),
+        (Proto::Unix, _, Some(path)) => Peer::Unix(PathBuf::from(path)),
+        (_, Some(p @ 1..=65535), _) => match (listen, &host) {
+            (true, Some(_)) => {
                 return Err(bad(
-                    "protocol",
-                    "UDP (fio's datagrams with sequence numbers and link messages) is not supported; use tcp".into(),
+                    "hostname",
+                    "a listening job takes connections on every address, as fio's; hostname names the host the other end connects to"
+                        .into(),
                 ))
             }
-            Some(p) => return Err(bad("protocol", format!("'{p}': give tcp, tcpv6 or unix"))),
-        };
-        let listen = bool_option(NAME, options, "listen", false)?;
-        let host = options.get("hostname").filter(|h| !h.is_empty()).cloned();
-        let number = |name: &str| -> Result<Option<u64>, EngineError> {
-            options
-                .get(name)
-                .filter(|v| !v.is_empty())
-                .map(|v| v.parse::<u64>().map_err(|_| bad(name, format!("'{v}' is not a whole number"))))
-                .transpose()
-        };
-        let port = number("port")?;
-        let to =
-            match (proto, port, &host) {
-                (Proto::Unix, Some(p), _) if p > 0 => {
-                    return Err(bad("port", "a unix socket has no port; its path is hostname (or filename)".into()))
-                }
-                (Proto::Unix, _, None) => return Err(bad("hostname", "give the unix socket's path as hostname (or filename)".into())),
-                (Proto::Unix, _, Some(path)) => Peer::Unix(PathBuf::from(path)),
-                (_, Some(p @ 1..=65535), _) => match (listen, &host) {
-                    (true, Some(_)) => return Err(bad(
-                        "hostname",
-                        "a listening job takes connections on every address, as fio's; hostname names the host the other end connects to"
-                            .into(),
-                    )),
-                    (true, None) => Peer::Listen(p as u16),
-                    (false, None) => {
-                        return Err(bad(
-                            "hostname",
-                            "give the host to connect to, or listen=1 for the end that waits for the connection".into(),
-                        ))
-                    }
-                    (false, Some(h)) => Peer::Host(h.clone(), p as u16),
-                },
-                _ => return Err(bad("port", "give the TCP port (1 to 65535) the listening end waits on".into())),
-            };
-        let idle = number("idle_timeout")?.unwrap_or(60);
-        if idle == 0 || idle > MAX_TIMEOUT_SECS as u64 {
-            return Err(bad("idle_timeout", format!("give 1 to {} seconds", MAX_TIMEOUT_SECS as u64)));
-        }
-        let int =
-            |name: &str| -> Result<u32, EngineError> { number(name)?.unwrap_or(0).try_into().map_err(|_| bad(name, "too large".into())) };
-        Ok(Arc::new(NetConfig {
-            proto,
-            to,
-            listen,
-            pingpong: bool_option(NAME, options, "pingpong", false)?,
-            nodelay: bool_option(NAME, options, "nodelay", false)?,
-            window: int("window_size")?,
-            mss: int("mss")?,
-            idle: Duration::from_secs(idle),
-        }))
+            (true, None) => Peer::Listen(p as u16),
+            (false, None) => {
+                return Err(bad("hostname", "give the host to connect to, or listen=1 for the end that waits for the connection".into()))
+            }
+            (false, Some(h)) => Peer::Host(h.clone(), p as u16),
+        },
+        _ => return Err(bad("port", "give the TCP port (1 to 65535) the listening end waits on".into())),
+    };
+    let idle = number("idle_timeout")?.unwrap_or(60);
+    if idle == 0 || idle > MAX_TIMEOUT_SECS as u64 {
+        return Err(bad("idle_timeout", format!("give 1 to {} seconds", MAX_TIMEOUT_SECS as u64)));
     }
+    let int = |name: &str| -> Result<u32, EngineError> { number(name)?.unwrap_or(0).try_into().map_err(|_| bad(name, "too large".into())) };
+    Ok(NetConfig {
+        proto,
+        to,
+        listen,
+        pingpong: bool_option(NAME, options, "pingpong", false)?,
+        nodelay: bool_option(NAME, options, "nodelay", false)?,
+        window: int("window_size")?,
+        mss: int("mss")?,
+        idle: Duration::from_secs(idle),
+    })
 }
 
 /// Where a worker's end of the stream is.

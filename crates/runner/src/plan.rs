@@ -131,6 +131,7 @@ pub fn build_plan(specs: Vec<JobSpec>) -> Result<Plan, PlanError> {
         }
     }
     check_burners(&jobs)?;
+    start_with_peers(&mut jobs);
     check_waits(&jobs)?;
     check_unverified_writers(&jobs)?;
     judge_by_header(&mut jobs);
@@ -450,6 +451,30 @@ fn no_storage(id: u32, group: u32, spec: JobSpec, engine: &'static dyn EngineFac
 
 /// A burner without a runtime ends only through `exit_on_io_done`, so its
 /// group needs a job doing I/O (fio would burn forever).
+/// A job that waits for a peer of the same run and group (a `net`
+/// listener) starts when the peer does: fio's listener starts its figures
+/// when the connection comes, after the other end's startdelay, while here
+/// both ends connect as they are set up, so the wait would be measured.
+fn start_with_peers(jobs: &mut [JobPlan]) {
+    let key = |j: &JobPlan| j.engine.pairing(&j.spec.engine_options);
+    let starts: Vec<Option<std::time::Duration>> = jobs
+        .iter()
+        .map(|j| match key(j) {
+            Some((k, true)) => jobs
+                .iter()
+                .filter(|p| p.group == j.group && key(p).is_some_and(|(pk, waits)| pk == k && !waits))
+                .map(|p| p.spec.start_delay)
+                .max(),
+            _ => None,
+        })
+        .collect();
+    for (j, start) in jobs.iter_mut().zip(starts) {
+        if let Some(s) = start.filter(|s| *s > j.spec.start_delay) {
+            j.spec.start_delay = s;
+        }
+    }
+}
+
 /// A program job names its program and how long it runs (fio stops it
 /// at once without a runtime), and the files its output goes to are not
 /// there yet (unless the job may replace them): found before anything runs.
