@@ -1,25 +1,38 @@
-//! The `cpuio` engine, fio's CPU burner: it carries out no operation. A job
-//! on it is a burner (`JobSpec::cpu_burn`), which the runner's worker runs
-//! instead of its I/O loop (`runner::burn`), so a burner reports its CPU
-//! time and no reads or writes. The engine is here so `ioengine=cpuio`
-//! names it, `storbench engines` lists it and the plan sees, from its
-//! capabilities (no blocks, no objects), that the job has no storage.
+//! Engines without storage: fio's `cpuio`, the CPU burner, and `exec`, the
+//! program runner (exec.rs names it). Neither carries out an operation: a
+//! job on cpuio is a burner (`JobSpec::cpu_burn`), one on exec a program
+//! (`JobSpec::exec`), which the runner's worker runs instead of its I/O loop
+//! (`runner::burn`, `runner::exec`), so the job reports no reads or writes.
+//! The engines are here so `ioengine=cpuio|exec` names them, `storbench
+//! engines` lists them and the plan sees, from their capabilities (no
+//! blocks, no objects), that the job has no storage.
 
 use crate::*;
 
-pub struct CpuioFactory;
+/// An engine whose jobs have no storage: its name (fio's too) and what its jobs do.
+pub struct NoStorage {
+    pub name: &'static str,
+    pub fio: &'static [FioName],
+    pub description: &'static str,
+}
 
 const NAME: &str = "cpuio";
 
-impl EngineFactory for CpuioFactory {
+pub const CPUIO: NoStorage = NoStorage {
+    name: NAME,
+    fio: &[FioName { name: NAME, note: None }],
+    description: "no I/O: each worker keeps cpuload percent of one CPU busy (fio's cpuio; cpuchunks, cpumode, exit_on_io_done)",
+};
+
+impl EngineFactory for NoStorage {
     fn name(&self) -> &'static str {
-        NAME
+        self.name
     }
     fn fio_names(&self) -> &'static [FioName] {
-        &[FioName { name: NAME, note: None }]
+        self.fio
     }
     fn description(&self) -> &'static str {
-        "no I/O: each worker keeps cpuload percent of one CPU busy (fio's cpuio; cpuchunks, cpumode, exit_on_io_done)"
+        self.description
     }
     fn capabilities(&self) -> Capabilities {
         Capabilities { queued: false, direct_io: true, needs_files: false, does_io: false, blocks: false, objects: false, ordered: true }
@@ -28,22 +41,22 @@ impl EngineFactory for CpuioFactory {
         false
     }
     fn configure(&self, options: &EngineOptions) -> Result<Arc<dyn EngineConfig>, EngineError> {
-        no_options(NAME, options)?;
-        Ok(Arc::new(CpuioConfig))
+        no_options(self.name, options)?;
+        Ok(Arc::new(NoStorageConfig(self.name)))
     }
 }
 
-struct CpuioConfig;
+struct NoStorageConfig(&'static str);
 
-impl EngineConfig for CpuioConfig {
+impl EngineConfig for NoStorageConfig {
     fn open(&self, _setup: &WorkerSetup) -> Result<Box<dyn Engine>, EngineError> {
-        Ok(Box::new(NoOperations(NAME)))
+        Ok(Box::new(NoOperations(self.0)))
     }
 }
 
-/// The worker of a job without storage (a burner, a program) never queues
-/// anything; if it did, that is a bug, reported rather than faked as I/O.
-pub(crate) struct NoOperations(pub &'static str);
+/// The worker of a job without storage never queues anything; if it did,
+/// that is a bug, reported rather than faked as I/O.
+struct NoOperations(&'static str);
 
 impl Engine for NoOperations {
     fn queue(&mut self, req: IoRequest) -> Result<(), EngineError> {
