@@ -77,7 +77,10 @@ fn storbench_and_fio_talk_to_each_other() {
     let d = scratch();
     for fio_listens in [true, false] {
         let port = free_port().to_string();
-        let fio_side = if fio_listens { ["--listen", "--rw=read"] } else { ["--hostname=127.0.0.1", "--rw=write"] };
+        // fio connects once: as the sender it waits a second for storbench
+        // to listen (storbench's sender tries again while fio sets up).
+        let fio_side: &[&str] =
+            if fio_listens { &["--listen", "--rw=read"] } else { &["--hostname=127.0.0.1", "--rw=write", "--startdelay=1"] };
         let fio = std::process::Command::new("fio")
             .args(["--name=peer", "--ioengine=net", &format!("--port={port}"), "--bs=4k", "--size=16m", "--output-format=json"])
             .args(fio_side)
@@ -90,7 +93,7 @@ fn storbench_and_fio_talk_to_each_other() {
             .concat();
         let _ = std::fs::remove_dir_all(d.path().join("out"));
         let r = storbench(d.path(), &args);
-        let out = fio.wait_with_output().unwrap();
+        let out = within(fio, std::time::Duration::from_secs(60));
         assert_eq!(r.code, 0, "fio listens: {fio_listens}: {}", r.stderr);
         assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
         let doc = result_json(&d.path().join("out"));
@@ -110,6 +113,21 @@ fn storbench_and_fio_talk_to_each_other() {
             false => assert_eq!(dir_of(&fio_doc, 0, "write"), (4096, 16 << 20)),
         }
     }
+}
+
+/// fio's output once it has ended, killed if it has not within `limit`
+/// (fio's listener waits for ever for a connection that may never come).
+fn within(mut fio: std::process::Child, limit: std::time::Duration) -> std::process::Output {
+    let t0 = std::time::Instant::now();
+    while fio.try_wait().unwrap().is_none() {
+        if t0.elapsed() > limit {
+            let _ = fio.kill();
+            let out = fio.wait_with_output().unwrap();
+            panic!("fio did not end within {limit:?}: {}", String::from_utf8_lossy(&out.stdout));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    fio.wait_with_output().unwrap()
 }
 
 /// pingpong: each I/O is a round trip, so both ends count the same number

@@ -281,7 +281,7 @@ impl NetConfig {
             Some(libc::EADDRINUSE) => EngineError::BadOption {
                 engine: NAME,
                 option: "port".into(),
-                message: format!("port {port} is in use by another program; give another port"),
+                message: format!("port {port} is in use (by another program, or another job's port+N); give another port"),
             },
             Some(libc::EACCES) => EngineError::BadOption {
                 engine: NAME,
@@ -347,16 +347,18 @@ impl NetConfig {
                 Err(e) if wait::is_stopped(&e) || stop() => {
                     return Err(EngineError::Interrupted { engine: NAME, what: format!("connecting to {place}") })
                 }
-                // Not listening yet: the other end may still be setting up.
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED | libc::ENOENT)) && !left.is_zero() => {
+                // Not listening yet (or, for a unix socket, its backlog full):
+                // the other end may still be setting up.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED | libc::ENOENT | libc::EAGAIN)) && !left.is_zero() => {
                     std::thread::sleep(TICK.min(left))
                 }
-                Err(e) => {
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ECONNREFUSED | libc::ENOENT | libc::EAGAIN)) => {
                     return Err(self.unreachable(format!(
-                        "connecting to {place}: {e} (after {} s; is the listening end running? idle_timeout= waits longer)",
+                        "connecting to {place}: {e} (for {} s; is the listening end running? idle_timeout= waits longer)",
                         self.idle.as_secs()
                     )))
                 }
+                Err(e) => return Err(self.unreachable(format!("connecting to {place}: {e}"))),
             }
         }
     }
@@ -364,6 +366,9 @@ impl NetConfig {
     fn connect_unix(&self, path: &Path) -> std::io::Result<Socket> {
         let s = Socket::new(Domain::UNIX, Type::STREAM, None)?;
         self.set_up(&s)?;
+        // A listener whose backlog is full holds a unix connect until its
+        // send timeout: one tick, then the loop looks at the stop and tries again.
+        s.set_write_timeout(Some(TICK))?;
         s.connect(&SockAddr::unix(path)?)?;
         Ok(s)
     }

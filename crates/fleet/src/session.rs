@@ -182,6 +182,7 @@ impl Session {
         for (spec, secrets) in specs.iter_mut().zip(p.secrets) {
             secrets.restore(spec);
         }
+        no_programs(&specs)?;
         let plan = build_plan(specs).map_err(|e| e.to_string())?;
         let gone = self.gone.clone();
         let scope = &self.scope;
@@ -223,4 +224,30 @@ fn finish(live: Live, objects_left: &[u64]) -> Vec<String> {
     };
     // The agent cleans up what it prepared even when it is being stopped.
     live.prepared.cleanup(&left, &|| false, None).notes
+}
+
+/// Whatever a coordinator asks, an agent starts no programs (fio's exec
+/// engine): the fleet token is not a licence to run commands.
+fn no_programs(specs: &[storbench_workload::JobSpec]) -> Result<(), String> {
+    let runs = |s: &storbench_workload::JobSpec| {
+        s.exec.is_some() || storbench_engine::find(&s.ioengine).is_some_and(|f| f.name() == storbench_engine::exec::NAME)
+    };
+    match specs.iter().find(|s| runs(s)) {
+        Some(s) => Err(format!("job '{}' runs a program (ioengine=exec); an agent runs no programs", storbench_workload::shown(&s.name))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_refuses_a_job_that_runs_a_program() {
+        let io = storbench_workload::JobSpec::default();
+        let exec = storbench_workload::JobSpec { name: "mon".into(), ioengine: "exec".into(), ..Default::default() };
+        assert!(no_programs(std::slice::from_ref(&io)).is_ok());
+        let e = no_programs(&[io, exec]).unwrap_err();
+        assert!(e.contains("job 'mon' runs a program") && e.contains("an agent runs no programs"), "{e}");
+    }
 }

@@ -393,6 +393,7 @@ fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
         placement: spec.placement,
         cpu_burn: spec.cpu_burn,
         exec: spec.exec,
+        allow_overwrite: spec.allow_overwrite,
         group_reporting: spec.group_reporting,
         new_group: spec.new_group,
         wait_for: spec.wait_for,
@@ -449,8 +450,6 @@ fn no_storage(id: u32, group: u32, spec: JobSpec, engine: &'static dyn EngineFac
     })
 }
 
-/// A burner without a runtime ends only through `exit_on_io_done`, so its
-/// group needs a job doing I/O (fio would burn forever).
 /// A job that waits for a peer of the same run and group (a `net`
 /// listener) starts when the peer does: fio's listener starts its figures
 /// when the connection comes, after the other end's startdelay, while here
@@ -501,6 +500,8 @@ fn check_program(spec: &JobSpec) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// A burner without a runtime ends only through `exit_on_io_done`, so its
+/// group needs a job doing I/O (fio would burn forever).
 fn check_burners(jobs: &[JobPlan]) -> Result<(), PlanError> {
     for b in jobs.iter().filter(|j| j.spec.cpu_burn.is_some() && j.end_ns.is_none()) {
         let io_beside = jobs.iter().any(|j| j.group == b.group && !j.spec.does_no_io());

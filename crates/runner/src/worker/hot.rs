@@ -120,12 +120,14 @@ impl Worker {
     pub(super) fn program(&mut self, clock: &Clock, spec: storbench_workload::exec::ExecSpec) -> Result<u64, Failed> {
         let job = &self.share.spec.name;
         let argv = spec.argv(job, self.share.spec.runtime);
-        let out = spec.output_files(job, self.worker, self.share.workers);
+        let files = spec.output_files(job, self.worker, self.share.workers);
+        let out = files.as_ref().map(|files| crate::exec::Output { files, replace: self.share.spec.allow_overwrite });
         let (control, job_stop) = (self.link.control.clone(), self.link.job_stop.clone());
         let stopped = || control.stopping() || job_stop.load(std::sync::atomic::Ordering::Relaxed);
+        let aborted = || control.aborting();
+        let ends = crate::exec::Ends { end_ns: self.k.end_ns, stopped: &stopped, aborted: &aborted };
         let mut boundary = self.next_boundary(clock.now());
-        let end_ns = self.k.end_ns;
-        crate::exec::run(&spec, &argv, out.as_ref(), clock, end_ns, &stopped, &mut |now| {
+        crate::exec::run(&spec, &argv, out, clock, ends, &mut |now| {
             if now >= boundary {
                 self.hand_over(boundary, now);
                 boundary = self.next_boundary(now);
