@@ -455,14 +455,17 @@ fn no_storage(id: u32, group: u32, spec: JobSpec, engine: &'static dyn EngineFac
 /// when the connection comes, after the other end's startdelay, while here
 /// both ends connect as they are set up, so the wait would be measured.
 fn start_with_peers(jobs: &mut [JobPlan]) {
-    let key = |j: &JobPlan| j.engine.pairing(&j.spec.engine_options);
+    // Each job's key once (an engine parses its options for it).
+    let keys: Vec<Option<(String, bool)>> = jobs.iter().map(|j| j.engine.pairing(&j.spec.engine_options)).collect();
     let starts: Vec<Option<std::time::Duration>> = jobs
         .iter()
-        .map(|j| match key(j) {
+        .zip(&keys)
+        .map(|(j, key)| match key {
             Some((k, true)) => jobs
                 .iter()
-                .filter(|p| p.group == j.group && key(p).is_some_and(|(pk, waits)| pk == k && !waits))
-                .map(|p| p.spec.start_delay)
+                .zip(&keys)
+                .filter(|(p, pk)| p.group == j.group && pk.as_ref().is_some_and(|(pk, waits)| pk == k && !waits))
+                .map(|(p, _)| p.spec.start_delay)
                 .max(),
             _ => None,
         })

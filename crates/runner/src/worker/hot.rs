@@ -106,12 +106,16 @@ impl Worker {
         let stopped = || control.stopping() || job_stop.load(std::sync::atomic::Ordering::Relaxed);
         let mut boundary = self.next_boundary(clock.now());
         let end_ns = self.k.end_ns;
-        crate::burn::run(&mut burner, clock, end_ns, &stopped, &mut |now| {
-            if now >= boundary {
-                self.hand_over(boundary, now);
-                boundary = self.next_boundary(now);
-            }
-        })
+        crate::burn::run(&mut burner, clock, end_ns, &stopped, &mut |now| self.close_intervals(&mut boundary, now))
+    }
+
+    /// A phase without operations (a burner, a program) hands over each
+    /// second that ended by `now`, as the I/O loop does.
+    fn close_intervals(&mut self, boundary: &mut u64, now: u64) {
+        if now >= *boundary {
+            self.hand_over(*boundary, now);
+            *boundary = self.next_boundary(now);
+        }
     }
 
     /// A program job's phase instead of the I/O loop (fio's exec engine,
@@ -127,13 +131,8 @@ impl Worker {
         let aborted = || control.aborting();
         let ends = crate::exec::Ends { end_ns: self.k.end_ns, stopped: &stopped, aborted: &aborted };
         let mut boundary = self.next_boundary(clock.now());
-        crate::exec::run(&spec, &argv, out, clock, ends, &mut |now| {
-            if now >= boundary {
-                self.hand_over(boundary, now);
-                boundary = self.next_boundary(now);
-            }
-        })
-        .map_err(|e| WorkerError::Input(e).in_stage(Stage::Measure))
+        crate::exec::run(&spec, &argv, out, clock, ends, &mut |now| self.close_intervals(&mut boundary, now))
+            .map_err(|e| WorkerError::Input(e).in_stage(Stage::Measure))
     }
 
     /// The measured loop. `Some(end)` when operations still in flight at
