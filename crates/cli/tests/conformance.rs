@@ -114,6 +114,7 @@ fn block_line(engine: &'static str, dir: &Path) -> Option<Line> {
         "rbd" => Line::Run(Vec::new()),
         "falloc" => Line::NotApplicable("fallocate as the I/O: no data moves (fio_engines runs falloc.fio against fio)"),
         "tcp" => Line::NotApplicable("the network to an agent (fleet.rs and baseline --network run it)"),
+        "net" => Line::NotApplicable("a stream between two jobs, no blocks to read back (fio_net.rs runs it against fio)"),
         "filecreate" | "filestat" | "filedelete" | "ftruncate" => {
             Line::NotApplicable("one metadata call per file, not blocks (fio_meta.rs runs them against fio)")
         }
