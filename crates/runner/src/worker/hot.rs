@@ -5,16 +5,17 @@
 //! free slot is filled; each completion is counted once, in its interval.
 
 use super::latency::Step;
-use super::{new_report, Failed, Worker, WorkerError, DRAIN_GRACE_NS, HELD_SECONDS, INTERVAL_NS, WAIT_SLICE, WAIT_SLICE_NS};
+use super::outcome::{rw_dir, settled, too_slow, Outcome};
+use super::{new_report, Worker, DRAIN_GRACE_NS, HELD_SECONDS, INTERVAL_NS, WAIT_SLICE, WAIT_SLICE_NS};
 use crate::clock::{sleep_until, Clock, SPIN_NS};
 use crate::verify::Checker;
 use storbench_engine::files;
 use storbench_engine::{Completion, IoRequest};
 use storbench_metrics::interval::depth_level;
-use storbench_metrics::{ErrorKind, IoFailure, OpStats};
-use storbench_model::protocol::{FromAgent, Stage};
+use storbench_metrics::IoFailure;
+use storbench_model::protocol::FromAgent;
 use storbench_workload::kinds::{Generator, When};
-use storbench_workload::{NextIo, OpKind, Settled};
+use storbench_workload::{NextIo, OpKind};
 
 /// Where the loop stands, apart from the slots.
 #[derive(Default)]
@@ -96,45 +97,6 @@ impl Slots {
 }
 
 impl Worker {
-    /// A CPU burner's measured phase instead of the I/O loop (see
-    /// `crate::burn`): it ends at the job's end, a stop, or a stop of its
-    /// job alone (fio's `exit_on_io_done`, sent when the group's I/O jobs
-    /// are done). Returns the phase's end.
-    pub(super) fn burn(&mut self, clock: &Clock, spec: storbench_workload::burn::CpuBurn) -> u64 {
-        let mut burner = crate::burn::Burner::new(spec);
-        let (control, job_stop) = (self.link.control.clone(), self.link.job_stop.clone());
-        let stopped = || control.stopping() || job_stop.load(std::sync::atomic::Ordering::Relaxed);
-        let mut boundary = self.next_boundary(clock.now());
-        let end_ns = self.k.end_ns;
-        crate::burn::run(&mut burner, clock, end_ns, &stopped, &mut |now| self.close_intervals(&mut boundary, now))
-    }
-
-    /// A phase without operations (a burner, a program) hands over each
-    /// second that ended by `now`, as the I/O loop does.
-    fn close_intervals(&mut self, boundary: &mut u64, now: u64) {
-        if now >= *boundary {
-            self.hand_over(*boundary, now);
-            *boundary = self.next_boundary(now);
-        }
-    }
-
-    /// A program job's phase instead of the I/O loop (fio's exec engine,
-    /// `crate::exec`): the program runs until the job's end or a stop.
-    /// Returns the phase's end.
-    pub(super) fn program(&mut self, clock: &Clock, spec: storbench_workload::exec::ExecSpec) -> Result<u64, Failed> {
-        let job = &self.share.spec.name;
-        let argv = spec.argv(job, self.share.spec.runtime);
-        let files = spec.output_files(job, self.worker, self.share.workers);
-        let out = files.as_ref().map(|files| crate::exec::Output { files, replace: self.share.spec.allow_overwrite });
-        let (control, job_stop) = (self.link.control.clone(), self.link.job_stop.clone());
-        let stopped = || control.stopping() || job_stop.load(std::sync::atomic::Ordering::Relaxed);
-        let aborted = || control.aborting();
-        let ends = crate::exec::Ends { end_ns: self.k.end_ns, stopped: &stopped, aborted: &aborted };
-        let mut boundary = self.next_boundary(clock.now());
-        crate::exec::run(&spec, &argv, out, clock, ends, &mut |now| self.close_intervals(&mut boundary, now))
-            .map_err(|e| WorkerError::Input(e).in_stage(Stage::Measure))
-    }
-
     /// The measured loop. `Some(end)` when operations still in flight at
     /// its end were abandoned: the phase's end, which the time spent waiting
     /// for them does not move.
@@ -654,111 +616,5 @@ impl Worker {
         }
         // The coordinator outlives the workers; a failed send only means it gave up.
         let _ = self.link.tx.send(FromAgent::Interval(r));
-    }
-}
-
-/// Reads are direction 0 and writes 1 in fio's per-direction figures.
-pub(super) fn rw_dir(op: OpKind) -> Option<usize> {
-    match op {
-        OpKind::Read => Some(0),
-        OpKind::Write => Some(1),
-        _ => None,
-    }
-}
-
-/// What one completion adds to the stats of its operation.
-pub(super) struct Outcome {
-    /// Bytes moved, or the failure (a short transfer included).
-    pub(super) result: Result<u64, IoFailure>,
-    pub(super) retries: u64,
-    pub(super) latency: u64,
-    /// From its issue (what fio's latency_target judges).
-    pub(super) service: u64,
-    /// From when the kernel took it (fio's clat): the service time unless
-    /// the engine submits apart.
-    pub(super) clat: u64,
-    /// Issue to submission (fio's slat), for engines that submit apart.
-    pub(super) submit: Option<u64>,
-    pub(super) first_byte: Option<u64>,
-}
-
-impl Outcome {
-    #[inline]
-    pub(super) fn of(c: &Completion, op: OpKind, len: u32, latency: u64, service: u64) -> Outcome {
-        let result = if let Ok(n) = c.result {
-            if n < len as u64 && op.moves_data() {
-                Err(IoFailure::SHORT_IO)
-            } else {
-                Ok(n)
-            }
-        } else {
-            c.result
-        };
-        Outcome {
-            result,
-            retries: c.retries as u64,
-            latency,
-            service,
-            clat: service,
-            submit: None,
-            first_byte: (c.tail_ns > 0).then(|| latency.saturating_sub(c.tail_ns)),
-        }
-    }
-
-    /// The engine submitted it apart from its issue (see `Slots::sent`).
-    #[inline]
-    pub(super) fn sent_apart(&mut self, clat: u64, submit: u64) {
-        self.clat = clat;
-        self.submit = Some(submit);
-    }
-
-    #[inline]
-    pub(super) fn add_to(&self, stats: &mut OpStats) {
-        stats.retries += self.retries;
-        match self.result {
-            Ok(bytes) => {
-                stats.record(bytes, self.latency, self.clat);
-                if let Some(slat) = self.submit {
-                    stats.submit.record(slat);
-                }
-                if let Some(fb) = self.first_byte {
-                    stats.first_byte.record(fb);
-                }
-            }
-            Err(f) => failed(stats, f),
-        }
-    }
-}
-
-/// fio's max_latency failure (its lat_fatal).
-#[cold]
-#[inline(never)]
-fn too_slow(latency_ns: u64, max_ns: u64) -> String {
-    format!("latency of {latency_ns} ns exceeds max_latency ({max_ns} ns) {}", storbench_model::FIO_LATENCY_EXCEEDED)
-}
-
-/// Failures are the rare path: kept out of the loop's instruction stream.
-#[cold]
-#[inline(never)]
-pub(super) fn failed(stats: &mut OpStats, f: IoFailure) {
-    stats.errors.record(f);
-}
-
-/// A failure after which the store may still have carried the operation
-/// out: the connection broke or the answer did not come in time (a refused
-/// connection sent nothing).
-pub(super) fn maybe_done(f: IoFailure) -> bool {
-    use storbench_metrics::Detail;
-    matches!(f.kind, ErrorKind::Connection | ErrorKind::Timeout) && f.detail != Detail::Errno(libc::ECONNREFUSED)
-}
-
-/// How an operation ended, as far as its generator's model is concerned.
-#[inline]
-fn settled(result: Result<u64, IoFailure>) -> Settled {
-    match result {
-        Ok(_) => Settled::Done,
-        Err(f) if f.kind == ErrorKind::NotFound => Settled::NotFound,
-        Err(f) if maybe_done(f) => Settled::Unknown,
-        Err(_) => Settled::Failed,
     }
 }

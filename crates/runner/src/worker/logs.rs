@@ -2,7 +2,7 @@
 //! (`log_avg_msec`), a line per I/O (`log_avg_msec=0`) and the histogram
 //! windows (`log_hist_msec`). Reads and writes that succeeded, measured phase only.
 
-use super::hot::Outcome;
+use super::outcome::Outcome;
 use super::Worker;
 use storbench_metrics::LogSample;
 use storbench_workload::OpKind;

@@ -7,6 +7,8 @@ mod error;
 mod hot;
 mod latency;
 mod logs;
+mod no_io;
+mod outcome;
 mod phases;
 #[cfg(test)]
 mod tests;

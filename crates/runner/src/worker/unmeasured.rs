@@ -3,7 +3,7 @@
 //! up on after a while, what could not be done reported; hooks let a
 //! verifying job stamp and check what goes through.
 
-use super::hot::Outcome;
+use super::outcome::Outcome;
 use super::WAIT_SLICE;
 use crate::buffers::AlignedBuffers;
 use crate::verify::Checker;
