@@ -91,7 +91,7 @@ pub struct Watching {
 /// start programs, and an agent runs no commands for whoever holds the token.
 fn check_programs(specs: &[JobSpec], setup: &RunSetup) -> Result<(), CliError> {
     let runs = |s: &JobSpec| storbench_engine::find(&s.ioengine).is_some_and(|f| f.name() == storbench_engine::exec::NAME);
-    let Some((job, e)) = specs.iter().filter(|s| runs(s)).find_map(|s| s.exec.as_ref().map(|e| (&s.name, e))) else { return Ok(()) };
+    let Some((job, e)) = specs.iter().filter(|s| runs(s)).find_map(|s| s.kind.program().map(|e| (&s.name, e))) else { return Ok(()) };
     if setup.fleet.is_some() {
         return Err(CliError::usage(format!(
             "job '{job}' runs a program (ioengine=exec), which agents do not do; run it without --agents"

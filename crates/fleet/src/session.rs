@@ -230,7 +230,7 @@ fn finish(live: Live, objects_left: &[u64]) -> Vec<String> {
 /// engine): the fleet token is not a licence to run commands.
 fn no_programs(specs: &[storbench_workload::JobSpec]) -> Result<(), String> {
     let runs = |s: &storbench_workload::JobSpec| {
-        s.exec.is_some() || storbench_engine::find(&s.ioengine).is_some_and(|f| f.name() == storbench_engine::exec::NAME)
+        s.kind.program().is_some() || storbench_engine::find(&s.ioengine).is_some_and(|f| f.name() == storbench_engine::exec::NAME)
     };
     match specs.iter().find(|s| runs(s)) {
         Some(s) => Err(format!("job '{}' runs a program (ioengine=exec); an agent runs no programs", storbench_workload::shown(&s.name))),

@@ -143,7 +143,7 @@ pub struct JobShare {
 /// A job issues on a schedule: a fixed rate, or a trace's recorded times
 /// (see [`JobShare::paced`]; the plan asks it before there is a share).
 pub fn paced(ops_per_sec: Option<f64>, spec: &JobSpec) -> bool {
-    ops_per_sec.is_some() || spec.replay.as_ref().is_some_and(|r| !r.no_stall)
+    ops_per_sec.is_some() || spec.kind.replay().is_some_and(|r| !r.no_stall)
 }
 
 impl JobShare {

@@ -86,7 +86,7 @@ fn preamble(r: &RunResult) -> String {
     let n: u32 = r.jobs.iter().map(|j| j.workers).sum();
     let _ = writeln!(s, "{FIO_VERSION}\nStarting {n} process{}", if n == 1 { "" } else { "es" });
     for j in &r.jobs {
-        if let Some(b) = &j.spec.cpu_burn {
+        if let Some(b) = j.spec.kind.cpu_burn() {
             let line =
                 format!("{} ({}): ioengine={}, cpuload={}, cpucycle={}\n", j.name, b.mode.name(), j.engine, b.load, b.chunk.as_micros());
             s += &line.repeat(j.workers as usize);
@@ -119,7 +119,7 @@ fn job_line(j: &JobResult, g: u32) -> String {
 fn job(j: &Job, g: &Group, time: &str) -> String {
     // fio prints a job that did no I/O for a burner's cycles, or for its error.
     let idle = j.rw_ios() == 0 && j.read.io_bytes + j.write.io_bytes == 0;
-    if idle && j.r.spec.cpu_burn.is_none() && j.error() == 0 {
+    if idle && j.r.spec.kind.cpu_burn().is_none() && j.error() == 0 {
         return String::new();
     }
     let r = j.r;

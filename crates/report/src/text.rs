@@ -235,7 +235,7 @@ fn cpu_line(out: &mut String, r: &RunResult) {
 /// usr/sys arithmetic: CPU time over the workers' summed runtime) against
 /// the share asked for, and its context switches. `None` for other jobs.
 pub fn burn_summary(j: &JobResult) -> Option<String> {
-    let b = j.spec.cpu_burn.as_ref()?;
+    let b = j.spec.kind.cpu_burn()?;
     let runtime = (j.runtime_ns as f64 * f64::from(j.workers.max(1))).max(1.0);
     let pct = |ns: u64| ns as f64 * 100.0 / runtime;
     let c = &j.worker_cpu;

@@ -622,7 +622,7 @@ impl<'a> GroupRun<'a> {
         if self.stop_sent > 0 || io.is_empty() || !io.iter().all(finished) {
             return;
         }
-        for b in self.members.iter().filter(|j| j.share.spec.cpu_burn.is_some_and(|b| b.exit_on_io_done)) {
+        for b in self.members.iter().filter(|j| j.share.spec.kind.cpu_burn().is_some_and(|b| b.exit_on_io_done)) {
             let job = b.share.job;
             if !finished(b) && self.burners_ended.insert(job) && link.send(ToAgent::StopJob { job }).is_err() {
                 self.failure = Some(format!("{} hung up", link.name()));

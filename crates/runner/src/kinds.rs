@@ -15,7 +15,7 @@ pub(crate) fn result(job: &crate::prepare::ReadyJob, done: &[WorkerDone], read_b
 
 /// A replaying job's result from its workers' tallies.
 fn replay_result(job: &crate::prepare::ReadyJob, done: &[WorkerDone]) -> Option<storbench_model::ReplayResult> {
-    let (spec, trace) = (job.share.spec.replay.as_ref()?, job.trace.as_ref()?);
+    let (spec, trace) = (job.share.spec.kind.replay()?, job.trace.as_ref()?);
     let mut t = storbench_metrics::ReplayTally::default();
     for d in done.iter().filter_map(|d| d.kind.as_deref()?.replay()) {
         t.merge(d);
@@ -35,7 +35,7 @@ fn replay_result(job: &crate::prepare::ReadyJob, done: &[WorkerDone]) -> Option<
 
 /// A training job's result from its accelerators' tallies.
 fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Option<storbench_model::TrainResult> {
-    let spec = share.spec.train.as_ref()?;
+    let spec = share.spec.kind.train()?;
     let mut t = storbench_workload::train::TrainTally::default();
     for d in done.iter().filter_map(|d| d.kind.as_deref()?.train()) {
         t.merge(d);

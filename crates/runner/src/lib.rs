@@ -28,7 +28,6 @@ pub mod interrupt;
 pub mod iolog;
 pub mod journal;
 mod kinds;
-pub mod limits;
 pub mod min_rate;
 pub mod placement;
 pub mod plan;

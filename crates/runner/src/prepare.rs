@@ -63,7 +63,7 @@ fn target_request<'a>(
             offset: spec.offset,
             offset_increment: spec.offset_increment,
             seq_skip: spec.seq_skip,
-            replay: spec.replay.is_some(),
+            replay: spec.kind.replay().is_some(),
         }),
     }
 }

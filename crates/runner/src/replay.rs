@@ -14,7 +14,7 @@ const SIZES_KEPT: usize = 16;
 
 /// Load the job's trace, if it replays one, and make the spec describe it.
 pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result<Option<Arc<Trace>>, PlanError> {
-    let Some(r) = spec.replay.clone() else { return Ok(None) };
+    let Some(r) = spec.kind.replay().cloned() else { return Ok(None) };
     let job = spec.name.clone();
     let bad = |m: String| PlanError::Input { job: job.clone(), message: m };
     if r.path.as_os_str().is_empty() {
@@ -82,18 +82,18 @@ fn either(names: &[&str]) -> String {
 }
 
 /// The trace at `path`, if loading it fits in the memory a plan may take
-/// (the share of MemAvailable [`limits`](crate::limits) allows buffers):
+/// (the share of MemAvailable [`limits`](crate::plan::limits) allows buffers):
 /// estimated from the file before it is read, and bounded while it is.
 pub fn load(path: &std::path::Path) -> Result<Arc<Trace>, String> {
-    let available = crate::limits::available_memory();
-    let budget = available.map_or(u64::MAX, |a| (a as f64 * crate::limits::MEMORY_SHARE) as u64);
+    let available = crate::plan::limits::available_memory();
+    let budget = available.map_or(u64::MAX, |a| (a as f64 * crate::plan::limits::MEMORY_SHARE) as u64);
     Trace::load(path, budget).map_err(|e| match (e, available) {
         (LoadError::TooLarge { needs, budget, stopped_at }, Some(a)) => {
             let needs = LoadError::TooLarge { needs, budget, stopped_at };
             format!(
                 "{}: {needs} ({:.0}% of the {} MemAvailable); replay a part of it (split the file by lines) or free memory",
                 path.display(),
-                crate::limits::MEMORY_SHARE * 100.0,
+                crate::plan::limits::MEMORY_SHARE * 100.0,
                 storbench_workload::units::format_amount(a)
             )
         }
@@ -224,7 +224,10 @@ mod tests {
                 .map(|f| f.name().to_string())
                 .collect();
             for f in storbench_engine::registry() {
-                let mut spec = JobSpec { replay: Some(storbench_workload::trace::ReplaySpec::new(path.clone())), ..JobSpec::default() };
+                let mut spec = JobSpec {
+                    kind: storbench_workload::JobKind::Replay(storbench_workload::trace::ReplaySpec::new(path.clone())),
+                    ..JobSpec::default()
+                };
                 match resolve(&mut spec, *f) {
                     Ok(_) => {
                         assert!(allowed(*f, objects), "{} replayed onto {}, whose capabilities do not allow it", path.display(), f.name())

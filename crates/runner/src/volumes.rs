@@ -36,9 +36,9 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
     let err = |message: String| PlanError::Input { job: spec.name.clone(), message };
     let alone = [
         (spec.verify.as_ref().is_some_and(|v| v.checksum.is_some()), "verify"),
-        (spec.replay.is_some(), "read_iolog"),
+        (spec.kind.replay().is_some(), "read_iolog"),
         (spec.write_iolog.is_some(), "write_iolog"),
-        (spec.train.is_some(), "a training preset"),
+        (spec.kind.train().is_some(), "a training preset"),
     ];
     if let Some((_, what)) = alone.iter().find(|a| a.0) {
         return Err(err(format!("volumes={} cannot be combined with {what}; run it with volumes=1", spec.volumes)));

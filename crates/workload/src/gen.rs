@@ -231,7 +231,7 @@ impl IoGen {
             read_threshold: (read_pct / 100.0 * u64::MAX as f64) as u64,
             always_read: read_pct >= 100.0,
             trims: spec.trims,
-            meta: spec.meta,
+            meta: spec.kind.meta(),
             read_sizes: SizeSampler::new(&spec.bs.read),
             write_sizes: SizeSampler::new(&spec.bs.write),
             random: spec.rw.is_random(),

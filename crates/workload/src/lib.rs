@@ -14,6 +14,7 @@ pub mod dist;
 pub mod exec;
 pub mod gen;
 pub mod input;
+pub mod kind;
 pub mod kinds;
 pub mod objects;
 pub mod options;
@@ -29,6 +30,7 @@ pub mod units;
 pub mod verify;
 
 pub use gen::{IoGen, NextIo};
+pub use kind::JobKind;
 pub use objects::{Naming, ObjGen, ObjectNames, ObjectSizes, ObjectSpec, Settled};
 pub use options::{apply_option, OptionError};
 pub use spec::*;

@@ -644,15 +644,14 @@ pub struct JobSpec {
     /// Written blocks carry headers and are checked when read (fio `verify`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verify: Option<crate::verify::VerifySpec>,
-    /// Replay a recorded trace instead of generating operations (fio `read_iolog`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<crate::trace::ReplaySpec>,
+    /// What the job's workers do: generated I/O (the default), a replayed
+    /// trace, training, a CPU burner, a program, metadata calls (see
+    /// [`JobKind`](crate::kind::JobKind)). Written out as each kind's own field.
+    #[serde(flatten)]
+    pub kind: crate::kind::JobKind,
     /// Write what each worker issues as a fio version 3 iolog (fio `write_iolog`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub write_iolog: Option<std::path::PathBuf>,
-    /// Emulate AI training: accelerators reading samples in batches (`--preset train:MODEL`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub train: Option<crate::train::TrainSpec>,
     /// Name files after this job instead of this one (`<stem>.<worker>.<n>`),
     /// so a later job reads what an earlier one wrote (a checkpoint's read-back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -697,19 +696,6 @@ pub struct JobSpec {
     /// The pattern's writes are trims (fio `rw=trim`, `rw=randtrim`).
     #[serde(default)]
     pub trims: bool,
-    /// A CPU burner (fio's cpuio engine: `cpuload` and its options): the
-    /// job does no I/O, its workers keep a share of a CPU busy.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_burn: Option<crate::burn::CpuBurn>,
-    /// A program run for the job's time (fio's exec engine: `program` and
-    /// its options): the job does no I/O.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exec: Option<crate::exec::ExecSpec>,
-    /// Every operation of the pattern is this file-system operation (fio's
-    /// filecreate, filestat, filedelete and ftruncate engines): set when the
-    /// job is planned, from its engine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<OpKind>,
     /// Where the workers run and allocate (fio `cpus_allowed`, `numa_mem_policy`...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub placement: Option<crate::placement::Placement>,
@@ -849,9 +835,8 @@ impl Default for JobSpec {
             new_group: false,
             steady: None,
             verify: None,
-            replay: None,
+            kind: crate::kind::JobKind::Io,
             write_iolog: None,
-            train: None,
             file_stem: None,
             fill: None,
             seed: DEFAULT_SEED,
@@ -867,9 +852,6 @@ impl Default for JobSpec {
             prio: None,
             trims: false,
             fallocate: Fallocate::default(),
-            cpu_burn: None,
-            exec: None,
-            meta: None,
             flow: None,
             latency_target: None,
             max_latency_ns: None,
@@ -907,7 +889,7 @@ impl JobSpec {
                     || o.effective_mix(self.read_percent()).iter().any(|m| !matches!(m.0, OpKind::Read | OpKind::Stat | OpKind::List))
             }
             // Deleting a file destroys it as surely as overwriting it: the same checks.
-            None => self.rw.writes(self.rwmixread) || self.meta == Some(OpKind::Delete),
+            None => self.rw.writes(self.rwmixread) || self.kind.meta() == Some(OpKind::Delete),
         }
     }
     /// How a worker with a full queue collects completions, as fio's
@@ -943,7 +925,7 @@ impl JobSpec {
     }
     /// Bytes a worker's buffer slot needs: metadata operations move no data.
     pub fn buffer_len(&self) -> u64 {
-        match self.meta {
+        match self.kind.meta() {
             Some(_) => 4096,
             None => self.max_transfer(),
         }
@@ -957,15 +939,15 @@ impl JobSpec {
     }
     /// A job without storage (a CPU burner, a program): it does no I/O by design.
     pub fn does_no_io(&self) -> bool {
-        self.cpu_burn.is_some() || self.exec.is_some()
+        self.kind.does_no_io()
     }
 
     /// One line a person reads: "randrw 70/30 8KiB qd16 x1".
     pub fn describe(&self) -> String {
-        if let Some(b) = &self.cpu_burn {
+        if let Some(b) = self.kind.cpu_burn() {
             return format!("{} x{}", b.describe(), self.numjobs);
         }
-        if let Some(e) = &self.exec {
+        if let Some(e) = self.kind.program() {
             return format!("program {} x{}", e.program, self.numjobs);
         }
         let mix = if self.rw.is_mixed() { format!(" {}/{}", self.rwmixread, 100.0 - self.rwmixread) } else { String::new() };
@@ -982,7 +964,7 @@ impl JobSpec {
                 self.ioengine
             );
         }
-        match self.meta {
+        match self.kind.meta() {
             Some(op @ (OpKind::Create | OpKind::Stat | OpKind::Delete)) => {
                 let size = self.size.map(crate::units::format_size).unwrap_or_default();
                 return format!("{} {} files of {size} x{} {}", op.name(), self.nrfiles, self.numjobs, self.ioengine);

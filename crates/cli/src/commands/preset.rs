@@ -82,7 +82,7 @@ fn search(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resul
     };
     // One batch an epoch each, at least: a larger count has nothing to read.
     let one = preset::specs(name, &Sizing { workers: Some(1), ..sizing.clone() }, &jobs.global)?;
-    let limit = one[0].train.as_ref().map_or(1, preset::max_accelerators).min(MAX_ACCELERATORS as u64) as u32;
+    let limit = one[0].kind.train().map_or(1, preset::max_accelerators).min(MAX_ACCELERATORS as u64) as u32;
     let (pass, fail) = bisect(limit, |n| run(n, &mut probes))?;
     probes.sort_by_key(|p| p.accelerators);
     let mut text = summary(name, pass, fail, &probes);

@@ -319,7 +319,7 @@ impl Setup<'_> {
 
     /// Where an object dataset is and what becomes of it, for the verdict.
     fn dataset_note(&self, spec: &JobSpec) -> Option<String> {
-        let (o, t) = (spec.objects.as_ref()?, spec.train.as_ref()?);
+        let (o, t) = (spec.objects.as_ref()?, spec.kind.train()?);
         let prefix = o.prefix_for(&spec.name);
         let place: Vec<String> =
             ["bucket", "container", "pool"].iter().filter_map(|k| spec.engine_options.get(*k).map(|v| format!(" in {k} '{v}'"))).collect();
@@ -410,7 +410,7 @@ impl Setup<'_> {
 
 /// The training a preset's jobs carry.
 pub fn training(specs: &[JobSpec]) -> Result<&TrainSpec, CliError> {
-    specs.first().and_then(|s| s.train.as_ref()).ok_or_else(|| CliError::system("a training preset without its training"))
+    specs.first().and_then(|s| s.kind.train()).ok_or_else(|| CliError::system("a training preset without its training"))
 }
 
 pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Result<i32, CliError> {
@@ -649,18 +649,18 @@ mod tests {
     fn a_result_is_in_the_lowest_division_of_its_rules() {
         let m = preset::find_train("dlrm:b200").unwrap();
         let spec = preset::specs("train:dlrm", &Sizing { scale: 0.0017, workers: None, epochs: None }, &Vec::new()).unwrap();
-        let t = spec[0].train.clone().unwrap();
+        let t = spec[0].kind.train().cloned().unwrap();
         let p = parameter_issues(m, &t, false);
         let divisions: Vec<(&str, Division)> = p.iter().map(|i| (i.parameter.as_str(), i.validation)).collect();
         assert_eq!(divisions, vec![("dataset.num_files_train", Division::Closed), ("dataset.num_samples_per_file", Division::Open)]);
         assert_eq!(division(&p), Division::Open);
         let e = preset::specs("train:dlrm", &Sizing { scale: 0.0017, workers: None, epochs: Some(2) }, &Vec::new()).unwrap();
-        let p = parameter_issues(m, e[0].train.as_ref().unwrap(), true);
+        let p = parameter_issues(m, e[0].kind.train().unwrap(), true);
         assert_eq!(division(&p), Division::Invalid, "{p:?}");
         // cosmoflow keeps one sample a file at any scale: closed.
         let c = preset::specs("train:cosmoflow", &Sizing { scale: 0.001, workers: None, epochs: None }, &Vec::new()).unwrap();
         assert_eq!(
-            division(&parameter_issues(preset::find_train("cosmoflow").unwrap(), c[0].train.as_ref().unwrap(), false)),
+            division(&parameter_issues(preset::find_train("cosmoflow").unwrap(), c[0].kind.train().unwrap(), false)),
             Division::Closed
         );
         assert_eq!(division(&[]), Division::Closed);

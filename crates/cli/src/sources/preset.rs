@@ -256,7 +256,7 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
             s.size = Some(t.file_bytes());
         }
     }
-    s.train = Some(t);
+    s.kind.set_train(t).map_err(|e| CliError::usage(format!("--preset: {e}")))?;
     Ok(vec![s])
 }
 
@@ -360,13 +360,13 @@ mod tests {
     #[test]
     fn training_keeps_sample_sizes_and_compute_and_scales_the_dataset() {
         let s = specs("train:resnet50", &sizing(0.01), &Vec::new()).unwrap();
-        let t = s[0].train.as_ref().unwrap();
+        let t = s[0].kind.train().unwrap();
         assert_eq!((t.files, t.samples_per_file, t.record, t.batch), (102, 125, 114_660, 400), "1% of the samples: 10% of each");
         assert_eq!((t.compute_ns, t.au_floor, t.prefetch, s[0].iodepth), (224_000_000, 0.9, 16, 8));
         assert_eq!(s[0].filenames.len(), 102);
         assert_eq!(s[0].size, Some(125 * 114_660), "a file's size");
         let c = specs("train:cosmoflow", &sizing(0.001), &Vec::new()).unwrap();
-        assert_eq!(c[0].train.as_ref().unwrap().au_floor, 0.7);
+        assert_eq!(c[0].kind.train().unwrap().au_floor, 0.7);
     }
 
     /// The reference figures, copied from mlcommons/storage's
@@ -405,7 +405,7 @@ mod tests {
             );
             // The job at full scale carries them unchanged.
             let s = specs(&format!("train:{name}"), &sizing(1.0), &Vec::new()).unwrap();
-            let t = s[0].train.as_ref().unwrap();
+            let t = s[0].kind.train().unwrap();
             assert_eq!(
                 (t.files, t.samples_per_file, t.record, t.batch, t.epochs, t.au_floor),
                 (files, spf, record, batch, epochs, au),
@@ -420,7 +420,7 @@ mod tests {
         // dlrm_b200.yaml (0b42eb5): 200 columns, 761 bytes a row (its
         // record_length_bytes), 40 read; row groups of 6144 rows.
         let s = specs("train:dlrm", &sizing(1.0), &Vec::new()).unwrap();
-        let p = s[0].train.as_ref().unwrap().parquet.clone().unwrap();
+        let p = s[0].kind.train().unwrap().parquet.clone().unwrap();
         assert_eq!((p.row_group, p.columns.len()), (6144, 200));
         assert_eq!(p.group_bytes(), 761 * 6144);
         let reads = p.reads();
@@ -431,9 +431,9 @@ mod tests {
         assert_eq!(reads[0], ((2 + 2 + 8 + 8 + 4 + 2 + 4 + 1 + 2 + 1 + 4) * 6144, 4 * 6144));
         // Scaled: whole row groups, at least one. 1e-5: a share of 0.00316
         // of 1024 files (3) and of 768 row groups a file (2.4: 2).
-        let t = specs("train:dlrm:mi355", &sizing(0.00001), &Vec::new()).unwrap()[0].train.clone().unwrap();
+        let t = specs("train:dlrm:mi355", &sizing(0.00001), &Vec::new()).unwrap()[0].kind.train().cloned().unwrap();
         assert_eq!((t.files, t.samples_per_file), (3, 2 * 6144));
-        assert!(specs("train:flux", &sizing(1.0), &Vec::new()).unwrap()[0].train.as_ref().unwrap().parquet.is_none());
+        assert!(specs("train:flux", &sizing(1.0), &Vec::new()).unwrap()[0].kind.train().unwrap().parquet.is_none());
     }
 
     #[test]
@@ -526,12 +526,12 @@ mod tests {
         // 16,384; but 7 accelerators get 20 / 7 = 2 groups each, 12,288 rows:
         // no step. A batch takes 3 groups, so 20 groups serve 6.
         let at = |n| specs("train:dlrm", &Sizing { workers: Some(n), ..sizing(0.000025) }, &Vec::new());
-        let t = at(6).unwrap()[0].train.clone().unwrap();
+        let t = at(6).unwrap()[0].kind.train().cloned().unwrap();
         assert_eq!((t.files, t.samples_per_file, max_accelerators(&t)), (5, 4 * 6144, 6));
         let e = at(7).unwrap_err().to_string();
         assert!(e.contains("20 row groups of 6144") && e.contains("at most 6 accelerators"), "{e}");
         // Samples read one by one: the dataset's samples over the batch.
-        let r = specs("train:resnet50", &sizing(0.0004), &Vec::new()).unwrap()[0].train.clone().unwrap();
+        let r = specs("train:resnet50", &sizing(0.0004), &Vec::new()).unwrap()[0].kind.train().cloned().unwrap();
         assert_eq!(max_accelerators(&r), r.samples() / 400);
     }
 }

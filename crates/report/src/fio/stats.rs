@@ -223,7 +223,7 @@ impl Dir {
 /// io_bytes[DDIR_READ]`), so the reads a write job makes to verify
 /// (verify_backlog) count the verify pass's time alone.
 fn in_pattern(j: &JobResult, ops: &[OpKind]) -> bool {
-    ops != READS || j.spec.objects.is_some() || j.spec.meta.is_some() || j.spec.read_percent() > 0.0
+    ops != READS || j.spec.objects.is_some() || j.spec.kind.meta().is_some() || j.spec.read_percent() > 0.0
 }
 
 /// `1000 * n / ms` in integers, 0 for no time.
@@ -246,7 +246,7 @@ const TRIMS: &[OpKind] = &[OpKind::Delete, OpKind::Trim];
 /// truncates are writes.
 fn directions(j: &JobResult) -> [&'static [OpKind]; 3] {
     const NONE: &[OpKind] = &[];
-    match j.spec.meta {
+    match j.spec.kind.meta() {
         Some(OpKind::Truncate) => [NONE, &[OpKind::Truncate], NONE],
         Some(_) if j.spec.read_percent() > 0.0 => [&[OpKind::Create, OpKind::Stat, OpKind::Delete], NONE, NONE],
         Some(_) => [NONE, &[OpKind::Create, OpKind::Stat, OpKind::Delete], NONE],
@@ -352,7 +352,7 @@ impl<'a> Job<'a> {
         }
         let (lat_ns, lat_us, lat_ms) = latency_buckets(&clat);
         let (mut read, mut write) = (Dir::of(&parts, 0), Dir::of(&parts, 1));
-        if matches!(r.spec.meta, Some(OpKind::Create | OpKind::Stat | OpKind::Delete)) {
+        if matches!(r.spec.kind.meta(), Some(OpKind::Create | OpKind::Stat | OpKind::Delete)) {
             // fio samples only their completion latency (add_clat_sample), no total latency.
             (read.lat, write.lat) = (Lat::empty(), Lat::empty());
         }

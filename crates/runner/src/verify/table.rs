@@ -385,7 +385,7 @@ pub fn state_path(dir: &Path, label: &str) -> PathBuf {
 /// An in-memory table takes memory for the whole run: refuse one that would
 /// crowd the machine (as the plan's own limits do).
 fn check_memory(label: &str, bytes: u64) -> Result<(), Problem> {
-    let avail = crate::limits::available_memory().unwrap_or(u64::MAX);
+    let avail = crate::plan::limits::available_memory().unwrap_or(u64::MAX);
     if bytes > avail / 2 {
         return Err(Problem::Input(format!(
             "verifying {label} needs a table of {} MiB (8 bytes per unit), more than half the memory available; \

@@ -37,7 +37,7 @@ use storbench_workload::kinds::{GenSetup, Generator, JobGen};
 use storbench_workload::prio::PrioPicker;
 use storbench_workload::rate::{ByteCap, Schedule};
 use storbench_workload::ObjectNames;
-use storbench_workload::{Fadvise, JobSpec, RateLimit, Reaping};
+use storbench_workload::{Fadvise, JobKind, JobSpec, RateLimit, Reaping};
 
 const INTERVAL_NS: u64 = 1_000_000_000;
 
@@ -317,11 +317,13 @@ impl Worker {
         if let Some(v) = self.verify.as_mut() {
             v.measuring = true;
         }
-        let result: Result<Option<u64>, Failed> = match (self.share.spec.exec.clone(), self.share.spec.cpu_burn) {
+        // Kinds without storage have phases of their own; the others' generator is the job's kind.
+        let share = Arc::clone(&self.share);
+        let result: Result<Option<u64>, Failed> = match &share.spec.kind {
             _ if only => Ok(None),
-            (Some(e), _) => self.program(&clock, e).map(Some),
-            (None, Some(b)) => Ok(Some(self.burn(&clock, b))),
-            (None, None) => self.run_passes(&clock),
+            JobKind::Program(e) => self.program(&clock, e.clone()).map(Some),
+            JobKind::Burn(b) => Ok(Some(self.burn(&clock, *b))),
+            JobKind::Io | JobKind::Meta(_) | JobKind::Replay(_) | JobKind::Train(_) => self.run_passes(&clock),
         };
         // Operations abandoned at the end: the phase ended then, not when they were given up on.
         let measured_end = result.as_ref().ok().copied().flatten();

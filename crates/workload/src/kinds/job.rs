@@ -8,7 +8,7 @@ use crate::gen::{stream, Region};
 use crate::rng::Rng;
 use crate::trace::{ReplayGen, ReplaySpec, Trace};
 use crate::train::TrainGen;
-use crate::{IoGen, JobSpec, NextIo, ObjGen, OpKind, Settled};
+use crate::{IoGen, JobKind, JobSpec, NextIo, ObjGen, OpKind, Settled};
 use std::sync::Arc;
 
 /// One worker's generator, of its job's kind.
@@ -59,40 +59,40 @@ impl JobGen {
         let seed = spec.seed ^ at.worker as u64;
         let cleans_up = spec.objects.as_ref().is_some_and(|o| o.cleans_up());
         let unmeasured = Vec::new().into_iter();
-        if let Some(t) = &spec.train {
-            let region = match spec.objects {
-                Some(_) => Region { files: 0, start: 0, len: t.file_bytes(), end: 0 },
-                None => at.region,
-            };
-            let gen = TrainGen::new(t, region, at.worker, at.workers, seed);
-            // An earlier run wrote the dataset (`--rules`: written once, before
-            // the warm-up, and read by each run): nothing to write first.
-            let writes_dataset = spec.objects.as_ref().is_some_and(|o| !o.exist);
-            return Ok(JobGen::Train(Box::new(Training {
-                gen,
-                on_objects: spec.objects.is_some(),
-                writes_dataset,
-                cleans_up,
-                unmeasured,
-            })));
+        match (&spec.kind, &spec.objects) {
+            (JobKind::Train(t), _) => {
+                let region = match spec.objects {
+                    Some(_) => Region { files: 0, start: 0, len: t.file_bytes(), end: 0 },
+                    None => at.region,
+                };
+                let gen = TrainGen::new(t, region, at.worker, at.workers, seed);
+                // An earlier run wrote the dataset (`--rules`: written once, before
+                // the warm-up, and read by each run): nothing to write first.
+                let writes_dataset = spec.objects.as_ref().is_some_and(|o| !o.exist);
+                Ok(JobGen::Train(Box::new(Training { gen, on_objects: spec.objects.is_some(), writes_dataset, cleans_up, unmeasured })))
+            }
+            (JobKind::Replay(r), _) => {
+                let gen = ReplayGen::new((at.trace)(r)?, r, at.region, at.worker, at.workers, at.queue_depth);
+                Ok(JobGen::Replay(Box::new(Replaying { gen, rng: Rng::new(seed), issued: 0, cleans_up, unmeasured })))
+            }
+            (_, Some(o)) => {
+                // Each volume's keys are shared out as in a job of one volume.
+                // fio's number_ios is per loop, as io_size (the runner's `prepare::region`).
+                let ops = spec.number_ios.map(|n| n.saturating_mul(u64::from(spec.passes.max(1))));
+                let mut gen = ObjGen::new(spec, spec.place_in_volume(at.worker), at.io_limit, ops);
+                gen.exclusive(!at.ordered);
+                Ok(JobGen::Objects(Objects { gen, prefill: o.prefill, cleans_up }))
+            }
+            // Generated I/O and metadata calls on blocks; a burner or a
+            // program has no operations (the worker runs their phases).
+            (JobKind::Io | JobKind::Meta(_) | JobKind::Burn(_) | JobKind::Program(_), None) => {
+                let mut gen = IoGen::new(spec, at.region, stream(at.job, at.worker), at.io_limit);
+                if at.verify_each_pass {
+                    gen.verify_each_pass();
+                }
+                Ok(JobGen::Blocks(gen))
+            }
         }
-        if let Some(r) = &spec.replay {
-            let gen = ReplayGen::new((at.trace)(r)?, r, at.region, at.worker, at.workers, at.queue_depth);
-            return Ok(JobGen::Replay(Box::new(Replaying { gen, rng: Rng::new(seed), issued: 0, cleans_up, unmeasured })));
-        }
-        if let Some(o) = &spec.objects {
-            // Each volume's keys are shared out as in a job of one volume.
-            // fio's number_ios is per loop, as io_size (the runner's `prepare::region`).
-            let ops = spec.number_ios.map(|n| n.saturating_mul(u64::from(spec.passes.max(1))));
-            let mut gen = ObjGen::new(spec, spec.place_in_volume(at.worker), at.io_limit, ops);
-            gen.exclusive(!at.ordered);
-            return Ok(JobGen::Objects(Objects { gen, prefill: o.prefill, cleans_up }));
-        }
-        let mut gen = IoGen::new(spec, at.region, stream(at.job, at.worker), at.io_limit);
-        if at.verify_each_pass {
-            gen.verify_each_pass();
-        }
-        Ok(JobGen::Blocks(gen))
     }
 }
 

@@ -5,10 +5,12 @@
 //! and its tally. [`JobGen`] is the registry of kinds, dispatched statically
 //! (one `match`, inlined) so the measured loop pays no virtual call.
 //!
-//! Adding a kind: its spec and generator here in `workload` (a module of
-//! this folder implementing [`Generator`]), a variant of [`JobGen`] and its
-//! line in `each!`, and, if it reports figures of its own, a [`Tally`]
-//! variant and the result section built from it.
+//! Adding a kind: its spec as a variant of [`JobKind`](crate::JobKind)
+//! (and its field in `kind.rs`'s serialized form), its generator here in
+//! `workload` (a module of this folder implementing [`Generator`]), a
+//! variant of [`JobGen`] with its arm in `JobGen::new` and its line in
+//! `each!`, and, if it reports figures of its own, a [`Tally`] variant and
+//! the result section built from it.
 
 mod blocks;
 mod job;

@@ -34,16 +34,16 @@ fn vfy(spec: &mut JobSpec) -> &mut crate::verify::VerifySpec {
 }
 
 /// Replay options given before read_iolog keep a placeholder path until it comes.
-fn rpl(spec: &mut JobSpec) -> &mut crate::trace::ReplaySpec {
-    spec.replay.get_or_insert_with(|| crate::trace::ReplaySpec::new(std::path::PathBuf::new()))
+fn rpl(spec: &mut JobSpec) -> Result<&mut crate::trace::ReplaySpec, String> {
+    spec.kind.replay_mut()
 }
 
-fn burn(spec: &mut JobSpec) -> &mut crate::burn::CpuBurn {
-    spec.cpu_burn.get_or_insert_with(Default::default)
+fn burn(spec: &mut JobSpec) -> Result<&mut crate::burn::CpuBurn, String> {
+    spec.kind.burn_mut()
 }
 
-fn exe(spec: &mut JobSpec) -> &mut crate::exec::ExecSpec {
-    spec.exec.get_or_insert_with(Default::default)
+fn exe(spec: &mut JobSpec) -> Result<&mut crate::exec::ExecSpec, String> {
+    spec.kind.program_mut()
 }
 
 fn prio(spec: &mut JobSpec) -> &mut crate::prio::Priorities {
@@ -257,7 +257,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("cpuload", Kind::Percent, "", "ioengine=cpuio: percent of one CPU each worker keeps busy (1-100); the job does no I/O"),
         aliases: &[],
         set: |s, v| {
-            burn(s).load = crate::burn::parse_load(v)?;
+            burn(s)?.load = crate::burn::parse_load(v)?;
             Ok(())
         },
     },
@@ -269,7 +269,7 @@ pub static CORE: &[CoreOption] = &[
             if d.is_zero() || d > Duration::from_secs(10) {
                 return Err(format!("'{v}' must be above 0 and at most 10 s (the busy part of each cycle)"));
             }
-            burn(s).chunk = d;
+            burn(s)?.chunk = d;
             Ok(())
         },
     },
@@ -277,7 +277,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("cpumode", Kind::Choice(&["noop", "qsort"]), "noop", "ioengine=cpuio: spin (noop) or sort numbers (qsort) while busy"),
         aliases: &[],
         set: |s, v| {
-            burn(s).mode = crate::burn::BurnMode::parse(v)?;
+            burn(s)?.mode = crate::burn::BurnMode::parse(v)?;
             Ok(())
         },
     },
@@ -285,7 +285,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("exit_on_io_done", Kind::Flag, "0", "ioengine=cpuio: end when the jobs doing I/O beside it have ended"),
         aliases: &[],
         set: |s, v| {
-            burn(s).exit_on_io_done = boolean(v)?;
+            burn(s)?.exit_on_io_done = boolean(v)?;
             Ok(())
         },
     },
@@ -296,7 +296,7 @@ pub static CORE: &[CoreOption] = &[
             if v.trim().is_empty() {
                 return Err("give the program to run (a path, or a name in PATH)".into());
             }
-            exe(s).program = v.trim().into();
+            exe(s)?.program = v.trim().into();
             Ok(())
         },
     },
@@ -304,7 +304,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("arguments", Kind::Text, "", "ioengine=exec: its arguments, split on spaces; %r is the runtime in seconds, %n the job's name"),
         aliases: &[],
         set: |s, v| {
-            exe(s).arguments = v.into();
+            exe(s)?.arguments = v.into();
             Ok(())
         },
     },
@@ -316,7 +316,7 @@ pub static CORE: &[CoreOption] = &[
             if d > Duration::from_secs(3600) {
                 return Err(format!("'{v}' is more than an hour between SIGTERM and SIGKILL"));
             }
-            exe(s).grace = d;
+            exe(s)?.grace = d;
             Ok(())
         },
     },
@@ -324,7 +324,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("std_redirect", Kind::Flag, "1", "ioengine=exec: its output into JOB.stdout and JOB.stderr (0: onto storbench's standard error)"),
         aliases: &[],
         set: |s, v| {
-            exe(s).std_redirect = boolean(v)?;
+            exe(s)?.std_redirect = boolean(v)?;
             Ok(())
         },
     },
@@ -977,12 +977,8 @@ pub static CORE: &[CoreOption] = &[
         ),
         aliases: &["replay"],
         set: |s, v| {
-            let keep = s.replay.take();
-            let mut r = crate::trace::ReplaySpec::new(std::path::PathBuf::from(nonempty(v)?));
-            if let Some(k) = keep {
-                (r.speed, r.no_stall, r.scale, r.align) = (k.speed, k.no_stall, k.scale, k.align);
-            }
-            s.replay = Some(r);
+            // Options given before it keep their values.
+            rpl(s)?.path = std::path::PathBuf::from(nonempty(v)?);
             Ok(())
         },
     },
@@ -991,7 +987,7 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             let pct = positive_f64(v)?;
-            rpl(s).speed = pct / 100.0;
+            rpl(s)?.speed = pct / 100.0;
             Ok(())
         },
     },
@@ -999,7 +995,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("replay_no_stall", Kind::Flag, "0", "replay: issue as fast as the queue depth allows, ignoring the trace's times"),
         aliases: &[],
         set: |s, v| {
-            rpl(s).no_stall = boolean(v)?;
+            rpl(s)?.no_stall = boolean(v)?;
             Ok(())
         },
     },
@@ -1007,7 +1003,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("replay_scale", Kind::Count, "1", "replay: divide the trace's offsets by this"),
         aliases: &[],
         set: |s, v| {
-            rpl(s).scale = positive_count(v)?;
+            rpl(s)?.scale = positive_count(v)?;
             Ok(())
         },
     },
@@ -1015,7 +1011,7 @@ pub static CORE: &[CoreOption] = &[
         info: info("replay_align", Kind::Size, "0", "replay: round the trace's offsets down to a multiple of this"),
         aliases: &[],
         set: |s, v| {
-            rpl(s).align = size(v)?;
+            rpl(s)?.align = size(v)?;
             Ok(())
         },
     },
