@@ -130,6 +130,16 @@ const CASES: &[Case] = &[
     case(&["run", "--name", "a", "--ioengine", "null", "--cpuload", "50", "--runtime", "1"], &["cpuload applies to ioengine=cpuio"]),
     case(&["run", "--name", "a", "--ioengine", "cpuio", "--cpuload", "50"], &["give runtime", "exit_on_io_done=1"]),
     with(&["run", "--fio", "cpu.fio"], &[("cpu.fio", "[burn]\nioengine=cpuio\ncpuload=150\nruntime=1\n")], &["option 'cpuload'", "'150'"]),
+    // One job, one kind: a replay cannot also be training, nor a program a burner.
+    with(
+        &["run", "--preset", "train:unet3d", "--scale", "0.001", "--read_iolog", "t.log"],
+        &[("t.log", "fio version 2 iolog\n")],
+        &["a training run", "a replayed trace", "one kind"],
+    ),
+    case(
+        &["run", "--name", "a", "--ioengine", "exec", "--program", "true", "--cpuload", "50", "--runtime", "1", "--allow-exec"],
+        &["option 'cpuload'", "a program", "a CPU burner"],
+    ),
     case(&["run", "--name", "a", "--ioengine", "nul", "--size", "1m"], &["unknown ioengine 'nul'", "Did you mean 'null'"]),
     case(&["run", "--name", "a", "--ioengine", "fancy", "--size", "1m"], &["unknown ioengine 'fancy'"]),
     case(&["run", "--name", "a", "--size", "4k", "--bs", "8k"], &["larger than size"]),

@@ -1,7 +1,7 @@
 //! Engines without storage: fio's `cpuio`, the CPU burner, and `exec`, the
 //! program runner (exec.rs names it). Neither carries out an operation: a
-//! job on cpuio is a burner (`JobSpec::cpu_burn`), one on exec a program
-//! (`JobSpec::exec`), which the runner's worker runs instead of its I/O loop
+//! job on cpuio is a burner (`JobKind::Burn`), one on exec a program
+//! (`JobKind::Program`), which the runner's worker runs instead of its I/O loop
 //! (`runner::burn`, `runner::exec`), so the job reports no reads or writes.
 //! The engines are here so `ioengine=cpuio|exec` names them, `storbench
 //! engines` lists them and the plan sees, from their capabilities (no

@@ -1,5 +1,5 @@
 //! The `exec` engine, fio's program runner: a job on it runs `program` for
-//! its time (`JobSpec::exec`, `runner::exec`) and carries out no operation
+//! its time (`JobKind::Program`, `runner::exec`) and carries out no operation
 //! (see cpuio.rs, the other engine without storage).
 
 use crate::cpuio::NoStorage;

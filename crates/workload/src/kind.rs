@@ -108,13 +108,18 @@ impl JobKind {
 
     /// The trace's options, the job made a replay if it generated I/O
     /// (replay options given before read_iolog keep a placeholder path
-    /// until it comes).
-    pub fn replay_mut(&mut self) -> Result<&mut ReplaySpec, String> {
+    /// until it comes). None on a job that does no I/O: fio's cpuio and
+    /// exec jobs ignore the I/O options a [global] section gives them, and
+    /// so does storbench (the plan names them in a warning).
+    pub fn replay_mut(&mut self) -> Result<Option<&mut ReplaySpec>, String> {
+        if self.does_no_io() {
+            return Ok(None);
+        }
         if !matches!(self, JobKind::Replay(_)) {
             *self = JobKind::Replay(ReplaySpec::new(std::path::PathBuf::new())).over(self)?;
         }
         match self {
-            JobKind::Replay(r) => Ok(r),
+            JobKind::Replay(r) => Ok(Some(r)),
             _ => unreachable!("just made a replay"),
         }
     }
@@ -154,9 +159,12 @@ impl JobKind {
     }
 
     /// This kind in place of `old`: generated I/O, or the same kind (its
-    /// spec replaced), becomes it; another kind is refused.
+    /// spec replaced), becomes it, and so does a replay's options given
+    /// to a job that turns out to do no I/O (see [`JobKind::replay_mut`]);
+    /// another kind is refused.
     fn over(self, old: &JobKind) -> Result<JobKind, String> {
-        if matches!(old, JobKind::Io) || std::mem::discriminant(old) == std::mem::discriminant(&self) {
+        let ignored = matches!(old, JobKind::Replay(_)) && self.does_no_io();
+        if ignored || matches!(old, JobKind::Io) || std::mem::discriminant(old) == std::mem::discriminant(&self) {
             return Ok(self);
         }
         Err(format!("this job is {}, and this makes it {}: a job is one kind; give each its own job", old.describe(), self.describe()))
@@ -180,14 +188,14 @@ struct KindFields {
 
 impl From<KindFields> for JobKind {
     /// Files written when a spec could hold several fields: the one that
-    /// ran (training was asked first, then replay).
+    /// ran (a program's or burner's phase before any I/O; of the I/O
+    /// kinds, training was asked first, then replay).
     fn from(f: KindFields) -> JobKind {
         let KindFields { replay, train, cpu_burn, exec, meta } = f;
-        train
-            .map(JobKind::Train)
-            .or(replay.map(JobKind::Replay))
-            .or(exec.map(JobKind::Program))
+        exec.map(JobKind::Program)
             .or(cpu_burn.map(JobKind::Burn))
+            .or(train.map(JobKind::Train))
+            .or(replay.map(JobKind::Replay))
             .or(meta.map(JobKind::Meta))
             .unwrap_or_default()
     }
@@ -229,11 +237,16 @@ mod tests {
     #[test]
     fn one_kind_cannot_become_another() {
         let mut k = JobKind::Io;
-        k.replay_mut().unwrap().speed = 2.0;
-        assert_eq!(k.replay_mut().unwrap().speed, 2.0, "a second replay option keeps the first");
-        let e = k.burn_mut().unwrap_err();
-        assert!(e.contains("a replayed trace") && e.contains("a CPU burner"), "{e}");
-        assert!(k.set_meta(OpKind::Stat).is_err());
+        k.replay_mut().unwrap().unwrap().speed = 2.0;
+        assert_eq!(k.replay_mut().unwrap().unwrap().speed, 2.0, "a second replay option keeps the first");
+        let e = k.set_meta(OpKind::Stat).unwrap_err();
+        assert!(e.contains("a replayed trace") && e.contains("metadata calls"), "{e}");
+        // A burner's options win over a [global] replay's, which it ignores, in either order.
+        k.burn_mut().unwrap().load = 30;
+        assert!(k.replay_mut().unwrap().is_none());
+        assert_eq!(k.cpu_burn().map(|b| b.load), Some(30));
+        let e = k.program_mut().unwrap_err();
+        assert!(e.contains("a CPU burner") && e.contains("a program"), "{e}");
         let mut m = JobKind::Io;
         m.set_meta(OpKind::Stat).unwrap();
         assert_eq!(m.meta(), Some(OpKind::Stat));

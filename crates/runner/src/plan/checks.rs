@@ -106,7 +106,7 @@ pub(super) fn check_iolog(spec: &JobSpec, caps: storbench_engine::Capabilities) 
 /// The files write_iolog will make (FILE, or FILE.N per worker) do not
 /// exist yet, unless `allow_overwrite`, and their directory takes files:
 /// found before anything runs, not when the first worker starts.
-pub(super) fn check_iolog_files(spec: &JobSpec, out: &std::path::Path) -> Result<(), PlanError> {
+fn check_iolog_files(spec: &JobSpec, out: &std::path::Path) -> Result<(), PlanError> {
     let files: Vec<std::path::PathBuf> = match spec.numjobs {
         1 => vec![out.to_path_buf()],
         n => (0..n).map(|w| std::path::PathBuf::from(format!("{}.{w}", out.display()))).collect(),

@@ -1,6 +1,6 @@
-//! Checks across the jobs of a run: waits between jobs, the ends of a
-//! stream started together, burners that end with their group, and who
-//! writes what a verified job checks.
+//! Checks across the jobs of a run: waits between jobs (none on a burner
+//! that ends only with the job waiting), the ends of a stream started
+//! together, and who writes what a verified job checks.
 
 use super::{err, JobPlan, PlanError};
 use storbench_workload::JobSpec;
@@ -57,7 +57,7 @@ pub(super) fn start_with_peers(jobs: &mut [JobPlan]) {
 }
 
 /// What a job's target is, for telling which jobs share one.
-pub(super) fn target(j: &JobPlan) -> String {
+fn target(j: &JobPlan) -> String {
     let s = &j.spec;
     // Without filename= each job has files of its own, named after it.
     let own = if s.filenames.is_empty() && j.engine.capabilities().needs_files { s.name.as_str() } else { "" };
@@ -66,7 +66,7 @@ pub(super) fn target(j: &JobPlan) -> String {
 
 /// Whether a job puts data on its target (its mix, a prefill, a fill or a
 /// preconditioning; an object job's cleanup only removes).
-pub(super) fn puts_data(s: &JobSpec) -> bool {
+fn puts_data(s: &JobSpec) -> bool {
     // verify_only runs no workload: it reads back what its writes would have written.
     let only = s.verify.as_ref().is_some_and(|v| v.only);
     match &s.objects {

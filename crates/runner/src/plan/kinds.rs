@@ -18,7 +18,7 @@ pub(super) const EXEC_OPTIONS: [&str; 4] = ["program", "arguments", "grace_time"
 /// group, placement and the burn. fio ignores the rest on a cpuio job (a
 /// [global] section shared with the I/O jobs beside it sets them); so does
 /// storbench, and says which.
-pub(super) fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
+fn burner_spec(spec: JobSpec) -> (JobSpec, Vec<String>) {
     const KEPT: [&str; 14] = [
         "name",
         "ioengine",
@@ -112,7 +112,7 @@ pub(super) fn no_storage(id: u32, group: u32, spec: JobSpec, engine: &'static dy
 /// A program job names its program and how long it runs (fio stops it
 /// at once without a runtime), and the files its output goes to are not
 /// there yet (unless the job may replace them): found before anything runs.
-pub(super) fn check_program(spec: &JobSpec) -> Result<(), PlanError> {
+fn check_program(spec: &JobSpec) -> Result<(), PlanError> {
     let Some(e) = spec.kind.program().filter(|e| !e.program.is_empty()) else {
         return Err(err(spec, "ioengine=exec needs program= (the program to run for the job's time)"));
     };

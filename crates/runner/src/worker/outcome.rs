@@ -8,6 +8,7 @@ use storbench_metrics::{ErrorKind, IoFailure, OpStats};
 use storbench_workload::{OpKind, Settled};
 
 /// Reads are direction 0 and writes 1 in fio's per-direction figures.
+#[inline]
 pub(super) fn rw_dir(op: OpKind) -> Option<usize> {
     match op {
         OpKind::Read => Some(0),
@@ -90,14 +91,15 @@ pub(super) fn too_slow(latency_ns: u64, max_ns: u64) -> String {
 /// Failures are the rare path: kept out of the loop's instruction stream.
 #[cold]
 #[inline(never)]
-pub(super) fn failed(stats: &mut OpStats, f: IoFailure) {
+fn failed(stats: &mut OpStats, f: IoFailure) {
     stats.errors.record(f);
 }
 
 /// A failure after which the store may still have carried the operation
 /// out: the connection broke or the answer did not come in time (a refused
 /// connection sent nothing).
-pub(super) fn maybe_done(f: IoFailure) -> bool {
+#[inline]
+fn maybe_done(f: IoFailure) -> bool {
     use storbench_metrics::Detail;
     matches!(f.kind, ErrorKind::Connection | ErrorKind::Timeout) && f.detail != Detail::Errno(libc::ECONNREFUSED)
 }

@@ -34,8 +34,12 @@ fn vfy(spec: &mut JobSpec) -> &mut crate::verify::VerifySpec {
 }
 
 /// Replay options given before read_iolog keep a placeholder path until it comes.
-fn rpl(spec: &mut JobSpec) -> Result<&mut crate::trace::ReplaySpec, String> {
-    spec.kind.replay_mut()
+/// Set a replay option (nothing on a job that does no I/O, see `JobKind::replay_mut`).
+fn rpl(spec: &mut JobSpec, set: impl FnOnce(&mut crate::trace::ReplaySpec)) -> Result<(), String> {
+    if let Some(r) = spec.kind.replay_mut()? {
+        set(r);
+    }
+    Ok(())
 }
 
 fn burn(spec: &mut JobSpec) -> Result<&mut crate::burn::CpuBurn, String> {
@@ -978,8 +982,8 @@ pub static CORE: &[CoreOption] = &[
         aliases: &["replay"],
         set: |s, v| {
             // Options given before it keep their values.
-            rpl(s)?.path = std::path::PathBuf::from(nonempty(v)?);
-            Ok(())
+            let path = std::path::PathBuf::from(nonempty(v)?);
+            rpl(s, |r| r.path = path)
         },
     },
     CoreOption {
@@ -987,32 +991,32 @@ pub static CORE: &[CoreOption] = &[
         aliases: &[],
         set: |s, v| {
             let pct = positive_f64(v)?;
-            rpl(s)?.speed = pct / 100.0;
-            Ok(())
+            let value = pct / 100.0;
+            rpl(s, |r| r.speed = value)
         },
     },
     CoreOption {
         info: info("replay_no_stall", Kind::Flag, "0", "replay: issue as fast as the queue depth allows, ignoring the trace's times"),
         aliases: &[],
         set: |s, v| {
-            rpl(s)?.no_stall = boolean(v)?;
-            Ok(())
+            let value = boolean(v)?;
+            rpl(s, |r| r.no_stall = value)
         },
     },
     CoreOption {
         info: info("replay_scale", Kind::Count, "1", "replay: divide the trace's offsets by this"),
         aliases: &[],
         set: |s, v| {
-            rpl(s)?.scale = positive_count(v)?;
-            Ok(())
+            let value = positive_count(v)?;
+            rpl(s, |r| r.scale = value)
         },
     },
     CoreOption {
         info: info("replay_align", Kind::Size, "0", "replay: round the trace's offsets down to a multiple of this"),
         aliases: &[],
         set: |s, v| {
-            rpl(s)?.align = size(v)?;
-            Ok(())
+            let value = size(v)?;
+            rpl(s, |r| r.align = value)
         },
     },
     CoreOption {
