@@ -132,7 +132,7 @@ const CASES: &[Case] = &[
     with(&["run", "--fio", "cpu.fio"], &[("cpu.fio", "[burn]\nioengine=cpuio\ncpuload=150\nruntime=1\n")], &["option 'cpuload'", "'150'"]),
     // One job, one kind: a replay cannot also be training, nor a program a burner.
     with(
-        &["run", "--preset", "train:unet3d", "--scale", "0.001", "--read_iolog", "t.log"],
+        &["run", "--preset", "train:unet3d", "--scale", "0.05", "--read_iolog", "t.log"],
         &[("t.log", "fio version 2 iolog\n")],
         &["a training run", "a replayed trace", "one kind"],
     ),
