@@ -317,7 +317,8 @@ fn check_room(job: &JobPlan, end: Option<u64>) -> Result<(), PlanError> {
 const FILL_MOST_OBJECTS: u64 = 100_000_000;
 
 /// A fill of objects (`run --fill`): how many, from the pool's capacity (or,
-/// for a store without one, the job's own object count).
+/// for a store without one, the job's own object count). The plan's memory
+/// check sized the job's own count, so the settled one is judged again.
 fn settle_object_fill(job: &mut JobPlan) -> Result<(), PlanError> {
     let (Some(f), Some(o)) = (job.spec.fill, job.spec.objects.as_mut()) else { return Ok(()) };
     let name = job.spec.name.clone();
@@ -333,7 +334,7 @@ fn settle_object_fill(job: &mut JobPlan) -> Result<(), PlanError> {
     }
     o.count = count;
     job.spec.number_ios = Some(count);
-    Ok(())
+    crate::plan::limits::check_settled_fill(job)
 }
 
 /// Paths already prepared by earlier jobs of the run, and the strictest

@@ -81,6 +81,29 @@ pub fn check(jobs: &[JobPlan], groups: &[Vec<usize>]) -> Result<(), PlanError> {
     Ok(())
 }
 
+/// A fill of objects whose count was settled when its store was prepared
+/// (from the pool's capacity, after [`check`] sized the job's own count):
+/// its object model judged again, on its own, against what is available.
+pub fn check_settled_fill(job: &JobPlan) -> Result<(), PlanError> {
+    settled_fill_fits(job, available_memory())
+}
+
+fn settled_fill_fits(job: &JobPlan, available: Option<u64>) -> Result<(), PlanError> {
+    let need = job_memory(job);
+    let Some(avail) = available.filter(|a| need as f64 > *a as f64 * MEMORY_SHARE) else { return Ok(()) };
+    let count = job.spec.objects.as_ref().map_or(0, |o| o.count);
+    Err(refused(
+        &job.spec.name,
+        format!(
+            "the fill needs {count} objects to reach its share of the store, and keeping track of them takes about {} of memory, \
+             more than {:.0}% of the {} available; give a larger or fixed object_size, or a smaller fill",
+            format_amount(need),
+            MEMORY_SHARE * 100.0,
+            format_amount(avail)
+        ),
+    ))
+}
+
 fn refused(job: &str, message: String) -> PlanError {
     PlanError::Input { job: job.into(), message }
 }
@@ -139,6 +162,26 @@ mod tests {
         ])
         .unwrap();
         assert!(objects >= 8000 / 8 + 8000 * 4 + 2048, "{objects}");
+    }
+
+    /// A fill's count comes from the store's capacity at prepare time: the
+    /// model of that many keys is judged then.
+    #[test]
+    fn a_fill_settled_to_more_objects_than_memory_tracks_is_refused() {
+        let mut plan = build_plan(vec![spec(&[
+            ("name", "f"),
+            ("ioengine", "null"),
+            ("objects", "1000"),
+            ("object_size", "1k-2k"),
+            ("rw", "write"),
+            ("number_ios", "1000"),
+        ])])
+        .unwrap();
+        let job = &mut plan.jobs[0];
+        assert!(settled_fill_fits(job, Some(64 << 20)).is_ok(), "1,000 keys fit in 64 MiB");
+        job.spec.objects.as_mut().unwrap().count = 100_000_000;
+        let e = settled_fill_fits(job, Some(64 << 20)).unwrap_err();
+        assert!(e.message().contains("100000000 objects") && e.message().contains("object_size"), "{}", e.message());
     }
 
     #[test]
