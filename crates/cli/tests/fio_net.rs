@@ -104,11 +104,13 @@ fn storbench_and_fio_talk_to_each_other() {
         let fio_doc: serde_json::Value = serde_json::from_str(&text[text.find('{').expect("fio's JSON")..]).expect("fio's JSON");
         match fio_listens {
             // fio's receiver takes what one recv gives and counts the rest of
-            // the block as done, so its bytes fall short of what came (by
-            // 20 KiB of 16 MiB here): every block arrived, none was extra.
+            // the block as done, so its bytes fall short of what came, the
+            // more the more often a recv returns part of a block (20 KiB of
+            // 16 MiB on a quiet machine, 188 KiB in a loaded CI run): every
+            // block arrived, none was extra.
             true => {
                 let (n, bytes) = dir_of(&fio_doc, 0, "read");
-                assert!(n >= 4096 && bytes <= 16 << 20 && bytes > (16 << 20) * 99 / 100, "fio read {n} blocks, {bytes} bytes");
+                assert!(n >= 4096 && bytes <= 16 << 20 && bytes > (16 << 20) * 95 / 100, "fio read {n} blocks, {bytes} bytes");
             }
             false => assert_eq!(dir_of(&fio_doc, 0, "write"), (4096, 16 << 20)),
         }
