@@ -122,6 +122,12 @@ pub struct JobSource {
     /// Read the Ceph cluster's own counters once a second (pg stat, osd perf, osd stat): the cluster of the run's rados or rbd jobs, or the one CEPH.conf names (a file not named *.conf: --watch-ceph=PATH)
     #[arg(long = "watch-ceph", value_name = "CEPH.conf", num_args = 0..=1, default_missing_value = "")]
     pub watch_ceph: Option<String>,
+    /// Read an exporter's Prometheus endpoint once a second and keep its series with the run (Ceph's mgr prometheus module, node_exporter; counters as rates per second); repeat for several
+    #[arg(long = "scrape", value_name = "URL")]
+    pub scrape: Vec<String>,
+    /// The metric names --scrape keeps (* matches any run of characters); default: every series, up to 2,000 an endpoint
+    #[arg(long = "scrape-keep", value_name = "NAME,...", value_delimiter = ',')]
+    pub scrape_keep: Vec<String>,
     #[command(flatten)]
     pub fleet: FleetArgs,
 }

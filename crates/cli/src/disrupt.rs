@@ -1,16 +1,18 @@
-//! `--fault TIME:ACTION[:ARG]`, `--allow-exec` and `--watch-ceph [CEPH.conf]`:
-//! a run through failure, and the storage cluster's own counters beside it.
+//! `--fault TIME:ACTION[:ARG]`, `--allow-exec`, `--watch-ceph [CEPH.conf]`
+//! and `--scrape URL`: a run through failure, and the storage cluster's own
+//! counters and its exporters' series beside it.
 //!
-//! The schedule is checked with the command's other flags (exit 2: a fault
-//! that cannot be read, a command without `--allow-exec`); the cluster is
-//! reached once the jobs are prepared, before anything runs (exit 3 when
-//! it cannot be). Cluster faults go through the cluster's management
-//! interface (Ceph's monitors), never a shell.
+//! The schedule and the URLs are checked with the command's other flags
+//! (exit 2: a fault that cannot be read, a command without `--allow-exec`,
+//! a URL with credentials in it, an exporter that does not answer); the
+//! cluster is reached once the jobs are prepared, before anything runs, and
+//! the exporters again for each run. Cluster faults go through the
+//! cluster's management interface (Ceph's monitors), never a shell.
 
 use crate::cli::JobSource;
 use crate::error::*;
 use std::path::PathBuf;
-use storbench_engine::{ClusterAdmin, EngineConfig};
+use storbench_engine::{ClusterAdmin, EngineConfig, Watched};
 use storbench_model::disruption::ScheduledFault;
 use storbench_runner::disruption::ClusterSetup;
 
@@ -21,6 +23,9 @@ pub struct DisruptSetup {
     /// `--watch-ceph`: `Some(None)` the jobs' cluster, `Some(Some(conf))`
     /// the one that ceph.conf names.
     pub watch_ceph: Option<Option<PathBuf>>,
+    /// `--scrape`: exporters' endpoints, and the metric names kept of them.
+    pub scrape: Vec<String>,
+    pub scrape_keep: Vec<String>,
 }
 
 impl DisruptSetup {
@@ -41,7 +46,23 @@ impl DisruptSetup {
                 return Err(CliError::usage(format!("--watch-ceph {}: no such file (give the cluster's ceph.conf)", conf.display())));
             }
         }
-        Ok((!faults.is_empty() || watch_ceph.is_some()).then_some(DisruptSetup { faults, watch_ceph }))
+        for url in &source.scrape {
+            storbench_engine::http::scrape::parse_url(url).map_err(|e| CliError::usage(e.to_string()))?;
+        }
+        if source.scrape.is_empty() && !source.scrape_keep.is_empty() {
+            return Err(CliError::usage("--scrape-keep names what --scrape keeps: give --scrape URL too"));
+        }
+        if !source.scrape.is_empty() && source.no_telemetry {
+            return Err(CliError::usage("--scrape and --no-telemetry: an exporter's series are telemetry; drop one of them"));
+        }
+        // Reached now, before anything is made: an endpoint that does not
+        // answer with Prometheus's text format is named with its URL.
+        for url in &source.scrape {
+            storbench_engine::http::scrape::Scrape::connect(url, &source.scrape_keep)?;
+        }
+        let (scrape, scrape_keep) = (source.scrape.clone(), source.scrape_keep.clone());
+        let any = !faults.is_empty() || watch_ceph.is_some() || !scrape.is_empty();
+        Ok(any.then_some(DisruptSetup { faults, watch_ceph, scrape, scrape_keep }))
     }
 }
 
@@ -62,19 +83,29 @@ pub fn check(setup: Option<&DisruptSetup>, specs: &[storbench_workload::JobSpec]
 }
 
 /// What goes beside one run: the cluster watched (telemetry on, and asked
-/// for or faults given) and the faults. The cluster is `--watch-ceph`'s,
-/// else the first job's whose engine knows it (rados, rbd).
+/// for or faults given), the exporters scraped (telemetry on) and the
+/// faults. The cluster is `--watch-ceph`'s, else the first job's whose
+/// engine knows it (rados, rbd). An exporter that does not answer with
+/// Prometheus's text format now is an error naming its URL.
 pub fn cluster<'a>(
     setup: Option<&DisruptSetup>,
     telemetry: bool,
     configs: impl Iterator<Item = &'a dyn EngineConfig>,
 ) -> Result<ClusterSetup, CliError> {
     let Some(setup) = setup else { return Ok(ClusterSetup::default()) };
+    let mut watch = Vec::new();
+    if telemetry {
+        for url in &setup.scrape {
+            let s = storbench_engine::http::scrape::Scrape::connect(url, &setup.scrape_keep)?;
+            say!("storbench: scraping {} once a second", s.name());
+            watch.push(Box::new(s) as Box<dyn Watched>);
+        }
+    }
     let on_cluster = setup.faults.iter().any(|f| f.action.on_cluster());
     let watched = telemetry && setup.watch_ceph.is_some();
     if !(on_cluster || watched) {
         // Commands only, or a cluster asked for with telemetry off: nothing to reach.
-        return Ok(ClusterSetup { faults: setup.faults.clone(), ..ClusterSetup::default() });
+        return Ok(ClusterSetup { watch, faults: setup.faults.clone(), ..ClusterSetup::default() });
     }
     let Some(mut connect) = reach(setup, configs)? else {
         return Err(CliError::usage(
@@ -83,7 +114,9 @@ pub fn cluster<'a>(
     };
     // Faults go through a connection of their own, so a slow reading never delays one.
     let injector = on_cluster.then(&mut connect).transpose()?;
-    let watch = telemetry.then(&mut connect).transpose()?;
+    if telemetry {
+        watch.insert(0, connect()? as Box<dyn Watched>);
+    }
     Ok(ClusterSetup { watch, injector, faults: setup.faults.clone() })
 }
 

@@ -174,11 +174,13 @@ impl Drop for BackIn {
     }
 }
 
-/// Issue 30's failure check: an OSD out at 4 s and in again at 10 s under a
-/// 20 s RBD write run. The run completes, each fault is carried out through
-/// the monitors and recorded, the clients' figures before, during and
-/// after are kept, the cluster's own counters (watched on the run's axis)
-/// show the OSD out and a recovery, and the report shows it.
+/// Issue 30's failure check: an OSD out at 5 s and in again at 15 s under a
+/// 30 s RBD write run, with the manager's prometheus module scraped beside
+/// it. The run completes, each fault is carried out through the monitors
+/// and recorded, the clients' figures before, during and after are kept,
+/// the cluster's own counters (watched on the run's axis) show the OSD out
+/// and a recovery, named as such; the exporter's series sit on the client
+/// host's seconds; and the report shows it all on one axis.
 #[test]
 fn an_osd_out_and_back_in_mid_run_is_survived_and_assessed() {
     if !ceph_cluster() {
@@ -188,6 +190,7 @@ fn an_osd_out_and_back_in_mid_run_is_survived_and_assessed() {
     let d = scratch();
     let _back = BackIn("2");
     let img = format!("sbfault-{}", std::process::id());
+    let prometheus = std::env::var("STORBENCH_CEPH_PROMETHEUS").expect("scripts/testenv/ceph's env names the manager's exporter");
     let args = [
         "run",
         "--name",
@@ -207,14 +210,18 @@ fn an_osd_out_and_back_in_mid_run_is_survived_and_assessed() {
         "--iodepth",
         "8",
         "--runtime",
-        "20",
+        "30",
         "--time_based",
         "1",
         "--fault",
-        "4s:osd-out:2",
+        "5s:osd-out:2",
         "--fault",
-        "10s:osd-in:2",
+        "15s:osd-in:2",
         "--watch-ceph",
+        "--scrape",
+        &prometheus,
+        "--scrape-keep",
+        "ceph_osd_op_w*,ceph_osd_apply_latency_ms,ceph_pg_*",
         "--results-dir",
         "out",
         "--quiet",
@@ -226,7 +233,7 @@ fn an_osd_out_and_back_in_mid_run_is_survived_and_assessed() {
     let res = run_result(&d.path().join("out"));
     let dis = res.disruption.as_ref().expect("the faults' figures");
     let done: Vec<(String, f64, bool)> = dis.events.iter().map(|e| (e.action.words(), e.at_s, e.error.is_none())).collect();
-    assert_eq!(done, [("osd-out:2".to_string(), 4.0, true), ("osd-in:2".to_string(), 10.0, true)], "{:?}", dis.events);
+    assert_eq!(done, [("osd-out:2".to_string(), 5.0, true), ("osd-in:2".to_string(), 15.0, true)], "{:?}", dis.events);
     assert!(dis.events.iter().all(|e| e.done_s >= e.at_s && e.done_s < e.at_s + 5.0), "carried out on time: {:?}", dis.events);
     let (before, after) = (dis.before.as_ref().unwrap(), dis.after.as_ref().unwrap());
     assert!(before.ops_per_s > 0.0 && after.ops_per_s > 0.0 && dis.during.is_some(), "{dis:?}");
@@ -235,15 +242,32 @@ fn an_osd_out_and_back_in_mid_run_is_survived_and_assessed() {
     let cluster = t.sources.iter().find(|s| s.kind == storbench_model::telemetry::SourceKind::Cluster).expect("the cluster watched");
     let osds_in: Vec<f64> = cluster.get("cluster_osds_in").expect("OSDs in").present().collect();
     assert!(osds_in.contains(&2.0) && osds_in.last() == Some(&3.0), "out, then in: {osds_in:?}");
-    assert!(cluster.t.iter().all(|s| s.fract() == 0.0) && cluster.t.len() >= 15, "whole seconds of the run: {:?}", cluster.t);
+    assert!(cluster.t.iter().all(|s| s.fract() == 0.0) && cluster.t.len() >= 25, "whole seconds of the run: {:?}", cluster.t);
     assert!(cluster.all("osd_commit_latency_ms").count() >= 3, "each OSD's latency");
     let [from, to] = dis.cluster_recovery_s.expect("degraded objects while the OSD was out");
-    assert!(from >= 4.0 && to >= from, "{from}..{to}");
-    assert!(r.stdout.contains("fault osd-out:2 at 4.0 s") && r.stdout.contains("cluster ceph"), "{}", r.stdout);
+    assert!(from >= 5.0 && to >= from, "{from}..{to}");
+    assert!(r.stdout.contains("fault osd-out:2 at 5.0 s") && r.stdout.contains("cluster ceph"), "{}", r.stdout);
+    // The recovery named as what the clients shared the cluster with, from its own counters.
+    let named = res.warnings.iter().find_map(|w| match w {
+        storbench_model::Warning::ClusterRecovering { from_s, seconds, .. } => Some((*from_s, *seconds)),
+        _ => None,
+    });
+    assert!(named.is_some_and(|(f, n)| f >= 4.0 && n >= 2), "recovery named: {:?}", res.warnings);
+    // The exporter's series: rates of its counters, per OSD, on the client's own seconds.
+    let exporter = t.sources.iter().find(|s| s.kind == storbench_model::telemetry::SourceKind::Exporter).expect("the exporter scraped");
+    let local = t.sources.iter().find(|s| s.name == "local").expect("the client host");
+    let shared = exporter.t.iter().filter(|s| local.t.contains(s)).count();
+    assert!(exporter.t.len() >= 25 && shared + 1 >= exporter.t.len(), "aligned: {:?} against {:?}", exporter.t, local.t);
+    let writes: f64 = exporter.all("ceph_osd_op_w_per_s").filter_map(|s| s.max()).sum();
+    assert!(writes > 0.0 && exporter.all("ceph_osd_op_w_per_s").count() == 3, "each OSD's writes a second");
+    assert!(exporter.all("ceph_osd_op_w_latency_mean").any(|s| s.max().is_some_and(|v| v > 0.0)), "OSD write latency");
+    assert!(exporter.get("ceph_osd_op_w").is_none() && exporter.all("ceph_pool_wr_per_s").count() == 0, "kept as asked");
+    assert!(r.stdout.contains("exporter 127.0.0.1:"), "{}", r.stdout);
     let html = storbench(d.path(), &["report", "out", "-o", "r.html"]);
     assert_eq!(html.code, 0, "{}", html.stderr);
     let page = std::fs::read_to_string(d.path().join("r.html")).unwrap();
     assert!(page.contains("Faults") && page.contains("osd-out:2") && page.contains("cluster ceph"), "the report shows the faults");
+    assert!(page.contains("clients: operations per second on the run") && page.contains("exporter 127.0.0.1:"), "one timeline, stacked");
 }
 
 /// An OSD the schedule took out and never put back is put back in when the
@@ -337,10 +361,16 @@ fn a_fault_schedule_that_cannot_work_is_refused_before_anything_runs() {
         (&["--fault", "soon:osd-out:1"][..], "'soon' is not a time", 2),
         (&["--fault", "1s:osd-out:2"][..], "no Ceph cluster", 2),
         (&["--watch-ceph", "/nonexistent/ceph.conf"][..], "no such file", 2),
+        (&["--scrape", "http://admin:hunter2@127.0.0.1:9283/metrics"][..], "credentials in a URL", 2),
+        (&["--scrape", "127.0.0.1:9283"][..], "not an http or https URL", 2),
+        (&["--scrape-keep", "ceph_*"][..], "give --scrape URL too", 2),
+        (&["--scrape", "http://127.0.0.1:1/metrics", "--no-telemetry"][..], "drop one of them", 2),
+        // Nothing listens there: said with the URL before anything runs.
+        (&["--scrape", "http://127.0.0.1:1/metrics"][..], "http://127.0.0.1:1/metrics", 2),
     ] {
         let r = storbench(d.path(), &[&common[..], more, &["--results-dir", "out"]].concat());
         assert_eq!(r.code, code, "{more:?}: {}", r.stderr);
-        assert!(r.stderr.contains(says), "{more:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says) && !r.stderr.contains("hunter2"), "{more:?}: {}", r.stderr);
         assert!(!d.path().join("out").exists(), "{more:?}: no results written");
     }
 }

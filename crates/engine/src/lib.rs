@@ -527,16 +527,29 @@ pub trait EngineConfig: Send + Sync {
     }
 }
 
+/// Something read once a second beside a run, on its own thread: a
+/// storage cluster's management interface, an exporter's endpoint.
+pub trait Watched: Send {
+    /// Its name in the run's telemetry (`ceph`, `127.0.0.1:9283`).
+    fn name(&self) -> &str;
+    /// What kind of source its seconds make.
+    fn kind(&self) -> storbench_model::telemetry::SourceKind {
+        storbench_model::telemetry::SourceKind::Cluster
+    }
+    /// One reading, rates per second as the source computes them or as
+    /// the reader derives them from the previous reading
+    /// (`cluster_client_write_ops_per_s`, `osd_commit_latency_ms{osd="2"}`).
+    fn sample(&mut self) -> Result<Vec<storbench_model::telemetry::Value>, EngineError>;
+    /// What its readings so far left out and why, said once each.
+    fn notes(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
 /// A storage cluster as its operators' tools see it (Ceph's monitors and
 /// managers): its own counters, read once a second during a run, and the
 /// faults a run injects. Used from one thread at a time.
-pub trait ClusterAdmin: Send {
-    /// The cluster's name in the run's telemetry (`ceph`).
-    fn name(&self) -> &str;
-    /// One reading of the cluster's counters, rates as the cluster itself
-    /// computes them (`cluster_client_write_ops_per_s`,
-    /// `osd_commit_latency_ms{osd="2"}`, `cluster_degraded_objects`).
-    fn sample(&mut self) -> Result<Vec<storbench_model::telemetry::Value>, EngineError>;
+pub trait ClusterAdmin: Watched {
     /// Carry out a fault that goes through the cluster (`osd out 2`); what
     /// it answered.
     fn inject(&mut self, action: &storbench_model::disruption::FaultAction) -> Result<String, EngineError>;

@@ -53,6 +53,19 @@ pub struct Lines<'a> {
     /// A horizontal line (a bound), with its label.
     pub rule: Option<(f64, String)>,
     pub points: bool,
+    /// The run's time axis, shared by the charts stacked on it.
+    pub axis: Option<&'a Axis>,
+}
+
+/// One x range for every chart of a run's timeline, with what happened on
+/// it: the faults (a dashed line each) and the seconds a limit was named
+/// (shaded), so a dip in one chart lines up with its cause in another.
+#[derive(Clone, Debug, Default)]
+pub struct Axis {
+    pub from: f64,
+    pub to: f64,
+    pub events: Vec<(f64, String)>,
+    pub bands: Vec<(f64, f64, String)>,
 }
 
 type Fail = String;
@@ -99,6 +112,7 @@ pub fn lines(c: &Lines) -> Result<String, Fail> {
         return lines(&Lines { series: &kept, rule: c.rule.clone(), ..*c });
     }
     let (x0, x1, y0, y1) = bounds(c.series, c.marks, c.rule.as_ref().map(|r| r.0)).ok_or("no data")?;
+    let (x0, x1) = c.axis.filter(|a| a.to > a.from).map_or((x0, x1), |a| (a.from, a.to));
     let x1 = if x1 > x0 { x1 } else { x0 + 1.0 };
     // Room for the marks' labels on the right.
     let x1 = if c.marks.is_empty() { x1 } else { x1 + (x1 - x0) * 0.12 };
@@ -167,6 +181,9 @@ fn draw_lines<'a, Y>(
 where
     Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    if let Some(a) = c.axis {
+        on_axis(chart, a)?;
+    }
     for (i, s) in c.series.iter().enumerate() {
         series_line(chart, s, colour(i).stroke_width(2), c.points)?;
     }
@@ -192,6 +209,30 @@ where
             .background_style(WHITE.mix(0.85))
             .draw()
             .map_err(fail)?;
+    }
+    Ok(())
+}
+
+/// The axis's shaded seconds under the lines, and its events over them.
+fn on_axis<'a, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    a: &Axis,
+) -> Result<(), Fail>
+where
+    Y: Ranged<ValueType = f64> + ValueFormatter<f64>,
+{
+    let (ya, yb) = (chart.y_range().start, chart.y_range().end);
+    let shade = RGBColor(255, 160, 0).mix(0.15);
+    for (from, to, label) in &a.bands {
+        chart.draw_series([Rectangle::new([(*from, ya), (*to, yb)], shade.filled())]).map_err(fail)?;
+        chart
+            .draw_series([Text::new(label.clone(), (*from, yb), ("sans-serif", 11).into_font().color(&RGBColor(160, 90, 0)))])
+            .map_err(fail)?;
+    }
+    let red = RGBColor(200, 0, 0);
+    for (x, label) in &a.events {
+        chart.draw_series(DashedLineSeries::new([(*x, ya), (*x, yb)], 5, 4, red.stroke_width(1))).map_err(fail)?;
+        chart.draw_series([Text::new(label.clone(), (*x, yb), ("sans-serif", 12).into_font().color(&red))]).map_err(fail)?;
     }
     Ok(())
 }
@@ -559,10 +600,16 @@ mod tests {
             marks: &[],
             rule: None,
             points: false,
+            axis: None,
         };
         assert!(lines(&c).unwrap().contains("<polyline"));
-        let empty = Lines { series: &[], ..c };
+        let empty = Lines { series: &[], rule: None, ..c };
         assert_eq!(lines(&empty).unwrap_err(), "no data");
+        // On a run's axis: its faults and the seconds a limit was named drawn over the lines.
+        let axis = Axis { from: 0.0, to: 10.0, events: vec![(5.0, "osd-out:2".into())], bands: vec![(2.0, 4.0, "disk vda".into())] };
+        let on = lines(&Lines { axis: Some(&axis), log_y: false, rule: None, ..c }).unwrap();
+        assert!(on.contains("osd-out:2") && on.contains("disk vda"), "{on}");
+        assert!(on.matches("<rect").count() > lines(&Lines { log_y: false, rule: None, ..c }).unwrap().matches("<rect").count(), "the band shaded");
         let cols = vec![(0.0, 1.0, vec![(40u16, 5u64), (41, 1)]), (1.0, 2.0, vec![(42, 3)])];
         assert!(time_heatmap("h", &cols, &fmt).unwrap().matches("<rect").count() >= 3);
     }

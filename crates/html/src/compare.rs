@@ -138,6 +138,7 @@ fn overlays(sides: &[(String, PathBuf, &RunSet)], jobs: &[&JobResult]) -> Vec<Ch
             marks: &[],
             rule: None,
             points: false,
+            axis: None,
         });
         out.push(Chart { name: slug(&format!("compare-{}-iops", j.name)), title: format!("{}: IOPS per second", j.name), svg });
     }

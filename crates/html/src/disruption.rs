@@ -41,6 +41,7 @@ pub fn section(page: &mut Page, run: &RunResult) -> Vec<Chart> {
             marks: &marks,
             rule: d.before.as_ref().map(|b| (b.ops_per_s * 0.95, "95% of before".to_string())),
             points: false,
+            axis: None,
         }),
     };
     page.chart(&chart);

@@ -1,17 +1,22 @@
-//! The hosts' seconds under the jobs' timelines: per host, its CPU (the
-//! host and its busiest core), its disks' utilisation and its network, on
-//! the run's time axis.
+//! The run's timeline, stacked: the clients' operations per second, then
+//! per host its CPU (the host and its busiest core), its disks'
+//! utilisation and its network, then the cluster's and the exporters'
+//! series, every chart on one x range with the faults marked and the
+//! seconds a limit was named shaded.
 
-use crate::charts::{self, Lines, Series};
+use crate::charts::{self, Axis, Lines, Series};
 use crate::page::Page;
 use crate::{slug, Chart};
-use storbench_model::telemetry::{metric, Series as Figures, Source, Telemetry};
+use storbench_model::telemetry::{metric, Series as Figures, Source, SourceKind, Telemetry};
+use storbench_model::{RunResult, Warning};
 
 /// At most this many disks or NICs a chart (the busiest).
 const MOST: usize = 6;
+/// At most this many of an exporter's metrics get a chart (those that moved).
+const EXPORTER_CHARTS: usize = 6;
 
-/// A section per run with telemetry: each host's line, then its charts.
-pub fn section(page: &mut Page, t: &Telemetry) -> Vec<Chart> {
+/// A section per run with telemetry: each host's line, then the stacked charts.
+pub fn section(page: &mut Page, run: &RunResult, t: &Telemetry) -> Vec<Chart> {
     page.h2("Hosts");
     for l in storbench_report::hosts::lines(t) {
         page.para(&l, "notes");
@@ -19,14 +24,53 @@ pub fn section(page: &mut Page, t: &Telemetry) -> Vec<Chart> {
     if let Some(note) = axis_note(t) {
         page.para(&note, "notes");
     }
-    let mut all = Vec::new();
-    for s in &t.sources {
-        for c in charts_of(s) {
-            page.chart(&c);
-            all.push(c);
-        }
+    let axis = axis_of(run, t);
+    let mut all: Vec<Chart> = clients_chart(run, &axis).into_iter().collect();
+    all.extend(t.sources.iter().flat_map(|s| charts_of(s, Some(&axis))));
+    for c in &all {
+        page.chart(c);
     }
     all
+}
+
+/// The run's x range (every source's seconds and the clients'), its faults
+/// and the seconds the bottleneck rules named.
+fn axis_of(run: &RunResult, t: &Telemetry) -> Axis {
+    let clients = storbench_model::disruption::clients_per_second(run);
+    let ends = t.sources.iter().filter_map(|s| s.t.last().copied()).chain(clients.last().map(|p| p.0));
+    let events = run.disruption.iter().flat_map(|d| &d.events).filter(|e| !e.skipped).map(|e| (e.at_s, e.action.words())).collect();
+    Axis { from: 0.0, to: ends.fold(0.0, f64::max), events, bands: run.warnings.iter().filter_map(band).collect() }
+}
+
+/// The seconds a limit was named, with a word for it.
+fn band(w: &Warning) -> Option<(f64, f64, String)> {
+    let (from, to, what) = match w {
+        Warning::CoreSaturated { from_s, to_s, host, .. } => (from_s, to_s, format!("{host}: one core")),
+        Warning::HostCpuSaturated { from_s, to_s, host, .. } => (from_s, to_s, format!("{host}: CPU")),
+        Warning::DiskSaturated { from_s, to_s, disk, .. } => (from_s, to_s, format!("disk {disk}")),
+        Warning::NicSaturated { from_s, to_s, nic, .. } => (from_s, to_s, format!("NIC {nic}")),
+        Warning::ClusterRecovering { from_s, to_s, .. } => (from_s, to_s, "recovery".to_string()),
+        _ => return None,
+    };
+    Some((*from, *to, what))
+}
+
+/// Every job's operations per second together, on the run's axis.
+fn clients_chart(run: &RunResult, axis: &Axis) -> Option<Chart> {
+    let line = storbench_model::disruption::clients_per_second(run);
+    if line.is_empty() {
+        return None;
+    }
+    let series = [Series { label: "every job".into(), points: line }];
+    Some(timeline_on(
+        "timeline-clients".into(),
+        "clients: operations per second on the run's axis".into(),
+        "operations per second",
+        "ops/s",
+        &series,
+        &|v| storbench_report::fmt::count(v),
+        Some(axis),
+    ))
 }
 
 /// Where a later group's seconds sit on the hosts' axis: it counts from the
@@ -43,9 +87,11 @@ fn axis_note(t: &Telemetry) -> Option<String> {
 
 /// A host's CPU, disk and network charts (names end -cpu, -disks, -net); a
 /// cluster's client operations, OSD latency and recovery.
-pub fn charts_of(s: &Source) -> Vec<Chart> {
-    if s.kind == storbench_model::telemetry::SourceKind::Cluster {
-        return cluster_charts(s);
+pub fn charts_of(s: &Source, axis: Option<&Axis>) -> Vec<Chart> {
+    match s.kind {
+        SourceKind::Cluster => return cluster_charts(s, axis),
+        SourceKind::Exporter => return exporter_charts(s, axis),
+        SourceKind::Client | SourceKind::Watched => {}
     }
     let id = |what: &str| slug(&format!("host-{}-{what}", s.name));
     let line = |label: String, f: &Figures, scale: f64| line(s, label, f, scale);
@@ -73,9 +119,38 @@ pub fn charts_of(s: &Source) -> Vec<Chart> {
     .into_iter()
     .filter(|c| !c.3.is_empty())
     .map(|(what, title, y, series, f)| {
-        timeline(id(what), format!("{} {}: {title} per second", storbench_report::hosts::noun(s), s.name), title, y, &series, f)
+        timeline_on(id(what), format!("{} {}: {title} per second", storbench_report::hosts::noun(s), s.name), title, y, &series, f, axis)
     })
     .collect()
+}
+
+/// An exporter's metrics that moved during the run, a chart each (the
+/// busiest series of each), at most [`EXPORTER_CHARTS`].
+fn exporter_charts(s: &Source, axis: Option<&Axis>) -> Vec<Chart> {
+    let mut metrics: Vec<&str> = Vec::new();
+    for f in &s.series {
+        let moved = f.present().reduce(f64::min).zip(f.max()).is_some_and(|(lo, hi)| hi > lo);
+        if moved && !metrics.contains(&f.metric.as_str()) {
+            metrics.push(&f.metric);
+        }
+    }
+    let n = |v: f64| storbench_report::fmt::count(v);
+    metrics
+        .into_iter()
+        .take(EXPORTER_CHARTS)
+        .map(|m| {
+            let series: Vec<Series> = busiest(s, m).into_iter().map(|f| line(s, labels_of(f), f, 1.0)).collect();
+            timeline_on(slug(&format!("exporter-{}-{m}", s.name)), format!("exporter {}: {m}", s.name), m, "", &series, &n, axis)
+        })
+        .collect()
+}
+
+/// A series' labels as its legend (`ceph_daemon=osd.0`), or its metric's name.
+fn labels_of(f: &Figures) -> String {
+    match f.labels.is_empty() {
+        true => f.metric.clone(),
+        false => f.labels.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(" "),
+    }
 }
 
 /// A figure's seconds as a chart's series, scaled.
@@ -83,8 +158,16 @@ fn line(s: &Source, label: String, f: &Figures, scale: f64) -> Series {
     Series { label, points: s.t.iter().zip(&f.values).filter_map(|(t, v)| v.map(|v| (*t, v * scale))).collect() }
 }
 
-/// Lines over the run's seconds: every host and cluster chart.
-fn timeline(name: String, heading: String, title: &str, y: &str, series: &[Series], y_fmt: &dyn Fn(f64) -> String) -> Chart {
+/// Lines over the run's seconds: every host, cluster and exporter chart.
+fn timeline_on(
+    name: String,
+    heading: String,
+    title: &str,
+    y: &str,
+    series: &[Series],
+    y_fmt: &dyn Fn(f64) -> String,
+    axis: Option<&Axis>,
+) -> Chart {
     Chart {
         name,
         title: heading,
@@ -99,13 +182,14 @@ fn timeline(name: String, heading: String, title: &str, y: &str, series: &[Serie
             marks: &[],
             rule: None,
             points: false,
+            axis,
         }),
     }
 }
 
 /// A cluster's own counters: its clients' operations, its OSDs' commit
 /// latency (the slowest), and what it had to recover.
-fn cluster_charts(s: &Source) -> Vec<Chart> {
+fn cluster_charts(s: &Source, axis: Option<&Axis>) -> Vec<Chart> {
     let line = |label: String, f: &Figures| line(s, label, f, 1.0);
     let named = |pairs: &[(&str, &str)]| -> Vec<Series> {
         pairs.iter().filter_map(|(m, label)| s.get(m).map(|f| line(label.to_string(), f))).collect()
@@ -130,7 +214,7 @@ fn cluster_charts(s: &Source) -> Vec<Chart> {
     .into_iter()
     .filter(|c| !c.3.is_empty())
     .map(|(what, title, y, series)| {
-        timeline(slug(&format!("cluster-{}-{what}", s.name)), format!("cluster {}: {title}", s.name), title, y, &series, &n)
+        timeline_on(slug(&format!("cluster-{}-{what}", s.name)), format!("cluster {}: {title}", s.name), title, y, &series, &n, axis)
     })
     .collect()
 }
@@ -160,7 +244,7 @@ mod tests {
             ];
             t.push(i as f64, HostSample { source: "local".into(), duration: 1.0, values, ..HostSample::default() });
         }
-        let c = charts_of(&t.sources[0]);
+        let c = charts_of(&t.sources[0], None);
         let names: Vec<&str> = c.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, vec!["host-local-cpu", "host-local-disks", "host-local-net"]);
         assert!(c.iter().all(|c| c.svg.as_ref().is_ok_and(|s| s.contains("<svg"))));

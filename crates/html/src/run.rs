@@ -47,7 +47,7 @@ pub fn page(dir: &Path, run: &RunResult) -> (String, Vec<Chart>) {
     // the jobs' timelines' own; a later group's are offset by its start (said there).
     all.extend(crate::disruption::section(&mut page, run));
     if let Some(t) = &run.telemetry {
-        all.extend(crate::hosts::section(&mut page, t));
+        all.extend(crate::hosts::section(&mut page, run, t));
     }
     agents(&mut page, run);
     if !run.notes.is_empty() {
@@ -146,6 +146,7 @@ fn at_a_glance(page: &mut Page, run: &RunResult, shown: usize) -> Vec<Chart> {
             rule: None,
             // A dot a job while they can be told apart.
             points: run.jobs.len() <= 100,
+            axis: None,
         })
     };
     let iops = by_job(&|o| o.iops);
@@ -255,6 +256,7 @@ fn size_class_charts(j: &JobResult) -> Vec<Chart> {
             marks: &[],
             rule: None,
             points: true,
+            axis: None,
         })
     };
     let id = |what: &str| slug(&format!("{}-size-{what}", j.name));
@@ -509,6 +511,7 @@ pub fn timelines(j: &JobResult, tag: &str) -> Vec<Chart> {
             marks: &[],
             rule: None,
             points: false,
+            axis: None,
         })
     };
     vec![
@@ -557,6 +560,7 @@ pub fn spectrum(jobs: &[(&JobResult, &str)]) -> Result<String, String> {
         marks: &[],
         rule: None,
         points: false,
+        axis: None,
     })
 }
 

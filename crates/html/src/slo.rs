@@ -67,6 +67,7 @@ pub fn page(dir: &Path, index: &SloIndex, runs: &RunSet) -> (String, Vec<Chart>)
         marks: &marks,
         rule: Some((index.bound_ns as f64, format!("bound {bound}"))),
         points: true,
+        axis: None,
     });
     let chart = Chart { name: "slo-probes".into(), title: format!("each fixed-rate probe's {stat}; the bound and the answer marked"), svg };
     page.h2("Charts");

@@ -176,6 +176,7 @@ fn hockey(index: &SweepIndex, grid: &[Vec<String>]) -> Chart {
         marks: &marks,
         rule: None,
         points: true,
+        axis: None,
     });
     Chart {
         name: "sweep-hockey".into(),
@@ -231,6 +232,7 @@ fn along(index: &SweepIndex, grid: &[Vec<String>], fig: &Figure) -> Chart {
         marks: &marks,
         rule: None,
         points: true,
+        axis: None,
     });
     Chart { name: format!("sweep-{}", fig.file), title: format!("{} along {desc}", fig.name), svg }
 }

@@ -7,7 +7,7 @@
 //! agent and every `--monitor` host; not a cluster's counters), each host's
 //! figure the mean over the run's seconds, the worst host counted.
 
-use crate::telemetry::{metric, Source, SourceKind, Telemetry};
+use crate::telemetry::{metric, Source, Telemetry};
 use std::fmt;
 
 /// What a ceiling limits.
@@ -89,7 +89,7 @@ impl Ceiling {
 
     /// The run's hosts against the ceiling: the worst one over it names it.
     pub fn judge(&self, t: Option<&Telemetry>) -> Judged {
-        let hosts = t.map_or(&[][..], |t| &t.sources).iter().filter(|s| s.kind != SourceKind::Cluster);
+        let hosts = t.map_or(&[][..], |t| &t.sources).iter().filter(|s| s.kind.is_host());
         let figures: Vec<(&Source, f64, String)> = hosts.filter_map(|s| self.resource.of(s).map(|(v, which)| (s, v, which))).collect();
         let Some((s, v, which)) = figures.into_iter().max_by(|a, b| a.1.total_cmp(&b.1)) else {
             return Judged::Unmeasured(format!("{self}: no host reported it (telemetry off, or the kernel has no such figure)"));
@@ -122,7 +122,7 @@ pub fn first_over(ceilings: &[Ceiling], t: Option<&Telemetry>) -> (Option<String
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::telemetry::{HostSample, Value};
+    use crate::telemetry::{HostSample, SourceKind, Value};
 
     fn host(name: &str, kind: SourceKind, seconds: &[(f64, f64, f64)]) -> Vec<(f64, HostSample)> {
         seconds

@@ -38,6 +38,18 @@ pub enum SourceKind {
     /// A storage cluster's own counters, read through its management
     /// interface (Ceph's managers: `pg stat`, `osd perf`).
     Cluster,
+    /// An exporter's Prometheus endpoint named for the run (`--scrape URL`:
+    /// Ceph's mgr prometheus module, node_exporter): its series as it
+    /// names them, counters as rates per second.
+    Exporter,
+}
+
+impl SourceKind {
+    /// A machine that measured itself (a client's or a watched host's
+    /// CPU, disks and network), not a cluster's or an exporter's counters.
+    pub fn is_host(self) -> bool {
+        matches!(self, SourceKind::Client | SourceKind::Watched)
+    }
 }
 
 /// One source's seconds and the series measured over them.
@@ -241,6 +253,9 @@ pub mod metric {
     pub const NIC_TX_PACKETS: &str = "nic_tx_packets_per_s";
     pub const NIC_RX_DROPS: &str = "nic_rx_drops_per_s";
     pub const NIC_TX_DROPS: &str = "nic_tx_drops_per_s";
+    /// The NIC's link speed as the kernel reports it (bits/s; virtual
+    /// NICs such as lo and veth report none).
+    pub const NIC_LINK: &str = "nic_link_bits_per_s";
     pub const TCP_RETRANS: &str = "tcp_retrans_segs_per_s";
     pub const MEM_DIRTY: &str = "mem_dirty_bytes";
     pub const MEM_WRITEBACK: &str = "mem_writeback_bytes";

@@ -89,6 +89,27 @@ pub enum Warning {
         #[serde(default)]
         rotational: bool,
     },
+    /// A host's CPUs as a whole were busy (nearly) all the time: on a
+    /// client, with the run itself using most of them; on a watched host
+    /// (a server), whoever used them. Seconds on the run's axis.
+    HostCpuSaturated {
+        host: String,
+        /// A watched host (`--watch`), not one that ran the load.
+        watched: bool,
+        seconds: u32,
+        from_s: f64,
+        to_s: f64,
+        busy_pct: f64,
+        cpus: u32,
+        /// The run's own CPU over those seconds, in cores (0 on a watched host).
+        run_cores: f64,
+    },
+    /// A NIC carried (nearly) as much as its link's speed in one direction.
+    NicSaturated { host: String, nic: String, seconds: u32, from_s: f64, to_s: f64, mbit_per_s: f64, link_mbit_per_s: f64 },
+    /// The storage cluster was recovering (objects degraded, misplaced or
+    /// being recovered, by its own counters) during the run: the clients
+    /// shared it with recovery traffic in those seconds.
+    ClusterRecovering { cluster: String, seconds: u32, from_s: f64, to_s: f64, recovery_mib_per_s: f64, degraded_max: f64 },
     /// The measuring process was stopped (Ctrl-Z) `after_s` into the run.
     Stopped { after_s: f64, seconds: f64 },
     /// A time-based job on a synchronous engine asked for verification:
@@ -163,6 +184,27 @@ impl Warning {
                      spread the load over more disks or measure a faster one"
                 )
             }
+            Warning::HostCpuSaturated { host, watched: false, seconds, from_s, to_s, busy_pct, cpus, run_cores } => format!(
+                "host {host}: its {cpus} CPUs were {busy_pct:.0}% busy for {seconds} s between {from_s:.0} s and {to_s:.0} s, \
+                 {run_cores:.2} cores of it the run's own: the client's CPU was the limit, not the storage; run from more \
+                 clients (--agents) or spend less CPU an operation (larger blocks, io_uring, fewer workers at a deeper queue)"
+            ),
+            Warning::HostCpuSaturated { host, watched: true, seconds, from_s, to_s, busy_pct, cpus, .. } => format!(
+                "watched host {host}: its {cpus} CPUs were {busy_pct:.0}% busy for {seconds} s between {from_s:.0} s and \
+                 {to_s:.0} s: the server's CPU was the limit (its daemons, or something else on it), so more load only queues \
+                 longer; see what used it (top, perf) or spread the service over more servers"
+            ),
+            Warning::NicSaturated { host, nic, seconds, from_s, to_s, mbit_per_s, link_mbit_per_s } => format!(
+                "host {host}: NIC {nic} carried {mbit_per_s:.0} Mb/s for {seconds} s between {from_s:.0} s and {to_s:.0} s, \
+                 its link being {link_mbit_per_s:.0} Mb/s: the network was the limit; run from more clients or measure over a \
+                 faster link"
+            ),
+            Warning::ClusterRecovering { cluster, seconds, from_s, to_s, recovery_mib_per_s, degraded_max } => format!(
+                "cluster {cluster}: it was recovering for {seconds} s between {from_s:.0} s and {to_s:.0} s (up to \
+                 {degraded_max:.0} objects degraded or misplaced, {recovery_mib_per_s:.1} MiB/s of recovery on average): the \
+                 clients shared the cluster with its recovery then; to measure it at rest, wait until every PG is \
+                 active+clean"
+            ),
             Warning::ConnectionFailures { job, failures, backoff_ms } => {
                 let waited = match backoff_ms {
                     Some(ms) => format!(

@@ -13,6 +13,7 @@ pub fn noun(s: &Source) -> &'static str {
         SourceKind::Client => "host",
         SourceKind::Watched => "watched host",
         SourceKind::Cluster => "cluster",
+        SourceKind::Exporter => "exporter",
     }
 }
 
@@ -22,8 +23,10 @@ pub fn lines(t: &Telemetry) -> Vec<String> {
 }
 
 fn line(s: &Source) -> String {
-    if s.kind == SourceKind::Cluster {
-        return cluster_line(s);
+    match s.kind {
+        SourceKind::Cluster => return cluster_line(s),
+        SourceKind::Exporter => return exporter_line(s),
+        SourceKind::Client | SourceKind::Watched => {}
     }
     let mut parts = Vec::new();
     if let Some(cpu) = s.get(metric::CPU_BUSY) {
@@ -88,6 +91,23 @@ fn cluster_line(s: &Source) -> String {
         parts.push(format!("at least {up:.0} of {:.0} OSDs in", max("cluster_osds")));
     }
     format!("cluster {} ({} s, its managers' figures): {}", s.name, s.t.len(), parts.join(", "))
+}
+
+/// An exporter's endpoint: how much of it was kept, and why any was not.
+fn exporter_line(s: &Source) -> String {
+    let metrics: std::collections::BTreeSet<&str> = s.series.iter().map(|x| x.metric.as_str()).collect();
+    let mut l = format!(
+        "exporter {} ({} s): {} series of {} metrics kept, counters as rates per second (every second in hosts.csv)",
+        s.name,
+        s.t.len(),
+        s.series.len(),
+        metrics.len()
+    );
+    for n in &s.notes {
+        l.push_str("; ");
+        l.push_str(n);
+    }
+    l
 }
 
 pub const HEADER: &str = "host,kind,t_s,duration_s,metric,labels,value";

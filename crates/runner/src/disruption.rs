@@ -17,10 +17,10 @@ use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
-use storbench_engine::ClusterAdmin;
+use storbench_engine::{ClusterAdmin, Watched};
 use storbench_model::disruption::{FaultAction, FaultEvent, ScheduledFault};
 use storbench_model::protocol::{unix_now_ns, FromAgent, ToAgent};
-use storbench_model::telemetry::{HostSample, SourceKind};
+use storbench_model::telemetry::HostSample;
 
 /// How often a waiting thread looks at the stop flag.
 const TICK: Duration = Duration::from_millis(20);
@@ -47,12 +47,13 @@ struct FaultLog {
     out: BTreeSet<u32>,
 }
 
-/// What goes beside the run: a cluster to watch, and faults (the ones that
-/// go through the cluster need `injector`).
+/// What goes beside the run: a cluster and exporters to watch, and faults
+/// (the ones that go through the cluster need `injector`).
 #[derive(Default)]
 pub struct ClusterSetup {
-    /// Sampled once a second (telemetry on).
-    pub watch: Option<Box<dyn ClusterAdmin>>,
+    /// Each sampled once a second on a thread of its own (telemetry on), so
+    /// a slow one delays none of the others.
+    pub watch: Vec<Box<dyn Watched>>,
     /// Carries out the cluster's faults (a connection of its own).
     pub injector: Option<Box<dyn ClusterAdmin>>,
     pub faults: Vec<ScheduledFault>,
@@ -60,7 +61,7 @@ pub struct ClusterSetup {
 
 impl ClusterSetup {
     pub fn is_empty(&self) -> bool {
-        self.watch.is_none() && self.faults.is_empty()
+        self.watch.is_empty() && self.faults.is_empty()
     }
 }
 
@@ -69,7 +70,7 @@ pub struct ClusterLink<'a> {
     inner: &'a mut dyn AgentLink,
     setup: Option<ClusterSetup>,
     samples: Option<Receiver<HostSample>>,
-    sampler: Option<JoinHandle<()>>,
+    samplers: Vec<JoinHandle<()>>,
     faulter: Option<JoinHandle<()>>,
     log: Arc<Mutex<FaultLog>>,
     stop: Arc<AtomicBool>,
@@ -85,7 +86,7 @@ impl<'a> ClusterLink<'a> {
             inner,
             setup: Some(setup),
             samples: None,
-            sampler: None,
+            samplers: Vec::new(),
             faulter: None,
             log: Arc::default(),
             stop: Arc::new(AtomicBool::new(false)),
@@ -99,7 +100,7 @@ impl<'a> ClusterLink<'a> {
     /// in, and what each fault did is returned.
     pub fn finish(mut self) -> Vec<FaultEvent> {
         self.stop.store(true, Ordering::Release);
-        if let Some(h) = self.sampler.take() {
+        for h in std::mem::take(&mut self.samplers) {
             join_within(h, JOIN_WAIT);
         }
         if let Some(h) = self.faulter.take() {
@@ -153,11 +154,14 @@ impl<'a> ClusterLink<'a> {
     fn begin(&mut self, zero: u64) {
         self.zero = Some(zero);
         let Some(setup) = self.setup.take() else { return };
-        if let Some(admin) = setup.watch {
+        if !setup.watch.is_empty() {
             let (tx, rx) = channel();
-            let stop = self.stop.clone();
             self.samples = Some(rx);
-            self.sampler = std::thread::Builder::new().name("cluster-watch".into()).spawn(move || sample(admin, zero, tx, &stop)).ok();
+            for watched in setup.watch {
+                let (stop, tx) = (self.stop.clone(), tx.clone());
+                let thread = std::thread::Builder::new().name("watch".into()).spawn(move || sample(watched, zero, tx, &stop));
+                self.samplers.extend(thread.ok());
+            }
         }
         if !setup.faults.is_empty() {
             let stop = self.stop.clone();
@@ -232,28 +236,29 @@ fn wait_until(at_ns: u64, stop: &AtomicBool) -> bool {
     }
 }
 
-/// Read the cluster at every whole second from `zero`, each reading sent
-/// as that second's (a failed reading keeps its second, empty, and says
-/// why once).
-fn sample(mut admin: Box<dyn ClusterAdmin>, zero: u64, tx: Sender<HostSample>, stop: &AtomicBool) {
-    let name = admin.name().to_string();
+/// Read a watched source at every whole second from `zero`, each reading
+/// sent as that second's (a failed reading keeps its second, empty, and
+/// says why once).
+fn sample(mut admin: Box<dyn Watched>, zero: u64, tx: Sender<HostSample>, stop: &AtomicBool) {
+    let (name, kind) = (admin.name().to_string(), admin.kind());
     let mut said = false;
     let mut k = 1u64;
     loop {
         if !wait_until(zero + k * 1_000_000_000, stop) {
             return;
         }
-        let (values, notes) = match admin.sample() {
+        let (values, mut notes) = match admin.sample() {
             Ok(v) => (v, Vec::new()),
             Err(e) if !said => {
                 said = true;
-                (Vec::new(), vec![format!("reading the cluster failed at second {k}: {e}")])
+                (Vec::new(), vec![format!("reading {name} failed at second {k}: {e}")])
             }
             Err(_) => (Vec::new(), Vec::new()),
         };
+        notes.extend(admin.notes());
         let s = HostSample {
             source: name.clone(),
-            kind: SourceKind::Cluster,
+            kind,
             hostname: name.clone(),
             cpus: 0,
             start: 0,
@@ -423,20 +428,23 @@ fn join_within<T: Send + 'static>(h: JoinHandle<T>, wait: Duration) -> Option<T>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storbench_model::telemetry::Value;
+    use storbench_model::telemetry::{SourceKind, Value};
 
     /// A cluster that counts what it is asked.
     struct Fake {
         said: Arc<std::sync::Mutex<Vec<String>>>,
     }
 
-    impl ClusterAdmin for Fake {
+    impl Watched for Fake {
         fn name(&self) -> &str {
             "fake"
         }
         fn sample(&mut self) -> Result<Vec<Value>, storbench_engine::EngineError> {
             Ok(vec![Value::new("cluster_degraded_objects", &[], 3.0)])
         }
+    }
+
+    impl ClusterAdmin for Fake {
         fn inject(&mut self, action: &FaultAction) -> Result<String, storbench_engine::EngineError> {
             self.said.lock().unwrap().push(action.words());
             Ok(format!("done {}", action.words()))

@@ -9,7 +9,7 @@
 //! through a shell.
 
 use super::conn::{Cluster, ConnOptions};
-use crate::{ClusterAdmin, EngineError};
+use crate::{ClusterAdmin, EngineError, Watched};
 use serde_json::Value as Json;
 use storbench_model::disruption::FaultAction;
 use storbench_model::telemetry::Value;
@@ -39,7 +39,7 @@ impl CephWatch {
     }
 }
 
-impl ClusterAdmin for CephWatch {
+impl Watched for CephWatch {
     fn name(&self) -> &str {
         "ceph"
     }
@@ -55,7 +55,9 @@ impl ClusterAdmin for CephWatch {
         out.extend(osd_stat(&self.json(&stat, "osd stat")?));
         Ok(out)
     }
+}
 
+impl ClusterAdmin for CephWatch {
     fn inject(&mut self, action: &FaultAction) -> Result<String, EngineError> {
         let (prefix, id) = match action {
             FaultAction::OsdOut(n) => ("osd out", n),

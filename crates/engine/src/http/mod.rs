@@ -24,6 +24,7 @@ mod chunked;
 pub mod creds;
 mod resolve;
 pub mod s3;
+pub mod scrape;
 pub mod swift;
 mod swift_auth;
 pub mod tls;

@@ -202,6 +202,7 @@ fn along(ax: &Axis, cs: &[&Curve], m: Metric, name: &str, title: &str) -> Chart 
         marks: &marks,
         rule: None,
         points: true,
+        axis: None,
     });
     Chart { name: name.into(), title: format!("{title}, one line per configuration and line; knees marked"), svg }
 }
@@ -260,6 +261,7 @@ pub fn iops_latency(q: &QuestionInfo, views: &[View]) -> Part {
         marks: &marks,
         rule: rule.clone(),
         points: true,
+        axis: None,
     });
     part.charts.push(Chart { name: slug(&format!("{}-iops-latency", q.id)), title: format!("{title}: knees and answers marked"), svg });
     part.answers.extend(slo_answers);
@@ -524,6 +526,7 @@ pub fn ramp(q: &QuestionInfo, views: &[View]) -> Part {
         marks: &marks,
         rule: None,
         points: true,
+        axis: None,
     });
     part.charts.push(Chart {
         name: slug(&format!("{}-ramp", q.id)),

@@ -50,8 +50,8 @@ impl Collector {
             return None;
         }
         let t = round_us((boundary - first) as f64 / 1e9);
-        // A cluster's reading says nothing of whether the hosts' came.
-        let mut hosts = self.telemetry.sources.iter().filter(|s| s.kind != storbench_model::telemetry::SourceKind::Cluster);
+        // A cluster's or an exporter's reading says nothing of whether the hosts' came.
+        let mut hosts = self.telemetry.sources.iter().filter(|s| s.kind.is_host());
         let seen = hosts.any(|s| s.t.last().is_some_and(|end| *end >= t));
         (!seen).then_some(deadline)
     }

@@ -161,6 +161,9 @@ impl Reading {
             out.push(Value::new(metric::NIC_TX_PACKETS, &l, tx));
             out.push(Value::new(metric::NIC_RX_DROPS, &l, rate(|n| n.recv_drop)));
             out.push(Value::new(metric::NIC_TX_DROPS, &l, rate(|n| n.sent_drop)));
+            if let Some(bits) = link_speed(name) {
+                out.push(Value::new(metric::NIC_LINK, &l, bits));
+            }
         }
     }
 
@@ -223,6 +226,13 @@ fn push_modes(out: &mut Vec<Value>, shares: &[f64; 7], labels: &[(&str, &str)]) 
 fn whole_disk(name: &str) -> bool {
     let sys = std::path::Path::new("/sys/block");
     !sys.exists() || sys.join(name).exists()
+}
+
+/// A NIC's link speed in bits/s (`/sys/class/net/NIC/speed`, Mb/s); none
+/// for a virtual NIC (the file says -1 or cannot be read).
+fn link_speed(nic: &str) -> Option<f64> {
+    let text = std::fs::read_to_string(format!("/sys/class/net/{nic}/speed")).ok()?;
+    text.trim().parse::<f64>().ok().filter(|m| *m > 0.0).map(|m| m * 1e6)
 }
 
 #[cfg(test)]

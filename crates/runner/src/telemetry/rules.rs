@@ -24,16 +24,96 @@ const MORE_OPS: f64 = 1.25;
 /// A second whose queue is below this was not loading the disk: no reference.
 const LOADED: f64 = 0.5;
 
+/// A host's CPUs this busy as a whole (neither idle nor waiting for I/O)
+/// have no room left.
+const HOST_FULL: f64 = 90.0;
+/// On a client, the run's own share of the host's CPUs for a busy host to
+/// be the run's limit (the rest: the kernel's work for it, and the others).
+const RUN_SHARE: f64 = 0.5;
+/// A NIC carrying this share of its link's speed in one direction is full.
+const LINK_FULL: f64 = 0.9;
+
 /// Every rule over every source.
 pub fn judge(t: &Telemetry) -> Vec<Warning> {
     let mut out = Vec::new();
     for s in &t.sources {
-        if s.kind == SourceKind::Client {
-            out.extend(one_core(s));
+        match s.kind {
+            SourceKind::Client | SourceKind::Watched => {
+                out.extend(one_core(s).or_else(|| busy_host(s)));
+                out.extend(s.all(metric::DISK_UTIL).filter_map(|d| full_disk(s, d)));
+                out.extend(s.all(metric::NIC_LINK).filter_map(|l| full_link(s, l)));
+            }
+            SourceKind::Cluster => out.extend(recovering(s)),
+            SourceKind::Exporter => {}
         }
-        out.extend(s.all(metric::DISK_UTIL).filter_map(|d| full_disk(s, d)));
     }
     out
+}
+
+/// A host busy on (nearly) all its CPUs for at least two seconds: on a
+/// client, with the run's own process using at least half of them (else
+/// another program's load, said by no rule); on a watched server, whoever
+/// used them.
+fn busy_host(s: &Source) -> Option<Warning> {
+    let busy = s.get(metric::CPU_BUSY)?;
+    let watched = s.kind == SourceKind::Watched;
+    let run = s.get(metric::RUN_CPU);
+    let runs = |i| watched || run.and_then(|r| at(r, i)).is_some_and(|c| c >= RUN_SHARE * s.cpus as f64);
+    let idx = seconds(s, |i| at(busy, i).is_some_and(|b| b >= HOST_FULL) && runs(i));
+    if idx.len() < MIN_SECONDS || s.cpus == 0 {
+        return None;
+    }
+    Some(Warning::HostCpuSaturated {
+        host: s.name.clone(),
+        watched,
+        seconds: idx.len() as u32,
+        from_s: start_of(s, idx[0]),
+        to_s: s.t[idx[idx.len() - 1]],
+        busy_pct: mean(busy, &idx),
+        cpus: s.cpus,
+        run_cores: if watched { 0.0 } else { run.map_or(0.0, |r| mean(r, &idx)) },
+    })
+}
+
+/// A NIC with a link speed carrying at least 90% of it in one direction.
+fn full_link(s: &Source, link: &Series) -> Option<Warning> {
+    let nic = link.label("nic");
+    let (rx, tx) = (s.find(metric::NIC_RX_BYTES, "nic", nic)?, s.find(metric::NIC_TX_BYTES, "nic", nic)?);
+    let bits = |i| Some(at(rx, i).unwrap_or(0.0).max(at(tx, i).unwrap_or(0.0)) * 8.0);
+    let idx = seconds(s, |i| matches!((bits(i), at(link, i)), (Some(b), Some(l)) if l > 0.0 && b >= LINK_FULL * l));
+    if idx.len() < MIN_SECONDS {
+        return None;
+    }
+    let mean_bits = idx.iter().filter_map(|&i| bits(i)).sum::<f64>() / idx.len() as f64;
+    Some(Warning::NicSaturated {
+        host: s.name.clone(),
+        nic: nic.to_string(),
+        seconds: idx.len() as u32,
+        from_s: start_of(s, idx[0]),
+        to_s: s.t[idx[idx.len() - 1]],
+        mbit_per_s: mean_bits / 1e6,
+        link_mbit_per_s: mean(link, &idx) / 1e6,
+    })
+}
+
+/// A cluster with objects degraded or misplaced, or recovering them, for
+/// at least two seconds, by its own counters.
+fn recovering(s: &Source) -> Option<Warning> {
+    let get = |m: &str, i: usize| s.get(m).and_then(|x| at(x, i)).unwrap_or(0.0);
+    let behind = |i| get("cluster_degraded_objects", i) + get("cluster_misplaced_objects", i);
+    let idx = seconds(s, |i| behind(i) > 0.0 || get("cluster_recovery_objects_per_s", i) > 0.0);
+    if idx.len() < MIN_SECONDS {
+        return None;
+    }
+    let bytes = idx.iter().map(|&i| get("cluster_recovery_bytes_per_s", i)).sum::<f64>() / idx.len() as f64;
+    Some(Warning::ClusterRecovering {
+        cluster: s.name.clone(),
+        seconds: idx.len() as u32,
+        from_s: start_of(s, idx[0]),
+        to_s: s.t[idx[idx.len() - 1]],
+        recovery_mib_per_s: bytes / (1 << 20) as f64,
+        degraded_max: idx.iter().map(|&i| behind(i)).fold(0.0, f64::max),
+    })
 }
 
 /// The seconds (indexes) that lasted about a second and meet `cond`.
@@ -166,11 +246,88 @@ mod tests {
     }
 
     fn host(cpus: u32, seconds: impl Iterator<Item = Vec<Value>>) -> Telemetry {
+        source(SourceKind::Client, cpus, seconds)
+    }
+
+    fn source(kind: SourceKind, cpus: u32, seconds: impl Iterator<Item = Vec<Value>>) -> Telemetry {
         let mut t = Telemetry::default();
         for (i, values) in seconds.enumerate() {
-            t.push(i as f64 + 1.0, HostSample { source: "local".into(), cpus, duration: 1.0, values, ..HostSample::default() });
+            t.push(i as f64 + 1.0, HostSample { source: "local".into(), kind, cpus, duration: 1.0, values, ..HostSample::default() });
         }
         t
+    }
+
+    /// Seconds of a host's whole CPU: (host %, the run's cores).
+    fn busy(kind: SourceKind, cpus: u32, seconds: &[(f64, f64)]) -> Telemetry {
+        let second = |(all, run): &(f64, f64)| {
+            vec![
+                Value::new(metric::CPU_BUSY, &[], *all),
+                Value::new(metric::CPU_BUSY, &[("core", "busiest")], 100.0),
+                Value::new(metric::BUSIEST_CORE, &[], 0.0),
+                Value::new(metric::CORES_FULL, &[], cpus as f64),
+                Value::new(metric::RUN_CPU, &[], *run),
+            ]
+        };
+        source(kind, cpus, seconds.iter().map(second))
+    }
+
+    #[test]
+    fn a_client_busy_on_every_cpu_with_the_run_on_most_of_them_is_named() {
+        let w = judge(&busy(SourceKind::Client, 2, &[(97.0, 1.6), (99.0, 1.8), (40.0, 0.5)]));
+        assert!(
+            matches!(&w[..], [Warning::HostCpuSaturated { watched: false, seconds: 2, cpus: 2, run_cores, .. }] if (*run_cores - 1.7).abs() < 1e-9),
+            "{w:?}"
+        );
+        assert!(w[0].message().contains("the client's CPU was the limit"), "{}", w[0].message());
+        // Busy with another program's load: not the run's limit.
+        assert!(judge(&busy(SourceKind::Client, 2, &[(97.0, 0.3), (99.0, 0.3)])).is_empty());
+    }
+
+    #[test]
+    fn a_watched_server_busy_on_every_cpu_is_named_whoever_used_them() {
+        let w = judge(&busy(SourceKind::Watched, 4, &[(95.0, 0.0), (96.0, 0.0)]));
+        assert!(matches!(&w[..], [Warning::HostCpuSaturated { watched: true, seconds: 2, .. }]), "{w:?}");
+        assert!(w[0].message().contains("the server's CPU was the limit"), "{}", w[0].message());
+    }
+
+    #[test]
+    fn a_nic_at_its_link_speed_is_named_and_one_without_a_speed_is_not() {
+        let nic = |bytes: f64, link: Option<f64>| {
+            let l = [("nic", "eth0")];
+            let mut v = vec![Value::new(metric::NIC_RX_BYTES, &l, bytes), Value::new(metric::NIC_TX_BYTES, &l, 1e3)];
+            v.extend(link.map(|b| Value::new(metric::NIC_LINK, &l, b)));
+            v
+        };
+        // 118 MB/s on a gigabit link: 944 Mb/s.
+        let w = judge(&host(2, [nic(118e6, Some(1e9)), nic(118e6, Some(1e9)), nic(1e6, Some(1e9))].into_iter()));
+        assert!(
+            matches!(&w[..], [Warning::NicSaturated { nic, seconds: 2, mbit_per_s, link_mbit_per_s, .. }] if nic == "eth0" && (*mbit_per_s - 944.0).abs() < 1e-6 && *link_mbit_per_s == 1000.0),
+            "{w:?}"
+        );
+        assert!(judge(&host(2, [nic(118e6, None), nic(118e6, None)].into_iter())).is_empty());
+    }
+
+    #[test]
+    fn a_cluster_recovering_by_its_own_counters_is_named() {
+        let second = |degraded: f64, bytes: f64| {
+            vec![
+                Value::new("cluster_degraded_objects", &[], degraded),
+                Value::new("cluster_misplaced_objects", &[], 0.0),
+                Value::new("cluster_recovery_bytes_per_s", &[], bytes),
+            ]
+        };
+        let t = source(
+            SourceKind::Cluster,
+            0,
+            [second(0.0, 0.0), second(120.0, 4.0 * 1048576.0), second(60.0, 2.0 * 1048576.0), second(0.0, 0.0)].into_iter(),
+        );
+        let w = judge(&t);
+        assert!(
+            matches!(&w[..], [Warning::ClusterRecovering { seconds: 2, from_s, to_s, recovery_mib_per_s, degraded_max, .. }] if *from_s == 1.0 && *to_s == 3.0 && *recovery_mib_per_s == 3.0 && *degraded_max == 120.0),
+            "{w:?}"
+        );
+        let calm = source(SourceKind::Cluster, 0, [second(0.0, 0.0), second(0.0, 0.0), second(0.0, 0.0)].into_iter());
+        assert!(judge(&calm).is_empty());
     }
 
     #[test]
@@ -205,7 +362,9 @@ mod tests {
 
     #[test]
     fn a_host_busy_on_every_core_a_blip_or_one_cpu_is_no_core_bottleneck() {
-        assert!(judge(&cpu_host(2, &[(100.0, 99.0, 2.0, 2.0), (100.0, 98.0, 2.0, 2.0), (100.0, 100.0, 2.0, 2.0)])).is_empty());
+        // Every core full with the run on them: the host's CPU, not one core.
+        let all = judge(&cpu_host(2, &[(100.0, 99.0, 2.0, 2.0), (100.0, 98.0, 2.0, 2.0), (100.0, 100.0, 2.0, 2.0)]));
+        assert!(matches!(&all[..], [Warning::HostCpuSaturated { seconds: 3, .. }]), "{all:?}");
         assert!(judge(&cpu_host(2, &[(100.0, 50.0, 1.0, 1.0), (30.0, 20.0, 0.0, 0.3)])).is_empty());
         assert!(judge(&cpu_host(1, &[(100.0, 50.0, 1.0, 1.0), (100.0, 50.0, 1.0, 1.0)])).is_empty());
     }
