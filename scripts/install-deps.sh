@@ -9,7 +9,8 @@
 # (qemu-nbd: the NBD servers the nbd engine's tests and benchmark start),
 # fonts-dejavu-core (the text of `report --charts` PNG files),
 # libradospp-dev (librados' C++ headers: the rados engine's no-copy write
-# shim is compiled against them).
+# shim is compiled against them), nftables (nft: the network faults' loss
+# and cut, on kernels without netem too).
 # Idempotent: installs only what is missing.
 set -euo pipefail
 
@@ -27,6 +28,7 @@ command -v nbdkit >/dev/null || need+=(nbdkit)
 command -v qemu-nbd >/dev/null || need+=(qemu-utils)
 [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
 [ -e /usr/include/rados/librados.hpp ] || need+=(libradospp-dev)
+command -v nft >/dev/null || need+=(nftables)
 
 if [ ${#need[@]} -gt 0 ]; then
   sudo=""

@@ -13,7 +13,7 @@ use crate::cli::JobSource;
 use crate::error::*;
 use std::path::PathBuf;
 use storbench_engine::{ClusterAdmin, EngineConfig, Watched};
-use storbench_model::disruption::ScheduledFault;
+use storbench_model::disruption::{FaultAction, ScheduledFault};
 use storbench_runner::disruption::ClusterSetup;
 
 /// A command's faults and the cluster it watches, for each of its runs.
@@ -32,12 +32,15 @@ impl DisruptSetup {
     /// From the command's flags; `None` when it asks for neither.
     pub fn of(source: &JobSource) -> Result<Option<DisruptSetup>, CliError> {
         let mut faults = source.faults.iter().map(|f| ScheduledFault::parse(f).map_err(CliError::usage)).collect::<Result<Vec<_>, _>>()?;
-        if let Some(f) = faults.iter().find(|f| !f.action.on_cluster()).filter(|_| !source.allow_exec) {
+        if let Some(f) = faults.iter().find(|f| matches!(f.action, FaultAction::Exec(_))).filter(|_| !source.allow_exec) {
             return Err(CliError::usage(format!(
                 "--fault {}s:{}: a fault that runs a command needs --allow-exec (it runs `sh -c` on this machine)",
                 f.at.as_secs_f64(),
                 f.action.words()
             )));
+        }
+        if let Some(nic) = faults.iter().filter_map(|f| f.action.nic()).find(|n| !storbench_runner::netem::exists(n)) {
+            return Err(CliError::usage(format!("--fault: no network interface '{nic}' on this machine (`ip link` lists them)")));
         }
         faults.sort_by_key(|f| f.at);
         let watch_ceph = source.watch_ceph.as_ref().map(|p| Some(PathBuf::from(p)).filter(|_| !p.is_empty()));

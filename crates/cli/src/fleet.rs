@@ -219,6 +219,11 @@ pub fn run(
     let ids: HashMap<String, u32> = prepared.jobs.iter().map(|j| (j.name().to_string(), j.share.job)).collect();
     let notes = agent_notes(&connected, &shares);
     let cluster = match crate::disrupt::cluster(watching.disrupt.as_deref(), watching.telemetry, prepared.jobs.iter().map(|j| &*j.config)) {
+        // The coordinator runs none of the load: it measures itself beside the agents.
+        Ok(mut c) if watching.telemetry => {
+            c.watch.push(Box::new(storbench_runner::telemetry::HostWatch::new("coordinator")));
+            c
+        }
         Ok(c) => c,
         Err(e) => {
             connected.finish(&none_left, &all_live, &aborted);

@@ -907,3 +907,104 @@ fn every_agent_samples_its_host_on_the_fleets_seconds() {
         assert!(s.get(storbench_model::telemetry::metric::CPU_BUSY).is_some_and(|c| c.present().count() == s.t.len()));
     }
 }
+
+/// What the run set on a NIC with nftables (its table's listing, "" if none).
+fn nft_table(nic: &str) -> String {
+    let out = std::process::Command::new("nft").args(["list", "table", "inet", &format!("storbench_{nic}")]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Poll until `cond` holds (up to 15 s): false if it never did.
+fn eventually(cond: impl Fn() -> bool) -> bool {
+    let t = std::time::Instant::now();
+    while t.elapsed() < Duration::from_secs(15) {
+        if cond() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// Issue 30's network faults: the link to an agent lossy, then cut, then
+/// restored, then delayed and lossy until the run ends. The run goes
+/// through it with the agent kept; each fault is carried out (seen from
+/// outside while the run goes on) and recorded, a delay on a kernel without
+/// netem as an error that says so; what the schedule left is removed when
+/// the run ends; a NIC that does not exist is refused first.
+#[test]
+fn an_agents_link_cut_and_restored_mid_run_is_survived_and_left_as_found() {
+    if !can_use_namespaces() {
+        return;
+    }
+    let dir = scratch();
+    let ns = Namespaces::new("sbn", 44, 1);
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let _agents = ns.agents(&fleet, dir.path(), |_| Vec::new());
+    // Every agent of the namespaces is reached through their bridge.
+    let nic = ns.bridge();
+    let faults = [
+        format!("2s:net-loss:{nic}:30%"),
+        format!("4s:net-cut:{nic}"),
+        format!("6s:net-restore:{nic}"),
+        format!("7s:net-delay:{nic}:150ms"),
+        format!("8s:net-loss:{nic}:10%"),
+    ];
+    let mut args: Vec<String> = ["run", "--agents", &ns.address(1), "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", "out"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.extend(["--quiet", "--name", "n", "--ioengine", "null", "--runtime", "11", "--time_based", "1"].map(String::from));
+    for f in &faults {
+        args.extend(["--fault".to_string(), f.clone()]);
+    }
+    let child = std::process::Command::new(bin())
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Seen from outside while the run goes on: the loss, then the cut, then nothing.
+    let lossy = eventually(|| nft_table(&nic).contains("numgen random mod 1000 < 300"));
+    let cut = eventually(|| {
+        let t = nft_table(&nic);
+        t.contains("drop") && !t.contains("numgen")
+    });
+    let restored = eventually(|| nft_table(&nic).is_empty());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(lossy && cut && restored, "loss {lossy}, cut {cut}, restored {restored}");
+    assert!(nft_table(&nic).is_empty() && !qdisc(&nic).contains("netem"), "left as found: {} {}", nft_table(&nic), qdisc(&nic));
+    let r = run_result(&dir.path().join("out"));
+    assert_eq!(r.agents.len(), 1);
+    assert!(r.jobs[0].ops[0].ios > 0);
+    let d = r.disruption.expect("the faults' figures");
+    let done: Vec<(String, bool)> = d.events.iter().map(|e| (e.action.words(), e.restores)).collect();
+    let want: Vec<(String, bool)> =
+        faults.iter().map(|f| (f.split_once(':').unwrap().1.to_string(), false)).chain([(format!("net-restore:{nic}"), true)]).collect();
+    assert_eq!(done, want, "{:?}", d.events);
+    for (i, e) in d.events.iter().enumerate().filter(|(i, _)| *i != 3) {
+        assert!(e.error.is_none(), "event {i}: {e:?}");
+    }
+    // A delay needs netem: carried out where the kernel has it, said where it has not.
+    let delay = &d.events[3];
+    assert!(delay.error.as_deref().is_none_or(|e| e.contains("this kernel has no netem")), "{delay:?}");
+    assert!(d.before.is_some() && d.during.is_some() && d.after.is_some(), "{d:?}");
+    assert_valid(&result_json(&dir.path().join("out")));
+    // A NIC that is not there: refused before anything runs.
+    let bad = storbench(
+        dir.path(),
+        &["run", "--name", "x", "--ioengine", "null", "--runtime", "1", "--fault", "1s:net-cut:sbnope0", "--results-dir", "no"],
+    );
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("no network interface 'sbnope0'"), "{}", bad.stderr);
+    assert!(!dir.path().join("no").exists());
+}
+
+/// The root qdisc's line of a NIC (`tc qdisc show dev NIC root`).
+fn qdisc(nic: &str) -> String {
+    let out = std::process::Command::new("tc").args(["qdisc", "show", "dev", nic, "root"]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

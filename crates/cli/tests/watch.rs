@@ -153,6 +153,11 @@ fn a_fleet_run_watches_a_server_beside_its_agents() {
         assert_eq!(source(&r, a).kind, SourceKind::Client);
     }
     assert!(server.get(metric::CPU_BUSY).is_some() && server.all(metric::NIC_RX_BYTES).next().is_some());
+    // The coordinator, which ran none of the load, measured itself on the same seconds.
+    let coordinator = source(&r, "coordinator");
+    assert_eq!(coordinator.kind, SourceKind::Watched);
+    assert!(coordinator.cpus > 0 && coordinator.get(metric::CPU_BUSY).is_some() && coordinator.get(metric::RUN_CPU).is_some());
+    assert_on_the_clients_seconds(&r, coordinator);
 }
 
 #[test]

@@ -544,6 +544,10 @@ pub trait Watched: Send {
     fn notes(&mut self) -> Vec<String> {
         Vec::new()
     }
+    /// The host name it reports, and its CPUs (0: not a host).
+    fn host(&self) -> (String, u32) {
+        (self.name().to_string(), 0)
+    }
 }
 
 /// A storage cluster as its operators' tools see it (Ceph's monitors and

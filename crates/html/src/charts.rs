@@ -609,7 +609,10 @@ mod tests {
         let axis = Axis { from: 0.0, to: 10.0, events: vec![(5.0, "osd-out:2".into())], bands: vec![(2.0, 4.0, "disk vda".into())] };
         let on = lines(&Lines { axis: Some(&axis), log_y: false, rule: None, ..c }).unwrap();
         assert!(on.contains("osd-out:2") && on.contains("disk vda"), "{on}");
-        assert!(on.matches("<rect").count() > lines(&Lines { log_y: false, rule: None, ..c }).unwrap().matches("<rect").count(), "the band shaded");
+        assert!(
+            on.matches("<rect").count() > lines(&Lines { log_y: false, rule: None, ..c }).unwrap().matches("<rect").count(),
+            "the band shaded"
+        );
         let cols = vec![(0.0, 1.0, vec![(40u16, 5u64), (41, 1)]), (1.0, 2.0, vec![(42, 3)])];
         assert!(time_heatmap("h", &cols, &fmt).unwrap().matches("<rect").count() >= 3);
     }

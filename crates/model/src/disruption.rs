@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
 /// What a scheduled fault does.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "action", content = "target")]
 pub enum FaultAction {
     /// `ceph osd out N`: the OSD stays up, its data moves elsewhere.
@@ -19,6 +19,14 @@ pub enum FaultAction {
     OsdDown(u32),
     /// A shell command (only with `--allow-exec`).
     Exec(String),
+    /// Every packet this machine sends out of the NIC delayed (netem).
+    NetDelay { nic: String, ms: f64 },
+    /// That share of them dropped (netem).
+    NetLoss { nic: String, pct: f64 },
+    /// All of them dropped: the link cut, without a FIN or a RST.
+    NetCut(String),
+    /// The NIC as it was before the run's first network fault on it.
+    NetRestore(String),
 }
 
 impl FaultAction {
@@ -29,18 +37,31 @@ impl FaultAction {
             FaultAction::OsdIn(n) => format!("osd-in:{n}"),
             FaultAction::OsdDown(n) => format!("osd-down:{n}"),
             FaultAction::Exec(c) => format!("exec:{c}"),
+            FaultAction::NetDelay { nic, ms } => format!("net-delay:{nic}:{ms}ms"),
+            FaultAction::NetLoss { nic, pct } => format!("net-loss:{nic}:{pct}%"),
+            FaultAction::NetCut(nic) => format!("net-cut:{nic}"),
+            FaultAction::NetRestore(nic) => format!("net-restore:{nic}"),
         }
     }
 
     /// Whether it goes through the storage cluster's management interface.
     pub fn on_cluster(&self) -> bool {
-        !matches!(self, FaultAction::Exec(_))
+        matches!(self, FaultAction::OsdOut(_) | FaultAction::OsdIn(_) | FaultAction::OsdDown(_))
+    }
+
+    /// The NIC a network fault shapes.
+    pub fn nic(&self) -> Option<&str> {
+        match self {
+            FaultAction::NetDelay { nic, .. } | FaultAction::NetLoss { nic, .. } => Some(nic),
+            FaultAction::NetCut(nic) | FaultAction::NetRestore(nic) => Some(nic),
+            _ => None,
+        }
     }
 }
 
 /// One fault of the schedule: an action at a time after the run's start
 /// (second 0 of its axis, the first group's start).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ScheduledFault {
     pub at: Duration,
     pub action: FaultAction,
@@ -51,7 +72,8 @@ impl ScheduledFault {
     /// `30s:exec:systemctl restart ceph-osd@2`. The error says what is wrong
     /// and how to write it.
     pub fn parse(text: &str) -> Result<ScheduledFault, String> {
-        let usage = "write TIME:ACTION[:ARG], e.g. 5s:osd-out:2 (actions: osd-out:N, osd-in:N, osd-down:N, exec:COMMAND)";
+        let usage = "write TIME:ACTION[:ARG], e.g. 5s:osd-out:2 (actions: osd-out:N, osd-in:N, osd-down:N, exec:COMMAND, \
+                     net-delay:NIC:MS, net-loss:NIC:PCT, net-cut:NIC, net-restore:NIC)";
         let (at, rest) = text.split_once(':').ok_or_else(|| format!("--fault '{text}': {usage}"))?;
         let at = parse_time(at).ok_or_else(|| format!("--fault '{text}': '{at}' is not a time (5s, 1500ms, 2m)"))?;
         let (name, arg) = rest.split_once(':').unwrap_or((rest, ""));
@@ -62,9 +84,38 @@ impl ScheduledFault {
             "osd-down" => FaultAction::OsdDown(osd()?),
             "exec" if !arg.trim().is_empty() => FaultAction::Exec(arg.to_string()),
             "exec" => return Err(format!("--fault '{text}': exec needs a command (exec:COMMAND)")),
+            "net-delay" | "net-loss" | "net-cut" | "net-restore" => net(text, name, arg)?,
             _ => return Err(format!("--fault '{text}': unknown action '{name}'; {usage}")),
         };
         Ok(ScheduledFault { at, action })
+    }
+}
+
+/// A network fault's NIC and figure: `net-delay:eth1:100ms` (up to a
+/// minute), `net-loss:eth1:5%` (above 0, up to 100), `net-cut:eth1`.
+fn net(text: &str, name: &str, arg: &str) -> Result<FaultAction, String> {
+    let (nic, figure) = arg.split_once(':').map_or((arg, None), |(n, f)| (n, Some(f.trim())));
+    let nic = nic.trim().to_string();
+    // A NIC's name as the kernel allows it (IFNAMSIZ, no slash or blank).
+    if nic.is_empty() || nic.len() > 15 || nic.contains(['/', ' ', ':']) {
+        return Err(format!("--fault '{text}': {name} needs a network interface's name ({name}:eth1...)"));
+    }
+    let bad = |what: &str| format!("--fault '{text}': {what}");
+    match (name, figure) {
+        ("net-delay", Some(f)) => {
+            let ms = parse_time(f).filter(|d| !d.is_zero() && *d <= Duration::from_secs(60));
+            let ms = ms.ok_or_else(|| bad("the delay is a time above 0 and up to 60s (100ms, 1.5s)"))?;
+            Ok(FaultAction::NetDelay { nic, ms: ms.as_secs_f64() * 1e3 })
+        }
+        ("net-loss", Some(f)) => {
+            let pct = f.strip_suffix('%').unwrap_or(f).trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p <= 100.0);
+            Ok(FaultAction::NetLoss { nic, pct: pct.ok_or_else(|| bad("the loss is a percentage above 0 and up to 100 (5%)"))? })
+        }
+        ("net-delay", None) => Err(bad("net-delay needs the delay (net-delay:NIC:100ms)")),
+        ("net-loss", None) => Err(bad("net-loss needs the share lost (net-loss:NIC:5%)")),
+        ("net-cut", None) => Ok(FaultAction::NetCut(nic)),
+        ("net-restore", None) => Ok(FaultAction::NetRestore(nic)),
+        _ => Err(bad(&format!("{name} takes only the NIC ({name}:NIC)"))),
     }
 }
 
@@ -332,9 +383,32 @@ mod tests {
             ("5s:exec:", "exec needs a command"),
             ("-1s:osd-in:1", "not a time"),
             ("5s", "TIME:ACTION"),
+            ("5s:net-delay:eth1", "needs the delay"),
+            ("5s:net-delay:eth1:0ms", "above 0 and up to 60s"),
+            ("5s:net-loss:eth1:150%", "above 0 and up to 100"),
+            ("5s:net-cut:", "network interface's name"),
+            ("5s:net-cut:eth1:5", "takes only the NIC"),
         ] {
             let e = ScheduledFault::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn network_faults_name_their_nic_and_figure_and_read_back_as_written() {
+        for (text, action) in [
+            ("2s:net-delay:sbnv1:200ms", FaultAction::NetDelay { nic: "sbnv1".into(), ms: 200.0 }),
+            ("2s:net-delay:eth0:1.5s", FaultAction::NetDelay { nic: "eth0".into(), ms: 1500.0 }),
+            ("2s:net-loss:eth0:5%", FaultAction::NetLoss { nic: "eth0".into(), pct: 5.0 }),
+            ("2s:net-cut:eth0", FaultAction::NetCut("eth0".into())),
+            ("2s:net-restore:eth0", FaultAction::NetRestore("eth0".into())),
+        ] {
+            let f = ScheduledFault::parse(text).unwrap();
+            assert_eq!(f.action, action, "{text}");
+            assert!(!f.action.on_cluster() && f.action.nic().is_some());
+            assert_eq!(ScheduledFault::parse(&format!("2s:{}", f.action.words())).unwrap().action, action, "words read back");
+            let json = serde_json::to_string(&f.action).unwrap();
+            assert_eq!(serde_json::from_str::<FaultAction>(&json).unwrap(), action, "{json}");
         }
     }
 

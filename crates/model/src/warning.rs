@@ -191,8 +191,8 @@ impl Warning {
             ),
             Warning::HostCpuSaturated { host, watched: true, seconds, from_s, to_s, busy_pct, cpus, .. } => format!(
                 "watched host {host}: its {cpus} CPUs were {busy_pct:.0}% busy for {seconds} s between {from_s:.0} s and \
-                 {to_s:.0} s: the server's CPU was the limit (its daemons, or something else on it), so more load only queues \
-                 longer; see what used it (top, perf) or spread the service over more servers"
+                 {to_s:.0} s: that host's CPU was the limit (a server's daemons, a fleet coordinator's merging, or something \
+                 else on it), so more load only queues longer; see what used it (top, perf) or spread the work over more hosts"
             ),
             Warning::NicSaturated { host, nic, seconds, from_s, to_s, mbit_per_s, link_mbit_per_s } => format!(
                 "host {host}: NIC {nic} carried {mbit_per_s:.0} Mb/s for {seconds} s between {from_s:.0} s and {to_s:.0} s, \

@@ -45,6 +45,8 @@ struct FaultLog {
     current: Option<ScheduledFault>,
     /// OSDs this run took out and has not put back in.
     out: BTreeSet<u32>,
+    /// NICs this run shaped (netem) and has not restored.
+    shaped: BTreeSet<String>,
 }
 
 /// What goes beside the run: a cluster and exporters to watch, and faults
@@ -128,6 +130,17 @@ impl<'a> ClusterLink<'a> {
                 action: FaultAction::OsdIn(*id),
                 answer: String::new(),
                 error: Some(format!("NOT put back in: the cluster did not answer in time; run `ceph osd in {id}`")),
+                skipped: false,
+                restores: true,
+            });
+        }
+        for nic in &log.shaped {
+            events.push(FaultEvent {
+                at_s: now,
+                done_s: now,
+                action: FaultAction::NetRestore(nic.clone()),
+                answer: String::new(),
+                error: Some(format!("NOT restored in time; run `tc qdisc del dev {nic} root`")),
                 skipped: false,
                 restores: true,
             });
@@ -222,6 +235,33 @@ impl AgentLink for ClusterLink<'_> {
     }
 }
 
+/// Once the run is over, the NICs it shaped and did not restore are
+/// restored, each an event (or, failing, one saying what is left to do).
+fn restore_nics(zero: u64, log: &Mutex<FaultLog>) {
+    let lock = || log.lock().unwrap_or_else(|p| p.into_inner());
+    let nics: Vec<String> = lock().shaped.iter().cloned().collect();
+    for nic in nics {
+        let mut shaped = lock().shaped.clone();
+        let done = crate::netem::restore(&nic, &mut shaped);
+        let at = unix_now_ns().saturating_sub(zero) as f64 / 1e9;
+        let mut l = lock();
+        l.shaped = shaped;
+        let (answer, error) = match done {
+            Ok(a) => (a, None),
+            Err(e) => (String::new(), Some(format!("{e}; run `tc qdisc del dev {nic} root`"))),
+        };
+        l.events.push(FaultEvent {
+            at_s: at,
+            done_s: at,
+            action: FaultAction::NetRestore(nic),
+            answer,
+            error,
+            skipped: false,
+            restores: true,
+        });
+    }
+}
+
 /// Sleep until Unix time `at_ns`, or until the stop flag; false if stopped.
 fn wait_until(at_ns: u64, stop: &AtomicBool) -> bool {
     loop {
@@ -240,7 +280,7 @@ fn wait_until(at_ns: u64, stop: &AtomicBool) -> bool {
 /// sent as that second's (a failed reading keeps its second, empty, and
 /// says why once).
 fn sample(mut admin: Box<dyn Watched>, zero: u64, tx: Sender<HostSample>, stop: &AtomicBool) {
-    let (name, kind) = (admin.name().to_string(), admin.kind());
+    let (name, kind, (hostname, cpus)) = (admin.name().to_string(), admin.kind(), admin.host());
     let mut said = false;
     let mut k = 1u64;
     loop {
@@ -259,8 +299,8 @@ fn sample(mut admin: Box<dyn Watched>, zero: u64, tx: Sender<HostSample>, stop: 
         let s = HostSample {
             source: name.clone(),
             kind,
-            hostname: name.clone(),
-            cpus: 0,
+            hostname: hostname.clone(),
+            cpus,
             start: 0,
             t: k as f64,
             duration: 1.0,
@@ -297,6 +337,12 @@ fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin
         }
         let done = match (&f.action, injector.as_mut()) {
             (FaultAction::Exec(cmd), _) => exec(cmd, stop),
+            (action, _) if action.nic().is_some() => {
+                let mut shaped = lock().shaped.clone();
+                let done = crate::netem::apply(action, &mut shaped);
+                lock().shaped = shaped;
+                done
+            }
             (action, Some(admin)) => admin.inject(action).map_err(|e| e.to_string()),
             (_, None) => Err("no cluster to carry it out".into()),
         };
@@ -314,10 +360,12 @@ fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin
         };
         l.events.push(FaultEvent { at_s: f.at.as_secs_f64(), done_s, action: f.action, answer, error, skipped: false, restores: false });
     }
-    let Some(admin) = injector.as_mut() else { return };
-    while !lock().out.is_empty() && !stop.load(Ordering::Acquire) {
+    let undone = || !lock().out.is_empty() || !lock().shaped.is_empty();
+    while undone() && !stop.load(Ordering::Acquire) {
         std::thread::sleep(TICK);
     }
+    restore_nics(zero, log);
+    let Some(admin) = injector.as_mut() else { return };
     let out: Vec<u32> = lock().out.iter().copied().collect();
     for id in out {
         let action = FaultAction::OsdIn(id);

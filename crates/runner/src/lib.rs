@@ -29,6 +29,7 @@ pub mod iolog;
 pub mod journal;
 mod kinds;
 pub mod min_rate;
+pub mod netem;
 pub mod placement;
 pub mod plan;
 pub mod prepare;

@@ -40,13 +40,13 @@ impl Namespaces {
         ns
     }
 
-    fn bridge(&self) -> String {
+    pub fn bridge(&self) -> String {
         format!("{}br", self.tag)
     }
     pub fn name(&self, i: usize) -> String {
         format!("{}{i}", self.tag)
     }
-    fn veth(&self, i: usize) -> String {
+    pub fn veth(&self, i: usize) -> String {
         format!("{}v{i}", self.tag)
     }
     pub fn address(&self, i: usize) -> String {

@@ -63,8 +63,9 @@ impl ClusterAdmin for CephWatch {
             FaultAction::OsdOut(n) => ("osd out", n),
             FaultAction::OsdIn(n) => ("osd in", n),
             FaultAction::OsdDown(n) => ("osd down", n),
-            FaultAction::Exec(_) => {
-                return Err(EngineError::Unavailable { engine: self.engine, message: "a command is not the cluster's to run".into() })
+            other => {
+                let message = format!("{} is not the cluster's to carry out", other.words());
+                return Err(EngineError::Unavailable { engine: self.engine, message });
             }
         };
         let cmd = serde_json::json!({ "prefix": prefix, "ids": [id.to_string()] }).to_string();

@@ -1,7 +1,7 @@
 //! The coordinator's side: every host's seconds gathered onto the run's
 //! time axis, whose second 0 is the first group's start.
 
-use storbench_model::telemetry::{HostSample, Telemetry};
+use storbench_model::telemetry::{HostSample, SourceKind, Telemetry};
 
 /// The hosts' seconds as they arrive, and each group's start.
 #[derive(Default)]
@@ -50,9 +50,11 @@ impl Collector {
             return None;
         }
         let t = round_us((boundary - first) as f64 / 1e9);
-        // A cluster's or an exporter's reading says nothing of whether the hosts' came.
-        let mut hosts = self.telemetry.sources.iter().filter(|s| s.kind.is_host());
-        let seen = hosts.any(|s| s.t.last().is_some_and(|end| *end >= t));
+        // The load's hosts' readings are the ones waited for, every one of
+        // them: a watched host's (a fleet's coordinator reads itself first),
+        // a cluster's or an exporter's says nothing of whether theirs came.
+        let clients: Vec<_> = self.telemetry.sources.iter().filter(|s| s.kind == SourceKind::Client).collect();
+        let seen = !clients.is_empty() && clients.iter().all(|s| s.t.last().is_some_and(|end| *end >= t));
         (!seen).then_some(deadline)
     }
 
@@ -104,8 +106,15 @@ mod tests {
         assert_eq!(c.awaited(13 * s + grace, grace), None, "given up at the grace");
         assert_eq!(c.awaited(12 * s + 5_000_000, grace), None, "second 2 came");
         assert_eq!(c.awaited(10 * s + 500_000_000, grace), None, "no whole second yet");
+        // Another agent's second 3 still on its way; a watched host's (a coordinator's) does not count.
+        c.sample(HostSample { source: "b".into(), t: 2.0, duration: 1.0, ..HostSample::default() });
         c.sample(HostSample { source: "a".into(), t: 3.0, duration: 1.0, ..HostSample::default() });
-        assert_eq!(c.awaited(13 * s + 5_000_000, grace), None, "second 3 came");
+        let watched =
+            HostSample { source: "coordinator".into(), kind: SourceKind::Watched, t: 3.0, duration: 1.0, ..HostSample::default() };
+        c.sample(watched);
+        assert_eq!(c.awaited(13 * s + 5_000_000, grace), Some(13 * s + grace), "agent b's second 3 not come yet");
+        c.sample(HostSample { source: "b".into(), t: 3.0, duration: 1.0, ..HostSample::default() });
+        assert_eq!(c.awaited(13 * s + 5_000_000, grace), None, "second 3 came from every client");
         assert_eq!(Collector::new(false).awaited(13 * s, grace), None, "telemetry off");
     }
 }

@@ -183,6 +183,63 @@ impl Ticker {
     }
 }
 
+/// This host as a watched source beside a run (`engine::Watched`, read on
+/// the run's whole seconds by `disruption::ClusterLink`): a fleet's
+/// coordinator, which runs none of the load, measures itself too.
+pub struct HostWatch {
+    name: String,
+    hostname: String,
+    base: Reading,
+    kinds: DiskKinds,
+    notes: Vec<String>,
+    said: bool,
+}
+
+impl HostWatch {
+    /// The first reading is taken now: the first second's figures are
+    /// rates over the time from here to its end.
+    pub fn new(name: &str) -> HostWatch {
+        let mut notes = Vec::new();
+        let base = Reading::take(&mut notes);
+        HostWatch {
+            name: name.to_string(),
+            hostname: crate::coordinator::hostname(),
+            base,
+            kinds: DiskKinds::default(),
+            notes,
+            said: false,
+        }
+    }
+}
+
+impl storbench_engine::Watched for HostWatch {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn kind(&self) -> SourceKind {
+        SourceKind::Watched
+    }
+
+    fn sample(&mut self) -> Result<Vec<storbench_model::telemetry::Value>, storbench_engine::EngineError> {
+        let now = Reading::take(&mut self.notes);
+        let values = now.since(&self.base, &mut self.kinds);
+        self.base = now;
+        Ok(values)
+    }
+
+    fn notes(&mut self) -> Vec<String> {
+        match std::mem::replace(&mut self.said, true) {
+            true => Vec::new(),
+            false => dedup(std::mem::take(&mut self.notes)),
+        }
+    }
+
+    fn host(&self) -> (String, u32) {
+        (self.hostname.clone(), self.base.cpus() as u32)
+    }
+}
+
 fn dedup(mut v: Vec<String>) -> Vec<String> {
     v.sort();
     v.dedup();

@@ -287,7 +287,7 @@ mod tests {
     fn a_watched_server_busy_on_every_cpu_is_named_whoever_used_them() {
         let w = judge(&busy(SourceKind::Watched, 4, &[(95.0, 0.0), (96.0, 0.0)]));
         assert!(matches!(&w[..], [Warning::HostCpuSaturated { watched: true, seconds: 2, .. }]), "{w:?}");
-        assert!(w[0].message().contains("the server's CPU was the limit"), "{}", w[0].message());
+        assert!(w[0].message().contains("that host's CPU was the limit"), "{}", w[0].message());
     }
 
     #[test]
