@@ -113,7 +113,7 @@ pub struct JobSource {
     /// Serve the live figures for Prometheus at http://ADDR/metrics (by job, operation and agent)
     #[arg(long, value_name = "ADDR:PORT")]
     pub prometheus: Option<std::net::SocketAddr>,
-    /// Inject a fault at a time of the run: osd-out:N, osd-in:N, osd-down:N (through the Ceph monitors), net-delay:NIC:MS, net-loss:NIC:PCT, net-cut:NIC, net-restore:NIC (netem on this machine's NIC), exec:COMMAND (with --allow-exec); repeat for a schedule
+    /// Inject a fault at a time of the run: osd-out:N, osd-in:N, osd-down:N (through the Ceph monitors), net-loss:NIC:PCT, net-cut:NIC (nftables), net-delay:NIC:MS (netem), net-restore:NIC, on this machine's NIC, exec:COMMAND (with --allow-exec); repeat for a schedule
     #[arg(long = "fault", value_name = "TIME:ACTION[:ARG]")]
     pub faults: Vec<String>,
     /// Let --fault run shell commands (exec:COMMAND) and ioengine=exec jobs run their programs

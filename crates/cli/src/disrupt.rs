@@ -39,8 +39,9 @@ impl DisruptSetup {
                 f.action.words()
             )));
         }
-        if let Some(nic) = faults.iter().filter_map(|f| f.action.nic()).find(|n| !storbench_runner::netem::exists(n)) {
-            return Err(CliError::usage(format!("--fault: no network interface '{nic}' on this machine (`ip link` lists them)")));
+        for f in &faults {
+            storbench_runner::netem::check(&f.action)
+                .map_err(|e| CliError::usage(format!("--fault {}s:{}: {e}", f.at.as_secs_f64(), f.action.words())))?;
         }
         faults.sort_by_key(|f| f.at);
         let watch_ceph = source.watch_ceph.as_ref().map(|p| Some(PathBuf::from(p)).filter(|_| !p.is_empty()));

@@ -909,8 +909,8 @@ fn every_agent_samples_its_host_on_the_fleets_seconds() {
 }
 
 /// What the run set on a NIC with nftables (its table's listing, "" if none).
-fn nft_table(nic: &str) -> String {
-    let out = std::process::Command::new("nft").args(["list", "table", "inet", &format!("storbench_{nic}")]).output().unwrap();
+fn nft_table(family: &str, nic: &str) -> String {
+    let out = std::process::Command::new("nft").args(["list", "table", family, &format!("storbench_{nic}")]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
@@ -926,12 +926,13 @@ fn eventually(cond: impl Fn() -> bool) -> bool {
     false
 }
 
-/// Issue 30's network faults: the link to an agent lossy, then cut, then
-/// restored, then delayed and lossy until the run ends. The run goes
-/// through it with the agent kept; each fault is carried out (seen from
-/// outside while the run goes on) and recorded, a delay on a kernel without
-/// netem as an error that says so; what the schedule left is removed when
-/// the run ends; a NIC that does not exist is refused first.
+/// Issue 30's network faults: an agent's link (its veth, a bridge's port)
+/// lossy, then cut (packets dropped, counted by the rule), then restored;
+/// then the bridge itself delayed and lossy until the run ends. The run
+/// goes through it with the agent kept; each fault is carried out (seen
+/// from outside while the run goes on) and recorded, a delay on a kernel
+/// without netem as an error that says so; what the schedule left is
+/// removed when the run ends; a NIC that does not exist is refused first.
 #[test]
 fn an_agents_link_cut_and_restored_mid_run_is_survived_and_left_as_found() {
     if !can_use_namespaces() {
@@ -941,14 +942,13 @@ fn an_agents_link_cut_and_restored_mid_run_is_survived_and_left_as_found() {
     let ns = Namespaces::new("sbn", 44, 1);
     let fleet = fleet_dir(dir.path(), "fleet");
     let _agents = ns.agents(&fleet, dir.path(), |_| Vec::new());
-    // Every agent of the namespaces is reached through their bridge.
-    let nic = ns.bridge();
+    let (port, bridge) = (ns.veth(1), ns.bridge());
     let faults = [
-        format!("2s:net-loss:{nic}:30%"),
-        format!("4s:net-cut:{nic}"),
-        format!("6s:net-restore:{nic}"),
-        format!("7s:net-delay:{nic}:150ms"),
-        format!("8s:net-loss:{nic}:10%"),
+        format!("2s:net-loss:{port}:30%"),
+        format!("4s:net-cut:{port}"),
+        format!("6s:net-restore:{port}"),
+        format!("7s:net-delay:{bridge}:150ms"),
+        format!("8s:net-loss:{bridge}:10%"),
     ];
     let mut args: Vec<String> = ["run", "--agents", &ns.address(1), "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", "out"]
         .iter()
@@ -965,25 +965,32 @@ fn an_agents_link_cut_and_restored_mid_run_is_survived_and_left_as_found() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Seen from outside while the run goes on: the loss, then the cut, then nothing.
-    let lossy = eventually(|| nft_table(&nic).contains("numgen random mod 1000 < 300"));
+    // Seen from outside while the run goes on: the port lossy, then cut and
+    // dropping the agent's packets, then as it was; the bridge lossy.
+    let lossy = eventually(|| nft_table("bridge", &port).contains("numgen random mod 100000 < 30000"));
     let cut = eventually(|| {
-        let t = nft_table(&nic);
-        t.contains("drop") && !t.contains("numgen")
+        let t = nft_table("bridge", &port);
+        !t.contains("numgen") && t.lines().any(|l| l.contains("drop") && !l.contains("packets 0 "))
     });
-    let restored = eventually(|| nft_table(&nic).is_empty());
+    let restored = eventually(|| nft_table("bridge", &port).is_empty());
+    let bridge_lossy = eventually(|| nft_table("inet", &bridge).contains("numgen random mod 100000 < 10000"));
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
-    assert!(lossy && cut && restored, "loss {lossy}, cut {cut}, restored {restored}");
-    assert!(nft_table(&nic).is_empty() && !qdisc(&nic).contains("netem"), "left as found: {} {}", nft_table(&nic), qdisc(&nic));
+    assert!(lossy && cut && restored && bridge_lossy, "loss {lossy}, cut dropping {cut}, restored {restored}, bridge {bridge_lossy}");
+    for nic in [&port, &bridge] {
+        assert!(
+            nft_table("bridge", nic).is_empty() && nft_table("inet", nic).is_empty() && !qdisc(nic).contains("netem"),
+            "{nic} left as found"
+        );
+    }
     let r = run_result(&dir.path().join("out"));
     assert_eq!(r.agents.len(), 1);
     assert!(r.jobs[0].ops[0].ios > 0);
     let d = r.disruption.expect("the faults' figures");
     let done: Vec<(String, bool)> = d.events.iter().map(|e| (e.action.words(), e.restores)).collect();
     let want: Vec<(String, bool)> =
-        faults.iter().map(|f| (f.split_once(':').unwrap().1.to_string(), false)).chain([(format!("net-restore:{nic}"), true)]).collect();
+        faults.iter().map(|f| (f.split_once(':').unwrap().1.to_string(), false)).chain([(format!("net-restore:{bridge}"), true)]).collect();
     assert_eq!(done, want, "{:?}", d.events);
     for (i, e) in d.events.iter().enumerate().filter(|(i, _)| *i != 3) {
         assert!(e.error.is_none(), "event {i}: {e:?}");

@@ -21,9 +21,9 @@ pub enum FaultAction {
     Exec(String),
     /// Every packet this machine sends out of the NIC delayed (netem).
     NetDelay { nic: String, ms: f64 },
-    /// That share of them dropped (netem).
+    /// That share of the packets through the NIC dropped, each way (nftables).
     NetLoss { nic: String, pct: f64 },
-    /// All of them dropped: the link cut, without a FIN or a RST.
+    /// All of them dropped: the link cut, without a FIN or a RST (nftables).
     NetCut(String),
     /// The NIC as it was before the run's first network fault on it.
     NetRestore(String),
@@ -103,13 +103,16 @@ fn net(text: &str, name: &str, arg: &str) -> Result<FaultAction, String> {
     let bad = |what: &str| format!("--fault '{text}': {what}");
     match (name, figure) {
         ("net-delay", Some(f)) => {
-            let ms = parse_time(f).filter(|d| !d.is_zero() && *d <= Duration::from_secs(60));
+            // A bare number is milliseconds here (net-delay:NIC:MS), not seconds.
+            let f = if f.parse::<f64>().is_ok() { format!("{f}ms") } else { f.to_string() };
+            let ms = parse_time(&f).filter(|d| !d.is_zero() && *d <= Duration::from_secs(60));
             let ms = ms.ok_or_else(|| bad("the delay is a time above 0 and up to 60s (100ms, 1.5s)"))?;
             Ok(FaultAction::NetDelay { nic, ms: ms.as_secs_f64() * 1e3 })
         }
         ("net-loss", Some(f)) => {
-            let pct = f.strip_suffix('%').unwrap_or(f).trim().parse::<f64>().ok().filter(|p| *p > 0.0 && *p <= 100.0);
-            Ok(FaultAction::NetLoss { nic, pct: pct.ok_or_else(|| bad("the loss is a percentage above 0 and up to 100 (5%)"))? })
+            // Drawn per packet in thousandths of a percent.
+            let pct = f.strip_suffix('%').unwrap_or(f).trim().parse::<f64>().ok().filter(|p| *p >= 0.001 && *p <= 100.0);
+            Ok(FaultAction::NetLoss { nic, pct: pct.ok_or_else(|| bad("the loss is a percentage from 0.001 to 100 (5%)"))? })
         }
         ("net-delay", None) => Err(bad("net-delay needs the delay (net-delay:NIC:100ms)")),
         ("net-loss", None) => Err(bad("net-loss needs the share lost (net-loss:NIC:5%)")),
@@ -385,7 +388,8 @@ mod tests {
             ("5s", "TIME:ACTION"),
             ("5s:net-delay:eth1", "needs the delay"),
             ("5s:net-delay:eth1:0ms", "above 0 and up to 60s"),
-            ("5s:net-loss:eth1:150%", "above 0 and up to 100"),
+            ("5s:net-loss:eth1:150%", "from 0.001 to 100"),
+            ("5s:net-loss:eth1:0.0001%", "from 0.001 to 100"),
             ("5s:net-cut:", "network interface's name"),
             ("5s:net-cut:eth1:5", "takes only the NIC"),
         ] {
@@ -399,6 +403,7 @@ mod tests {
         for (text, action) in [
             ("2s:net-delay:sbnv1:200ms", FaultAction::NetDelay { nic: "sbnv1".into(), ms: 200.0 }),
             ("2s:net-delay:eth0:1.5s", FaultAction::NetDelay { nic: "eth0".into(), ms: 1500.0 }),
+            ("2s:net-delay:eth0:50", FaultAction::NetDelay { nic: "eth0".into(), ms: 50.0 }),
             ("2s:net-loss:eth0:5%", FaultAction::NetLoss { nic: "eth0".into(), pct: 5.0 }),
             ("2s:net-cut:eth0", FaultAction::NetCut("eth0".into())),
             ("2s:net-restore:eth0", FaultAction::NetRestore("eth0".into())),

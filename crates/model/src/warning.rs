@@ -202,8 +202,8 @@ impl Warning {
             Warning::ClusterRecovering { cluster, seconds, from_s, to_s, recovery_mib_per_s, degraded_max } => format!(
                 "cluster {cluster}: it was recovering for {seconds} s between {from_s:.0} s and {to_s:.0} s (up to \
                  {degraded_max:.0} objects degraded or misplaced, {recovery_mib_per_s:.1} MiB/s of recovery on average): the \
-                 clients shared the cluster with its recovery then; to measure it at rest, wait until every PG is \
-                 active+clean"
+                 clients shared the cluster with its recovery then, after a fault of the run's or one before it; to measure \
+                 the cluster at rest, start when every PG is active+clean"
             ),
             Warning::ConnectionFailures { job, failures, backoff_ms } => {
                 let waited = match backoff_ms {

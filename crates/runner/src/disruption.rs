@@ -45,8 +45,8 @@ struct FaultLog {
     current: Option<ScheduledFault>,
     /// OSDs this run took out and has not put back in.
     out: BTreeSet<u32>,
-    /// NICs this run shaped (netem) and has not restored.
-    shaped: BTreeSet<String>,
+    /// NICs this run shaped (nftables, netem) and has not restored.
+    shaped: crate::netem::Shaped,
 }
 
 /// What goes beside the run: a cluster and exporters to watch, and faults
@@ -108,7 +108,10 @@ impl<'a> ClusterLink<'a> {
         if let Some(h) = self.faulter.take() {
             join_within(h, RESTORE_WAIT);
         }
+        // The faults' thread restores the NICs as it ends; one still stuck in
+        // a cluster call leaves them to this thread (nft and tc are local).
         let zero = self.zero;
+        restore_nics(zero.unwrap_or_else(unix_now_ns), &self.log);
         let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
         let mut events = log.events.clone();
         if let Some(f) = &log.current {
@@ -130,17 +133,6 @@ impl<'a> ClusterLink<'a> {
                 action: FaultAction::OsdIn(*id),
                 answer: String::new(),
                 error: Some(format!("NOT put back in: the cluster did not answer in time; run `ceph osd in {id}`")),
-                skipped: false,
-                restores: true,
-            });
-        }
-        for nic in &log.shaped {
-            events.push(FaultEvent {
-                at_s: now,
-                done_s: now,
-                action: FaultAction::NetRestore(nic.clone()),
-                answer: String::new(),
-                error: Some(format!("NOT restored in time; run `tc qdisc del dev {nic} root`")),
                 skipped: false,
                 restores: true,
             });
@@ -182,6 +174,15 @@ impl<'a> ClusterLink<'a> {
             self.faulter =
                 std::thread::Builder::new().name("faults".into()).spawn(move || inject(faults, injector, zero, &stop, &log)).ok();
         }
+    }
+}
+
+impl Drop for ClusterLink<'_> {
+    /// A run that ends without `finish` (a panic) still leaves no NIC cut
+    /// or delayed; after `finish` there is nothing left to restore.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        restore_nics(self.zero.unwrap_or_else(unix_now_ns), &self.log);
     }
 }
 
@@ -237,18 +238,20 @@ impl AgentLink for ClusterLink<'_> {
 
 /// Once the run is over, the NICs it shaped and did not restore are
 /// restored, each an event (or, failing, one saying what is left to do).
+/// Each is taken from the log before it is undone, so two threads ending
+/// the run never undo one twice.
 fn restore_nics(zero: u64, log: &Mutex<FaultLog>) {
     let lock = || log.lock().unwrap_or_else(|p| p.into_inner());
-    let nics: Vec<String> = lock().shaped.iter().cloned().collect();
-    for nic in nics {
-        let mut shaped = lock().shaped.clone();
-        let done = crate::netem::restore(&nic, &mut shaped);
+    loop {
+        let Some((nic, set)) = lock().shaped.pop_first() else { return };
+        let mut one = crate::netem::Shaped::from([(nic.clone(), set)]);
+        let done = crate::netem::restore(&nic, &mut one);
         let at = unix_now_ns().saturating_sub(zero) as f64 / 1e9;
+        let left = one.get(&nic).copied().unwrap_or(set);
         let mut l = lock();
-        l.shaped = shaped;
         let (answer, error) = match done {
             Ok(a) => (a, None),
-            Err(e) => (String::new(), Some(format!("{e}; run `tc qdisc del dev {nic} root`"))),
+            Err(e) => (String::new(), Some(format!("NOT restored: {e}; {}", crate::netem::undo_hint(&nic, left)))),
         };
         l.events.push(FaultEvent {
             at_s: at,

@@ -9,8 +9,12 @@
 //! for every `_sum`/`_count` pair (a histogram's, a summary's, Ceph's
 //! average counters such as `ceph_osd_op_w_latency`) the mean over the
 //! second (`NAME_mean`: the sum's rise over the count's, the latency of
-//! that second's operations). Histogram buckets are left out. A counter
-//! that went down (the daemon restarted) has no rate that second.
+//! that second's operations). Histogram buckets are left out. A counter's
+//! rate is over the time since its value last moved: an exporter that
+//! caches its answer (Ceph's manager, for `mgr/prometheus/scrape_interval`)
+//! repeats values, and a repeat is no figure rather than a second of
+//! nothing done. A counter that went down (the daemon restarted) has no
+//! rate that second.
 
 use super::{client, Client, Common, Failure};
 use crate::{EngineError, Watched};
@@ -39,8 +43,8 @@ pub struct Scrape {
     rt: tokio::runtime::Runtime,
     client: Client,
     keep: Vec<String>,
-    /// The previous reading's counters and when it was taken.
-    last: Option<(Instant, HashMap<Key, f64>)>,
+    /// Each counter's value when it last moved, and when that was.
+    moved: HashMap<Key, (f64, Instant)>,
     /// The series kept so far (at most [`MOST_SERIES`]) and how many more
     /// were left out.
     kept: HashSet<Key>,
@@ -72,7 +76,7 @@ impl Scrape {
             rt,
             client,
             keep: keep.to_vec(),
-            last: None,
+            moved: HashMap::new(),
             kept: HashSet::new(),
             dropped: HashSet::new(),
             said_dropped: false,
@@ -124,34 +128,38 @@ impl Scrape {
 
     fn values_at(&mut self, scrape: prometheus_parse::Scrape, now: Instant) -> Vec<Value> {
         let figures = figures(scrape, &self.keep);
-        let last = self.last.take();
-        let dt = last.as_ref().map(|(at, _)| now.duration_since(*at).as_secs_f64()).filter(|d| *d > 0.0);
-        let prev = |k: &Key| last.as_ref().and_then(|(_, m)| m.get(k).copied());
-        let mut out = Vec::new();
-        let mut counters = HashMap::new();
-        for f in &figures.gauges {
-            out.push(value(&f.0 .0, &f.0 .1, f.1));
-        }
+        let mut out: Vec<Value> = figures.gauges.iter().map(|(k, v)| value(&k.0, &k.1, *v)).collect();
+        // Each counter's rise since it last moved, and over how long: an
+        // exporter that caches its answer (Ceph's manager, for its
+        // scrape_interval) or whose daemons report every few seconds
+        // (mgr_stats_period) repeats a value, and a repeat is no figure,
+        // not a second of nothing done.
+        let mut rises: HashMap<&Key, f64> = HashMap::new();
         for (k, v) in &figures.counters {
-            counters.insert(k.clone(), *v);
-            if let (Some(p), Some(dt)) = (prev(k), dt) {
-                if *v >= p {
-                    out.push(value(&format!("{}_per_s", k.0), &k.1, (v - p) / dt));
+            match self.moved.get(k).copied() {
+                Some((p, _)) if *v == p => {}
+                Some((p, at)) if *v > p => {
+                    let dt = now.duration_since(at).as_secs_f64();
+                    if dt > 0.0 {
+                        rises.insert(k, v - p);
+                        out.push(value(&format!("{}_per_s", k.0), &k.1, (v - p) / dt));
+                    }
+                    self.moved.insert(k.clone(), (*v, now));
+                }
+                // First seen, or gone down (the daemon restarted): counted from here.
+                _ => {
+                    self.moved.insert(k.clone(), (*v, now));
                 }
             }
         }
         for (base, labels) in &figures.pairs {
-            let rise = |suffix: &str| {
-                let k = (format!("{base}{suffix}"), labels.clone());
-                Some(counters.get(&k)? - prev(&k)?)
-            };
+            let rise = |suffix: &str| rises.get(&(format!("{base}{suffix}"), labels.clone())).copied();
             if let (Some(sum), Some(n)) = (rise("_sum"), rise("_count")) {
                 if n > 0.0 && sum >= 0.0 {
                     out.push(value(&format!("{base}_mean"), labels, sum / n));
                 }
             }
         }
-        self.last = Some((now, counters));
         self.cap(out)
     }
 
@@ -285,23 +293,23 @@ fn value(metric: &str, labels: &BTreeMap<String, String>, v: f64) -> Value {
 /// kept with the results), and the source's name: its host and port, and
 /// its path unless that is `/metrics`.
 pub fn parse_url(url: &str) -> Result<(::http::Uri, String), EngineError> {
+    // Credentials are looked for before anything quotes the URL: the error
+    // goes to the terminal and the logs.
+    // Any '@' at all: a password may hold '/', '#' or '?' itself.
+    if let Some((_, after)) = url.rsplit_once('@') {
+        let host = after.split(['/', '?', '#']).next().unwrap_or("");
+        return Err(EngineError::BadOption {
+            engine: ENGINE,
+            option: "--scrape".into(),
+            message: format!("the URL of {host}: credentials in a URL would be kept with the results; give an endpoint that needs none"),
+        });
+    }
     let bad = |why: &str| EngineError::BadOption { engine: ENGINE, option: "--scrape".into(), message: format!("'{url}': {why}") };
     let uri: ::http::Uri = url.parse().map_err(|_| bad("not a URL (give http://HOST:PORT/metrics)"))?;
     if !matches!(uri.scheme_str(), Some("http" | "https")) {
         return Err(bad("not an http or https URL (give http://HOST:PORT/metrics)"));
     }
     let Some(auth) = uri.authority() else { return Err(bad("no host in it")) };
-    if auth.as_str().contains('@') {
-        // Said without them: the error goes to the terminal and the logs.
-        return Err(EngineError::BadOption {
-            engine: ENGINE,
-            option: "--scrape".into(),
-            message: format!(
-                "the URL of {}: credentials in a URL would be kept with the results; give an endpoint that needs none",
-                uri.host().unwrap_or("the host")
-            ),
-        });
-    }
     let path = uri.path();
     let name = match path {
         "/metrics" | "/" | "" => auth.as_str().to_string(),
@@ -382,7 +390,7 @@ up 1\n";
             rt,
             client,
             keep: vec!["ceph_*".into()],
-            last: None,
+            moved: HashMap::new(),
             kept: HashSet::new(),
             dropped: HashSet::new(),
             said_dropped: false,
@@ -399,8 +407,15 @@ up 1\n";
         assert_eq!(get("ceph_osd_op_w_per_s"), Some(1000.0), "500 more over half a second");
         assert_eq!(get("ceph_osd_op_w_latency_mean"), Some(2.0 / 500.0), "2 s over 500 operations");
         assert_eq!(second.iter().find(|v| v.metric == "ceph_osd_op_w_per_s").unwrap().labels["ceph_daemon"], "osd.0");
+        // A repeated answer (a cached one): no rate, not a rate of zero; the
+        // next move is a rate over the time since the last one.
+        let repeat = s.values_at(parse(&later), t0 + Duration::from_millis(1500));
+        assert!(repeat.iter().all(|v| !v.metric.ends_with("_per_s") && !v.metric.ends_with("_mean")), "{repeat:?}");
+        let moved = later.replace("ceph_osd_op_w{ceph_daemon=\"osd.0\"} 1500.0", "ceph_osd_op_w{ceph_daemon=\"osd.0\"} 3500.0");
+        let fourth = s.values_at(parse(&moved), t0 + Duration::from_millis(2500));
+        assert_eq!(fourth.iter().find(|v| v.metric == "ceph_osd_op_w_per_s").map(|v| v.value), Some(1000.0), "2000 more over 2 s");
         // A restarted daemon's counter went down: no rate that second.
-        let third = s.values_at(parse(CEPH), t0 + Duration::from_millis(1500));
+        let third = s.values_at(parse(CEPH), t0 + Duration::from_millis(3500));
         assert!(third.iter().all(|v| v.metric != "ceph_osd_op_w_per_s"), "{third:?}");
     }
 
@@ -423,6 +438,10 @@ up 1\n";
         let e = parse_url("http://u:secret@h:1/metrics").unwrap_err().to_string();
         assert!(e.contains("credentials in a URL") && e.contains("--scrape") && !e.contains("secret"), "{e}");
         assert!(parse_url("ftp://h/metrics").unwrap_err().to_string().contains("not an http or https URL"));
+        for leaky in ["ftp://u:pw1@h/metrics", "http://u:p#w1@h:1/metrics", "u:pw1@h:1"] {
+            let e = parse_url(leaky).unwrap_err().to_string();
+            assert!(e.contains("credentials in a URL") && !e.contains("pw1") && !e.contains("p#w1"), "{leaky}: {e}");
+        }
         assert!(parse_url("not a url").is_err());
     }
 }

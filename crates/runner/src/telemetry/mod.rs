@@ -223,6 +223,10 @@ impl storbench_engine::Watched for HostWatch {
 
     fn sample(&mut self) -> Result<Vec<storbench_model::telemetry::Value>, storbench_engine::EngineError> {
         let now = Reading::take(&mut self.notes);
+        if self.said {
+            // Said with the first second; each reading names them again.
+            self.notes.clear();
+        }
         let values = now.since(&self.base, &mut self.kinds);
         self.base = now;
         Ok(values)

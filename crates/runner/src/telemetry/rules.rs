@@ -60,15 +60,16 @@ fn busy_host(s: &Source) -> Option<Warning> {
     let run = s.get(metric::RUN_CPU);
     let runs = |i| watched || run.and_then(|r| at(r, i)).is_some_and(|c| c >= RUN_SHARE * s.cpus as f64);
     let idx = seconds(s, |i| at(busy, i).is_some_and(|b| b >= HOST_FULL) && runs(i));
-    if idx.len() < MIN_SECONDS || s.cpus == 0 {
+    if s.cpus == 0 {
         return None;
     }
+    let (seconds, from_s, to_s) = held(s, &idx)?;
     Some(Warning::HostCpuSaturated {
         host: s.name.clone(),
         watched,
-        seconds: idx.len() as u32,
-        from_s: start_of(s, idx[0]),
-        to_s: s.t[idx[idx.len() - 1]],
+        seconds,
+        from_s,
+        to_s,
         busy_pct: mean(busy, &idx),
         cpus: s.cpus,
         run_cores: if watched { 0.0 } else { run.map_or(0.0, |r| mean(r, &idx)) },
@@ -81,16 +82,14 @@ fn full_link(s: &Source, link: &Series) -> Option<Warning> {
     let (rx, tx) = (s.find(metric::NIC_RX_BYTES, "nic", nic)?, s.find(metric::NIC_TX_BYTES, "nic", nic)?);
     let bits = |i| Some(at(rx, i).unwrap_or(0.0).max(at(tx, i).unwrap_or(0.0)) * 8.0);
     let idx = seconds(s, |i| matches!((bits(i), at(link, i)), (Some(b), Some(l)) if l > 0.0 && b >= LINK_FULL * l));
-    if idx.len() < MIN_SECONDS {
-        return None;
-    }
+    let (seconds, from_s, to_s) = held(s, &idx)?;
     let mean_bits = idx.iter().filter_map(|&i| bits(i)).sum::<f64>() / idx.len() as f64;
     Some(Warning::NicSaturated {
         host: s.name.clone(),
         nic: nic.to_string(),
-        seconds: idx.len() as u32,
-        from_s: start_of(s, idx[0]),
-        to_s: s.t[idx[idx.len() - 1]],
+        seconds,
+        from_s,
+        to_s,
         mbit_per_s: mean_bits / 1e6,
         link_mbit_per_s: mean(link, &idx) / 1e6,
     })
@@ -102,15 +101,13 @@ fn recovering(s: &Source) -> Option<Warning> {
     let get = |m: &str, i: usize| s.get(m).and_then(|x| at(x, i)).unwrap_or(0.0);
     let behind = |i| get("cluster_degraded_objects", i) + get("cluster_misplaced_objects", i);
     let idx = seconds(s, |i| behind(i) > 0.0 || get("cluster_recovery_objects_per_s", i) > 0.0);
-    if idx.len() < MIN_SECONDS {
-        return None;
-    }
+    let (seconds, from_s, to_s) = held(s, &idx)?;
     let bytes = idx.iter().map(|&i| get("cluster_recovery_bytes_per_s", i)).sum::<f64>() / idx.len() as f64;
     Some(Warning::ClusterRecovering {
         cluster: s.name.clone(),
-        seconds: idx.len() as u32,
-        from_s: start_of(s, idx[0]),
-        to_s: s.t[idx[idx.len() - 1]],
+        seconds,
+        from_s,
+        to_s,
         recovery_mib_per_s: bytes / (1 << 20) as f64,
         degraded_max: idx.iter().map(|&i| behind(i)).fold(0.0, f64::max),
     })
@@ -143,15 +140,13 @@ fn one_core(s: &Source) -> Option<Warning> {
         return None;
     }
     let idx = seconds(s, |i| at(full, i) == Some(1.0) && at(run, i).is_some_and(|c| c >= ONE_CORE));
-    if idx.len() < MIN_SECONDS {
-        return None;
-    }
+    let (seconds, from_s, to_s) = held(s, &idx)?;
     Some(Warning::CoreSaturated {
         host: s.name.clone(),
         core: commonest(idx.iter().filter_map(|&i| at(which, i)).map(|c| c as u32)),
-        seconds: idx.len() as u32,
-        from_s: start_of(s, idx[0]),
-        to_s: s.t[idx[idx.len() - 1]],
+        seconds,
+        from_s,
+        to_s,
         busy_pct: mean(core, &idx),
         host_busy_pct: mean(host, &idx),
         run_cores: mean(run, &idx),
@@ -168,15 +163,13 @@ fn full_disk(s: &Source, util: &Series) -> Option<Warning> {
     let wait = s.find(metric::DISK_AWAIT, "disk", disk);
     let rotational = util.label(metric::ROTATIONAL) == "1";
     let idx = if rotational { seconds(s, |i| at(util, i).is_some_and(|u| u >= DISK_FULL)) } else { queued_for_nothing(s, queue?, wait?) };
-    if idx.len() < MIN_SECONDS {
-        return None;
-    }
+    let (seconds, from_s, to_s) = held(s, &idx)?;
     Some(Warning::DiskSaturated {
         host: s.name.clone(),
         disk: disk.to_string(),
-        seconds: idx.len() as u32,
-        from_s: start_of(s, idx[0]),
-        to_s: s.t[idx[idx.len() - 1]],
+        seconds,
+        from_s,
+        to_s,
         util_pct: mean(util, &idx),
         await_ms: wait.map_or(0.0, |a| mean(a, &idx)),
         queue: queue.map_or(0.0, |q| mean(q, &idx)),
@@ -193,6 +186,13 @@ fn queued_for_nothing(s: &Source, queue: &Series, wait: &Series) -> Vec<usize> {
     let base = seconds(s, |i| both(i).is_some_and(|(q, _)| q >= LOADED)).into_iter().filter_map(&both).min_by(|a, b| a.0.total_cmp(&b.0));
     let Some((q0, a0)) = base else { return Vec::new() };
     seconds(s, |i| both(i).is_some_and(|(q, a)| q > 1.0 && q >= QUEUE_GREW * q0 && (q / q0) / (a / a0) < MORE_OPS))
+}
+
+/// The seconds a rule held, if at least [`MIN_SECONDS`]: how many, where
+/// the first began and where the last ended.
+fn held(s: &Source, idx: &[usize]) -> Option<(u32, f64, f64)> {
+    let (&first, &last) = (idx.first()?, idx.last()?);
+    (idx.len() >= MIN_SECONDS).then(|| (idx.len() as u32, start_of(s, first), s.t[last]))
 }
 
 /// Where the second at `i` began.
