@@ -896,11 +896,15 @@ fn every_agent_samples_its_host_on_the_fleets_seconds() {
     let r = run_result(&dir.path().join("out"));
     let t = r.telemetry.as_ref().expect("the agents' hosts sampled");
     let names: Vec<&str> = t.sources.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names.len(), 3, "the agents' hosts and the coordinator's: {names:?}");
     assert!(names.contains(&"127.0.0.91:7450") && names.contains(&"127.0.0.92:7450"), "{names:?}");
+    // The coordinator, which ran none of the load, is a watched source of its own.
+    let coordinator = t.sources.iter().find(|s| s.name == "coordinator").expect("the coordinator measured itself");
+    assert_eq!(coordinator.kind, storbench_model::telemetry::SourceKind::Watched);
+    assert!(coordinator.get(storbench_model::telemetry::metric::CPU_BUSY).is_some());
     let client: Vec<f64> = r.jobs[0].series.iter().filter(|p| (p.duration - 1.0).abs() < 1e-3).map(|p| p.t).collect();
     assert!(client.len() >= 2, "{client:?}");
-    for s in &t.sources {
+    for s in t.sources.iter().filter(|s| s.kind == storbench_model::telemetry::SourceKind::Client) {
         for c in &client {
             assert!(s.t.contains(c), "{}: the fleet's second ending at {c} s is not one of its seconds {:?}", s.name, s.t);
         }

@@ -312,7 +312,8 @@ fn two_agents_and_a_watched_host_against_the_ceph_cluster_each_show_cpu_disk_and
     assert_eq!(run.code, 0, "{}", run.stderr);
     let r = run_result(&dir.path().join("out"));
     let sources = &r.telemetry.as_ref().expect("telemetry").sources;
-    assert_eq!(sources.len(), 3, "{:?}", sources.iter().map(|s| &s.name).collect::<Vec<_>>());
+    // The two agents, the watched server and the coordinator.
+    assert_eq!(sources.len(), 4, "{:?}", sources.iter().map(|s| &s.name).collect::<Vec<_>>());
     for name in ["127.0.0.151:7450", "127.0.0.152:7450", "127.0.0.153:7450"] {
         let s = source(&r, name);
         assert_eq!(s.kind == SourceKind::Watched, name.ends_with("153:7450"), "{name}: {:?}", s.kind);
