@@ -91,12 +91,9 @@ pub fn restore(nic: &str, shaped: &mut Shaped) -> Result<String, String> {
         }
         shaped.insert(nic.to_string(), Set { table: None, ..set });
     }
-    if set.netem {
-        if root_qdisc(nic)? == "netem" {
-            run("tc", &["qdisc", "del", "dev", nic, "root"], None)?;
-            done.push(format!("tc qdisc del dev {nic} root"));
-        }
-        shaped.insert(nic.to_string(), Set { netem: false, table: None });
+    if set.netem && root_qdisc(nic)? == "netem" {
+        run("tc", &["qdisc", "del", "dev", nic, "root"], None)?;
+        done.push(format!("tc qdisc del dev {nic} root"));
     }
     shaped.remove(nic);
     Ok(if done.is_empty() { "nothing was left to undo".into() } else { done.join("; ") })

@@ -183,7 +183,7 @@ impl Scrape {
     }
 
     /// Said once, when series were left out.
-    pub fn dropped_note(&mut self) -> Option<String> {
+    fn dropped_note(&mut self) -> Option<String> {
         if self.dropped.is_empty() || self.said_dropped {
             return None;
         }
