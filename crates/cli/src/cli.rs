@@ -656,6 +656,9 @@ pub struct ExportArgs {
     /// Replace an existing -o FILE
     #[arg(long)]
     pub force: bool,
+    /// Every run's timeline instead, a row per source, second and figure: each job's seconds, each host's, the cluster's and the exporters', and each fault, on the run's axis
+    #[arg(long)]
+    pub series: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -121,7 +121,7 @@ pub fn cluster<'a>(
     if telemetry {
         watch.insert(0, connect()? as Box<dyn Watched>);
     }
-    Ok(ClusterSetup { watch, injector, faults: setup.faults.clone() })
+    Ok(ClusterSetup { watch, injector, faults: setup.faults.clone(), ..ClusterSetup::default() })
 }
 
 /// Connects to the run's cluster, again each time it is called.

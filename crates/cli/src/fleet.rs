@@ -231,11 +231,12 @@ pub fn run(
         }
     };
     let mut link = FleetLink::new(&mut connected, shares, fleet.on_lost);
+    let tap = watching.metrics.clone().map(|r| r as std::sync::Arc<dyn storbench_runner::agent::Tap>);
     if let Some(registry) = watching.metrics {
         registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
         link.set_tap(registry);
     }
-    let mut result = crate::watch::run(&mut link, watchers.as_mut(), cluster, &prepared, observer, scope);
+    let mut result = crate::watch::run(&mut link, watchers.as_mut(), cluster, tap, &prepared, observer, scope);
     link.annotate(&mut result, &ids);
     let (left, live) = link.leftovers();
     for message in connected.finish(&left, &live, &aborted) {

@@ -233,13 +233,14 @@ fn run_here(
         }
     };
     let mut link = local_agent(&prepared);
+    let tap = watching.metrics.clone().map(|r| r as Arc<dyn storbench_runner::agent::Tap>);
     let mut result = match watching.metrics {
         Some(registry) => {
             registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
             let mut tapped = Tapped { inner: &mut link, tap: &*registry, agent: "local".into() };
-            crate::watch::run(&mut tapped, watchers.as_mut(), cluster, &prepared, observer, scope)
+            crate::watch::run(&mut tapped, watchers.as_mut(), cluster, tap, &prepared, observer, scope)
         }
-        None => crate::watch::run(&mut link, watchers.as_mut(), cluster, &prepared, observer, scope),
+        None => crate::watch::run(&mut link, watchers.as_mut(), cluster, None, &prepared, observer, scope),
     };
     // The workers are joined before their targets are cleaned up (except
     // workers abandoned stuck in their engine after a second Ctrl-C).

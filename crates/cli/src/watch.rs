@@ -10,11 +10,12 @@
 use crate::cli::FleetArgs;
 use crate::error::*;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 use storbench_fleet::agents::AgentSpec;
 use storbench_fleet::watch::Watchers;
 use storbench_model::RunResult;
-use storbench_runner::agent::AgentLink;
+use storbench_runner::agent::{AgentLink, Tap, TelemetryTapped};
 use storbench_runner::disruption::{ClusterLink, ClusterSetup};
 use storbench_runner::interrupt::Scope;
 use storbench_runner::{run_plan_on, Observer, Prepared};
@@ -75,21 +76,25 @@ impl WatchSetup {
 /// Run the prepared plan over `link`, with the storage cluster (watched,
 /// and the faults injected into it) and the watched hosts beside it if
 /// there are any; they stop when the run is over, and what the faults did
-/// is assessed from the run's own figures.
+/// is assessed from the run's own figures. `tap` (`--prometheus`) hears of
+/// every telemetry second and fault as it comes.
 pub fn run(
     link: &mut dyn AgentLink,
     watchers: Option<&mut Watchers>,
-    cluster: ClusterSetup,
+    mut cluster: ClusterSetup,
+    tap: Option<Arc<dyn Tap>>,
     prepared: &Prepared,
     observer: &mut dyn Observer,
     scope: &Scope,
 ) -> RunResult {
+    let run = Run { tap: tap.as_deref(), prepared, scope };
     if cluster.is_empty() {
-        return beside_hosts(link, watchers, prepared, observer, scope);
+        return run.beside_hosts(link, watchers, observer);
     }
     let faults = !cluster.faults.is_empty();
+    cluster.tap = tap.clone();
     let mut beside = ClusterLink::new(link, cluster);
-    let mut result = beside_hosts(&mut beside, watchers, prepared, observer, scope);
+    let mut result = run.beside_hosts(&mut beside, watchers, observer);
     let events = beside.finish();
     if faults {
         result.disruption = Some(storbench_model::disruption::Disruption::assess(&result, events));
@@ -97,16 +102,27 @@ pub fn run(
     result
 }
 
-fn beside_hosts(
-    link: &mut dyn AgentLink,
-    watchers: Option<&mut Watchers>,
-    prepared: &Prepared,
-    observer: &mut dyn Observer,
-    scope: &Scope,
-) -> RunResult {
-    let Some(w) = watchers else { return run_plan_on(link, prepared, observer, scope) };
-    let mut result = run_plan_on(&mut w.link(link), prepared, observer, scope);
-    w.finish();
-    w.annotate(&mut result);
-    result
+/// What every layer of a run shares.
+struct Run<'a> {
+    tap: Option<&'a dyn Tap>,
+    prepared: &'a Prepared,
+    scope: &'a Scope,
+}
+
+impl Run<'_> {
+    fn beside_hosts(&self, link: &mut dyn AgentLink, watchers: Option<&mut Watchers>, observer: &mut dyn Observer) -> RunResult {
+        let Some(w) = watchers else { return self.tapped(link, observer) };
+        let mut result = self.tapped(&mut w.link(link), observer);
+        w.finish();
+        w.annotate(&mut result);
+        result
+    }
+
+    /// The outermost link, where every source's seconds pass.
+    fn tapped(&self, link: &mut dyn AgentLink, observer: &mut dyn Observer) -> RunResult {
+        match self.tap {
+            Some(tap) => run_plan_on(&mut TelemetryTapped { inner: link, tap }, self.prepared, observer, self.scope),
+            None => run_plan_on(link, self.prepared, observer, self.scope),
+        }
+    }
 }

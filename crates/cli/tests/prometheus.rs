@@ -53,6 +53,7 @@ fn a_local_run_serves_its_figures_while_it_goes_and_stops_serving_after() {
     let addr = "127.0.0.1:19464";
     let child = std::process::Command::new(bin())
         .args(["run", "--prometheus", addr, "--results-dir", "out", "--quiet", "--name", "n", "--ioengine", "null", "--runtime", "4"])
+        .args(["--fault", "1s:exec:true", "--allow-exec"])
         .current_dir(dir.path())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
@@ -62,8 +63,14 @@ fn a_local_run_serves_its_figures_while_it_goes_and_stops_serving_after() {
     let first = samples(&scrape(addr));
     let ops1 = check_series(&first, "job=\"n\",op=\"read\",agent=\"local\"");
     std::thread::sleep(Duration::from_millis(1200));
-    let ops2 = check_series(&samples(&scrape(addr)), "job=\"n\",op=\"read\",agent=\"local\"");
+    let second = samples(&scrape(addr));
+    let ops2 = check_series(&second, "job=\"n\",op=\"read\",agent=\"local\"");
     assert!(ops2 > ops1, "a counter that grows each second: {ops1} then {ops2}");
+    // The host's telemetry and the fault beside the run, live too.
+    let busy = second.get("storbench_host_cpu_busy_pct{source=\"local\",role=\"client\"}").copied();
+    assert!(busy.is_some_and(|b| (0.0..=100.0).contains(&b)), "the host's CPU as a gauge: {second:?}");
+    assert!(second.keys().any(|k| k.starts_with("storbench_host_run_cpu_cores{")), "{second:?}");
+    assert_eq!(second.get("storbench_faults_total{fault=\"exec:true\",outcome=\"done\"}"), Some(&1.0), "{second:?}");
     let out = child.wait_with_output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("http://{addr}/metrics")));
     assert_eq!(out.status.code(), Some(0));

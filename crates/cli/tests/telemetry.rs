@@ -210,3 +210,29 @@ fn a_parallel_disk_always_busy_at_one_depth_is_not_named() {
     }
     assert_eq!(disk_warning(&res, &name), None, "{:?}", res.warnings);
 }
+
+/// `export --series`: the job's seconds, the host's and the fault on one
+/// axis, a row each, as CSV and as JSON.
+#[test]
+fn export_series_puts_jobs_hosts_and_faults_on_one_axis() {
+    let dir = scratch();
+    run_ok(dir.path(), &args(&NULL_3S, &["--fault", "1s:exec:true", "--allow-exec"]));
+    let r = storbench(dir.path(), &["export", "--series", "out"]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let rows: Vec<Vec<&str>> = r.stdout.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows[0], ["dir", "source", "kind", "t_s", "duration_s", "metric", "labels", "value"]);
+    let at = |kind: &str, metric: &str, labels: &str| -> Vec<f64> {
+        rows.iter().filter(|c| c[2] == kind && c[5] == metric && c[6] == labels).map(|c| c[3].parse().unwrap()).collect()
+    };
+    let job = at("job", "ops_per_s", "op=read");
+    let host = at("client", "cpu_busy_pct", "");
+    assert!(job.contains(&2.0) && host.contains(&2.0), "the job's second 2 and the host's: {job:?} {host:?}");
+    let fault = rows.iter().find(|c| c[2] == "fault").expect("the fault's row");
+    assert_eq!((fault[0], fault[1], fault[3], fault[6]), ("out", "exec:true", "1", "outcome=done"));
+    let json = storbench(dir.path(), &["export", "--series", "-f", "json", "out"]);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), rows.len() - 1);
+    let bad = storbench(dir.path(), &["export", "--series", "nowhere"]);
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("nowhere: no such directory"), "{}", bad.stderr);
+}

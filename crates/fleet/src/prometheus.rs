@@ -8,6 +8,14 @@
 //! `sum by (job, op)` over agents is exact, like the run's own merge.
 //! Counters keep growing across the runs of one command (a sweep's points),
 //! as Prometheus expects; the `job` label tells them apart.
+//!
+//! Beside them, every telemetry second the run gathers (each host's CPU,
+//! disks and network, a watched server's, the cluster's own counters, an
+//! exporter's series) is a gauge with its last value, named for its source
+//! (`storbench_host_cpu_busy_pct{source="local",role="client"}`,
+//! `storbench_cluster_degraded_objects`, `storbench_exporter_...`), and each
+//! fault carried out beside the run counts in `storbench_faults_total` by
+//! its outcome, so a dashboard marks it where it came.
 
 use http_body_util::Full;
 use hyper::body::Bytes;
@@ -16,6 +24,8 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use storbench_metrics::IntervalReport;
+use storbench_model::disruption::FaultEvent;
+use storbench_model::telemetry::{HostSample, SourceKind};
 use storbench_runner::agent::Tap;
 use storbench_workload::OpKind;
 
@@ -67,6 +77,11 @@ struct Inner {
     jobs: HashMap<u32, String>,
     /// (job, op, agent) -> figures.
     series: BTreeMap<(String, &'static str, String), Series>,
+    /// Exposed name -> rendered labels -> the last second's value; the
+    /// current run's only (a sweep's finished point shows nothing stale).
+    gauges: BTreeMap<String, BTreeMap<String, f64>>,
+    /// (fault as written, outcome) -> how many.
+    faults: BTreeMap<(String, &'static str), u64>,
 }
 
 /// The figures so far; a [`Tap`] for the coordinator's links.
@@ -80,6 +95,7 @@ impl Registry {
     pub fn run_starts<'a>(&self, jobs: impl Iterator<Item = (u32, &'a str)>) {
         let mut i = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         i.jobs = jobs.map(|(id, name)| (id, name.to_string())).collect();
+        i.gauges.clear();
     }
 
     /// Prometheus' text exposition format (version 0.0.4).
@@ -112,8 +128,58 @@ impl Registry {
             let _ = writeln!(out, "{name}_sum{{{l}}} {}", s.sum_ns / 1e9);
             let _ = writeln!(out, "{name}_count{{{l}}} {count}");
         }
+        for (name, series) in &i.gauges {
+            let _ = writeln!(out, "# HELP {name} The run's telemetry, its last second.\n# TYPE {name} gauge");
+            for (labels, v) in series {
+                let _ = writeln!(out, "{name}{{{labels}}} {v}");
+            }
+        }
+        if !i.faults.is_empty() {
+            let name = "storbench_faults_total";
+            let _ = writeln!(out, "# HELP {name} Faults carried out beside the run, by outcome.\n# TYPE {name} counter");
+            for ((fault, outcome), n) in &i.faults {
+                let _ = writeln!(out, "{name}{{fault=\"{}\",outcome=\"{outcome}\"}} {n}", escape(fault));
+            }
+        }
         out
     }
+}
+
+/// A telemetry figure's exposed name: what its source is, then the
+/// figure's own name in the characters Prometheus allows.
+fn gauge_name(kind: SourceKind, metric: &str) -> String {
+    let (prefix, metric) = match kind {
+        SourceKind::Client | SourceKind::Watched => ("host", metric),
+        SourceKind::Cluster => ("cluster", metric.strip_prefix("cluster_").unwrap_or(metric)),
+        SourceKind::Exporter => ("exporter", metric),
+    };
+    format!("storbench_{prefix}_{}", sanitize(metric))
+}
+
+/// Letters, digits and `_` (anything else becomes `_`), not led by a digit.
+fn sanitize(name: &str) -> String {
+    let mut s: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    if s.chars().next().is_none_or(|c| c.is_ascii_digit()) {
+        s.insert(0, '_');
+    }
+    s
+}
+
+/// The source, a host's role, then the figure's own labels (one named like
+/// ours gets a `series_` in front).
+fn gauge_labels(s: &HostSample, labels: &BTreeMap<String, String>) -> String {
+    let mut out = format!("source=\"{}\"", escape(&s.source));
+    match s.kind {
+        SourceKind::Client => out.push_str(",role=\"client\""),
+        SourceKind::Watched => out.push_str(",role=\"watched\""),
+        SourceKind::Cluster | SourceKind::Exporter => {}
+    }
+    for (k, v) in labels {
+        let k = sanitize(k);
+        let k = if matches!(k.as_str(), "source" | "role") || k.starts_with("__") { format!("series_{k}") } else { k };
+        let _ = write!(out, ",{k}=\"{}\"", escape(v));
+    }
+    out
 }
 
 impl Tap for Registry {
@@ -137,6 +203,18 @@ impl Tap for Registry {
                 s.buckets[BOUNDS_NS.partition_point(|b| *b < value)] += n;
             }
         }
+    }
+
+    fn host(&self, s: &HostSample) {
+        let mut i = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        for v in s.values.iter().filter(|v| v.value.is_finite()) {
+            i.gauges.entry(gauge_name(s.kind, &v.metric)).or_default().insert(gauge_labels(s, &v.labels), v.value);
+        }
+    }
+
+    fn fault(&self, e: &FaultEvent) {
+        let mut i = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        *i.faults.entry((e.action.words(), e.outcome())).or_default() += 1;
     }
 }
 
@@ -241,5 +319,49 @@ mod tests {
         assert!(text.contains("storbench_bytes_total{job=\"rr \\\"x\\\"\",op=\"read\",agent=\"a2\"} 16384"), "{text}");
         assert!(text.contains("le=\"0.000001\"} 1\n") && text.contains("le=\"0.005\"} 3\n") && text.contains("le=\"100\"} 3\n"), "{text}");
         assert!(text.contains("le=\"+Inf\"} 4\n") && text.contains("_count{job=\"rr \\\"x\\\"\",op=\"read\",agent=\"a1\"} 4"), "{text}");
+        assert!(!text.contains("storbench_faults_total"), "no faults, no counter: {text}");
+    }
+
+    #[test]
+    fn telemetry_seconds_become_gauges_and_faults_count_by_outcome() {
+        use storbench_model::disruption::FaultAction;
+        use storbench_model::telemetry::Value;
+        let reg = Registry::default();
+        let host = |kind, source: &str, values| HostSample { source: source.into(), kind, values, ..HostSample::default() };
+        reg.host(&host(SourceKind::Client, "local", vec![Value::new("cpu_busy_pct", &[], 40.0)]));
+        reg.host(&host(SourceKind::Client, "local", vec![Value::new("cpu_busy_pct", &[], 55.0)]));
+        reg.host(&host(SourceKind::Watched, "osd1", vec![Value::new("disk_util_pct", &[("disk", "vd\"b")], 99.5)]));
+        reg.host(&host(SourceKind::Cluster, "ceph", vec![Value::new("cluster_degraded_objects", &[], 12.0)]));
+        let odd = Value::new("ceph_osd.op-w", &[("source", "x"), ("ceph_daemon", "osd.2")], 3.0);
+        reg.host(&host(SourceKind::Exporter, "http://h:9283/metrics", vec![odd, Value::new("nan", &[], f64::NAN)]));
+        let event = |action, error: Option<&str>, skipped| FaultEvent {
+            at_s: 5.0,
+            done_s: 5.0,
+            action,
+            answer: String::new(),
+            error: error.map(String::from),
+            skipped,
+            restores: false,
+        };
+        reg.fault(&event(FaultAction::OsdOut(2), None, false));
+        reg.fault(&event(FaultAction::OsdIn(2), Some("timed out"), false));
+        reg.fault(&event(FaultAction::NetCut("veth0".into()), None, true));
+        let text = reg.render();
+        for line in [
+            "# TYPE storbench_host_cpu_busy_pct gauge\n",
+            "storbench_host_cpu_busy_pct{source=\"local\",role=\"client\"} 55\n",
+            "storbench_host_disk_util_pct{source=\"osd1\",role=\"watched\",disk=\"vd\\\"b\"} 99.5\n",
+            "storbench_cluster_degraded_objects{source=\"ceph\"} 12\n",
+            "storbench_exporter_ceph_osd_op_w{source=\"http://h:9283/metrics\",ceph_daemon=\"osd.2\",series_source=\"x\"} 3\n",
+            "storbench_faults_total{fault=\"osd-out:2\",outcome=\"done\"} 1\n",
+            "storbench_faults_total{fault=\"osd-in:2\",outcome=\"failed\"} 1\n",
+            "storbench_faults_total{fault=\"net-cut:veth0\",outcome=\"not_reached\"} 1\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(!text.contains("storbench_exporter_nan"), "a value that is not a number is left out");
+        // A new run (a sweep's next point) starts without the last one's seconds.
+        reg.run_starts(std::iter::empty());
+        assert!(!reg.render().contains("storbench_host_"));
     }
 }

@@ -56,18 +56,29 @@ fn row(name: &str, s: &Stretch) -> Vec<String> {
         count(s.ops_per_s),
         format!("{:.1}", s.bytes_per_s / (1 << 20) as f64),
         s.p99_ns.map_or("-".into(), |ns| format!("{:.2} ms", ns as f64 / 1e6)),
-        s.errors.to_string(),
+        s.errors_words().trim_end_matches(" errors").replacen(" errors (", " (", 1),
     ]
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use storbench_metrics::ErrorKind;
 
     #[test]
     fn a_row_says_each_figure() {
-        let s =
-            Stretch { from_s: 0.0, to_s: 5.0, ops_per_s: 1234.0, bytes_per_s: 2.0 * (1 << 20) as f64, p99_ns: Some(2_500_000), errors: 3 };
+        let s = Stretch {
+            from_s: 0.0,
+            to_s: 5.0,
+            ops_per_s: 1234.0,
+            bytes_per_s: 2.0 * (1 << 20) as f64,
+            p99_ns: Some(2_500_000),
+            errors: 3,
+            ..Stretch::default()
+        };
         assert_eq!(row("before", &s), ["before", "0.0", "5.0", &count(1234.0), "2.0", "2.50 ms", "3"]);
+        let kinds = [(ErrorKind::Connection, 2), (ErrorKind::Timeout, 1)].into_iter().collect();
+        let s = Stretch { error_kinds: kinds, ..s };
+        assert_eq!(row("during", &s)[6], "3 (connection 2, timeout 1)");
     }
 }

@@ -5,7 +5,9 @@
 //! (`fault.rs` is another thing: whose fault an error is.)
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::time::Duration;
+use storbench_metrics::ErrorKind;
 
 /// What a scheduled fault does.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -160,6 +162,21 @@ pub struct FaultEvent {
     pub restores: bool,
 }
 
+impl FaultEvent {
+    /// How it ended, as one word: `done`, `failed`, `not_reached` (the run
+    /// ended first), `undone` or `undo_failed` (undoing the run's own fault
+    /// at its end).
+    pub fn outcome(&self) -> &'static str {
+        match (self.skipped, self.restores, self.error.is_some()) {
+            (true, _, _) => "not_reached",
+            (false, true, false) => "undone",
+            (false, true, true) => "undo_failed",
+            (false, false, false) => "done",
+            (false, false, true) => "failed",
+        }
+    }
+}
+
 /// The clients' figures over a stretch of the run's axis.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Stretch {
@@ -173,6 +190,22 @@ pub struct Stretch {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub p99_ns: Option<u64>,
     pub errors: u64,
+    /// The errors by kind (connection, timeout...): what a fault broke.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_kinds: BTreeMap<ErrorKind, u64>,
+}
+
+impl Stretch {
+    /// `3 errors (connection 2, timeout 1)`, the commonest kind first, or `0 errors`.
+    pub fn errors_words(&self) -> String {
+        let mut kinds: Vec<(&ErrorKind, &u64)> = self.error_kinds.iter().collect();
+        kinds.sort_by_key(|(_, n)| std::cmp::Reverse(**n));
+        let kinds: Vec<String> = kinds.iter().map(|(k, n)| format!("{} {n}", k.name())).collect();
+        match kinds.is_empty() {
+            true => format!("{} errors", self.errors),
+            false => format!("{} errors ({})", self.errors, kinds.join(", ")),
+        }
+    }
 }
 
 /// The faults of a run and what they did.
@@ -218,7 +251,8 @@ struct Second {
     ops: f64,
     bytes: f64,
     errors: u64,
-    buckets: std::collections::BTreeMap<u16, u64>,
+    kinds: BTreeMap<ErrorKind, u64>,
+    buckets: BTreeMap<u16, u64>,
 }
 
 impl Disruption {
@@ -256,9 +290,9 @@ pub fn clients_per_second(result: &crate::RunResult) -> Vec<(f64, f64)> {
 }
 
 /// The clients' seconds by the whole second they end on.
-fn client_seconds(result: &crate::RunResult) -> std::collections::BTreeMap<i64, Second> {
+fn client_seconds(result: &crate::RunResult) -> BTreeMap<i64, Second> {
     let starts = result.telemetry.as_ref().map(|t| t.group_starts.clone()).unwrap_or_default();
-    let mut out: std::collections::BTreeMap<i64, Second> = std::collections::BTreeMap::new();
+    let mut out: BTreeMap<i64, Second> = BTreeMap::new();
     for j in &result.jobs {
         let offset = starts.get(j.group as usize).copied().unwrap_or(0.0);
         for p in j.series.iter().filter(|p| !p.warmup) {
@@ -270,6 +304,7 @@ fn client_seconds(result: &crate::RunResult) -> std::collections::BTreeMap<i64, 
                 s.ops += o.iops * p.duration;
                 s.bytes += o.bytes_per_sec * p.duration;
                 s.errors += o.errors;
+                add(&mut s.kinds, &o.error_kinds);
                 for (b, n) in &o.buckets {
                     *s.buckets.entry(*b).or_default() += n;
                 }
@@ -280,18 +315,17 @@ fn client_seconds(result: &crate::RunResult) -> std::collections::BTreeMap<i64, 
 }
 
 /// The seconds ending in `(from, to]`, together; `None` if there are none.
-fn stretch(seconds: &std::collections::BTreeMap<i64, Second>, from: f64, to: f64) -> Option<Stretch> {
+fn stretch(seconds: &BTreeMap<i64, Second>, from: f64, to: f64) -> Option<Stretch> {
     let inside: Vec<&Second> = seconds.iter().filter(|(k, _)| (**k as f64) > from && (**k as f64) <= to).map(|(_, s)| s).collect();
     if inside.is_empty() {
         return None;
     }
     let secs: f64 = inside.iter().map(|s| s.secs).sum();
     let n = if secs > 0.0 { secs } else { inside.len() as f64 };
-    let mut buckets: std::collections::BTreeMap<u16, u64> = std::collections::BTreeMap::new();
+    let (mut buckets, mut error_kinds) = (BTreeMap::new(), BTreeMap::new());
     for s in &inside {
-        for (b, c) in &s.buckets {
-            *buckets.entry(*b).or_default() += c;
-        }
+        add(&mut buckets, &s.buckets);
+        add(&mut error_kinds, &s.kinds);
     }
     Some(Stretch {
         from_s: from,
@@ -300,11 +334,19 @@ fn stretch(seconds: &std::collections::BTreeMap<i64, Second>, from: f64, to: f64
         bytes_per_s: inside.iter().map(|s| s.bytes).sum::<f64>() / n,
         p99_ns: p99_of(&buckets),
         errors: inside.iter().map(|s| s.errors).sum(),
+        error_kinds,
     })
 }
 
+/// `from`'s counts added into `into`.
+fn add<K: Ord + Copy>(into: &mut BTreeMap<K, u64>, from: &BTreeMap<K, u64>) {
+    for (k, n) in from {
+        *into.entry(*k).or_default() += n;
+    }
+}
+
 /// The upper edge of the bucket holding the 99th percentile.
-fn p99_of(buckets: &std::collections::BTreeMap<u16, u64>) -> Option<u64> {
+fn p99_of(buckets: &BTreeMap<u16, u64>) -> Option<u64> {
     let total: u64 = buckets.values().sum();
     let want = (total as f64 * 0.99).ceil() as u64;
     let mut seen = 0;
@@ -323,7 +365,7 @@ fn p99_of(buckets: &std::collections::BTreeMap<u16, u64>) -> Option<u64> {
 /// second does not undo a recovery, and a dip a few seconds after the last
 /// fault, as a Ceph client's while PGs peer, is not missed by a recovery
 /// seen before it). `None` when the last window of the run is still under.
-fn recovered(seconds: &std::collections::BTreeMap<i64, Second>, last: f64, before: f64) -> Option<f64> {
+fn recovered(seconds: &BTreeMap<i64, Second>, last: f64, before: f64) -> Option<f64> {
     if before <= 0.0 {
         return None;
     }
@@ -421,18 +463,29 @@ mod tests {
     /// second 8: before 1,000, during the dip, recovered 3 s after the fault.
     #[test]
     fn stretches_and_recovery_from_the_clients_seconds() {
-        let mut seconds = std::collections::BTreeMap::new();
+        let mut seconds = BTreeMap::new();
         for k in 1..=12i64 {
             let ops = if (5..=7).contains(&k) { 200.0 } else { 1000.0 };
             let lat = if ops < 1000.0 { 40 } else { 20 };
             let buckets = [(lat, 99u64), (lat + 8, 1)].into_iter().collect();
-            seconds.insert(k, Second { secs: 1.0, ops, bytes: ops * 4096.0, errors: (k == 5) as u64, buckets });
+            let kinds: BTreeMap<ErrorKind, u64> = match k {
+                5 => [(ErrorKind::Connection, 1)].into(),
+                6 => [(ErrorKind::Connection, 2), (ErrorKind::Timeout, 1)].into(),
+                _ => BTreeMap::new(),
+            };
+            let errors = kinds.values().sum();
+            seconds.insert(k, Second { secs: 1.0, ops, bytes: ops * 4096.0, errors, kinds, buckets });
         }
         let before = stretch(&seconds, 0.0, 4.0).unwrap();
         assert_eq!((before.ops_per_s, before.errors), (1000.0, 0));
         assert_eq!(before.p99_ns, Some(storbench_metrics::hist::log_bucket_low(21) as u64), "the 99th of 100 in the lower bucket");
-        let during = stretch(&seconds, 4.0, 5.0).unwrap();
-        assert_eq!((during.ops_per_s, during.errors), (200.0, 1));
+        let during = stretch(&seconds, 4.0, 6.0).unwrap();
+        assert_eq!((during.ops_per_s, during.errors), (200.0, 4));
+        assert_eq!(during.error_kinds, [(ErrorKind::Connection, 3), (ErrorKind::Timeout, 1)].into());
+        assert_eq!(during.errors_words(), "4 errors (connection 3, timeout 1)");
+        assert_eq!(before.errors_words(), "0 errors");
+        let json = serde_json::to_value(&during).unwrap();
+        assert_eq!(json["error_kinds"], serde_json::json!({"connection": 3, "timeout": 1}));
         assert_eq!(recovered(&seconds, 4.0, 1000.0), Some(3.0), "seconds 8, 9, 10 are back: from 7 s, 3 s after the fault");
         assert_eq!(recovered(&seconds, 4.0, 2000.0), None, "never back to twice the rate");
         assert_eq!(recovered(&seconds, 1.0, 1000.0), Some(6.0), "a dip 4 s after the fault is not missed by the good seconds before it");

@@ -41,6 +41,7 @@ pub mod sweep;
 pub mod target;
 pub mod telemetry;
 pub mod tidy;
+pub mod timeline;
 pub mod warning;
 
 pub use fault::Fault;

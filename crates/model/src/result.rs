@@ -604,6 +604,10 @@ pub struct SeriesOp {
     pub iops: f64,
     pub bytes_per_sec: f64,
     pub errors: u64,
+    /// The same failures by kind (empty in older results), so a stretch of
+    /// the run can say what went wrong, not only how often.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_kinds: BTreeMap<ErrorKind, u64>,
     /// Mean latency of the interval (0 in results written before it existed).
     #[serde(default)]
     pub mean_ns: u64,

@@ -21,6 +21,7 @@ pub mod hosts;
 pub mod json;
 pub mod text;
 pub mod tidy;
+pub mod timeline;
 
 pub use export::{each, find, find_fio, find_stdout, fio_names, names, stdout_names, Exporter, EXPORTERS};
 /// Results with known figures, for tests (feature `testing`).

@@ -498,7 +498,7 @@ pub fn disruption_lines(d: &storbench_model::disruption::Disruption) -> Vec<Stri
     let stretch = |name: &str, s: &Option<storbench_model::disruption::Stretch>| {
         s.as_ref().map(|s| {
             let p99 = s.p99_ns.map_or(String::new(), |ns| format!(", p99 {}", crate::fmt::latency(ns)));
-            format!("{name} {} ops/s{p99}, {} errors", crate::fmt::count(s.ops_per_s), s.errors)
+            format!("{name} {} ops/s{p99}, {}", crate::fmt::count(s.ops_per_s), s.errors_words())
         })
     };
     let parts: Vec<String> =

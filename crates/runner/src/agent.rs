@@ -17,7 +17,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use storbench_engine::{EngineConfig, EngineFactory};
 use storbench_metrics::IntervalReport;
+use storbench_model::disruption::FaultEvent;
 use storbench_model::protocol::{self, Assignment, Failure, FromAgent, Hello, JobShare, Stage, ToAgent, WorkerDone, WorkerId};
+use storbench_model::telemetry::HostSample;
 use storbench_model::Fault;
 
 /// The link is gone: the agent (or its thread) ended.
@@ -48,10 +50,47 @@ pub trait AgentLink {
 }
 
 /// Sees every interval report as it arrives, with the agent that sent it
-/// (live metrics: `--prometheus`). Must be cheap: it runs on the
-/// coordinator's path.
+/// (live metrics: `--prometheus`), and what is measured and done beside
+/// the load. Must be cheap: it runs on the coordinator's path.
 pub trait Tap: Send + Sync {
     fn interval(&self, agent: &str, report: &IntervalReport);
+    /// A second of a host's, a cluster's or an exporter's telemetry.
+    fn host(&self, _sample: &HostSample) {}
+    /// A fault carried out beside the run (or failed, or not reached).
+    fn fault(&self, _event: &FaultEvent) {}
+}
+
+/// A link whose telemetry seconds also go to a tap: the outermost link of
+/// a run, where every host's, the cluster's and the exporters' seconds
+/// pass (each interval report is tapped nearer its agent, by name).
+pub struct TelemetryTapped<'a> {
+    pub inner: &'a mut dyn AgentLink,
+    pub tap: &'a dyn Tap,
+}
+
+impl AgentLink for TelemetryTapped<'_> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn started_at(&self) -> Option<u64> {
+        self.inner.started_at()
+    }
+    fn send(&mut self, msg: ToAgent) -> Result<(), LinkClosed> {
+        self.inner.send(msg)
+    }
+    fn recv(&mut self, timeout: Duration) -> Result<Option<FromAgent>, LinkClosed> {
+        let m = self.inner.recv(timeout)?;
+        if let Some(FromAgent::Host(s)) = &m {
+            self.tap.host(s);
+        }
+        Ok(m)
+    }
+    fn recycle(&mut self, report: Box<IntervalReport>) {
+        self.inner.recycle(report)
+    }
+    fn abandon_workers(&mut self) {
+        self.inner.abandon_workers()
+    }
 }
 
 /// A link whose interval reports also go to a tap, as from `agent`.

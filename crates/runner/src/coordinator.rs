@@ -416,6 +416,7 @@ fn point_of(start_ns: u64, end_ns: u64, warmup: bool, stats: &[OpStats]) -> Seri
             iops: per_s(o.ios),
             bytes_per_sec: per_s(o.bytes),
             errors: o.errors.total(),
+            error_kinds: o.errors.by_kind(),
             mean_ns: o.latency.mean().round() as u64,
             p50_ns: o.latency.percentile(50.0),
             p99_ns: o.latency.percentile(99.0),

@@ -8,7 +8,7 @@
 //! their own so a slow answer from the cluster delays neither. It knows
 //! nothing of any cluster but through `ClusterAdmin`.
 
-use crate::agent::{AgentLink, LinkClosed};
+use crate::agent::{AgentLink, LinkClosed, Tap};
 use std::collections::BTreeSet;
 use std::os::unix::process::CommandExt;
 use std::process::Command;
@@ -47,6 +47,17 @@ struct FaultLog {
     out: BTreeSet<u32>,
     /// NICs this run shaped (nftables, netem) and has not restored.
     shaped: crate::netem::Shaped,
+    /// Hears of each event as it is recorded (`--prometheus`).
+    tap: Option<Arc<dyn Tap>>,
+}
+
+impl FaultLog {
+    fn record(&mut self, e: FaultEvent) {
+        if let Some(t) = &self.tap {
+            t.fault(&e);
+        }
+        self.events.push(e);
+    }
 }
 
 /// What goes beside the run: a cluster and exporters to watch, and faults
@@ -59,6 +70,8 @@ pub struct ClusterSetup {
     /// Carries out the cluster's faults (a connection of its own).
     pub injector: Option<Box<dyn ClusterAdmin>>,
     pub faults: Vec<ScheduledFault>,
+    /// Hears of each fault's outcome as it comes (`--prometheus`).
+    pub tap: Option<Arc<dyn Tap>>,
 }
 
 impl ClusterSetup {
@@ -84,13 +97,14 @@ pub struct ClusterLink<'a> {
 impl<'a> ClusterLink<'a> {
     pub fn new(inner: &'a mut dyn AgentLink, setup: ClusterSetup) -> ClusterLink<'a> {
         let faults = setup.faults.clone();
+        let log = FaultLog { tap: setup.tap.clone(), ..FaultLog::default() };
         ClusterLink {
             inner,
             setup: Some(setup),
             samples: None,
             samplers: Vec::new(),
             faulter: None,
-            log: Arc::default(),
+            log: Arc::new(Mutex::new(log)),
             stop: Arc::new(AtomicBool::new(false)),
             zero: None,
             faults,
@@ -114,6 +128,7 @@ impl<'a> ClusterLink<'a> {
         restore_nics(zero.unwrap_or_else(unix_now_ns), &self.log);
         let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
         let mut events = log.events.clone();
+        let recorded = events.len();
         if let Some(f) = &log.current {
             events.push(FaultEvent {
                 at_s: f.at.as_secs_f64(),
@@ -151,6 +166,9 @@ impl<'a> ClusterLink<'a> {
                 skipped: true,
                 restores: false,
             });
+        }
+        if let Some(t) = &log.tap {
+            events[recorded..].iter().for_each(|e| t.fault(e));
         }
         events
     }
@@ -253,15 +271,7 @@ fn restore_nics(zero: u64, log: &Mutex<FaultLog>) {
             Ok(a) => (a, None),
             Err(e) => (String::new(), Some(format!("NOT restored: {e}; {}", crate::netem::undo_hint(&nic, left)))),
         };
-        l.events.push(FaultEvent {
-            at_s: at,
-            done_s: at,
-            action: FaultAction::NetRestore(nic),
-            answer,
-            error,
-            skipped: false,
-            restores: true,
-        });
+        l.record(FaultEvent { at_s: at, done_s: at, action: FaultAction::NetRestore(nic), answer, error, skipped: false, restores: true });
     }
 }
 
@@ -361,7 +371,7 @@ fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin
             Ok(a) => (a, None),
             Err(e) => (String::new(), Some(e)),
         };
-        l.events.push(FaultEvent { at_s: f.at.as_secs_f64(), done_s, action: f.action, answer, error, skipped: false, restores: false });
+        l.record(FaultEvent { at_s: f.at.as_secs_f64(), done_s, action: f.action, answer, error, skipped: false, restores: false });
     }
     let undone = || !lock().out.is_empty() || !lock().shaped.is_empty();
     while undone() && !stop.load(Ordering::Acquire) {
@@ -382,7 +392,7 @@ fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin
             Ok(a) => (a, None),
             Err(e) => (String::new(), Some(format!("{e}; run `ceph osd in {id}`"))),
         };
-        l.events.push(FaultEvent { at_s: at, done_s: at, action, answer, error, skipped: false, restores: true });
+        l.record(FaultEvent { at_s: at, done_s: at, action, answer, error, skipped: false, restores: true });
     }
 }
 

@@ -128,6 +128,7 @@ mod tests {
             iops,
             bytes_per_sec: iops * 4096.0,
             errors: 0,
+            error_kinds: Default::default(),
             mean_ns: 1000,
             p50_ns: 900,
             p99_ns: 2000,

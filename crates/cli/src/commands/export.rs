@@ -2,32 +2,27 @@
 //! searches and studies as one tidy table (one row per point and job
 //! scope, every swept value a column; `model::tidy`), for spreadsheets and
 //! notebooks. Every directory is read before anything is written.
+//! `--series` gives every run's timeline instead (`model::timeline`): a
+//! row per source, second and figure, faults included.
 
 use crate::cli::{ExportArgs, TidyFormat};
 use crate::error::CliError;
 use std::io::Write;
 use std::path::Path;
 use storbench_model::tidy::{self, TidyRow, TidyTable};
+use storbench_model::timeline;
 use storbench_report::tidy::{write_csv, write_json};
 
 pub fn run(a: &ExportArgs) -> Result<i32, CliError> {
     if let Some(out) = &a.output {
         check_output(out, a.force)?;
     }
-    let mut rows = Vec::new();
-    for dir in &a.dirs {
-        rows.extend(rows_of(dir)?);
-    }
-    let table = TidyTable::new(rows);
-    let render = |w: &mut dyn Write| match a.format {
-        TidyFormat::Csv => write_csv(&table, w),
-        TidyFormat::Json => write_json(&table, w),
-    };
+    let (count, render) = if a.series { series(a)? } else { points(a)? };
     match &a.output {
         Some(out) => {
             crate::output::write_atomic(out, |w| render(w))
                 .map_err(|e| CliError::system(format!("cannot write {}: {e}", out.display())))?;
-            say!("storbench: {} rows in {}", table.rows.len(), out.display());
+            say!("storbench: {count} rows in {}", out.display());
         }
         None => {
             let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -37,18 +32,74 @@ pub fn run(a: &ExportArgs) -> Result<i32, CliError> {
     Ok(0)
 }
 
+/// Writes the whole table in the format asked for.
+type Render = Box<dyn Fn(&mut dyn Write) -> std::io::Result<()>>;
+
+/// The tidy table: a row per point and job scope.
+fn points(a: &ExportArgs) -> Result<(usize, Render), CliError> {
+    let mut rows = Vec::new();
+    for dir in &a.dirs {
+        rows.extend(rows_of(dir)?);
+    }
+    let table = TidyTable::new(rows);
+    let format = a.format;
+    Ok((
+        table.rows.len(),
+        Box::new(move |w| match format {
+            TidyFormat::Csv => write_csv(&table, w),
+            TidyFormat::Json => write_json(&table, w),
+        }),
+    ))
+}
+
+/// Every run's timeline (`--series`): a row per source, second and figure.
+fn series(a: &ExportArgs) -> Result<(usize, Render), CliError> {
+    let mut rows = Vec::new();
+    for dir in &a.dirs {
+        check_dir(dir)?;
+        let base = dir.display().to_string();
+        let found = timeline::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
+        rows.extend(found.into_iter().map(|mut r| {
+            r.dir = under(&base, &r.dir);
+            r
+        }));
+    }
+    let format = a.format;
+    Ok((
+        rows.len(),
+        Box::new(move |w| match format {
+            TidyFormat::Csv => storbench_report::timeline::write_csv(&rows, w),
+            TidyFormat::Json => storbench_report::timeline::write_json(&rows, w),
+        }),
+    ))
+}
+
+/// `rel` under the directory as given.
+fn under(base: &str, rel: &str) -> String {
+    if rel.is_empty() {
+        base.to_string()
+    } else {
+        format!("{}/{rel}", base.trim_end_matches('/'))
+    }
+}
+
+fn check_dir(dir: &Path) -> Result<(), CliError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let what = if dir.exists() { "not a directory" } else { "no such directory" };
+    Err(CliError::usage(format!("{}: {what}; give run, sweep, SLO search or study results directories", dir.display())))
+}
+
 /// A directory's rows, their `dir` under the path as given.
 fn rows_of(dir: &Path) -> Result<Vec<TidyRow>, CliError> {
-    if !dir.is_dir() {
-        let what = if dir.exists() { "not a directory" } else { "no such directory" };
-        return Err(CliError::usage(format!("{}: {what}; give run, sweep, SLO search or study results directories", dir.display())));
-    }
+    check_dir(dir)?;
     let rows = tidy::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
     let base = dir.display().to_string();
     Ok(rows
         .into_iter()
         .map(|mut r| {
-            r.dir = if r.dir.is_empty() { base.clone() } else { format!("{}/{}", base.trim_end_matches('/'), r.dir) };
+            r.dir = under(&base, &r.dir);
             r
         })
         .collect())

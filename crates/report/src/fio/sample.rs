@@ -35,6 +35,7 @@ fn series(op: OpKind, bytes: u64, iops: &[f64]) -> Vec<SeriesPoint> {
             iops: *v,
             bytes_per_sec: v * bytes as f64,
             errors: 0,
+            error_kinds: Default::default(),
             mean_ns: 0,
             p50_ns: 0,
             p99_ns: 0,
