@@ -128,6 +128,9 @@ pub struct JobSource {
     /// The metric names --scrape keeps (* matches any run of characters); default: every series, up to 2,000 an endpoint
     #[arg(long = "scrape-keep", value_name = "NAME,...", value_delimiter = ',')]
     pub scrape_keep: Vec<String>,
+    /// A `storbench baseline --network` run: name a client NIC that carried 90% of what it measured over its link as the run's limit
+    #[arg(long = "network-baseline", value_name = "DIR")]
+    pub network_baseline: Option<PathBuf>,
     #[command(flatten)]
     pub fleet: FleetArgs,
 }

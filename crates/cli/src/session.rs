@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storbench_engine::files::diskstats::DiskSnapshot;
 use storbench_fleet::prometheus::Registry;
+use storbench_model::telemetry::NetworkBaseline;
 use storbench_model::{RunResult, RunSet, Warning};
 use storbench_runner::agent::Tapped;
 use storbench_runner::interrupt::Scope;
@@ -44,6 +45,8 @@ pub struct RunSetup {
     pub disrupt: Option<std::rc::Rc<crate::disrupt::DisruptSetup>>,
     /// Jobs may run programs (`--allow-exec`: fio's exec engine).
     pub allow_exec: bool,
+    /// What `baseline --network` measured, each client NIC judged by it.
+    pub network: Option<std::rc::Rc<storbench_model::telemetry::NetworkBaseline>>,
 }
 
 impl RunSetup {
@@ -61,9 +64,11 @@ impl RunSetup {
             }
             None => None,
         };
+        let network = network_baseline(source)?.map(std::rc::Rc::new);
         Ok(RunSetup {
             fleet,
             metrics,
+            network,
             results_dir: source.results_dir.clone(),
             replace: source.force,
             no_telemetry: source.no_telemetry,
@@ -73,6 +78,24 @@ impl RunSetup {
             ..RunSetup::default()
         })
     }
+}
+
+/// `--network-baseline DIR`: a `storbench baseline` run that measured the
+/// network, read with the flags (exit 2 naming what is wrong).
+fn network_baseline(source: &crate::cli::JobSource) -> Result<Option<NetworkBaseline>, CliError> {
+    let Some(dir) = &source.network_baseline else { return Ok(None) };
+    if source.no_telemetry {
+        return Err(CliError::usage("--network-baseline and --no-telemetry: the NICs are judged by the run's telemetry; drop one of them"));
+    }
+    let run = crate::commands::efficiency::baseline_run(dir, "--network-baseline")?;
+    let b = NetworkBaseline::from_run(&run);
+    if b.links.is_empty() {
+        return Err(CliError::usage(format!(
+            "--network-baseline {}: that baseline measured no network; measure it with `storbench baseline --network AGENT,...`",
+            dir.display()
+        )));
+    }
+    Ok(Some(b))
 }
 
 /// What watches a run besides its workers: live figures for Prometheus,
@@ -171,6 +194,9 @@ pub fn execute(mut specs: Vec<JobSpec>, setup: RunSetup, observer: &mut dyn Obse
             journal.path().display(),
             dir.display()
         ));
+    }
+    if let (Some(b), Some(t)) = (&setup.network, &result.telemetry) {
+        result.warnings.extend(storbench_runner::telemetry::rules::against_network(t, b));
     }
     // The set-up's notes first, then what the run itself noted.
     result.notes = setup.notes.into_iter().chain(std::mem::take(&mut result.notes)).collect();

@@ -183,6 +183,30 @@ fn a_network_baseline_measures_a_shaped_link_both_ways_and_bounds_efficiency() {
     assert!(e.stdout.contains("client network:"), "{}", e.stdout);
     let row = e.stdout.lines().find(|l| l.starts_with("net-receive")).unwrap();
     assert!(row.contains("100.0%") && row.ends_with("network"), "a link against itself: {row}");
+    // A run sending over the same link with the baseline named: its NIC is
+    // the limit (a veth has no speed of its own to judge it by), out only.
+    let job = format!(
+        "[[job]]\nname = \"s\"\nioengine = \"tcp\"\nhostname = \"{}\"\nport = 7451\ntcp_mode = \"send\"\nfleet_dir = \"{}\"\n\
+         rw = \"write\"\nbs = \"1m\"\nnumjobs = 4\nruntime = \"4s\"\ntime_based = 1\n",
+        ns.address(1),
+        fleet.display()
+    );
+    std::fs::write(d.path().join("send.toml"), job).unwrap();
+    let send = ["run", "send.toml", "--network-baseline", "nb", "--results-dir", "sent", "--quiet"];
+    let r = storbench(d.path(), &send);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let sent = run_result(&d.path().join("sent"));
+    let at_baseline: Vec<&storbench_model::Warning> =
+        sent.warnings.iter().filter(|w| matches!(w, storbench_model::Warning::NetworkAtBaseline { .. })).collect();
+    assert!(
+        matches!(&at_baseline[..], [storbench_model::Warning::NetworkAtBaseline { nic, direction, seconds, .. }] if nic == "sbnbv1" && direction == "out" && *seconds >= 2),
+        "{:?}",
+        sent.warnings
+    );
+    assert_valid(&result_json(&d.path().join("sent")));
+    let bad = storbench(d.path(), &["run", "--name", "x", "--ioengine", "null", "--runtime", "1", "--network-baseline", "sent", "--quiet"]);
+    assert_eq!(bad.code, 2, "{}", bad.stderr);
+    assert!(bad.stderr.contains("--network-baseline sent: it is not a `storbench baseline` run"), "{}", bad.stderr);
     // A wrong token is refused before anything runs, by name.
     let other = fleet_dir(d.path(), "other");
     let bad = storbench(d.path(), &["baseline", "--network", &target, "--fleet-dir", other.to_str().unwrap(), "--runtime", "1", "--quiet"]);

@@ -49,6 +49,7 @@ fn band(w: &Warning) -> Option<(f64, f64, String)> {
         Warning::HostCpuSaturated { from_s, to_s, host, .. } => (from_s, to_s, format!("{host}: CPU")),
         Warning::DiskSaturated { from_s, to_s, disk, .. } => (from_s, to_s, format!("disk {disk}")),
         Warning::NicSaturated { from_s, to_s, nic, .. } => (from_s, to_s, format!("NIC {nic}")),
+        Warning::NetworkAtBaseline { from_s, to_s, nic, .. } => (from_s, to_s, format!("NIC {nic} at baseline")),
         Warning::ClusterRecovering { from_s, to_s, .. } => (from_s, to_s, "recovery".to_string()),
         _ => return None,
     };

@@ -320,3 +320,90 @@ mod tests {
         assert_eq!(s.find("y", "disk", "sda").unwrap().values, vec![None, Some(2.0)]);
     }
 }
+
+/// What `storbench baseline --network` measured to each agent: the ceiling
+/// a client's NIC is judged against (`--network-baseline DIR`), where the
+/// kernel gives no link speed (a veth, a VM's NIC) or the path is slower
+/// than the link.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NetworkBaseline {
+    pub links: Vec<BaselineLink>,
+}
+
+/// One link of a network baseline, as the coordinator's machine saw it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BaselineLink {
+    /// The agent's host (no port).
+    pub host: String,
+    /// Towards the agent, and back, in bytes a second.
+    pub send_bytes_per_s: f64,
+    pub receive_bytes_per_s: f64,
+    /// The coordinator's NIC that carried it (from the baseline's own
+    /// telemetry), if it was sampled.
+    pub nic: Option<String>,
+}
+
+/// The engine of a network baseline's jobs.
+pub const NETWORK_ENGINE: &str = "tcp";
+
+impl NetworkBaseline {
+    /// A baseline run's network jobs, a link per agent (send and receive
+    /// jobs each); empty for a run that measured no network.
+    pub fn from_run(r: &crate::RunResult) -> NetworkBaseline {
+        let mut links: Vec<BaselineLink> = Vec::new();
+        for j in r.jobs.iter().filter(|j| j.engine == NETWORK_ENGINE) {
+            let opt = |k: &str| j.spec.engine_options.get(k).map(String::as_str).unwrap_or("");
+            let host = host_of(opt("hostname")).to_string();
+            let i = match links.iter().position(|l| l.host == host) {
+                Some(i) => i,
+                None => {
+                    links.push(BaselineLink { host, ..BaselineLink::default() });
+                    links.len() - 1
+                }
+            };
+            let rate = |op| j.op(op).map_or(0.0, |o| o.bytes_per_sec);
+            match opt("tcp_mode") {
+                "send" => links[i].send_bytes_per_s += rate(storbench_workload::OpKind::Write),
+                "receive" => links[i].receive_bytes_per_s += rate(storbench_workload::OpKind::Read),
+                _ => {}
+            }
+        }
+        // The NIC that carried the baseline: the busiest one out of this machine.
+        let busiest = r.telemetry.iter().flat_map(|t| &t.sources).find(|s| s.kind == SourceKind::Client).and_then(|s| {
+            s.all(metric::NIC_TX_BYTES)
+                .max_by(|a, b| a.mean().unwrap_or(0.0).total_cmp(&b.mean().unwrap_or(0.0)))
+                .map(|x| x.label("nic").to_string())
+        });
+        for l in &mut links {
+            l.nic = busiest.clone();
+        }
+        NetworkBaseline { links }
+    }
+
+    /// A client's ceiling out and in, and the NIC it holds for (None: every
+    /// NIC but the loopback): an agent's own link's (what was sent to it is
+    /// what it can take in), else this machine's fastest, on the NIC that
+    /// carried it. None for an agent the baseline did not measure.
+    pub fn ceiling(&self, source: &str) -> Option<(f64, f64, Option<&str>)> {
+        if let Some(l) = self.links.iter().find(|l| l.host == host_of(source)) {
+            return Some((l.receive_bytes_per_s, l.send_bytes_per_s, None));
+        }
+        if !matches!(source, "local" | "coordinator") || self.links.is_empty() {
+            return None;
+        }
+        let out = self.links.iter().map(|l| l.send_bytes_per_s).fold(0.0, f64::max);
+        let inn = self.links.iter().map(|l| l.receive_bytes_per_s).fold(0.0, f64::max);
+        Some((out, inn, self.links[0].nic.as_deref()))
+    }
+}
+
+/// `10.0.0.5:7451` -> `10.0.0.5`, `[fd00::5]:7451` -> `fd00::5`; a bare host as it is.
+fn host_of(address: &str) -> &str {
+    if let Some(rest) = address.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match address.rsplit_once(':') {
+        Some((h, p)) if !h.contains(':') && p.chars().all(|c| c.is_ascii_digit()) => h,
+        _ => address,
+    }
+}

@@ -106,6 +106,18 @@ pub enum Warning {
     },
     /// A NIC carried (nearly) as much as its link's speed in one direction.
     NicSaturated { host: String, nic: String, seconds: u32, from_s: f64, to_s: f64, mbit_per_s: f64, link_mbit_per_s: f64 },
+    /// A client's NIC carried (nearly) as much as `storbench baseline
+    /// --network` measured over its link, one way (`out` or `in`).
+    NetworkAtBaseline {
+        host: String,
+        nic: String,
+        direction: String,
+        seconds: u32,
+        from_s: f64,
+        to_s: f64,
+        mbit_per_s: f64,
+        baseline_mbit_per_s: f64,
+    },
     /// The storage cluster was recovering (objects degraded, misplaced or
     /// being recovered, by its own counters) during the run: the clients
     /// shared it with recovery traffic in those seconds.
@@ -198,6 +210,11 @@ impl Warning {
                 "host {host}: NIC {nic} carried {mbit_per_s:.0} Mb/s for {seconds} s between {from_s:.0} s and {to_s:.0} s, \
                  its link being {link_mbit_per_s:.0} Mb/s: the network was the limit; run from more clients or measure over a \
                  faster link"
+            ),
+            Warning::NetworkAtBaseline { host, nic, direction, seconds, from_s, to_s, mbit_per_s, baseline_mbit_per_s } => format!(
+                "host {host}: NIC {nic} carried {mbit_per_s:.0} Mb/s {direction} for {seconds} s between {from_s:.0} s and \
+                 {to_s:.0} s, at least 90% of the {baseline_mbit_per_s:.0} Mb/s `storbench baseline --network` measured over \
+                 that link: the network was the limit; run from more clients, or over a faster path"
             ),
             Warning::ClusterRecovering { cluster, seconds, from_s, to_s, recovery_mib_per_s, degraded_max } => format!(
                 "cluster {cluster}: it was recovering for {seconds} s between {from_s:.0} s and {to_s:.0} s (up to \

@@ -50,7 +50,7 @@ impl Device {
 }
 
 /// The engine of a baseline's network jobs.
-const NETWORK_ENGINE: &str = "tcp";
+use storbench_model::telemetry::NETWORK_ENGINE;
 
 /// What the client's network can carry: bytes/s out (writes) and in (reads),
 /// over every link a baseline measured (they are paths in parallel).
@@ -64,15 +64,11 @@ impl Network {
     /// A baseline run's network jobs (`storbench baseline --network`): each
     /// link's send and receive throughput, added up; round trips carry none.
     pub fn from_run(r: &RunResult) -> Network {
-        let mut n = Network::default();
-        for j in r.jobs.iter().filter(|j| j.engine == NETWORK_ENGINE) {
-            match j.spec.engine_options.get("tcp_mode").map(String::as_str) {
-                Some("send") => n.send_bytes_per_sec += j.op(OpKind::Write).map_or(0.0, |o| o.bytes_per_sec),
-                Some("receive") => n.receive_bytes_per_sec += j.op(OpKind::Read).map_or(0.0, |o| o.bytes_per_sec),
-                _ => {}
-            }
+        let links = storbench_model::telemetry::NetworkBaseline::from_run(r).links;
+        Network {
+            send_bytes_per_sec: links.iter().map(|l| l.send_bytes_per_s).sum(),
+            receive_bytes_per_sec: links.iter().map(|l| l.receive_bytes_per_s).sum(),
         }
-        n
     }
 }
 

@@ -138,10 +138,15 @@ fn judged(dir: &Path) -> Result<Vec<(String, RunResult)>, CliError> {
 /// devices and agents it measured); anything else is refused saying what
 /// it is, since a store's run as the ceiling makes every figure nonsense.
 fn baseline(dir: &Path) -> Result<RunResult, CliError> {
-    let set = RunSet::load(dir).map_err(|e| CliError::usage(e.to_string()))?;
+    baseline_run(dir, "--baseline")
+}
+
+/// The run of a `storbench baseline` in `dir`, for the flag named.
+pub fn baseline_run(dir: &Path, flag: &str) -> Result<RunResult, CliError> {
+    let set = RunSet::load(dir).map_err(|e| CliError::usage(format!("{flag} {}: {e}", dir.display())))?;
     if set.runs.len() > 1 {
         return Err(CliError::usage(format!(
-            "--baseline {}: it holds {} runs, not one baseline; give the directory of one `storbench baseline` run",
+            "{flag} {}: it holds {} runs, not one baseline; give the directory of one `storbench baseline` run",
             dir.display(),
             set.runs.len()
         )));
@@ -149,7 +154,7 @@ fn baseline(dir: &Path) -> Result<RunResult, CliError> {
     let run = set.runs.into_iter().next().map(|r| r.result).ok_or_else(|| CliError::usage(format!("{}: no results", dir.display())))?;
     if run.parameter("baseline").is_none() {
         return Err(CliError::usage(format!(
-            "--baseline {}: it is not a `storbench baseline` run but {}; measure the raw devices with `storbench baseline DEVICE...`, \
+            "{flag} {}: it is not a `storbench baseline` run but {}; measure the raw devices with `storbench baseline DEVICE...`, \
              or give a data sheet's figures with --device-read-iops and the like",
             dir.display(),
             what_run(&run)
@@ -164,7 +169,7 @@ fn baseline(dir: &Path) -> Result<RunResult, CliError> {
         .find(|w| matches!(w, storbench_model::Warning::NeverWrittenReads { .. } | storbench_model::Warning::ReadsNotOnDisk { .. }))
     {
         return Err(CliError::usage(format!(
-            "--baseline {}: its reads did not reach the medium, so it is no ceiling: {}",
+            "{flag} {}: its reads did not reach the medium, so it is no ceiling: {}",
             dir.display(),
             w.message()
         )));

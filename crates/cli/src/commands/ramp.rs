@@ -125,6 +125,7 @@ impl Ramp<'_> {
             watch: self.shared.watch.clone(),
             disrupt: self.shared.disrupt.clone(),
             allow_exec: self.shared.allow_exec,
+            network: self.shared.network.clone(),
         };
         let t0 = std::time::Instant::now();
         let (result, dir) = execute(specs, setup, &mut observer)?;

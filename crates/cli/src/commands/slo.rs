@@ -451,6 +451,7 @@ impl<'a> Search<'a> {
             watch: self.shared.watch.clone(),
             disrupt: self.shared.disrupt.clone(),
             allow_exec: self.shared.allow_exec,
+            network: self.shared.network.clone(),
         };
         let t0 = Instant::now();
         let (result, dir) = match execute(specs, setup, &mut progress::Live::new(self.flags.source.quiet)) {

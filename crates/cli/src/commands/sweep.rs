@@ -283,6 +283,7 @@ impl<'a> Sweep<'a> {
             watch: self.shared.watch.clone(),
             disrupt: None,
             allow_exec: self.shared.allow_exec,
+            network: None,
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let (result, dir) = execute(specs.clone(), setup, &mut observer)?;
@@ -316,6 +317,7 @@ impl<'a> Sweep<'a> {
             watch: self.shared.watch.clone(),
             disrupt: self.shared.disrupt.clone(),
             allow_exec: self.shared.allow_exec,
+            network: self.shared.network.clone(),
         };
         let mut observer = progress::Live::new(self.flags.source.quiet);
         let t0 = Instant::now();

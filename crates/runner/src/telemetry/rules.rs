@@ -6,7 +6,7 @@
 //! Each rule names a limit only where the seconds show it is the run's:
 //! a core the run itself kept busy, a disk that could not take more.
 
-use storbench_model::telemetry::{metric, Series, Source, SourceKind, Telemetry};
+use storbench_model::telemetry::{metric, NetworkBaseline, Series, Source, SourceKind, Telemetry};
 use storbench_model::Warning;
 
 /// Seconds a condition must hold before it is named (one can be a blip).
@@ -92,6 +92,41 @@ fn full_link(s: &Source, link: &Series) -> Option<Warning> {
         to_s,
         mbit_per_s: mean_bits / 1e6,
         link_mbit_per_s: mean(link, &idx) / 1e6,
+    })
+}
+
+/// Each client NIC that carried, one way, at least 90% of what `storbench
+/// baseline --network` measured over its link (`--network-baseline`): on
+/// this machine the NIC that carried the baseline (every NIC but the
+/// loopback when it was not sampled), on an agent it measured every NIC but
+/// the loopback. A NIC the kernel gives a speed for is judged by it too
+/// ([`full_link`]); the baseline names the path's limit where there is none.
+pub fn against_network(t: &Telemetry, b: &NetworkBaseline) -> Vec<Warning> {
+    let mut out = Vec::new();
+    for s in t.sources.iter().filter(|s| s.kind == SourceKind::Client) {
+        let Some((tx_max, rx_max, nic)) = b.ceiling(&s.name) else { continue };
+        let judged = |x: &&Series| nic.map_or(x.label("nic") != "lo", |n| x.label("nic") == n);
+        out.extend(s.all(metric::NIC_TX_BYTES).filter(judged).filter_map(|x| at_baseline(s, x, "out", tx_max)));
+        out.extend(s.all(metric::NIC_RX_BYTES).filter(judged).filter_map(|x| at_baseline(s, x, "in", rx_max)));
+    }
+    out
+}
+
+fn at_baseline(s: &Source, bytes: &Series, direction: &str, ceiling: f64) -> Option<Warning> {
+    if ceiling <= 0.0 {
+        return None;
+    }
+    let idx = seconds(s, |i| at(bytes, i).is_some_and(|v| v >= LINK_FULL * ceiling));
+    let (seconds, from_s, to_s) = held(s, &idx)?;
+    Some(Warning::NetworkAtBaseline {
+        host: s.name.clone(),
+        nic: bytes.label("nic").to_string(),
+        direction: direction.to_string(),
+        seconds,
+        from_s,
+        to_s,
+        mbit_per_s: mean(bytes, &idx) * 8.0 / 1e6,
+        baseline_mbit_per_s: ceiling * 8.0 / 1e6,
     })
 }
 
@@ -305,6 +340,38 @@ mod tests {
             "{w:?}"
         );
         assert!(judge(&host(2, [nic(118e6, None), nic(118e6, None)].into_iter())).is_empty());
+    }
+
+    /// A veth with no speed, measured at 25 MB/s out and 12.5 MB/s in by
+    /// `baseline --network`: the seconds at 90% of it are named, one way.
+    #[test]
+    fn a_nic_at_the_network_baseline_is_named_for_its_direction() {
+        use storbench_model::telemetry::{BaselineLink, NetworkBaseline};
+        let second = |nic: &str, tx: f64, rx: f64| {
+            let l = [("nic", nic)];
+            vec![Value::new(metric::NIC_TX_BYTES, &l, tx), Value::new(metric::NIC_RX_BYTES, &l, rx)]
+        };
+        let seconds = |nic: &'static str, tx: [f64; 3]| host(2, tx.into_iter().map(move |t| second(nic, t, 1e5)));
+        let link = |nic: Option<&str>| BaselineLink {
+            host: "10.9.0.2".into(),
+            send_bytes_per_s: 25e6,
+            receive_bytes_per_s: 12.5e6,
+            nic: nic.map(String::from),
+        };
+        let b = NetworkBaseline { links: vec![link(Some("veth1"))] };
+        let w = against_network(&seconds("veth1", [24e6, 23e6, 5e6]), &b);
+        assert!(
+            matches!(&w[..], [Warning::NetworkAtBaseline { nic, direction, seconds: 2, mbit_per_s, baseline_mbit_per_s: 200.0, .. }]
+                if nic == "veth1" && direction == "out" && (*mbit_per_s - 188.0).abs() < 1e-6),
+            "{w:?}"
+        );
+        assert!(w[0].message().contains("the network was the limit"), "{}", w[0].message());
+        assert!(against_network(&seconds("veth1", [20e6, 20e6, 20e6]), &b).is_empty(), "80% is not the limit");
+        assert!(against_network(&seconds("eth0", [24e6, 24e6, 24e6]), &b).is_empty(), "another NIC than the baseline's");
+        // Unsampled baseline: every NIC but the loopback.
+        let b = NetworkBaseline { links: vec![link(None)] };
+        assert_eq!(against_network(&seconds("eth0", [24e6, 24e6, 24e6]), &b).len(), 1);
+        assert!(against_network(&seconds("lo", [24e6, 24e6, 24e6]), &b).is_empty());
     }
 
     #[test]
