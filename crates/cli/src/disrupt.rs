@@ -32,16 +32,19 @@ impl DisruptSetup {
     /// From the command's flags; `None` when it asks for neither.
     pub fn of(source: &JobSource) -> Result<Option<DisruptSetup>, CliError> {
         let mut faults = source.faults.iter().map(|f| ScheduledFault::parse(f).map_err(CliError::usage)).collect::<Result<Vec<_>, _>>()?;
-        if let Some(f) = faults.iter().find(|f| matches!(f.action, FaultAction::Exec(_))).filter(|_| !source.allow_exec) {
-            return Err(CliError::usage(format!(
-                "--fault {}s:{}: a fault that runs a command needs --allow-exec (it runs `sh -c` on this machine)",
-                f.at.as_secs_f64(),
-                f.action.words()
-            )));
+        if let Some(f) = faults.iter().find(|f| f.action.needs_exec_consent()).filter(|_| !source.allow_exec) {
+            let what = match f.action {
+                FaultAction::Exec(_) => "a fault that runs a command needs --allow-exec (it runs `sh -c` on this machine)",
+                _ => "a fault that stops or continues a process needs --allow-exec (it signals a process of this machine)",
+            };
+            return Err(CliError::usage(format!("--fault {}s:{}: {what}", f.at.as_secs_f64(), f.action.words())));
         }
         for f in &faults {
-            storbench_runner::netem::check(&f.action)
-                .map_err(|e| CliError::usage(format!("--fault {}s:{}: {e}", f.at.as_secs_f64(), f.action.words())))?;
+            let checked = match f.action.process() {
+                Some(p) => storbench_runner::procs::check(p),
+                None => storbench_runner::netem::check(&f.action),
+            };
+            checked.map_err(|e| CliError::usage(format!("--fault {}s:{}: {e}", f.at.as_secs_f64(), f.action.words())))?;
         }
         faults.sort_by_key(|f| f.at);
         let watch_ceph = source.watch_ceph.as_ref().map(|p| Some(PathBuf::from(p)).filter(|_| !p.is_empty()));

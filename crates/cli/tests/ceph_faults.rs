@@ -352,6 +352,54 @@ fn a_command_fault_runs_at_its_time_and_a_late_one_is_not_reached() {
     assert_valid(&result_json(&d.path().join("out")));
 }
 
+/// A server process frozen mid-run (SIGSTOP, as a hung daemon) and
+/// thawed; one the schedule leaves stopped is thawed when the run ends.
+#[test]
+fn a_process_stopped_mid_run_is_thawed_by_its_schedule_or_at_the_runs_end() {
+    let d = scratch();
+    let mut daemon = Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = daemon.id().to_string();
+    let state =
+        || std::fs::read_to_string(format!("/proc/{pid}/stat")).map(|s| s.rsplit(')').next().unwrap_or("").trim_start().chars().next());
+    let stop = |at: &str| format!("{at}:proc-stop:{pid}");
+    let (stop1, cont, stop2) = (stop("1s"), format!("2s:proc-cont:{pid}"), stop("3s"));
+    let child = Command::new(bin())
+        .args(["run", "--name", "x", "--ioengine", "null", "--runtime", "5", "--time_based", "1", "--quiet", "--results-dir", "out"])
+        .args(["--fault", &stop1, "--fault", &cont, "--fault", &stop2, "--allow-exec"])
+        .current_dir(d.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = String::new();
+    for _ in 0..50 {
+        // R: the sleep just started (it runs before it sleeps).
+        if let Ok(Some(c)) = state().map(|c| c.filter(|c| *c != 'R')) {
+            if !seen.ends_with(c) {
+                seen.push(c);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let after = state();
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert!(seen.starts_with('S') && seen.contains("STST"), "asleep, stopped, running, stopped again: {seen}");
+    assert_eq!(after.unwrap(), Some('S'), "thawed when the run ended");
+    let dis = run_result(&d.path().join("out")).disruption.unwrap();
+    let said: Vec<(String, &str)> = dis.events.iter().map(|e| (e.action.words(), e.outcome())).collect();
+    let expect = [
+        (stop1[3..].to_string(), "done"),
+        (cont[3..].to_string(), "done"),
+        (stop2[3..].to_string(), "done"),
+        (format!("proc-cont:{pid}"), "undone"),
+    ];
+    assert_eq!(said, expect, "{:?}", dis.events);
+    assert_eq!(dis.events[0].answer, format!("stopped process {pid}"));
+}
+
 #[test]
 fn a_fault_schedule_that_cannot_work_is_refused_before_anything_runs() {
     let d = scratch();
@@ -360,6 +408,9 @@ fn a_fault_schedule_that_cannot_work_is_refused_before_anything_runs() {
         (&["--fault", "5s:reboot"][..], "unknown action 'reboot'", 2),
         (&["--fault", "soon:osd-out:1"][..], "'soon' is not a time", 2),
         (&["--fault", "1s:osd-out:2"][..], "no Ceph cluster", 2),
+        (&["--fault", "1s:proc-stop:sleep"][..], "needs --allow-exec (it signals a process", 2),
+        (&["--fault", "1s:proc-stop:1", "--allow-exec"][..], "init process", 2),
+        (&["--fault", "1s:proc-cont:no-such-daemon", "--allow-exec"][..], "no process named 'no-such-daemon'", 2),
         (&["--watch-ceph", "/nonexistent/ceph.conf"][..], "no such file", 2),
         (&["--scrape", "http://admin:hunter2@127.0.0.1:9283/metrics"][..], "credentials in a URL", 2),
         (&["--scrape", "127.0.0.1:9283"][..], "not an http or https URL", 2),

@@ -29,6 +29,11 @@ pub enum FaultAction {
     NetCut(String),
     /// The NIC as it was before the run's first network fault on it.
     NetRestore(String),
+    /// A process of this machine frozen (SIGSTOP: a hung daemon), by id
+    /// or command name (only with `--allow-exec`).
+    ProcStop(String),
+    /// ... and thawed (SIGCONT).
+    ProcCont(String),
 }
 
 impl FaultAction {
@@ -43,12 +48,28 @@ impl FaultAction {
             FaultAction::NetLoss { nic, pct } => format!("net-loss:{nic}:{pct}%"),
             FaultAction::NetCut(nic) => format!("net-cut:{nic}"),
             FaultAction::NetRestore(nic) => format!("net-restore:{nic}"),
+            FaultAction::ProcStop(p) => format!("proc-stop:{p}"),
+            FaultAction::ProcCont(p) => format!("proc-cont:{p}"),
         }
     }
 
     /// Whether it goes through the storage cluster's management interface.
     pub fn on_cluster(&self) -> bool {
         matches!(self, FaultAction::OsdOut(_) | FaultAction::OsdIn(_) | FaultAction::OsdDown(_))
+    }
+
+    /// The process a process fault signals (an id or a command name).
+    pub fn process(&self) -> Option<&str> {
+        match self {
+            FaultAction::ProcStop(p) | FaultAction::ProcCont(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// Whether it acts on this machine beyond storbench's own (a command,
+    /// a process): only with `--allow-exec`.
+    pub fn needs_exec_consent(&self) -> bool {
+        matches!(self, FaultAction::Exec(_) | FaultAction::ProcStop(_) | FaultAction::ProcCont(_))
     }
 
     /// The NIC a network fault shapes.
@@ -75,7 +96,7 @@ impl ScheduledFault {
     /// and how to write it.
     pub fn parse(text: &str) -> Result<ScheduledFault, String> {
         let usage = "write TIME:ACTION[:ARG], e.g. 5s:osd-out:2 (actions: osd-out:N, osd-in:N, osd-down:N, exec:COMMAND, \
-                     net-delay:NIC:MS, net-loss:NIC:PCT, net-cut:NIC, net-restore:NIC)";
+                     net-delay:NIC:MS, net-loss:NIC:PCT, net-cut:NIC, net-restore:NIC, proc-stop:PROCESS, proc-cont:PROCESS)";
         let (at, rest) = text.split_once(':').ok_or_else(|| format!("--fault '{text}': {usage}"))?;
         let at = parse_time(at).ok_or_else(|| format!("--fault '{text}': '{at}' is not a time (5s, 1500ms, 2m)"))?;
         let (name, arg) = rest.split_once(':').unwrap_or((rest, ""));
@@ -87,6 +108,11 @@ impl ScheduledFault {
             "exec" if !arg.trim().is_empty() => FaultAction::Exec(arg.to_string()),
             "exec" => return Err(format!("--fault '{text}': exec needs a command (exec:COMMAND)")),
             "net-delay" | "net-loss" | "net-cut" | "net-restore" => net(text, name, arg)?,
+            "proc-stop" | "proc-cont" if arg.trim().is_empty() || arg.contains(['/', ' ']) => {
+                return Err(format!("--fault '{text}': {name} needs a process id or command name ({name}:ceph-osd, {name}:4242)"))
+            }
+            "proc-stop" => FaultAction::ProcStop(arg.trim().to_string()),
+            "proc-cont" => FaultAction::ProcCont(arg.trim().to_string()),
             _ => return Err(format!("--fault '{text}': unknown action '{name}'; {usage}")),
         };
         Ok(ScheduledFault { at, action })
@@ -420,6 +446,11 @@ mod tests {
         assert_eq!(ScheduledFault::parse("1500ms:osd-in:0").unwrap().at, Duration::from_millis(1500));
         let exec = ScheduledFault::parse("2m:exec:kill -STOP 1234").unwrap();
         assert_eq!((exec.at, exec.action.words()), (Duration::from_secs(120), "exec:kill -STOP 1234".to_string()));
+        let stop = ScheduledFault::parse("10s:proc-stop:ceph-osd").unwrap();
+        assert_eq!(stop.action, FaultAction::ProcStop("ceph-osd".into()));
+        assert_eq!(ScheduledFault::parse(&format!("1s:{}", stop.action.words())).unwrap().action, stop.action, "words read back");
+        assert!(stop.action.needs_exec_consent() && stop.action.process() == Some("ceph-osd") && !stop.action.on_cluster());
+        assert_eq!(ScheduledFault::parse("20s:proc-cont:4242").unwrap().action, FaultAction::ProcCont("4242".into()));
         for (bad, says) in [
             ("osd-out:2", "not a time"),
             ("5s:osd-out", "needs an OSD number"),
@@ -434,6 +465,8 @@ mod tests {
             ("5s:net-loss:eth1:0.0001%", "from 0.001 to 100"),
             ("5s:net-cut:", "network interface's name"),
             ("5s:net-cut:eth1:5", "takes only the NIC"),
+            ("5s:proc-stop:", "needs a process id or command name"),
+            ("5s:proc-cont:/usr/bin/x", "needs a process id or command name"),
         ] {
             let e = ScheduledFault::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

@@ -47,6 +47,8 @@ struct FaultLog {
     out: BTreeSet<u32>,
     /// NICs this run shaped (nftables, netem) and has not restored.
     shaped: crate::netem::Shaped,
+    /// Processes this run stopped and has not continued.
+    stopped: crate::procs::Stopped,
     /// Hears of each event as it is recorded (`--prometheus`).
     tap: Option<Arc<dyn Tap>>,
 }
@@ -122,10 +124,11 @@ impl<'a> ClusterLink<'a> {
         if let Some(h) = self.faulter.take() {
             join_within(h, RESTORE_WAIT);
         }
-        // The faults' thread restores the NICs as it ends; one still stuck in
-        // a cluster call leaves them to this thread (nft and tc are local).
+        // The faults' thread restores the NICs and thaws the processes as it
+        // ends; one still stuck in a cluster call leaves them to this thread
+        // (nft, tc and signals are local).
         let zero = self.zero;
-        restore_nics(zero.unwrap_or_else(unix_now_ns), &self.log);
+        restore_local(zero.unwrap_or_else(unix_now_ns), &self.log);
         let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
         let mut events = log.events.clone();
         let recorded = events.len();
@@ -197,10 +200,11 @@ impl<'a> ClusterLink<'a> {
 
 impl Drop for ClusterLink<'_> {
     /// A run that ends without `finish` (a panic) still leaves no NIC cut
-    /// or delayed; after `finish` there is nothing left to restore.
+    /// or delayed and no process stopped; after `finish` there is nothing
+    /// left to restore.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
-        restore_nics(self.zero.unwrap_or_else(unix_now_ns), &self.log);
+        restore_local(self.zero.unwrap_or_else(unix_now_ns), &self.log);
     }
 }
 
@@ -254,10 +258,34 @@ impl AgentLink for ClusterLink<'_> {
     }
 }
 
-/// Once the run is over, the NICs it shaped and did not restore are
-/// restored, each an event (or, failing, one saying what is left to do).
-/// Each is taken from the log before it is undone, so two threads ending
-/// the run never undo one twice.
+/// Once the run is over, what it did to this machine and did not undo is
+/// undone: the NICs it shaped, the processes it stopped.
+fn restore_local(zero: u64, log: &Mutex<FaultLog>) {
+    restore_nics(zero, log);
+    thaw_processes(zero, log);
+}
+
+/// Every process this run stopped and did not continue, continued, each
+/// an event (or, failing, one saying what is left to do); taken from the
+/// log first, as the NICs are.
+fn thaw_processes(zero: u64, log: &Mutex<FaultLog>) {
+    let lock = || log.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        let Some(pid) = lock().stopped.pop_first() else { return };
+        let done = crate::procs::thaw(pid);
+        let at = unix_now_ns().saturating_sub(zero) as f64 / 1e9;
+        let (answer, error) = match done {
+            Ok(a) => (a, None),
+            Err(e) => (String::new(), Some(format!("NOT continued: {e}"))),
+        };
+        let action = FaultAction::ProcCont(pid.to_string());
+        lock().record(FaultEvent { at_s: at, done_s: at, action, answer, error, skipped: false, restores: true });
+    }
+}
+
+/// The NICs the run shaped and did not restore, restored, each an event
+/// (or, failing, one saying what is left to do). Each is taken from the log
+/// before it is undone, so two threads ending the run never undo one twice.
 fn restore_nics(zero: u64, log: &Mutex<FaultLog>) {
     let lock = || log.lock().unwrap_or_else(|p| p.into_inner());
     loop {
@@ -350,6 +378,12 @@ fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin
         }
         let done = match (&f.action, injector.as_mut()) {
             (FaultAction::Exec(cmd), _) => exec(cmd, stop),
+            (FaultAction::ProcStop(p) | FaultAction::ProcCont(p), _) => {
+                let mut stopped = lock().stopped.clone();
+                let done = crate::procs::signal(p, matches!(f.action, FaultAction::ProcStop(_)), &mut stopped);
+                lock().stopped = stopped;
+                done
+            }
             (action, _) if action.nic().is_some() => {
                 let mut shaped = lock().shaped.clone();
                 let done = crate::netem::apply(action, &mut shaped);
@@ -373,11 +407,11 @@ fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin
         };
         l.record(FaultEvent { at_s: f.at.as_secs_f64(), done_s, action: f.action, answer, error, skipped: false, restores: false });
     }
-    let undone = || !lock().out.is_empty() || !lock().shaped.is_empty();
+    let undone = || !lock().out.is_empty() || !lock().shaped.is_empty() || !lock().stopped.is_empty();
     while undone() && !stop.load(Ordering::Acquire) {
         std::thread::sleep(TICK);
     }
-    restore_nics(zero, log);
+    restore_local(zero, log);
     let Some(admin) = injector.as_mut() else { return };
     let out: Vec<u32> = lock().out.iter().copied().collect();
     for id in out {

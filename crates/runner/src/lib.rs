@@ -34,6 +34,7 @@ pub mod placement;
 pub mod plan;
 pub mod prepare;
 pub mod problem;
+pub mod procs;
 pub mod replay;
 pub mod room;
 pub mod steady;
