@@ -110,13 +110,13 @@ pub struct JobSource {
     /// No live progress
     #[arg(long)]
     pub quiet: bool,
-    /// Serve the live figures for Prometheus at http://ADDR/metrics (by job, operation and agent)
+    /// Serve the live figures for Prometheus at http://ADDR/metrics (by job, operation and agent; the hosts' telemetry and the faults too)
     #[arg(long, value_name = "ADDR:PORT")]
     pub prometheus: Option<std::net::SocketAddr>,
-    /// Inject a fault at a time of the run: osd-out:N, osd-in:N, osd-down:N (through the Ceph monitors), net-loss:NIC:PCT, net-cut:NIC (nftables), net-delay:NIC:MS (netem), net-restore:NIC, on this machine's NIC, exec:COMMAND (with --allow-exec); repeat for a schedule
+    /// Inject a fault at a time of the run: osd-out:N, osd-in:N, osd-down:N (through the Ceph monitors), net-loss:NIC:PCT, net-cut:NIC (nftables), net-delay:NIC:MS (netem), net-restore:NIC, on this machine's NIC, exec:COMMAND, proc-stop:PROCESS, proc-cont:PROCESS (SIGSTOP/SIGCONT; these three with --allow-exec); repeat for a schedule
     #[arg(long = "fault", value_name = "TIME:ACTION[:ARG]")]
     pub faults: Vec<String>,
-    /// Let --fault run shell commands (exec:COMMAND) and ioengine=exec jobs run their programs
+    /// Let --fault run shell commands (exec:COMMAND) and stop processes (proc-stop), and ioengine=exec jobs run their programs
     #[arg(long = "allow-exec")]
     pub allow_exec: bool,
     /// Read the Ceph cluster's own counters once a second (pg stat, osd perf, osd stat): the cluster of the run's rados or rbd jobs, or the one CEPH.conf names (a file not named *.conf: --watch-ceph=PATH)

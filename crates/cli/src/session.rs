@@ -263,7 +263,7 @@ fn run_here(
     let mut result = match watching.metrics {
         Some(registry) => {
             registry.run_starts(prepared.jobs.iter().map(|j| (j.share.job, j.name())));
-            let mut tapped = Tapped { inner: &mut link, tap: &*registry, agent: "local".into() };
+            let mut tapped = Tapped { inner: &mut link, tap: &*registry, agent: Some("local".into()) };
             crate::watch::run(&mut tapped, watchers.as_mut(), cluster, tap, &prepared, observer, scope)
         }
         None => crate::watch::run(&mut link, watchers.as_mut(), cluster, None, &prepared, observer, scope),

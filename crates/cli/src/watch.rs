@@ -15,7 +15,7 @@ use std::time::Duration;
 use storbench_fleet::agents::AgentSpec;
 use storbench_fleet::watch::Watchers;
 use storbench_model::RunResult;
-use storbench_runner::agent::{AgentLink, Tap, TelemetryTapped};
+use storbench_runner::agent::{AgentLink, Tap, Tapped};
 use storbench_runner::disruption::{ClusterLink, ClusterSetup};
 use storbench_runner::interrupt::Scope;
 use storbench_runner::{run_plan_on, Observer, Prepared};
@@ -121,7 +121,7 @@ impl Run<'_> {
     /// The outermost link, where every source's seconds pass.
     fn tapped(&self, link: &mut dyn AgentLink, observer: &mut dyn Observer) -> RunResult {
         match self.tap {
-            Some(tap) => run_plan_on(&mut TelemetryTapped { inner: link, tap }, self.prepared, observer, self.scope),
+            Some(tap) => run_plan_on(&mut Tapped { inner: link, tap, agent: None }, self.prepared, observer, self.scope),
             None => run_plan_on(link, self.prepared, observer, self.scope),
         }
     }

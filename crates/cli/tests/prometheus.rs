@@ -70,7 +70,7 @@ fn a_local_run_serves_its_figures_while_it_goes_and_stops_serving_after() {
     let busy = second.get("storbench_host_cpu_busy_pct{source=\"local\",role=\"client\"}").copied();
     assert!(busy.is_some_and(|b| (0.0..=100.0).contains(&b)), "the host's CPU as a gauge: {second:?}");
     assert!(second.keys().any(|k| k.starts_with("storbench_host_run_cpu_cores{")), "{second:?}");
-    assert_eq!(second.get("storbench_faults_total{fault=\"exec:true\",outcome=\"done\"}"), Some(&1.0), "{second:?}");
+    assert_eq!(second.get("storbench_faults_total{fault=\"exec\",outcome=\"done\"}"), Some(&1.0), "{second:?}");
     let out = child.wait_with_output().unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("http://{addr}/metrics")));
     assert_eq!(out.status.code(), Some(0));

@@ -24,7 +24,7 @@ use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use storbench_metrics::IntervalReport;
-use storbench_model::disruption::FaultEvent;
+use storbench_model::disruption::{FaultAction, FaultEvent};
 use storbench_model::telemetry::{HostSample, SourceKind};
 use storbench_runner::agent::Tap;
 use storbench_workload::OpKind;
@@ -214,7 +214,12 @@ impl Tap for Registry {
 
     fn fault(&self, e: &FaultEvent) {
         let mut i = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        *i.faults.entry((e.action.words(), e.outcome())).or_default() += 1;
+        // A command's words stay out of a label anyone reaching the endpoint reads.
+        let fault = match &e.action {
+            FaultAction::Exec(_) => "exec".to_string(),
+            a => a.words(),
+        };
+        *i.faults.entry((fault, e.outcome())).or_default() += 1;
     }
 }
 

@@ -274,53 +274,6 @@ pub mod metric {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn series_summaries_skip_missing_seconds() {
-        let s = Series { metric: "x".into(), labels: BTreeMap::new(), values: vec![Some(1.0), None, Some(3.0)] };
-        assert_eq!(s.mean(), Some(2.0));
-        assert_eq!(s.max(), Some(3.0));
-        let none = Series { values: vec![None], ..s };
-        assert_eq!(none.mean(), None);
-    }
-
-    #[test]
-    fn a_source_round_trips_as_json() {
-        let src = Source {
-            name: "local".into(),
-            hostname: "h".into(),
-            cpus: 2,
-            t: vec![1.0],
-            duration: vec![1.0],
-            series: vec![Series {
-                metric: metric::DISK_UTIL.into(),
-                labels: [("disk".to_string(), "sda".to_string())].into(),
-                values: vec![Some(99.5)],
-            }],
-            ..Source::default()
-        };
-        let t = Telemetry { start_unix_ns: 5, group_starts: vec![0.0], sources: vec![src] };
-        let back: Telemetry = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
-        assert_eq!(back, t);
-        assert_eq!(back.sources[0].find(metric::DISK_UTIL, "disk", "sda").unwrap().max(), Some(99.5));
-    }
-
-    #[test]
-    fn pushed_seconds_keep_every_series_as_long_as_the_axis() {
-        let mut t = Telemetry::default();
-        let second = |values: Vec<Value>| HostSample { source: "a".into(), duration: 1.0, values, ..HostSample::default() };
-        t.push(1.0, second(vec![Value::new("x", &[], 1.0)]));
-        t.push(2.0, second(vec![Value::new("y", &[("disk", "sda")], 2.0)]));
-        let s = &t.sources[0];
-        assert_eq!(s.t, vec![1.0, 2.0]);
-        assert_eq!(s.get("x").unwrap().values, vec![Some(1.0), None]);
-        assert_eq!(s.find("y", "disk", "sda").unwrap().values, vec![None, Some(2.0)]);
-    }
-}
-
 /// What `storbench baseline --network` measured to each agent: the ceiling
 /// a client's NIC is judged against (`--network-baseline DIR`), where the
 /// kernel gives no link speed (a veth, a VM's NIC) or the path is slower
@@ -381,14 +334,16 @@ impl NetworkBaseline {
     }
 
     /// A client's ceiling out and in, and the NIC it holds for (None: every
-    /// NIC but the loopback): an agent's own link's (what was sent to it is
-    /// what it can take in), else this machine's fastest, on the NIC that
-    /// carried it. None for an agent the baseline did not measure.
+    /// NIC but the loopback): an agent's own link's, matched by the host its
+    /// source is named for (what was sent to it is what it can take in),
+    /// else this machine's (`local`) fastest, on the NIC that carried it.
+    /// None for a client the baseline did not measure (an agent named
+    /// otherwise than by the address the baseline measured).
     pub fn ceiling(&self, source: &str) -> Option<(f64, f64, Option<&str>)> {
         if let Some(l) = self.links.iter().find(|l| l.host == host_of(source)) {
             return Some((l.receive_bytes_per_s, l.send_bytes_per_s, None));
         }
-        if !matches!(source, "local" | "coordinator") || self.links.is_empty() {
+        if source != "local" || self.links.is_empty() {
             return None;
         }
         let out = self.links.iter().map(|l| l.send_bytes_per_s).fold(0.0, f64::max);
@@ -405,5 +360,70 @@ fn host_of(address: &str) -> &str {
     match address.rsplit_once(':') {
         Some((h, p)) if !h.contains(':') && p.chars().all(|c| c.is_ascii_digit()) => h,
         _ => address,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An agent's own link, turned round (what was sent to it is what it
+    /// takes in); this machine's the fastest, on its NIC; others none.
+    #[test]
+    fn a_clients_network_ceiling_is_its_own_link_seen_from_its_side() {
+        let link = |host: &str, send: f64, receive: f64| BaselineLink {
+            host: host.into(),
+            send_bytes_per_s: send,
+            receive_bytes_per_s: receive,
+            nic: Some("veth1".into()),
+        };
+        let b = NetworkBaseline { links: vec![link("10.9.0.2", 25e6, 12.5e6), link("fd00::3", 40e6, 5e6)] };
+        assert_eq!(b.ceiling("10.9.0.2:7450"), Some((12.5e6, 25e6, None)));
+        assert_eq!(b.ceiling("[fd00::3]:7450"), Some((5e6, 40e6, None)));
+        assert_eq!(b.ceiling("local"), Some((40e6, 12.5e6, Some("veth1"))));
+        assert_eq!(b.ceiling("10.9.0.9:7450"), None, "an agent it did not measure");
+        assert_eq!(NetworkBaseline::default().ceiling("local"), None);
+    }
+
+    #[test]
+    fn series_summaries_skip_missing_seconds() {
+        let s = Series { metric: "x".into(), labels: BTreeMap::new(), values: vec![Some(1.0), None, Some(3.0)] };
+        assert_eq!(s.mean(), Some(2.0));
+        assert_eq!(s.max(), Some(3.0));
+        let none = Series { values: vec![None], ..s };
+        assert_eq!(none.mean(), None);
+    }
+
+    #[test]
+    fn a_source_round_trips_as_json() {
+        let src = Source {
+            name: "local".into(),
+            hostname: "h".into(),
+            cpus: 2,
+            t: vec![1.0],
+            duration: vec![1.0],
+            series: vec![Series {
+                metric: metric::DISK_UTIL.into(),
+                labels: [("disk".to_string(), "sda".to_string())].into(),
+                values: vec![Some(99.5)],
+            }],
+            ..Source::default()
+        };
+        let t = Telemetry { start_unix_ns: 5, group_starts: vec![0.0], sources: vec![src] };
+        let back: Telemetry = serde_json::from_str(&serde_json::to_string(&t).unwrap()).unwrap();
+        assert_eq!(back, t);
+        assert_eq!(back.sources[0].find(metric::DISK_UTIL, "disk", "sda").unwrap().max(), Some(99.5));
+    }
+
+    #[test]
+    fn pushed_seconds_keep_every_series_as_long_as_the_axis() {
+        let mut t = Telemetry::default();
+        let second = |values: Vec<Value>| HostSample { source: "a".into(), duration: 1.0, values, ..HostSample::default() };
+        t.push(1.0, second(vec![Value::new("x", &[], 1.0)]));
+        t.push(2.0, second(vec![Value::new("y", &[("disk", "sda")], 2.0)]));
+        let s = &t.sources[0];
+        assert_eq!(s.t, vec![1.0, 2.0]);
+        assert_eq!(s.get("x").unwrap().values, vec![Some(1.0), None]);
+        assert_eq!(s.find("y", "disk", "sda").unwrap().values, vec![None, Some(2.0)]);
     }
 }

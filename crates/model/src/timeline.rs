@@ -70,7 +70,7 @@ fn job_rows(r: &RunResult, out: &mut Vec<TimelineRow>) {
                 row("p99_us", &op, o.p99_ns as f64 / 1e3);
                 row("errors", &op, o.errors as f64);
                 for (kind, n) in &o.error_kinds {
-                    row("errors", &format!("{op};error={}", kind_word(kind)), *n as f64);
+                    row("errors_by_kind", &format!("{op};error={}", kind_word(kind)), *n as f64);
                 }
             }
         }
@@ -101,7 +101,7 @@ fn source_rows(r: &RunResult, out: &mut Vec<TimelineRow>) {
 }
 
 /// A fault is a row at the time it was due, lasting until it was done,
-/// its outcome a label (`done`, `failed`, `not_reached`, `undone`).
+/// its outcome a label ([`FaultEvent::outcome`]).
 fn fault_rows(r: &RunResult, out: &mut Vec<TimelineRow>) {
     for e in r.disruption.iter().flat_map(|d| &d.events) {
         out.push(TimelineRow {

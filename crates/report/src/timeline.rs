@@ -102,7 +102,7 @@ mod tests {
         assert_eq!((ops.source.as_str(), ops.t_s, ops.value), ("w", 12.0, 100.0), "the job's second 2 is the run's 12; warm-up left out");
         assert_eq!(find("job", "mib_per_s", "op=write").value, 100.0);
         assert_eq!(find("job", "p99_us", "op=write").value, 9.0);
-        assert_eq!(find("job", "errors", "op=write;error=timeout").value, 2.0);
+        assert_eq!(find("job", "errors_by_kind", "op=write;error=timeout").value, 2.0);
         let disk = find("client", "disk_util_pct", "disk=sda");
         assert_eq!((disk.source.as_str(), disk.t_s, disk.value), ("local", 12.0, 97.0));
         let fault = find("fault", "fault", "outcome=done");
@@ -118,7 +118,7 @@ mod tests {
         let csv = String::from_utf8(csv).unwrap();
         assert_eq!(csv.lines().next(), Some("dir,source,kind,t_s,duration_s,metric,labels,value"));
         assert_eq!(csv.lines().count(), rows.len() + 1);
-        assert!(csv.contains("\nsweep/3,w,job,12,1,errors,op=write;error=timeout,2\n"), "{csv}");
+        assert!(csv.contains("\nsweep/3,w,job,12,1,errors_by_kind,op=write;error=timeout,2\n"), "{csv}");
         assert!(csv.contains("\nsweep/3,osd-out:2,fault,11,0.25,fault,outcome=done,1\n"), "{csv}");
         let mut json = Vec::new();
         write_json(&rows, &mut json).unwrap();

@@ -60,44 +60,14 @@ pub trait Tap: Send + Sync {
     fn fault(&self, _event: &FaultEvent) {}
 }
 
-/// A link whose telemetry seconds also go to a tap: the outermost link of
-/// a run, where every host's, the cluster's and the exporters' seconds
-/// pass (each interval report is tapped nearer its agent, by name).
-pub struct TelemetryTapped<'a> {
-    pub inner: &'a mut dyn AgentLink,
-    pub tap: &'a dyn Tap,
-}
-
-impl AgentLink for TelemetryTapped<'_> {
-    fn name(&self) -> &str {
-        self.inner.name()
-    }
-    fn started_at(&self) -> Option<u64> {
-        self.inner.started_at()
-    }
-    fn send(&mut self, msg: ToAgent) -> Result<(), LinkClosed> {
-        self.inner.send(msg)
-    }
-    fn recv(&mut self, timeout: Duration) -> Result<Option<FromAgent>, LinkClosed> {
-        let m = self.inner.recv(timeout)?;
-        if let Some(FromAgent::Host(s)) = &m {
-            self.tap.host(s);
-        }
-        Ok(m)
-    }
-    fn recycle(&mut self, report: Box<IntervalReport>) {
-        self.inner.recycle(report)
-    }
-    fn abandon_workers(&mut self) {
-        self.inner.abandon_workers()
-    }
-}
-
-/// A link whose interval reports also go to a tap, as from `agent`.
+/// A link whose messages also go to a tap: its interval reports, as from
+/// `agent`; or with no agent its telemetry seconds, as the outermost link
+/// of a run, where every host's, the cluster's and the exporters' pass
+/// (the interval reports are tapped nearer their agents, by name).
 pub struct Tapped<'a> {
     pub inner: &'a mut dyn AgentLink,
     pub tap: &'a dyn Tap,
-    pub agent: String,
+    pub agent: Option<String>,
 }
 
 impl AgentLink for Tapped<'_> {
@@ -112,8 +82,10 @@ impl AgentLink for Tapped<'_> {
     }
     fn recv(&mut self, timeout: Duration) -> Result<Option<FromAgent>, LinkClosed> {
         let m = self.inner.recv(timeout)?;
-        if let Some(FromAgent::Interval(r)) = &m {
-            self.tap.interval(&self.agent, r);
+        match (&m, &self.agent) {
+            (Some(FromAgent::Interval(r)), Some(agent)) => self.tap.interval(agent, r),
+            (Some(FromAgent::Host(s)), None) => self.tap.host(s),
+            _ => {}
         }
         Ok(m)
     }

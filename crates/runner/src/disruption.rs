@@ -129,7 +129,9 @@ impl<'a> ClusterLink<'a> {
         // (nft, tc and signals are local).
         let zero = self.zero;
         restore_local(zero.unwrap_or_else(unix_now_ns), &self.log);
-        let log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
+        // Heard of once: a call still going would report its outcome too.
+        let tap = log.tap.take();
         let mut events = log.events.clone();
         let recorded = events.len();
         if let Some(f) = &log.current {
@@ -170,7 +172,7 @@ impl<'a> ClusterLink<'a> {
                 restores: false,
             });
         }
-        if let Some(t) = &log.tap {
+        if let Some(t) = &tap {
             events[recorded..].iter().for_each(|e| t.fault(e));
         }
         events
@@ -378,11 +380,10 @@ fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin
         }
         let done = match (&f.action, injector.as_mut()) {
             (FaultAction::Exec(cmd), _) => exec(cmd, stop),
+            // Signals take microseconds: held under the lock, so a restore
+            // at the run's end never misses one being stopped.
             (FaultAction::ProcStop(p) | FaultAction::ProcCont(p), _) => {
-                let mut stopped = lock().stopped.clone();
-                let done = crate::procs::signal(p, matches!(f.action, FaultAction::ProcStop(_)), &mut stopped);
-                lock().stopped = stopped;
-                done
+                crate::procs::signal(p, matches!(f.action, FaultAction::ProcStop(_)), &mut lock().stopped)
             }
             (action, _) if action.nic().is_some() => {
                 let mut shaped = lock().shaped.clone();

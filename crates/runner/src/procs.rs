@@ -50,6 +50,12 @@ const PF_KTHREAD: u64 = 0x0020_0000;
 /// Processes a fault must never freeze: this one (it would never thaw
 /// them), init, and kernel threads.
 fn refused(pid: i32) -> Result<(), String> {
+    // A thread's id names a /proc entry too, and stopping it stops its
+    // whole process: only a process's own id is taken.
+    match tgid(pid) {
+        Some(t) if t != pid => return Err(format!("{pid} is a thread of process {t}; give the process's id")),
+        _ => {}
+    }
     if pid == std::process::id() as i32 {
         return Err("that is storbench itself".into());
     }
@@ -62,6 +68,12 @@ fn refused(pid: i32) -> Result<(), String> {
     Ok(())
 }
 
+/// The process a task id belongs to (`Tgid:` in /proc/PID/status).
+fn tgid(pid: i32) -> Option<i32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Tgid:"))?.trim().parse().ok()
+}
+
 /// A process's flags, the ninth field of /proc/PID/stat (the seventh after
 /// the command name, which may hold spaces and parentheses).
 fn flags(pid: i32) -> Option<u64> {
@@ -69,9 +81,16 @@ fn flags(pid: i32) -> Option<u64> {
     stat.rsplit_once(')')?.1.split_whitespace().nth(6)?.parse().ok()
 }
 
-/// Checked with the flags: the target is there now and may be stopped.
+/// Checked with the flags: the target is there now, may be stopped, and
+/// this process may signal it (signal 0: the permission check alone).
 pub fn check(target: &str) -> Result<(), String> {
-    resolve(target).map(|_| ())
+    for pid in resolve(target)? {
+        // SAFETY: kill(2) with signal 0 sends nothing.
+        if unsafe { libc::kill(pid, 0) } != 0 {
+            return Err(format!("process {pid}: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
 }
 
 /// Stop (SIGSTOP) or continue (SIGCONT) what `target` names now; the ids
@@ -84,7 +103,8 @@ pub fn signal(target: &str, stop: bool, stopped: &mut Stopped) -> Result<String,
     for pid in pids {
         // SAFETY: kill(2) takes plain integers; the pid was checked above.
         if unsafe { libc::kill(pid, sig) } != 0 {
-            return Err(format!("process {pid}: {}", std::io::Error::last_os_error()));
+            let before = if done.is_empty() { String::new() } else { format!(" (after signalling {})", done.join(", ")) };
+            return Err(format!("process {pid}: {}{before}", std::io::Error::last_os_error()));
         }
         if stop {
             stopped.insert(pid);
@@ -144,5 +164,14 @@ mod tests {
         assert_eq!(flags(std::process::id() as i32).map(|f| f & PF_KTHREAD), Some(0));
         assert!(resolve("no-such-daemon-x").unwrap_err().contains("no process named 'no-such-daemon-x'"));
         assert!(resolve("0").is_err() && resolve("-5").is_err());
+        // A thread of this test's process is no process of its own.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let t = std::thread::spawn(move || {
+            tx.send(unsafe { libc::gettid() }).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        });
+        let tid = rx.recv().unwrap();
+        assert!(resolve(&tid.to_string()).unwrap_err().contains("is a thread of process"), "{tid}");
+        t.join().unwrap();
     }
 }

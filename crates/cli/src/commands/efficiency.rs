@@ -143,7 +143,7 @@ fn baseline(dir: &Path) -> Result<RunResult, CliError> {
 
 /// The run of a `storbench baseline` in `dir`, for the flag named.
 pub fn baseline_run(dir: &Path, flag: &str) -> Result<RunResult, CliError> {
-    let set = RunSet::load(dir).map_err(|e| CliError::usage(format!("{flag} {}: {e}", dir.display())))?;
+    let set = RunSet::load(dir).map_err(|e| CliError::usage(format!("{flag}: {e}")))?;
     if set.runs.len() > 1 {
         return Err(CliError::usage(format!(
             "{flag} {}: it holds {} runs, not one baseline; give the directory of one `storbench baseline` run",
