@@ -236,7 +236,7 @@ fn dir_of(rows: Vec<TidyRow>, dir: &str) -> impl Iterator<Item = TidyRow> + '_ {
     })
 }
 
-fn join(a: &str, b: &str) -> String {
+pub(crate) fn join(a: &str, b: &str) -> String {
     match (a.is_empty(), b.is_empty()) {
         (true, _) => b.to_string(),
         (_, true) => a.to_string(),
@@ -296,7 +296,7 @@ pub fn load(dir: &Path) -> Result<Vec<TidyRow>, TidyError> {
 }
 
 /// The directories directly below `dir`, by name (numbers as numbers).
-fn subdirs(dir: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
+pub(crate) fn subdirs(dir: &Path) -> std::io::Result<Vec<(String, PathBuf)>> {
     let mut v: Vec<(String, PathBuf)> = std::fs::read_dir(dir)?
         .filter_map(|e| e.ok())
         .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))

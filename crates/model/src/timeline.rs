@@ -7,7 +7,6 @@
 //! told apart by their directory.
 
 use crate::result::RunResult;
-use crate::runset::natural_cmp;
 use crate::tidy::TidyError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -158,17 +157,10 @@ fn collect(dir: &Path, rel: &str, depth: usize, out: &mut Vec<TimelineRow>) -> R
     if depth == 0 {
         return Ok(0);
     }
-    let mut below: Vec<(String, std::path::PathBuf)> = std::fs::read_dir(dir)
-        .map_err(|e| TidyError::Load(format!("cannot read {}: {e}", dir.display())))?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .collect();
-    below.sort_by(|a, b| natural_cmp(&a.0, &b.0));
+    let below = crate::tidy::subdirs(dir).map_err(|e| TidyError::Load(format!("cannot read {}: {e}", dir.display())))?;
     let mut n = 0;
     for (name, path) in below {
-        let rel = if rel.is_empty() { name } else { format!("{rel}/{name}") };
-        n += collect(&path, &rel, depth - 1, out)?;
+        n += collect(&path, &crate::tidy::join(rel, &name), depth - 1, out)?;
     }
     Ok(n)
 }
