@@ -98,7 +98,6 @@ fn storbench_and_fio_talk_to_each_other() {
         assert!(out.status.success(), "fio: {}", String::from_utf8_lossy(&out.stderr));
         let doc = result_json(&d.path().join("out"));
         let ours = if fio_listens { ios(&doc, 0, "write") } else { ios(&doc, 0, "read") };
-        assert_eq!(ours, 4096, "fio listens: {fio_listens}");
         // fio says "waiting for connection" on standard output before its JSON.
         let text = String::from_utf8_lossy(&out.stdout);
         let fio_doc: serde_json::Value = serde_json::from_str(&text[text.find('{').expect("fio's JSON")..]).expect("fio's JSON");
@@ -108,11 +107,21 @@ fn storbench_and_fio_talk_to_each_other() {
             // more the more often a recv returns part of a block (20 KiB of
             // 16 MiB on a quiet machine, 188 KiB in a loaded CI run): every
             // block arrived, none was extra.
+            // And it stops after 4,096 recvs: when storbench's sender is the
+            // slower end (a loaded machine), the recvs come short, fio
+            // closes before the last blocks are sent, and storbench's sender
+            // ends at the close (4,083 of 4,096 in one CI run). What fio
+            // counted storbench sent; storbench never counts more than the
+            // job's size.
             true => {
                 let (n, bytes) = dir_of(&fio_doc, 0, "read");
                 assert!(n >= 4096 && bytes <= 16 << 20 && bytes > (16 << 20) * 95 / 100, "fio read {n} blocks, {bytes} bytes");
+                assert!(ours <= 4096 && ours * 4096 >= bytes, "storbench sent {ours} blocks, fio counted {bytes} bytes");
             }
-            false => assert_eq!(dir_of(&fio_doc, 0, "write"), (4096, 16 << 20)),
+            false => {
+                assert_eq!(ours, 4096, "storbench received every block fio sent");
+                assert_eq!(dir_of(&fio_doc, 0, "write"), (4096, 16 << 20));
+            }
         }
     }
 }
