@@ -113,7 +113,7 @@ pub struct JobSource {
     /// Serve the live figures for Prometheus at http://ADDR/metrics (by job, operation and agent; the hosts' telemetry and the faults too)
     #[arg(long, value_name = "ADDR:PORT")]
     pub prometheus: Option<std::net::SocketAddr>,
-    /// Inject a fault at a time of the run: osd-out:N, osd-in:N, osd-down:N (through the Ceph monitors), net-loss:NIC:PCT, net-cut:NIC (nftables), net-delay:NIC:MS (netem), net-restore:NIC, on this machine's NIC, exec:COMMAND, proc-stop:PROCESS, proc-cont:PROCESS (SIGSTOP/SIGCONT; these three with --allow-exec); repeat for a schedule
+    /// Inject a fault at a time of the run: osd-out:N, osd-in:N, osd-down:N (through the Ceph monitors), net-loss:NIC:PCT, net-cut:NIC (nftables), net-delay:NIC:MS (netem), net-restore:NIC, on this machine's NIC, exec:COMMAND, proc-stop:PROCESS[@HOST], proc-cont:PROCESS[@HOST] (SIGSTOP/SIGCONT, here or on a --watch host whose monitor allows it; these three with --allow-exec); repeat for a schedule
     #[arg(long = "fault", value_name = "TIME:ACTION[:ARG]")]
     pub faults: Vec<String>,
     /// Let --fault run shell commands (exec:COMMAND) and stop processes (proc-stop), and ioengine=exec jobs run their programs
@@ -308,6 +308,9 @@ pub struct AgentArgs {
     /// Only watch this host for runs that list it under --watch (a storage server): no jobs, its CPU, disks and network per second
     #[arg(long, conflicts_with = "init")]
     pub monitor: bool,
+    /// With --monitor: let runs stop and continue this host's processes of these command names (--fault 10s:proc-stop:NAME@HOST); none unless named
+    #[arg(long = "allow-signal", value_delimiter = ',', value_name = "NAME,...", requires = "monitor")]
+    pub allow_signal: Vec<String>,
     /// Port of the network service beside the agent (storbench baseline --network); 0: none [default: --listen's port + 1]
     #[arg(long = "net-port", value_name = "PORT")]
     pub net_port: Option<u16>,

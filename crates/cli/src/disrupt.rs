@@ -35,14 +35,19 @@ impl DisruptSetup {
         if let Some(f) = faults.iter().find(|f| f.action.needs_exec_consent()).filter(|_| !source.allow_exec) {
             let what = match f.action {
                 FaultAction::Exec(_) => "a fault that runs a command needs --allow-exec (it runs `sh -c` on this machine)",
+                _ if f.action.host().is_some() => {
+                    "a fault that stops or continues a process needs --allow-exec (it signals a process of a watched host)"
+                }
                 _ => "a fault that stops or continues a process needs --allow-exec (it signals a process of this machine)",
             };
             return Err(CliError::usage(format!("--fault {}s:{}: {what}", f.at.as_secs_f64(), f.action.words())));
         }
         for f in &faults {
-            let checked = match f.action.process() {
-                Some(p) => storbench_runner::procs::check(p),
-                None => storbench_runner::netem::check(&f.action),
+            // A watched host's process is its monitor's to check, once it is reached.
+            let checked = match (f.action.process(), f.action.host()) {
+                (Some(_), Some(_)) => Ok(()),
+                (Some(p), None) => storbench_runner::procs::check(p),
+                (None, _) => storbench_runner::netem::check(&f.action),
             };
             checked.map_err(|e| CliError::usage(format!("--fault {}s:{}: {e}", f.at.as_secs_f64(), f.action.words())))?;
         }

@@ -188,7 +188,7 @@ pub fn run(
     }
     // Watched hosts are checked before any agent prepares: one that cannot
     // be used stops the run with nothing made.
-    let mut watchers = watching.watch.as_deref().map(|w| w.connect(scope)).transpose()?;
+    let mut watchers = watching.connect(scope)?;
     // On failure, the agents that did prepare clean up in order (the first
     // last), as after a run: it may hold a target the others share.
     let all_live = vec![true; n];
@@ -382,6 +382,7 @@ pub fn agent(a: &AgentArgs) -> Result<i32, CliError> {
             None => a.listen.port().checked_add(1),
         },
         monitor: a.monitor,
+        allow_signal: a.allow_signal.clone(),
     };
     storbench_fleet::server::serve(opts).map_err(CliError::system)?;
     Ok(0)

@@ -56,6 +56,7 @@ impl RunSetup {
         let fleet = source.fleet.setup()?.map(std::rc::Rc::new);
         let watch = crate::watch::WatchSetup::of(&source.fleet, source.no_telemetry)?.map(std::rc::Rc::new);
         let disrupt = crate::disrupt::DisruptSetup::of(source)?.map(std::rc::Rc::new);
+        crate::watch::check_hosts(watch.as_deref(), disrupt.as_deref())?;
         let metrics = match source.prometheus {
             Some(addr) => {
                 let e = storbench_fleet::prometheus::serve(addr).map_err(CliError::usage)?;
@@ -107,6 +108,22 @@ pub struct Watching {
     pub watch: Option<std::rc::Rc<crate::watch::WatchSetup>>,
     /// Faults and the cluster watched beside the run.
     pub disrupt: Option<std::rc::Rc<crate::disrupt::DisruptSetup>>,
+}
+
+impl Watching {
+    /// The watched hosts reached and greeted, each process fault checked
+    /// against its host's monitor (exit 2 naming the fix), before anything
+    /// is prepared.
+    pub fn connect(&self, scope: &Scope) -> Result<Option<storbench_fleet::watch::Watchers>, CliError> {
+        let Some(w) = self.watch.as_deref() else { return Ok(None) };
+        let watchers = w.connect(scope)?;
+        for f in self.disrupt.iter().flat_map(|d| &d.faults) {
+            watchers
+                .check_fault(&f.action)
+                .map_err(|e| CliError::usage(format!("--fault {}s:{}: {e}", f.at.as_secs_f64(), f.action.words())))?;
+        }
+        Ok(Some(watchers))
+    }
 }
 
 /// A job that runs a program (fio's exec engine) runs one only with
@@ -242,7 +259,7 @@ fn run_here(
 ) -> Result<RunResult, CliError> {
     let dir = journal.path().parent().map(Path::to_path_buf).unwrap_or_default();
     // A watched host that cannot be used stops the run before anything is made.
-    let mut watchers = watching.watch.as_deref().map(|w| w.connect(scope)).transpose()?;
+    let mut watchers = watching.connect(scope)?;
     let mut on_ready = |j: &storbench_runner::ReadyJob| journal.set(j.share.job as usize, storbench_runner::journal::prepared(j));
     let mut prepared = plan.prepare(&|| scope.interrupted(), &mut on_ready)?;
     prepared.telemetry = watching.telemetry;

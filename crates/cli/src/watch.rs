@@ -73,6 +73,26 @@ impl WatchSetup {
     }
 }
 
+/// With the flags: a process fault on a host (`proc-stop:NAME@HOST`) must
+/// name one under `--watch`.
+pub fn check_hosts(watch: Option<&WatchSetup>, disrupt: Option<&crate::disrupt::DisruptSetup>) -> Result<(), CliError> {
+    let hosts = watch.map_or(&[][..], |w| &w.hosts[..]);
+    for f in disrupt.iter().flat_map(|d| &d.faults) {
+        match f.action.host() {
+            Some(h) if !hosts.iter().any(|w| w.answers_to(h)) => {
+                return Err(CliError::usage(format!(
+                    "--fault {}s:{}: {h} is not under --watch; a process fault reaches a host that runs \
+                     `storbench agent --monitor --allow-signal NAME` and is listed under --watch",
+                    f.at.as_secs_f64(),
+                    f.action.words()
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Run the prepared plan over `link`, with the storage cluster (watched,
 /// and the faults injected into it) and the watched hosts beside it if
 /// there are any; they stop when the run is over, and what the faults did
@@ -93,6 +113,9 @@ pub fn run(
     }
     let faults = !cluster.faults.is_empty();
     cluster.tap = tap.clone();
+    if let Some(w) = watchers.as_deref() {
+        cluster.remote = Some(w.signals() as Arc<dyn storbench_runner::disruption::RemoteProcs>);
+    }
     let mut beside = ClusterLink::new(link, cluster);
     let mut result = run.beside_hosts(&mut beside, watchers, observer);
     let events = beside.finish();

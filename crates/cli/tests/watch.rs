@@ -322,3 +322,80 @@ fn two_agents_and_a_watched_host_against_the_ceph_cluster_each_show_cpu_disk_and
     }
     assert!(rados_objects("storbench", &p).is_empty(), "the agents removed their objects");
 }
+
+/// A server process on a watched host, frozen and thawed by the run's
+/// faults through the host's monitor (`proc-stop:PID@HOST`), the last stop
+/// thawed by the monitor as the run ends; a monitor without
+/// `--allow-signal`, a name it does not allow and a host not watched are
+/// refused before anything runs.
+#[test]
+fn a_watched_hosts_process_is_stopped_by_the_schedule_and_continued_by_its_monitor() {
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let _server = Agent::start(None, "127.0.0.141:7450", &fleet, dir.path().join("server.log"), &["--monitor", "--allow-signal", "sleep"]);
+    let _closed = Agent::start(None, "127.0.0.142:7450", &fleet, dir.path().join("closed.log"), &["--monitor"]);
+    let mut daemon = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = daemon.id().to_string();
+    let state =
+        || std::fs::read_to_string(format!("/proc/{pid}/stat")).ok().and_then(|s| s.rsplit(')').next()?.trim_start().chars().next());
+    let fault = |at: &str, what: &str, host: &str| format!("{at}:{what}:{pid}@{host}");
+    let null_run = |extra: &[String]| {
+        let mut a: Vec<String> = ["run", "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", "out", "--quiet", "--allow-exec"]
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
+        a.extend(extra.iter().cloned());
+        a.extend(["--name", "x", "--ioengine", "null", "--runtime", "5", "--time_based", "1"].map(String::from));
+        a
+    };
+    for (watch, f, says, code) in [
+        ("127.0.0.142", fault("1s", "proc-stop", "127.0.0.142"), "lets no run signal its processes", 2),
+        ("127.0.0.141", "1s:proc-stop:cat@127.0.0.141".to_string(), "allows signals to sleep only", 2),
+        ("127.0.0.141", fault("1s", "proc-stop", "127.0.0.9"), "127.0.0.9 is not under --watch", 2),
+    ] {
+        let r = storbench(dir.path(), &words(&null_run(&["--watch".into(), watch.into(), "--fault".into(), f.clone()])));
+        assert_eq!(r.code, code, "{f}: {}", r.stderr);
+        assert!(r.stderr.contains(says) && r.stderr.contains("--allow-signal"), "{f}: {}", r.stderr);
+        assert!(!dir.path().join("out").exists(), "{f}: nothing written");
+    }
+    let (stop1, cont, stop2) =
+        (fault("1s", "proc-stop", "127.0.0.141"), fault("2s", "proc-cont", "127.0.0.141"), fault("3s", "proc-stop", "127.0.0.141"));
+    let extra: Vec<String> = ["--watch", "127.0.0.141", "--fault", &stop1, "--fault", &cont, "--fault", &stop2].map(String::from).to_vec();
+    let child = std::process::Command::new(bin())
+        .args(words(&null_run(&extra)))
+        .current_dir(dir.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = String::new();
+    for _ in 0..60 {
+        if let Some(c) = state().filter(|c| matches!(c, 'S' | 'T')) {
+            if !seen.ends_with(c) {
+                seen.push(c);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    std::thread::sleep(Duration::from_millis(200));
+    let after = state();
+    let _ = daemon.kill();
+    let _ = daemon.wait();
+    assert!(seen.starts_with("STST"), "asleep, stopped, asleep, stopped again: {seen}");
+    assert_eq!(after, Some('S'), "continued by the monitor when the run ended");
+    let dis = run_result(&dir.path().join("out")).disruption.unwrap();
+    let said: Vec<(String, &str)> = dis.events.iter().map(|e| (e.action.words(), e.outcome())).collect();
+    let expect = [
+        (stop1[3..].to_string(), "done"),
+        (cont[3..].to_string(), "done"),
+        (stop2[3..].to_string(), "done"),
+        // Named as the schedule named the host.
+        (format!("proc-cont:{pid}@127.0.0.141"), "undone"),
+    ];
+    assert_eq!(said, expect, "{:?}", dis.events);
+    assert_eq!(dis.events[0].answer, format!("stopped process {pid}"));
+    assert!(dis.events[3].answer.contains("by 127.0.0.141's monitor as the run ended"), "{:?}", dis.events[3]);
+    assert_valid(&result_json(&dir.path().join("out")));
+}

@@ -75,7 +75,7 @@ impl Agent for Sim {
                         None
                     }
                     ToAgent::Finish { .. } => Some(FromAgent::Finished { notes: Vec::new() }),
-                    ToAgent::Stop | ToAgent::Abort | ToAgent::StopJob { .. } => None,
+                    ToAgent::Stop | ToAgent::Abort | ToAgent::StopJob { .. } | ToAgent::Signal { .. } => None,
                 };
                 if let Some(r) = reply {
                     if out.send(Ok(r)).await.is_err() {

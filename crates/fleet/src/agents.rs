@@ -25,6 +25,15 @@ pub struct AgentSpec {
     pub options: Vec<(String, String)>,
 }
 
+impl AgentSpec {
+    /// Whether `host` names it: its name in the run, its address, or the
+    /// address's host without the port (`proc-stop:ceph-osd@HOST`).
+    pub fn answers_to(&self, host: &str) -> bool {
+        let bare = self.address.rsplit_once(':').map_or(self.address.as_str(), |(h, _)| h);
+        [self.name.as_str(), self.address.as_str(), bare.trim_matches(['[', ']'])].contains(&host)
+    }
+}
+
 /// `HOST[:PORT],...`
 pub fn parse_list(list: &str) -> Result<Vec<AgentSpec>, String> {
     let agents: Vec<AgentSpec> = list.split(',').map(str::trim).filter(|s| !s.is_empty()).map(agent).collect::<Result<_, _>>()?;

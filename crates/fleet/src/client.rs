@@ -42,6 +42,8 @@ pub enum Event {
 pub struct Connection {
     pub spec: AgentSpec,
     pub info: AgentInfo,
+    /// The command names a monitor lets a run stop and continue (its Hello).
+    pub signals: Vec<String>,
     tx: UnboundedSender<ToAgent>,
 }
 
@@ -49,6 +51,11 @@ impl Connection {
     /// Send a message (false once the agent is gone).
     pub fn send(&self, msg: ToAgent) -> bool {
         self.tx.send(msg).is_ok()
+    }
+
+    /// A way to send it messages from another thread.
+    pub fn sender(&self) -> UnboundedSender<ToAgent> {
+        self.tx.clone()
     }
 }
 
@@ -164,7 +171,7 @@ impl Fleet {
             match r {
                 Ok(tx) => {
                     let info = AgentInfo { name: spec.name.clone(), address: spec.address.clone(), ..AgentInfo::default() };
-                    agents.push(Connection { spec, info, tx });
+                    agents.push(Connection { spec, info, signals: Vec::new(), tx });
                 }
                 Err(e) => errors.push(format!("{} {}: {e}", role.noun(), who(&spec))),
             }
@@ -191,6 +198,7 @@ impl Fleet {
                     Ok(()) => {
                         a.info.hostname = h.name.clone();
                         a.info.storbench_version = h.storbench.clone();
+                        a.signals = h.signals.clone();
                     }
                     Err(e) => errors.push(format!("{} {}: {e}", self.role.noun(), a.spec.name)),
                 }

@@ -253,7 +253,12 @@ impl<'a> FleetLink<'a> {
                 h.source = self.fleet.agents[agent].spec.name.clone();
                 Some(FromAgent::Host(h))
             }
-            FromAgent::Hello(_) | FromAgent::Pong { .. } | FromAgent::Prepared(_) | FromAgent::Finished { .. } => None,
+            // Load agents are sent no Signal (process faults go to watched hosts).
+            FromAgent::Hello(_)
+            | FromAgent::Pong { .. }
+            | FromAgent::Prepared(_)
+            | FromAgent::Finished { .. }
+            | FromAgent::Signalled { .. } => None,
         }
     }
 
@@ -319,7 +324,7 @@ impl AgentLink for FleetLink<'_> {
             ToAgent::Assign(a) => self.assign(a),
             ToAgent::Start { at_unix_ns, telemetry } => self.start(*at_unix_ns, *telemetry),
             ToAgent::Stop | ToAgent::Abort | ToAgent::StopJob { .. } => self.broadcast(&msg),
-            ToAgent::Ping { .. } | ToAgent::Prepare(_) | ToAgent::Finish { .. } => {}
+            ToAgent::Ping { .. } | ToAgent::Prepare(_) | ToAgent::Finish { .. } | ToAgent::Signal { .. } => {}
         }
         if self.lost.iter().all(Option::is_some) && self.queue.is_empty() {
             return Err(LinkClosed);

@@ -8,6 +8,13 @@
 //! (its stream ends, or keepalive finds it silent for the agent's
 //! `--timeout`). A `Prepare` or `Assign` is refused by name: such a
 //! coordinator listed this host under `--agents`.
+//!
+//! With `--allow-signal NAME,...` it also stops and continues this host's
+//! processes of those command names when the run's faults say so
+//! (`proc-stop:ceph-osd@HOST`): the token alone is never a licence to
+//! freeze a server's processes. Whatever the run stopped and did not
+//! continue is continued when the session ends, however it ends, each one
+//! said to the coordinator before `Finished`.
 
 use crate::session::Session;
 use std::sync::atomic::Ordering;
@@ -64,6 +71,7 @@ impl Session {
     pub fn watch(self) -> String {
         let mut greeted = false;
         let mut watching: Option<Watching> = None;
+        let mut stopped = storbench_runner::procs::Stopped::new();
         let said = loop {
             if self.scope.interrupted() {
                 self.send(FromAgent::Failed { message: "the agent was stopped (signal)".into() });
@@ -81,7 +89,13 @@ impl Session {
                         break format!("refused: {e}");
                     }
                     greeted = true;
-                    self.send(FromAgent::Hello(Hello { protocol: self.protocol, monitor: true, ..Hello::ours(self.name.clone()) }));
+                    let signals = self.signals.clone();
+                    self.send(FromAgent::Hello(Hello {
+                        protocol: self.protocol,
+                        monitor: true,
+                        signals,
+                        ..Hello::ours(self.name.clone())
+                    }));
                 }
                 _ if !greeted => {
                     self.send(FromAgent::Failed { message: "the coordinator sent a message before Hello".into() });
@@ -103,11 +117,19 @@ impl Session {
                     self.send(FromAgent::Failed { message: REFUSE_JOBS.into() });
                     break "refused jobs: this agent only watches".into();
                 }
+                ToAgent::Signal { id, process, stop } => {
+                    let done = storbench_runner::procs::permitted(&process, &self.signals)
+                        .and_then(|_| storbench_runner::procs::signal(&process, stop, &mut stopped));
+                    let (answer, error) = done.map_or_else(|e| (String::new(), Some(e)), |a| (a, None));
+                    self.send(FromAgent::Signalled { id: Some(id), process, answer, error });
+                }
                 ToAgent::Finish { .. } => {
-                    // Every second taken goes before the answer.
+                    // Every second taken goes before the answer, and so does
+                    // every process the run left stopped, continued.
                     if let Some(w) = watching.take() {
                         w.stop();
                     }
+                    self.thaw(&mut stopped);
                     self.send(FromAgent::Finished { notes: Vec::new() });
                     break "run finished".into();
                 }
@@ -118,7 +140,23 @@ impl Session {
         if let Some(w) = watching {
             w.stop();
         }
+        // However the session ended (the coordinator gone, a signal).
+        self.thaw(&mut stopped);
         said
+    }
+
+    /// Continue every process the run stopped and left stopped, each said
+    /// to the coordinator (which may be gone) and in the agent's log.
+    fn thaw(&self, stopped: &mut storbench_runner::procs::Stopped) {
+        while let Some(pid) = stopped.pop_first() {
+            let done = storbench_runner::procs::thaw(pid);
+            crate::server::log(&match &done {
+                Ok(a) => format!("{a}: the run had stopped it"),
+                Err(e) => format!("the run stopped process {pid} and it could NOT be continued: {e}"),
+            });
+            let (answer, error) = done.map_or_else(|e| (String::new(), Some(e)), |a| (a, None));
+            self.send(FromAgent::Signalled { id: None, process: pid.to_string(), answer, error });
+        }
     }
 }
 
@@ -141,6 +179,7 @@ mod tests {
             out,
             gone: Arc::default(),
             scope: Scope::begin(),
+            signals: vec!["sleep".into()],
         };
         (to, from, std::thread::spawn(move || m.watch()))
     }
@@ -184,5 +223,39 @@ mod tests {
         };
         assert!(matches!(finished, FromAgent::Finished { notes } if notes.is_empty()));
         assert_eq!(thread.join().unwrap(), "run finished");
+    }
+
+    fn state(pid: u32) -> char {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+        stat.rsplit(')').next().unwrap().trim_start().chars().next().unwrap()
+    }
+
+    /// What it was allowed to stop it stops; what the run left stopped it
+    /// continues before it says the run finished, and says so.
+    #[test]
+    fn a_monitor_signals_what_it_allows_and_continues_it_when_the_run_ends() {
+        let mut daemon = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = daemon.id();
+        let (to, mut from, thread) = monitor();
+        to.send(ToAgent::Hello(Hello::ours("coordinator"))).unwrap();
+        let FromAgent::Hello(h) = next(&mut from) else { panic!("no Hello") };
+        assert_eq!(h.signals, ["sleep"], "its allowlist, for the coordinator to check faults against");
+        to.send(ToAgent::Signal { id: 7, process: "1".into(), stop: true }).unwrap();
+        let FromAgent::Signalled { id: Some(7), error: Some(e), .. } = next(&mut from) else { panic!("init not refused") };
+        assert!(e.contains("init"), "{e}");
+        to.send(ToAgent::Signal { id: 8, process: pid.to_string(), stop: true }).unwrap();
+        let FromAgent::Signalled { id: Some(8), answer, error: None, .. } = next(&mut from) else { panic!("not stopped") };
+        assert_eq!(answer, format!("stopped process {pid}"));
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(state(pid), 'T');
+        to.send(ToAgent::Finish { objects_left: Vec::new() }).unwrap();
+        let FromAgent::Signalled { id: None, process, error: None, .. } = next(&mut from) else { panic!("not continued at the end") };
+        assert_eq!(process, pid.to_string());
+        assert!(matches!(next(&mut from), FromAgent::Finished { .. }));
+        assert_eq!(thread.join().unwrap(), "run finished");
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!(state(pid), 'S', "running again");
+        let _ = daemon.kill();
+        let _ = daemon.wait();
     }
 }

@@ -47,6 +47,9 @@ pub struct AgentOptions {
     pub net_port: Option<u16>,
     /// Only watch this host (`--monitor`): no jobs, its seconds for a run's `--watch`.
     pub monitor: bool,
+    /// With `monitor`: the command names a run may stop and continue here
+    /// (`--allow-signal`); none unless named.
+    pub allow_signal: Vec<String>,
 }
 
 /// Largest message either side accepts (a Prepare with many jobs, an
@@ -140,6 +143,7 @@ impl Service {
             out,
             gone,
             scope: Scope::begin(),
+            signals: self.opts.allow_signal.clone(),
         };
         let monitor = self.opts.monitor;
         let (busy, finished, once) = (self.busy.clone(), self.finished.clone(), self.opts.once);
@@ -189,7 +193,11 @@ pub fn serve(opts: AgentOptions) -> Result<(), String> {
         let listener = tokio::net::TcpListener::bind(opts.listen).await.map_err(|e| format!("could not listen on {}: {e}", opts.listen))?;
         let addr = listener.local_addr().map_or_else(|_| opts.listen.to_string(), |a| a.to_string());
         let auth = if opts.mtls { "mutual TLS" } else { "TLS and the fleet token" };
-        let role = if opts.monitor { ", watching this host only: --monitor" } else { "" };
+        let role = match (opts.monitor, opts.allow_signal.is_empty()) {
+            (false, _) => String::new(),
+            (true, true) => ", watching this host only: --monitor".to_string(),
+            (true, false) => format!(", watching this host only: --monitor; runs may stop and continue {}", opts.allow_signal.join(", ")),
+        };
         log(&format!("{} listening on {addr} ({auth}, protocol {}{role})", opts.name, opts.protocol));
         let server = AgentServer::new(service).max_decoding_message_size(MAX_MESSAGE).max_encoding_message_size(MAX_MESSAGE);
         let reaper = gate.clone();

@@ -31,6 +31,9 @@ pub(crate) struct Session {
     /// The coordinator's stream has ended.
     pub gone: Arc<AtomicBool>,
     pub scope: Scope,
+    /// The command names a run may stop and continue on this host
+    /// (`--allow-signal`, monitors only).
+    pub signals: Vec<String>,
 }
 
 /// A prepared run and the in-process agent that runs it, with what its
@@ -147,6 +150,10 @@ impl Session {
                     let said = format!("run finished ({} notes)", notes.len());
                     self.send(FromAgent::Finished { notes });
                     return said;
+                }
+                ToAgent::Signal { id, process, .. } => {
+                    let error = Some(storbench_runner::agent::REFUSE_SIGNALS.to_string());
+                    self.send(FromAgent::Signalled { id: Some(id), process, answer: String::new(), error });
                 }
                 other => match &mut live {
                     Some(l) => {

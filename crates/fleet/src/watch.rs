@@ -9,15 +9,26 @@
 //! come back among the run's as `kind: watched` sources on the same axis.
 //! A watched host lost mid-run keeps its seconds so far and is a warning,
 //! never a failed run.
+//!
+//! A watched host's processes are the faults' to stop and continue
+//! (`proc-stop:ceph-osd@HOST`) through [`HostSignals`]: the faults' thread
+//! sends the `Signal` itself and waits for its answer, which comes back on
+//! the host's stream and is passed to it as the run's link reads the
+//! stream (it does, every tick, while the run goes on).
 
 use crate::agents::{self, AgentSpec};
 use crate::client::{Event, Fleet, Role};
 use crate::creds::CoordinatorCreds;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use storbench_model::protocol::{self, FromAgent, ToAgent};
 use storbench_model::telemetry::SourceKind;
 use storbench_model::{AgentInfo, RunResult, Warning};
 use storbench_runner::agent::{AgentLink, LinkClosed};
+use storbench_runner::disruption::RemoteProcs;
+use tokio::sync::mpsc::UnboundedSender;
 
 /// `--watch`'s list: `HOST[:PORT],...` as `--agents` takes it.
 pub fn parse(list: &str) -> Result<Vec<AgentSpec>, String> {
@@ -32,6 +43,8 @@ pub struct Watchers {
     fleet: Fleet,
     /// Why each was lost, if it was.
     lost: Vec<Option<String>>,
+    /// Their processes, as the faults reach them.
+    signals: Arc<HostSignals>,
 }
 
 /// Time a watched host is given to hear a `Start` before it is due.
@@ -45,7 +58,27 @@ impl Watchers {
     pub fn connect(hosts: Vec<AgentSpec>, creds: CoordinatorCreds, timeout: Duration, stop: &dyn Fn() -> bool) -> Result<Watchers, String> {
         let fleet = Fleet::connect_as(hosts, creds, timeout, Role::Watch, stop)?;
         let lost = vec![None; fleet.agents.len()];
-        Ok(Watchers { fleet, lost })
+        let signals = Arc::new(HostSignals::of(&fleet));
+        Ok(Watchers { fleet, lost, signals })
+    }
+
+    /// Before the run: a process fault must name a watched host whose
+    /// monitor lets runs signal that command name (a process id is judged
+    /// by the host when it is due). One error naming the fault and the fix.
+    pub fn check_fault(&self, action: &storbench_model::disruption::FaultAction) -> Result<(), String> {
+        let (Some(host), Some(process)) = (action.host(), action.process()) else { return Ok(()) };
+        let a = self.fleet.agents.iter().find(|a| a.spec.answers_to(host)).ok_or_else(|| format!("{host} is not under --watch"))?;
+        let fix = format!("start it with `storbench agent --monitor --allow-signal {process}`");
+        match (a.signals.is_empty(), process.parse::<i32>().is_ok() || a.signals.iter().any(|s| s == process)) {
+            (true, _) => Err(format!("watched host {} lets no run signal its processes; {fix}", a.spec.name)),
+            (false, false) => Err(format!("watched host {} allows signals to {} only; {fix}", a.spec.name, a.signals.join(", "))),
+            (false, true) => Ok(()),
+        }
+    }
+
+    /// How the faults reach the watched hosts' processes.
+    pub fn signals(&self) -> Arc<HostSignals> {
+        self.signals.clone()
     }
 
     /// Each watched host as connected: its name, host name, clock offset and round trip.
@@ -71,8 +104,16 @@ impl Watchers {
         waiting.retain(|i| self.fleet.agents[*i].send(ToAgent::Finish { objects_left: Vec::new() }));
         let deadline = Instant::now() + self.fleet.timeout;
         while !waiting.is_empty() && Instant::now() < deadline {
-            if let Some((i, Event::Msg(FromAgent::Finished { .. }) | Event::Lost(_))) = self.fleet.next(TICK) {
-                waiting.retain(|w| *w != i);
+            match self.fleet.next(TICK) {
+                Some((i, Event::Msg(FromAgent::Finished { .. }))) => {
+                    self.signals.finished(i);
+                    waiting.retain(|w| *w != i);
+                }
+                Some((i, Event::Lost(_))) => waiting.retain(|w| *w != i),
+                Some((i, Event::Msg(FromAgent::Signalled { id, process, answer, error }))) => {
+                    self.signals.heard(i, id, process, error.map_or(Ok(answer), Err));
+                }
+                _ => {}
             }
         }
     }
@@ -94,6 +135,10 @@ impl Watchers {
                 h.source = self.fleet.agents[i].spec.name.clone();
                 h.kind = SourceKind::Watched;
                 Some(FromAgent::Host(h))
+            }
+            Event::Msg(FromAgent::Signalled { id, process, answer, error }) => {
+                self.signals.heard(i, id, process, error.map_or(Ok(answer), Err));
+                None
             }
             Event::Msg(FromAgent::Failed { message }) => {
                 self.lose(i, message);
@@ -131,6 +176,90 @@ impl Watchers {
     /// The latest round trip to a watched host still there.
     fn slowest(&self) -> u64 {
         self.fleet.agents.iter().zip(&self.lost).filter(|(_, l)| l.is_none()).map(|(a, _)| a.info.rtt_ns).max().unwrap_or(0)
+    }
+}
+
+/// How long the faults' thread waits for a watched host to answer a signal.
+const SIGNAL_WAIT: Duration = Duration::from_secs(5);
+
+/// A process's outcome as a host said it.
+type Said = Result<String, String>;
+
+/// The watched hosts' processes, as the faults' thread reaches them: it
+/// sends a host the `Signal` itself and waits for the answer, which the
+/// run's link hands over (`heard`) as it reads that host's stream.
+pub struct HostSignals {
+    /// Each host's name, as --watch gave it, and how to reach it.
+    hosts: Vec<(AgentSpec, UnboundedSender<ToAgent>)>,
+    next_id: AtomicU64,
+    /// Who waits for the answer to each signal sent.
+    waiting: Mutex<HashMap<u64, std::sync::mpsc::Sender<Said>>>,
+    /// What each host that finished continued as its run ended; a host
+    /// not here never said it finished.
+    ended: Mutex<HashMap<usize, Vec<(String, Said)>>>,
+}
+
+impl HostSignals {
+    fn of(fleet: &Fleet) -> HostSignals {
+        HostSignals {
+            hosts: fleet.agents.iter().map(|a| (a.spec.clone(), a.sender())).collect(),
+            next_id: AtomicU64::new(1),
+            waiting: Mutex::default(),
+            ended: Mutex::default(),
+        }
+    }
+
+    fn find(&self, host: &str) -> Option<usize> {
+        self.hosts.iter().position(|(spec, _)| spec.answers_to(host))
+    }
+
+    /// A host answered a signal (`id`), or continued a process as its run
+    /// ended (no id).
+    fn heard(&self, host: usize, id: Option<u64>, process: String, said: Said) {
+        match id {
+            Some(id) => {
+                if let Some(tx) = self.waiting.lock().unwrap_or_else(|p| p.into_inner()).remove(&id) {
+                    let _ = tx.send(said);
+                }
+            }
+            None => self.ended.lock().unwrap_or_else(|p| p.into_inner()).entry(host).or_default().push((process, said)),
+        }
+    }
+
+    /// A host said its run is over (everything it continued said before).
+    fn finished(&self, host: usize) {
+        self.ended.lock().unwrap_or_else(|p| p.into_inner()).entry(host).or_default();
+    }
+}
+
+impl RemoteProcs for HostSignals {
+    fn signal(&self, host: &str, process: &str, stop: bool, give_up: &dyn Fn() -> bool) -> Result<String, String> {
+        let i = self.find(host).ok_or_else(|| format!("{host} is not under --watch"))?;
+        let (spec, to) = &self.hosts[i];
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let forget = || self.waiting.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner()).insert(id, tx);
+        if to.send(ToAgent::Signal { id, process: process.to_string(), stop }).is_err() {
+            forget();
+            return Err(format!("watched host {} is gone", spec.name));
+        }
+        let deadline = Instant::now() + SIGNAL_WAIT;
+        loop {
+            match rx.recv_timeout(TICK) {
+                Ok(said) => return said.map_err(|e| format!("{}: {e}", spec.name)),
+                Err(_) if Instant::now() < deadline && !give_up() => continue,
+                Err(_) => {
+                    forget();
+                    return Err(format!("watched host {} did not answer within {} s", spec.name, SIGNAL_WAIT.as_secs()));
+                }
+            }
+        }
+    }
+
+    fn ended(&self, host: &str) -> Option<Vec<(String, Said)>> {
+        let i = self.find(host)?;
+        self.ended.lock().unwrap_or_else(|p| p.into_inner()).get(&i).cloned()
     }
 }
 

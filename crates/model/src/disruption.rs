@@ -29,11 +29,20 @@ pub enum FaultAction {
     NetCut(String),
     /// The NIC as it was before the run's first network fault on it.
     NetRestore(String),
-    /// A process of this machine frozen (SIGSTOP: a hung daemon), by id
-    /// or command name (only with `--allow-exec`).
-    ProcStop(String),
+    /// A process frozen (SIGSTOP: a hung daemon), by id or command name,
+    /// on this machine or on a watched host (`host`, a `--watch` entry
+    /// whose monitor allows it): only with `--allow-exec`.
+    ProcStop {
+        process: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+    },
     /// ... and thawed (SIGCONT).
-    ProcCont(String),
+    ProcCont {
+        process: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<String>,
+    },
 }
 
 impl FaultAction {
@@ -48,8 +57,8 @@ impl FaultAction {
             FaultAction::NetLoss { nic, pct } => format!("net-loss:{nic}:{pct}%"),
             FaultAction::NetCut(nic) => format!("net-cut:{nic}"),
             FaultAction::NetRestore(nic) => format!("net-restore:{nic}"),
-            FaultAction::ProcStop(p) => format!("proc-stop:{p}"),
-            FaultAction::ProcCont(p) => format!("proc-cont:{p}"),
+            FaultAction::ProcStop { process, host } => format!("proc-stop:{process}{}", at_host(host)),
+            FaultAction::ProcCont { process, host } => format!("proc-cont:{process}{}", at_host(host)),
         }
     }
 
@@ -61,7 +70,15 @@ impl FaultAction {
     /// The process a process fault signals (an id or a command name).
     pub fn process(&self) -> Option<&str> {
         match self {
-            FaultAction::ProcStop(p) | FaultAction::ProcCont(p) => Some(p),
+            FaultAction::ProcStop { process, .. } | FaultAction::ProcCont { process, .. } => Some(process),
+            _ => None,
+        }
+    }
+
+    /// The watched host a process fault goes to (`None`: this machine).
+    pub fn host(&self) -> Option<&str> {
+        match self {
+            FaultAction::ProcStop { host, .. } | FaultAction::ProcCont { host, .. } => host.as_deref(),
             _ => None,
         }
     }
@@ -69,7 +86,7 @@ impl FaultAction {
     /// Whether it acts on this machine beyond storbench's own (a command,
     /// a process): only with `--allow-exec`.
     pub fn needs_exec_consent(&self) -> bool {
-        matches!(self, FaultAction::Exec(_) | FaultAction::ProcStop(_) | FaultAction::ProcCont(_))
+        matches!(self, FaultAction::Exec(_) | FaultAction::ProcStop { .. } | FaultAction::ProcCont { .. })
     }
 
     /// The NIC a network fault shapes.
@@ -96,7 +113,7 @@ impl ScheduledFault {
     /// and how to write it.
     pub fn parse(text: &str) -> Result<ScheduledFault, String> {
         let usage = "write TIME:ACTION[:ARG], e.g. 5s:osd-out:2 (actions: osd-out:N, osd-in:N, osd-down:N, exec:COMMAND, \
-                     net-delay:NIC:MS, net-loss:NIC:PCT, net-cut:NIC, net-restore:NIC, proc-stop:PROCESS, proc-cont:PROCESS)";
+                     net-delay:NIC:MS, net-loss:NIC:PCT, net-cut:NIC, net-restore:NIC, proc-stop:PROCESS[@HOST], proc-cont:PROCESS[@HOST])";
         let (at, rest) = text.split_once(':').ok_or_else(|| format!("--fault '{text}': {usage}"))?;
         let at = parse_time(at).ok_or_else(|| format!("--fault '{text}': '{at}' is not a time (5s, 1500ms, 2m)"))?;
         let (name, arg) = rest.split_once(':').unwrap_or((rest, ""));
@@ -108,15 +125,41 @@ impl ScheduledFault {
             "exec" if !arg.trim().is_empty() => FaultAction::Exec(arg.to_string()),
             "exec" => return Err(format!("--fault '{text}': exec needs a command (exec:COMMAND)")),
             "net-delay" | "net-loss" | "net-cut" | "net-restore" => net(text, name, arg)?,
-            "proc-stop" | "proc-cont" if arg.trim().is_empty() || arg.contains(['/', ' ']) => {
-                return Err(format!("--fault '{text}': {name} needs a process id or command name ({name}:ceph-osd, {name}:4242)"))
-            }
-            "proc-stop" => FaultAction::ProcStop(arg.trim().to_string()),
-            "proc-cont" => FaultAction::ProcCont(arg.trim().to_string()),
+            "proc-stop" | "proc-cont" => proc(text, name, arg)?,
             _ => return Err(format!("--fault '{text}': unknown action '{name}'; {usage}")),
         };
         Ok(ScheduledFault { at, action })
     }
+}
+
+/// A process fault's target: `PROCESS` on this machine or
+/// `PROCESS@HOST` on a watched host (`ceph-osd@node1`, `4242@10.0.0.5`).
+fn proc(text: &str, name: &str, arg: &str) -> Result<FaultAction, String> {
+    let (process, host) = match arg.split_once('@') {
+        Some((p, h)) => (p.trim(), Some(h.trim())),
+        None => (arg.trim(), None),
+    };
+    // A command name as /proc/PID/comm gives it: no slash, no blank.
+    if process.is_empty() || process.contains(['/', ' ']) {
+        return Err(format!(
+            "--fault '{text}': {name} needs a process id or command name ({name}:ceph-osd, {name}:4242, {name}:ceph-osd@HOST)"
+        ));
+    }
+    if host.is_some_and(|h| h.is_empty() || h.contains([' ', '@'])) {
+        return Err(format!(
+            "--fault '{text}': after @ goes a watched host's name or address, as --watch lists it ({name}:ceph-osd@10.0.0.5)"
+        ));
+    }
+    let (process, host) = (process.to_string(), host.map(str::to_string));
+    Ok(match name {
+        "proc-stop" => FaultAction::ProcStop { process, host },
+        _ => FaultAction::ProcCont { process, host },
+    })
+}
+
+/// `@HOST` after a process on a watched host, nothing for this machine's.
+fn at_host(host: &Option<String>) -> String {
+    host.as_ref().map_or_else(String::new, |h| format!("@{h}"))
 }
 
 /// A network fault's NIC and figure: `net-delay:eth1:100ms` (up to a
@@ -447,10 +490,17 @@ mod tests {
         let exec = ScheduledFault::parse("2m:exec:kill -STOP 1234").unwrap();
         assert_eq!((exec.at, exec.action.words()), (Duration::from_secs(120), "exec:kill -STOP 1234".to_string()));
         let stop = ScheduledFault::parse("10s:proc-stop:ceph-osd").unwrap();
-        assert_eq!(stop.action, FaultAction::ProcStop("ceph-osd".into()));
+        assert_eq!(stop.action, FaultAction::ProcStop { process: "ceph-osd".into(), host: None });
         assert_eq!(ScheduledFault::parse(&format!("1s:{}", stop.action.words())).unwrap().action, stop.action, "words read back");
         assert!(stop.action.needs_exec_consent() && stop.action.process() == Some("ceph-osd") && !stop.action.on_cluster());
-        assert_eq!(ScheduledFault::parse("20s:proc-cont:4242").unwrap().action, FaultAction::ProcCont("4242".into()));
+        assert_eq!(
+            ScheduledFault::parse("20s:proc-cont:4242").unwrap().action,
+            FaultAction::ProcCont { process: "4242".into(), host: None }
+        );
+        let there = ScheduledFault::parse("3s:proc-stop:ceph-osd@10.0.0.5:7450").unwrap().action;
+        assert_eq!((there.process(), there.host()), (Some("ceph-osd"), Some("10.0.0.5:7450")));
+        assert_eq!(there.words(), "proc-stop:ceph-osd@10.0.0.5:7450");
+        assert_eq!(ScheduledFault::parse(&format!("1s:{}", there.words())).unwrap().action, there, "words read back");
         for (bad, says) in [
             ("osd-out:2", "not a time"),
             ("5s:osd-out", "needs an OSD number"),
@@ -467,6 +517,8 @@ mod tests {
             ("5s:net-cut:eth1:5", "takes only the NIC"),
             ("5s:proc-stop:", "needs a process id or command name"),
             ("5s:proc-cont:/usr/bin/x", "needs a process id or command name"),
+            ("5s:proc-stop:@node1", "needs a process id or command name"),
+            ("5s:proc-stop:ceph-osd@", "a watched host's name or address"),
         ] {
             let e = ScheduledFault::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");

@@ -63,7 +63,10 @@ use storbench_workload::JobSpec;
 /// `JobSpec::sequence_stride`) and io_uring's `submit_each` (the fio
 /// reader sets it): an agent of 10 would fail on the one or refuse the
 /// other as an unknown option, and drop the stride without a word.
-pub const PROTOCOL_VERSION: u32 = 11;
+/// 12: process faults on watched hosts (`ToAgent::Signal`,
+/// `FromAgent::Signalled`, `Hello::signals`): an agent of 11 would fail on
+/// the message.
+pub const PROTOCOL_VERSION: u32 = 12;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -77,6 +80,11 @@ pub struct Hello {
     /// takes no jobs, only `Start`s to sample from (protocol 9).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub monitor: bool,
+    /// The command names a monitor lets a run stop and continue
+    /// (`--allow-signal`; protocol 12), so a fault it would refuse is
+    /// refused before the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub signals: Vec<String>,
 }
 
 /// The two sides speak different protocol versions.
@@ -96,7 +104,13 @@ pub struct VersionMismatch {
 impl Hello {
     /// This side's greeting.
     pub fn ours(name: impl Into<String>) -> Hello {
-        Hello { protocol: PROTOCOL_VERSION, storbench: env!("CARGO_PKG_VERSION").into(), name: name.into(), monitor: false }
+        Hello {
+            protocol: PROTOCOL_VERSION,
+            storbench: env!("CARGO_PKG_VERSION").into(),
+            name: name.into(),
+            monitor: false,
+            signals: Vec::new(),
+        }
     }
 
     /// Accept the other side's greeting, or say why not.
@@ -272,6 +286,14 @@ pub enum ToAgent {
     },
     /// End everything now, set-up and clean-up work included.
     Abort,
+    /// Monitors: stop (SIGSTOP) or continue (SIGCONT) a process of the
+    /// watched host, by id or command name, if its `--allow-signal` lets
+    /// the run; answer `Signalled` with the same `id`.
+    Signal {
+        id: u64,
+        process: String,
+        stop: bool,
+    },
 }
 
 /// A worker's final word.
@@ -405,6 +427,14 @@ pub enum FromAgent {
     },
     /// One second of the agent's host (CPU, disks, network, memory, pressure).
     Host(Box<crate::telemetry::HostSample>),
+    /// What a `Signal` did (`id` its), or, with no id, a process the run
+    /// stopped that the monitor continued as the run ended.
+    Signalled {
+        id: Option<u64>,
+        process: String,
+        answer: String,
+        error: Option<String>,
+    },
 }
 
 /// Unmeasured work a worker does around the measured phase.
@@ -435,7 +465,7 @@ mod tests {
     #[test]
     fn a_peer_of_another_protocol_version_is_refused_by_name() {
         assert!(Hello::ours("agent").check().is_ok());
-        let old = Hello { protocol: PROTOCOL_VERSION + 1, storbench: "9.9.9".into(), name: "agent 10.0.0.7".into(), monitor: false };
+        let old = Hello { protocol: PROTOCOL_VERSION + 1, storbench: "9.9.9".into(), ..Hello::ours("agent 10.0.0.7") };
         let e = old.check().unwrap_err().to_string();
         assert!(e.contains("agent 10.0.0.7") && e.contains("9.9.9") && e.contains("same storbench version"), "{e}");
     }

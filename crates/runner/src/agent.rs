@@ -334,6 +334,10 @@ struct Run {
     threads: Vec<JoinHandle<()>>,
 }
 
+/// Why an agent that runs load signals no process.
+pub const REFUSE_SIGNALS: &str =
+    "an agent that runs load signals no process: a process fault goes to a watched host (--watch; `storbench agent --monitor --allow-signal NAME`)";
+
 struct LocalAgent {
     resolver: Arc<dyn Resolver>,
     outbox: SyncSender<FromAgent>,
@@ -381,6 +385,12 @@ impl LocalAgent {
                 }
                 ToAgent::Ping { sent_unix_ns } => {
                     let _ = self.outbox.send(FromAgent::Pong { sent_unix_ns, agent_unix_ns: protocol::unix_now_ns() });
+                    None
+                }
+                // Only a watched host's monitor signals its processes.
+                ToAgent::Signal { id, process, .. } => {
+                    let error = Some(REFUSE_SIGNALS.to_string());
+                    let _ = self.outbox.send(FromAgent::Signalled { id: Some(id), process, answer: String::new(), error });
                     None
                 }
                 // Preparing and cleaning up targets is the remote agent's

@@ -594,7 +594,12 @@ impl<'a> GroupRun<'a> {
             }
             FromAgent::Failed { message } => self.failure = Some(format!("{}: {message}", link.name())),
             FromAgent::Host(s) => self.hosts.sample(*s),
-            FromAgent::Hello(_) | FromAgent::Pong { .. } | FromAgent::Prepared(_) | FromAgent::Finished { .. } => {}
+            // A process fault's answer is the faults' thread's (runner::disruption).
+            FromAgent::Hello(_)
+            | FromAgent::Pong { .. }
+            | FromAgent::Prepared(_)
+            | FromAgent::Finished { .. }
+            | FromAgent::Signalled { .. } => {}
         }
     }
 

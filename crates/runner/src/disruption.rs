@@ -9,7 +9,7 @@
 //! nothing of any cluster but through `ClusterAdmin`.
 
 use crate::agent::{AgentLink, LinkClosed, Tap};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -49,6 +49,10 @@ struct FaultLog {
     shaped: crate::netem::Shaped,
     /// Processes this run stopped and has not continued.
     stopped: crate::procs::Stopped,
+    /// On each watched host, what this run stopped there and has not
+    /// continued, as the faults named it (the host's monitor continues
+    /// them when the run ends).
+    remote: BTreeMap<String, BTreeSet<String>>,
     /// Hears of each event as it is recorded (`--prometheus`).
     tap: Option<Arc<dyn Tap>>,
 }
@@ -62,8 +66,21 @@ impl FaultLog {
     }
 }
 
+/// Processes on other machines, signalled through their links: the
+/// watched hosts' monitors (`proc-stop:NAME@HOST`).
+pub trait RemoteProcs: Send + Sync {
+    /// Stop or continue `process` on `host`: the host's answer, or why not
+    /// (refused by it, gone, silent for some seconds, or `give_up`).
+    fn signal(&self, host: &str, process: &str, stop: bool, give_up: &dyn Fn() -> bool) -> Result<String, String>;
+    /// What `host`'s monitor continued on its own as the run ended (each
+    /// process the run stopped there and left stopped, and how it went);
+    /// `None`: the host did not say (lost before the end).
+    fn ended(&self, host: &str) -> Option<Vec<(String, Result<String, String>)>>;
+}
+
 /// What goes beside the run: a cluster and exporters to watch, and faults
-/// (the ones that go through the cluster need `injector`).
+/// (the ones that go through the cluster need `injector`, those on
+/// watched hosts `remote`).
 #[derive(Default)]
 pub struct ClusterSetup {
     /// Each sampled once a second on a thread of its own (telemetry on), so
@@ -72,6 +89,8 @@ pub struct ClusterSetup {
     /// Carries out the cluster's faults (a connection of its own).
     pub injector: Option<Box<dyn ClusterAdmin>>,
     pub faults: Vec<ScheduledFault>,
+    /// Reaches the watched hosts' processes.
+    pub remote: Option<Arc<dyn RemoteProcs>>,
     /// Hears of each fault's outcome as it comes (`--prometheus`).
     pub tap: Option<Arc<dyn Tap>>,
 }
@@ -94,11 +113,12 @@ pub struct ClusterLink<'a> {
     /// Second 0 (Unix ns), once the first `Start` went out.
     zero: Option<u64>,
     faults: Vec<ScheduledFault>,
+    remote: Option<Arc<dyn RemoteProcs>>,
 }
 
 impl<'a> ClusterLink<'a> {
     pub fn new(inner: &'a mut dyn AgentLink, setup: ClusterSetup) -> ClusterLink<'a> {
-        let faults = setup.faults.clone();
+        let (faults, remote) = (setup.faults.clone(), setup.remote.clone());
         let log = FaultLog { tap: setup.tap.clone(), ..FaultLog::default() };
         ClusterLink {
             inner,
@@ -110,6 +130,7 @@ impl<'a> ClusterLink<'a> {
             stop: Arc::new(AtomicBool::new(false)),
             zero: None,
             faults,
+            remote,
         }
     }
 
@@ -129,6 +150,8 @@ impl<'a> ClusterLink<'a> {
         // (nft, tc and signals are local).
         let zero = self.zero;
         restore_local(zero.unwrap_or_else(unix_now_ns), &self.log);
+        let now = zero.map_or(0.0, |z| unix_now_ns().saturating_sub(z) as f64 / 1e9);
+        continued_by_hosts(now, self.remote.as_deref(), &self.log);
         let mut log = self.log.lock().unwrap_or_else(|p| p.into_inner());
         // Heard of once: a call still going would report its outcome too.
         let tap = log.tap.take();
@@ -145,7 +168,6 @@ impl<'a> ClusterLink<'a> {
                 restores: false,
             });
         }
-        let now = zero.map_or(0.0, |z| unix_now_ns().saturating_sub(z) as f64 / 1e9);
         for id in &log.out {
             events.push(FaultEvent {
                 at_s: now,
@@ -193,9 +215,9 @@ impl<'a> ClusterLink<'a> {
         }
         if !setup.faults.is_empty() {
             let stop = self.stop.clone();
-            let (faults, injector, log) = (setup.faults, setup.injector, self.log.clone());
-            self.faulter =
-                std::thread::Builder::new().name("faults".into()).spawn(move || inject(faults, injector, zero, &stop, &log)).ok();
+            let hands = Hands { injector: setup.injector, remote: setup.remote };
+            let (faults, log) = (setup.faults, self.log.clone());
+            self.faulter = std::thread::Builder::new().name("faults".into()).spawn(move || inject(faults, hands, zero, &stop, &log)).ok();
         }
     }
 }
@@ -280,8 +302,48 @@ fn thaw_processes(zero: u64, log: &Mutex<FaultLog>) {
             Ok(a) => (a, None),
             Err(e) => (String::new(), Some(format!("NOT continued: {e}"))),
         };
-        let action = FaultAction::ProcCont(pid.to_string());
+        let action = FaultAction::ProcCont { process: pid.to_string(), host: None };
         lock().record(FaultEvent { at_s: at, done_s: at, action, answer, error, skipped: false, restores: true });
+    }
+}
+
+/// What the run left stopped on the watched hosts, continued by their
+/// monitors as the run ended (they said so when it finished): an event for
+/// each, or, for a host that never said, one naming what may still be
+/// stopped there. A host's monitor answers only for what it stopped, so
+/// one the schedule continued under another spelling (its id, its name)
+/// gives no event.
+fn continued_by_hosts(now: f64, remote: Option<&dyn RemoteProcs>, log: &Mutex<FaultLog>) {
+    let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
+    let left = std::mem::take(&mut l.remote);
+    for (host, processes) in left.into_iter().filter(|(_, p)| !p.is_empty()) {
+        let event = |process: String, answer: String, error: Option<String>| FaultEvent {
+            at_s: now,
+            done_s: now,
+            action: FaultAction::ProcCont { process, host: Some(host.clone()) },
+            answer,
+            error,
+            skipped: false,
+            restores: true,
+        };
+        match remote.and_then(|r| r.ended(&host)) {
+            Some(continued) => {
+                for (process, done) in continued {
+                    let (answer, error) = match done {
+                        Ok(a) => (format!("{a} (by {host}'s monitor as the run ended)"), None),
+                        Err(e) => (String::new(), Some(format!("NOT continued by {host}'s monitor: {e}"))),
+                    };
+                    l.record(event(process, answer, error));
+                }
+            }
+            None => {
+                for p in processes {
+                    let why =
+                        format!("NOT confirmed: {host} did not answer at the run's end; on it, check `{p}` and run `kill -CONT` on it");
+                    l.record(event(p, String::new(), Some(why)));
+                }
+            }
+        }
     }
 }
 
@@ -362,13 +424,43 @@ fn sample(mut admin: Box<dyn Watched>, zero: u64, tx: Sender<HostSample>, stop: 
     }
 }
 
+/// What carries out the faults that are not this machine's own.
+struct Hands {
+    /// The cluster's management interface.
+    injector: Option<Box<dyn ClusterAdmin>>,
+    /// The watched hosts' monitors.
+    remote: Option<Arc<dyn RemoteProcs>>,
+}
+
+/// A process fault on a watched host, through its monitor; what the run
+/// left stopped there is kept in the log for the end of the run.
+fn on_host(
+    action: &FaultAction,
+    host: &str,
+    remote: Option<&dyn RemoteProcs>,
+    stop: &AtomicBool,
+    log: &Mutex<FaultLog>,
+) -> Result<String, String> {
+    let remote = remote.ok_or_else(|| format!("{host} is no watched host of this run"))?;
+    let (process, stopping) = (action.process().unwrap_or_default(), matches!(action, FaultAction::ProcStop { .. }));
+    let done = remote.signal(host, process, stopping, &|| stop.load(Ordering::Acquire))?;
+    let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
+    let on = l.remote.entry(host.to_string()).or_default();
+    match stopping {
+        true => on.insert(process.to_string()),
+        false => on.remove(process),
+    };
+    Ok(done)
+}
+
 /// Carry out each fault at its time, each event logged as it is done. A
 /// fault the cluster refused, or a command that failed, is an event with
 /// its error: the run goes on, as a client would. Once the run ends, the
 /// OSDs it took out and did not put back in are put back in: a benchmark
 /// leaves the cluster as it found it.
-fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin>>, zero: u64, stop: &AtomicBool, log: &Mutex<FaultLog>) {
+fn inject(faults: Vec<ScheduledFault>, hands: Hands, zero: u64, stop: &AtomicBool, log: &Mutex<FaultLog>) {
     let lock = || log.lock().unwrap_or_else(|p| p.into_inner());
+    let Hands { mut injector, remote } = hands;
     for f in faults {
         if !wait_until(zero + f.at.as_nanos() as u64, stop) {
             break;
@@ -380,10 +472,12 @@ fn inject(faults: Vec<ScheduledFault>, mut injector: Option<Box<dyn ClusterAdmin
         }
         let done = match (&f.action, injector.as_mut()) {
             (FaultAction::Exec(cmd), _) => exec(cmd, stop),
+            // The host's monitor answers; the log is not held meanwhile.
+            (action, _) if action.host().is_some() => on_host(action, action.host().unwrap_or_default(), remote.as_deref(), stop, log),
             // Signals take microseconds: held under the lock, so a restore
             // at the run's end never misses one being stopped.
-            (FaultAction::ProcStop(p) | FaultAction::ProcCont(p), _) => {
-                crate::procs::signal(p, matches!(f.action, FaultAction::ProcStop(_)), &mut lock().stopped)
+            (FaultAction::ProcStop { process, .. } | FaultAction::ProcCont { process, .. }, _) => {
+                crate::procs::signal(process, matches!(f.action, FaultAction::ProcStop { .. }), &mut lock().stopped)
             }
             (action, _) if action.nic().is_some() => {
                 let mut shaped = lock().shaped.clone();
@@ -561,7 +655,7 @@ mod tests {
         let injector: Box<dyn ClusterAdmin> = Box::new(Fake { said: said.clone() });
         let log = Mutex::new(FaultLog::default());
         std::thread::scope(|s| {
-            let h = s.spawn(|| inject(faults, Some(injector), zero, &stop, &log));
+            let h = s.spawn(|| inject(faults, Hands { injector: Some(injector), remote: None }, zero, &stop, &log));
             std::thread::sleep(Duration::from_millis(600));
             assert_eq!(log.lock().unwrap().events.len(), 3, "logged as done, before the run ends");
             stop.store(true, Ordering::Release);
@@ -577,6 +671,37 @@ mod tests {
         assert!(stopper[0].done_s >= 0.1 && stopper[0].done_s < 0.5, "{:?}", stopper[0]);
         assert_eq!((stopper[1].answer.as_str(), &stopper[1].error), ("hi", &None));
         assert!(stopper[2].error.as_deref().is_some_and(|e| e.contains("exit status: 3")), "{:?}", stopper[2]);
+    }
+
+    /// Hosts whose monitors answer as scripted: `a` continued what it had
+    /// stopped, `b` never said how its run ended.
+    struct Hosts;
+
+    impl RemoteProcs for Hosts {
+        fn signal(&self, host: &str, process: &str, stop: bool, _: &dyn Fn() -> bool) -> Result<String, String> {
+            Ok(format!("{} {process} on {host}", if stop { "stopped" } else { "continued" }))
+        }
+        fn ended(&self, host: &str) -> Option<Vec<(String, Result<String, String>)>> {
+            (host == "a").then(|| vec![("4242".to_string(), Ok("continued process 4242".to_string()))])
+        }
+    }
+
+    #[test]
+    fn what_a_run_left_stopped_on_a_host_is_said_undone_by_its_monitor_or_named_when_the_host_never_said() {
+        let log = Mutex::new(FaultLog::default());
+        let stop = AtomicBool::new(false);
+        for (action, host) in [("proc-stop:osd", "a"), ("proc-stop:osd", "b"), ("proc-stop:mds", "b"), ("proc-cont:mds", "b")] {
+            let f = ScheduledFault::parse(&format!("1s:{action}@{host}")).unwrap();
+            on_host(&f.action, host, Some(&Hosts), &stop, &log).unwrap();
+        }
+        continued_by_hosts(9.0, Some(&Hosts), &log);
+        let events = log.into_inner().unwrap().events;
+        let said: Vec<(String, &str)> = events.iter().map(|e| (e.action.words(), e.outcome())).collect();
+        assert_eq!(said, [("proc-cont:4242@a".to_string(), "undone"), ("proc-cont:osd@b".to_string(), "undo_failed")]);
+        assert!(events[0].answer.contains("by a's monitor"), "{:?}", events[0]);
+        assert!(events[1].error.as_deref().unwrap().contains("b did not answer at the run's end"), "{:?}", events[1]);
+        let e = on_host(&FaultAction::ProcStop { process: "osd".into(), host: Some("c".into()) }, "c", None, &stop, &Mutex::default());
+        assert!(e.unwrap_err().contains("c is no watched host"));
     }
 
     #[test]

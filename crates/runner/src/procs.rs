@@ -36,10 +36,8 @@ pub fn resolve(target: &str) -> Result<Vec<i32>, String> {
 /// Every process whose command name is `name`.
 fn named(name: &str) -> Vec<i32> {
     let Ok(dir) = std::fs::read_dir("/proc") else { return Vec::new() };
-    let mut out: Vec<i32> = dir
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|c| c.trim_end() == name))
-        .collect();
+    let mut out: Vec<i32> =
+        dir.filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok()).filter(|pid| comm(*pid).is_some_and(|c| c == name)).collect();
     out.sort_unstable();
     out
 }
@@ -91,6 +89,28 @@ pub fn check(target: &str) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Whether a monitor's `--allow-signal` list lets a run signal what
+/// `target` names now: every process of it must have a command name in
+/// `allowed` (a process id is judged by its name too).
+pub fn permitted(target: &str, allowed: &[String]) -> Result<(), String> {
+    let how = "start the monitor with --allow-signal NAME,... naming it";
+    if allowed.is_empty() {
+        return Err(format!("this monitor lets no run signal its processes; {how}"));
+    }
+    for pid in resolve(target)? {
+        let name = comm(pid).unwrap_or_default();
+        if !allowed.contains(&name) {
+            return Err(format!("process {pid} ('{name}') is not among the names this monitor allows ({}); {how}", allowed.join(", ")));
+        }
+    }
+    Ok(())
+}
+
+/// A process's command name (`/proc/PID/comm`).
+fn comm(pid: i32) -> Option<String> {
+    Some(std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?.trim_end().to_string())
 }
 
 /// Stop (SIGSTOP) or continue (SIGCONT) what `target` names now; the ids
@@ -173,5 +193,18 @@ mod tests {
         let tid = rx.recv().unwrap();
         assert!(resolve(&tid.to_string()).unwrap_err().contains("is a thread of process"), "{tid}");
         t.join().unwrap();
+    }
+
+    #[test]
+    fn a_monitor_signals_only_the_names_it_allows() {
+        let mut child = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        let pid = child.id().to_string();
+        assert!(permitted(&pid, &[]).unwrap_err().contains("lets no run signal"));
+        let e = permitted(&pid, &["ceph-osd".into()]).unwrap_err();
+        assert!(e.contains("('sleep') is not among the names this monitor allows (ceph-osd)"), "{e}");
+        assert_eq!(permitted(&pid, &["ceph-osd".into(), "sleep".into()]), Ok(()), "by id, judged by its name");
+        assert!(permitted("no-such-daemon-x", &["no-such-daemon-x".into()]).unwrap_err().contains("no process named"));
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
