@@ -340,3 +340,65 @@ fn bad_presets_are_refused_before_anything_runs() {
     assert!(r.stderr.contains("raise --scale"), "{}", r.stderr);
     assert!(listing(d.path()).is_empty(), "nothing written: {:?}", listing(d.path()));
 }
+
+/// A KV-cache tier on files: two clients serve their users, each request
+/// writing its entry with an fsync and reading it back while it decodes;
+/// the figures hang together (every arrival served or still waiting, an
+/// fsync for each entry stored, tokens/s from the run's time), a small
+/// tier drops entries, and the files are removed.
+#[test]
+fn a_kvcache_preset_serves_its_users_on_files() {
+    let d = scratch();
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--preset",
+            "kvcache:tiny-1b",
+            "--scale",
+            "0.02",
+            "--accelerators",
+            "2",
+            "--size",
+            "256m",
+            "--runtime",
+            "4",
+            "--unlink",
+            "1",
+            "--results-dir",
+            "out",
+            "--quiet",
+        ],
+    );
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("kvcache kvcache-tiny-1b (tiny-1b): 2 client(s), 8 users") && r.stdout.contains("tokens/s"), "{}", r.stdout);
+    let doc = result_json(&d.path().join("out"));
+    assert_valid(&doc);
+    let k = &doc["jobs"][0]["kvcache"];
+    let n = |f: &str| k[f].as_u64().unwrap_or_else(|| panic!("{f} in {k}"));
+    assert!(n("served") > 0 && n("arrived") == n("served") + n("pending"), "{k}");
+    assert!(n("stored") > 0 && n("hits_storage") > 0, "{k}");
+    assert!(n("evicted") + n("uncached") > 0, "256 MiB a client holds few entries: {k}");
+    let ops = doc["jobs"][0]["ops"].as_array().unwrap();
+    let ios = |op: &str| ops.iter().find(|o| o["op"] == op).map_or(0, |o| o["ios"].as_u64().unwrap());
+    // An entry's writes cut by the end of the run may miss their fsync (16 at once a client).
+    assert!(ios("sync") <= n("stored") && ios("sync") + 32 >= n("stored"), "{} fsyncs, {k}", ios("sync"));
+    assert!(ios("read") > 0 && ios("write") > 0);
+    let secs = n("runtime_ns") as f64 / 1e9;
+    assert!(
+        (k["tokens_per_sec"].as_f64().unwrap() - n("generated_tokens") as f64 / secs).abs() < 1e-6 * n("generated_tokens") as f64 + 1e-9
+    );
+    assert_eq!(k["latency"]["count"].as_u64().unwrap(), n("served"));
+    let warnings = doc["jobs"][0]["warnings"].to_string();
+    assert!(!warnings.contains("never been written"), "it reads only what it wrote: {warnings}");
+    assert!(listing(d.path()).iter().all(|f| !f.starts_with("kvcache-")), "the files were removed");
+    for (args, says) in [
+        (&["--preset", "kvcache:gpt-9"][..], "no preset 'kvcache:gpt-9'"),
+        (&["--preset", "kvcache:option1", "--ioengine", "s3", "--bucket", "b"][..], "runs on blocks"),
+    ] {
+        let r = storbench(d.path(), &[&["run"], args, &["--results-dir", "no"]].concat());
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+        assert!(!d.path().join("no").exists());
+    }
+}

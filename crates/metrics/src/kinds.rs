@@ -6,6 +6,7 @@ use crate::hist::LatencyHistogram;
 use crate::replay::ReplayTally;
 use serde::{Deserialize, Serialize};
 use storbench_workload::kinds::Tally;
+use storbench_workload::kvcache::KvTally;
 use storbench_workload::train::TrainTally;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -15,6 +16,9 @@ pub enum KindTally {
     Replay(ReplayTally),
     /// What its accelerator did.
     Train(TrainTally),
+    /// What its users asked and its tiers held, and its requests'
+    /// latencies as a histogram (not each one's, as the tally keeps them).
+    KvCache { tally: KvTally, latency: LatencyHistogram },
 }
 
 impl KindTally {
@@ -27,6 +31,20 @@ impl KindTally {
                 KindTally::Replay(ReplayTally { issued: c.issued, remapped: c.remapped, left: c.left, lag })
             }
             Tally::Train(t) => KindTally::Train(t),
+            Tally::KvCache(mut tally) => {
+                let mut latency = LatencyHistogram::new();
+                for ns in std::mem::take(&mut tally.latencies_ns) {
+                    latency.record(ns);
+                }
+                KindTally::KvCache { tally, latency }
+            }
+        }
+    }
+
+    pub fn kvcache(&self) -> Option<(&KvTally, &LatencyHistogram)> {
+        match self {
+            KindTally::KvCache { tally, latency } => Some((tally, latency)),
+            _ => None,
         }
     }
 

@@ -3,34 +3,41 @@
 //! shape results of earlier builds have, and read back from it. A job
 //! with the sections of two kinds is refused: a job is of one kind.
 
-use crate::result::{KindResult, ReplayResult, TrainResult};
+use crate::result::{KindResult, KvCacheResult, ReplayResult, TrainResult};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The fields a kind section takes in a job (a new kind adds its own).
 #[derive(Serialize, Deserialize)]
-struct Fields<R, T> {
+struct Fields<R, T, K> {
     #[serde(skip_serializing_if = "Option::is_none")]
     replay: Option<R>,
     #[serde(skip_serializing_if = "Option::is_none")]
     train: Option<T>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    kvcache: Option<K>,
 }
 
 pub fn serialize<S: Serializer>(kind: &Option<KindResult>, s: S) -> Result<S::Ok, S::Error> {
-    let fields: Fields<&ReplayResult, &TrainResult> = match kind {
-        None => Fields { replay: None, train: None },
-        Some(KindResult::Replay(r)) => Fields { replay: Some(r), train: None },
-        Some(KindResult::Train(t)) => Fields { replay: None, train: Some(t) },
+    let none: Fields<&ReplayResult, &TrainResult, &KvCacheResult> = Fields { replay: None, train: None, kvcache: None };
+    let fields = match kind {
+        None => none,
+        Some(KindResult::Replay(r)) => Fields { replay: Some(r), ..none },
+        Some(KindResult::Train(t)) => Fields { train: Some(t), ..none },
+        Some(KindResult::KvCache(k)) => Fields { kvcache: Some(k), ..none },
     };
     fields.serialize(s)
 }
 
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<KindResult>, D::Error> {
-    let fields: Fields<ReplayResult, TrainResult> = Fields::deserialize(d)?;
-    match (fields.replay, fields.train) {
-        (None, None) => Ok(None),
-        (Some(r), None) => Ok(Some(KindResult::Replay(r))),
-        (None, Some(t)) => Ok(Some(KindResult::Train(t))),
-        (Some(_), Some(_)) => Err(serde::de::Error::custom("a job with both a replay and a train section: a job is of one kind")),
+    let fields: Fields<ReplayResult, TrainResult, KvCacheResult> = Fields::deserialize(d)?;
+    let mut kinds = [fields.replay.map(KindResult::Replay), fields.train.map(KindResult::Train), fields.kvcache.map(KindResult::KvCache)]
+        .into_iter()
+        .flatten();
+    match (kinds.next(), kinds.next()) {
+        (k, None) => Ok(k),
+        (Some(_), Some(_)) | (None, Some(_)) => {
+            Err(serde::de::Error::custom("a job with the sections of two kinds (replay, train, kvcache): a job is of one kind"))
+        }
     }
 }
 

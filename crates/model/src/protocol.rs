@@ -64,8 +64,9 @@ use storbench_workload::JobSpec;
 /// reader sets it): an agent of 10 would fail on the one or refuse the
 /// other as an unknown option, and drop the stride without a word.
 /// 12: process faults on watched hosts (`ToAgent::Signal`,
-/// `FromAgent::Signalled`, `Hello::signals`): an agent of 11 would fail on
-/// the message.
+/// `FromAgent::Signalled`, `Hello::signals`) and the KV-cache kind
+/// (`JobSpec`'s `kvcache`, `KindTally::KvCache`): an agent of 11 would fail
+/// on the message, and run a KV-cache job as generated I/O.
 pub const PROTOCOL_VERSION: u32 = 12;
 
 /// The first message each side sends.

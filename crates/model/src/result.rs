@@ -282,6 +282,49 @@ pub enum KindResult {
     /// An emulated training run (`--preset train:MODEL`): samples/s and
     /// accelerator utilization against the preset's floor.
     Train(TrainResult),
+    /// An emulated KV-cache tier (`--preset kvcache:MODEL`): requests,
+    /// tokens/s, what each tier served and the requests' latency.
+    KvCache(KvCacheResult),
+}
+
+/// What an emulated KV-cache tier came to (MLPerf Storage's KV-cache
+/// figures, over the job's clients).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct KvCacheResult {
+    pub model: String,
+    /// Clients (the job's workers, MLPerf's ranks) and their users in all.
+    pub clients: u32,
+    pub users: u32,
+    pub runtime_ns: u64,
+    /// Requests that arrived, were served, and were still waiting or
+    /// being served at the end (a queue that grows: the storage could not
+    /// keep up with the users).
+    pub arrived: u64,
+    pub served: u64,
+    pub pending: u64,
+    pub context_tokens: u64,
+    pub generated_tokens: u64,
+    /// Generated tokens of the requests served, a second of the run.
+    pub tokens_per_sec: f64,
+    /// Entries read, by the tier that held them: accelerator, host memory, storage.
+    pub hits_gpu: u64,
+    pub hits_cpu: u64,
+    pub hits_storage: u64,
+    /// Earlier turns' entries no tier held any more.
+    pub misses: u64,
+    /// Entries written to storage (the requests' own, and moved down to it),
+    /// moved down from a memory tier, dropped from storage for room, and
+    /// taken by no tier.
+    pub stored: u64,
+    pub demoted: u64,
+    pub evicted: u64,
+    pub uncached: u64,
+    /// Storage's bytes a second, read and written (measured).
+    pub read_bytes_per_sec: f64,
+    pub write_bytes_per_sec: f64,
+    /// Each served request's latency, its arrival to its end (queueing included).
+    pub latency: storbench_metrics::LatencySummary,
+    pub latency_histogram: storbench_metrics::LatencyHistogram,
 }
 
 /// What an emulated training run came to (MLPerf Storage's figures).
@@ -410,6 +453,14 @@ impl JobResult {
     pub fn train(&self) -> Option<&TrainResult> {
         match &self.kind {
             Some(KindResult::Train(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// What an emulated KV-cache tier came to.
+    pub fn kvcache(&self) -> Option<&KvCacheResult> {
+        match &self.kind {
+            Some(KindResult::KvCache(k)) => Some(k),
             _ => None,
         }
     }

@@ -61,6 +61,7 @@ pub fn render(r: &RunResult) -> String {
         verify_lines(&mut out, j);
         replay_line(&mut out, j);
         train_line(&mut out, j);
+        kvcache_line(&mut out, j);
         fill_line(&mut out, j);
     }
     agents_line(&mut out, r);
@@ -304,6 +305,41 @@ fn train_line(out: &mut String, j: &JobResult) {
         t.au * 100.0,
         t.au_floor * 100.0,
         if t.passed { "PASS" } else { "FAIL" }
+    );
+}
+
+/// An emulated KV-cache tier: requests, tokens/s, what each tier served,
+/// the requests' latency and the storage's throughput.
+fn kvcache_line(out: &mut String, j: &JobResult) {
+    let Some(k) = j.kvcache() else { return };
+    let l = &k.latency;
+    let _ = writeln!(
+        out,
+        "kvcache {} ({}): {} client(s), {} users; {} requests served of {} ({} waiting at the end) over {}: {:.1} tokens/s; \
+         request latency p50 {} p95 {} p99 {}; entries read from storage {}, host memory {}, accelerator {}, {} gone; \
+         {} stored, {} moved down, {} dropped, {} cached nowhere; storage read {} MiB/s, written {} MiB/s",
+        j.name,
+        k.model,
+        k.clients,
+        k.users,
+        k.served,
+        k.arrived,
+        k.pending,
+        fmt::duration(k.runtime_ns as f64 / 1e9),
+        k.tokens_per_sec,
+        fmt::latency(l.at(50.0)),
+        fmt::latency(l.at(95.0)),
+        fmt::latency(l.at(99.0)),
+        k.hits_storage,
+        k.hits_cpu,
+        k.hits_gpu,
+        k.misses,
+        k.stored,
+        k.demoted,
+        k.evicted,
+        k.uncached,
+        fmt::mib_per_s(k.read_bytes_per_sec),
+        fmt::mib_per_s(k.write_bytes_per_sec),
     );
 }
 

@@ -762,7 +762,7 @@ fn job_result(job: &ReadyJob, mut acc: JobAcc, interrupted: bool) -> JobResult {
     };
     let written = [OpKind::Write, OpKind::Create].iter().filter_map(|op| result.op(*op)).map(|o| o.bytes).sum();
     result.fill = crate::fill::result(job, written);
-    result.kind = crate::kinds::result(job, &acc.done, result.op(OpKind::Read).map_or(0, |o| o.bytes));
+    result.kind = crate::kinds::result(job, &acc.done, &result);
     result.warnings.extend(crate::warnings::analyse(&result, job));
     result
 }

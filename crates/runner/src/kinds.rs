@@ -1,16 +1,62 @@
 //! A job's kind section (`JobResult::kind`) from its workers' tallies
 //! (`WorkerDone::kind`): a replayed trace's fidelity, a training run's
-//! samples/s and accelerator utilization. A kind with figures of its own
-//! adds its builder here.
+//! samples/s and accelerator utilization, a KV-cache tier's requests and
+//! tokens/s. A kind with figures of its own adds its builder here.
 
 use storbench_model::protocol::{JobShare, WorkerDone};
-use storbench_model::KindResult;
+use storbench_model::{JobResult, KindResult};
+use storbench_workload::OpKind;
 
-/// The job's kind section from its workers' tallies (`read_bytes`: what
-/// the job read, a training run's throughput).
-pub(crate) fn result(job: &crate::prepare::ReadyJob, done: &[WorkerDone], read_bytes: u64) -> Option<KindResult> {
+/// The job's kind section from its workers' tallies and the job's own
+/// figures (what it read and wrote, a training run's or a KV tier's
+/// throughput).
+pub(crate) fn result(job: &crate::prepare::ReadyJob, done: &[WorkerDone], figures: &JobResult) -> Option<KindResult> {
+    let bytes = |op: OpKind| figures.op(op).map_or(0, |o| o.bytes);
     let replay = replay_result(job, done).map(KindResult::Replay);
-    replay.or_else(|| train_result(&job.share, done, read_bytes).map(KindResult::Train))
+    replay.or_else(|| train_result(&job.share, done, bytes(OpKind::Read)).map(KindResult::Train)).or_else(|| {
+        kvcache_result(&job.share, done, (bytes(OpKind::Read), bytes(OpKind::Write)), figures.runtime_ns).map(KindResult::KvCache)
+    })
+}
+
+/// A KV-cache job's result from its clients' tallies, over the job's runtime.
+fn kvcache_result(
+    share: &JobShare,
+    done: &[WorkerDone],
+    (read, written): (u64, u64),
+    runtime_ns: u64,
+) -> Option<storbench_model::KvCacheResult> {
+    let spec = share.spec.kind.kvcache()?;
+    let mut t = storbench_workload::kvcache::KvTally::default();
+    let mut latency = storbench_metrics::LatencyHistogram::new();
+    for (k, h) in done.iter().filter_map(|d| d.kind.as_deref()?.kvcache()) {
+        t.merge(k);
+        latency.add(h);
+    }
+    let secs = (runtime_ns as f64 / 1e9).max(1e-9);
+    Some(storbench_model::KvCacheResult {
+        model: spec.model.clone(),
+        clients: share.workers,
+        users: spec.users,
+        runtime_ns,
+        arrived: t.arrived,
+        served: t.served,
+        pending: t.pending,
+        context_tokens: t.context_tokens,
+        generated_tokens: t.generated_tokens,
+        tokens_per_sec: t.generated_tokens as f64 / secs,
+        hits_gpu: t.hits[0],
+        hits_cpu: t.hits[1],
+        hits_storage: t.hits[2],
+        misses: t.misses,
+        stored: t.stored,
+        demoted: t.demoted,
+        evicted: t.evicted,
+        uncached: t.uncached,
+        read_bytes_per_sec: read as f64 / secs,
+        write_bytes_per_sec: written as f64 / secs,
+        latency: storbench_metrics::LatencySummary::of(&latency),
+        latency_histogram: latency,
+    })
 }
 
 /// A replaying job's result from its workers' tallies.

@@ -120,6 +120,10 @@ fn completed_nothing(ops: &[storbench_model::OpResult], runtime_ns: u64) -> bool
 /// when the run began (each file counted once, however many workers share it).
 fn never_written_reads(result: &JobResult, share: &JobShare) -> Option<Warning> {
     result.ops.iter().find(|o| o.op == OpKind::Read && o.ios > 0)?;
+    // A KV-cache tier reads only the entries it wrote during the run.
+    if share.spec.kind.kvcache().is_some() {
+        return None;
+    }
     let per_worker = match &share.targets {
         Targets::Files(f) => f,
         Targets::Store(t) => {

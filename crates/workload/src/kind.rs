@@ -17,6 +17,7 @@
 
 use crate::burn::CpuBurn;
 use crate::exec::ExecSpec;
+use crate::kvcache::KvSpec;
 use crate::trace::ReplaySpec;
 use crate::train::TrainSpec;
 use crate::OpKind;
@@ -37,6 +38,9 @@ pub enum JobKind {
     Replay(ReplaySpec),
     /// AI training emulated: accelerators reading samples in batches (`--preset train:MODEL`).
     Train(TrainSpec),
+    /// LLM inference's KV-cache tier emulated: users' requests writing and
+    /// reading their conversations' cache (`--preset kvcache:MODEL`).
+    KvCache(KvSpec),
     /// A CPU burner (fio's cpuio engine: `cpuload` and its options): no I/O,
     /// its workers keep a share of a CPU busy.
     Burn(CpuBurn),
@@ -50,6 +54,7 @@ const IO: &str = "generated I/O";
 const META: &str = "metadata calls (its engine's)";
 const REPLAY: &str = "a replayed trace (read_iolog)";
 const TRAIN: &str = "a training run (a train preset)";
+const KVCACHE: &str = "a KV-cache tier (a kvcache preset)";
 const BURN: &str = "a CPU burner (cpuload and the cpuio options)";
 const PROGRAM: &str = "a program (program and the exec options)";
 
@@ -61,6 +66,7 @@ impl JobKind {
             JobKind::Meta(_) => META,
             JobKind::Replay(_) => REPLAY,
             JobKind::Train(_) => TRAIN,
+            JobKind::KvCache(_) => KVCACHE,
             JobKind::Burn(_) => BURN,
             JobKind::Program(_) => PROGRAM,
         }
@@ -78,6 +84,19 @@ impl JobKind {
             JobKind::Train(t) => Some(t),
             _ => None,
         }
+    }
+
+    pub fn kvcache(&self) -> Option<&KvSpec> {
+        match self {
+            JobKind::KvCache(k) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// Make the job a KV-cache tier (a preset's, replacing an earlier one).
+    pub fn set_kvcache(&mut self, k: KvSpec) -> Result<(), String> {
+        *self = JobKind::KvCache(k).over(self)?;
+        Ok(())
     }
 
     pub fn cpu_burn(&self) -> Option<&CpuBurn> {
@@ -179,6 +198,8 @@ struct KindFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     train: Option<TrainSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    kvcache: Option<KvSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     cpu_burn: Option<CpuBurn>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exec: Option<ExecSpec>,
@@ -191,10 +212,11 @@ impl From<KindFields> for JobKind {
     /// ran (a program's or burner's phase before any I/O; of the I/O
     /// kinds, training was asked first, then replay).
     fn from(f: KindFields) -> JobKind {
-        let KindFields { replay, train, cpu_burn, exec, meta } = f;
+        let KindFields { replay, train, kvcache, cpu_burn, exec, meta } = f;
         exec.map(JobKind::Program)
             .or(cpu_burn.map(JobKind::Burn))
             .or(train.map(JobKind::Train))
+            .or(kvcache.map(JobKind::KvCache))
             .or(replay.map(JobKind::Replay))
             .or(meta.map(JobKind::Meta))
             .unwrap_or_default()
@@ -208,6 +230,7 @@ impl From<JobKind> for KindFields {
             JobKind::Meta(op) => KindFields { meta: Some(op), ..KindFields::default() },
             JobKind::Replay(r) => KindFields { replay: Some(r), ..KindFields::default() },
             JobKind::Train(t) => KindFields { train: Some(t), ..KindFields::default() },
+            JobKind::KvCache(k) => KindFields { kvcache: Some(k), ..KindFields::default() },
             JobKind::Burn(b) => KindFields { cpu_burn: Some(b), ..KindFields::default() },
             JobKind::Program(e) => KindFields { exec: Some(e), ..KindFields::default() },
         }

@@ -16,6 +16,7 @@ pub mod gen;
 pub mod input;
 pub mod kind;
 pub mod kinds;
+pub mod kvcache;
 pub mod objects;
 pub mod options;
 pub mod placement;

@@ -7,6 +7,11 @@
 //! cache dropped; `default` and `subset` modes; the slowest rank sets the
 //! time).
 //!
+//! And the KV-cache tier of LLM inference as MLPerf Storage's KV-cache
+//! benchmark models it (`kvcache:MODEL`, `kvcache:option1..3`; see
+//! `storbench_workload::kvcache`): users' requests writing and reading
+//! their conversations' cache on the job's file or device.
+//!
 //! `--scale` is the share of the dataset or checkpoint kept, to fit the
 //! machine: training keeps each sample's size and compute time (so what one
 //! accelerator asks of storage per second is the preset's) and keeps that
@@ -149,6 +154,52 @@ pub struct Sizing {
     pub epochs: Option<u32>,
 }
 
+/// A model's KV-cache bytes a token (layers x KV heads x head size x 2 x
+/// 2 bytes), as mlcommons/storage kv_cache_benchmark/kv_cache/models.py
+/// (at 23aa82e) gives them.
+pub const KV_MODELS: &[(&str, u64)] = &[
+    ("tiny-1b", 24_576),
+    ("mistral-7b", 131_072),
+    ("llama2-7b", 524_288),
+    ("llama3.1-8b", 131_072),
+    ("llama3.1-70b-instruct", 327_680),
+    ("qwen3-32b", 262_144),
+    ("gpt-oss-20b", 49_152),
+    ("gpt-oss-120b", 73_728),
+    ("deepseek-v3", 70_272),
+];
+
+/// A KV-cache run: model, users a client, host-memory tier a client,
+/// requests served at once (`--max-concurrent-allocs`), seconds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KvRun {
+    pub model: &'static str,
+    pub users: u32,
+    pub cpu_bytes: u64,
+    pub concurrent: u32,
+    pub seconds: u64,
+}
+
+/// MLPerf Storage's closed KV-cache workloads (its Rules.md, Table
+/// KVCache-1): no accelerator memory tier, generation time `none`, 300 s.
+pub const KV_OPTIONS: &[(&str, KvRun)] = &[
+    ("option1", KvRun { model: "llama3.1-8b", users: 200, cpu_bytes: 0, concurrent: 16, seconds: 300 }),
+    ("option2", KvRun { model: "llama3.1-8b", users: 100, cpu_bytes: 4 << 30, concurrent: 16, seconds: 300 }),
+    ("option3", KvRun { model: "llama3.1-70b-instruct", users: 70, cpu_bytes: 0, concurrent: 4, seconds: 300 }),
+];
+
+/// `option1..3`, or a model of [`KV_MODELS`] run as option 1 is.
+pub fn find_kv(name: &str) -> Option<KvRun> {
+    if let Some((_, r)) = KV_OPTIONS.iter().find(|(o, _)| *o == name) {
+        return Some(*r);
+    }
+    let (model, _) = KV_MODELS.iter().find(|(m, _)| *m == name)?;
+    Some(KvRun { model, ..KV_OPTIONS[0].1 })
+}
+
+/// The storage tier's size when the command line gives none.
+const KV_DEFAULT_SIZE: u64 = 8 << 30;
+
 /// Every preset name, for help and errors.
 pub fn names() -> Vec<String> {
     let mut models: Vec<&str> = TRAIN.iter().map(|t| t.model).collect();
@@ -157,7 +208,8 @@ pub fn names() -> Vec<String> {
     let qualified = TRAIN.iter().map(|t| format!("train:{}:{}", t.model, t.accelerator));
     let checkpoints = CHECKPOINT.iter().map(|c| format!("checkpoint:{}", c.model));
     let subsets = CHECKPOINT.iter().filter(|c| c.subset_gib.is_some()).map(|c| format!("checkpoint:{}:subset", c.model));
-    bare.chain(qualified).chain(checkpoints).chain(subsets).collect()
+    let kv = KV_OPTIONS.iter().map(|(o, _)| format!("kvcache:{o}")).chain(KV_MODELS.iter().map(|(m, _)| format!("kvcache:{m}")));
+    bare.chain(qualified).chain(checkpoints).chain(subsets).chain(kv).collect()
 }
 
 /// The jobs of a preset; `global` (the command line's job options: target,
@@ -170,6 +222,7 @@ pub fn specs(name: &str, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>
     match name.split_once(':') {
         Some(("train", m)) => find_train(m).map(|t| train(t, sizing, global)).ok_or_else(unknown)?,
         Some(("checkpoint", m)) => checkpoint(&checkpoint_plan(m, sizing).ok_or_else(unknown)??, m, global),
+        Some(("kvcache", m)) => kvcache(&find_kv(m).ok_or_else(unknown)?, sizing, global),
         _ => Err(unknown()),
     }
 }
@@ -257,6 +310,56 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
         }
     }
     s.kind.set_train(t).map_err(|e| CliError::usage(format!("--preset: {e}")))?;
+    Ok(vec![s])
+}
+
+/// A KV-cache tier: each client (a worker, `--accelerators`) serves its
+/// users on its share of the job's file or device, at most `concurrent`
+/// requests at once; `--scale` keeps that share of the users and of the
+/// host-memory tier. Entries are written and read in 1 MiB operations
+/// with direct I/O where the engine has it (the reference drops the page
+/// cache before each read and fsyncs each write), for the run's time.
+fn kvcache(r: &KvRun, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
+    let clients = sizing.workers.unwrap_or(1);
+    let users = ((r.users as f64 * sizing.scale).round() as u32).max(1);
+    let bytes_per_token = KV_MODELS.iter().find(|(m, _)| *m == r.model).map_or(131_072, |m| m.1);
+    let mut s = base(global)?;
+    if objects(&s) {
+        return Err(CliError::usage(format!(
+            "--preset kvcache: runs on blocks (a file, a device, rbd, nbd), not on {}: give --filename or --directory",
+            s.ioengine
+        )));
+    }
+    s.name = format!("kvcache-{}", r.model);
+    s.numjobs = clients;
+    s.iodepth = r.concurrent;
+    // Written before it is read: the file is made room for, not written first.
+    set(&mut s, "rw", "randwrite")?;
+    set(&mut s, "bs", "1m")?;
+    if storbench_engine::find(&s.ioengine).is_some_and(|f| f.capabilities().direct_io) && !global.iter().any(|(k, _)| k == "direct") {
+        s.direct = true;
+    }
+    // size is each client's storage tier: on a target they share (a
+    // device, an image, a given file) each its own span of it.
+    let size = *s.size.get_or_insert(KV_DEFAULT_SIZE);
+    let shared = !s.filenames.is_empty() || storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().needs_files);
+    if shared && clients > 1 {
+        s.offset_increment = size;
+    }
+    if s.runtime.is_none() {
+        s.runtime = Some(std::time::Duration::from_secs(r.seconds));
+    }
+    s.time_based = true;
+    let k = storbench_workload::kvcache::KvSpec {
+        model: r.model.to_string(),
+        bytes_per_token,
+        users: users * clients,
+        gpu_bytes: 0,
+        cpu_bytes: (r.cpu_bytes as f64 * sizing.scale) as u64,
+        generation_ns: 0,
+        multi_turn: true,
+    };
+    s.kind.set_kvcache(k).map_err(|e| CliError::usage(format!("--preset: {e}")))?;
     Ok(vec![s])
 }
 

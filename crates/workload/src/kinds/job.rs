@@ -3,7 +3,7 @@
 //! through one `match` (`each!`), so the loop is dispatched statically.
 
 use super::objects::Objects;
-use super::{Generator, Issued, Replaying, Tally, Training, Unmeasured, When};
+use super::{Generator, Issued, KvCaching, Replaying, Tally, Training, Unmeasured, When};
 use crate::gen::{stream, Region};
 use crate::rng::Rng;
 use crate::trace::{ReplayGen, ReplaySpec, Trace};
@@ -17,6 +17,7 @@ pub enum JobGen {
     Objects(Objects),
     Replay(Box<Replaying>),
     Train(Box<Training>),
+    KvCache(Box<KvCaching>),
 }
 
 /// Every kind's arm, one line each: `$g` bound to the kind's generator.
@@ -27,6 +28,7 @@ macro_rules! each {
             JobGen::Objects($g) => $e,
             JobGen::Replay($g) => $e,
             JobGen::Train($g) => $e,
+            JobGen::KvCache($g) => $e,
         }
     };
 }
@@ -71,6 +73,11 @@ impl JobGen {
                 let writes_dataset = spec.objects.as_ref().is_some_and(|o| !o.exist);
                 Ok(JobGen::Train(Box::new(Training { gen, on_objects: spec.objects.is_some(), writes_dataset, cleans_up, unmeasured })))
             }
+            (JobKind::KvCache(k), _) => {
+                let chunk = spec.bs.max();
+                let gen = crate::kvcache::KvGen::new(k, at.region, chunk, at.queue_depth, at.worker, at.workers, seed);
+                Ok(JobGen::KvCache(Box::new(KvCaching { gen })))
+            }
             (JobKind::Replay(r), _) => {
                 let gen = ReplayGen::new((at.trace)(r)?, r, at.region, at.worker, at.workers, at.queue_depth);
                 Ok(JobGen::Replay(Box::new(Replaying { gen, rng: Rng::new(seed), issued: 0, cleans_up, unmeasured })))
@@ -105,6 +112,7 @@ impl Generator for JobGen {
             JobGen::Objects(g) => g.next(),
             JobGen::Replay(g) => g.next(),
             JobGen::Train(g) => g.next(),
+            JobGen::KvCache(g) => g.next(),
         }
     }
     #[inline]
@@ -126,7 +134,7 @@ impl Generator for JobGen {
         each!(self, g => g.next_pass())
     }
     #[inline]
-    fn start(&self, now: u64) -> When {
+    fn start(&mut self, now: u64) -> When {
         each!(self, g => g.start(now))
     }
     #[inline]

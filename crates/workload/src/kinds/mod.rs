@@ -14,11 +14,13 @@
 
 mod blocks;
 mod job;
+mod kvcache;
 mod objects;
 mod replay;
 mod train;
 
 pub use job::{GenSetup, JobGen};
+pub use kvcache::KvCaching;
 pub use replay::{ReplayCounts, Replaying};
 pub use train::Training;
 
@@ -68,6 +70,7 @@ pub struct Unmeasured {
 pub enum Tally {
     Replay(ReplayCounts),
     Train(TrainTally),
+    KvCache(crate::kvcache::KvTally),
 }
 
 /// One kind's generator for one worker. Every method but [`Generator::next`]
@@ -108,7 +111,7 @@ pub trait Generator {
 
     /// Whether the next operation may start at `now`.
     #[inline]
-    fn start(&self, _now: u64) -> When {
+    fn start(&mut self, _now: u64) -> When {
         When::Job
     }
 

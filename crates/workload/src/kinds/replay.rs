@@ -43,7 +43,7 @@ impl Generator for Replaying {
     }
 
     #[inline]
-    fn start(&self, now: u64) -> When {
+    fn start(&mut self, now: u64) -> When {
         match self.gen.due() {
             _ if self.gen.blocked() => When::NotYet,
             Some(t) if t > now => When::NotYet,

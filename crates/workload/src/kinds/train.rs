@@ -34,7 +34,7 @@ impl Generator for Training {
     }
 
     #[inline]
-    fn start(&self, now: u64) -> When {
+    fn start(&mut self, now: u64) -> When {
         match self.gen.wait(now) {
             None => When::Issue,
             // Every read issued: the generator says so next.
