@@ -68,7 +68,8 @@ impl Watchers {
     pub fn check_fault(&self, action: &storbench_model::disruption::FaultAction) -> Result<(), String> {
         let (Some(host), Some(process)) = (action.host(), action.process()) else { return Ok(()) };
         let a = self.fleet.agents.iter().find(|a| a.spec.answers_to(host)).ok_or_else(|| format!("{host} is not under --watch"))?;
-        let fix = format!("start it with `storbench agent --monitor --allow-signal {process}`");
+        let name = if process.parse::<i32>().is_ok() { "NAME" } else { process };
+        let fix = format!("start it with `storbench agent --monitor --allow-signal {name}`");
         match (a.signals.is_empty(), process.parse::<i32>().is_ok() || a.signals.iter().any(|s| s == process)) {
             (true, _) => Err(format!("watched host {} lets no run signal its processes; {fix}", a.spec.name)),
             (false, false) => Err(format!("watched host {} allows signals to {} only; {fix}", a.spec.name, a.signals.join(", "))),
@@ -194,9 +195,10 @@ pub struct HostSignals {
     next_id: AtomicU64,
     /// Who waits for the answer to each signal sent.
     waiting: Mutex<HashMap<u64, std::sync::mpsc::Sender<Said>>>,
-    /// What each host that finished continued as its run ended; a host
-    /// not here never said it finished.
-    ended: Mutex<HashMap<usize, Vec<(String, Said)>>>,
+    /// What each host continued as its run ended.
+    continued: Mutex<HashMap<usize, Vec<(String, Said)>>>,
+    /// The hosts that said their run finished (after what they continued).
+    finished: Mutex<std::collections::HashSet<usize>>,
 }
 
 impl HostSignals {
@@ -205,7 +207,8 @@ impl HostSignals {
             hosts: fleet.agents.iter().map(|a| (a.spec.clone(), a.sender())).collect(),
             next_id: AtomicU64::new(1),
             waiting: Mutex::default(),
-            ended: Mutex::default(),
+            continued: Mutex::default(),
+            finished: Mutex::default(),
         }
     }
 
@@ -222,13 +225,13 @@ impl HostSignals {
                     let _ = tx.send(said);
                 }
             }
-            None => self.ended.lock().unwrap_or_else(|p| p.into_inner()).entry(host).or_default().push((process, said)),
+            None => self.continued.lock().unwrap_or_else(|p| p.into_inner()).entry(host).or_default().push((process, said)),
         }
     }
 
     /// A host said its run is over (everything it continued said before).
     fn finished(&self, host: usize) {
-        self.ended.lock().unwrap_or_else(|p| p.into_inner()).entry(host).or_default();
+        self.finished.lock().unwrap_or_else(|p| p.into_inner()).insert(host);
     }
 }
 
@@ -251,7 +254,10 @@ impl RemoteProcs for HostSignals {
                 Err(_) if Instant::now() < deadline && !give_up() => continue,
                 Err(_) => {
                     forget();
-                    return Err(format!("watched host {} did not answer within {} s", spec.name, SIGNAL_WAIT.as_secs()));
+                    return Err(match give_up() {
+                        true => format!("the run ended before watched host {} answered", spec.name),
+                        false => format!("watched host {} did not answer within {} s", spec.name, SIGNAL_WAIT.as_secs()),
+                    });
                 }
             }
         }
@@ -259,7 +265,10 @@ impl RemoteProcs for HostSignals {
 
     fn ended(&self, host: &str) -> Option<Vec<(String, Said)>> {
         let i = self.find(host)?;
-        self.ended.lock().unwrap_or_else(|p| p.into_inner()).get(&i).cloned()
+        if !self.finished.lock().unwrap_or_else(|p| p.into_inner()).contains(&i) {
+            return None;
+        }
+        Some(self.continued.lock().unwrap_or_else(|p| p.into_inner()).get(&i).cloned().unwrap_or_default())
     }
 }
 

@@ -443,14 +443,17 @@ fn on_host(
 ) -> Result<String, String> {
     let remote = remote.ok_or_else(|| format!("{host} is no watched host of this run"))?;
     let (process, stopping) = (action.process().unwrap_or_default(), matches!(action, FaultAction::ProcStop { .. }));
-    let done = remote.signal(host, process, stopping, &|| stop.load(Ordering::Acquire))?;
+    let done = remote.signal(host, process, stopping, &|| stop.load(Ordering::Acquire));
     let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
     let on = l.remote.entry(host.to_string()).or_default();
-    match stopping {
-        true => on.insert(process.to_string()),
-        false => on.remove(process),
+    // A stop not answered in time may still be carried out: kept too, so a
+    // host that never says how its run ended is named for it.
+    match (stopping, &done) {
+        (true, _) => on.insert(process.to_string()),
+        (false, Ok(_)) => on.remove(process),
+        (false, Err(_)) => false,
     };
-    Ok(done)
+    done
 }
 
 /// Carry out each fault at its time, each event logged as it is done. A

@@ -138,6 +138,12 @@ struct Entry {
     extents: Vec<(u64, u64)>,
     /// Its place in its tier's LRU order.
     stamp: u64,
+    /// Written (on storage: its writes and fsync done); until then a read
+    /// of it is a miss, as the reference's index has it only then.
+    ready: bool,
+    /// Requests writing or reading its ranges: it is not dropped (its
+    /// ranges not given to another entry) while they do.
+    pins: u32,
 }
 
 /// The tiers' contents and storage's free space.
@@ -165,7 +171,7 @@ impl Tiers {
     /// move an entry up, as the reference's).
     fn touch(&mut self, id: u64) -> Option<&Entry> {
         self.stamp += 1;
-        let e = self.entries.get_mut(&id)?;
+        let e = self.entries.get_mut(&id).filter(|e| e.ready)?;
         self.lru[e.tier].remove(&e.stamp);
         e.stamp = self.stamp;
         self.lru[e.tier].insert(e.stamp, id);
@@ -189,12 +195,14 @@ impl Tiers {
                 continue;
             }
             self.stamp += 1;
-            let extents = if tier == STORAGE { self.allocate(bytes) } else { Vec::new() };
+            let on_storage = tier == STORAGE;
+            let extents = if on_storage { self.allocate(bytes) } else { Vec::new() };
             self.used[tier] += bytes;
             self.lru[tier].insert(self.stamp, id);
-            self.entries.insert(id, Entry { bytes, tier, extents, stamp: self.stamp });
-            if tier == STORAGE {
-                t.stored += 1;
+            // On storage it is pinned by the request writing it until written.
+            let (ready, pins) = (!on_storage, u32::from(on_storage));
+            self.entries.insert(id, Entry { bytes, tier, extents, stamp: self.stamp, ready, pins });
+            if on_storage {
                 writes.push(id);
             }
             return;
@@ -216,10 +224,13 @@ impl Tiers {
         self.used[tier] + bytes <= self.limit[tier]
     }
 
-    /// Room on storage, its least recently used entries dropped for it.
+    /// Room on storage, its least recently used entries dropped for it
+    /// (not those a request is writing or reading: none, no room).
     fn room_on_storage(&mut self, bytes: u64, t: &mut KvTally) -> bool {
         while self.free_bytes < bytes {
-            let Some((_, victim)) = self.lru[STORAGE].pop_first() else { return false };
+            let idle = self.lru[STORAGE].iter().find(|(_, id)| self.entries.get(id).is_none_or(|e| e.pins == 0));
+            let Some((&stamp, &victim)) = idle else { return false };
+            self.lru[STORAGE].remove(&stamp);
             if let Some(e) = self.entries.remove(&victim) {
                 self.used[STORAGE] -= e.bytes;
                 self.release(&e.extents);
@@ -227,6 +238,14 @@ impl Tiers {
             }
         }
         true
+    }
+
+    /// A request is done with an entry's ranges (written: it is ready).
+    fn unpin(&mut self, id: u64, written: bool) {
+        if let Some(e) = self.entries.get_mut(&id) {
+            e.pins = e.pins.saturating_sub(1);
+            e.ready |= written;
+        }
     }
 
     /// Take `bytes` of free storage, first ranges first (as many as it
@@ -291,13 +310,16 @@ struct Request {
     turns: Vec<u64>,
 }
 
-/// A request being served: its operations still to issue in this phase.
+/// A request being served: its operations still to issue in this phase,
+/// and the entries whose ranges they use (pinned until they are done).
 #[derive(Debug)]
 struct Serving {
     req: Request,
     phase: Phase,
     ops: VecDeque<NextIo>,
     in_flight: bool,
+    writing: Vec<u64>,
+    reading: Option<u64>,
 }
 
 /// A user: its context and generated tokens (a request takes a quarter
@@ -357,7 +379,8 @@ impl KvGen {
             serving: (0..servers.max(1)).map(|_| None).collect(),
             slots: HashMap::new(),
             handed: None,
-            tiers: Tiers::new(spec.gpu_bytes, spec.cpu_bytes, region.len),
+            // Whole blocks only, so every range is aligned for direct I/O.
+            tiers: Tiers::new(spec.gpu_bytes, spec.cpu_bytes, region.len / BLOCK * BLOCK),
             next_entry: 0,
             tally: KvTally::default(),
         }
@@ -376,7 +399,7 @@ impl KvGen {
             for place in self.serving.iter_mut().filter(|p| p.is_none()) {
                 let Some(req) = self.queue.pop_front() else { break };
                 let phase = if req.turns.is_empty() { Phase::Prefill } else { Phase::Turns(0) };
-                *place = Some(Serving { req, phase, ops: VecDeque::new(), in_flight: false });
+                *place = Some(Serving { req, phase, ops: VecDeque::new(), in_flight: false, writing: Vec::new(), reading: None });
             }
             // Requests served without I/O (their entries in memory) free
             // their places at once: the queue moves up.
@@ -407,6 +430,10 @@ impl KvGen {
             if s.in_flight || !s.ops.is_empty() {
                 return false;
             }
+            if !s.writing.is_empty() || s.reading.is_some() {
+                self.done_with_entries(i);
+            }
+            let Some(s) = &self.serving[i] else { return false };
             let next = match s.phase {
                 Phase::Turns(k) if k < s.req.turns.len() => {
                     let id = s.req.turns[k];
@@ -439,6 +466,19 @@ impl KvGen {
         }
     }
 
+    /// The operations of a phase are done: the entries they used are
+    /// unpinned, and those written are ready to be read.
+    fn done_with_entries(&mut self, i: usize) {
+        let s = self.serving_mut(i);
+        let (writing, reading) = (std::mem::take(&mut s.writing), s.reading.take());
+        for id in writing {
+            self.tiers.unpin(id, true);
+        }
+        if let Some(id) = reading {
+            self.tiers.unpin(id, false);
+        }
+    }
+
     fn serving(&self, i: usize) -> &Serving {
         self.serving[i].as_ref().expect("a request served there")
     }
@@ -463,11 +503,17 @@ impl KvGen {
                         class: 0,
                     });
                     let ops: Vec<NextIo> = ops.collect();
-                    self.serving_mut(i).ops.extend(ops);
+                    if let Some(e) = self.tiers.entries.get_mut(&id) {
+                        e.pins += 1;
+                    }
+                    let s = self.serving_mut(i);
+                    s.ops.extend(ops);
+                    s.reading = Some(id);
                 }
             }
             None if earlier_turn => self.tally.misses += 1,
-            // Its own entry went to no tier: the decode reads nothing.
+            // Its own entry went to no tier (or its writes were cut short):
+            // the decode reads nothing.
             None => {}
         }
     }
@@ -481,8 +527,13 @@ impl KvGen {
         self.tiers.place(id, bytes, GPU, &mut self.tally, &mut writes);
         let (base, chunk) = (self.region.start, self.chunk);
         let mut ops = VecDeque::new();
+        let mut writing = Vec::new();
         for w in writes {
+            // Moved down, then dropped again by a later move in the same
+            // placement: nothing of it is written.
             let Some(e) = self.tiers.entries.get(&w) else { continue };
+            self.tally.stored += 1;
+            writing.push(w);
             ops.extend(chunks(&e.extents, base, chunk).map(|(offset, len)| NextIo {
                 op: OpKind::Write,
                 file: 0,
@@ -493,7 +544,8 @@ impl KvGen {
             }));
             ops.push_back(NextIo { op: OpKind::Sync, file: 0, offset: 0, len: 0, whole: false, class: 0 });
         }
-        self.serving_mut(i).ops = ops;
+        let s = self.serving_mut(i);
+        (s.ops, s.writing) = (ops, writing);
     }
 
     fn finish(&mut self, i: usize, now: u64) {
@@ -556,6 +608,16 @@ impl KvGen {
         if let Some(i) = self.handed.take() {
             self.serving_mut(i).in_flight = true;
             self.slots.insert(slot, i);
+        }
+    }
+
+    /// The engine gave up on the operation in `slot` (the run's end): its
+    /// request is not waiting on it any more.
+    pub fn abandoned(&mut self, slot: u32) {
+        if let Some(i) = self.slots.remove(&slot) {
+            if let Some(s) = self.serving[i].as_mut() {
+                s.in_flight = false;
+            }
         }
     }
 
@@ -625,21 +687,33 @@ mod tests {
     fn storage_drops_its_least_recently_used_entries_and_joins_what_they_free() {
         let mut t = Tiers::new(0, 0, 10 * MIB);
         let (mut tally, mut w) = (KvTally::default(), Vec::new());
+        // Written as soon as placed (a request's writes done).
+        let mut put = |t: &mut Tiers, id, bytes, tally: &mut KvTally| {
+            t.place(id, bytes, GPU, tally, &mut w);
+            t.unpin(id, true);
+        };
         for id in 0..3 {
-            t.place(id, 4 * MIB, GPU, &mut tally, &mut w);
+            put(&mut t, id, 4 * MIB, &mut tally);
         }
         // The third needed room: the oldest went.
-        assert_eq!((tally.stored, tally.evicted), (3, 1));
+        assert_eq!(tally.evicted, 1);
         assert!(!t.entries.contains_key(&0) && t.entries.contains_key(&2));
         // Read 1, so 2 is the oldest now.
-        t.touch(1);
-        t.place(3, 4 * MIB, GPU, &mut tally, &mut w);
+        assert!(t.touch(1).is_some());
+        put(&mut t, 3, 4 * MIB, &mut tally);
         assert!(t.entries.contains_key(&1) && !t.entries.contains_key(&2), "{:?}", t.entries.keys());
         // Too big for storage (over 95% of it): no tier takes it.
-        t.place(4, 10 * MIB, GPU, &mut tally, &mut w);
+        put(&mut t, 4, 10 * MIB, &mut tally);
         assert_eq!(tally.uncached, 1);
-        assert_eq!(w, [0, 1, 2, 3], "each stored entry written");
-        for id in [1, 3] {
+        // One a request uses (pinned) is never dropped for room: 3 goes, not 1, the older.
+        t.entries.get_mut(&1).unwrap().pins = 1;
+        t.place(5, 4 * MIB, GPU, &mut tally, &mut w);
+        assert!(t.touch(5).is_none(), "not readable before it is written");
+        assert!(t.entries.contains_key(&1) && !t.entries.contains_key(&3) && t.entries.contains_key(&5), "{:?}", t.entries.keys());
+        assert_eq!(w, [0, 1, 2, 3, 5], "each stored entry written");
+        t.place(6, 4 * MIB, GPU, &mut tally, &mut w);
+        assert_eq!(tally.uncached, 2, "every entry on storage in use: no room");
+        for id in [1, 5] {
             let e = t.entries.remove(&id).unwrap();
             t.release(&e.extents);
         }
@@ -655,7 +729,7 @@ mod tests {
         assert!(w.is_empty() && t.entries[&1].tier == CPU, "8 MiB of 10: under the high-water mark");
         t.place(2, 4 * MIB, GPU, &mut tally, &mut w);
         // 12 MiB would pass 80% of 10: the oldest goes down, and is written there.
-        assert_eq!((tally.demoted, tally.stored), (1, 1));
+        assert_eq!((tally.demoted, w.len()), (1, 1));
         assert_eq!(w, [0]);
         assert_eq!((t.entries[&0].tier, t.entries[&2].tier), (STORAGE, CPU));
     }

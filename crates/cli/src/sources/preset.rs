@@ -197,8 +197,11 @@ pub fn find_kv(name: &str) -> Option<KvRun> {
     Some(KvRun { model, ..KV_OPTIONS[0].1 })
 }
 
-/// The storage tier's size when the command line gives none.
-const KV_DEFAULT_SIZE: u64 = 8 << 30;
+/// The storage tier's size when the command line gives none: room for
+/// four of the model's largest entries (25,000 tokens), and 8 GiB at least.
+fn kv_default_size(bytes_per_token: u64) -> u64 {
+    (4 * 25_000 * bytes_per_token).max(8 << 30).div_ceil(1 << 20) << 20
+}
 
 /// Every preset name, for help and errors.
 pub fn names() -> Vec<String> {
@@ -332,16 +335,26 @@ fn kvcache(r: &KvRun, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, C
     }
     s.name = format!("kvcache-{}", r.model);
     s.numjobs = clients;
-    s.iodepth = r.concurrent;
+    let given = |k: &str| global.iter().any(|(g, _)| g == k);
+    if !given("iodepth") {
+        s.iodepth = r.concurrent;
+    }
     // Written before it is read: the file is made room for, not written first.
     set(&mut s, "rw", "randwrite")?;
-    set(&mut s, "bs", "1m")?;
+    if !given("bs") {
+        set(&mut s, "bs", "1m")?;
+    }
     if storbench_engine::find(&s.ioengine).is_some_and(|f| f.capabilities().direct_io) && !global.iter().any(|(k, _)| k == "direct") {
         s.direct = true;
     }
     // size is each client's storage tier: on a target they share (a
     // device, an image, a given file) each its own span of it.
-    let size = *s.size.get_or_insert(KV_DEFAULT_SIZE);
+    // Whole 4 KiB blocks, so each client's span is aligned for direct I/O.
+    let size = s.size.unwrap_or_else(|| kv_default_size(bytes_per_token)) / 4096 * 4096;
+    if size == 0 {
+        return Err(CliError::usage("--preset kvcache: --size is each client's storage tier; give at least 4k"));
+    }
+    s.size = Some(size);
     let shared = !s.filenames.is_empty() || storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().needs_files);
     if shared && clients > 1 {
         s.offset_increment = size;

@@ -49,6 +49,10 @@ impl Generator for KvCaching {
         self.gen.completed(slot, now);
     }
 
+    fn abandoned(&mut self, slot: u32, _op: OpKind, _key: u32) {
+        self.gen.abandoned(slot);
+    }
+
     fn tally(&self) -> Option<Tally> {
         Some(Tally::KvCache(self.gen.tally()))
     }
