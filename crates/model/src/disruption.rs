@@ -232,6 +232,16 @@ pub struct FaultEvent {
 }
 
 impl FaultEvent {
+    /// What the run did at `at_s` to undo its own fault (not in the
+    /// schedule): its answer, or the error saying what is left to do.
+    pub fn undo(at_s: f64, action: FaultAction, done: Result<String, String>) -> FaultEvent {
+        let (answer, error) = match done {
+            Ok(a) => (a, None),
+            Err(e) => (String::new(), Some(e)),
+        };
+        FaultEvent { at_s, done_s: at_s, action, answer, error, skipped: false, restores: true }
+    }
+
     /// How it ended, as one word: `done`, `failed`, `not_reached` (the run
     /// ended first), `undone` or `undo_failed` (undoing the run's own fault
     /// at its end).

@@ -169,15 +169,8 @@ impl<'a> ClusterLink<'a> {
             });
         }
         for id in &log.out {
-            events.push(FaultEvent {
-                at_s: now,
-                done_s: now,
-                action: FaultAction::OsdIn(*id),
-                answer: String::new(),
-                error: Some(format!("NOT put back in: the cluster did not answer in time; run `ceph osd in {id}`")),
-                skipped: false,
-                restores: true,
-            });
+            let why = format!("NOT put back in: the cluster did not answer in time; run `ceph osd in {id}`");
+            events.push(FaultEvent::undo(now, FaultAction::OsdIn(*id), Err(why)));
         }
         for f in self.faults.iter().skip(log.taken) {
             let why = match zero {
@@ -298,12 +291,8 @@ fn thaw_processes(zero: u64, log: &Mutex<FaultLog>) {
         let Some(pid) = lock().stopped.pop_first() else { return };
         let done = crate::procs::thaw(pid);
         let at = unix_now_ns().saturating_sub(zero) as f64 / 1e9;
-        let (answer, error) = match done {
-            Ok(a) => (a, None),
-            Err(e) => (String::new(), Some(format!("NOT continued: {e}"))),
-        };
         let action = FaultAction::ProcCont { process: pid.to_string(), host: None };
-        lock().record(FaultEvent { at_s: at, done_s: at, action, answer, error, skipped: false, restores: true });
+        lock().record(FaultEvent::undo(at, action, done.map_err(|e| format!("NOT continued: {e}"))));
     }
 }
 
@@ -317,30 +306,21 @@ fn continued_by_hosts(now: f64, remote: Option<&dyn RemoteProcs>, log: &Mutex<Fa
     let mut l = log.lock().unwrap_or_else(|p| p.into_inner());
     let left = std::mem::take(&mut l.remote);
     for (host, processes) in left.into_iter().filter(|(_, p)| !p.is_empty()) {
-        let event = |process: String, answer: String, error: Option<String>| FaultEvent {
-            at_s: now,
-            done_s: now,
-            action: FaultAction::ProcCont { process, host: Some(host.clone()) },
-            answer,
-            error,
-            skipped: false,
-            restores: true,
-        };
+        let event = |process: String, done| FaultEvent::undo(now, FaultAction::ProcCont { process, host: Some(host.clone()) }, done);
         match remote.and_then(|r| r.ended(&host)) {
             Some(continued) => {
                 for (process, done) in continued {
-                    let (answer, error) = match done {
-                        Ok(a) => (format!("{a} (by {host}'s monitor as the run ended)"), None),
-                        Err(e) => (String::new(), Some(format!("NOT continued by {host}'s monitor: {e}"))),
-                    };
-                    l.record(event(process, answer, error));
+                    let done = done
+                        .map(|a| format!("{a} (by {host}'s monitor as the run ended)"))
+                        .map_err(|e| format!("NOT continued by {host}'s monitor: {e}"));
+                    l.record(event(process, done));
                 }
             }
             None => {
                 for p in processes {
                     let why =
                         format!("NOT confirmed: {host} did not answer at the run's end; on it, check `{p}` and run `kill -CONT` on it");
-                    l.record(event(p, String::new(), Some(why)));
+                    l.record(event(p, Err(why)));
                 }
             }
         }
@@ -358,12 +338,8 @@ fn restore_nics(zero: u64, log: &Mutex<FaultLog>) {
         let done = crate::netem::restore(&nic, &mut one);
         let at = unix_now_ns().saturating_sub(zero) as f64 / 1e9;
         let left = one.get(&nic).copied().unwrap_or(set);
-        let mut l = lock();
-        let (answer, error) = match done {
-            Ok(a) => (a, None),
-            Err(e) => (String::new(), Some(format!("NOT restored: {e}; {}", crate::netem::undo_hint(&nic, left)))),
-        };
-        l.record(FaultEvent { at_s: at, done_s: at, action: FaultAction::NetRestore(nic), answer, error, skipped: false, restores: true });
+        let done = done.map_err(|e| format!("NOT restored: {e}; {}", crate::netem::undo_hint(&nic, left)));
+        lock().record(FaultEvent::undo(at, FaultAction::NetRestore(nic), done));
     }
 }
 
@@ -520,11 +496,7 @@ fn inject(faults: Vec<ScheduledFault>, hands: Hands, zero: u64, stop: &AtomicBoo
         if done.is_ok() {
             l.out.remove(&id);
         }
-        let (answer, error) = match done {
-            Ok(a) => (a, None),
-            Err(e) => (String::new(), Some(format!("{e}; run `ceph osd in {id}`"))),
-        };
-        l.record(FaultEvent { at_s: at, done_s: at, action, answer, error, skipped: false, restores: true });
+        l.record(FaultEvent::undo(at, action, done.map_err(|e| format!("{e}; run `ceph osd in {id}`"))));
     }
 }
 

@@ -340,6 +340,9 @@ pub struct KvGen {
     chunk: u64,
     rng: Rng,
     users: Vec<User>,
+    /// The earliest of the users' next asks (so a call with nothing due
+    /// does not look at every user: `advance` runs before each operation).
+    next_arrival: u64,
     queue: VecDeque<Request>,
     /// A place per request served at once (`None`: free), so a slot's
     /// request keeps its index while others end.
@@ -360,7 +363,7 @@ impl KvGen {
         let mut rng = Rng::new(seed);
         let share = spec.users / workers.max(1) + u32::from(worker < spec.users % workers.max(1));
         let uniform = |rng: &mut Rng, (lo, hi): (u64, u64)| lo + rng.below(hi - lo + 1);
-        let users = (0..share)
+        let users: Vec<User> = (0..share)
             .map(|_| {
                 let kind = USERS[rng.below(USERS.len() as u64) as usize];
                 let (context, generated) = (uniform(&mut rng, kind.context), uniform(&mut rng, kind.generated));
@@ -374,6 +377,7 @@ impl KvGen {
             region,
             chunk: chunk.max(4096),
             rng,
+            next_arrival: users.iter().map(|u| u.next_at).min().unwrap_or(u64::MAX),
             users,
             queue: VecDeque::new(),
             serving: (0..servers.max(1)).map(|_| None).collect(),
@@ -560,12 +564,16 @@ impl KvGen {
     /// Every user whose think time ended by `now` asks: a request of its
     /// conversation's next turn, or of a new conversation.
     fn arrivals(&mut self, now: u64) {
+        if now < self.next_arrival {
+            return;
+        }
         for u in 0..self.users.len() {
             while self.users[u].next_at <= now {
                 let req = self.ask(u);
                 self.queue.push_back(req);
             }
         }
+        self.next_arrival = self.users.iter().map(|u| u.next_at).min().unwrap_or(u64::MAX);
     }
 
     fn ask(&mut self, u: usize) -> Request {
@@ -635,7 +643,7 @@ impl KvGen {
     /// When the model next needs the worker without a completion: the next
     /// arrival or the end of a generation time (`u64::MAX`: a completion).
     pub fn wake(&self) -> u64 {
-        let arrival = self.users.iter().map(|u| u.next_at).min().unwrap_or(u64::MAX);
+        let arrival = self.next_arrival;
         let generating = self.serving.iter().flatten().filter_map(|s| match s.phase {
             Phase::Generate(t) => Some(t),
             _ => None,
