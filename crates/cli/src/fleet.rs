@@ -144,6 +144,25 @@ impl FleetArgs {
     }
 }
 
+/// A training job's ranks over every agent share one dataset's batches:
+/// refused before any agent prepares when it holds too few for a batch each.
+fn check_ranks(jobs: &[Vec<JobSpec>]) -> Result<(), CliError> {
+    for (k, spec) in jobs.first().into_iter().flatten().enumerate() {
+        let Some(t) = spec.kind.train() else { continue };
+        let ranks: u64 = jobs.iter().filter_map(|a| a.get(k)).map(|s| s.workers() as u64).sum();
+        let most = crate::sources::preset::max_accelerators(t);
+        if ranks > most {
+            return Err(CliError::usage(format!(
+                "job '{}': {ranks} accelerators over {} agents, and its dataset holds a batch for at most {most}: \
+                 raise --scale, or give fewer --accelerators (each agent runs them all)",
+                spec.name,
+                jobs.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Run `plan` (built from `specs`) on the fleet.
 pub fn run(
     fleet: &FleetSetup,
@@ -166,6 +185,7 @@ pub fn run(
         .map(|(i, a)| agents::jobs_for(&specs, a, i, n, fleet.share_numjobs))
         .collect::<Result<Vec<_>, _>>()
         .map_err(CliError::usage)?;
+    check_ranks(&jobs)?;
     // Each agent's part (its options and object prefix) is in the journal
     // before any agent prepares: a lost agent's objects are found by it.
     let parts = AgentParts::journal(journal, &agent_list, &jobs);

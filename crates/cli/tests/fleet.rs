@@ -1019,3 +1019,76 @@ fn qdisc(nic: &str) -> String {
     let out = std::process::Command::new("tc").args(["qdisc", "show", "dev", nic, "root"]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// A training preset over two agents is one job of 2 x 2 ranks sharing one
+/// dataset (a shared file system, as MLPerf Storage's clients share one):
+/// each rank reads its quarter of every epoch, so the agents do not read
+/// the same samples, and the run's figures are the slowest rank's, with
+/// each agent's share beside them. Too many ranks for the dataset's
+/// batches is refused before any agent writes a file.
+#[test]
+fn a_training_preset_on_two_agents_divides_the_dataset_over_their_ranks() {
+    if !can_use_namespaces() {
+        return;
+    }
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let ns = Namespaces::new("sbt", 5, 2);
+    let _agents = ns.agents(&fleet, dir.path(), |_| Vec::new());
+    let lines: Vec<String> = (1..=2).map(|i| format!("{}:7450 name=t{i}", ns.address(i))).collect();
+    std::fs::write(dir.path().join("agents.txt"), lines.join("\n")).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let run = |accelerators: &str, out: &str| {
+        let words = [
+            "run",
+            "--agents-file",
+            "agents.txt",
+            "--fleet-dir",
+            "fleet",
+            "--results-dir",
+            out,
+            "--quiet",
+            "--preset",
+            "train:resnet50",
+            "--scale",
+            "0.002",
+            "--epochs",
+            "2",
+            "--accelerators",
+            accelerators,
+            "--directory",
+            data.to_str().unwrap(),
+        ];
+        storbench(dir.path(), &words)
+    };
+    // 46 files of 56 samples: 2576, a batch of 400 for at most 6 ranks.
+    let refused = run("4", "many");
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("8 accelerators over 2 agents") && refused.stderr.contains("at most 6"), "{}", refused.stderr);
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "no agent prepared");
+
+    let r = run("2", "out");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let doc = result_json(&dir.path().join("out"));
+    assert_valid(&doc);
+    let result = run_result(&dir.path().join("out"));
+    let job = &result.jobs[0];
+    let t = job.train().expect("training figures");
+    assert_eq!(t.accelerators, 4, "2 ranks on each of 2 agents");
+    // One rank's share of an epoch: 2576 / 4 ranks, whole batches of 400:
+    // a step each, 1600 samples an epoch over the four (were each agent's
+    // two ranks to split the dataset between themselves, 4800).
+    assert_eq!((t.samples, t.steps), (2 * 1600, 2 * 4), "{t:?}");
+    let ranks = t.ranks.as_ref().expect("the ranks side by side");
+    assert_eq!(ranks.last_end_ns, t.runtime_ns, "the run lasts as long as its slowest rank");
+    assert!(ranks.slowest < 4 && ranks.au_min_rank < 4 && ranks.first_end_ns <= ranks.last_end_ns);
+    assert!(ranks.au_min <= t.au + 1e-9 && t.au <= ranks.au_max + 1e-9, "{ranks:?} vs {}", t.au);
+    let per: Vec<_> = job.per_agent.iter().map(|a| a.train.clone().expect("each agent's ranks")).collect();
+    assert_eq!(per.iter().map(|a| (a.first_rank, a.accelerators)).collect::<Vec<_>>(), vec![(0, 2), (2, 2)]);
+    assert_eq!(per.iter().map(|a| a.samples).sum::<u64>(), t.samples);
+    assert_eq!(per.iter().map(|a| a.runtime_ns).max(), Some(t.runtime_ns));
+    let text = show(dir.path(), "out", "normal");
+    assert!(text.contains("@t1: ranks 0-1, 1600 samples") && text.contains("@t2: ranks 2-3"), "{text}");
+    assert!(text.contains(&format!("(slowest: rank {})", ranks.slowest)), "{text}");
+}

@@ -92,6 +92,8 @@ fn share(spec: JobSpec) -> JobShare {
     JobShare {
         job: 0,
         workers: 1,
+        rank_base: 0,
+        ranks: 0,
         queue_depth: 1,
         region: Region { files: 1, start: 0, len: 1 << 30, end: 0 },
         io_limit: None,

@@ -20,9 +20,10 @@ use storbench_model::protocol::{self, Assignment, FromAgent, Hello, JobShare, To
 
 /// A worker of a lost agent: the system failed, and where it was is not known.
 const LOST: protocol::Failure = protocol::Failure { fault: storbench_model::Fault::System, stage: None };
-use storbench_model::{AgentJobResult, RunResult, Warning};
+use storbench_model::{AgentJobResult, AgentTrain, RunResult, Warning};
 use storbench_runner::agent::{AgentLink, LinkClosed, Tap};
 use storbench_runner::op_results;
+use storbench_workload::train::TrainTally;
 use storbench_workload::OpKind;
 
 /// What a lost agent does to the run.
@@ -36,14 +37,15 @@ pub enum OnLost {
 
 /// Per agent, per job.
 struct AgentJob {
+    /// Its workers are the job's `share.rank_base..` over all agents.
     share: JobShare,
-    /// The job's global number of this agent's first worker.
-    offset: u32,
     totals: Vec<OpStats>,
     /// Latest end among its workers (ns since the group started).
     end_ns: u64,
     objects_left: u64,
     lost: bool,
+    /// A training job's ranks on this agent, merged (`None`: not training).
+    train: Option<TrainTally>,
 }
 
 pub struct FleetLink<'a> {
@@ -74,17 +76,23 @@ impl<'a> FleetLink<'a> {
     /// `shares[i]` are agent i's prepared jobs (the same jobs on every agent).
     pub fn new(fleet: &'a mut Fleet, shares: Vec<Vec<JobShare>>, on_lost: OnLost) -> FleetLink<'a> {
         let mut offsets: HashMap<u32, u32> = HashMap::new();
+        let mut ranks: HashMap<u32, u32> = HashMap::new();
+        for share in shares.iter().flatten() {
+            *ranks.entry(share.job).or_insert(0) += share.workers;
+        }
         let jobs: Vec<Vec<AgentJob>> = shares
             .into_iter()
             .map(|agent| {
                 agent
                     .into_iter()
-                    .map(|share| {
+                    .map(|mut share| {
                         let next = offsets.entry(share.job).or_insert(0);
                         let offset = *next;
                         *next += share.workers;
+                        // Its workers are ranks `offset..` of the job's over every agent.
+                        (share.rank_base, share.ranks) = (offset, ranks[&share.job]);
                         let totals = OpKind::ALL.iter().map(|_| OpStats::new(share.paced())).collect();
-                        AgentJob { share, offset, totals, end_ns: 0, objects_left: 0, lost: false }
+                        AgentJob { share, totals, end_ns: 0, objects_left: 0, lost: false, train: None }
                     })
                     .collect()
             })
@@ -127,7 +135,7 @@ impl<'a> FleetLink<'a> {
     /// worker the agent was never given).
     fn global(&self, agent: usize, id: WorkerId) -> Option<WorkerId> {
         let j = self.job(agent, id.job).filter(|j| id.worker < j.share.workers)?;
-        Some(WorkerId { job: id.job, worker: j.offset + id.worker })
+        Some(WorkerId { job: id.job, worker: j.share.rank_base + id.worker })
     }
 
     fn assign(&mut self, a: &Assignment) {
@@ -240,6 +248,9 @@ impl<'a> FleetLink<'a> {
                 if let Some(j) = self.job_mut(agent, d.job) {
                     j.end_ns = j.end_ns.max(d.end_ns);
                     j.objects_left += d.objects_left;
+                    if let Some(t) = d.kind.as_deref().and_then(|k| k.train()) {
+                        j.train.get_or_insert_with(TrainTally::default).merge(t);
+                    }
                 }
                 d.worker = g.worker;
                 Some(FromAgent::Done(d))
@@ -297,6 +308,7 @@ impl<'a> FleetLink<'a> {
                     runtime_ns,
                     ops: op_results(&j.totals, runtime_ns),
                     lost: j.lost,
+                    train: j.train.as_ref().map(|t| agent_train(&j.share, t)),
                 });
             }
         }
@@ -309,6 +321,22 @@ impl<'a> FleetLink<'a> {
             }
         }
         result.agents = self.fleet.agents.iter().map(|a| a.info.clone()).collect();
+    }
+}
+
+/// An agent's ranks of a training job, over their own time (the run's
+/// duration is its slowest rank's, over every agent).
+fn agent_train(share: &JobShare, t: &TrainTally) -> AgentTrain {
+    let secs = (t.end_ns as f64 / 1e9).max(1e-9);
+    AgentTrain {
+        accelerators: share.workers,
+        first_rank: share.rank_base,
+        samples: t.samples,
+        steps: t.steps,
+        runtime_ns: t.end_ns,
+        samples_per_sec: t.samples as f64 / secs,
+        au: storbench_workload::train::utilization(t.compute_ns, share.workers, t.end_ns),
+        stall_ns: t.stall_ns,
     }
 }
 

@@ -66,6 +66,7 @@ mod tests {
             au_floor: 0.9,
             passed: true,
             stall_ns: 10,
+            ranks: None,
         }
     }
 

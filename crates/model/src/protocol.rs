@@ -67,7 +67,9 @@ use storbench_workload::JobSpec;
 /// `FromAgent::Signalled`, `Hello::signals`) and the KV-cache kind
 /// (`JobSpec`'s `kvcache`, `KindTally::KvCache`): an agent of 11 would fail
 /// on the message, and run a KV-cache job as generated I/O.
-pub const PROTOCOL_VERSION: u32 = 12;
+/// 13: ranks over a fleet (`JobShare::rank_base`, `ranks`): an agent of 12
+/// would read the same training shards as every other agent.
+pub const PROTOCOL_VERSION: u32 = 13;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -138,6 +140,15 @@ pub struct JobShare {
     pub spec: JobSpec,
     /// Workers of the job in all (an agent may run only some of them).
     pub workers: u32,
+    /// Its workers as ranks of a job spread over a fleet: the first one's
+    /// rank, and the ranks in all (0: this share's workers are all). A
+    /// kind whose workers divide one thing between them (a training
+    /// dataset's samples, a KV tier's users) divides it over every rank,
+    /// so agents do not each take the same part.
+    #[serde(default)]
+    pub rank_base: u32,
+    #[serde(default)]
+    pub ranks: u32,
     /// Operations in flight per worker (the job's iodepth, or 1 for
     /// synchronous engines).
     pub queue_depth: u32,
@@ -162,6 +173,11 @@ pub fn paced(ops_per_sec: Option<f64>, spec: &JobSpec) -> bool {
 }
 
 impl JobShare {
+    /// Worker `worker`'s rank and the ranks in all (see `rank_base`).
+    pub fn rank(&self, worker: u32) -> (u32, u32) {
+        (self.rank_base + worker, self.ranks.max(self.rank_base + self.workers))
+    }
+
     /// Operations are issued on a schedule (a fixed rate, or a trace's
     /// recorded times): latency counts from the scheduled start, and the
     /// service time (issue to completion) is kept apart.

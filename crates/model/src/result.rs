@@ -346,6 +346,39 @@ pub struct TrainResult {
     pub passed: bool,
     /// Time accelerators waited for data, in all.
     pub stall_ns: u64,
+    /// How the ranks differed: the last to end (whose end is the run's
+    /// duration) and the lowest utilization of any, over every agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ranks: Option<RankSpread>,
+}
+
+/// A training job's ranks side by side. A rank's utilization is its
+/// compute over its own time (its start to its last step's end).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RankSpread {
+    pub first_end_ns: u64,
+    pub last_end_ns: u64,
+    /// The rank that ended last: the slowest.
+    pub slowest: u32,
+    pub au_min: f64,
+    pub au_min_rank: u32,
+    pub au_max: f64,
+}
+
+/// One agent's ranks of a training job on a fleet: its share of the
+/// job's figures, over its own time (its ranks' start to the last one's end).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentTrain {
+    pub accelerators: u32,
+    /// Its first rank (its ranks are `first_rank..first_rank + accelerators`).
+    pub first_rank: u32,
+    pub samples: u64,
+    pub steps: u64,
+    pub runtime_ns: u64,
+    pub samples_per_sec: f64,
+    /// Its ranks' compute over its ranks x its runtime.
+    pub au: f64,
+    pub stall_ns: u64,
 }
 
 /// How a replayed trace went: what it held, what was issued, and how late
@@ -421,6 +454,9 @@ pub struct AgentJobResult {
     /// The agent was lost during the job: its figures end at its last interval.
     #[serde(default)]
     pub lost: bool,
+    /// A training job's figures of this agent's ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub train: Option<AgentTrain>,
 }
 
 /// One volume's part of a job of several (`volumes=N`): its own workers'

@@ -306,6 +306,32 @@ fn train_line(out: &mut String, j: &JobResult) {
         t.au_floor * 100.0,
         if t.passed { "PASS" } else { "FAIL" }
     );
+    if let Some(r) = t.ranks.as_ref().filter(|_| t.accelerators > 1) {
+        let _ = writeln!(
+            out,
+            "  ranks ended between {} and {} (slowest: rank {}); AU per rank {:.1}% (rank {}) to {:.1}%",
+            fmt::duration(r.first_end_ns as f64 / 1e9),
+            fmt::duration(r.last_end_ns as f64 / 1e9),
+            r.slowest,
+            r.au_min * 100.0,
+            r.au_min_rank,
+            r.au_max * 100.0
+        );
+    }
+    for (a, t) in j.per_agent.iter().filter_map(|a| Some((a, a.train.as_ref()?))) {
+        let _ = writeln!(
+            out,
+            "  @{}: ranks {}-{}, {} samples in {} steps over {}: {:.1} samples/s, AU {:.1}%",
+            a.agent,
+            t.first_rank,
+            t.first_rank + t.accelerators.max(1) - 1,
+            t.samples,
+            t.steps,
+            fmt::duration(t.runtime_ns as f64 / 1e9),
+            t.samples_per_sec,
+            t.au * 100.0
+        );
+    }
 }
 
 /// An emulated KV-cache tier: requests, tokens/s, what each tier served,

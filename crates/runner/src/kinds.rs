@@ -83,8 +83,10 @@ fn replay_result(job: &crate::prepare::ReadyJob, done: &[WorkerDone]) -> Option<
 fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Option<storbench_model::TrainResult> {
     let spec = share.spec.kind.train()?;
     let mut t = storbench_workload::train::TrainTally::default();
-    for d in done.iter().filter_map(|d| d.kind.as_deref()?.train()) {
-        t.merge(d);
+    let ranks: Vec<(u32, &storbench_workload::train::TrainTally)> =
+        done.iter().filter_map(|d| Some((d.worker, d.kind.as_deref()?.train()?))).collect();
+    for (_, r) in &ranks {
+        t.merge(r);
     }
     let accelerators = share.workers;
     let au = storbench_workload::train::utilization(t.compute_ns, accelerators, t.end_ns);
@@ -102,5 +104,23 @@ fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Optio
         au_floor: spec.au_floor,
         passed: au >= spec.au_floor && t.steps > 0,
         stall_ns: t.stall_ns,
+        ranks: rank_spread(&ranks),
+    })
+}
+
+/// The ranks side by side (each rank's tally by its number over every
+/// agent): the last to end, and the lowest and highest utilization, each
+/// over the rank's own time.
+fn rank_spread(ranks: &[(u32, &storbench_workload::train::TrainTally)]) -> Option<storbench_model::RankSpread> {
+    let au = |t: &storbench_workload::train::TrainTally| storbench_workload::train::utilization(t.compute_ns, 1, t.end_ns);
+    let slowest = ranks.iter().max_by_key(|(rank, t)| (t.end_ns, std::cmp::Reverse(*rank)))?;
+    let lowest = ranks.iter().min_by(|a, b| au(a.1).total_cmp(&au(b.1)).then(a.0.cmp(&b.0)))?;
+    Some(storbench_model::RankSpread {
+        first_end_ns: ranks.iter().map(|(_, t)| t.end_ns).min().unwrap_or(0),
+        last_end_ns: slowest.1.end_ns,
+        slowest: slowest.0,
+        au_min: au(lowest.1),
+        au_min_rank: lowest.0,
+        au_max: ranks.iter().map(|(_, t)| au(t)).fold(0.0, f64::max),
     })
 }

@@ -283,6 +283,8 @@ fn ready(
     let share = JobShare {
         job: job.id,
         workers: job.spec.workers(),
+        rank_base: 0,
+        ranks: 0,
         queue_depth: job.queue_depth,
         region,
         io_limit,

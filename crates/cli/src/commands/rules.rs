@@ -588,6 +588,7 @@ mod tests {
             au_floor: 0.7,
             passed: au >= 0.7,
             stall_ns: 0,
+            ranks: None,
         }
     }
 

@@ -243,10 +243,13 @@ impl Worker {
         }
         let verify = Checker::new(&share, worker, &link.verify, qd, buffers.slot_len() as u64)?;
         let timed_passes = verify.as_ref().and_then(|v| v.time_based_passes(&share, factory.capabilities().queued));
+        let (rank, ranks) = share.rank(worker);
         let at = GenSetup {
             job: share.job,
             worker,
             workers: share.workers,
+            rank,
+            ranks,
             queue_depth: share.queue_depth,
             region: worker_region(&share, worker),
             io_limit: share.io_limit,

@@ -39,6 +39,11 @@ pub struct GenSetup<'a> {
     pub job: u32,
     pub worker: u32,
     pub workers: u32,
+    /// Its rank and the ranks in all, over every agent of a fleet (its
+    /// worker number and the workers, on one machine): a training
+    /// dataset's samples and a KV tier's users are divided over ranks.
+    pub rank: u32,
+    pub ranks: u32,
     pub queue_depth: u32,
     /// Its blocks (moved along by `offset_increment` for the workers of
     /// its volume before it).
@@ -67,7 +72,8 @@ impl JobGen {
                     Some(_) => Region { files: 0, start: 0, len: t.file_bytes(), end: 0 },
                     None => at.region,
                 };
-                let gen = TrainGen::new(t, region, at.worker, at.workers, seed);
+                let seed = spec.seed ^ at.rank as u64;
+                let gen = TrainGen::new(t, region, at.rank, at.ranks, seed);
                 // An earlier run wrote the dataset (`--rules`: written once, before
                 // the warm-up, and read by each run): nothing to write first.
                 let writes_dataset = spec.objects.as_ref().is_some_and(|o| !o.exist);
@@ -75,7 +81,8 @@ impl JobGen {
             }
             (JobKind::KvCache(k), _) => {
                 let chunk = spec.bs.max();
-                let gen = crate::kvcache::KvGen::new(k, at.region, chunk, at.queue_depth, at.worker, at.workers, seed);
+                let seed = spec.seed ^ at.rank as u64;
+                let gen = crate::kvcache::KvGen::new(k, at.region, chunk, at.queue_depth, at.rank, at.ranks, seed);
                 Ok(JobGen::KvCache(Box::new(KvCaching { gen })))
             }
             (JobKind::Replay(r), _) => {
