@@ -361,6 +361,9 @@ pub struct RunFlags {
     /// Training: find the most accelerators whose run still reaches the preset's utilization floor (doubling, then halving the gap)
     #[arg(long = "find-accelerators", requires = "preset", conflicts_with = "accelerators")]
     pub find_accelerators: bool,
+    /// KV cache: find the most users a client serves with that share of requests within the bound (p95=2s: 95% of requests served within 2 s of their arrival; one that waited past it by the end missed it), doubling, then halving the gap; a probe lasts the job's --runtime
+    #[arg(long = "find-users", value_name = "pNN=TIME", requires = "preset", conflicts_with_all = ["find_accelerators", "rules"])]
+    pub find_users: Option<String>,
     /// Training under a benchmark's run rules: mlperf (MLPerf Storage: one warm-up and five measured runs, the dataset at least 5x the client's memory and 500 steps an epoch, AU above the floor in every run; a verdict naming each rule; with --find-accelerators, the most accelerators that keep the floor)
     #[arg(long, value_name = "RULES", requires = "preset", value_parser = ["mlperf"])]
     pub rules: Option<String>,

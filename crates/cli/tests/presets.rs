@@ -402,3 +402,71 @@ fn a_kvcache_preset_serves_its_users_on_files() {
         assert!(!d.path().join("no").exists());
     }
 }
+
+/// `--find-users`: each count of users a client is a run of its own (in
+/// `users-N`), judged by the share of requests that ended within the bound
+/// (a request still waiting past it at the end counts against it), doubled
+/// until one fails, then the gap halved: the count found passed and the
+/// one above it failed. On the simulated store (the null engine, 5 ms per
+/// 16 MiB operation: a known server, so one user a client is served well
+/// within the bound, p90 about 0.6 s here, and more users must queue).
+#[test]
+fn a_kvcache_search_finds_the_most_users_within_a_latency_bound() {
+    let d = scratch();
+    let r = storbench(
+        d.path(),
+        &[
+            "run",
+            "--preset",
+            "kvcache:tiny-1b",
+            "--accelerators",
+            "2",
+            "--ioengine",
+            "null",
+            "--service_time",
+            "5ms",
+            "--bs",
+            "16m",
+            "--size",
+            "1g",
+            "--runtime",
+            "5",
+            "--find-users",
+            "p90=3s",
+            "--results-dir",
+            "out",
+            "--quiet",
+        ],
+    );
+    let search: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("out/search.json")).unwrap()).unwrap();
+    let pass = search["max_users_per_client"].as_u64().unwrap();
+    let fail = search["first_failing"].as_u64().expect("more users queue until one count fails");
+    assert!(pass >= 1 && r.code == 0, "one user a client is served within the bound: {search}\n{}", r.stderr);
+    assert_eq!(fail, pass + 1, "the gap halved to one: {search}");
+    let probes = search["probes"].as_array().unwrap();
+    let tried: Vec<u64> = probes.iter().map(|p| p["users"].as_u64().unwrap()).collect();
+    assert!(tried.starts_with(&[1]) && tried.contains(&fail), "{tried:?}");
+    for p in probes {
+        let (users, met, judged) = (p["users"].as_u64().unwrap(), p["met"].as_u64().unwrap(), p["judged"].as_u64().unwrap());
+        let passed = p["passed"].as_bool().unwrap();
+        assert_eq!(passed, judged > 0 && met as f64 >= 0.9 * judged as f64, "{p}");
+        assert_eq!(passed, users <= pass, "every count tried up to the answer passed, every one above failed: {p}");
+        let dir = d.path().join("out").join(p["run"].as_str().unwrap());
+        assert_valid(&result_json(&dir));
+        let result = run_result(&dir);
+        let k = result.jobs[0].kvcache().expect("the probe's KV figures");
+        assert_eq!(k.users as u64, 2 * users, "users a client x 2 clients");
+        assert_eq!(k.waiting_histogram.count(), k.pending, "each pending request's wait is kept");
+        assert_eq!(k.within(3_000_000_000), (met, judged));
+        assert!(judged >= k.served && met <= k.served, "{p}");
+    }
+    let text = std::fs::read_to_string(d.path().join("out/search.txt")).unwrap();
+    assert!(text.contains(&format!("at most {pass} users a client keep 90% of requests within 3000 ms")), "{text}");
+    // A training preset, or a mean, is refused before anything runs.
+    let r = storbench(d.path(), &["run", "--preset", "train:unet3d", "--find-users", "p95=1s", "--results-dir", "t"]);
+    assert!(r.code == 2 && r.stderr.contains("--find-users searches a KV-cache preset"), "{}", r.stderr);
+    let r =
+        storbench(d.path(), &["run", "--preset", "kvcache:tiny-1b", "--ioengine", "null", "--find-users", "mean=1s", "--results-dir", "m"]);
+    assert!(r.code == 2 && r.stderr.contains("not a mean"), "{}", r.stderr);
+    assert!(!d.path().join("t").exists() && !d.path().join("m").exists());
+}

@@ -143,8 +143,8 @@ pub struct JobShare {
     /// Its workers as ranks of a job spread over a fleet: the first one's
     /// rank, and the ranks in all (0: this share's workers are all). A
     /// kind whose workers divide one thing between them (a training
-    /// dataset's samples, a KV tier's users) divides it over every rank,
-    /// so agents do not each take the same part.
+    /// dataset's samples) divides it over every rank, so agents do not
+    /// each take the same part.
     #[serde(default)]
     pub rank_base: u32,
     #[serde(default)]

@@ -325,6 +325,21 @@ pub struct KvCacheResult {
     /// Each served request's latency, its arrival to its end (queueing included).
     pub latency: storbench_metrics::LatencySummary,
     pub latency_histogram: storbench_metrics::LatencyHistogram,
+    /// How long each request pending at the end had waited by then.
+    #[serde(default)]
+    pub waiting_histogram: storbench_metrics::LatencyHistogram,
+}
+
+impl KvCacheResult {
+    /// The requests judged against a latency bound: those that met it
+    /// (served within it), and those judged (served, and pending ones that
+    /// had already waited past it: they missed it whenever they end).
+    /// Pending ones still within it are not judged either way.
+    pub fn within(&self, bound_ns: u64) -> (u64, u64) {
+        let met = self.latency_histogram.count_between(0, bound_ns);
+        let late = self.waiting_histogram.count() - self.waiting_histogram.count_between(0, bound_ns);
+        (met, self.latency_histogram.count() + late)
+    }
 }
 
 /// What an emulated training run came to (MLPerf Storage's figures).

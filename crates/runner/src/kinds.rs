@@ -32,6 +32,10 @@ fn kvcache_result(
         t.merge(k);
         latency.add(h);
     }
+    let mut waiting = storbench_metrics::LatencyHistogram::new();
+    for ns in &t.waiting_ns {
+        waiting.record(*ns);
+    }
     let secs = (runtime_ns as f64 / 1e9).max(1e-9);
     Some(storbench_model::KvCacheResult {
         model: spec.model.clone(),
@@ -56,6 +60,7 @@ fn kvcache_result(
         write_bytes_per_sec: written as f64 / secs,
         latency: storbench_metrics::LatencySummary::of(&latency),
         latency_histogram: latency,
+        waiting_histogram: waiting,
     })
 }
 

@@ -104,6 +104,11 @@ pub struct KvTally {
     /// Each served request's latency (arrival to end), ns.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latencies_ns: Vec<u64>,
+    /// Each pending request's wait so far (its arrival to the model's last
+    /// moment), ns: a request over a latency bound before the run ended
+    /// has missed it, served or not.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting_ns: Vec<u64>,
 }
 
 impl KvTally {
@@ -122,6 +127,7 @@ impl KvTally {
         self.uncached += o.uncached;
         self.pending += o.pending;
         self.latencies_ns.extend_from_slice(&o.latencies_ns);
+        self.waiting_ns.extend_from_slice(&o.waiting_ns);
     }
 }
 
@@ -353,6 +359,8 @@ pub struct KvGen {
     handed: Option<usize>,
     tiers: Tiers,
     next_entry: u64,
+    /// The latest moment the model was brought to.
+    latest: u64,
     pub tally: KvTally,
 }
 
@@ -386,6 +394,7 @@ impl KvGen {
             // Whole blocks only, so every range is aligned for direct I/O.
             tiers: Tiers::new(spec.gpu_bytes, spec.cpu_bytes, region.len / BLOCK * BLOCK),
             next_entry: 0,
+            latest: 0,
             tally: KvTally::default(),
         }
     }
@@ -398,6 +407,7 @@ impl KvGen {
     /// as servers free up, and each served one taken to its next operation
     /// (or its end). Whether an operation is ready to issue.
     pub fn advance(&mut self, now: u64) -> bool {
+        self.latest = self.latest.max(now);
         self.arrivals(now);
         loop {
             for place in self.serving.iter_mut().filter(|p| p.is_none()) {
@@ -653,8 +663,9 @@ impl KvGen {
 
     /// This worker's figures, with what was still waiting or being served.
     pub fn tally(&self) -> KvTally {
-        let pending = self.queue.len() + self.serving.iter().flatten().count();
-        KvTally { pending: pending as u64, ..self.tally.clone() }
+        let pending = self.queue.iter().chain(self.serving.iter().flatten().map(|s| &s.req));
+        let waiting_ns: Vec<u64> = pending.map(|r| self.latest.saturating_sub(r.arrived)).collect();
+        KvTally { pending: waiting_ns.len() as u64, waiting_ns, ..self.tally.clone() }
     }
 }
 

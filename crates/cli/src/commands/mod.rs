@@ -7,6 +7,7 @@ pub mod compare;
 pub mod efficiency;
 pub mod export;
 pub mod help;
+pub mod kv_search;
 pub mod preset;
 pub mod ramp;
 pub mod replay;

@@ -22,9 +22,15 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str) -> Result<i32, CliError
             "--preset makes its own jobs: no job file, --fio, --suite or --name with it (options before it set the target)",
         ));
     }
-    let sizing = Sizing { scale: flags.scale, workers: flags.accelerators, epochs: flags.epochs };
+    let sizing = Sizing { scale: flags.scale, workers: flags.accelerators, epochs: flags.epochs, users: None };
     if flags.rules.is_some() {
         return super::rules::run(flags, jobs, name, sizing);
+    }
+    if let Some(bound) = &flags.find_users {
+        if !name.starts_with("kvcache:") {
+            return Err(CliError::usage("--find-users searches a KV-cache preset (kvcache:option1|option2|option3|MODEL)"));
+        }
+        return super::kv_search::run(flags, jobs, name, sizing, bound);
     }
     if flags.find_accelerators {
         if !name.starts_with("train:") {

@@ -138,8 +138,8 @@ fn resume(dir: &std::path::Path, flags: &SloFlags, words: &[String]) -> Result<i
 }
 
 /// `p99=2ms` -> (Some(99), 2_000_000); `mean=2ms` (or `mean<2ms`) -> (None, 2_000_000).
-fn parse_bound(v: &str) -> Result<(Option<f64>, u64), CliError> {
-    let bad = || CliError::usage(format!("--latency {v}: give PERCENTILE=BOUND or mean=BOUND, e.g. p99=2ms, p99.9=500us or mean=1ms"));
+pub(crate) fn parse_bound(flag: &str, v: &str) -> Result<(Option<f64>, u64), CliError> {
+    let bad = || CliError::usage(format!("{flag} {v}: give PERCENTILE=BOUND or mean=BOUND, e.g. p99=2ms, p99.9=500us or mean=1ms"));
     let (p, b) = v.split_once(['=', '<']).ok_or_else(bad)?;
     let p = match p.trim() {
         "mean" | "avg" => None,
@@ -234,7 +234,7 @@ impl<'a> Search<'a> {
         command: Vec<String>,
         done: Vec<Probe>,
     ) -> Result<Search<'a>, CliError> {
-        let (percentile, bound_ns) = parse_bound(flags.latency.as_deref().unwrap_or_default())?;
+        let (percentile, bound_ns) = parse_bound("--latency", flags.latency.as_deref().unwrap_or_default())?;
         crate::ceilings::check(&flags.stop_if, &flags.source)?;
         let shared = RunSetup::from_source(&flags.source)?;
         if done.is_empty() {
@@ -648,12 +648,12 @@ mod tests {
 
     #[test]
     fn bounds_parse_as_percentile_and_time() {
-        assert_eq!(parse_bound("p99=2ms").unwrap(), (Some(99.0), 2_000_000));
-        assert_eq!(parse_bound("p99.9=500us").unwrap(), (Some(99.9), 500_000));
-        assert_eq!(parse_bound("mean<2ms").unwrap(), (None, 2_000_000));
-        assert_eq!(parse_bound("mean=500us").unwrap(), (None, 500_000));
+        assert_eq!(parse_bound("--latency", "p99=2ms").unwrap(), (Some(99.0), 2_000_000));
+        assert_eq!(parse_bound("--latency", "p99.9=500us").unwrap(), (Some(99.9), 500_000));
+        assert_eq!(parse_bound("--latency", "mean<2ms").unwrap(), (None, 2_000_000));
+        assert_eq!(parse_bound("--latency", "mean=500us").unwrap(), (None, 500_000));
         for bad in ["p99", "p100=1ms", "x=1ms", "p99=0", "p99=fast", "mean=0", "means=1ms"] {
-            assert!(parse_bound(bad).is_err(), "{bad}");
+            assert!(parse_bound("--latency", bad).is_err(), "{bad}");
         }
     }
 }

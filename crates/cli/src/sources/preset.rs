@@ -152,6 +152,8 @@ pub struct Sizing {
     /// Accelerators (training) or ranks (checkpoint); None: the preset's.
     pub workers: Option<u32>,
     pub epochs: Option<u32>,
+    /// KV cache: users a client (None: the preset's, scaled).
+    pub users: Option<u32>,
 }
 
 /// A model's KV-cache bytes a token (layers x KV heads x head size x 2 x
@@ -324,7 +326,7 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
 /// cache before each read and fsyncs each write), for the run's time.
 fn kvcache(r: &KvRun, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
     let clients = sizing.workers.unwrap_or(1);
-    let users = ((r.users as f64 * sizing.scale).round() as u32).max(1);
+    let users = sizing.users.unwrap_or_else(|| ((r.users as f64 * sizing.scale).round() as u32).max(1));
     let bytes_per_token = KV_MODELS.iter().find(|(m, _)| *m == r.model).map_or(131_072, |m| m.1);
     let mut s = base(global)?;
     if objects(&s) {
@@ -470,7 +472,7 @@ mod tests {
     use super::*;
 
     fn sizing(scale: f64) -> Sizing {
-        Sizing { scale, workers: None, epochs: None }
+        Sizing { scale, workers: None, epochs: None, users: None }
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub struct GenSetup<'a> {
     pub workers: u32,
     /// Its rank and the ranks in all, over every agent of a fleet (its
     /// worker number and the workers, on one machine): a training
-    /// dataset's samples and a KV tier's users are divided over ranks.
+    /// dataset's samples are divided over ranks.
     pub rank: u32,
     pub ranks: u32,
     pub queue_depth: u32,
@@ -81,8 +81,10 @@ impl JobGen {
             }
             (JobKind::KvCache(k), _) => {
                 let chunk = spec.bs.max();
+                // Users are a client's own (the job's users are its workers'
+                // on each agent); the rank keeps agents' users apart.
                 let seed = spec.seed ^ at.rank as u64;
-                let gen = crate::kvcache::KvGen::new(k, at.region, chunk, at.queue_depth, at.rank, at.ranks, seed);
+                let gen = crate::kvcache::KvGen::new(k, at.region, chunk, at.queue_depth, at.worker, at.workers, seed);
                 Ok(JobGen::KvCache(Box::new(KvCaching { gen })))
             }
             (JobKind::Replay(r), _) => {
