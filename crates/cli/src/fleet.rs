@@ -154,7 +154,7 @@ fn check_ranks(jobs: &[Vec<JobSpec>]) -> Result<(), CliError> {
         if ranks > most {
             return Err(CliError::usage(format!(
                 "job '{}': {ranks} accelerators over {} agents, and its dataset holds a batch for at most {most}: \
-                 raise --scale, or give fewer --accelerators (each agent runs them all)",
+                 raise --scale, or give fewer --accelerators",
                 spec.name,
                 jobs.len()
             )));

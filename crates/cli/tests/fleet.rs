@@ -1092,3 +1092,53 @@ fn a_training_preset_on_two_agents_divides_the_dataset_over_their_ranks() {
     assert!(text.contains("@t1: ranks 0-1, 1600 samples") && text.contains("@t2: ranks 2-3"), "{text}");
     assert!(text.contains(&format!("(slowest: rank {})", ranks.slowest)), "{text}");
 }
+
+/// On an object store each agent writes its own copy of a training dataset
+/// (under its own prefix, as a fleet keeps agents' objects apart) with its
+/// two workers, and its ranks read their shares of every epoch from it:
+/// every read finds its object (were the copy written by the ranks over the
+/// fleet, each agent's would hold half the objects and half the reads
+/// would fail as not found), and each agent removes its copy afterwards.
+#[test]
+fn a_training_preset_on_s3_over_two_agents_reads_each_agents_own_copy() {
+    let Some(env) = s3_env() else { return };
+    let d = scratch();
+    let fleet = fleet_dir(d.path(), "fleet");
+    let _agents: Vec<Agent> = [120, 121]
+        .iter()
+        .map(|n| Agent::start(None, &format!("127.0.0.{n}:7450"), &fleet, d.path().join(format!("agent{n}.log")), &[]))
+        .collect();
+    let bucket = format!("sbtrain{}", std::process::id());
+    let args = [
+        "run",
+        "--agents",
+        "127.0.0.120,127.0.0.121",
+        "--fleet-dir",
+        fleet.to_str().unwrap(),
+        "--results-dir",
+        "out",
+        "--quiet",
+        "--preset",
+        "train:resnet50",
+        "--scale",
+        "0.002",
+        "--epochs",
+        "2",
+        "--accelerators",
+        "2",
+        "--ioengine",
+        "s3",
+        "--bucket",
+        &bucket,
+    ];
+    let r = storbench_env(d.path(), &env, &args);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let result = run_result(&d.path().join("out"));
+    let job = &result.jobs[0];
+    assert_eq!(job.total_errors(), 0, "every read found its object: {:?}", job.ops);
+    let t = job.train().expect("training figures");
+    // 2576 samples over 4 ranks: one batch of 400 each an epoch.
+    assert_eq!((t.accelerators, t.samples, t.steps), (4, 2 * 1600, 2 * 4), "{t:?}");
+    assert!(job.per_agent.iter().all(|a| a.train.as_ref().is_some_and(|t| t.samples == 1600)), "{:?}", job.per_agent);
+    assert!(job.objects_left == 0 && result.warnings.iter().all(|w| !format!("{w:?}").contains("ObjectsLeft")), "{:?}", result.warnings);
+}

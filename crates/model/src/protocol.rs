@@ -67,8 +67,9 @@ use storbench_workload::JobSpec;
 /// `FromAgent::Signalled`, `Hello::signals`) and the KV-cache kind
 /// (`JobSpec`'s `kvcache`, `KindTally::KvCache`): an agent of 11 would fail
 /// on the message, and run a KV-cache job as generated I/O.
-/// 13: ranks over a fleet (`JobShare::rank_base`, `ranks`): an agent of 12
-/// would read the same training shards as every other agent.
+/// 13: ranks over a fleet (`JobShare::rank_base`, `ranks`) and a KV tier's
+/// pending requests' waits (`KvTally::waiting_ns`): an agent of 12 would
+/// read the same training shards as every other agent, and send no waits.
 pub const PROTOCOL_VERSION: u32 = 13;
 
 /// The first message each side sends.

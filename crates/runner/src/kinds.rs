@@ -40,7 +40,9 @@ fn kvcache_result(
     Some(storbench_model::KvCacheResult {
         model: spec.model.clone(),
         clients: share.workers,
-        users: spec.users,
+        // The spec's users are one machine's (its clients' users); on a
+        // fleet every agent's clients serve as many each.
+        users: (spec.users as u64 * share.workers as u64 / share.spec.workers().max(1) as u64) as u32,
         runtime_ns,
         arrived: t.arrived,
         served: t.served,

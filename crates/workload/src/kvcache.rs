@@ -642,6 +642,7 @@ impl KvGen {
     /// The operation in `slot` ended: its request goes on (and, ended,
     /// frees its place for the queue's next at the next `advance`).
     pub fn completed(&mut self, slot: u32, now: u64) {
+        self.latest = self.latest.max(now);
         if let Some(i) = self.slots.remove(&slot) {
             if let Some(s) = self.serving[i].as_mut() {
                 s.in_flight = false;
@@ -659,6 +660,13 @@ impl KvGen {
             _ => None,
         });
         generating.fold(arrival, u64::min)
+    }
+
+    /// The run ended at `at`: users' asks up to then are queued (not
+    /// served), so the tally's waits run to the end.
+    pub fn ended(&mut self, at: u64) {
+        self.latest = self.latest.max(at);
+        self.arrivals(at);
     }
 
     /// This worker's figures, with what was still waiting or being served.

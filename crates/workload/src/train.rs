@@ -149,8 +149,13 @@ pub struct TrainGen {
     spec: TrainSpec,
     region: Region,
     rng: Rng,
+    /// Its rank among the accelerators reading the dataset (over every
+    /// agent of a fleet), and theirs in all.
     worker: u64,
     workers: u64,
+    /// Its place among the workers writing its copy of the dataset on an
+    /// object store (its agent's: each agent's objects are its own).
+    writer: (u64, u64),
     /// This epoch's order of the whole dataset (a keyed permutation, the
     /// same on every accelerator; nothing materialised).
     order: RandomMap,
@@ -186,6 +191,7 @@ impl TrainGen {
             rng: Rng::new(seed),
             worker: worker as u64,
             workers,
+            writer: (worker as u64, workers),
             order: epoch_order(spec, 0),
             pos: 0,
             epoch: 0,
@@ -200,6 +206,13 @@ impl TrainGen {
             started: 0,
             tally: TrainTally::default(),
         }
+    }
+
+    /// Write (and remove) its copy of the dataset as worker `worker` of
+    /// `workers` (its agent's), reading as the rank it was made with.
+    pub fn writing_as(mut self, worker: u32, workers: u32) -> TrainGen {
+        self.writer = (worker as u64, workers.max(1) as u64);
+        self
     }
 
     pub fn rng(&mut self) -> &mut Rng {
@@ -265,13 +278,14 @@ impl TrainGen {
     }
 
     /// The dataset's objects this accelerator writes before a run on an
-    /// object store (and removes after it): every `workers`-th, so each is
-    /// written once.
+    /// object store (and removes after it): every `workers`-th of its
+    /// agent's workers, so each is written once in each agent's copy.
     pub fn dataset_share(&self) -> Result<impl Iterator<Item = NextIo>, String> {
         let bytes = self.spec.file_bytes();
         let len = u32::try_from(bytes).map_err(|_| format!("training files of {bytes} bytes: objects above 4 GiB are not supported"))?;
         let whole = move |k: u64| NextIo { op: OpKind::Read, file: k as u32, offset: 0, len, whole: true, class: 0 };
-        Ok((self.worker..self.spec.files).step_by(self.workers as usize).map(whole))
+        let (writer, writers) = self.writer;
+        Ok((writer..self.spec.files).step_by(writers as usize).map(whole))
     }
 
     /// Every read issued and done: the rest is compute, until `tally.end_ns`.

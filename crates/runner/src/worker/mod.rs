@@ -345,6 +345,7 @@ impl Worker {
             below.and_then(|_| self.end_fsync()).map_err(|e| e.in_stage(Stage::Measure))
         });
         let end = measured_end.unwrap_or_else(|| clock.now());
+        self.gen.ended(end);
         // The log is written out whatever became of the run: it is what
         // shows how far a failed run got.
         let result = match (self.iolog.take().map(|log| log.finish(end)), result) {

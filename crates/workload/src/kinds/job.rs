@@ -73,7 +73,9 @@ impl JobGen {
                     None => at.region,
                 };
                 let seed = spec.seed ^ at.rank as u64;
-                let gen = TrainGen::new(t, region, at.rank, at.ranks, seed);
+                // Reads are shared out over every rank; each agent writes
+                // (and removes) its own copy of an object dataset.
+                let gen = TrainGen::new(t, region, at.rank, at.ranks, seed).writing_as(at.worker, at.workers);
                 // An earlier run wrote the dataset (`--rules`: written once, before
                 // the warm-up, and read by each run): nothing to write first.
                 let writes_dataset = spec.objects.as_ref().is_some_and(|o| !o.exist);
@@ -184,6 +186,9 @@ impl Generator for JobGen {
     }
     fn after_failed(&mut self, key: u32) {
         each!(self, g => g.after_failed(key))
+    }
+    fn ended(&mut self, at: u64) {
+        each!(self, g => g.ended(at))
     }
     fn objects_left(&self) -> u64 {
         each!(self, g => g.objects_left())

@@ -53,6 +53,12 @@ impl Generator for KvCaching {
         self.gen.abandoned(slot);
     }
 
+    /// Requests that arrived since the last operation are counted as
+    /// waiting, and every waiting one's wait runs to the end.
+    fn ended(&mut self, at: u64) {
+        self.gen.ended(at);
+    }
+
     fn tally(&self) -> Option<Tally> {
         Some(Tally::KvCache(self.gen.tally()))
     }

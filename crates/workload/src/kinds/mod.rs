@@ -181,6 +181,10 @@ pub trait Generator {
     /// A delete of [`Generator::after_next`] failed: `key` is still there.
     fn after_failed(&mut self, _key: u32) {}
 
+    /// The measured phase ended at `at` (the worker's clock): a kind
+    /// whose model runs on its own time brings it there before its tally.
+    fn ended(&mut self, _at: u64) {}
+
     /// Objects the worker made and did not remove.
     fn objects_left(&self) -> u64 {
         0
