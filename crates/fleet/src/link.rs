@@ -327,15 +327,14 @@ impl<'a> FleetLink<'a> {
 /// An agent's ranks of a training job, over their own time (the run's
 /// duration is its slowest rank's, over every agent).
 fn agent_train(share: &JobShare, t: &TrainTally) -> AgentTrain {
-    let secs = (t.end_ns as f64 / 1e9).max(1e-9);
     AgentTrain {
         accelerators: share.workers,
         first_rank: share.rank_base,
         samples: t.samples,
         steps: t.steps,
         runtime_ns: t.end_ns,
-        samples_per_sec: t.samples as f64 / secs,
-        au: storbench_workload::train::utilization(t.compute_ns, share.workers, t.end_ns),
+        samples_per_sec: t.samples_per_sec(),
+        au: t.au(share.workers),
         stall_ns: t.stall_ns,
     }
 }

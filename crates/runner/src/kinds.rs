@@ -96,7 +96,7 @@ fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Optio
         t.merge(r);
     }
     let accelerators = share.workers;
-    let au = storbench_workload::train::utilization(t.compute_ns, accelerators, t.end_ns);
+    let au = t.au(accelerators);
     let secs = (t.end_ns as f64 / 1e9).max(1e-9);
     Some(storbench_model::TrainResult {
         model: spec.model.clone(),
@@ -105,7 +105,7 @@ fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Optio
         samples: t.samples,
         steps: t.steps,
         runtime_ns: t.end_ns,
-        samples_per_sec: t.samples as f64 / secs,
+        samples_per_sec: t.samples_per_sec(),
         bytes_per_sec: read_bytes as f64 / secs,
         au,
         au_floor: spec.au_floor,
@@ -119,7 +119,7 @@ fn train_result(share: &JobShare, done: &[WorkerDone], read_bytes: u64) -> Optio
 /// agent): the last to end, and the lowest and highest utilization, each
 /// over the rank's own time.
 fn rank_spread(ranks: &[(u32, &storbench_workload::train::TrainTally)]) -> Option<storbench_model::RankSpread> {
-    let au = |t: &storbench_workload::train::TrainTally| storbench_workload::train::utilization(t.compute_ns, 1, t.end_ns);
+    let au = |t: &storbench_workload::train::TrainTally| t.au(1);
     let slowest = ranks.iter().max_by_key(|(rank, t)| (t.end_ns, std::cmp::Reverse(*rank)))?;
     let lowest = ranks.iter().min_by(|a, b| au(a.1).total_cmp(&au(b.1)).then(a.0.cmp(&b.0)))?;
     Some(storbench_model::RankSpread {

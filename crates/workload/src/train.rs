@@ -128,6 +128,16 @@ impl TrainTally {
         self.stall_ns += o.stall_ns;
         self.end_ns = self.end_ns.max(o.end_ns);
     }
+
+    /// Its samples over its time (to its last step's end).
+    pub fn samples_per_sec(&self) -> f64 {
+        self.samples as f64 / (self.end_ns as f64 / 1e9).max(1e-9)
+    }
+
+    /// Its accelerators' utilization: `accelerators` of them over its time.
+    pub fn au(&self, accelerators: u32) -> f64 {
+        utilization(self.compute_ns, accelerators, self.end_ns)
+    }
 }
 
 /// Accelerator utilization: compute over accelerators x run time.

@@ -54,6 +54,25 @@ pub struct Bound {
     pub bound_ns: u64,
 }
 
+impl Probe {
+    /// The probe as the search says it, live and in `search.txt`.
+    fn line(&self, bound: Bound) -> String {
+        format!(
+            "{:>5} users a client: {:>5.1}% of {} requests within {} {}, p{} {}, {} served, {} waiting at the end, {:.1} tokens/s",
+            self.users,
+            self.share * 100.0,
+            self.judged,
+            ms(bound.bound_ns),
+            if self.passed { "pass" } else { "FAIL" },
+            bound.percentile,
+            ms(self.latency_ns),
+            self.served,
+            self.pending,
+            self.tokens_per_sec
+        )
+    }
+}
+
 impl Bound {
     fn parse(v: &str) -> Result<Bound, CliError> {
         match super::slo::parse_bound("--find-users", v)? {
@@ -139,16 +158,7 @@ fn probe(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: &Sizing, bound: B
     }
     let k = job.and_then(|j| j.kvcache()).ok_or_else(|| CliError::system("a KV-cache run without its figures"))?;
     let p = bound.judge(users, run, true, k);
-    say!(
-        "storbench: {users} users a client: {:.1}% of {} requests within {} ({}), p{} {}, {:.1} tokens/s",
-        p.share * 100.0,
-        p.judged,
-        ms(bound.bound_ns),
-        if p.passed { "pass" } else { "FAIL" },
-        bound.percentile,
-        ms(p.latency_ns),
-        p.tokens_per_sec
-    );
+    say!("storbench: {}", p.line(bound));
     Ok(p)
 }
 
@@ -159,19 +169,7 @@ fn ms(ns: u64) -> String {
 fn summary(name: &str, bound: Bound, pass: u32, fail: Option<u32>, probes: &[Probe]) -> String {
     let mut out = String::new();
     for p in probes {
-        out.push_str(&format!(
-            "  {:>5} users a client: {:>5.1}% of {} requests within {} {}, p{} {}, {} served, {} waiting at the end, {:.1} tokens/s\n",
-            p.users,
-            p.share * 100.0,
-            p.judged,
-            ms(bound.bound_ns),
-            if p.passed { "pass" } else { "FAIL" },
-            bound.percentile,
-            ms(p.latency_ns),
-            p.served,
-            p.pending,
-            p.tokens_per_sec
-        ));
+        out.push_str(&format!("  {}\n", p.line(bound)));
     }
     let next = fail
         .and_then(|f| probes.iter().find(|p| p.users == f))
