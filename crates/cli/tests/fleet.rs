@@ -1091,6 +1091,12 @@ fn a_training_preset_on_two_agents_divides_the_dataset_over_their_ranks() {
     let text = show(dir.path(), "out", "normal");
     assert!(text.contains("@t1: ranks 0-1, 1600 samples") && text.contains("@t2: ranks 2-3"), "{text}");
     assert!(text.contains(&format!("(slowest: rank {})", ranks.slowest)), "{text}");
+    // The HTML report says the same: the spread and each agent's ranks.
+    let html = storbench(dir.path(), &["report", "out", "-o", "r.html"]);
+    assert_eq!(html.code, 0, "{}", html.stderr);
+    let page = std::fs::read_to_string(dir.path().join("r.html")).unwrap();
+    assert!(page.contains(&format!("(slowest: rank {})", ranks.slowest)), "the rank spread in the report");
+    assert!(page.contains("id=\"train-agents-") && page.contains("<td class=\"text\">t2</td><td>2-3</td>"), "each agent's ranks");
 }
 
 /// On an object store each agent writes its own copy of a training dataset
@@ -1141,4 +1147,121 @@ fn a_training_preset_on_s3_over_two_agents_reads_each_agents_own_copy() {
     assert_eq!((t.accelerators, t.samples, t.steps), (4, 2 * 1600, 2 * 4), "{t:?}");
     assert!(job.per_agent.iter().all(|a| a.train.as_ref().is_some_and(|t| t.samples == 1600)), "{:?}", job.per_agent);
     assert!(job.objects_left == 0 && result.warnings.iter().all(|w| !format!("{w:?}").contains("ObjectsLeft")), "{:?}", result.warnings);
+}
+
+/// A checkpoint's ranks are the rules' in all, not each host's: over two
+/// agents on one shared directory, llama3-8b's 8 ranks are 4 on each, each
+/// checkpoint is 8 shards of 2 MiB (16 MiB, not 32), every shard a file of
+/// its own (were each agent to run all 8 ranks, both would write the same
+/// 8 files), and the rules' figures count the 8 ranks. Fewer ranks than
+/// agents is refused before any agent prepares.
+#[test]
+fn a_checkpoint_on_two_agents_divides_its_ranks_over_them() {
+    if !can_use_namespaces() {
+        return;
+    }
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let ns = Namespaces::new("sbk", 6, 2);
+    let _agents = ns.agents(&fleet, dir.path(), |_| Vec::new());
+    let lines: Vec<String> = (1..=2).map(|i| format!("{}:7450 name=k{i}", ns.address(i))).collect();
+    std::fs::write(dir.path().join("agents.txt"), lines.join("\n")).unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let run = |extra: &[&str], out: &str| {
+        let words = [
+            &["run", "--agents-file", "agents.txt", "--fleet-dir", "fleet", "--results-dir", out, "--quiet"][..],
+            &["--preset", "checkpoint:llama3-8b", "--scale", "0.0001", "--directory", data.to_str().unwrap()],
+            extra,
+        ]
+        .concat();
+        storbench(dir.path(), &words)
+    };
+    let refused = run(&["--accelerators", "1"], "few");
+    assert_eq!(refused.code, 2, "{}", refused.stderr);
+    assert!(refused.stderr.contains("1 ranks cannot be divided over 2 agents"), "{}", refused.stderr);
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "no agent prepared");
+
+    let r = run(&[], "out");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let result = run_result(&dir.path().join("out"));
+    assert_eq!(result.jobs.len(), 20, "ten written, ten read");
+    for job in &result.jobs {
+        let bytes: u64 = job.ops.iter().map(|o| o.bytes).sum();
+        assert_eq!(bytes, 8 * (2 << 20), "{}: 8 shards of 2 MiB over the fleet", job.name);
+        let per: Vec<u64> = job.per_agent.iter().map(|a| a.ops.iter().map(|o| o.bytes).sum()).collect();
+        assert_eq!(per, vec![4 * (2 << 20); 2], "{}: 4 ranks an agent", job.name);
+    }
+    let mut files: Vec<String> = std::fs::read_dir(&data).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    files.sort();
+    assert_eq!(files.len(), 10 * 8, "a file for every shard of every checkpoint: {files:?}");
+    for a in 0..2 {
+        for w in 0..4 {
+            let f = data.join(format!("checkpoint-llama3-8b-3.a{a}.{w}.0"));
+            assert_eq!(std::fs::metadata(&f).map(|m| m.len()).ok(), Some(2 << 20), "{}", f.display());
+        }
+    }
+    let f: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/checkpoint.json")).unwrap()).unwrap();
+    assert_eq!((f["ranks"].as_u64(), f["valid"].as_bool()), (Some(8), Some(true)), "{f}");
+    assert_eq!(f["checkpoint_bytes"].as_u64(), Some(16 << 20), "{f}");
+    for phase in ["write", "read"] {
+        let p = &f[phase];
+        assert_eq!(p["durations_s"].as_array().map(Vec::len), Some(10), "{f}");
+        let (rank, all) = (p["rank_bytes_per_sec"].as_f64().unwrap(), p["bytes_per_sec"].as_f64().unwrap());
+        assert!((rank * 8.0 - all).abs() < 1e-6 * all, "a rank is an eighth of the whole: {f}");
+    }
+}
+
+/// Two agents' checkpoint ranks on one RBD image: each rank writes its own
+/// stripe of each checkpoint's span by its rank over the fleet, so all of
+/// the ten spans (8 ranks x 2 MiB) are written. Were each agent's ranks
+/// numbered from 0, both agents would write the first half of every span
+/// and the second half would stay unwritten (`rbd diff` lists only what
+/// was written of a new image).
+#[test]
+fn a_checkpoint_on_one_rbd_image_over_two_agents_writes_every_ranks_stripe() {
+    if !ceph_cluster() {
+        return;
+    }
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let _agents: Vec<Agent> = [122, 123]
+        .iter()
+        .map(|n| Agent::start(None, &format!("127.0.0.{n}:7450"), &fleet, dir.path().join(format!("agent{n}.log")), &[]))
+        .collect();
+    let img = format!("sbfck-{}", std::process::id());
+    let rbd = |args: &[&str]| std::process::Command::new("rbd").args(args).output().unwrap();
+    assert!(rbd(&["create", "--size", "160M", &format!("rbd/{img}")]).status.success());
+    let args = [
+        &["run", "--agents", "127.0.0.122,127.0.0.123", "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", "out"][..],
+        &["--quiet", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--preset", "checkpoint:llama3-8b", "--scale", "0.0001"],
+    ]
+    .concat();
+    // An image storbench did not make is refused by the first agent: the
+    // run ends with that error at once (the coordinator once waited ten
+    // minutes, spinning, for the refusing agent's clean-up while its
+    // connection had already ended) and the image is not written.
+    let mut refused = coordinator(dir.path(), &args);
+    let since = std::time::Instant::now();
+    while refused.try_wait().unwrap().is_none() && since.elapsed() < Duration::from_secs(60) {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let status = refused.try_wait().unwrap();
+    kill_all(&mut refused);
+    let out = refused.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.and_then(|s| s.code()), Some(3), "ends at once with the agent's refusal: {stderr}");
+    assert!(stderr.contains("was not created by storbench") && stderr.contains("--allow_overwrite=1"), "{stderr}");
+    let untouched = rbd(&["diff", "--format", "json", &format!("rbd/{img}")]);
+    assert_eq!(String::from_utf8_lossy(&untouched.stdout).trim(), "[]", "nothing written to the image");
+    let args = [&args[..], &["--allow_overwrite", "1"]].concat();
+    let r = storbench(dir.path(), &args);
+    let diff = rbd(&["diff", "--format", "json", &format!("rbd/{img}")]);
+    rbd(&["rm", "--no-progress", &format!("rbd/{img}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let extents: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
+    let written: u64 = extents.as_array().unwrap().iter().filter(|e| e["exists"] == "true").map(|e| e["length"].as_u64().unwrap()).sum();
+    assert_eq!(written, 160 << 20, "every rank's stripe of the ten spans: {extents}");
+    let f: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/checkpoint.json")).unwrap()).unwrap();
+    assert_eq!((f["ranks"].as_u64(), f["valid"].as_bool()), (Some(8), Some(true)), "{f}");
 }

@@ -16,7 +16,7 @@
 use std::collections::HashSet;
 use storbench_workload::JobSpec;
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AgentSpec {
     pub name: String,
     /// host:port
@@ -104,18 +104,44 @@ pub fn jobs_for(specs: &[JobSpec], agent: &AgentSpec, index: usize, count: usize
         if let Some(o) = s.objects.as_mut() {
             o.prefix = Some(format!("{}a{index}.", o.prefix_for(&spec.name)));
         }
-        if share {
-            s.numjobs = shared(spec.numjobs, index, count).ok_or_else(|| {
-                format!(
-                    "job '{}': numjobs={} cannot be shared out among {count} agents (each needs at least one worker); \
-                     raise numjobs or drop --share-numjobs",
-                    spec.name, spec.numjobs
-                )
-            })?;
+        if share || spec.ranks_over_fleet {
+            spread(&mut s, spec, index, count)?;
         }
         out.push(s);
     }
     Ok(out)
+}
+
+/// Agent `index`'s part of a job's workers, as ranks of the one job: worker
+/// k of the job over the fleet starts at `offset + k * offset_increment`
+/// (fio's stripes, not each agent's from its own first), and a job of
+/// ranks (a checkpoint) names its files and counts its objects as its
+/// agent's part, so agents on a shared directory do not write one file.
+fn spread(s: &mut JobSpec, spec: &JobSpec, index: usize, count: usize) -> Result<(), String> {
+    let part = shared(spec.numjobs, index, count).ok_or_else(|| match spec.ranks_over_fleet {
+        true => format!(
+            "job '{}': its {} ranks cannot be divided over {count} agents (each needs at least one); \
+             give more with --accelerators, or run it on fewer agents",
+            spec.name, spec.numjobs
+        ),
+        false => format!(
+            "job '{}': numjobs={} cannot be shared out among {count} agents (each needs at least one worker); \
+             raise numjobs or drop --share-numjobs",
+            spec.name, spec.numjobs
+        ),
+    })?;
+    let first: u32 = (0..index).filter_map(|i| shared(spec.numjobs, i, count)).sum();
+    s.numjobs = part;
+    s.offset = s.offset.saturating_add(first as u64 * spec.offset_increment);
+    if spec.ranks_over_fleet {
+        if s.filenames.is_empty() {
+            s.file_stem = Some(format!("{}.a{index}", spec.file_stem.as_deref().unwrap_or(&spec.name)));
+        }
+        if let Some(o) = s.objects.as_mut() {
+            o.count = (o.count * part as u64).div_ceil(spec.numjobs.max(1) as u64);
+        }
+    }
+    Ok(())
 }
 
 /// Agent `index`'s part of `total` workers (the first ones take the remainder).
@@ -156,6 +182,48 @@ mod tests {
         let parts: Vec<u32> = (0..3).map(|i| shared(8, i, 3).unwrap()).collect();
         assert_eq!(parts, vec![3, 3, 2]);
         assert_eq!(shared(2, 2, 3), None);
+    }
+
+    #[test]
+    fn a_job_of_ranks_is_divided_over_the_agents_each_rank_at_its_place() {
+        // A checkpoint of 8 ranks of 2 MiB stripes over 3 agents: 3, 3 and 2
+        // ranks, the second agent's first rank is rank 3 (its stripe 6 MiB
+        // after the job's offset), files of each agent's own.
+        let spec = JobSpec {
+            name: "ck-write-1".into(),
+            numjobs: 8,
+            offset: 1 << 30,
+            offset_increment: 2 << 20,
+            file_stem: Some("ck-1".into()),
+            ranks_over_fleet: true,
+            ..JobSpec::default()
+        };
+        let agent = |i: usize| jobs_for(std::slice::from_ref(&spec), &AgentSpec::default(), i, 3, false).unwrap().remove(0);
+        let parts: Vec<(u32, u64, Option<String>)> = (0..3).map(agent).map(|j| (j.numjobs, j.offset, j.file_stem)).collect();
+        assert_eq!(
+            parts,
+            vec![
+                (3, 1 << 30, Some("ck-1.a0".into())),
+                (3, (1 << 30) + (6 << 20), Some("ck-1.a1".into())),
+                (2, (1 << 30) + (12 << 20), Some("ck-1.a2".into()))
+            ]
+        );
+        // Objects: a rank's one each, under the agent's own prefix.
+        let mut objects = spec.clone();
+        storbench_workload::options::apply_option(&mut objects, "objects", "8").unwrap();
+        let counts: Vec<u64> = (0..3)
+            .map(|i| {
+                jobs_for(std::slice::from_ref(&objects), &AgentSpec::default(), i, 3, false).unwrap()[0].objects.as_ref().unwrap().count
+            })
+            .collect();
+        assert_eq!(counts, vec![3, 3, 2]);
+        let e = jobs_for(&[JobSpec { numjobs: 2, ..spec.clone() }], &AgentSpec::default(), 2, 3, false).unwrap_err();
+        assert!(e.contains("2 ranks cannot be divided over 3 agents") && e.contains("--accelerators"), "{e}");
+        // Shared numjobs keep fio's stripes over the fleet too (each agent's
+        // own files, as before).
+        let plain = JobSpec { ranks_over_fleet: false, ..spec };
+        let second = jobs_for(&[plain], &AgentSpec::default(), 1, 3, true).unwrap().remove(0);
+        assert_eq!((second.offset, second.file_stem.as_deref()), ((1 << 30) + (6 << 20), Some("ck-1")));
     }
 
     #[test]

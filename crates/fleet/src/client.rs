@@ -98,6 +98,12 @@ pub struct Fleet {
     pub events: Receiver<(usize, Event)>,
     /// How long an agent may stay silent before it is lost.
     pub timeout: Duration,
+    /// Each agent's connection, once it ended (its Lost event has gone by,
+    /// whoever was waiting then): why. Nothing more comes from it, and the
+    /// clean-up at the end does not wait for it.
+    gone: std::sync::Mutex<Vec<Option<String>>>,
+    /// Every connection ended: no event can come any more.
+    closed: std::sync::atomic::AtomicBool,
     /// Keeps the connections' tasks running.
     _rt: tokio::runtime::Runtime,
 }
@@ -115,7 +121,16 @@ impl Fleet {
     /// A fleet of no agents, for the link's own tests.
     pub(crate) fn none() -> Fleet {
         let rt = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
-        Fleet { agents: Vec::new(), role: Role::Load, events: std::sync::mpsc::channel().1, timeout: Duration::from_secs(1), _rt: rt }
+        let (gone, closed) = (Default::default(), Default::default());
+        Fleet {
+            agents: Vec::new(),
+            role: Role::Load,
+            events: std::sync::mpsc::channel().1,
+            timeout: Duration::from_secs(1),
+            gone,
+            closed,
+            _rt: rt,
+        }
     }
 }
 
@@ -179,7 +194,8 @@ impl Fleet {
         if !errors.is_empty() {
             return Err(errors.join("; "));
         }
-        let mut fleet = Fleet { agents, role, events, timeout, _rt: rt };
+        let (gone, closed) = (std::sync::Mutex::new(vec![None; agents.len()]), Default::default());
+        let mut fleet = Fleet { agents, role, events, timeout, gone, closed, _rt: rt };
         fleet.greet(stop)?;
         fleet.measure_clocks(stop)?;
         Ok(fleet)
@@ -280,7 +296,13 @@ impl Fleet {
         for wave in [1.min(n)..n, 0..1.min(n)] {
             let mut waiting = Vec::new();
             for i in wave.filter(|i| live[*i]) {
-                if self.agents[i].send(ToAgent::Finish { objects_left: objects_left[i].clone() }) {
+                // An agent whose connection already ended (its session
+                // failed, say, while another was being waited for) cleaned
+                // up on its own or not at all: its word cannot come.
+                if let Some(why) = self.gone(i) {
+                    let name = &self.agents[i].spec.name;
+                    notes.push(format!("agent {name} was lost before it cleaned up ({why}): check its targets"));
+                } else if self.agents[i].send(ToAgent::Finish { objects_left: objects_left[i].clone() }) {
                     waiting.push(i);
                 }
             }
@@ -293,6 +315,13 @@ impl Fleet {
                         notes.push(format!(
                             "agent {name} did not confirm its clean-up before the second interrupt ended the run: check its targets"
                         ));
+                    }
+                    break;
+                }
+                if self.closed.load(std::sync::atomic::Ordering::Relaxed) {
+                    for i in std::mem::take(&mut waiting) {
+                        let why = self.gone(i).unwrap_or_else(|| "its connection ended".into());
+                        notes.push(format!("agent {} was lost before it cleaned up ({why}): check its targets", self.agents[i].spec.name));
                     }
                     break;
                 }
@@ -317,11 +346,29 @@ impl Fleet {
     /// The next event from any agent, if one comes within `timeout`.
     pub fn next(&self, timeout: Duration) -> Option<(usize, Event)> {
         match self.events.recv_timeout(timeout) {
-            Ok(e) => Some(e),
+            Ok((i, e)) => {
+                if let Event::Lost(why) = &e {
+                    if let Some(g) = self.gone.lock().unwrap_or_else(|p| p.into_inner()).get_mut(i) {
+                        *g = Some(why.clone());
+                    }
+                }
+                Some((i, e))
+            }
             Err(RecvTimeoutError::Timeout) => None,
-            // Every sender lives in a connection task; they end with the runtime.
-            Err(RecvTimeoutError::Disconnected) => None,
+            // Every sender lives in a connection task: all of them ended,
+            // and nothing more can come. The wait is kept (a caller's loop
+            // would otherwise spin until its deadline).
+            Err(RecvTimeoutError::Disconnected) => {
+                self.closed.store(true, std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(timeout);
+                None
+            }
         }
+    }
+
+    /// Why agent `i`'s connection ended, if it did.
+    fn gone(&self, i: usize) -> Option<String> {
+        self.gone.lock().unwrap_or_else(|p| p.into_inner()).get(i).cloned().flatten()
     }
 
     /// One message of a kind from every agent (in agent order), or the

@@ -380,7 +380,36 @@ fn replay_and_training(page: &mut Page, j: &JobResult) {
             ),
             "notes",
         );
+        if let Some(line) = storbench_report::text::rank_spread(t) {
+            page.para(&format!("The {line}: the run's figures are the slowest rank's."), "notes");
+        }
+        training_agents(page, j);
     }
+}
+
+/// A training run over a fleet: each agent's ranks and their figures.
+fn training_agents(page: &mut Page, j: &JobResult) {
+    let rows: Vec<Vec<String>> = j
+        .per_agent
+        .iter()
+        .filter_map(|a| {
+            let t = a.train.as_ref()?;
+            Some(vec![
+                a.agent.clone(),
+                storbench_report::text::agent_ranks(t),
+                t.samples.to_string(),
+                t.steps.to_string(),
+                storbench_report::fmt::duration(t.runtime_ns as f64 / 1e9),
+                format!("{:.1}", t.samples_per_sec),
+                format!("{:.1}%", t.au * 100.0),
+            ])
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    let head: Vec<String> = ["agent", "ranks", "samples", "steps", "time", "samples/s", "AU"].map(String::from).into();
+    page.table(&format!("train-agents-{}", slug(&j.name)), &head, &rows, 1);
 }
 
 /// A fleet run: the job's figures per agent (the summary row is their exact merge).

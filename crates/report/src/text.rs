@@ -306,25 +306,15 @@ fn train_line(out: &mut String, j: &JobResult) {
         t.au_floor * 100.0,
         if t.passed { "PASS" } else { "FAIL" }
     );
-    if let Some(r) = t.ranks.as_ref().filter(|_| t.accelerators > 1) {
-        let _ = writeln!(
-            out,
-            "  ranks ended between {} and {} (slowest: rank {}); AU per rank {:.1}% (rank {}) to {:.1}%",
-            fmt::duration(r.first_end_ns as f64 / 1e9),
-            fmt::duration(r.last_end_ns as f64 / 1e9),
-            r.slowest,
-            r.au_min * 100.0,
-            r.au_min_rank,
-            r.au_max * 100.0
-        );
+    if let Some(line) = rank_spread(t) {
+        let _ = writeln!(out, "  {line}");
     }
     for (a, t) in j.per_agent.iter().filter_map(|a| Some((a, a.train.as_ref()?))) {
         let _ = writeln!(
             out,
-            "  @{}: ranks {}-{}, {} samples in {} steps over {}: {:.1} samples/s, AU {:.1}%",
+            "  @{}: ranks {}, {} samples in {} steps over {}: {:.1} samples/s, AU {:.1}%",
             a.agent,
-            t.first_rank,
-            t.first_rank + t.accelerators.max(1) - 1,
+            agent_ranks(t),
             t.samples,
             t.steps,
             fmt::duration(t.runtime_ns as f64 / 1e9),
@@ -332,6 +322,26 @@ fn train_line(out: &mut String, j: &JobResult) {
             t.au * 100.0
         );
     }
+}
+
+/// A training run's ranks side by side (several of them): when they ended,
+/// the slowest, and the spread of their AU. The text and HTML reports' words.
+pub fn rank_spread(t: &storbench_model::TrainResult) -> Option<String> {
+    let r = t.ranks.as_ref().filter(|_| t.accelerators > 1)?;
+    Some(format!(
+        "ranks ended between {} and {} (slowest: rank {}); AU per rank {:.1}% (rank {}) to {:.1}%",
+        fmt::duration(r.first_end_ns as f64 / 1e9),
+        fmt::duration(r.last_end_ns as f64 / 1e9),
+        r.slowest,
+        r.au_min * 100.0,
+        r.au_min_rank,
+        r.au_max * 100.0
+    ))
+}
+
+/// An agent's ranks of a training run over a fleet, `first-last`.
+pub fn agent_ranks(t: &storbench_model::AgentTrain) -> String {
+    format!("{}-{}", t.first_rank, t.first_rank + t.accelerators.max(1) - 1)
 }
 
 /// An emulated KV-cache tier: requests, tokens/s, what each tier served,

@@ -656,6 +656,12 @@ pub struct JobSpec {
     /// so a later job reads what an earlier one wrote (a checkpoint's read-back).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file_stem: Option<String>,
+    /// On a fleet, its workers are the ranks of one job divided over the
+    /// agents (a checkpoint's: the rules fix the ranks in all, not per
+    /// host), each at its rank's place: its stripe of a shared target
+    /// (`offset_increment` by the rank), files and objects of its agent's own.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ranks_over_fleet: bool,
     pub seed: u64,
     /// Random offsets visit every block once before any repeats (fio's
     /// random map, on unless `norandommap`); uniform, fixed block size only.
@@ -838,6 +844,7 @@ impl Default for JobSpec {
             kind: crate::kind::JobKind::Io,
             write_iolog: None,
             file_stem: None,
+            ranks_over_fleet: false,
             fill: None,
             seed: DEFAULT_SEED,
             randommap: true,
@@ -1049,6 +1056,10 @@ fn one_pass() -> u32 {
 
 fn is_one(n: &u32) -> bool {
     *n == 1
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_true(b: &bool) -> bool {

@@ -430,6 +430,8 @@ fn checkpoint_job(plan: &CheckpointPlan, stem: &str, phase: &str, n: u32, global
     let mut s = base(global)?;
     s.name = format!("{stem}-{phase}-{n}");
     s.numjobs = ranks;
+    // The rules' ranks are the checkpoint's in all: a fleet divides them.
+    s.ranks_over_fleet = true;
     s.stonewall = true;
     set(&mut s, "rw", phase)?;
     if objects(&s) {
