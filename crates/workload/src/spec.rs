@@ -896,8 +896,13 @@ impl JobSpec {
                     || o.effective_mix(self.read_percent()).iter().any(|m| !matches!(m.0, OpKind::Read | OpKind::Stat | OpKind::List))
             }
             // Deleting a file destroys it as surely as overwriting it: the same checks.
-            None => self.rw.writes(self.rwmixread) || self.kind.meta() == Some(OpKind::Delete),
+            None => self.rw.writes(self.rwmixread) || self.kind.meta() == Some(OpKind::Delete) || self.writes_dataset(),
         }
+    }
+    /// A training job whose dataset is packed into fewer targets than it
+    /// has files (one image, export or device) writes it before it reads.
+    fn writes_dataset(&self) -> bool {
+        self.kind.train().is_some_and(|t| (self.filenames.len() as u64) < t.files)
     }
     /// How a worker with a full queue collects completions, as fio's
     /// do_io does (init.c fixes the defaults): `iodepth_batch_complete_min`

@@ -326,11 +326,7 @@ impl Iterator for TrainGen {
         let spf = self.spec.samples_per_file.max(1);
         let (file, within) = (sample / spf, sample % spf);
         let whole = spf == 1;
-        let (file, offset) = match self.region.files {
-            // Objects: the file is the key; a sample is a range of it.
-            0 => (file as u32, within * self.spec.record),
-            n => ((file % n as u64) as u32, self.region.start + within * self.spec.record),
-        };
+        let (file, offset) = self.place(file, within * self.spec.record);
         Some(NextIo { op: OpKind::Read, file, offset, len: self.spec.record as u32, whole, class: 0 })
     }
 }
@@ -355,11 +351,41 @@ impl TrainGen {
         self.column = (self.column + 1) % self.columns.len();
         self.issued += 1;
         let within = group * p.row_group * self.spec.record + at;
-        let (file, offset) = match self.region.files {
-            0 => (file as u32, within),
-            n => ((file % n as u64) as u32, self.region.start + within),
-        };
+        let (file, offset) = self.place(file, within);
         NextIo { op: OpKind::Read, file, offset, len: len as u32, whole: false, class: 0 }
+    }
+
+    /// Where byte `within` of dataset file `file` is: objects are keyed by
+    /// the file; a file target holds one dataset file each; a target with
+    /// fewer (one RBD image, NBD export or device) holds the files one
+    /// after another, each in its own `file_bytes`.
+    fn place(&self, file: u64, within: u64) -> (u32, u64) {
+        match self.region.files as u64 {
+            0 => (file as u32, within),
+            n => ((file % n) as u32, self.region.start + (file / n) * self.spec.file_bytes() + within),
+        }
+    }
+
+    /// The dataset is laid out in targets holding several of its files
+    /// each (see [`TrainGen::place`]): no one writes them before the run.
+    pub fn packed(&self) -> bool {
+        self.region.files > 0 && (self.region.files as u64) < self.spec.files
+    }
+
+    /// Its share of writing a packed dataset before the run, in writes of
+    /// at most `chunk` bytes (its writer's share of the files).
+    pub fn dataset_writes(&self, chunk: u64) -> Vec<NextIo> {
+        let (bytes, chunk) = (self.spec.file_bytes(), chunk.clamp(1, u32::MAX as u64));
+        let (writer, writers) = self.writer;
+        let mut out = Vec::new();
+        for k in (writer..self.spec.files).step_by(writers as usize) {
+            for at in (0..bytes).step_by(chunk as usize) {
+                let (file, offset) = self.place(k, at);
+                let len = chunk.min(bytes - at) as u32;
+                out.push(NextIo { op: OpKind::Write, file, offset, len, whole: false, class: 0 });
+            }
+        }
+        out
     }
 }
 
@@ -384,6 +410,41 @@ mod tests {
 
     fn region() -> Region {
         Region { files: 16, start: 0, len: 8192, end: 0 }
+    }
+
+    #[test]
+    fn a_dataset_on_one_image_is_its_files_one_after_another_written_first() {
+        // 16 files of 2 samples of 4 KiB on one image from 1 MiB: file k at
+        // 1 MiB + k x 8 KiB; every read within its file's place.
+        let packed = Region { files: 1, start: 1 << 20, len: 16 * 8192, end: 0 };
+        let g = TrainGen::new(&spec(0), packed, 0, 1, 1);
+        assert!(g.packed() && !TrainGen::new(&spec(0), region(), 0, 1, 1).packed(), "a file each is laid out before");
+        for io in TrainGen::new(&spec(0), packed, 0, 1, 1).take(64) {
+            assert_eq!(io.file, 0);
+            assert!(io.offset >= 1 << 20 && io.offset + io.len as u64 <= (1 << 20) + 16 * 8192, "{io:?}");
+        }
+        let mut reads: Vec<u64> = TrainGen::new(&spec(0), packed, 0, 1, 1).take(32).map(|io| io.offset).collect();
+        reads.sort();
+        let places: Vec<u64> = (0..32).map(|k| (1 << 20) + k * 4096).collect();
+        assert_eq!(reads, places, "an epoch reads every sample of the 16 files once");
+        // Two writers of 3 KiB chunks: a file is 3 + 3 + 2 KiB; writer 0
+        // has the even files, writer 1 the odd; together every byte once.
+        let w0 = TrainGen::new(&spec(0), packed, 0, 2, 1).writing_as(0, 2).dataset_writes(3072);
+        let w1 = TrainGen::new(&spec(0), packed, 1, 2, 1).writing_as(1, 2).dataset_writes(3072);
+        assert_eq!((w0.len(), w1.len()), (24, 24));
+        assert_eq!(
+            w0[..3].iter().map(|w| (w.op, w.offset, w.len)).collect::<Vec<_>>(),
+            vec![(OpKind::Write, 1 << 20, 3072), (OpKind::Write, (1 << 20) + 3072, 3072), (OpKind::Write, (1 << 20) + 6144, 2048)]
+        );
+        assert_eq!(w1[0].offset, (1 << 20) + 8192, "file 1");
+        let mut all: Vec<(u64, u32)> = w0.iter().chain(&w1).map(|w| (w.offset, w.len)).collect();
+        all.sort();
+        let mut next = 1 << 20;
+        for (at, len) in all {
+            assert_eq!(at, next, "no gap, no overlap");
+            next += len as u64;
+        }
+        assert_eq!(next, (1 << 20) + 16 * 8192);
     }
 
     #[test]

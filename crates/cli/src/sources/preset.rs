@@ -307,12 +307,16 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
             o.prefill = true;
             o.prefix.get_or_insert_with(|| format!("storbench.train-{model}."));
         }
-        false => {
+        // A file each on a file system (laid out before the run).
+        false if s.filenames.is_empty() && storbench_engine::find(&s.ioengine).is_some_and(|f| f.capabilities().needs_files) => {
             s.filenames = (0..t.files).map(|i| format!("{model}.{i}.{}", m.format)).collect();
             s.nrfiles = t.files as u32;
             // size is each file's, as in fio with several files.
             s.size = Some(t.file_bytes());
         }
+        // One image, export or device (rbd, nbd, a --filename): the files
+        // one after another, written by the job before it reads them.
+        false => s.size = Some(t.files * t.file_bytes()),
     }
     s.kind.set_train(t).map_err(|e| CliError::usage(format!("--preset: {e}")))?;
     Ok(vec![s])

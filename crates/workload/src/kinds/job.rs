@@ -78,8 +78,17 @@ impl JobGen {
                 let gen = TrainGen::new(t, region, at.rank, at.ranks, seed).writing_as(at.worker, at.workers);
                 // An earlier run wrote the dataset (`--rules`: written once, before
                 // the warm-up, and read by each run): nothing to write first.
-                let writes_dataset = spec.objects.as_ref().is_some_and(|o| !o.exist);
-                Ok(JobGen::Train(Box::new(Training { gen, on_objects: spec.objects.is_some(), writes_dataset, cleans_up, unmeasured })))
+                // A packed dataset (one image or device) is written by every run.
+                let writes_dataset = spec.objects.as_ref().is_none_or(|o| !o.exist);
+                let chunk = spec.bs.max();
+                Ok(JobGen::Train(Box::new(Training {
+                    gen,
+                    on_objects: spec.objects.is_some(),
+                    writes_dataset,
+                    cleans_up,
+                    unmeasured,
+                    chunk,
+                })))
             }
             (JobKind::KvCache(k), _) => {
                 let chunk = spec.bs.max();

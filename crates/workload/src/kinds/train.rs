@@ -19,6 +19,8 @@ pub struct Training {
     pub(super) writes_dataset: bool,
     /// Remove the dataset's objects at the end.
     pub(super) cleans_up: bool,
+    /// The largest write of a packed dataset (the job's block size).
+    pub(super) chunk: u64,
     pub(super) unmeasured: std::vec::IntoIter<NextIo>,
 }
 
@@ -58,8 +60,14 @@ impl Generator for Training {
     }
 
     fn before(&mut self) -> Result<Option<Unmeasured>, String> {
-        if !self.on_objects || !self.writes_dataset {
+        if !self.writes_dataset {
             return Ok(None);
+        }
+        if !self.on_objects {
+            // A packed dataset (on one image or device) is written here;
+            // dataset files are laid out before the run.
+            let writes = if self.gen.packed() { self.gen.dataset_writes(self.chunk) } else { Vec::new() };
+            return Ok(queue(&mut self.unmeasured, writes, |n| format!("the training dataset ({n} writes)")));
         }
         let files = self.gen.dataset_share()?.map(|file| NextIo { op: OpKind::Create, whole: true, ..file }).collect();
         Ok(queue(&mut self.unmeasured, files, |n| format!("the training dataset ({n} objects)")))
