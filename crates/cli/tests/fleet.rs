@@ -38,6 +38,13 @@ fn assert_merged_exactly(r: &RunResult) {
     }
 }
 
+/// `dir/agents.txt` for the namespaces' agents, agent i named `<tag>i`,
+/// with no options of its own.
+fn named_agents_file(dir: &Path, ns: &Namespaces, tag: &str) {
+    let lines: Vec<String> = (1..=ns.count).map(|i| format!("{}:7450 name={tag}{i}", ns.address(i))).collect();
+    std::fs::write(dir.join("agents.txt"), lines.join("\n")).unwrap();
+}
+
 /// An agents file for the namespaces' agents: agent i named `<tag>i`, with a
 /// file of its own, `dir/<tag>i.dat` (they share this machine's file system).
 fn agents_file(dir: &Path, ns: &Namespaces, tag: &str) -> String {
@@ -1035,8 +1042,7 @@ fn a_training_preset_on_two_agents_divides_the_dataset_over_their_ranks() {
     let fleet = fleet_dir(dir.path(), "fleet");
     let ns = Namespaces::new("sbt", 5, 2);
     let _agents = ns.agents(&fleet, dir.path(), |_| Vec::new());
-    let lines: Vec<String> = (1..=2).map(|i| format!("{}:7450 name=t{i}", ns.address(i))).collect();
-    std::fs::write(dir.path().join("agents.txt"), lines.join("\n")).unwrap();
+    named_agents_file(dir.path(), &ns, "t");
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let run = |accelerators: &str, out: &str| {
@@ -1164,8 +1170,7 @@ fn a_checkpoint_on_two_agents_divides_its_ranks_over_them() {
     let fleet = fleet_dir(dir.path(), "fleet");
     let ns = Namespaces::new("sbk", 6, 2);
     let _agents = ns.agents(&fleet, dir.path(), |_| Vec::new());
-    let lines: Vec<String> = (1..=2).map(|i| format!("{}:7450 name=k{i}", ns.address(i))).collect();
-    std::fs::write(dir.path().join("agents.txt"), lines.join("\n")).unwrap();
+    named_agents_file(dir.path(), &ns, "k");
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
     let run = |extra: &[&str], out: &str| {
@@ -1232,11 +1237,19 @@ fn a_checkpoint_on_one_rbd_image_over_two_agents_writes_every_ranks_stripe() {
     let img = format!("sbfck-{}", std::process::id());
     let rbd = |args: &[&str]| std::process::Command::new("rbd").args(args).output().unwrap();
     assert!(rbd(&["create", "--size", "160M", &format!("rbd/{img}")]).status.success());
-    let args = [
-        &["run", "--agents", "127.0.0.122,127.0.0.123", "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", "out"][..],
-        &["--quiet", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--preset", "checkpoint:llama3-8b", "--scale", "0.0001"],
-    ]
-    .concat();
+    let words = |image: &str, out: &str, extra: &[&str]| -> Vec<String> {
+        [
+            &["run", "--agents", "127.0.0.122,127.0.0.123", "--fleet-dir", fleet.to_str().unwrap(), "--results-dir", out][..],
+            &["--quiet", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", image, "--preset", "checkpoint:llama3-8b", "--scale", "0.0001"],
+            extra,
+        ]
+        .concat()
+        .into_iter()
+        .map(String::from)
+        .collect()
+    };
+    let args = words(&img, "out", &[]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     // An image storbench did not make is refused by the first agent: the
     // run ends with that error at once (the coordinator once waited ten
     // minutes, spinning, for the refusing agent's clean-up while its
@@ -1254,14 +1267,27 @@ fn a_checkpoint_on_one_rbd_image_over_two_agents_writes_every_ranks_stripe() {
     assert!(stderr.contains("was not created by storbench") && stderr.contains("--allow_overwrite=1"), "{stderr}");
     let untouched = rbd(&["diff", "--format", "json", &format!("rbd/{img}")]);
     assert_eq!(String::from_utf8_lossy(&untouched.stdout).trim(), "[]", "nothing written to the image");
-    let args = [&args[..], &["--allow_overwrite", "1"]].concat();
-    let r = storbench(dir.path(), &args);
+    let args = words(&img, "out", &["--allow_overwrite", "1"]);
+    let r = storbench(dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
     let diff = rbd(&["diff", "--format", "json", &format!("rbd/{img}")]);
     rbd(&["rm", "--no-progress", &format!("rbd/{img}")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
     let extents: serde_json::Value = serde_json::from_slice(&diff.stdout).unwrap();
     let written: u64 = extents.as_array().unwrap().iter().filter(|e| e["exists"] == "true").map(|e| e["length"].as_u64().unwrap()).sum();
     assert_eq!(written, 160 << 20, "every rank's stripe of the ten spans: {extents}");
+    let result = run_result(&dir.path().join("out"));
+    for job in &result.jobs {
+        let per: Vec<u64> = job.per_agent.iter().map(|a| a.ops.iter().map(|o| o.bytes).sum()).collect();
+        assert_eq!(per, vec![4 * (2 << 20); 2], "{}: 4 ranks of 2 MiB an agent", job.name);
+    }
     let f: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("out/checkpoint.json")).unwrap()).unwrap();
     assert_eq!((f["ranks"].as_u64(), f["valid"].as_bool()), (Some(8), Some(true)), "{f}");
+    // An image storbench makes: the first agent makes it (alone) for every
+    // rank's stripe, the second's last stripe included, and it is removed.
+    let made = format!("{img}-made");
+    let args = words(&made, "made", &[]);
+    let r = storbench(dir.path(), &args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    let left = String::from_utf8_lossy(&rbd(&["ls", "rbd"]).stdout).to_string();
+    assert!(!left.lines().any(|l| l == made), "the image it made is removed");
 }

@@ -132,13 +132,16 @@ fn spread(s: &mut JobSpec, spec: &JobSpec, index: usize, count: usize) -> Result
     })?;
     let first: u32 = (0..index).filter_map(|i| shared(spec.numjobs, i, count)).sum();
     s.numjobs = part;
-    s.offset = s.offset.saturating_add(first as u64 * spec.offset_increment);
+    s.offset = s.offset.saturating_add(first as u64 * s.offset_increment);
+    s.stripes_after = spec.numjobs - first - part;
     if spec.ranks_over_fleet {
         if s.filenames.is_empty() {
             s.file_stem = Some(format!("{}.a{index}", spec.file_stem.as_deref().unwrap_or(&spec.name)));
         }
         if let Some(o) = s.objects.as_mut() {
-            o.count = (o.count * part as u64).div_ceil(spec.numjobs.max(1) as u64);
+            // The agent's part of the objects, as its ranks' part of the ranks.
+            let n = spec.numjobs.max(1) as u64;
+            o.count = o.count * (first + part) as u64 / n - o.count * first as u64 / n;
         }
     }
     Ok(())
@@ -199,13 +202,16 @@ mod tests {
             ..JobSpec::default()
         };
         let agent = |i: usize| jobs_for(std::slice::from_ref(&spec), &AgentSpec::default(), i, 3, false).unwrap().remove(0);
-        let parts: Vec<(u32, u64, Option<String>)> = (0..3).map(agent).map(|j| (j.numjobs, j.offset, j.file_stem)).collect();
+        let parts: Vec<(u32, u64, u32, Option<String>)> =
+            (0..3).map(agent).map(|j| (j.numjobs, j.offset, j.stripes_after, j.file_stem)).collect();
+        // Each also says how many ranks come after its own, so the first
+        // agent (which makes a shared image) makes room for them.
         assert_eq!(
             parts,
             vec![
-                (3, 1 << 30, Some("ck-1.a0".into())),
-                (3, (1 << 30) + (6 << 20), Some("ck-1.a1".into())),
-                (2, (1 << 30) + (12 << 20), Some("ck-1.a2".into()))
+                (3, 1 << 30, 5, Some("ck-1.a0".into())),
+                (3, (1 << 30) + (6 << 20), 2, Some("ck-1.a1".into())),
+                (2, (1 << 30) + (12 << 20), 0, Some("ck-1.a2".into()))
             ]
         );
         // Objects: a rank's one each, under the agent's own prefix.

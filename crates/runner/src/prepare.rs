@@ -246,7 +246,8 @@ fn ready(
 ) -> Result<ReadyJob, PlanError> {
     settle_object_fill(&mut job)?;
     let spec = &job.spec;
-    let bytes = spec.size.map(|s| spec.offset + stripes(spec) + s);
+    // A share of a job over a fleet makes room for the later agents' stripes.
+    let bytes = spec.size.map(|s| spec.offset + stripes(spec) + spec.stripes_after as u64 * spec.offset_increment + s);
     let targets = if job.paths.is_empty() {
         // Judged before the target is made (a block job: when its size says how much it writes).
         if spec.objects.is_some() || bytes.is_some() {

@@ -662,6 +662,11 @@ pub struct JobSpec {
     /// (`offset_increment` by the rank), files and objects of its agent's own.
     #[serde(default, skip_serializing_if = "is_false")]
     pub ranks_over_fleet: bool,
+    /// Workers of the job on other agents after this share's (a job
+    /// divided over a fleet): a target this share makes has room for
+    /// their stripes too, as the first agent makes it for all.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub stripes_after: u32,
     pub seed: u64,
     /// Random offsets visit every block once before any repeats (fio's
     /// random map, on unless `norandommap`); uniform, fixed block size only.
@@ -845,6 +850,7 @@ impl Default for JobSpec {
             write_iolog: None,
             file_stem: None,
             ranks_over_fleet: false,
+            stripes_after: 0,
             fill: None,
             seed: DEFAULT_SEED,
             randommap: true,
@@ -899,10 +905,12 @@ impl JobSpec {
             None => self.rw.writes(self.rwmixread) || self.kind.meta() == Some(OpKind::Delete) || self.writes_dataset(),
         }
     }
-    /// A training job whose dataset is packed into fewer targets than it
-    /// has files (one image, export or device) writes it before it reads.
-    fn writes_dataset(&self) -> bool {
-        self.kind.train().is_some_and(|t| (self.filenames.len() as u64) < t.files)
+    /// A training job on an engine's own target (an RBD image, an NBD
+    /// export: no files) writes its dataset before it reads, every run
+    /// (an image storbench made is gone after its run). Files are laid out
+    /// before the run, as for any job that reads them.
+    pub fn writes_dataset(&self) -> bool {
+        self.objects.is_none() && self.filenames.is_empty() && self.kind.train().is_some()
     }
     /// How a worker with a full queue collects completions, as fio's
     /// do_io does (init.c fixes the defaults): `iodepth_batch_complete_min`
@@ -1061,6 +1069,10 @@ fn one_pass() -> u32 {
 
 fn is_one(n: &u32) -> bool {
     *n == 1
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 fn is_false(b: &bool) -> bool {

@@ -366,14 +366,9 @@ impl TrainGen {
         }
     }
 
-    /// The dataset is laid out in targets holding several of its files
-    /// each (see [`TrainGen::place`]): no one writes them before the run.
-    pub fn packed(&self) -> bool {
-        self.region.files > 0 && (self.region.files as u64) < self.spec.files
-    }
-
-    /// Its share of writing a packed dataset before the run, in writes of
-    /// at most `chunk` bytes (its writer's share of the files).
+    /// Its share of writing the dataset on an engine's own target (see
+    /// [`TrainGen::place`]) before the run, in writes of at most `chunk`
+    /// bytes (its writer's share of the files).
     pub fn dataset_writes(&self, chunk: u64) -> Vec<NextIo> {
         let (bytes, chunk) = (self.spec.file_bytes(), chunk.clamp(1, u32::MAX as u64));
         let (writer, writers) = self.writer;
@@ -417,8 +412,6 @@ mod tests {
         // 16 files of 2 samples of 4 KiB on one image from 1 MiB: file k at
         // 1 MiB + k x 8 KiB; every read within its file's place.
         let packed = Region { files: 1, start: 1 << 20, len: 16 * 8192, end: 0 };
-        let g = TrainGen::new(&spec(0), packed, 0, 1, 1);
-        assert!(g.packed() && !TrainGen::new(&spec(0), region(), 0, 1, 1).packed(), "a file each is laid out before");
         for io in TrainGen::new(&spec(0), packed, 0, 1, 1).take(64) {
             assert_eq!(io.file, 0);
             assert!(io.offset >= 1 << 20 && io.offset + io.len as u64 <= (1 << 20) + 16 * 8192, "{io:?}");

@@ -314,9 +314,10 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
             // size is each file's, as in fio with several files.
             s.size = Some(t.file_bytes());
         }
-        // One image, export or device (rbd, nbd, a --filename): the files
-        // one after another, written by the job before it reads them.
-        false => s.size = Some(t.files * t.file_bytes()),
+        // Fewer targets than files (an image or export, written by the job
+        // before it reads; files or devices named by --filename, laid out
+        // before the run as any read job's): the files one after another.
+        false => s.size = Some(t.files.div_ceil(s.filenames.len().max(1) as u64) * t.file_bytes()),
     }
     s.kind.set_train(t).map_err(|e| CliError::usage(format!("--preset: {e}")))?;
     Ok(vec![s])

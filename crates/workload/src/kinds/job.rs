@@ -78,8 +78,10 @@ impl JobGen {
                 let gen = TrainGen::new(t, region, at.rank, at.ranks, seed).writing_as(at.worker, at.workers);
                 // An earlier run wrote the dataset (`--rules`: written once, before
                 // the warm-up, and read by each run): nothing to write first.
-                // A packed dataset (one image or device) is written by every run.
-                let writes_dataset = spec.objects.as_ref().is_none_or(|o| !o.exist);
+                let writes_dataset = match &spec.objects {
+                    Some(o) => !o.exist,
+                    None => spec.writes_dataset(),
+                };
                 let chunk = spec.bs.max();
                 Ok(JobGen::Train(Box::new(Training {
                     gen,

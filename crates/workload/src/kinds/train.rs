@@ -19,7 +19,7 @@ pub struct Training {
     pub(super) writes_dataset: bool,
     /// Remove the dataset's objects at the end.
     pub(super) cleans_up: bool,
-    /// The largest write of a packed dataset (the job's block size).
+    /// The largest write of a dataset on an engine's own target (the job's block size).
     pub(super) chunk: u64,
     pub(super) unmeasured: std::vec::IntoIter<NextIo>,
 }
@@ -64,9 +64,8 @@ impl Generator for Training {
             return Ok(None);
         }
         if !self.on_objects {
-            // A packed dataset (on one image or device) is written here;
-            // dataset files are laid out before the run.
-            let writes = if self.gen.packed() { self.gen.dataset_writes(self.chunk) } else { Vec::new() };
+            // On an engine's own target (files are laid out before the run).
+            let writes = self.gen.dataset_writes(self.chunk);
             return Ok(queue(&mut self.unmeasured, writes, |n| format!("the training dataset ({n} writes)")));
         }
         let files = self.gen.dataset_share()?.map(|file| NextIo { op: OpKind::Create, whole: true, ..file }).collect();
