@@ -254,6 +254,18 @@ fn objects(s: &JobSpec) -> bool {
     storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().blocks)
 }
 
+/// Whether the job's engine works on files (None: no such engine, which
+/// the plan refuses by name).
+fn on_files(s: &JobSpec) -> Option<bool> {
+    storbench_engine::find(&s.ioengine).map(|f| f.capabilities().needs_files)
+}
+
+/// Every worker on one target: a named file or device, or the engine's own
+/// (an RBD image, an NBD export).
+fn one_target(s: &JobSpec) -> bool {
+    !s.filenames.is_empty() || on_files(s) == Some(false)
+}
+
 fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, CliError> {
     let &Model { model, files, samples_per_file: spf, record, batch, reader_threads: threads, compute, epochs, au_floor: floor, .. } = m;
     let share = if spf > 1 { sizing.scale.sqrt() } else { sizing.scale };
@@ -308,7 +320,7 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
             o.prefix.get_or_insert_with(|| format!("storbench.train-{model}."));
         }
         // A file each on a file system (laid out before the run).
-        false if s.filenames.is_empty() && storbench_engine::find(&s.ioengine).is_some_and(|f| f.capabilities().needs_files) => {
+        false if s.filenames.is_empty() && on_files(&s) == Some(true) => {
             s.filenames = (0..t.files).map(|i| format!("{model}.{i}.{}", m.format)).collect();
             s.nrfiles = t.files as u32;
             // size is each file's, as in fio with several files.
@@ -362,7 +374,7 @@ fn kvcache(r: &KvRun, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, C
         return Err(CliError::usage("--preset kvcache: --size is each client's storage tier; give at least 4k"));
     }
     s.size = Some(size);
-    let shared = !s.filenames.is_empty() || storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().needs_files);
+    let shared = one_target(&s);
     if shared && clients > 1 {
         s.offset_increment = size;
     }
@@ -456,7 +468,7 @@ fn checkpoint_job(plan: &CheckpointPlan, stem: &str, phase: &str, n: u32, global
     // filename): each rank its own stripe of each checkpoint's own span.
     // Checkpoint 1 takes the last span, so the target the first job
     // creates (an image, a file) is large enough for all ten.
-    let shared = !s.filenames.is_empty() || storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().needs_files);
+    let shared = one_target(&s);
     if shared {
         s.offset_increment = shard;
         s.offset = s.offset.saturating_add((CHECKPOINTS - n) as u64 * ranks as u64 * shard);
@@ -465,7 +477,7 @@ fn checkpoint_job(plan: &CheckpointPlan, stem: &str, phase: &str, n: u32, global
     // the end; an image without files, rbd or nbd, a flush after its rank's
     // last write); what is read comes from storage, not from the page cache
     // the writes filled.
-    let files = storbench_engine::find(&s.ioengine).is_some_and(|f| f.capabilities().needs_files);
+    let files = on_files(&s) == Some(true);
     match (write, files) {
         (true, true) => s.end_fsync = true,
         (true, false) => set(&mut s, "fsync", &(shard >> 20).to_string())?,

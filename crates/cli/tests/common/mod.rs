@@ -101,6 +101,14 @@ pub fn ceph_cluster() -> bool {
     false
 }
 
+/// Bytes of an RBD image that were ever written (`rbd diff` of a new image
+/// lists only written extents).
+pub fn rbd_written(image: &str) -> u64 {
+    let diff = Command::new("rbd").args(["diff", "--format", "json", image]).output().expect("rbd diff");
+    let extents: serde_json::Value = serde_json::from_slice(&diff.stdout).expect("rbd diff's JSON");
+    extents.as_array().expect("extents").iter().filter(|e| e["exists"] == "true").map(|e| e["length"].as_u64().unwrap_or(0)).sum()
+}
+
 /// Objects in a pool whose names start with `prefix` (through the rados CLI).
 pub fn rados_objects(pool: &str, prefix: &str) -> Vec<String> {
     let out = Command::new("rados").args(["-p", pool, "ls"]).output().expect("rados ls");
