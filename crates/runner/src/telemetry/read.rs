@@ -154,15 +154,19 @@ impl Reading {
             if rx + tx == 0.0 {
                 continue;
             }
-            let l = [("nic", name.as_str())];
-            out.push(Value::new(metric::NIC_RX_BYTES, &l, rate(|n| n.recv_bytes)));
-            out.push(Value::new(metric::NIC_TX_BYTES, &l, rate(|n| n.sent_bytes)));
-            out.push(Value::new(metric::NIC_RX_PACKETS, &l, rx));
-            out.push(Value::new(metric::NIC_TX_PACKETS, &l, tx));
-            out.push(Value::new(metric::NIC_RX_DROPS, &l, rate(|n| n.recv_drop)));
-            out.push(Value::new(metric::NIC_TX_DROPS, &l, rate(|n| n.sent_drop)));
+            let mut l = vec![("nic", name.as_str())];
+            if is_bridge(name) {
+                l.push((metric::BRIDGE, "1"));
+            }
+            let l = &l[..];
+            out.push(Value::new(metric::NIC_RX_BYTES, l, rate(|n| n.recv_bytes)));
+            out.push(Value::new(metric::NIC_TX_BYTES, l, rate(|n| n.sent_bytes)));
+            out.push(Value::new(metric::NIC_RX_PACKETS, l, rx));
+            out.push(Value::new(metric::NIC_TX_PACKETS, l, tx));
+            out.push(Value::new(metric::NIC_RX_DROPS, l, rate(|n| n.recv_drop)));
+            out.push(Value::new(metric::NIC_TX_DROPS, l, rate(|n| n.sent_drop)));
             if let Some(bits) = link_speed(name) {
-                out.push(Value::new(metric::NIC_LINK, &l, bits));
+                out.push(Value::new(metric::NIC_LINK, l, bits));
             }
         }
     }
@@ -226,6 +230,11 @@ fn push_modes(out: &mut Vec<Value>, shares: &[f64; 7], labels: &[(&str, &str)]) 
 fn whole_disk(name: &str) -> bool {
     let sys = std::path::Path::new("/sys/block");
     !sys.exists() || sys.join(name).exists()
+}
+
+/// A bridge (its ports' traffic counted again on it).
+fn is_bridge(nic: &str) -> bool {
+    std::path::Path::new("/sys/class/net").join(nic).join("bridge").exists()
 }
 
 /// A NIC's link speed in bits/s (`/sys/class/net/NIC/speed`, Mb/s); none
