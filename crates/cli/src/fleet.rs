@@ -108,6 +108,24 @@ impl FleetSetup {
     }
 }
 
+impl FleetSetup {
+    /// Each agent's name and host memory as its Hello said (connecting once,
+    /// preparing nothing): what `--rules mlperf` sizes a fleet's dataset by.
+    pub fn memories(&self) -> Result<Vec<(String, Option<u64>)>, CliError> {
+        let (list, dir) = self.agents()?;
+        let creds = storbench_fleet::creds::coordinator(&dir).map_err(CliError::usage)?;
+        let scope = Scope::begin();
+        let mut fleet = Fleet::connect(list, creds, self.timeout, &|| scope.interrupted()).map_err(|e| match scope.interrupted() {
+            true => CliError { code: EXIT_INTERRUPTED, message: format!("{e}: nothing was measured") },
+            false => CliError::system(e),
+        })?;
+        let out = fleet.agents.iter().map(|a| (a.spec.name.clone(), a.info.memory_bytes)).collect();
+        let n = fleet.agents.len();
+        fleet.finish(&vec![Vec::new(); n], &vec![true; n], &|| false);
+        Ok(out)
+    }
+}
+
 impl FleetArgs {
     /// The fleet these flags name, if any.
     pub fn setup(&self) -> Result<Option<FleetSetup>, CliError> {

@@ -446,7 +446,10 @@ const CASES: &[Case] = &[
     // MLPerf's rules: a dataset under 5x this host's memory, a checkpoint, no memory.
     case(&["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf"], &["5x the client's memory", "--client-memory"]),
     case(&["run", "--preset", "checkpoint:llama3-8b", "--rules", "mlperf"], &["judges a training preset", "checkpoint:llama3-8b"]),
-    case(&["run", "--preset", "train:cosmoflow", "--rules", "mlperf", "--agents", "127.0.0.1:1"], &["--rules mlperf", "drop --agents"]),
+    case(
+        &["run", "--preset", "train:cosmoflow", "--rules", "mlperf", "--find-accelerators", "--agents", "127.0.0.1:1"],
+        &["--find-accelerators searches on this client alone", "--accelerators N"],
+    ),
     case(&["run", "--preset", "train:cosmoflow", "--rules", "mlperf", "--client-memory", "0"], &["--client-memory", "a size above 0"]),
     case(
         &["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf", "--client-memory", "64m", "--epochs", "1"],

@@ -1105,6 +1105,63 @@ fn a_training_preset_on_two_agents_divides_the_dataset_over_their_ranks() {
     assert!(page.contains("id=\"train-agents-") && page.contains("<td class=\"text\">t2</td><td>2-3</td>"), "each agent's ranks");
 }
 
+/// `--rules mlperf` on two agents: the dataset is sized by both clients'
+/// memory (their MemTotal as each agent's Hello said, or --client-memory
+/// each) and the 500-step rule by the accelerators of both, and the six
+/// runs go to the fleet, each rank reading its share.
+#[test]
+fn the_rules_on_two_agents_size_the_dataset_by_both_clients_memory() {
+    if !can_use_namespaces() {
+        return;
+    }
+    let dir = scratch();
+    let fleet = fleet_dir(dir.path(), "fleet");
+    let ns = Namespaces::new("sbr", 7, 2);
+    let _agents = ns.agents(&fleet, dir.path(), |_| Vec::new());
+    named_agents_file(dir.path(), &ns, "r");
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let run = |scale: &str, extra: &[&str]| {
+        let mut words = vec!["run", "--agents-file", "agents.txt", "--fleet-dir", "fleet", "--results-dir", "rules", "--quiet"];
+        words.extend(["--preset", "train:cosmoflow", "--scale", scale, "--rules", "mlperf", "--directory", data.to_str().unwrap()]);
+        words.extend(extra);
+        storbench(dir.path(), &words)
+    };
+    // Each agent's MemTotal (both are this host's), summed: 5 x 2 x this
+    // host's memory is far past 500 files, refused before anything is laid out.
+    let host = std::fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: f64 = host.lines().find_map(|l| l.strip_prefix("MemTotal:")).unwrap().trim().trim_end_matches("kB").trim().parse().unwrap();
+    let r = run("0.000954", &[]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    let sum = format!("5 x {:.2} GiB of memory", 2.0 * kib / (1u64 << 20) as f64);
+    assert!(r.stderr.contains("5x the client's memory") && r.stderr.contains(&sum), "the two agents' memory summed: {}", r.stderr);
+    assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "nothing laid out");
+    // Two accelerators (one an agent) need 1,000 files of batch 1 for 500
+    // steps: 500 files are refused for the steps rule, not the memory one.
+    let r = run("0.000954", &["--client-memory", "64MiB"]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("500 steps") && r.stderr.contains("fewer --accelerators"), "{}", r.stderr);
+    // 1,000 files (2.6 GiB) hold 500 steps for two and 5 x 2 x 64 MiB.
+    let r = run("0.001908", &["--client-memory", "64MiB"]);
+    let text = std::fs::read_to_string(dir.path().join("rules/mlperf.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(r.code, 0, "{}\n{}\n{v}", r.stdout, r.stderr);
+    assert_eq!((v["accelerators"].as_u64(), v["clients"].as_u64(), v["dataset_files"].as_u64()), (Some(2), Some(2), Some(1000)), "{v}");
+    assert_eq!(v["client_memory_bytes"].as_u64(), Some(2 * 64 << 20), "{v}");
+    assert!(v["client_memory_source"].as_str().unwrap().contains("x 2 clients"), "{v}");
+    assert_eq!((v["division"].as_str(), v["valid"].as_bool()), (Some("closed"), Some(true)), "{v}");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 5);
+    for run in ["warmup", "run-1", "run-5"] {
+        let result = run_result(&dir.path().join("rules").join(run));
+        let t = result.jobs[0].train().expect("training figures");
+        // Steps are counted over the ranks: 500 an epoch each.
+        assert_eq!((t.accelerators, t.steps), (2, 5 * 2 * 500), "{run}: five epochs of 500 steps on each agent's rank");
+        assert_eq!(result.agents.len(), 2, "{run} on both agents");
+        assert!(result.agents.iter().all(|a| a.memory_bytes == Some(kib as u64 * 1024)), "{:?}", result.agents);
+    }
+    assert!(r.stdout.contains("2 accelerators on 2 clients") && r.stdout.contains("VALID (closed division)"), "{}", r.stdout);
+}
+
 /// On an object store each agent writes its own copy of a training dataset
 /// (under its own prefix, as a fleet keeps agents' objects apart) with its
 /// two workers, and its ranks read their shares of every epoch from it:

@@ -214,6 +214,7 @@ impl Fleet {
                     Ok(()) => {
                         a.info.hostname = h.name.clone();
                         a.info.storbench_version = h.storbench.clone();
+                        a.info.memory_bytes = h.memory_bytes;
                         a.signals = h.signals.clone();
                     }
                     Err(e) => errors.push(format!("{} {}: {e}", self.role.noun(), a.spec.name)),

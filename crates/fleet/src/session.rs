@@ -124,6 +124,7 @@ impl Session {
                     greeted = true;
                     let mut ours = Hello::ours(self.name.clone());
                     ours.protocol = self.protocol;
+                    ours.memory_bytes = storbench_runner::plan::limits::total_memory();
                     self.send(FromAgent::Hello(ours));
                 }
                 _ if !greeted => {

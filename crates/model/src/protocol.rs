@@ -70,7 +70,10 @@ use storbench_workload::JobSpec;
 /// 13: ranks over a fleet (`JobShare::rank_base`, `ranks`) and a KV tier's
 /// pending requests' waits (`KvTally::waiting_ns`): an agent of 12 would
 /// read the same training shards as every other agent, and send no waits.
-pub const PROTOCOL_VERSION: u32 = 13;
+/// 14: an agent's memory in its Hello (`Hello::memory_bytes`), which
+/// `--rules mlperf` sizes a fleet's dataset by: an agent of 13 would leave
+/// the sum short without a word.
+pub const PROTOCOL_VERSION: u32 = 14;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,6 +92,11 @@ pub struct Hello {
     /// refused before the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub signals: Vec<String>,
+    /// The agent's host memory (MemTotal, bytes; protocol 14): what MLPerf's
+    /// rules size a dataset by. None from a coordinator, or where
+    /// /proc/meminfo cannot be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
 }
 
 /// The two sides speak different protocol versions.
@@ -114,6 +122,7 @@ impl Hello {
             name: name.into(),
             monitor: false,
             signals: Vec::new(),
+            memory_bytes: None,
         }
     }
 

@@ -72,6 +72,9 @@ pub struct AgentInfo {
     pub clock_offset_ns: i64,
     /// That round trip's time: the offset is known to within half of it.
     pub rtt_ns: u64,
+    /// The agent's host memory (its MemTotal, bytes) as its Hello said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bytes: Option<u64>,
     /// Why and when the agent was lost, if it was: its data up to its last
     /// interval is kept, the run is partial.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -229,7 +229,11 @@ pub fn means(runs: &[RunFigures]) -> (f64, f64) {
 pub struct Report {
     pub rules: &'static str,
     pub preset: String,
+    /// Over every client (each agent's workers, summed).
     pub accelerators: u32,
+    /// The client machines the accelerators are emulated on (agents, or
+    /// this one).
+    pub clients: u32,
     /// The AU every measured run must reach (the config's `metric.au`).
     pub au_floor: f64,
     /// The lowest division of the issues; `valid` unless it is invalid.
@@ -286,6 +290,8 @@ pub struct Setup<'a> {
     /// The clients' memory, bytes, and where the figure came from.
     pub memory: u64,
     pub memory_source: String,
+    /// The agents the runs go to (None: this client alone).
+    pub fleet: Option<crate::fleet::FleetSetup>,
     pub base: PathBuf,
     /// Object stores: the run that writes the dataset, once.
     pub data: RefCell<Option<PathBuf>>,
@@ -367,7 +373,7 @@ impl Setup<'_> {
         let sizing = Sizing { workers: n.or(self.sizing.workers), ..self.sizing.clone() };
         let specs = preset::specs(self.name, &sizing, &self.jobs.global)?;
         let t = training(&specs)?;
-        let mut before = dataset_issues(&Dataset::of(t, specs[0].numjobs, self.memory));
+        let mut before = dataset_issues(&Dataset::of(t, self.accelerators(&specs)?, self.memory));
         before.extend(parameter_issues(self.model, t, self.flags.epochs.is_some()));
         before.extend(super::rules_options::option_issues(self.model.model, &specs[0].ioengine, &self.jobs.global));
         if let Some(i) = before.iter().find(|i| i.validation == Division::Invalid).filter(|_| !self.flags.allow_invalid_params) {
@@ -383,13 +389,23 @@ impl Setup<'_> {
         Ok((specs, before))
     }
 
+    /// The accelerators the jobs emulate on every client: a job's workers
+    /// on each agent (its share with --share-numjobs), or this client's.
+    pub fn accelerators(&self, specs: &[JobSpec]) -> Result<u32, CliError> {
+        match &self.fleet {
+            Some(f) => Ok(f.workers(&specs[..1])?.1[0]),
+            None => Ok(specs[0].numjobs),
+        }
+    }
+
     /// An empty report for the jobs `specs`.
     pub fn report(&self, specs: &[JobSpec]) -> Result<Report, CliError> {
         let t = training(specs)?;
         Ok(Report {
             rules: "MLPerf Storage training (mlcommons/storage training/README.md)",
             preset: self.name.into(),
-            accelerators: specs[0].numjobs,
+            accelerators: self.accelerators(specs)?,
+            clients: self.fleet.as_ref().map_or(1, |f| f.workers(&specs[..1]).map_or(1, |w| w.0 as u32)),
             au_floor: t.au_floor,
             division: Division::Closed,
             valid: true,
@@ -418,18 +434,16 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resu
         .strip_prefix("train:")
         .and_then(preset::find_train)
         .ok_or_else(|| CliError::usage(format!("--rules mlperf judges a training preset (train:MODEL[:ACCELERATOR]), not '{name}'")))?;
-    if flags.source.fleet.agents.is_some() || flags.source.fleet.agents_file.is_some() {
-        // The rules size the dataset by every client's memory: not summed yet.
+    let fleet = flags.source.fleet.setup()?;
+    if fleet.is_some() && flags.find_accelerators {
         return Err(CliError::usage(
-            "--rules mlperf runs on this client alone for now: drop --agents (a fleet's memory is not summed yet)",
+            "--find-accelerators searches on this client alone: on a fleet give --accelerators N (each agent's), \
+             found on one client first",
         ));
     }
-    let (memory, memory_source) = match flags.client_memory {
-        Some(m) => (m, format!("--client-memory (this host's MemTotal: {})", gib(mem_total().unwrap_or(0) as f64))),
-        None => (mem_total()?, "MemTotal".to_string()),
-    };
+    let (memory, memory_source) = clients_memory(flags, fleet.as_ref())?;
     let base = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
-    let setup = Setup { flags, jobs, name, model, sizing, memory, memory_source, base, data: RefCell::new(None) };
+    let setup = Setup { flags, jobs, name, model, sizing, memory, memory_source, fleet, base, data: RefCell::new(None) };
     let code = match flags.find_accelerators {
         true => super::rules_search::search(&setup),
         false => sequence(&setup),
@@ -437,6 +451,35 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resu
     // The dataset goes whatever the outcome (a run failed, Ctrl-C).
     let cleaned = setup.finish_dataset();
     code.map(|c| c.max(cleaned))
+}
+
+/// The clients' memory the dataset is sized by, and where it came from:
+/// this host's MemTotal, or on a fleet every agent's (as its Hello said),
+/// summed as mlpstorage's datasize does (hosts x each host's memory);
+/// `--client-memory` is each client's.
+fn clients_memory(flags: &RunFlags, fleet: Option<&crate::fleet::FleetSetup>) -> Result<(u64, String), CliError> {
+    let Some(fleet) = fleet else {
+        return Ok(match flags.client_memory {
+            Some(m) => (m, format!("--client-memory (this host's MemTotal: {})", gib(mem_total().unwrap_or(0) as f64))),
+            None => (mem_total()?, "MemTotal".to_string()),
+        });
+    };
+    let n = fleet.count() as u64;
+    if let Some(m) = flags.client_memory {
+        return Ok((m * n, format!("--client-memory {} x {n} clients", gib(m as f64))));
+    }
+    let mut each = Vec::new();
+    for (agent, memory) in fleet.memories()? {
+        let m = memory.ok_or_else(|| {
+            CliError::usage(format!(
+                "agent {agent} did not say its memory (no /proc/meminfo there): give each client's memory with --client-memory SIZE"
+            ))
+        })?;
+        each.push((agent, m));
+    }
+    let sum = each.iter().map(|(_, m)| m).sum();
+    let list: Vec<String> = each.iter().map(|(a, m)| format!("{a} {}", gib(*m as f64))).collect();
+    Ok((sum, format!("MemTotal of {} agents: {}", each.len(), list.join(", "))))
 }
 
 /// A warm-up and five measured runs, judged.
@@ -534,9 +577,10 @@ pub fn one(s: &Setup, specs: &[JobSpec], dir: &Path, label: &str) -> Result<(Run
 fn table(r: &Report) -> String {
     let floor = r.au_floor;
     let mut out = format!(
-        "{} under MLPerf Storage's rules: {} accelerators, dataset {} files ({}), client memory {} ({})\n",
+        "{} under MLPerf Storage's rules: {} accelerators{}, dataset {} files ({}), client memory {} ({})\n",
         r.preset,
         r.accelerators,
+        if r.clients > 1 { format!(" on {} clients", r.clients) } else { String::new() },
         r.dataset_files,
         gib(r.dataset_bytes as f64),
         gib(r.client_memory_bytes as f64),

@@ -110,8 +110,19 @@ fn refused(job: &str, message: String) -> PlanError {
 
 /// MemAvailable, in bytes.
 pub fn available_memory() -> Option<u64> {
+    meminfo("MemAvailable:")
+}
+
+/// MemTotal, in bytes: the host's memory, as MLPerf's rules size a
+/// dataset by (an agent tells its coordinator in its Hello).
+pub fn total_memory() -> Option<u64> {
+    meminfo("MemTotal:")
+}
+
+/// A /proc/meminfo line's figure (kB), in bytes.
+fn meminfo(key: &str) -> Option<u64> {
     let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let line = info.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
 }
