@@ -447,6 +447,10 @@ const CASES: &[Case] = &[
     case(&["run", "--preset", "train:cosmoflow", "--scale", "0.001", "--rules", "mlperf"], &["5x the client's memory", "--client-memory"]),
     case(&["run", "--preset", "checkpoint:llama3-8b", "--rules", "mlperf"], &["judges a training preset", "checkpoint:llama3-8b"]),
     case(
+        &["run", "--preset", "checkpoint:llama3-70b:subset", "--agents", "127.0.0.1:1,127.0.0.2:1"],
+        &["checkpoint:llama3-70b:subset is one host of 8 ranks", "2 agents", "checkpoint:llama3-70b to divide"],
+    ),
+    case(
         &["run", "--preset", "train:cosmoflow", "--rules", "mlperf", "--find-accelerators", "--agents", "127.0.0.1:1"],
         &["--find-accelerators searches on this client alone", "--accelerators N"],
     ),

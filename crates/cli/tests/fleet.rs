@@ -1147,7 +1147,7 @@ fn the_rules_on_two_agents_size_the_dataset_by_both_clients_memory() {
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(r.code, 0, "{}\n{}\n{v}", r.stdout, r.stderr);
     assert_eq!((v["accelerators"].as_u64(), v["clients"].as_u64(), v["dataset_files"].as_u64()), (Some(2), Some(2), Some(1000)), "{v}");
-    assert_eq!(v["client_memory_bytes"].as_u64(), Some(2 * 64 << 20), "{v}");
+    assert_eq!(v["client_memory_bytes"].as_u64(), Some(2 * (64 << 20)), "{v}");
     assert!(v["client_memory_source"].as_str().unwrap().contains("x 2 clients"), "{v}");
     assert_eq!((v["division"].as_str(), v["valid"].as_bool()), (Some("closed"), Some(true)), "{v}");
     assert_eq!(v["runs"].as_array().unwrap().len(), 5);

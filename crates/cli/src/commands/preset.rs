@@ -39,6 +39,7 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str) -> Result<i32, CliError
         return search(flags, jobs, name, sizing);
     }
     let specs = preset::specs(name, &sizing, &jobs.global)?;
+    one_host_subset(flags, name)?;
     let mut observer = progress::Live::new(s.quiet);
     let (result, dir) = execute(specs, RunSetup::from_source(s)?, &mut observer)?;
     let format = flags.format.as_deref().unwrap_or("normal");
@@ -47,6 +48,20 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str) -> Result<i32, CliError
         super::checkpoint::report(&dir, &result, name, &plan, format == "normal")?;
     }
     Ok(code)
+}
+
+/// A subset checkpoint is the rules' one host of 8 ranks writing its share:
+/// over several agents it would be several hosts' ranks, which the rules
+/// measure as the default mode, so it is refused there by name.
+fn one_host_subset(flags: &RunFlags, name: &str) -> Result<(), CliError> {
+    let agents = flags.source.fleet.setup()?.map_or(1, |f| f.count());
+    match name.strip_suffix(":subset").and_then(|n| n.strip_prefix("checkpoint:")) {
+        Some(model) if agents > 1 => Err(CliError::usage(format!(
+            "{name} is one host of 8 ranks (the rules' subset mode), and {agents} agents were given: \
+             run it on one agent, or checkpoint:{model} to divide the whole checkpoint's ranks over them"
+        ))),
+        _ => Ok(()),
+    }
 }
 
 /// One training run with `n` accelerators, in `dir`.
