@@ -320,6 +320,9 @@ pub struct AgentArgs {
     /// Pretend the clock is off by this many ms (tests of clock skew)
     #[arg(long = "clock-skew-ms", hide = true, allow_hyphen_values = true)]
     pub clock_skew_ms: Option<i64>,
+    /// Say this host has this much memory (tests of --rules mlperf on a fleet)
+    #[arg(long = "memory-bytes", hide = true)]
+    pub memory_bytes: Option<u64>,
     /// Remove this directory when the agent exits (agents launched over SSH)
     #[arg(long = "remove-on-exit", hide = true, value_name = "DIR")]
     pub remove_on_exit: Option<PathBuf>,
@@ -364,10 +367,10 @@ pub struct RunFlags {
     /// KV cache: find the most users a client serves with that share of requests within the bound (p95=2s: 95% of requests served within 2 s of their arrival; one that waited past it by the end missed it), doubling, then halving the gap; a probe lasts the job's --runtime
     #[arg(long = "find-users", value_name = "pNN=TIME", requires = "preset", conflicts_with_all = ["find_accelerators", "rules"])]
     pub find_users: Option<String>,
-    /// Training under a benchmark's run rules: mlperf (MLPerf Storage: one warm-up and five measured runs, the dataset at least 5x the client's memory and 500 steps an epoch, AU above the floor in every run; a verdict naming each rule; with --find-accelerators, the most accelerators that keep the floor)
+    /// Training under a benchmark's run rules: mlperf (MLPerf Storage: one warm-up and five measured runs, the dataset at least 5x the clients' memory and 500 steps an epoch, AU above the floor in every run; a verdict naming each rule; with --find-accelerators, the most accelerators that keep the floor)
     #[arg(long, value_name = "RULES", requires = "preset", value_parser = ["mlperf"])]
     pub rules: Option<String>,
-    /// --rules: the client's memory the dataset is sized against (mlpstorage's --client-host-memory-in-gb; default: this host's MemTotal)
+    /// --rules: each client's memory the dataset is sized against (mlpstorage's --client-host-memory-in-gb; default: this host's MemTotal, on a fleet each agent's, summed)
     #[arg(long = "client-memory", value_name = "SIZE", requires = "rules", value_parser = crate::numbers::memory)]
     pub client_memory: Option<u64>,
     /// --rules: run even where the rules' parameters are not met (mlpstorage's flag): the verdict says invalid

@@ -115,13 +115,14 @@ impl FleetSetup {
         let (list, dir) = self.agents()?;
         let creds = storbench_fleet::creds::coordinator(&dir).map_err(CliError::usage)?;
         let scope = Scope::begin();
-        let mut fleet = Fleet::connect(list, creds, self.timeout, &|| scope.interrupted()).map_err(|e| match scope.interrupted() {
-            true => CliError { code: EXIT_INTERRUPTED, message: format!("{e}: nothing was measured") },
-            false => CliError::system(e),
+        say!("storbench: asking {} agents their memory", list.len());
+        let mut fleet = connect(list, creds, self.timeout, &scope).map_err(|e| CliError {
+            message: format!("reading the agents' memory: {}; or give each client's memory with --client-memory SIZE", e.message),
+            ..e
         })?;
         let out = fleet.agents.iter().map(|a| (a.spec.name.clone(), a.info.memory_bytes)).collect();
         let n = fleet.agents.len();
-        fleet.finish(&vec![Vec::new(); n], &vec![true; n], &|| false);
+        fleet.finish(&vec![Vec::new(); n], &vec![true; n], &|| scope.level() >= 2);
         Ok(out)
     }
 }
@@ -181,6 +182,19 @@ fn check_ranks(jobs: &[Vec<JobSpec>]) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Every agent reached and greeted (Ctrl-C while connecting: nothing was measured).
+fn connect(
+    list: Vec<AgentSpec>,
+    creds: storbench_fleet::creds::CoordinatorCreds,
+    timeout: Duration,
+    scope: &Scope,
+) -> Result<Fleet, CliError> {
+    Fleet::connect(list, creds, timeout, &|| scope.interrupted()).map_err(|e| match scope.interrupted() {
+        true => CliError { code: EXIT_INTERRUPTED, message: format!("{e}: nothing was measured") },
+        false => CliError::system(e),
+    })
+}
+
 /// Run `plan` (built from `specs`) on the fleet.
 pub fn run(
     fleet: &FleetSetup,
@@ -208,11 +222,7 @@ pub fn run(
     // before any agent prepares: a lost agent's objects are found by it.
     let parts = AgentParts::journal(journal, &agent_list, &jobs);
     say!("storbench: connecting to {n} agent{}", if n == 1 { "" } else { "s" });
-    let mut connected =
-        Fleet::connect(agent_list, creds, fleet.timeout, &|| scope.interrupted()).map_err(|e| match scope.interrupted() {
-            true => CliError { code: EXIT_INTERRUPTED, message: format!("{e}: nothing was measured") },
-            false => CliError::system(e),
-        })?;
+    let mut connected = connect(agent_list, creds, fleet.timeout, scope)?;
     for a in &connected.agents {
         let i = &a.info;
         say!(
@@ -413,6 +423,7 @@ pub fn agent(a: &AgentArgs) -> Result<i32, CliError> {
         once: a.once,
         protocol: a.protocol_version.unwrap_or(storbench_model::protocol::PROTOCOL_VERSION),
         clock_skew_ns: a.clock_skew_ms.unwrap_or(0).saturating_mul(1_000_000),
+        memory: a.memory_bytes.or_else(storbench_runner::plan::limits::total_memory),
         remove_on_exit: a.remove_on_exit.clone(),
         net_port: match a.net_port {
             Some(0) => None,

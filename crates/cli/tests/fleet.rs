@@ -1117,7 +1117,9 @@ fn the_rules_on_two_agents_size_the_dataset_by_both_clients_memory() {
     let dir = scratch();
     let fleet = fleet_dir(dir.path(), "fleet");
     let ns = Namespaces::new("sbr", 7, 2);
-    let _agents = ns.agents(&fleet, dir.path(), |_| Vec::new());
+    // Each agent says a memory of its own (3 and 5 GiB), as hosts of a fleet differ.
+    let gib = |i: usize| (2 * i as u64 + 1) << 30;
+    let _agents = ns.agents(&fleet, dir.path(), |i| vec!["--memory-bytes".into(), gib(i).to_string()]);
     named_agents_file(dir.path(), &ns, "r");
     let data = dir.path().join("data");
     std::fs::create_dir(&data).unwrap();
@@ -1127,16 +1129,13 @@ fn the_rules_on_two_agents_size_the_dataset_by_both_clients_memory() {
         words.extend(extra);
         storbench(dir.path(), &words)
     };
-    // Each agent's MemTotal (both are this host's), summed: 5 x 2 x this
-    // host's memory is far past 500 files, refused before anything is laid out.
-    let host = std::fs::read_to_string("/proc/meminfo").unwrap();
-    let kib: f64 = host.lines().find_map(|l| l.strip_prefix("MemTotal:")).unwrap().trim().trim_end_matches("kB").trim().parse().unwrap();
+    // The agents' memory as they said it, summed: 5 x 8 GiB is far past
+    // 500 files, refused before anything is laid out.
     let r = run("0.000954", &[]);
     assert_eq!(r.code, 2, "{}", r.stderr);
-    let sum = format!("5 x {:.2} GiB of memory", 2.0 * kib / (1u64 << 20) as f64);
-    assert!(r.stderr.contains("5x the client's memory") && r.stderr.contains(&sum), "the two agents' memory summed: {}", r.stderr);
+    assert!(r.stderr.contains("5x the client's memory") && r.stderr.contains("5 x 8.00 GiB of memory"), "3 + 5 GiB: {}", r.stderr);
     assert_eq!(std::fs::read_dir(&data).unwrap().count(), 0, "nothing laid out");
-    // Two accelerators (one an agent) need 1,000 files of batch 1 for 500
+    // Two accelerators (one on each agent) need 1,000 files of batch 1 for 500
     // steps: 500 files are refused for the steps rule, not the memory one.
     let r = run("0.000954", &["--client-memory", "64MiB"]);
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -1146,6 +1145,7 @@ fn the_rules_on_two_agents_size_the_dataset_by_both_clients_memory() {
     let text = std::fs::read_to_string(dir.path().join("rules/mlperf.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(r.code, 0, "{}\n{}\n{v}", r.stdout, r.stderr);
+    assert_valid(&result_json(&dir.path().join("rules/run-1")));
     assert_eq!((v["accelerators"].as_u64(), v["clients"].as_u64(), v["dataset_files"].as_u64()), (Some(2), Some(2), Some(1000)), "{v}");
     assert_eq!(v["client_memory_bytes"].as_u64(), Some(2 * (64 << 20)), "{v}");
     assert!(v["client_memory_source"].as_str().unwrap().contains("x 2 clients"), "{v}");
@@ -1157,7 +1157,8 @@ fn the_rules_on_two_agents_size_the_dataset_by_both_clients_memory() {
         // Steps are counted over the ranks: 500 an epoch each.
         assert_eq!((t.accelerators, t.steps), (2, 5 * 2 * 500), "{run}: five epochs of 500 steps on each agent's rank");
         assert_eq!(result.agents.len(), 2, "{run} on both agents");
-        assert!(result.agents.iter().all(|a| a.memory_bytes == Some(kib as u64 * 1024)), "{:?}", result.agents);
+        let said: Vec<Option<u64>> = result.agents.iter().map(|a| a.memory_bytes).collect();
+        assert_eq!(said, vec![Some(gib(1)), Some(gib(2))], "{run}: each agent's memory in the result");
     }
     assert!(r.stdout.contains("2 accelerators on 2 clients") && r.stdout.contains("VALID (closed division)"), "{}", r.stdout);
 }

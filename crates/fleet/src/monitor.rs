@@ -175,6 +175,7 @@ mod tests {
             name: "m".into(),
             protocol: protocol::PROTOCOL_VERSION,
             clock_skew_ns: 0,
+            memory: None,
             inbox,
             out,
             gone: Arc::default(),

@@ -41,6 +41,8 @@ pub struct AgentOptions {
     pub protocol: u32,
     /// Pretend this machine's clock is off by this much (tests of skew).
     pub clock_skew_ns: i64,
+    /// The host memory its Hello says (MemTotal, unless a test says otherwise).
+    pub memory: Option<u64>,
     /// A directory to remove when the agent exits (its own, when launched over SSH).
     pub remove_on_exit: Option<PathBuf>,
     /// The network service's port (`storbench baseline --network`); `None`: off.
@@ -139,6 +141,7 @@ impl Service {
             name: self.opts.name.clone(),
             protocol: self.opts.protocol,
             clock_skew_ns: self.opts.clock_skew_ns,
+            memory: self.opts.memory,
             inbox,
             out,
             gone,

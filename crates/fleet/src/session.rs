@@ -26,6 +26,9 @@ pub(crate) struct Session {
     /// Added to this machine's clock wherever the protocol carries a time
     /// (tests: an agent whose clock is off).
     pub clock_skew_ns: i64,
+    /// The host memory its Hello says (`--rules mlperf` sizes a fleet's
+    /// dataset by it).
+    pub memory: Option<u64>,
     pub inbox: Receiver<ToAgent>,
     pub out: Sender<Result<FromAgent, Status>>,
     /// The coordinator's stream has ended.
@@ -124,7 +127,7 @@ impl Session {
                     greeted = true;
                     let mut ours = Hello::ours(self.name.clone());
                     ours.protocol = self.protocol;
-                    ours.memory_bytes = storbench_runner::plan::limits::total_memory();
+                    ours.memory_bytes = self.memory;
                     self.send(FromAgent::Hello(ours));
                 }
                 _ if !greeted => {

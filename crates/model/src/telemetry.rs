@@ -250,6 +250,8 @@ pub mod metric {
     /// A NIC series' label: "1" for a bridge (/sys/class/net/NIC/bridge),
     /// which counts again what its ports carry: the port is the wire.
     pub const BRIDGE: &str = "bridge";
+    /// A NIC series' label: the bridge the NIC is a port of.
+    pub const BRIDGE_PORT_OF: &str = "bridge_port_of";
     pub const NIC_RX_BYTES: &str = "nic_rx_bytes_per_s";
     pub const NIC_TX_BYTES: &str = "nic_tx_bytes_per_s";
     pub const NIC_RX_PACKETS: &str = "nic_rx_packets_per_s";
@@ -303,14 +305,17 @@ pub struct BaselineLink {
 pub const NETWORK_ENGINE: &str = "tcp";
 
 /// The NIC that carried a baseline: the busiest one out of this machine,
-/// and of a bridge and its port carrying as much (within 5%), the port: the
-/// two count the same bytes, which one measured more by a hair is chance.
+/// and when that is a bridge, its port that carried as much (within 5%):
+/// the two count the same bytes, which one measured more by a hair is
+/// chance, and the port is the wire. (Baselines measured before NICs were
+/// labelled so keep the busiest.)
 fn carried(s: &Source) -> Option<String> {
     let mean = |x: &Series| x.mean().unwrap_or(0.0);
     let busiest = s.all(metric::NIC_TX_BYTES).max_by(|a, b| mean(a).total_cmp(&mean(b)))?;
+    let bridge = busiest.label("nic");
     let port = s
         .all(metric::NIC_TX_BYTES)
-        .filter(|x| x.label(metric::BRIDGE) != "1" && mean(x) >= 0.95 * mean(busiest))
+        .filter(|x| x.label(metric::BRIDGE_PORT_OF) == bridge && mean(x) >= 0.95 * mean(busiest))
         .max_by(|a, b| mean(a).total_cmp(&mean(b)));
     Some(port.unwrap_or(busiest).label("nic").to_string())
 }
@@ -400,19 +405,24 @@ mod tests {
     /// when the two carried the same bytes whichever counted a hair more.
     #[test]
     fn the_nic_that_carried_a_baseline_is_the_busiest_a_bridges_port_before_the_bridge() {
-        let tx = |nic: &str, bridge: bool, v: f64| {
+        let tx = |nic: &str, port_of: Option<&str>, v: f64| {
             let mut labels: BTreeMap<String, String> = [("nic".to_string(), nic.to_string())].into();
-            if bridge {
+            if nic.starts_with("br") {
                 labels.insert(metric::BRIDGE.into(), "1".into());
+            }
+            if let Some(b) = port_of {
+                labels.insert(metric::BRIDGE_PORT_OF.into(), b.into());
             }
             Series { metric: metric::NIC_TX_BYTES.into(), labels, values: vec![Some(v)] }
         };
         let src = |series| Source { series, ..Source::default() };
-        let s = src(vec![tx("lo", false, 1e3), tx("br0", true, 25.1e6), tx("veth1", false, 25.0e6)]);
+        let s = src(vec![tx("lo", None, 1e3), tx("br0", None, 25.1e6), tx("veth1", Some("br0"), 25.0e6)]);
         assert_eq!(carried(&s).as_deref(), Some("veth1"), "the port, though the bridge counted more");
-        let s = src(vec![tx("br0", true, 25e6), tx("eth0", false, 10e6)]);
+        let s = src(vec![tx("br0", None, 25.1e6), tx("eth0", None, 25.0e6), tx("veth2", Some("br1"), 25.0e6)]);
+        assert_eq!(carried(&s).as_deref(), Some("br0"), "NICs that are not its ports are not its path");
+        let s = src(vec![tx("br0", None, 25e6), tx("veth1", Some("br0"), 10e6)]);
         assert_eq!(carried(&s).as_deref(), Some("br0"), "a port carrying less is not the path");
-        let s = src(vec![tx("eth0", false, 5e6), tx("eth1", false, 25e6)]);
+        let s = src(vec![tx("eth0", None, 5e6), tx("eth1", None, 25e6)]);
         assert_eq!(carried(&s).as_deref(), Some("eth1"));
         assert_eq!(carried(&src(Vec::new())), None);
     }

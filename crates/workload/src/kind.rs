@@ -86,6 +86,13 @@ impl JobKind {
         }
     }
 
+    pub fn train_mut(&mut self) -> Option<&mut TrainSpec> {
+        match self {
+            JobKind::Train(t) => Some(t),
+            _ => None,
+        }
+    }
+
     pub fn kvcache(&self) -> Option<&KvSpec> {
         match self {
             JobKind::KvCache(k) => Some(k),

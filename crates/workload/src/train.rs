@@ -46,6 +46,11 @@ pub struct TrainSpec {
     /// Files laid out as Parquet row groups, only some columns read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parquet: Option<Parquet>,
+    /// On an engine's own target (an RBD image, an NBD export) an earlier
+    /// run wrote the dataset and it is read as it is (`--rules`: the first
+    /// run writes it, the others read it), not written again first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dataset_written: bool,
 }
 
 /// A Parquet-like file: row groups of `row_group` rows, in each the rows'
@@ -400,6 +405,7 @@ mod tests {
             au_floor: 0.9,
             prefetch: 2,
             parquet: None,
+            dataset_written: false,
         }
     }
 
@@ -517,6 +523,7 @@ mod tests {
             batch: 6,
             epochs: 1,
             parquet: Some(Parquet { row_group: 4, columns: vec![(1, true), (2, false), (4, true)] }),
+            dataset_written: false,
             ..spec(10)
         }
     }

@@ -38,8 +38,8 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str) -> Result<i32, CliError
         }
         return search(flags, jobs, name, sizing);
     }
-    let specs = preset::specs(name, &sizing, &jobs.global)?;
     one_host_subset(flags, name)?;
+    let specs = preset::specs(name, &sizing, &jobs.global)?;
     let mut observer = progress::Live::new(s.quiet);
     let (result, dir) = execute(specs, RunSetup::from_source(s)?, &mut observer)?;
     let format = flags.format.as_deref().unwrap_or("normal");

@@ -240,7 +240,8 @@ pub struct Report {
     pub division: Division,
     pub valid: bool,
     pub client_memory_bytes: u64,
-    /// `MemTotal` (this host's /proc/meminfo) or `--client-memory`.
+    /// `MemTotal` (this host's /proc/meminfo; on a fleet every agent's, as
+    /// its Hello said, summed) or `--client-memory` (each client's).
     pub client_memory_source: String,
     pub dataset_files: u64,
     pub dataset_bytes: u64,
@@ -293,8 +294,11 @@ pub struct Setup<'a> {
     /// The agents the runs go to (None: this client alone).
     pub fleet: Option<crate::fleet::FleetSetup>,
     pub base: PathBuf,
-    /// Object stores: the run that writes the dataset, once.
+    /// Object stores and RBD images: the run that writes the dataset, once,
+    /// whose journal removes it at the end.
     pub data: RefCell<Option<PathBuf>>,
+    /// An RBD image or NBD export holds the dataset an earlier run wrote.
+    pub image_written: std::cell::Cell<bool>,
 }
 
 impl Setup<'_> {
@@ -306,6 +310,9 @@ impl Setup<'_> {
     /// files (a run lays out only what is missing) or when the dataset was
     /// left by an earlier run (`--objects_exist 1`: not ours, kept).
     fn share_dataset(&self, specs: &mut [JobSpec], dir: &Path) {
+        if specs.first().is_some_and(JobSpec::writes_dataset) {
+            return self.share_image(&mut specs[0], dir);
+        }
         let Some(o) = specs.first_mut().and_then(|s| s.objects.as_mut()) else { return };
         if o.exist {
             return;
@@ -318,13 +325,42 @@ impl Setup<'_> {
         }
     }
 
+    /// An RBD image or NBD export: the first run writes the dataset (its
+    /// unmeasured prelude) and keeps an image it made (`keep_image=1`), the
+    /// later ones read what is there (`TrainSpec::dataset_written`: no
+    /// writes, so no write guard either), and [`Setup::finish_dataset`]
+    /// removes the image through the first run's journal unless the command
+    /// line kept it. Written six times, a dataset of 5x the clients' memory
+    /// would cost five needless writes of it.
+    fn share_image(&self, spec: &mut JobSpec, dir: &Path) {
+        if self.image_written.replace(true) {
+            if let Some(t) = spec.kind.train_mut() {
+                t.dataset_written = true;
+            }
+            return;
+        }
+        // An export is the server's: nothing of it to keep or remove.
+        if spec.ioengine == "rbd" {
+            *self.data.borrow_mut() = Some(dir.to_path_buf());
+            spec.engine_options.entry("keep_image".into()).or_insert_with(|| "1".into());
+        }
+    }
+
     /// Whether the command line said to keep the dataset (`--cleanup 0`).
     fn keeps_dataset(&self) -> bool {
-        self.jobs.global.iter().any(|(k, v)| canonical_name(k) == "cleanup" && parse_bool(v) == Ok(false))
+        let said = |k: &str, v: &str| match canonical_name(k).as_ref() {
+            "cleanup" => parse_bool(v) == Ok(false),
+            "keep_image" => parse_bool(v) == Ok(true),
+            _ => false,
+        };
+        self.jobs.global.iter().any(|(k, v)| said(k, v))
     }
 
     /// Where an object dataset is and what becomes of it, for the verdict.
     fn dataset_note(&self, spec: &JobSpec) -> Option<String> {
+        if spec.writes_dataset() {
+            return Some(self.image_note(spec));
+        }
         let (o, t) = (spec.objects.as_ref()?, spec.kind.train()?);
         let prefix = o.prefix_for(&spec.name);
         let place: Vec<String> =
@@ -334,13 +370,30 @@ impl Setup<'_> {
             (false, true) => "written once, before the first run measured, read by every run, and kept (--cleanup 0): `storbench cleanup` on the first run's directory removes it",
             (false, false) => "written once, before the first run measured, read by every run, and removed at the end",
         };
-        Some(format!(
-            "{} objects '{prefix}0'..'{prefix}{}' on {}{}: {fate}",
-            t.files,
-            t.files.saturating_sub(1),
+        let last = t.files.saturating_sub(1);
+        // A fleet's agents each write and read their own copy, under their own prefix.
+        let names = match self.clients() {
+            1 => format!("{} objects '{prefix}0'..'{prefix}{last}'", t.files),
+            n => format!("{} objects on each of {n} agents ('{prefix}aN.0'..'{prefix}aN.{last}', N from 0)", t.files),
+        };
+        Some(format!("{names} on {}{}: {fate}", spec.ioengine, place.concat()))
+    }
+
+    /// Where an image's or export's dataset is and what becomes of it.
+    fn image_note(&self, spec: &JobSpec) -> String {
+        let files = spec.kind.train().map_or(0, |t| t.files);
+        let place: Vec<String> =
+            ["pool", "rbdname", "uri"].iter().filter_map(|k| spec.engine_options.get(*k).map(|v| format!(" {k} '{v}'"))).collect();
+        let fate = match (spec.ioengine.as_str(), self.keeps_dataset()) {
+            ("rbd", false) => ", and an image storbench made is removed at the end",
+            ("rbd", true) => ", and kept",
+            _ => "",
+        };
+        format!(
+            "{files} files one after another on {}{}: written once, by the warm-up before it measured, read by every run{fate}",
             spec.ioengine,
             place.concat()
-        ))
+        )
     }
 
     /// The end of a sequence on an object store: the dataset the first run
@@ -394,8 +447,13 @@ impl Setup<'_> {
     pub fn accelerators(&self, specs: &[JobSpec]) -> Result<u32, CliError> {
         match &self.fleet {
             Some(f) => Ok(f.workers(&specs[..1])?.1[0]),
-            None => Ok(specs[0].numjobs),
+            None => Ok(specs[0].numjobs.max(1)),
         }
+    }
+
+    /// The client machines: the agents, or this one.
+    fn clients(&self) -> u32 {
+        self.fleet.as_ref().map_or(1, |f| f.workers(&[]).map_or(1, |w| w.0 as u32))
     }
 
     /// An empty report for the jobs `specs`.
@@ -405,7 +463,7 @@ impl Setup<'_> {
             rules: "MLPerf Storage training (mlcommons/storage training/README.md)",
             preset: self.name.into(),
             accelerators: self.accelerators(specs)?,
-            clients: self.fleet.as_ref().map_or(1, |f| f.workers(&specs[..1]).map_or(1, |w| w.0 as u32)),
+            clients: self.clients(),
             au_floor: t.au_floor,
             division: Division::Closed,
             valid: true,
@@ -443,7 +501,8 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str, sizing: Sizing) -> Resu
     }
     let (memory, memory_source) = clients_memory(flags, fleet.as_ref())?;
     let base = flags.source.results_dir.clone().unwrap_or_else(output::default_dir);
-    let setup = Setup { flags, jobs, name, model, sizing, memory, memory_source, fleet, base, data: RefCell::new(None) };
+    let (data, image_written) = (RefCell::new(None), Default::default());
+    let setup = Setup { flags, jobs, name, model, sizing, memory, memory_source, fleet, base, data, image_written };
     let code = match flags.find_accelerators {
         true => super::rules_search::search(&setup),
         false => sequence(&setup),
@@ -464,7 +523,7 @@ fn clients_memory(flags: &RunFlags, fleet: Option<&crate::fleet::FleetSetup>) ->
             None => (mem_total()?, "MemTotal".to_string()),
         });
     };
-    let n = fleet.count() as u64;
+    let n = fleet.workers(&[])?.0 as u64;
     if let Some(m) = flags.client_memory {
         return Ok((m * n, format!("--client-memory {} x {n} clients", gib(m as f64))));
     }
@@ -552,6 +611,8 @@ pub fn runs(setup: &Setup, specs: &[JobSpec], base: &Path, report: &mut Report) 
 pub fn one(s: &Setup, specs: &[JobSpec], dir: &Path, label: &str) -> Result<(RunResult, RunFigures), CliError> {
     let mut observer = progress::Live::new(s.flags.source.quiet);
     let mut setup = RunSetup { results_dir: Some(dir.to_path_buf()), ..RunSetup::from_source(&s.flags.source)? };
+    // The fleet whose memory was read (agents started over ssh once, not a run each).
+    setup.fleet = s.fleet.clone().map(std::rc::Rc::new);
     setup.parameters.insert("mlperf_run".into(), label.into());
     let mut specs = specs.to_vec();
     s.share_dataset(&mut specs, dir);

@@ -289,6 +289,7 @@ fn train(m: &Model, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>, Cli
         au_floor: floor,
         prefetch: threads * 2,
         parquet: layout,
+        dataset_written: false,
     };
     let most = max_accelerators(&t);
     if accelerators as u64 > most {

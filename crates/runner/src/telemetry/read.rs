@@ -155,9 +155,11 @@ impl Reading {
                 continue;
             }
             let mut l = vec![("nic", name.as_str())];
+            let master = bridge_of(name);
             if is_bridge(name) {
                 l.push((metric::BRIDGE, "1"));
             }
+            l.extend(master.as_deref().map(|m| (metric::BRIDGE_PORT_OF, m)));
             let l = &l[..];
             out.push(Value::new(metric::NIC_RX_BYTES, l, rate(|n| n.recv_bytes)));
             out.push(Value::new(metric::NIC_TX_BYTES, l, rate(|n| n.sent_bytes)));
@@ -235,6 +237,13 @@ fn whole_disk(name: &str) -> bool {
 /// A bridge (its ports' traffic counted again on it).
 fn is_bridge(nic: &str) -> bool {
     std::path::Path::new("/sys/class/net").join(nic).join("bridge").exists()
+}
+
+/// The bridge a NIC is a port of (its `master`, when that is a bridge).
+fn bridge_of(nic: &str) -> Option<String> {
+    let master = std::fs::read_link(std::path::Path::new("/sys/class/net").join(nic).join("master")).ok()?;
+    let name = master.file_name()?.to_str()?.to_string();
+    is_bridge(&name).then_some(name)
 }
 
 /// A NIC's link speed in bits/s (`/sys/class/net/NIC/speed`, Mb/s); none
