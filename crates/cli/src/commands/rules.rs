@@ -363,8 +363,7 @@ impl Setup<'_> {
         }
         let (o, t) = (spec.objects.as_ref()?, spec.kind.train()?);
         let prefix = o.prefix_for(&spec.name);
-        let place: Vec<String> =
-            ["bucket", "container", "pool"].iter().filter_map(|k| spec.engine_options.get(*k).map(|v| format!(" in {k} '{v}'"))).collect();
+        let place = options_named(spec, &["bucket", "container", "pool"], " in");
         let fate = match (o.exist, self.keeps_dataset()) {
             (true, _) => "left by an earlier run (objects_exist): read by every run, and kept",
             (false, true) => "written once, before the first run measured, read by every run, and kept (--cleanup 0): `storbench cleanup` on the first run's directory removes it",
@@ -376,23 +375,21 @@ impl Setup<'_> {
             1 => format!("{} objects '{prefix}0'..'{prefix}{last}'", t.files),
             n => format!("{} objects on each of {n} agents ('{prefix}aN.0'..'{prefix}aN.{last}', N from 0)", t.files),
         };
-        Some(format!("{names} on {}{}: {fate}", spec.ioengine, place.concat()))
+        Some(format!("{names} on {}{place}: {fate}", spec.ioengine))
     }
 
     /// Where an image's or export's dataset is and what becomes of it.
     fn image_note(&self, spec: &JobSpec) -> String {
         let files = spec.kind.train().map_or(0, |t| t.files);
-        let place: Vec<String> =
-            ["pool", "rbdname", "uri"].iter().filter_map(|k| spec.engine_options.get(*k).map(|v| format!(" {k} '{v}'"))).collect();
+        let place = options_named(spec, &["pool", "rbdname", "uri"], "");
         let fate = match (spec.ioengine.as_str(), self.keeps_dataset()) {
             ("rbd", false) => ", and an image storbench made is removed at the end",
             ("rbd", true) => ", and kept",
             _ => "",
         };
         format!(
-            "{files} files one after another on {}{}: written once, by the warm-up before it measured, read by every run{fate}",
-            spec.ioengine,
-            place.concat()
+            "{files} files one after another on {}{place}: written once, by the warm-up before it measured, read by every run{fate}",
+            spec.ioengine
         )
     }
 
@@ -480,6 +477,12 @@ impl Setup<'_> {
             issues: Vec::new(),
         })
     }
+}
+
+/// The engine options of `keys` the job has, as ` LEAD key 'value'` each:
+/// where a dataset is, for the verdict.
+fn options_named(spec: &JobSpec, keys: &[&str], lead: &str) -> String {
+    keys.iter().filter_map(|k| spec.engine_options.get(*k).map(|v| format!("{lead} {k} '{v}'"))).collect()
 }
 
 /// The training a preset's jobs carry.
