@@ -349,15 +349,18 @@ pub struct RunFlags {
     /// First fill every target to this share (80% or 0.8): blocks in 1 MiB writes, pools of their capacity, buckets of the job's objects; the store's accounting is checked
     #[arg(long, value_name = "PCT", value_parser = crate::numbers::fraction, conflicts_with = "precondition")]
     pub fill: Option<f64>,
-    /// An AI workload: train:MODEL[:ACCELERATOR] (unet3d, resnet50, cosmoflow, retinanet, flux, dlrm on h100, a100, b200, mi355 where MLPerf Storage defines them; emulated accelerators; samples/s and utilization) or checkpoint:llama3-8b|llama3-70b|llama3-405b|llama3-1t, or kvcache:option1|option2|option3|MODEL (an LLM's KV-cache tier on the file or device: tokens/s, request latency)
+    /// An AI workload: train:MODEL[:ACCELERATOR] (unet3d, resnet50, cosmoflow, retinanet, flux, dlrm on h100, a100, b200, mi355 where MLPerf Storage defines them; emulated accelerators; samples/s and utilization) or checkpoint:llama3-8b|llama3-70b|llama3-405b|llama3-1t, or kvcache:option1|option2|option3|MODEL (an LLM's KV-cache tier on the file or device: tokens/s, request latency), or vectordb:1m|10m|1m-512 (MLPerf Storage's VectorDB collections as a DiskANN index under query processes: queries/s, request latency)
     #[arg(long, value_name = "NAME")]
     pub preset: Option<String>,
-    /// The share of the preset to keep, to fit this machine: of training's samples (sample size and compute kept), of a checkpoint's bytes, of a KV-cache run's users
+    /// The share of the preset to keep, to fit this machine: of training's samples (sample size and compute kept), of a checkpoint's bytes, of a KV-cache run's users, of a vector collection's vectors (its segments kept)
     #[arg(long, value_name = "SHARE", default_value_t = 1.0, requires = "preset", value_parser = crate::numbers::scale)]
     pub scale: f64,
-    /// Emulated accelerators (training), ranks (checkpoint) or clients (KV cache) on this machine (default: 1, or the checkpoint's ranks)
+    /// Emulated accelerators (training), ranks (checkpoint), clients (KV cache) or query processes (vectordb) on this machine (default: 1, or the checkpoint's ranks)
     #[arg(long, value_name = "N", requires = "preset", value_parser = clap::value_parser!(u32).range(1..=4096))]
     pub accelerators: Option<u32>,
+    /// Vector search (vectordb presets): queries a request, searched at once (the reference's --batch-size; default 1)
+    #[arg(long = "query-batch", value_name = "N", requires = "preset", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub query_batch: Option<u32>,
     /// Training epochs (default: the preset's)
     #[arg(long, value_name = "N", requires = "preset", value_parser = clap::value_parser!(u32).range(1..))]
     pub epochs: Option<u32>,

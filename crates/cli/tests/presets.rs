@@ -2,7 +2,9 @@
 //! (on files and on RGW), the accelerator search finds a count that passes
 //! with one more that fails (on the simulated store, where the answer is
 //! known), and a checkpoint writes ten, syncs and reads the ten back, every
-//! rank its shard (on files, in subset mode, and on one RBD image).
+//! rank its shard (on files, in subset mode, and on one RBD image); a KV
+//! tier serves its users, and a vector collection's index is searched (on
+//! files and on one RBD image).
 
 mod common;
 use common::*;
@@ -372,6 +374,84 @@ fn bad_presets_are_refused_before_anything_runs() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("raise --scale"), "{}", r.stderr);
     assert!(listing(d.path()).is_empty(), "nothing written: {:?}", listing(d.path()));
+}
+
+/// A vector collection on files: one index laid out for every query
+/// process, each query reading its search list of whole nodes in every
+/// segment (measured: the engine's reads of 8 KiB, and the requests that
+/// ended, hang together), requests of the batch given, figures in the text
+/// and JSON (schema-valid), and the index left for the next run to reuse.
+#[test]
+fn a_vectordb_preset_searches_every_segment_of_its_index_on_files() {
+    let d = scratch();
+    let args = ["run", "--preset", "vectordb:1m", "--scale", "0.002", "--accelerators", "2", "--query-batch", "2", "--runtime", "2"];
+    let r = storbench(d.path(), &[&args[..], &["--results-dir", "out", "--quiet"]].concat());
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stdout.contains("vectordb vectordb-1m (1m diskann, 2000 vectors of 1536 dimensions in 3 segment(s)"), "{}", r.stdout);
+    assert!(r.stdout.contains("2 process(es), 2 queries a request") && r.stdout.contains("queries/s"), "{}", r.stdout);
+    let doc = result_json(&d.path().join("out"));
+    assert_valid(&doc);
+    let v = &doc["jobs"][0]["vectordb"];
+    let n = |f: &str| v[f].as_u64().unwrap_or_else(|| panic!("{f} in {v}"));
+    // 667 nodes of 8 KiB a segment, after its metadata sector.
+    assert_eq!((n("segments"), n("node_bytes"), n("index_bytes")), (3, 8192, 3 * (4096 + 667 * 8192)), "{v}");
+    assert!(n("requests") > 0 && n("queries") == 2 * n("requests"), "{v}");
+    assert_eq!(v["reads_per_query"].as_f64(), Some(600.0), "200 nodes of each of 3 segments: {v}");
+    assert_eq!(v["latency"]["count"].as_u64(), Some(n("requests")));
+    let read = doc["jobs"][0]["ops"].as_array().unwrap().iter().find(|o| o["op"] == "read").unwrap().clone();
+    let (ios, bytes) = (read["ios"].as_u64().unwrap(), read["bytes"].as_u64().unwrap());
+    assert_eq!(bytes, ios * 8192, "a read is a whole node");
+    // The engine's reads: the ended requests', plus at most a request a process cut short.
+    assert!(ios >= n("queries") * 600 && ios <= (n("queries") + 2 * 2) * 600, "{ios} reads, {v}");
+    let secs = n("runtime_ns") as f64 / 1e9;
+    assert!((v["queries_per_sec"].as_f64().unwrap() - n("queries") as f64 / secs).abs() < 1e-6 * n("queries") as f64 + 1e-9, "{v}");
+    let index = d.path().join("vectordb-1m.index");
+    assert_eq!(std::fs::metadata(&index).map(|m| m.len()).ok(), Some(n("index_bytes")), "one index, laid out once");
+    let warnings = doc["jobs"][0]["warnings"].to_string();
+    assert!(!warnings.contains("never been written"), "{warnings}");
+    for (args, says) in [
+        (&["--preset", "vectordb:100b"][..], "no preset 'vectordb:100b'"),
+        (&["--preset", "vectordb:1m", "--ioengine", "s3", "--bucket", "b"][..], "read in place"),
+        (&["--preset", "train:unet3d", "--query-batch", "4"][..], "--query-batch"),
+    ] {
+        let r = storbench(d.path(), &[&["run"], args, &["--results-dir", "no"]].concat());
+        assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+        assert!(!d.path().join("no").exists());
+    }
+}
+
+/// On an RBD image the index is written first (nothing lays an image out),
+/// by the query processes together, then searched: the image holds the
+/// whole index and no read was of never-written blocks.
+#[test]
+fn a_vectordb_preset_on_an_rbd_image_writes_its_index_first() {
+    if !ceph_cluster() {
+        return;
+    }
+    let d = scratch();
+    let img = format!("sbvd-{}", std::process::id());
+    let rbd = |args: &[&str]| std::process::Command::new("rbd").args(args).output().unwrap();
+    assert!(rbd(&["create", "--size", "64M", &format!("rbd/{img}")]).status.success());
+    let r = storbench(
+        d.path(),
+        &["run", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", &img, "--allow_overwrite", "1", "--preset", "vectordb:1m-512"]
+            .into_iter()
+            .chain(["--scale", "0.01", "--accelerators", "2", "--runtime", "2", "--results-dir", "vd", "--quiet"])
+            .collect::<Vec<_>>(),
+    );
+    let written = rbd_written(&format!("rbd/{img}"));
+    rbd(&["rm", "--no-progress", &format!("rbd/{img}")]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    // 10,000 nodes of 2,180 bytes, one a sector, after the metadata sector.
+    let index: u64 = 4096 + 10_000 * 4096;
+    assert!(written >= index && written <= 64 << 20, "the whole index written: {written} of {index} bytes");
+    let doc = result_json(&d.path().join("vd"));
+    let v = &doc["jobs"][0]["vectordb"];
+    assert_eq!((v["index_bytes"].as_u64(), v["node_bytes"].as_u64(), v["segments"].as_u64()), (Some(index), Some(4096), Some(1)), "{v}");
+    assert!(v["queries"].as_u64().unwrap() > 0 && v["reads_per_query"].as_f64() == Some(100.0), "{v}");
+    let warnings = doc["warnings"].to_string() + &doc["jobs"][0]["warnings"].to_string();
+    assert!(!warnings.contains("never_written_reads") && !warnings.contains("never been written"), "{warnings}");
 }
 
 /// A KV-cache tier on files: two clients serve their users, each request

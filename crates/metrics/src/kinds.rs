@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use storbench_workload::kinds::Tally;
 use storbench_workload::kvcache::KvTally;
 use storbench_workload::train::TrainTally;
+use storbench_workload::vectordb::VdbTally;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -19,6 +20,8 @@ pub enum KindTally {
     /// What its users asked and its tiers held, and its requests'
     /// latencies as a histogram (not each one's, as the tally keeps them).
     KvCache { tally: KvTally, latency: LatencyHistogram },
+    /// What its requests did, and their latencies as a histogram.
+    VectorDb { tally: VdbTally, latency: LatencyHistogram },
 }
 
 impl KindTally {
@@ -32,11 +35,12 @@ impl KindTally {
             }
             Tally::Train(t) => KindTally::Train(t),
             Tally::KvCache(mut tally) => {
-                let mut latency = LatencyHistogram::new();
-                for ns in std::mem::take(&mut tally.latencies_ns) {
-                    latency.record(ns);
-                }
+                let latency = histogram(std::mem::take(&mut tally.latencies_ns));
                 KindTally::KvCache { tally, latency }
+            }
+            Tally::VectorDb(mut tally) => {
+                let latency = histogram(std::mem::take(&mut tally.latencies_ns));
+                KindTally::VectorDb { tally, latency }
             }
         }
     }
@@ -44,6 +48,13 @@ impl KindTally {
     pub fn kvcache(&self) -> Option<(&KvTally, &LatencyHistogram)> {
         match self {
             KindTally::KvCache { tally, latency } => Some((tally, latency)),
+            _ => None,
+        }
+    }
+
+    pub fn vectordb(&self) -> Option<(&VdbTally, &LatencyHistogram)> {
+        match self {
+            KindTally::VectorDb { tally, latency } => Some((tally, latency)),
             _ => None,
         }
     }
@@ -61,4 +72,13 @@ impl KindTally {
             _ => None,
         }
     }
+}
+
+/// Latencies a worker kept one by one, as one histogram to send.
+fn histogram(ns: Vec<u64>) -> LatencyHistogram {
+    let mut h = LatencyHistogram::new();
+    for n in ns {
+        h.record(n);
+    }
+    h
 }

@@ -3,40 +3,49 @@
 //! shape results of earlier builds have, and read back from it. A job
 //! with the sections of two kinds is refused: a job is of one kind.
 
-use crate::result::{KindResult, KvCacheResult, ReplayResult, TrainResult};
+use crate::result::{KindResult, KvCacheResult, ReplayResult, TrainResult, VectorDbResult};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The fields a kind section takes in a job (a new kind adds its own).
 #[derive(Serialize, Deserialize)]
-struct Fields<R, T, K> {
+struct Fields<R, T, K, V> {
     #[serde(skip_serializing_if = "Option::is_none")]
     replay: Option<R>,
     #[serde(skip_serializing_if = "Option::is_none")]
     train: Option<T>,
     #[serde(skip_serializing_if = "Option::is_none")]
     kvcache: Option<K>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    vectordb: Option<V>,
 }
 
 pub fn serialize<S: Serializer>(kind: &Option<KindResult>, s: S) -> Result<S::Ok, S::Error> {
-    let none: Fields<&ReplayResult, &TrainResult, &KvCacheResult> = Fields { replay: None, train: None, kvcache: None };
+    let none: Fields<&ReplayResult, &TrainResult, &KvCacheResult, &VectorDbResult> =
+        Fields { replay: None, train: None, kvcache: None, vectordb: None };
     let fields = match kind {
         None => none,
         Some(KindResult::Replay(r)) => Fields { replay: Some(r), ..none },
         Some(KindResult::Train(t)) => Fields { train: Some(t), ..none },
         Some(KindResult::KvCache(k)) => Fields { kvcache: Some(k), ..none },
+        Some(KindResult::VectorDb(v)) => Fields { vectordb: Some(v), ..none },
     };
     fields.serialize(s)
 }
 
 pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<KindResult>, D::Error> {
-    let fields: Fields<ReplayResult, TrainResult, KvCacheResult> = Fields::deserialize(d)?;
-    let mut kinds = [fields.replay.map(KindResult::Replay), fields.train.map(KindResult::Train), fields.kvcache.map(KindResult::KvCache)]
-        .into_iter()
-        .flatten();
+    let fields: Fields<ReplayResult, TrainResult, KvCacheResult, VectorDbResult> = Fields::deserialize(d)?;
+    let mut kinds = [
+        fields.replay.map(KindResult::Replay),
+        fields.train.map(KindResult::Train),
+        fields.kvcache.map(KindResult::KvCache),
+        fields.vectordb.map(KindResult::VectorDb),
+    ]
+    .into_iter()
+    .flatten();
     match (kinds.next(), kinds.next()) {
         (k, None) => Ok(k),
         (Some(_), Some(_)) | (None, Some(_)) => {
-            Err(serde::de::Error::custom("a job with the sections of two kinds (replay, train, kvcache): a job is of one kind"))
+            Err(serde::de::Error::custom("a job with the sections of two kinds (replay, train, kvcache, vectordb): a job is of one kind"))
         }
     }
 }

@@ -73,7 +73,9 @@ use storbench_workload::JobSpec;
 /// 14: an agent's memory in its Hello (`Hello::memory_bytes`), which
 /// `--rules mlperf` sizes a fleet's dataset by: an agent of 13 would leave
 /// the sum short without a word.
-pub const PROTOCOL_VERSION: u32 = 14;
+/// 15: the vector index kind (`JobSpec`'s `vectordb`, `KindTally::VectorDb`):
+/// an agent of 14 would run it as generated I/O.
+pub const PROTOCOL_VERSION: u32 = 15;
 
 /// The first message each side sends.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -288,6 +288,44 @@ pub enum KindResult {
     /// An emulated KV-cache tier (`--preset kvcache:MODEL`): requests,
     /// tokens/s, what each tier served and the requests' latency.
     KvCache(KvCacheResult),
+    /// An emulated vector index under queries (`--preset vectordb:CONFIG`):
+    /// queries/s, the requests' latency and the reads behind them.
+    VectorDb(VectorDbResult),
+}
+
+/// What an emulated vector index under queries came to (the VectorDB
+/// benchmark's figures, over the job's query processes).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct VectorDbResult {
+    /// The reference config and the index type.
+    pub config: String,
+    pub index: String,
+    pub vectors: u64,
+    pub dimension: u32,
+    /// Indexes searched by each query (Milvus's segments), nodes each
+    /// search expands, and reads it has in flight at once.
+    pub segments: u32,
+    pub search_list: u32,
+    pub beam_width: u32,
+    /// Bytes a node read, and the index's bytes on storage.
+    pub node_bytes: u64,
+    pub index_bytes: u64,
+    /// Query processes (the job's workers) and queries a request.
+    pub processes: u32,
+    pub batch: u32,
+    pub runtime_ns: u64,
+    /// Requests and their queries that ended, and requests cut short.
+    pub requests: u64,
+    pub queries: u64,
+    pub pending: u64,
+    pub queries_per_sec: f64,
+    /// Node reads completed, over the queries that ended.
+    pub reads_per_query: f64,
+    /// Storage's bytes read a second (measured).
+    pub read_bytes_per_sec: f64,
+    /// Each request's latency, its start to its last search's end.
+    pub latency: storbench_metrics::LatencySummary,
+    pub latency_histogram: storbench_metrics::LatencyHistogram,
 }
 
 /// What an emulated KV-cache tier came to (MLPerf Storage's KV-cache
@@ -515,6 +553,14 @@ impl JobResult {
     pub fn kvcache(&self) -> Option<&KvCacheResult> {
         match &self.kind {
             Some(KindResult::KvCache(k)) => Some(k),
+            _ => None,
+        }
+    }
+
+    /// What an emulated vector index under queries came to.
+    pub fn vectordb(&self) -> Option<&VectorDbResult> {
+        match &self.kind {
+            Some(KindResult::VectorDb(v)) => Some(v),
             _ => None,
         }
     }

@@ -62,6 +62,7 @@ pub fn render(r: &RunResult) -> String {
         replay_line(&mut out, j);
         train_line(&mut out, j);
         kvcache_line(&mut out, j);
+        vectordb_line(&mut out, j);
         fill_line(&mut out, j);
     }
     agents_line(&mut out, r);
@@ -342,6 +343,42 @@ pub fn rank_spread(t: &storbench_model::TrainResult) -> Option<String> {
 /// An agent's ranks of a training run over a fleet, `first-last`.
 pub fn agent_ranks(t: &storbench_model::AgentTrain) -> String {
     format!("{}-{}", t.first_rank, t.first_rank + t.accelerators.max(1) - 1)
+}
+
+/// An emulated vector index under queries: queries/s, the requests'
+/// latency, the reads a query made and the storage's throughput.
+fn vectordb_line(out: &mut String, j: &JobResult) {
+    let Some(v) = j.vectordb() else { return };
+    let l = &v.latency;
+    let _ = writeln!(
+        out,
+        "vectordb {} ({} {}, {} vectors of {} dimensions in {} segment(s), {:.2} GiB index, {} KiB a node): {} process(es), {} queries a request; \
+         {} queries in {} requests ({} cut short) over {}: {:.1} queries/s; request latency p50 {} p95 {} p99 {} p99.9 {}; \
+         {:.1} node reads a query (search list {}, beam {}); storage read {} MiB/s",
+        j.name,
+        v.config,
+        v.index,
+        v.vectors,
+        v.dimension,
+        v.segments,
+        v.index_bytes as f64 / (1u64 << 30) as f64,
+        v.node_bytes / 1024,
+        v.processes,
+        v.batch,
+        v.queries,
+        v.requests,
+        v.pending,
+        fmt::duration(v.runtime_ns as f64 / 1e9),
+        v.queries_per_sec,
+        fmt::latency(l.at(50.0)),
+        fmt::latency(l.at(95.0)),
+        fmt::latency(l.at(99.0)),
+        fmt::latency(l.at(99.9)),
+        v.reads_per_query,
+        v.search_list,
+        v.beam_width,
+        fmt::mib_per_s(v.read_bytes_per_sec),
+    );
 }
 
 /// An emulated KV-cache tier: requests, tokens/s, what each tier served,

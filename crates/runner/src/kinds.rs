@@ -1,7 +1,8 @@
 //! A job's kind section (`JobResult::kind`) from its workers' tallies
 //! (`WorkerDone::kind`): a replayed trace's fidelity, a training run's
 //! samples/s and accelerator utilization, a KV-cache tier's requests and
-//! tokens/s. A kind with figures of its own adds its builder here.
+//! tokens/s, a vector index's queries/s. A kind with figures of its own
+//! adds its builder here.
 
 use storbench_model::protocol::{JobShare, WorkerDone};
 use storbench_model::{JobResult, KindResult};
@@ -13,8 +14,47 @@ use storbench_workload::OpKind;
 pub(crate) fn result(job: &crate::prepare::ReadyJob, done: &[WorkerDone], figures: &JobResult) -> Option<KindResult> {
     let bytes = |op: OpKind| figures.op(op).map_or(0, |o| o.bytes);
     let replay = replay_result(job, done).map(KindResult::Replay);
-    replay.or_else(|| train_result(&job.share, done, bytes(OpKind::Read)).map(KindResult::Train)).or_else(|| {
-        kvcache_result(&job.share, done, (bytes(OpKind::Read), bytes(OpKind::Write)), figures.runtime_ns).map(KindResult::KvCache)
+    replay
+        .or_else(|| train_result(&job.share, done, bytes(OpKind::Read)).map(KindResult::Train))
+        .or_else(|| {
+            kvcache_result(&job.share, done, (bytes(OpKind::Read), bytes(OpKind::Write)), figures.runtime_ns).map(KindResult::KvCache)
+        })
+        .or_else(|| vectordb_result(&job.share, done, bytes(OpKind::Read), figures.runtime_ns).map(KindResult::VectorDb))
+}
+
+/// A vector index's result from its query processes' tallies, over the
+/// job's runtime.
+fn vectordb_result(share: &JobShare, done: &[WorkerDone], read: u64, runtime_ns: u64) -> Option<storbench_model::VectorDbResult> {
+    let spec = share.spec.kind.vectordb()?;
+    let mut t = storbench_workload::vectordb::VdbTally::default();
+    let mut latency = storbench_metrics::LatencyHistogram::new();
+    for (v, h) in done.iter().filter_map(|d| d.kind.as_deref()?.vectordb()) {
+        t.merge(v);
+        latency.add(h);
+    }
+    let secs = (runtime_ns as f64 / 1e9).max(1e-9);
+    Some(storbench_model::VectorDbResult {
+        config: spec.config.clone(),
+        index: spec.index.clone(),
+        vectors: spec.vectors,
+        dimension: spec.dimension,
+        segments: spec.segments,
+        search_list: spec.search_list,
+        beam_width: spec.beam_width,
+        node_bytes: spec.read_bytes(),
+        index_bytes: spec.index_bytes(),
+        processes: share.workers,
+        batch: spec.batch,
+        runtime_ns,
+        requests: t.requests,
+        queries: t.queries,
+        pending: t.pending,
+        queries_per_sec: t.queries as f64 / secs,
+        // Reads of a request cut short are left out with its queries.
+        reads_per_query: t.reads as f64 / t.queries.max(1) as f64,
+        read_bytes_per_sec: read as f64 / secs,
+        latency: storbench_metrics::LatencySummary::of(&latency),
+        latency_histogram: latency,
     })
 }
 

@@ -11,7 +11,8 @@
 //! [`kinds`](crate::kinds).
 //!
 //! Serialized, a kind is the optional field it always was (`replay`,
-//! `train`, `cpu_burn`, `exec`, `meta`; none for generated I/O), so result
+//! `train`, `kvcache`, `vectordb`, `cpu_burn`, `exec`, `meta`; none for
+//! generated I/O), so result
 //! files written before it read the same, and agents exchange the same
 //! JSON.
 
@@ -20,6 +21,7 @@ use crate::exec::ExecSpec;
 use crate::kvcache::KvSpec;
 use crate::trace::ReplaySpec;
 use crate::train::TrainSpec;
+use crate::vectordb::VdbSpec;
 use crate::OpKind;
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +43,9 @@ pub enum JobKind {
     /// LLM inference's KV-cache tier emulated: users' requests writing and
     /// reading their conversations' cache (`--preset kvcache:MODEL`).
     KvCache(KvSpec),
+    /// A vector database's disk index under queries emulated: query
+    /// processes' searches reading its nodes (`--preset vectordb:CONFIG`).
+    VectorDb(VdbSpec),
     /// A CPU burner (fio's cpuio engine: `cpuload` and its options): no I/O,
     /// its workers keep a share of a CPU busy.
     Burn(CpuBurn),
@@ -55,6 +60,7 @@ const META: &str = "metadata calls (its engine's)";
 const REPLAY: &str = "a replayed trace (read_iolog)";
 const TRAIN: &str = "a training run (a train preset)";
 const KVCACHE: &str = "a KV-cache tier (a kvcache preset)";
+const VECTORDB: &str = "a vector index under queries (a vectordb preset)";
 const BURN: &str = "a CPU burner (cpuload and the cpuio options)";
 const PROGRAM: &str = "a program (program and the exec options)";
 
@@ -67,6 +73,7 @@ impl JobKind {
             JobKind::Replay(_) => REPLAY,
             JobKind::Train(_) => TRAIN,
             JobKind::KvCache(_) => KVCACHE,
+            JobKind::VectorDb(_) => VECTORDB,
             JobKind::Burn(_) => BURN,
             JobKind::Program(_) => PROGRAM,
         }
@@ -98,6 +105,26 @@ impl JobKind {
             JobKind::KvCache(k) => Some(k),
             _ => None,
         }
+    }
+
+    pub fn vectordb(&self) -> Option<&VdbSpec> {
+        match self {
+            JobKind::VectorDb(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    pub fn vectordb_mut(&mut self) -> Option<&mut VdbSpec> {
+        match self {
+            JobKind::VectorDb(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Make the job a vector index under queries (a preset's, replacing an earlier one).
+    pub fn set_vectordb(&mut self, v: VdbSpec) -> Result<(), String> {
+        *self = JobKind::VectorDb(v).over(self)?;
+        Ok(())
     }
 
     /// Make the job a KV-cache tier (a preset's, replacing an earlier one).
@@ -207,6 +234,8 @@ struct KindFields {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     kvcache: Option<KvSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    vectordb: Option<VdbSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     cpu_burn: Option<CpuBurn>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exec: Option<ExecSpec>,
@@ -219,11 +248,12 @@ impl From<KindFields> for JobKind {
     /// ran (a program's or burner's phase before any I/O; of the I/O
     /// kinds, training was asked first, then replay).
     fn from(f: KindFields) -> JobKind {
-        let KindFields { replay, train, kvcache, cpu_burn, exec, meta } = f;
+        let KindFields { replay, train, kvcache, vectordb, cpu_burn, exec, meta } = f;
         exec.map(JobKind::Program)
             .or(cpu_burn.map(JobKind::Burn))
             .or(train.map(JobKind::Train))
             .or(kvcache.map(JobKind::KvCache))
+            .or(vectordb.map(JobKind::VectorDb))
             .or(replay.map(JobKind::Replay))
             .or(meta.map(JobKind::Meta))
             .unwrap_or_default()
@@ -238,6 +268,7 @@ impl From<JobKind> for KindFields {
             JobKind::Replay(r) => KindFields { replay: Some(r), ..KindFields::default() },
             JobKind::Train(t) => KindFields { train: Some(t), ..KindFields::default() },
             JobKind::KvCache(k) => KindFields { kvcache: Some(k), ..KindFields::default() },
+            JobKind::VectorDb(v) => KindFields { vectordb: Some(v), ..KindFields::default() },
             JobKind::Burn(b) => KindFields { cpu_burn: Some(b), ..KindFields::default() },
             JobKind::Program(e) => KindFields { exec: Some(e), ..KindFields::default() },
         }

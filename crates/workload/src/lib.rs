@@ -28,6 +28,7 @@ pub mod steady;
 pub mod trace;
 pub mod train;
 pub mod units;
+pub mod vectordb;
 pub mod verify;
 
 pub use gen::{IoGen, NextIo};

@@ -905,13 +905,19 @@ impl JobSpec {
             None => self.rw.writes(self.rwmixread) || self.kind.meta() == Some(OpKind::Delete) || self.writes_dataset(),
         }
     }
-    /// A training job on an engine's own target (an RBD image, an NBD
-    /// export: no files) writes its dataset before it reads, every run
-    /// (an image storbench made is gone after its run) unless an earlier
-    /// one wrote it (`TrainSpec::dataset_written`). Files are laid out
-    /// before the run, as for any job that reads them.
+    /// A training job (or a vector index's) on an engine's own target (an
+    /// RBD image, an NBD export: no files) writes its dataset before it
+    /// reads, every run (an image storbench made is gone after its run)
+    /// unless an earlier one wrote it (`TrainSpec::dataset_written`,
+    /// `VdbSpec::index_written`). Files are laid out before the run, as for
+    /// any job that reads them.
     pub fn writes_dataset(&self) -> bool {
-        self.objects.is_none() && self.filenames.is_empty() && self.kind.train().is_some_and(|t| !t.dataset_written)
+        let unwritten = match &self.kind {
+            crate::JobKind::Train(t) => !t.dataset_written,
+            crate::JobKind::VectorDb(v) => !v.index_written,
+            _ => false,
+        };
+        self.objects.is_none() && self.filenames.is_empty() && unwritten
     }
     /// How a worker with a full queue collects completions, as fio's
     /// do_io does (init.c fixes the defaults): `iodepth_batch_complete_min`

@@ -22,7 +22,10 @@ pub fn run(flags: &RunFlags, jobs: &JobArgs, name: &str) -> Result<i32, CliError
             "--preset makes its own jobs: no job file, --fio, --suite or --name with it (options before it set the target)",
         ));
     }
-    let sizing = Sizing { scale: flags.scale, workers: flags.accelerators, epochs: flags.epochs, users: None };
+    if flags.query_batch.is_some() && !name.starts_with("vectordb:") {
+        return Err(CliError::usage("--query-batch is the queries of a vector search request: give it with --preset vectordb:CONFIG"));
+    }
+    let sizing = Sizing { scale: flags.scale, workers: flags.accelerators, epochs: flags.epochs, users: None, batch: flags.query_batch };
     if flags.rules.is_some() {
         return super::rules::run(flags, jobs, name, sizing);
     }

@@ -757,17 +757,23 @@ mod tests {
     #[test]
     fn a_result_is_in_the_lowest_division_of_its_rules() {
         let m = preset::find_train("dlrm:b200").unwrap();
-        let spec = preset::specs("train:dlrm", &Sizing { scale: 0.0017, workers: None, epochs: None, users: None }, &Vec::new()).unwrap();
+        let spec =
+            preset::specs("train:dlrm", &Sizing { scale: 0.0017, workers: None, epochs: None, users: None, batch: None }, &Vec::new())
+                .unwrap();
         let t = spec[0].kind.train().cloned().unwrap();
         let p = parameter_issues(m, &t, false);
         let divisions: Vec<(&str, Division)> = p.iter().map(|i| (i.parameter.as_str(), i.validation)).collect();
         assert_eq!(divisions, vec![("dataset.num_files_train", Division::Closed), ("dataset.num_samples_per_file", Division::Open)]);
         assert_eq!(division(&p), Division::Open);
-        let e = preset::specs("train:dlrm", &Sizing { scale: 0.0017, workers: None, epochs: Some(2), users: None }, &Vec::new()).unwrap();
+        let e =
+            preset::specs("train:dlrm", &Sizing { scale: 0.0017, workers: None, epochs: Some(2), users: None, batch: None }, &Vec::new())
+                .unwrap();
         let p = parameter_issues(m, e[0].kind.train().unwrap(), true);
         assert_eq!(division(&p), Division::Invalid, "{p:?}");
         // cosmoflow keeps one sample a file at any scale: closed.
-        let c = preset::specs("train:cosmoflow", &Sizing { scale: 0.001, workers: None, epochs: None, users: None }, &Vec::new()).unwrap();
+        let c =
+            preset::specs("train:cosmoflow", &Sizing { scale: 0.001, workers: None, epochs: None, users: None, batch: None }, &Vec::new())
+                .unwrap();
         assert_eq!(
             division(&parameter_issues(preset::find_train("cosmoflow").unwrap(), c[0].kind.train().unwrap(), false)),
             Division::Closed

@@ -8,6 +8,7 @@ pub mod preset;
 pub mod ssbench;
 pub mod suite;
 pub mod toml;
+pub mod vectordb;
 
 use crate::error::CliError;
 use storbench_workload::{apply_option, JobSpec};

@@ -10,7 +10,8 @@
 //! And the KV-cache tier of LLM inference as MLPerf Storage's KV-cache
 //! benchmark models it (`kvcache:MODEL`, `kvcache:option1..3`; see
 //! `storbench_workload::kvcache`): users' requests writing and reading
-//! their conversations' cache on the job's file or device.
+//! their conversations' cache on the job's file or device; and a vector
+//! database's index under queries (`vectordb:CONFIG`, in `vectordb.rs`).
 //!
 //! `--scale` is the share of the dataset or checkpoint kept, to fit the
 //! machine: training keeps each sample's size and compute time (so what one
@@ -154,6 +155,8 @@ pub struct Sizing {
     pub epochs: Option<u32>,
     /// KV cache: users a client (None: the preset's, scaled).
     pub users: Option<u32>,
+    /// Vector search: queries a request (None: 1, the reference's).
+    pub batch: Option<u32>,
 }
 
 /// A model's KV-cache bytes a token (layers x KV heads x head size x 2 x
@@ -214,7 +217,7 @@ pub fn names() -> Vec<String> {
     let checkpoints = CHECKPOINT.iter().map(|c| format!("checkpoint:{}", c.model));
     let subsets = CHECKPOINT.iter().filter(|c| c.subset_gib.is_some()).map(|c| format!("checkpoint:{}:subset", c.model));
     let kv = KV_OPTIONS.iter().map(|(o, _)| format!("kvcache:{o}")).chain(KV_MODELS.iter().map(|(m, _)| format!("kvcache:{m}")));
-    bare.chain(qualified).chain(checkpoints).chain(subsets).chain(kv).collect()
+    bare.chain(qualified).chain(checkpoints).chain(subsets).chain(kv).chain(super::vectordb::names()).collect()
 }
 
 /// The jobs of a preset; `global` (the command line's job options: target,
@@ -228,13 +231,14 @@ pub fn specs(name: &str, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobSpec>
         Some(("train", m)) => find_train(m).map(|t| train(t, sizing, global)).ok_or_else(unknown)?,
         Some(("checkpoint", m)) => checkpoint(&checkpoint_plan(m, sizing).ok_or_else(unknown)??, m, global),
         Some(("kvcache", m)) => kvcache(&find_kv(m).ok_or_else(unknown)?, sizing, global),
+        Some(("vectordb", m)) => super::vectordb::specs(super::vectordb::find(m).ok_or_else(unknown)?, sizing, global),
         _ => Err(unknown()),
     }
 }
 
 /// The command line's options on a default job; readers and ranks keep
 /// their queue depth, so the engine is io_uring unless one is given.
-fn base(global: &Pairs) -> Result<JobSpec, CliError> {
+pub(super) fn base(global: &Pairs) -> Result<JobSpec, CliError> {
     let mut s = JobSpec::default();
     if storbench_engine::uring::available() {
         s.ioengine = "io_uring".into();
@@ -245,12 +249,12 @@ fn base(global: &Pairs) -> Result<JobSpec, CliError> {
     Ok(s)
 }
 
-fn set(s: &mut JobSpec, k: &str, v: &str) -> Result<(), CliError> {
+pub(super) fn set(s: &mut JobSpec, k: &str, v: &str) -> Result<(), CliError> {
     storbench_workload::apply_option(s, k, v).map_err(|e| CliError::usage(format!("--preset: {e}")))
 }
 
 /// The engine stores objects (s3, swift, rados) rather than blocks.
-fn objects(s: &JobSpec) -> bool {
+pub(super) fn objects(s: &JobSpec) -> bool {
     storbench_engine::find(&s.ioengine).is_some_and(|f| !f.capabilities().blocks)
 }
 
@@ -262,7 +266,7 @@ fn on_files(s: &JobSpec) -> Option<bool> {
 
 /// Every worker on one target: a named file or device, or the engine's own
 /// (an RBD image, an NBD export).
-fn one_target(s: &JobSpec) -> bool {
+pub(super) fn one_target(s: &JobSpec) -> bool {
     !s.filenames.is_empty() || on_files(s) == Some(false)
 }
 
@@ -492,7 +496,7 @@ mod tests {
     use super::*;
 
     fn sizing(scale: f64) -> Sizing {
-        Sizing { scale, workers: None, epochs: None, users: None }
+        Sizing { scale, workers: None, epochs: None, users: None, batch: None }
     }
 
     #[test]

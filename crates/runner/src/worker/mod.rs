@@ -326,7 +326,9 @@ impl Worker {
             _ if only => Ok(None),
             JobKind::Program(e) => self.program(&clock, e.clone()).map(Some),
             JobKind::Burn(b) => Ok(Some(self.burn(&clock, *b))),
-            JobKind::Io | JobKind::Meta(_) | JobKind::Replay(_) | JobKind::Train(_) | JobKind::KvCache(_) => self.run_passes(&clock),
+            JobKind::Io | JobKind::Meta(_) | JobKind::Replay(_) | JobKind::Train(_) | JobKind::KvCache(_) | JobKind::VectorDb(_) => {
+                self.run_passes(&clock)
+            }
         };
         // Operations abandoned at the end: the phase ended then, not when they were given up on.
         let measured_end = result.as_ref().ok().copied().flatten();

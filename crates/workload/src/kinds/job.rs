@@ -3,7 +3,7 @@
 //! through one `match` (`each!`), so the loop is dispatched statically.
 
 use super::objects::Objects;
-use super::{Generator, Issued, KvCaching, Replaying, Tally, Training, Unmeasured, When};
+use super::{Generator, Issued, KvCaching, Replaying, Searching, Tally, Training, Unmeasured, When};
 use crate::gen::{stream, Region};
 use crate::rng::Rng;
 use crate::trace::{ReplayGen, ReplaySpec, Trace};
@@ -18,6 +18,7 @@ pub enum JobGen {
     Replay(Box<Replaying>),
     Train(Box<Training>),
     KvCache(Box<KvCaching>),
+    VectorDb(Box<Searching>),
 }
 
 /// Every kind's arm, one line each: `$g` bound to the kind's generator.
@@ -29,6 +30,7 @@ macro_rules! each {
             JobGen::Replay($g) => $e,
             JobGen::Train($g) => $e,
             JobGen::KvCache($g) => $e,
+            JobGen::VectorDb($g) => $e,
         }
     };
 }
@@ -100,6 +102,13 @@ impl JobGen {
                 let gen = crate::kvcache::KvGen::new(k, at.region, chunk, at.queue_depth, at.worker, at.workers, seed);
                 Ok(JobGen::KvCache(Box::new(KvCaching { gen })))
             }
+            (JobKind::VectorDb(v), _) => {
+                // Every process searches the whole index; each writes its
+                // share of it first where nothing laid it out.
+                let gen = crate::vectordb::VdbGen::new(v, at.region, seed).writing_as(at.worker, at.workers);
+                let (writes_index, chunk) = (spec.writes_dataset(), crate::vectordb::INDEX_WRITE);
+                Ok(JobGen::VectorDb(Box::new(Searching { gen, writes_index, chunk, unmeasured })))
+            }
             (JobKind::Replay(r), _) => {
                 let gen = ReplayGen::new((at.trace)(r)?, r, at.region, at.worker, at.workers, at.queue_depth);
                 Ok(JobGen::Replay(Box::new(Replaying { gen, rng: Rng::new(seed), issued: 0, cleans_up, unmeasured })))
@@ -135,6 +144,7 @@ impl Generator for JobGen {
             JobGen::Replay(g) => g.next(),
             JobGen::Train(g) => g.next(),
             JobGen::KvCache(g) => g.next(),
+            JobGen::VectorDb(g) => g.next(),
         }
     }
     #[inline]

@@ -18,11 +18,13 @@ mod kvcache;
 mod objects;
 mod replay;
 mod train;
+mod vectordb;
 
 pub use job::{GenSetup, JobGen};
 pub use kvcache::KvCaching;
 pub use replay::{ReplayCounts, Replaying};
 pub use train::Training;
+pub use vectordb::Searching;
 
 use crate::rng::Rng;
 use crate::train::TrainTally;
@@ -71,6 +73,7 @@ pub enum Tally {
     Replay(ReplayCounts),
     Train(TrainTally),
     KvCache(crate::kvcache::KvTally),
+    VectorDb(crate::vectordb::VdbTally),
 }
 
 /// One kind's generator for one worker. Every method but [`Generator::next`]
