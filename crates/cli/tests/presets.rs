@@ -413,6 +413,11 @@ fn a_vectordb_preset_searches_every_segment_of_its_index_on_files() {
         (&["--preset", "vectordb:100b"][..], "no preset 'vectordb:100b'"),
         (&["--preset", "vectordb:1m", "--ioengine", "s3", "--bucket", "b"][..], "read in place"),
         (&["--preset", "train:unet3d", "--query-batch", "4"][..], "--query-batch"),
+        (&["--preset", "vectordb:1m", "--dataset_exists", "1"][..], "dataset_exists is for an RBD image or NBD export"),
+        (
+            &["--name", "j", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", "x", "--dataset_exists", "1", "--size", "1m"][..],
+            "this job has none",
+        ),
     ] {
         let r = storbench(d.path(), &[&["run"], args, &["--results-dir", "no"]].concat());
         assert_eq!(r.code, 2, "{args:?}: {}", r.stderr);
@@ -423,7 +428,9 @@ fn a_vectordb_preset_searches_every_segment_of_its_index_on_files() {
 
 /// On an RBD image the index is written first (nothing lays an image out),
 /// by the query processes together, then searched: the image holds the
-/// whole index and no read was of never-written blocks.
+/// whole index and no read was of never-written blocks. With
+/// `--dataset_exists 1` a later run reads it as it is, and on a blank
+/// image writes nothing and warns of the reads.
 #[test]
 fn a_vectordb_preset_on_an_rbd_image_writes_its_index_first() {
     if !ceph_cluster() {
@@ -441,8 +448,33 @@ fn a_vectordb_preset_on_an_rbd_image_writes_its_index_first() {
             .collect::<Vec<_>>(),
     );
     let written = rbd_written(&format!("rbd/{img}"));
+    // --dataset_exists: the index is read as the first run left it, and on
+    // an image nothing wrote, nothing is written and the reads are warned of.
+    let again = |image: &str, out: &str| {
+        storbench(
+            d.path(),
+            &["run", "--ioengine", "rbd", "--pool", "rbd", "--rbdname", image, "--dataset_exists", "1", "--preset", "vectordb:1m-512"]
+                .into_iter()
+                .chain(["--scale", "0.01", "--runtime", "1", "--results-dir", out, "--quiet"])
+                .collect::<Vec<_>>(),
+        )
+    };
+    let reused = again(&img, "reused");
+    let fresh = format!("{img}-new");
+    assert!(rbd(&["create", "--size", "64M", &format!("rbd/{fresh}")]).status.success());
+    let unwritten = again(&fresh, "unwritten");
+    let fresh_written = rbd_written(&format!("rbd/{fresh}"));
     rbd(&["rm", "--no-progress", &format!("rbd/{img}")]);
+    rbd(&["rm", "--no-progress", &format!("rbd/{fresh}")]);
     assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!((reused.code, unwritten.code), (0, 0), "{}\n{}", reused.stderr, unwritten.stderr);
+    let warned = |out: &str| {
+        let doc = result_json(&d.path().join(out));
+        doc["warnings"].to_string() + &doc["jobs"][0]["warnings"].to_string()
+    };
+    assert!(!warned("reused").contains("never"), "the first run's index: {}", warned("reused"));
+    assert_eq!(fresh_written, 0, "nothing written with --dataset_exists");
+    assert!(warned("unwritten").contains("never"), "reads of a blank image are warned of: {}", warned("unwritten"));
     // 10,000 nodes of 2,180 bytes, one a sector, after the metadata sector.
     let index: u64 = 4096 + 10_000 * 4096;
     assert!(written >= index && written <= 64 << 20, "the whole index written: {written} of {index} bytes");

@@ -127,7 +127,7 @@ fn never_written_reads(result: &JobResult, share: &JobShare) -> Option<Warning> 
     let per_worker = match &share.targets {
         Targets::Files(f) => f,
         Targets::Store(t) => {
-            let (never, size) = (t.never_written?, t.size * u64::from(t.units.max(1)));
+            let (never, size) = store_span_never_written(t, &share.spec, share.workers)?;
             return (never > 0 && never * 100 > size).then(|| Warning::NeverWrittenReads {
                 job: result.name.clone(),
                 files: t.label.clone(),
@@ -152,6 +152,19 @@ fn never_written_reads(result: &JobResult, share: &JobShare) -> Option<Warning> 
         never_written: never,
         size,
     })
+}
+
+/// Of an engine's own target (images), the bytes never written that the
+/// job's span surely holds, and the span (every unit's): the store counts
+/// an image's never-written bytes over all of it, and a job that reads
+/// only its first part (an index, a dataset smaller than the image) is
+/// judged on that part, by the fewest of those bytes that can lie in it.
+fn store_span_never_written(t: &storbench_model::StoreTarget, spec: &storbench_workload::JobSpec, workers: u32) -> Option<(u64, u64)> {
+    let units = u64::from(t.units.max(1));
+    let never = t.never_written?;
+    let reach = spec.size.map_or(t.size, |size| spec.offset + u64::from(workers.max(1) - 1) * spec.offset_increment + size);
+    let span = reach.min(t.size);
+    Some((never.saturating_sub((t.size - span) * units), span * units))
 }
 
 /// Several workers wrote to an image whose exclusive lock they must take
@@ -226,6 +239,24 @@ mod tests {
         );
         assert_eq!(fill_warning("fill.1", &f(Some(95 << 20))), None, "within a block's rounding");
         assert_eq!(fill_warning("fill.1", &f(None)), None, "nothing to judge when the store cannot tell");
+    }
+
+    #[test]
+    fn an_image_is_judged_on_the_span_the_job_reads() {
+        let t = |never| storbench_model::StoreTarget {
+            never_written: Some(never),
+            ..storbench_model::StoreTarget::new(64 << 20, 1, "rbd:p/i".into())
+        };
+        let spec = |size: Option<u64>| storbench_workload::JobSpec { size, ..Default::default() };
+        // A 40 MiB index on a 64 MiB image whose other 24 MiB were never written: none of the span is.
+        assert_eq!(store_span_never_written(&t(24 << 20), &spec(Some(40 << 20)), 2), Some((0, 40 << 20)));
+        // 30 MiB never written: at least 6 MiB of them in the span.
+        assert_eq!(store_span_never_written(&t(30 << 20), &spec(Some(40 << 20)), 1), Some((6 << 20, 40 << 20)));
+        // No size: the whole image; a span past the image's end is the image.
+        assert_eq!(store_span_never_written(&t(1 << 20), &spec(None), 1), Some((1 << 20, 64 << 20)));
+        assert_eq!(store_span_never_written(&t(1 << 20), &spec(Some(1 << 30)), 1), Some((1 << 20, 64 << 20)));
+        let stepped = storbench_workload::JobSpec { offset_increment: 16 << 20, ..spec(Some(16 << 20)) };
+        assert_eq!(store_span_never_written(&t(32 << 20), &stepped, 2), Some((0, 32 << 20)), "two workers' spans");
     }
 
     #[test]

@@ -624,6 +624,11 @@ pub struct JobSpec {
     pub fallocate: Fallocate,
     /// Remove the files this job created when it ends (fio `unlink`).
     pub unlink: bool,
+    /// A preset's training dataset or vector index is on the engine's own
+    /// target already (an RBD image or NBD export an earlier run wrote):
+    /// read as it is, not written first.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub dataset_exists: bool,
     /// Start a new group: wait for the jobs before this one to finish.
     pub stonewall: bool,
     /// When this job ends, end the other jobs of its group (fio `exitall`).
@@ -840,6 +845,7 @@ impl Default for JobSpec {
             allow_overwrite: false,
             overwrite: false,
             unlink: false,
+            dataset_exists: false,
             stonewall: false,
             exitall: false,
             group_reporting: false,
@@ -909,15 +915,15 @@ impl JobSpec {
     /// RBD image, an NBD export: no files) writes its dataset before it
     /// reads, every run (an image storbench made is gone after its run)
     /// unless an earlier one wrote it (`TrainSpec::dataset_written`,
-    /// `VdbSpec::index_written`). Files are laid out before the run, as for
-    /// any job that reads them.
+    /// `VdbSpec::index_written`, or the user's `dataset_exists`). Files are
+    /// laid out before the run, as for any job that reads them.
     pub fn writes_dataset(&self) -> bool {
         let unwritten = match &self.kind {
             crate::JobKind::Train(t) => !t.dataset_written,
             crate::JobKind::VectorDb(v) => !v.index_written,
             _ => false,
         };
-        self.objects.is_none() && self.filenames.is_empty() && unwritten
+        self.objects.is_none() && self.filenames.is_empty() && unwritten && !self.dataset_exists
     }
     /// How a worker with a full queue collects completions, as fio's
     /// do_io does (init.c fixes the defaults): `iodepth_batch_complete_min`

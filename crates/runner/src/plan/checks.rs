@@ -151,6 +151,26 @@ pub(super) fn writable(dir: &std::path::Path) -> Result<(), String> {
     Ok(())
 }
 
+/// `dataset_exists` says a preset's dataset is on an engine's own target
+/// (an image, an export): anywhere else it would change nothing, which
+/// the user is told rather than left to believe.
+pub(super) fn check_dataset_exists(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
+    if !spec.dataset_exists {
+        return Ok(());
+    }
+    let on_files = engine.capabilities().needs_files || !spec.filenames.is_empty();
+    let why = if spec.kind.train().is_none() && spec.kind.vectordb().is_none() {
+        "dataset_exists is for a train or vectordb preset's dataset; this job has none"
+    } else if spec.objects.is_some() {
+        "dataset_exists is for an RBD image or NBD export; objects an earlier run left are objects_exist=1"
+    } else if on_files {
+        "dataset_exists is for an RBD image or NBD export; files are laid out only where missing or short, and a file or device given is read as it is"
+    } else {
+        return Ok(());
+    };
+    Err(err(spec, why))
+}
+
 /// Block jobs go to block engines, object jobs to object engines.
 pub(super) fn check_model(spec: &JobSpec, engine: &'static dyn EngineFactory) -> Result<(), PlanError> {
     let caps = engine.capabilities();

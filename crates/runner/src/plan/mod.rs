@@ -26,7 +26,7 @@ pub mod limits;
 #[cfg(test)]
 mod tests;
 
-use checks::{check_iolog, check_model, check_objects, check_prio, check_sizes, check_stream, check_verify};
+use checks::{check_dataset_exists, check_iolog, check_model, check_objects, check_prio, check_sizes, check_stream, check_verify};
 pub use error::PlanError;
 use group::{check_unverified_writers, check_waits, judge_by_header, start_with_peers};
 use kinds::{check_burners, file_ops, no_storage, BURN_OPTIONS, EXEC_OPTIONS};
@@ -229,6 +229,7 @@ fn resolve(id: u32, group: u32, mut spec: JobSpec) -> Result<JobPlan, PlanError>
         return Err(err(&spec, format!("{name} applies to {what}; engine {} has none", engine.name())));
     }
     check_model(&spec, engine)?;
+    check_dataset_exists(&spec, engine)?;
     check_prio(&spec, engine)?;
     if let Some(o) = &spec.objects {
         check_objects(&spec, engine)?;

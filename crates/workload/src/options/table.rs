@@ -782,6 +782,19 @@ pub static CORE: &[CoreOption] = &[
         },
     },
     CoreOption {
+        info: info(
+            "dataset_exists",
+            Kind::Flag,
+            "0",
+            "a train or vectordb preset's dataset is on the engine's own target already (an RBD image or NBD export an earlier run wrote): read it as it is",
+        ),
+        aliases: &[],
+        set: |s, v| {
+            s.dataset_exists = boolean(v)?;
+            Ok(())
+        },
+    },
+    CoreOption {
         info: info("stonewall", Kind::Flag, "0", "wait for the jobs before this one (alias: wait_for_previous)"),
         aliases: &["wait_for_previous"],
         set: |s, v| {
