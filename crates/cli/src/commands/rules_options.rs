@@ -23,7 +23,7 @@ const DATA_FOLDER: &[&str] = &["directory", "filename", "filename_format", "open
 /// Core options that say whether the data is there already and what is done
 /// with it after the runs, not how it is measured (closed: mlpstorage's
 /// data folder is the submitter's, and `datagen` is a step of its own).
-const HOUSEKEEPING: &[&str] = &["unlink", "cleanup", "objects_exist"];
+const HOUSEKEEPING: &[&str] = &["unlink", "cleanup", "objects_exist", "dataset_exists"];
 
 /// The engine's canonical name (`ioengine` as given, its aliases resolved).
 fn engine_name(ioengine: &str) -> &str {
