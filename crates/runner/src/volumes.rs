@@ -39,6 +39,7 @@ pub fn resolve(spec: &mut JobSpec, engine: &'static dyn EngineFactory) -> Result
         (spec.kind.replay().is_some(), "read_iolog"),
         (spec.write_iolog.is_some(), "write_iolog"),
         (spec.kind.train().is_some(), "a training preset"),
+        (spec.kind.vectordb().is_some(), "a vectordb preset"),
     ];
     if let Some((_, what)) = alone.iter().find(|a| a.0) {
         return Err(err(format!("volumes={} cannot be combined with {what}; run it with volumes=1", spec.volumes)));

@@ -34,13 +34,10 @@ use crate::gen::{NextIo, Region};
 use crate::rng::Rng;
 use crate::spec::OpKind;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::VecDeque;
 
 /// DiskANN's sector, the unit of its index file and of its reads.
 pub const SECTOR: u64 = 4096;
-/// The index is written in writes of this many bytes (of the job's
-/// blocks: its block size is a node read's).
-pub const INDEX_WRITE: u64 = 1 << 20;
 
 /// A vector index under queries (`--preset vectordb:CONFIG`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -127,15 +124,13 @@ impl VdbSpec {
 /// What one query process did, for the job's figures.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct VdbTally {
-    /// Requests ended, and their queries.
+    /// Requests ended within the measured phase, and their queries.
     pub requests: u64,
     pub queries: u64,
     /// The ended requests' node reads.
     pub reads: u64,
-    /// Requests under way when the run ended, and their reads done.
+    /// Requests under way when the measured phase ended.
     pub pending: u64,
-    #[serde(default)]
-    pub pending_reads: u64,
     /// Each ended request's latency, ns.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub latencies_ns: Vec<u64>,
@@ -147,25 +142,29 @@ impl VdbTally {
         self.queries += o.queries;
         self.reads += o.reads;
         self.pending += o.pending;
-        self.pending_reads += o.pending_reads;
         self.latencies_ns.extend_from_slice(&o.latencies_ns);
     }
 }
 
 /// One segment's search of one query: expansions still to issue, those
-/// of its round still to issue, and its reads in flight.
-#[derive(Clone, Copy, Debug)]
+/// of its round still to issue, its reads in flight, and the nodes it
+/// read (DiskANN expands a node once).
+#[derive(Clone, Debug)]
 struct Search {
     segment: u32,
     left: u32,
     round: u32,
     in_flight: u32,
+    visited: Vec<u64>,
 }
 
-impl Search {
-    fn done(&self) -> bool {
-        self.left == 0 && self.round == 0 && self.in_flight == 0
-    }
+/// A request that ended: when, and its reads (it is left out of the
+/// figures if that was after the measured phase).
+#[derive(Clone, Copy, Debug)]
+struct Ended {
+    started: u64,
+    at: u64,
+    reads: u64,
 }
 
 /// One query process: its request under way, search by search.
@@ -174,18 +173,25 @@ pub struct VdbGen {
     base: u64,
     rng: Rng,
     /// Nodes of a segment that fit the region (all, when it holds the
-    /// index), and the bytes from one segment's index to the next.
+    /// index), the bytes from one segment's index to the next, and the
+    /// index's bytes in the region.
     nodes: u64,
     stride: u64,
+    bytes: u64,
     read: u32,
     searches: Vec<Search>,
+    /// Searches with reads of their round still to issue, first come first.
+    ready: VecDeque<usize>,
+    /// Searches not done yet.
+    unfinished: usize,
     started_at: u64,
     under_way: bool,
     /// Reads of the request under way done so far.
     reads: u64,
-    /// Which search each slot's read belongs to.
-    slots: HashMap<u32, usize>,
+    /// Which search each slot's read belongs to (by slot).
+    slots: Vec<Option<usize>>,
     handed: Option<usize>,
+    ended: Vec<Ended>,
     /// This worker's share of the index's writes: writer `.0` of `.1`.
     writer: (u32, u32),
     pub tally: VdbTally,
@@ -196,7 +202,7 @@ impl VdbGen {
     pub fn new(spec: &VdbSpec, region: Region, seed: u64) -> VdbGen {
         // A region shorter than the index (a device smaller than it) holds
         // each segment's first nodes only, in an even share of it: reads
-        // stay inside it.
+        // stay inside it (the plan refuses a region without room for one).
         let (mut nodes, mut stride) = (spec.segment_nodes(), spec.segment_bytes());
         if region.len < spec.index_bytes() {
             stride = region.len / u64::from(spec.segments.max(1)) / SECTOR * SECTOR;
@@ -205,7 +211,7 @@ impl VdbGen {
                 0 => room / spec.read_bytes(),
                 per => room / SECTOR * per,
             };
-            nodes = fit.clamp(1, nodes);
+            nodes = fit.min(nodes);
         }
         VdbGen {
             spec: spec.clone(),
@@ -213,13 +219,17 @@ impl VdbGen {
             rng: Rng::new(seed),
             nodes,
             stride,
+            bytes: spec.index_bytes().min(region.len),
             read: spec.read_bytes().min(u32::MAX as u64) as u32,
             searches: Vec::new(),
+            ready: VecDeque::new(),
+            unfinished: 0,
             started_at: 0,
             under_way: false,
             reads: 0,
-            slots: HashMap::new(),
+            slots: Vec::new(),
             handed: None,
+            ended: Vec::new(),
             writer: (0, 1),
             tally: VdbTally::default(),
         }
@@ -236,43 +246,60 @@ impl VdbGen {
         &mut self.rng
     }
 
+    /// A search expands at most the nodes its segment holds.
+    fn expansions(&self) -> u32 {
+        (self.spec.search_list.max(1) as u64).min(self.nodes) as u32
+    }
+
     /// A request starts at `now`: a search of every segment for each query.
     fn start(&mut self, now: u64) {
-        let (segments, l, w) = (self.spec.segments.max(1), self.spec.search_list.max(1), self.spec.beam_width.max(1));
+        let (segments, l, w) = (self.spec.segments.max(1), self.expansions(), self.spec.beam_width.max(1));
         self.searches.clear();
+        self.ready.clear();
         for _ in 0..self.spec.batch.max(1) {
             for segment in 0..segments {
-                self.searches.push(Search { segment, left: l - l.min(w), round: l.min(w), in_flight: 0 });
+                let round = l.min(w);
+                if round > 0 {
+                    self.ready.push_back(self.searches.len());
+                }
+                self.searches.push(Search { segment, left: l - round, round, in_flight: 0, visited: Vec::new() });
             }
         }
+        self.unfinished = self.ready.len();
         self.started_at = now;
-        self.under_way = true;
+        self.under_way = self.unfinished > 0;
         self.reads = 0;
     }
 
     /// Whether a read is ready to issue at `now` (the first request
     /// starts at the first call).
     pub fn advance(&mut self, now: u64) -> bool {
-        if !self.under_way {
+        if self.searches.is_empty() {
             self.start(now);
         }
-        self.ready().is_some()
-    }
-
-    fn ready(&self) -> Option<usize> {
-        self.searches.iter().position(|s| s.round > 0)
+        !self.ready.is_empty()
     }
 
     /// The next read (after [`VdbGen::advance`] said one is ready): a node
-    /// of the search's segment.
+    /// of the search's segment it has not read yet.
     pub fn next_io(&mut self) -> Option<NextIo> {
-        let i = self.ready()?;
+        let i = *self.ready.front()?;
+        let nodes = self.nodes;
         let s = &mut self.searches[i];
         s.round -= 1;
         s.in_flight += 1;
+        if s.round == 0 {
+            self.ready.pop_front();
+        }
+        let node = loop {
+            let n = self.rng.below(nodes);
+            if !s.visited.contains(&n) {
+                break n;
+            }
+        };
+        s.visited.push(node);
         let segment = s.segment;
         self.handed = Some(i);
-        let node = self.rng.below(self.nodes);
         let offset = self.base + u64::from(segment) * self.stride + self.spec.node_within(node);
         Some(NextIo { op: OpKind::Read, file: 0, offset, len: self.read, whole: false, class: 0 })
     }
@@ -280,54 +307,72 @@ impl VdbGen {
     /// The read `next_io` gave went out in `slot`.
     pub fn issued(&mut self, slot: u32) {
         if let Some(i) = self.handed.take() {
-            self.slots.insert(slot, i);
+            let at = slot as usize;
+            if self.slots.len() <= at {
+                self.slots.resize(at + 1, None);
+            }
+            self.slots[at] = Some(i);
         }
+    }
+
+    fn take_slot(&mut self, slot: u32) -> Option<usize> {
+        self.slots.get_mut(slot as usize).and_then(Option::take)
     }
 
     /// The read in `slot` ended at `now`: its search's round may be over
     /// (the next goes out), its request too (the next starts now).
     pub fn completed(&mut self, slot: u32, now: u64) {
-        let Some(i) = self.slots.remove(&slot) else { return };
+        let Some(i) = self.take_slot(slot) else { return };
         self.reads += 1;
         self.settle(i);
-        if self.searches.iter().all(Search::done) {
-            self.tally.reads += self.reads;
-            self.tally.requests += 1;
-            self.tally.queries += u64::from(self.spec.batch.max(1));
-            self.tally.latencies_ns.push(now.saturating_sub(self.started_at));
+        if self.unfinished == 0 && self.under_way {
+            self.ended.push(Ended { started: self.started_at, at: now, reads: self.reads });
             self.start(now);
         }
     }
 
     /// A read of search `i` is no longer in flight: when its round's are
-    /// all done, the next round is ready.
+    /// all done, the next round is ready, or the search is.
     fn settle(&mut self, i: usize) {
         let w = self.spec.beam_width.max(1);
         let s = &mut self.searches[i];
         s.in_flight = s.in_flight.saturating_sub(1);
-        if s.in_flight == 0 && s.round == 0 && s.left > 0 {
+        if s.in_flight > 0 || s.round > 0 {
+            return;
+        }
+        if s.left > 0 {
             s.round = s.left.min(w);
             s.left -= s.round;
+            self.ready.push_back(i);
+        } else {
+            self.unfinished -= 1;
         }
     }
 
     /// The engine gave up on the read in `slot` (the run's end).
     pub fn abandoned(&mut self, slot: u32) {
-        if let Some(i) = self.slots.remove(&slot) {
+        if let Some(i) = self.take_slot(slot) {
             self.settle(i);
         }
     }
 
-    /// The run ended: a request under way is counted as pending.
-    pub fn ended(&mut self) {
-        let begun = self.searches.iter().any(|s| s.in_flight > 0 || s.left + s.round < self.spec.search_list.max(1));
-        self.tally.pending = u64::from(self.under_way && begun);
-        self.tally.pending_reads = self.reads;
+    /// The measured phase ended at `at`: the requests that ended by then
+    /// are the figures; one under way then (ended later or not) is pending.
+    pub fn ended(&mut self, at: u64) {
+        let (inside, after): (Vec<Ended>, Vec<Ended>) = self.ended.iter().partition(|e| e.at <= at);
+        let t = &mut self.tally;
+        t.requests = inside.len() as u64;
+        t.queries = t.requests * u64::from(self.spec.batch.max(1));
+        t.reads = inside.iter().map(|e| e.reads).sum();
+        t.latencies_ns = inside.iter().map(|e| e.at - e.started).collect();
+        let begun = self.reads > 0 || self.searches.iter().any(|s| !s.visited.is_empty());
+        let current = self.under_way && begun && self.started_at <= at;
+        t.pending = u64::from(after.iter().any(|e| e.started <= at) || current);
     }
 
     /// This worker's writes of the index, `chunk` bytes each at most.
     pub fn index_writes(&self, chunk: u64) -> Vec<NextIo> {
-        let (bytes, chunk) = (self.spec.index_bytes(), chunk.clamp(SECTOR, u32::MAX as u64) / SECTOR * SECTOR);
+        let (bytes, chunk) = (self.bytes, chunk.clamp(SECTOR, u32::MAX as u64) / SECTOR * SECTOR);
         let (writer, writers) = self.writer;
         (0..bytes.div_ceil(chunk))
             .skip(writer as usize)
@@ -391,7 +436,7 @@ mod tests {
         let mut g = VdbGen::new(s, region(s.index_bytes()), 7);
         let (mut now, mut flying, mut reads, mut most) = (0u64, Vec::<u32>::new(), Vec::new(), 0);
         let mut free: Vec<u32> = (0..depth).rev().collect();
-        while g.tally.requests < requests {
+        while (g.ended.len() as u64) < requests {
             while !free.is_empty() && g.advance(now) {
                 let io = g.next_io().unwrap();
                 let slot = free.pop().unwrap();
@@ -405,6 +450,7 @@ mod tests {
             g.completed(slot, now);
             free.push(slot);
         }
+        g.ended(now);
         (g, reads, most)
     }
 
@@ -474,6 +520,27 @@ mod tests {
     }
 
     #[test]
+    fn a_search_reads_each_node_once_and_requests_ended_after_the_phase_are_not_figures() {
+        // 20 nodes a segment, a search list of 20: every node once.
+        let s = VdbSpec { vectors: 20, segments: 1, search_list: 20, beam_width: 4, batch: 1, ..spec() };
+        let (g, reads, _) = drive(&s, 64, 2);
+        let first: std::collections::HashSet<u64> = reads[..20].iter().map(|io| io.offset).collect();
+        assert_eq!(first.len(), 20, "no node read twice by one search");
+        assert_eq!(g.tally.reads, 40);
+        // The same run judged at the first request's end: the second, under
+        // way then and ended after, is pending, not a figure.
+        let (mut g, _, _) = drive(&s, 64, 2);
+        let first_end = g.ended[0].at;
+        g.ended(first_end);
+        assert_eq!((g.tally.requests, g.tally.queries, g.tally.reads, g.tally.pending), (1, 1, 20, 1));
+        assert_eq!(g.tally.latencies_ns.len(), 1);
+        // A segment of fewer nodes than the search list: each read once.
+        let small = VdbSpec { vectors: 5, ..s };
+        let (g, _, _) = drive(&small, 64, 1);
+        assert_eq!(g.tally.reads, 5);
+    }
+
+    #[test]
     fn a_request_cut_short_is_pending_and_tallies_merge() {
         let s = VdbSpec { vectors: 30, batch: 1, ..spec() };
         let mut g = VdbGen::new(&s, region(s.index_bytes()), 1);
@@ -481,10 +548,10 @@ mod tests {
         g.next_io().unwrap();
         g.issued(0);
         g.abandoned(0);
-        g.ended();
+        g.ended(0);
         assert_eq!(g.tally.pending, 1);
-        let mut a = VdbTally { requests: 1, queries: 10, reads: 600, pending: 0, pending_reads: 0, latencies_ns: vec![5] };
+        let mut a = VdbTally { requests: 1, queries: 10, reads: 600, pending: 0, latencies_ns: vec![5] };
         a.merge(&g.tally);
-        assert_eq!((a.requests, a.reads, a.pending, a.pending_reads, a.latencies_ns.len()), (1, 600, 1, 0, 1));
+        assert_eq!((a.requests, a.reads, a.pending, a.latencies_ns.len()), (1, 600, 1, 1));
     }
 }

@@ -12,7 +12,8 @@
 //! `min(4 x CPUs, 16)` reads (`beamwidth_ratio` 4.0, capped at 16: a
 //! query node of 4 CPUs or more). `--scale` keeps that share of the
 //! vectors in as many segments (so a query reads what the full
-//! collection's does, from a smaller index). The runs are the reference's:
+//! collection's does, from a smaller index), and no less than a search
+//! list of nodes a segment. The runs are the reference's:
 //! `--accelerators N` query processes (its `--num-query-processes`,
 //! default 1), `--query-batch N` queries a request (its `--batch-size`,
 //! default 1), `--runtime` (default 120 s, its README's).
@@ -106,6 +107,20 @@ pub fn specs(c: &Collection, sizing: &Sizing, global: &Pairs) -> Result<Vec<JobS
         batch: sizing.batch.unwrap_or(1),
         index_written: false,
     };
+    // A segment of fewer nodes than the search list would read each of
+    // them and stop short: a query would ask less of storage than the
+    // collection's does.
+    if spec.segment_nodes() < u64::from(spec.search_list) {
+        let least = (u64::from(spec.search_list) * u64::from(spec.segments)) as f64 / c.vectors as f64;
+        return Err(CliError::usage(format!(
+            "--scale {}: {} vectors in {} segments leave {} nodes a segment, fewer than the search list of {}: raise --scale to {least:.6} at least",
+            sizing.scale,
+            spec.vectors,
+            spec.segments,
+            spec.segment_nodes(),
+            spec.search_list
+        )));
+    }
     s.name = format!("vectordb-{}", c.name);
     s.numjobs = sizing.workers.unwrap_or(1);
     let given = |k: &str| global.iter().any(|(g, _)| g == k);
@@ -177,6 +192,14 @@ mod tests {
         // On a device given, the device is the index.
         let dev = specs(find("1m-512").unwrap(), &sizing(0.001), &vec![("filename".into(), "/dev/x".into())]).unwrap();
         assert_eq!((dev[0].filenames.clone(), dev[0].iodepth), (vec!["/dev/x".to_string()], 16));
+    }
+
+    #[test]
+    fn a_scale_that_leaves_a_segment_fewer_nodes_than_the_search_list_is_refused() {
+        // 10m: 30 segments x 200 nodes = 6,000 vectors at least, a share of 0.0006.
+        let e = specs(find("10m").unwrap(), &sizing(0.0005), &Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("167 nodes a segment") && e.contains("raise --scale to 0.000600"), "{e}");
+        assert!(specs(find("10m").unwrap(), &sizing(0.0006), &Vec::new()).is_ok());
     }
 
     #[test]

@@ -104,9 +104,12 @@ impl JobGen {
             }
             (JobKind::VectorDb(v), _) => {
                 // Every process searches the whole index; each writes its
-                // share of it first where nothing laid it out.
+                // share of it first where nothing laid it out (each agent
+                // its own copy). The rank keeps agents' node draws apart.
+                let seed = spec.seed ^ at.rank as u64;
                 let gen = crate::vectordb::VdbGen::new(v, at.region, seed).writing_as(at.worker, at.workers);
-                let (writes_index, chunk) = (spec.writes_dataset(), crate::vectordb::INDEX_WRITE);
+                // In the job's blocks: a worker's buffer slots hold no more.
+                let (writes_index, chunk) = (spec.writes_dataset(), spec.bs.max());
                 Ok(JobGen::VectorDb(Box::new(Searching { gen, writes_index, chunk, unmeasured })))
             }
             (JobKind::Replay(r), _) => {

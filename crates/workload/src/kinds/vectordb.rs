@@ -13,7 +13,8 @@ pub struct Searching {
     /// The index is written before the queries (on an engine's own target;
     /// files are laid out before the run).
     pub(super) writes_index: bool,
-    /// The largest write of the index.
+    /// The largest write of the index (the job's block size: a worker's
+    /// buffer slots hold no more).
     pub(super) chunk: u64,
     pub(super) unmeasured: std::vec::IntoIter<NextIo>,
 }
@@ -35,12 +36,6 @@ impl Generator for Searching {
             true => When::Issue,
             false => When::NotYet,
         }
-    }
-
-    /// Nothing is due at a time: the next read waits for a completion.
-    #[inline]
-    fn arrival(&self, _now: u64) -> Option<u64> {
-        Some(u64::MAX)
     }
 
     #[inline]
@@ -70,8 +65,9 @@ impl Generator for Searching {
         self.unmeasured.next()
     }
 
-    fn ended(&mut self, _at: u64) {
-        self.gen.ended();
+    /// Only the requests that ended by `at` are figures.
+    fn ended(&mut self, at: u64) {
+        self.gen.ended(at);
     }
 
     fn tally(&self) -> Option<Tally> {
