@@ -210,7 +210,11 @@ fn object_phases(store: &Store) {
     assert!(r.stdout.contains("measurements complete"), "a stop during cleanup leaves the measurements whole: {}", r.stdout);
     let left = result.jobs[0].objects_left;
     let listed = (store.list)(&c);
-    assert!(left > 0 && listed.len() as u64 >= left, "{left} objects said to be left, {} listed", listed.len());
+    // Deletes in flight when the stop came (16 at most) may still have
+    // happened on the server after storbench gave up on them: each is
+    // said to be left (the safe side; the journal's cleanup skips what is
+    // gone), so the store may list up to that many fewer.
+    assert!(left > 0 && listed.len() as u64 + 16 >= left, "{left} objects said to be left, {} listed", listed.len());
     let note = result.warnings.iter().map(|w| w.message()).find(|m| m.contains("were not removed")).expect("the leftovers are named");
     assert!(note.contains(&format!("{left} objects")), "{note}");
     let commands = note.split("remove them with: ").nth(1).expect("with the command that removes them");

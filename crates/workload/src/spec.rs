@@ -960,8 +960,19 @@ impl JobSpec {
     pub fn buffer_len(&self) -> u64 {
         match self.kind.meta() {
             Some(_) => 4096,
-            None => self.max_transfer(),
+            None => self.max_transfer().max(self.dataset_write_len()),
         }
+    }
+    /// Bytes a write of a vector index takes where the job writes it
+    /// first (an image, an export): its reads are a node's few KiB, and
+    /// the index, tens of GiB, goes out in larger writes, up to 1 MiB
+    /// while the worker's slots stay within 64 MiB in all.
+    pub fn dataset_write_len(&self) -> u64 {
+        let bs = self.bs.max();
+        if self.kind.vectordb().is_none() || !self.writes_dataset() {
+            return bs;
+        }
+        ((64 << 20) / u64::from(self.iodepth.max(1))).clamp(bs, 1 << 20) / 4096 * 4096
     }
     /// Largest transfer of one operation (the size of a buffer slot).
     pub fn max_transfer(&self) -> u64 {

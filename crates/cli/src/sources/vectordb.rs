@@ -192,6 +192,18 @@ mod tests {
         // On a device given, the device is the index.
         let dev = specs(find("1m-512").unwrap(), &sizing(0.001), &vec![("filename".into(), "/dev/x".into())]).unwrap();
         assert_eq!((dev[0].filenames.clone(), dev[0].iodepth), (vec!["/dev/x".to_string()], 16));
+        // A file or device is not written: its slots are a node's. An image
+        // written first takes 1 MiB writes while the slots stay within 64 MiB.
+        assert_eq!((j.dataset_write_len(), dev[0].buffer_len()), (8192, 4096));
+        let rbd = |batch| {
+            let g = vec![("ioengine".to_string(), "rbd".to_string()), ("rbdname".into(), "i".into()), ("pool".into(), "rbd".into())];
+            specs(find("1m").unwrap(), &Sizing { batch: Some(batch), ..sizing(0.01) }, &g).unwrap().remove(0)
+        };
+        assert_eq!((rbd(1).iodepth, rbd(1).dataset_write_len(), rbd(1).buffer_len()), (48, 1 << 20, 1 << 20));
+        assert_eq!((rbd(10).iodepth, rbd(10).dataset_write_len()), (480, 139_264));
+        let mut kept = rbd(1);
+        storbench_workload::apply_option(&mut kept, "dataset_exists", "1").unwrap();
+        assert_eq!(kept.buffer_len(), 8192, "an index read as it is needs no write slots");
     }
 
     #[test]

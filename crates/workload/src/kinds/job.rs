@@ -108,8 +108,8 @@ impl JobGen {
                 // its own copy). The rank keeps agents' node draws apart.
                 let seed = spec.seed ^ at.rank as u64;
                 let gen = crate::vectordb::VdbGen::new(v, at.region, seed).writing_as(at.worker, at.workers);
-                // In the job's blocks: a worker's buffer slots hold no more.
-                let (writes_index, chunk) = (spec.writes_dataset(), spec.bs.max());
+                // As large as a worker's buffer slots hold (`buffer_len`).
+                let (writes_index, chunk) = (spec.writes_dataset(), spec.dataset_write_len());
                 Ok(JobGen::VectorDb(Box::new(Searching { gen, writes_index, chunk, unmeasured })))
             }
             (JobKind::Replay(r), _) => {

@@ -13,8 +13,8 @@ pub struct Searching {
     /// The index is written before the queries (on an engine's own target;
     /// files are laid out before the run).
     pub(super) writes_index: bool,
-    /// The largest write of the index (the job's block size: a worker's
-    /// buffer slots hold no more).
+    /// The largest write of the index (`JobSpec::dataset_write_len`: what
+    /// a worker's buffer slots hold).
     pub(super) chunk: u64,
     pub(super) unmeasured: std::vec::IntoIter<NextIo>,
 }
