@@ -185,7 +185,6 @@ pub struct VdbGen {
     /// Searches not done yet.
     unfinished: usize,
     started_at: u64,
-    under_way: bool,
     /// Reads of the request under way done so far.
     reads: u64,
     /// Which search each slot's read belongs to (by slot).
@@ -225,7 +224,6 @@ impl VdbGen {
             ready: VecDeque::new(),
             unfinished: 0,
             started_at: 0,
-            under_way: false,
             reads: 0,
             slots: Vec::new(),
             handed: None,
@@ -267,7 +265,6 @@ impl VdbGen {
         }
         self.unfinished = self.ready.len();
         self.started_at = now;
-        self.under_way = self.unfinished > 0;
         self.reads = 0;
     }
 
@@ -325,7 +322,8 @@ impl VdbGen {
         let Some(i) = self.take_slot(slot) else { return };
         self.reads += 1;
         self.settle(i);
-        if self.unfinished == 0 && self.under_way {
+        // A read completed, so the request had searches: all are done.
+        if self.unfinished == 0 {
             self.ended.push(Ended { started: self.started_at, at: now, reads: self.reads });
             self.start(now);
         }
@@ -365,8 +363,9 @@ impl VdbGen {
         t.queries = t.requests * u64::from(self.spec.batch.max(1));
         t.reads = inside.iter().map(|e| e.reads).sum();
         t.latencies_ns = inside.iter().map(|e| e.at - e.started).collect();
-        let begun = self.reads > 0 || self.searches.iter().any(|s| !s.visited.is_empty());
-        let current = self.under_way && begun && self.started_at <= at;
+        // Begun: one of its searches issued a read.
+        let begun = self.searches.iter().any(|s| !s.visited.is_empty());
+        let current = begun && self.started_at <= at;
         t.pending = u64::from(after.iter().any(|e| e.started <= at) || current);
     }
 

@@ -27,10 +27,7 @@ impl Generator for KvCaching {
     /// moved on), so `next` always has the operation this says is ready.
     #[inline]
     fn start(&mut self, now: u64) -> When {
-        match self.gen.advance(now) {
-            true => When::Issue,
-            false => When::NotYet,
-        }
+        When::ready(self.gen.advance(now))
     }
 
     #[inline]

@@ -46,6 +46,18 @@ pub enum When {
     NotYet,
 }
 
+impl When {
+    /// Now if the generator has an operation ready, else not yet.
+    #[inline]
+    pub fn ready(ready: bool) -> When {
+        if ready {
+            When::Issue
+        } else {
+            When::NotYet
+        }
+    }
+}
+
 /// What the generator says about an operation the worker is issuing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Issued {

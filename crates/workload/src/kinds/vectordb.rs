@@ -32,10 +32,7 @@ impl Generator for Searching {
 
     #[inline]
     fn start(&mut self, now: u64) -> When {
-        match self.gen.advance(now) {
-            true => When::Issue,
-            false => When::NotYet,
-        }
+        When::ready(self.gen.advance(now))
     }
 
     #[inline]
